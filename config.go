@@ -1,0 +1,176 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// config is the gateway's configuration, from flags and FINGRAPH_*
+// environment variables (a flag wins over its variable). The README's table
+// lists the same settings; keep them in step.
+type config struct {
+	Addr            string
+	PaymentsURL     string
+	BankingURL      string
+	PaymentsPrivate string
+	PaymentsPublic  string
+	PaymentsAccess  string
+	NATSURL         string
+	DataDir         string
+	PublicURL       string
+	SandboxAddr     string
+	LogFormat       string
+	LogLevel        string
+	AllowedOrigins  []string
+	ShutdownTimeout time.Duration
+	// UpstreamTimeout bounds every upstream call.
+	UpstreamTimeout time.Duration
+}
+
+// sandboxMode reports whether the gateway runs the sandbox in-process: when
+// no upstream is configured, so that `go run .` works on a fresh machine.
+func (c config) sandboxMode() bool { return c.PaymentsURL == "" && c.BankingURL == "" }
+
+// setting ties a flag to its environment variable.
+type setting struct {
+	flag, env, def, usage string
+	dst                   *string
+}
+
+func (c *config) settings() []setting {
+	return []setting{
+		{"addr", "FINGRAPH_ADDR", ":8080", "listen address of the gateway", &c.Addr},
+		{"payments-url", "FINGRAPH_PAYMENTS_URL", "", "base URL of the payments upstream; empty (with banking-url empty) runs the sandbox", &c.PaymentsURL},
+		{"banking-url", "FINGRAPH_BANKING_URL", "", "base URL of the banking upstream", &c.BankingURL},
+		{"payments-private-key", "FINGRAPH_PAYMENTS_PRIVATE_KEY", "", "the merchant's private key (secret)", &c.PaymentsPrivate},
+		{"payments-public-key", "FINGRAPH_PAYMENTS_PUBLIC_KEY", "", "the merchant's public key", &c.PaymentsPublic},
+		{"payments-access-token", "FINGRAPH_PAYMENTS_ACCESS_TOKEN", "", "access token for webhooks and events (secret)", &c.PaymentsAccess},
+		{"nats-url", "FINGRAPH_NATS_URL", "", "external NATS JetStream cluster; empty embeds one", &c.NATSURL},
+		{"data-dir", "FINGRAPH_DATA_DIR", "", "storage of the embedded JetStream; empty uses a temporary directory", &c.DataDir},
+		{"public-url", "FINGRAPH_PUBLIC_URL", "", "public HTTPS URL of this gateway, for webhook registration", &c.PublicURL},
+		{"sandbox-addr", "FINGRAPH_SANDBOX_ADDR", "", "listen address of the sandbox (default 127.0.0.1:9090 for `sandbox`, a free loopback port in-process)", &c.SandboxAddr},
+		{"log-format", "FINGRAPH_LOG_FORMAT", "text", "log format: text or json", &c.LogFormat},
+		{"log-level", "FINGRAPH_LOG_LEVEL", "info", "log level: debug, info, warn or error", &c.LogLevel},
+	}
+}
+
+// parseConfig reads args (without the program name and subcommand) and the
+// environment, and validates the result. An error names the setting.
+func parseConfig(args []string, getenv func(string) string, usage io.Writer) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("fingraph", flag.ContinueOnError)
+	fs.SetOutput(usage)
+	for _, s := range c.settings() {
+		def := s.def
+		if v := getenv(s.env); v != "" {
+			def = v
+		}
+		fs.StringVar(s.dst, s.flag, def, s.usage+" ($"+s.env+")")
+	}
+	origins := fs.String("allowed-origins", getenv("FINGRAPH_ALLOWED_ORIGINS"), "comma-separated origins allowed to open websockets, besides the gateway's own ($FINGRAPH_ALLOWED_ORIGINS)")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	for _, o := range strings.Split(*origins, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			c.AllowedOrigins = append(c.AllowedOrigins, o)
+		}
+	}
+	c.ShutdownTimeout = 10 * time.Second
+	c.UpstreamTimeout = 10 * time.Second
+	return c, c.validate()
+}
+
+func (c config) validate() error {
+	if err := checkAddr("FINGRAPH_ADDR", c.Addr); err != nil {
+		return err
+	}
+	if c.SandboxAddr != "" {
+		if err := checkAddr("FINGRAPH_SANDBOX_ADDR", c.SandboxAddr); err != nil {
+			return err
+		}
+	}
+	if (c.PaymentsURL == "") != (c.BankingURL == "") {
+		return errors.New("FINGRAPH_PAYMENTS_URL and FINGRAPH_BANKING_URL: set both, or neither to run the sandbox")
+	}
+	if !c.sandboxMode() {
+		for _, u := range []struct{ name, v string }{{"FINGRAPH_PAYMENTS_URL", c.PaymentsURL}, {"FINGRAPH_BANKING_URL", c.BankingURL}} {
+			if err := checkURL(u.name, u.v); err != nil {
+				return err
+			}
+		}
+		for _, k := range []struct{ name, v string }{
+			{"FINGRAPH_PAYMENTS_PRIVATE_KEY", c.PaymentsPrivate},
+			{"FINGRAPH_PAYMENTS_PUBLIC_KEY", c.PaymentsPublic},
+			{"FINGRAPH_PAYMENTS_ACCESS_TOKEN", c.PaymentsAccess},
+		} {
+			if k.v == "" {
+				return fmt.Errorf("%s is required when FINGRAPH_PAYMENTS_URL is set", k.name)
+			}
+		}
+	}
+	if c.NATSURL != "" {
+		u, err := url.Parse(c.NATSURL)
+		if err != nil || (u.Scheme != "nats" && u.Scheme != "tls" && u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
+			return fmt.Errorf("FINGRAPH_NATS_URL: %q is not a NATS URL such as nats://host:4222", c.NATSURL)
+		}
+	}
+	if c.PublicURL != "" {
+		if err := checkURL("FINGRAPH_PUBLIC_URL", c.PublicURL); err != nil {
+			return err
+		}
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		return fmt.Errorf("FINGRAPH_LOG_FORMAT: %q is not text or json", c.LogFormat)
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		return fmt.Errorf("FINGRAPH_LOG_LEVEL: %q is not debug, info, warn or error", c.LogLevel)
+	}
+	for _, o := range c.AllowedOrigins {
+		if u, err := url.Parse(o); err != nil || u.Scheme == "" || u.Host == "" || u.Path != "" {
+			return fmt.Errorf("FINGRAPH_ALLOWED_ORIGINS: %q is not an origin such as https://app.example", o)
+		}
+	}
+	return nil
+}
+
+func checkAddr(name, addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%s: %q is not host:port (e.g. :8080): %v", name, addr, err)
+	}
+	_ = host
+	if port == "" {
+		return fmt.Errorf("%s: %q has no port", name, addr)
+	}
+	return nil
+}
+
+func checkURL(name, v string) error {
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%s: %q is not an http(s) URL", name, v)
+	}
+	return nil
+}
+
+func (c config) logger(w io.Writer) *slog.Logger {
+	var lvl slog.Level
+	_ = lvl.UnmarshalText([]byte(c.LogLevel))
+	opts := &slog.HandlerOptions{Level: lvl}
+	if c.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}

@@ -1,0 +1,153 @@
+// Package engine runs or connects to the NATS JetStream engine that every
+// gateway replica shares: embedded in-process by default (storage under the
+// data directory), or an external cluster named by URL when one machine is
+// no longer enough. Key-value buckets (order attempts, sessions) and the
+// event stream are all built on it, so one machine and many behave alike.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Config selects the engine.
+type Config struct {
+	// URL of an external NATS cluster with JetStream; empty embeds a server.
+	URL string
+	// DataDir holds the embedded server's storage.
+	DataDir string
+	Logger  *slog.Logger
+}
+
+// Engine is a live JetStream connection, and the embedded server when there
+// is one.
+type Engine struct {
+	server *server.Server
+	conn   *nats.Conn
+	js     jetstream.JetStream
+	logger *slog.Logger
+}
+
+// Open starts the embedded server (when cfg.URL is empty) and connects.
+func Open(ctx context.Context, cfg Config) (*Engine, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	e := &Engine{logger: cfg.Logger}
+	opts := []nats.Option{
+		nats.Name("fingraph"),
+		nats.MaxReconnects(-1),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				cfg.Logger.Warn("nats disconnected", "err", err)
+			}
+		}),
+		nats.ReconnectHandler(func(*nats.Conn) { cfg.Logger.Info("nats reconnected") }),
+	}
+	url := cfg.URL
+	if url == "" {
+		if cfg.DataDir == "" {
+			return nil, errors.New("engine: a data directory is required for embedded JetStream")
+		}
+		ns, err := server.NewServer(&server.Options{
+			ServerName: "fingraph-embedded",
+			JetStream:  true,
+			StoreDir:   cfg.DataDir,
+			DontListen: true,
+			NoSigs:     true,
+			NoLog:      true,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("engine: embedded NATS: %w", err)
+		}
+		ns.Start()
+		if !ns.ReadyForConnections(10 * time.Second) {
+			ns.Shutdown()
+			return nil, errors.New("engine: embedded NATS did not become ready")
+		}
+		e.server = ns
+		opts = append(opts, nats.InProcessServer(ns))
+	}
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		e.Close()
+		return nil, fmt.Errorf("engine: connect to NATS: %w", err)
+	}
+	e.conn = nc
+	js, err := jetstream.New(nc)
+	if err != nil {
+		e.Close()
+		return nil, fmt.Errorf("engine: JetStream: %w", err)
+	}
+	e.js = js
+	if _, err := js.AccountInfo(ctx); err != nil {
+		e.Close()
+		return nil, fmt.Errorf("engine: JetStream is not enabled on %s: %w", describe(url), err)
+	}
+	return e, nil
+}
+
+func describe(url string) string {
+	if url == "" {
+		return "the embedded server"
+	}
+	return "the NATS server"
+}
+
+// Embedded reports whether the engine runs in-process.
+func (e *Engine) Embedded() bool { return e.server != nil }
+
+// JetStream returns the JetStream context.
+func (e *Engine) JetStream() jetstream.JetStream { return e.js }
+
+// Conn returns the NATS connection.
+func (e *Engine) Conn() *nats.Conn { return e.conn }
+
+// KeyValue opens (creating or updating) a key-value bucket whose entries
+// expire after ttl.
+func (e *Engine) KeyValue(ctx context.Context, bucket string, ttl time.Duration) (jetstream.KeyValue, error) {
+	kv, err := e.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:  bucket,
+		TTL:     ttl,
+		Storage: jetstream.FileStorage,
+		History: 1,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("engine: key-value bucket %s: %w", bucket, err)
+	}
+	return kv, nil
+}
+
+// Ready reports whether JetStream answers now.
+func (e *Engine) Ready(ctx context.Context) error {
+	if e.conn == nil || !e.conn.IsConnected() {
+		return errors.New("nats: not connected")
+	}
+	if _, err := e.js.AccountInfo(ctx); err != nil {
+		return fmt.Errorf("jetstream: %w", err)
+	}
+	return nil
+}
+
+// Close drains the connection and stops the embedded server.
+func (e *Engine) Close() {
+	if e.conn != nil {
+		_ = e.conn.Drain()
+		// Drain is asynchronous; wait for it so the server stops cleanly.
+		for i := 0; i < 100 && !e.conn.IsClosed(); i++ {
+			time.Sleep(10 * time.Millisecond)
+		}
+		e.conn.Close()
+	}
+	if e.server != nil {
+		e.server.Shutdown()
+		e.server.WaitForShutdown()
+	}
+}

@@ -1,0 +1,124 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/errcode"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/fingraph/fingraph/graph/gqlerr"
+	"github.com/fingraph/fingraph/upstream/payments"
+)
+
+// ErrorPresenter turns every error into one with an extensions.code from
+// gqlerr's closed set. Upstream rejections keep their details under
+// extensions.upstream; internal errors are logged and shown only as
+// "internal error".
+func ErrorPresenter(logger *slog.Logger) graphql.ErrorPresenterFunc {
+	return func(ctx context.Context, err error) *gqlerror.Error {
+		gqlErr := graphql.DefaultErrorPresenter(ctx, err)
+		// Parse and validation errors of the request itself.
+		if gqlErr.Extensions != nil {
+			if c, ok := gqlErr.Extensions["code"].(string); ok && (c == errcode.ValidationFailed || c == errcode.ParseFailed) {
+				gqlErr.Extensions["code"] = string(gqlerr.BadUserInput)
+				gqlErr.Extensions["reason"] = c
+				return gqlErr
+			}
+		}
+		presentCause(ctx, logger, gqlErr, err)
+		return gqlErr
+	}
+}
+
+func presentCause(ctx context.Context, logger *slog.Logger, gqlErr *gqlerror.Error, err error) {
+	ext := map[string]any{}
+	for k, v := range gqlErr.Extensions {
+		ext[k] = v
+	}
+	gqlErr.Extensions = ext
+
+	if e, ok := gqlerr.As(err); ok {
+		gqlErr.Message = e.Message
+		ext["code"] = string(e.Code)
+		if e.Field != "" {
+			ext["field"] = e.Field
+		}
+		if e.Code == gqlerr.Internal {
+			logger.ErrorContext(ctx, "internal error", "path", gqlErr.Path.String(), "err", err)
+			gqlErr.Message = "internal error"
+		}
+		return
+	}
+	if pe, ok := payments.AsError(err); ok {
+		presentPayments(ctx, logger, gqlErr, pe)
+		return
+	}
+	var ue *payments.UnavailableError
+	if errors.As(err, &ue) {
+		logger.WarnContext(ctx, "upstream unavailable", "path", gqlErr.Path.String(), "err", err)
+		ext["code"] = string(gqlerr.UpstreamUnavailable)
+		gqlErr.Message = "the payments service is unavailable; try again shortly"
+		return
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		ext["code"] = string(gqlerr.UpstreamUnavailable)
+		gqlErr.Message = "the request timed out"
+		return
+	}
+	// gqlgen's own input coercion errors (a field of the wrong type, a
+	// @oneOf with two branches, a Date that is not YYYY-MM-DD).
+	var ge *gqlerror.Error
+	if errors.As(err, &ge) && ge.Rule == "" && isInputError(ge) {
+		ext["code"] = string(gqlerr.BadUserInput)
+		return
+	}
+	logger.ErrorContext(ctx, "internal error", "path", gqlErr.Path.String(), "err", err)
+	ext["code"] = string(gqlerr.Internal)
+	gqlErr.Message = "internal error"
+}
+
+// isInputError recognises the errors gqlgen raises while it decodes
+// arguments, which carry the argument path but no code.
+func isInputError(ge *gqlerror.Error) bool {
+	_, hasCode := ge.Extensions["code"]
+	return !hasCode && ge.Path != nil && ge.Err == nil
+}
+
+func presentPayments(ctx context.Context, logger *slog.Logger, gqlErr *gqlerror.Error, pe *payments.ErrorResponse) {
+	ext := gqlErr.Extensions
+	upstream := map[string]any{"service": "payments", "status": pe.StatusCode, "code": pe.Code}
+	if pe.Field != "" {
+		upstream["field"] = pe.Field
+	}
+	gqlErr.Message = pe.Message
+	if gqlErr.Message == "" {
+		gqlErr.Message = "the payments service refused the request"
+	}
+	switch {
+	case pe.StatusCode == http.StatusNotFound:
+		ext["code"] = string(gqlerr.NotFound)
+	case pe.StatusCode == http.StatusForbidden:
+		ext["code"] = string(gqlerr.Forbidden)
+	case pe.StatusCode == http.StatusUnauthorized:
+		// The gateway's own merchant keys were refused: a configuration
+		// problem the client cannot fix.
+		logger.ErrorContext(ctx, "payments refused the gateway's credentials", "status", pe.StatusCode, "code", pe.Code)
+		ext["code"] = string(gqlerr.Internal)
+		gqlErr.Message = "internal error"
+		return
+	case pe.StatusCode == http.StatusTooManyRequests:
+		ext["code"] = string(gqlerr.RateLimited)
+	case pe.StatusCode >= 500:
+		logger.WarnContext(ctx, "payments server error", "status", pe.StatusCode, "code", pe.Code)
+		ext["code"] = string(gqlerr.UpstreamUnavailable)
+		gqlErr.Message = "the payments service is unavailable; try again shortly"
+		return
+	default:
+		ext["code"] = string(gqlerr.UpstreamRejected)
+	}
+	ext["upstream"] = upstream
+}

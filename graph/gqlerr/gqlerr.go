@@ -1,0 +1,73 @@
+// Package gqlerr is the gateway's error vocabulary: every error a client sees
+// carries one of a closed set of codes in extensions.code. Resolvers return
+// *Error for what they decide themselves; upstream errors are translated by
+// the error presenter in package graph, the one edge where that happens.
+package gqlerr
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code is the value of extensions.code.
+type Code string
+
+// The codes a client can see.
+const (
+	Unauthenticated     Code = "UNAUTHENTICATED"
+	Forbidden           Code = "FORBIDDEN"
+	NotFound            Code = "NOT_FOUND"
+	BadUserInput        Code = "BAD_USER_INPUT"
+	UpstreamRejected    Code = "UPSTREAM_REJECTED"
+	UpstreamUnavailable Code = "UPSTREAM_UNAVAILABLE"
+	RateLimited         Code = "RATE_LIMITED"
+	Internal            Code = "INTERNAL"
+)
+
+// Error is an error with a code, safe to show: its Message must never hold a
+// secret, a card number or an internal detail.
+type Error struct {
+	Code    Code
+	Message string
+	// Field is the input path at fault, e.g. "input.items.amount".
+	Field string
+	// Cause is logged, never shown.
+	Cause error
+}
+
+func (e *Error) Error() string {
+	if e.Field != "" {
+		return fmt.Sprintf("%s: %s (%s)", e.Code, e.Message, e.Field)
+	}
+	return string(e.Code) + ": " + e.Message
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Cause }
+
+// BadInput reports invalid input in field.
+func BadInput(field, format string, args ...any) *Error {
+	return &Error{Code: BadUserInput, Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// NotFoundf reports a missing resource.
+func NotFoundf(format string, args ...any) *Error {
+	return &Error{Code: NotFound, Message: fmt.Sprintf(format, args...)}
+}
+
+// Forbiddenf reports an operation the principal may not do.
+func Forbiddenf(format string, args ...any) *Error {
+	return &Error{Code: Forbidden, Message: fmt.Sprintf(format, args...)}
+}
+
+// Unauthenticatedf reports a missing or expired session.
+func Unauthenticatedf(format string, args ...any) *Error {
+	return &Error{Code: Unauthenticated, Message: fmt.Sprintf(format, args...)}
+}
+
+// As unwraps err into an *Error when it is one.
+func As(err error) (*Error, bool) {
+	var e *Error
+	ok := errors.As(err, &e)
+	return e, ok
+}

@@ -1,0 +1,64 @@
+// Package model holds the GraphQL types of the fingraph graph: those gqlgen
+// generates from the schema (models_gen.go) and the few written by hand
+// because they carry data the schema does not show, such as the customer id
+// an Order resolves its customer from.
+package model
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+)
+
+// Date is a calendar date (YYYY-MM-DD), midnight UTC.
+type Date struct{ time.Time }
+
+// DateLayout is how Date reads and writes.
+const DateLayout = "2006-01-02"
+
+// UnmarshalGQL reads a YYYY-MM-DD string.
+func (d *Date) UnmarshalGQL(v any) error {
+	s, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("a Date must be a string YYYY-MM-DD, got %T", v)
+	}
+	t, err := time.Parse(DateLayout, s)
+	if err != nil {
+		return fmt.Errorf("a Date must be YYYY-MM-DD, got %q", s)
+	}
+	d.Time = t
+	return nil
+}
+
+// MarshalGQL writes YYYY-MM-DD.
+func (d Date) MarshalGQL(w io.Writer) {
+	_, _ = io.WriteString(w, strconv.Quote(d.UTC().Format(DateLayout)))
+}
+
+// Order is an order of the merchant.
+type Order struct {
+	ID             string
+	Number         *string
+	Created        time.Time
+	Status         OrderStatus
+	Amount         *Money
+	CapturedAmount *Money
+	RefundedAmount *Money
+	Items          *OrderItems
+	Charge         *string
+	Payment        *CardPayment
+	Contact        *Contact
+	// CustomerID is the id Order.customer resolves (batched); empty when the
+	// order carries inline contact data instead.
+	CustomerID string
+}
+
+// IsCreateOrderResult marks Order as a member of the CreateOrderResult union.
+func (Order) IsCreateOrderResult() {}
+
+// OrderChangePayload answers capture, refund and cancel.
+type OrderChangePayload struct {
+	OrderID string
+	Applied string
+}
