@@ -64,6 +64,6 @@ func (c *gorillaConn) WriteClose(code int, message string) error {
 	return err
 }
 
-func (c *gorillaConn) Subprotocol() string              { return c.conn.Subprotocol() }
-func (c *gorillaConn) SetReadLimit(limit int64)         { c.conn.SetReadLimit(limit) }
+func (c *gorillaConn) Subprotocol() string               { return c.conn.Subprotocol() }
+func (c *gorillaConn) SetReadLimit(limit int64)          { c.conn.SetReadLimit(limit) }
 func (c *gorillaConn) SetReadDeadline(t time.Time) error { return c.conn.SetReadDeadline(t) }

@@ -54,7 +54,9 @@ func Middleware(p *payments.Client, next http.Handler) http.Handler {
 }
 
 // With returns ctx carrying l.
-func With(ctx context.Context, l *Loaders) context.Context { return context.WithValue(ctx, ctxKey{}, l) }
+func With(ctx context.Context, l *Loaders) context.Context {
+	return context.WithValue(ctx, ctxKey{}, l)
+}
 
 // For returns the loaders of the request ctx belongs to.
 func For(ctx context.Context) *Loaders {

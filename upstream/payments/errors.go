@@ -45,7 +45,9 @@ type UnavailableError struct {
 	Err error
 }
 
-func (e *UnavailableError) Error() string { return "payments: " + e.Op + ": unavailable: " + e.Err.Error() }
+func (e *UnavailableError) Error() string {
+	return "payments: " + e.Op + ": unavailable: " + e.Err.Error()
+}
 func (e *UnavailableError) Unwrap() error { return e.Err }
 
 // CheckResponse returns nil for a 2xx answer and an *ErrorResponse otherwise.
