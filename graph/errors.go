@@ -21,11 +21,14 @@ import (
 func ErrorPresenter(logger *slog.Logger) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		gqlErr := graphql.DefaultErrorPresenter(ctx, err)
-		// Parse and validation errors of the request itself.
-		if gqlErr.Extensions != nil {
-			if c, ok := gqlErr.Extensions["code"].(string); ok && (c == errcode.ValidationFailed || c == errcode.ParseFailed) {
+		// Errors about the request itself: parse, validation, limits.
+		if c, ok := gqlErr.Extensions["code"].(string); ok {
+			switch c {
+			case errcode.ValidationFailed, errcode.ParseFailed, complexityExceeded:
 				gqlErr.Extensions["code"] = string(gqlerr.BadUserInput)
 				gqlErr.Extensions["reason"] = c
+				return gqlErr
+			case string(gqlerr.BadUserInput):
 				return gqlErr
 			}
 		}
@@ -33,6 +36,9 @@ func ErrorPresenter(logger *slog.Logger) graphql.ErrorPresenterFunc {
 		return gqlErr
 	}
 }
+
+// complexityExceeded is the code of gqlgen's complexity limit.
+const complexityExceeded = "COMPLEXITY_LIMIT_EXCEEDED"
 
 func presentCause(ctx context.Context, logger *slog.Logger, gqlErr *gqlerror.Error, err error) {
 	ext := map[string]any{}

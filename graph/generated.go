@@ -1005,7 +1005,8 @@ input OrderItemsInput @oneOf {
 }
 
 input OrderItemInput {
-  name: String
+  "What the item is, as the cardholder sees it."
+  name: String!
   "Minor units per piece, > 0."
   amount: Int!
   "Pieces, >= 1."
@@ -5215,7 +5216,7 @@ func (ec *executionContext) unmarshalInputOrderItemInput(ctx context.Context, ob
 		switch k {
 		case "name":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			data, err := ec.unmarshalNString2string(ctx, v)
 			if err != nil {
 				return it, err
 			}

@@ -123,10 +123,10 @@ func itemFromInput(field string, in *model.OrderItemInput) (payments.Item, error
 	if q < 1 || q > 1_000_000 {
 		return payments.Item{}, gqlerr.BadInput(field+".quantity", "quantity must be between 1 and 1000000")
 	}
-	if err := optText(field+".name", in.Name); err != nil {
+	if err := checkText(field+".name", in.Name, true); err != nil {
 		return payments.Item{}, err
 	}
-	return payments.Item{Name: deref(in.Name), Amount: in.Amount, Quantity: int(q)}, nil
+	return payments.Item{Name: in.Name, Amount: in.Amount, Quantity: int(q)}, nil
 }
 
 func itemsFromInput(in *model.OrderItemsInput) (payments.Items, error) {

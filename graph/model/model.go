@@ -5,10 +5,11 @@
 package model
 
 import (
-	"fmt"
 	"io"
 	"strconv"
 	"time"
+
+	"github.com/fingraph/fingraph/graph/gqlerr"
 )
 
 // Date is a calendar date (YYYY-MM-DD), midnight UTC.
@@ -21,11 +22,11 @@ const DateLayout = "2006-01-02"
 func (d *Date) UnmarshalGQL(v any) error {
 	s, ok := v.(string)
 	if !ok {
-		return fmt.Errorf("a Date must be a string YYYY-MM-DD, got %T", v)
+		return gqlerr.BadInput("", "a Date must be a string YYYY-MM-DD, got %T", v)
 	}
 	t, err := time.Parse(DateLayout, s)
 	if err != nil {
-		return fmt.Errorf("a Date must be YYYY-MM-DD, got %q", s)
+		return gqlerr.BadInput("", "a Date must be YYYY-MM-DD, got %q", s)
 	}
 	d.Time = t
 	return nil

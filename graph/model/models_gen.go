@@ -157,7 +157,8 @@ type OrderItem struct {
 }
 
 type OrderItemInput struct {
-	Name *string `json:"name,omitempty"`
+	// What the item is, as the cardholder sees it.
+	Name string `json:"name"`
 	// Minor units per piece, > 0.
 	Amount int64 `json:"amount"`
 	// Pieces, >= 1.

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// This file is the test harness: a real gateway, in front of a real sandbox,
+// both listening on loopback, driven over HTTP.
+
+// syncBuffer collects log output written from many goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// allLogs gathers what every test gateway logged, so that one test can
+// search the whole suite's output for secrets.
+var allLogs = &syncBuffer{}
+
+type testGateway struct {
+	URL        string
+	SandboxURL string
+	Logs       *syncBuffer
+	http       *http.Client
+}
+
+// startGateway starts a gateway with the sandbox in-process and embedded
+// JetStream under a temporary directory; it stops when the test ends.
+func startGateway(t *testing.T, extraArgs ...string) *testGateway {
+	t.Helper()
+	args := append([]string{
+		"-addr", "127.0.0.1:0",
+		"-sandbox-addr", "127.0.0.1:0",
+		"-data-dir", t.TempDir(),
+		"-log-level", "debug",
+		"-log-format", "json",
+	}, extraArgs...)
+	cfg, err := parseConfig(args, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	logs := &syncBuffer{}
+	logger := slog.New(slog.NewJSONHandler(io.MultiWriter(logs, allLogs), &slog.HandlerOptions{Level: slog.LevelDebug}))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	a, err := start(ctx, cfg, logger)
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := a.shutdown(); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	})
+	return &testGateway{
+		URL:        "http://" + a.addr,
+		SandboxURL: "http://" + a.sbAddr,
+		Logs:       logs,
+		http:       &http.Client{Timeout: 20 * time.Second},
+	}
+}
+
+type gqlError struct {
+	Message    string         `json:"message"`
+	Path       []any          `json:"path"`
+	Extensions map[string]any `json:"extensions"`
+}
+
+type gqlResponse struct {
+	Data   json.RawMessage `json:"data"`
+	Errors []gqlError      `json:"errors"`
+}
+
+// code returns extensions.code of the first error, or "".
+func (r gqlResponse) code() string {
+	if len(r.Errors) == 0 {
+		return ""
+	}
+	c, _ := r.Errors[0].Extensions["code"].(string)
+	return c
+}
+
+// decode unmarshals data into v, failing the test on GraphQL errors.
+func (r gqlResponse) decode(t *testing.T, v any) {
+	t.Helper()
+	if len(r.Errors) > 0 {
+		t.Fatalf("unexpected GraphQL errors: %+v", r.Errors)
+	}
+	if err := json.Unmarshal(r.Data, v); err != nil {
+		t.Fatalf("decode data %s: %v", r.Data, err)
+	}
+}
+
+// query POSTs a GraphQL request and returns the decoded response.
+func (g *testGateway) query(t *testing.T, query string, vars map[string]any) gqlResponse {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	req, _ := http.NewRequest(http.MethodPost, g.URL+"/graphql", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := g.http.Do(req)
+	if err != nil {
+		t.Fatalf("POST /graphql: %v", err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var out gqlResponse
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("POST /graphql answered %d %q: %v", resp.StatusCode, raw, err)
+	}
+	return out
+}
+
+// sandbox calls the sandbox's control API and decodes its JSON answer.
+func (g *testGateway) sandbox(t *testing.T, method, path string, body, out any) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, g.SandboxURL+path, rd)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := g.http.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode >= 300 {
+		t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, raw)
+	}
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			t.Fatalf("%s %s: decode %q: %v", method, path, raw, err)
+		}
+	}
+}
+
+type sandboxStats struct {
+	Routes map[string]int `json:"routes"`
+	Total  int            `json:"total"`
+}
+
+func (g *testGateway) resetStats(t *testing.T) {
+	t.Helper()
+	g.sandbox(t, http.MethodPost, "/_sandbox/stats/reset", nil, nil)
+}
+
+func (g *testGateway) stats(t *testing.T) sandboxStats {
+	t.Helper()
+	var s sandboxStats
+	g.sandbox(t, http.MethodGet, "/_sandbox/stats", nil, &s)
+	return s
+}
+
+// uniq returns a name no other test run uses.
+func uniq(prefix string) string {
+	return fmt.Sprintf("%s%d", prefix, time.Now().UnixNano())
+}
+
+func mustContain(t *testing.T, s, sub string) {
+	t.Helper()
+	if !strings.Contains(s, sub) {
+		t.Fatalf("%q does not contain %q", s, sub)
+	}
+}
