@@ -462,9 +462,13 @@ func (s *Sim) updatePerson(w http.ResponseWriter, r *http.Request) {
 		forbidden(w, "current_password", "current_password is for persons only")
 		return
 	}
-	if (b.has("password") || b.has("confirm_password")) && !pr.isStaff() && !self {
-		forbidden(w, "password", "a person can change only their own password")
-		return
+	if !pr.isStaff() && !self {
+		for _, f := range []string{"password", "confirm_password", "current_password"} {
+			if b.has(f) {
+				forbidden(w, f, "only staff or the person themselves can change a password")
+				return
+			}
+		}
 	}
 
 	var e errs
