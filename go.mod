@@ -7,4 +7,9 @@ require (
 	github.com/sony/gobreaker/v2 v2.3.0
 )
 
-require github.com/stretchr/testify v1.11.1 // indirect
+require (
+	github.com/davecgh/go-spew v1.1.1 // indirect
+	github.com/pmezard/go-difflib v1.0.0 // indirect
+	github.com/stretchr/testify v1.11.1
+	gopkg.in/yaml.v3 v3.0.1 // indirect
+)
