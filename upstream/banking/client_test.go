@@ -361,6 +361,5 @@ func TestTokenSourceErrorIsNotUnavailability(t *testing.T) {
 
 type brokenSource struct{}
 
-func (brokenSource) Token(context.Context) (string, error) { return "", errors.New("no session") }
+func (brokenSource) Token(context.Context) (string, error)  { return "", errors.New("no session") }
 func (brokenSource) SetToken(context.Context, string) error { return nil }
-
