@@ -37,7 +37,7 @@
 //
 // # Resilience
 //
-// Every call has a deadline (WithTimeout, 10 s by default). GET and DELETE are
+// Every call has a deadline (WithTimeout, 10 s by default). GET, HEAD and DELETE are
 // retried at most twice, with jittered exponential backoff, on network errors
 // and on 502, 503 and 504; POST and PUT never are, because repeating them can
 // repeat their effect. One circuit breaker (sony/gobreaker) guards the
