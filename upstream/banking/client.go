@@ -37,10 +37,10 @@
 //
 // # Resilience
 //
-// Every call has a deadline (WithTimeout, 10 s by default). GET, HEAD and DELETE are
-// retried at most twice, with jittered exponential backoff, on network errors
-// and on 502, 503 and 504; POST and PUT never are, because repeating them can
-// repeat their effect. One circuit breaker (sony/gobreaker) guards the
+// Every call has a deadline (WithTimeout, 10 s by default). GET, HEAD and
+// DELETE are retried at most twice, with jittered exponential backoff, on
+// network errors and on 502, 503 and 504; POST and PUT never are, because
+// repeating them can repeat their effect. One circuit breaker (sony/gobreaker) guards the
 // upstream: consecutive 5xx answers and network failures open it, 4xx answers
 // do not count, and an open breaker fails fast with ErrCircuitOpen.
 //
