@@ -1,0 +1,325 @@
+package banking
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+)
+
+// PersonsService manages persons (employees and consumers) of a corporation
+// and the signed-in person ("me").
+type PersonsService service
+
+// Person is the spec's Person. List items of GET /persons carry a subset of
+// these fields; absent ones stay zero. Objects whose inner shape the spec
+// does not show are kept raw.
+type Person struct {
+	ID                      string     `json:"id"`
+	FirstName               string     `json:"first_name"`
+	LastName                string     `json:"last_name"`
+	DateOfBirth             string     `json:"date_of_birth,omitempty"`
+	Phone                   string     `json:"phone,omitempty"`
+	OtherPhone              string     `json:"other_phone,omitempty"`
+	Country                 string     `json:"country,omitempty"`
+	Nationality             string     `json:"nationality,omitempty"`
+	Street                  string     `json:"street,omitempty"`
+	City                    string     `json:"city,omitempty"`
+	Region                  string     `json:"region,omitempty"`
+	PostCode                string     `json:"post_code,omitempty"`
+	Gender                  string     `json:"gender,omitempty"`
+	Email                   string     `json:"email,omitempty"`
+	IsPersonLimitsDisabled  bool       `json:"is_person_limits_disabled"`
+	Longitude               *string    `json:"longitude"`
+	Latitude                *string    `json:"latitude"`
+	SocialSecurityNumber    string     `json:"social_security_number,omitempty"`
+	ScoreAdjustment         *float64   `json:"score_adjustment"`
+	EmailDomainCreationDate *string    `json:"email_domain_creation_date"`
+	PersonLoginID           string     `json:"person_login_id,omitempty"`
+	CreatedAt               Timestamp  `json:"created_at"`
+	UpdatedAt               Timestamp  `json:"updated_at"`
+	DeletedAt               *Timestamp `json:"deleted_at"`
+	IsBlocked               bool       `json:"is_blocked"`
+	ProfileLevel            string     `json:"profile_level,omitempty"`
+	IsInvitationAccepted    bool       `json:"is_invitation_accepted"`
+	// Is2FAEnabled is visible to staff only; nil when not shown.
+	Is2FAEnabled                   *bool    `json:"is_2_fa_enabled,omitempty"`
+	IsPoliticallyExposed           bool     `json:"is_politically_exposed"`
+	PoliticalInstitution           string   `json:"political_institution,omitempty"`
+	PositionInPoliticalInstitution string   `json:"position_in_political_institution,omitempty"`
+	Ownership                      *float64 `json:"ownership,omitempty"`
+	Position                       string   `json:"position,omitempty"`
+	IsUBO                          bool     `json:"is_ubo"`
+	IsDirector                     bool     `json:"is_director"`
+	IsTaxResident                  bool     `json:"is_tax_resident"`
+	PrimaryCurrency                string   `json:"primary_currency,omitempty"`
+	// Account holds, among others, the person's corporation; its shape is
+	// not shown by the spec.
+	Account      json.RawMessage   `json:"account,omitempty"`
+	Identity     json.RawMessage   `json:"identity,omitempty"`
+	Login        json.RawMessage   `json:"login,omitempty"`
+	Emails       json.RawMessage   `json:"emails,omitempty"`
+	Fingerprints []json.RawMessage `json:"fingerprints,omitempty"`
+	IPs          []json.RawMessage `json:"ips,omitempty"`
+	Roles        []json.RawMessage `json:"roles,omitempty"`
+	CreatedBy    *Actor            `json:"created_by,omitempty"`
+	UpdatedBy    *Actor            `json:"updated_by,omitempty"`
+	// Permissions is filled only by Me: permission name to granted.
+	Permissions   map[string]bool `json:"permissions,omitempty"`
+	ScreeningInfo *ScreeningInfo  `json:"screening_info,omitempty"`
+	// Type is "employee" (default) or "consumer".
+	Type string `json:"type,omitempty"`
+}
+
+// ScreeningInfo is a person's screening state. A single person carries
+// IsPersonUnderReview and PersonProfile; list items carry Status and Profile.
+type ScreeningInfo struct {
+	IsPersonUnderReview *bool             `json:"is_person_under_review,omitempty"`
+	PersonProfile       *ScreeningProfile `json:"person_profile,omitempty"`
+	Status              string            `json:"status,omitempty"`
+	Profile             *ScreeningProfile `json:"profile,omitempty"`
+}
+
+// ScreeningProfile holds the screening flags, refreshed weekly upstream.
+type ScreeningProfile struct {
+	PoliticallyExposed       bool `json:"politically_exposed"`
+	SanctionsListsEntity     bool `json:"sanctions_lists_entity"`
+	RelativeOrCloseAssociate bool `json:"relative_or_close_associate"`
+	BoardMember              bool `json:"board_member"`
+}
+
+// PersonList is a page of persons.
+type PersonList struct {
+	List []*Person `json:"list"`
+	Meta Meta      `json:"meta"`
+}
+
+// PersonCreateRequest holds the fields of POST /persons. Zero values are not
+// sent, leaving the upstream's defaults.
+type PersonCreateRequest struct {
+	FirstName string `json:"first_name"`
+	LastName  string `json:"last_name"`
+	// Email is required unless the person is a UBO, not a director and has
+	// no roles.
+	Email                string   `json:"email,omitempty"`
+	Gender               string   `json:"gender"`
+	IsUBO                bool     `json:"is_ubo,omitempty"`
+	IsDirector           bool     `json:"is_director,omitempty"`
+	DateOfBirth          string   `json:"date_of_birth,omitempty"`
+	Phone                string   `json:"phone,omitempty"`
+	OtherPhone           string   `json:"other_phone,omitempty"`
+	Country              string   `json:"country,omitempty"`
+	Nationality          string   `json:"nationality,omitempty"`
+	Street               string   `json:"street,omitempty"`
+	City                 string   `json:"city,omitempty"`
+	Region               string   `json:"region,omitempty"`
+	PostCode             string   `json:"post_code,omitempty"`
+	SocialSecurityNumber string   `json:"social_security_number,omitempty"`
+	Roles                []string `json:"roles,omitempty"`
+	// Type is required for corporations that allow several person types.
+	Type string `json:"type,omitempty"`
+	// AccountID is required for staff and ignored for others.
+	AccountID string `json:"account_id,omitempty"`
+}
+
+// PersonUpdateRequest holds the fields of PUT /persons/:id. Only non-nil
+// fields are sent, because absent fields stay unchanged upstream; a pointer
+// to a zero value clears or falsifies a field on purpose.
+type PersonUpdateRequest struct {
+	FirstName                      *string   `json:"first_name,omitempty"`
+	LastName                       *string   `json:"last_name,omitempty"`
+	Country                        *string   `json:"country,omitempty"`
+	Nationality                    *string   `json:"nationality,omitempty"`
+	City                           *string   `json:"city,omitempty"`
+	Region                         *string   `json:"region,omitempty"`
+	PostCode                       *string   `json:"post_code,omitempty"`
+	Street                         *string   `json:"street,omitempty"`
+	DateOfBirth                    *string   `json:"date_of_birth,omitempty"`
+	SocialSecurityNumber           *string   `json:"social_security_number,omitempty"`
+	Position                       *string   `json:"position,omitempty"`
+	Ownership                      *float64  `json:"ownership,omitempty"`
+	IsPoliticallyExposed           *bool     `json:"is_politically_exposed,omitempty"`
+	IsTaxResident                  *bool     `json:"is_tax_resident,omitempty"`
+	IsUBO                          *bool     `json:"is_ubo,omitempty"`
+	IsDirector                     *bool     `json:"is_director,omitempty"`
+	Is2FAEnabled                   *bool     `json:"is_2_fa_enabled,omitempty"` // staff only
+	Email                          *string   `json:"email,omitempty"`           // staff only
+	Gender                         *string   `json:"gender,omitempty"`
+	Phone                          *string   `json:"phone,omitempty"` // staff only
+	OtherPhone                     *string   `json:"other_phone,omitempty"`
+	IsQuestionnaireFilled          *bool     `json:"is_questionnaire_filled,omitempty"`
+	PoliticalInstitution           *string   `json:"political_institution,omitempty"`
+	PositionInPoliticalInstitution *string   `json:"position_in_political_institution,omitempty"`
+	Roles                          *[]string `json:"roles,omitempty"`
+	Password                       *string   `json:"password,omitempty"`
+	ConfirmPassword                *string   `json:"confirm_password,omitempty"`
+	CurrentPassword                *string   `json:"current_password,omitempty"` // person members only
+}
+
+// MeUpdateRequest holds the fields of PUT /persons/me. Only non-nil fields
+// are sent. The phone is changed with ChangeMyPhone instead, because that
+// route answers with a two-factor step rather than a Person.
+type MeUpdateRequest struct {
+	IsUBO                          *bool     `json:"is_ubo,omitempty"`
+	IsDirector                     *bool     `json:"is_director,omitempty"`
+	Gender                         *string   `json:"gender,omitempty"`
+	OtherPhone                     *string   `json:"other_phone,omitempty"`
+	IsQuestionnaireFilled          *bool     `json:"is_questionnaire_filled,omitempty"`
+	PoliticalInstitution           *string   `json:"political_institution,omitempty"`
+	PositionInPoliticalInstitution *string   `json:"position_in_political_institution,omitempty"`
+	Roles                          *[]string `json:"roles,omitempty"`
+	// CurrentPassword is required to change the password.
+	CurrentPassword *string `json:"current_password,omitempty"`
+	Password        *string `json:"password,omitempty"`
+	ConfirmPassword *string `json:"confirm_password,omitempty"`
+}
+
+// Create creates a person (POST /persons).
+func (s *PersonsService) Create(ctx context.Context, in *PersonCreateRequest) (*Person, *Response, error) {
+	return s.person(ctx, http.MethodPost, "persons", in)
+}
+
+// Update changes the sent fields of a person (PUT /persons/:id).
+func (s *PersonsService) Update(ctx context.Context, id string, in *PersonUpdateRequest) (*Person, *Response, error) {
+	return s.person(ctx, http.MethodPut, "persons/"+pathEscape(id), in)
+}
+
+// Get reads a person (GET /persons/:id).
+func (s *PersonsService) Get(ctx context.Context, id string) (*Person, *Response, error) {
+	return s.person(ctx, http.MethodGet, "persons/"+pathEscape(id), nil)
+}
+
+// Me reads the signed-in person including permissions (GET /persons/me).
+func (s *PersonsService) Me(ctx context.Context) (*Person, *Response, error) {
+	return s.person(ctx, http.MethodGet, "persons/me", nil)
+}
+
+// UpdateMe changes the signed-in person's sent fields (PUT /persons/me).
+func (s *PersonsService) UpdateMe(ctx context.Context, in *MeUpdateRequest) (*Person, *Response, error) {
+	return s.person(ctx, http.MethodPut, "persons/me", in)
+}
+
+// Block blocks a person (DELETE /persons/:id) and returns the id the upstream
+// confirms; the person keeps existing with deleted_at set.
+func (s *PersonsService) Block(ctx context.Context, id string) (string, *Response, error) {
+	return s.idCall(ctx, http.MethodDelete, "persons/"+pathEscape(id))
+}
+
+// Restore unblocks a person (PUT /persons/:id/restore) and returns the id.
+func (s *PersonsService) Restore(ctx context.Context, id string) (string, *Response, error) {
+	return s.idCall(ctx, http.MethodPut, "persons/"+pathEscape(id)+"/restore")
+}
+
+// List reads a page of persons (GET /persons).
+func (s *PersonsService) List(ctx context.Context, opts *ListOptions) (*PersonList, *Response, error) {
+	req, err := s.client.NewRequest(ctx, http.MethodGet, opts.encode("persons"), nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := new(PersonList)
+	resp, err := s.client.Do(req, out)
+	if err != nil {
+		return nil, resp, err
+	}
+	return out, resp, nil
+}
+
+func (s *PersonsService) person(ctx context.Context, method, path string, body any) (*Person, *Response, error) {
+	req, err := s.client.NewRequest(ctx, method, path, body)
+	if err != nil {
+		return nil, nil, err
+	}
+	p := new(Person)
+	resp, err := s.client.Do(req, p)
+	if err != nil {
+		return nil, resp, err
+	}
+	return p, resp, nil
+}
+
+func (s *PersonsService) idCall(ctx context.Context, method, path string) (string, *Response, error) {
+	return (*service)(s).idCall(ctx, method, path)
+}
+
+func (s *service) idCall(ctx context.Context, method, path string) (string, *Response, error) {
+	req, err := s.client.NewRequest(ctx, method, path, nil)
+	if err != nil {
+		return "", nil, err
+	}
+	var out idResponse
+	resp, err := s.client.Do(req, &out)
+	if err != nil {
+		return "", resp, err
+	}
+	return out.ID, resp, nil
+}
+
+// PhoneChange is the two-step phone change of the signed-in person. Step 1
+// sends CurrentPassword and Phone; step 2 repeats it with TwoFactorCode (and,
+// for the v3 shape, ChallengeID).
+type PhoneChange struct {
+	CurrentPassword string
+	Phone           string
+	TwoFactorCode   string
+	ChallengeID     string
+}
+
+// PhoneChangeResult is either the two-factor step (step 1) or the person
+// with the new phone (step 2).
+type PhoneChangeResult struct {
+	TwoFactor *TwoFactor
+	Person    *Person
+}
+
+type phoneChangeBody struct {
+	CurrentPassword string           `json:"current_password,omitempty"`
+	Phone           string           `json:"phone,omitempty"`
+	TwoFACode       string           `json:"two_fa_code,omitempty"`
+	Challenge       *challengeAnswer `json:"challenge,omitempty"`
+}
+
+// ChangeMyPhone runs one step of the phone change (PUT /persons/me). In the
+// v2 shape step 2 sends only two_fa_code, as the spec's route table shows; in
+// the v3 shape it repeats the original fields plus challenge.two_fa.
+func (s *PersonsService) ChangeMyPhone(ctx context.Context, in PhoneChange) (*PhoneChangeResult, *Response, error) {
+	var body phoneChangeBody
+	code, ch := (*service)(s).twoFactorAnswer(in.TwoFactorCode, in.ChallengeID)
+	switch {
+	case in.TwoFactorCode == "":
+		body = phoneChangeBody{CurrentPassword: in.CurrentPassword, Phone: in.Phone}
+	case ch != nil:
+		body = phoneChangeBody{CurrentPassword: in.CurrentPassword, Phone: in.Phone, Challenge: ch}
+	default:
+		body = phoneChangeBody{TwoFACode: code}
+	}
+	req, err := s.client.NewRequest(ctx, http.MethodPut, "persons/me", body)
+	if err != nil {
+		return nil, nil, err
+	}
+	var raw json.RawMessage
+	resp, err := s.client.Do(req, &raw)
+	if err != nil {
+		return nil, resp, err
+	}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil, resp, errors.New("banking: phone change response is empty")
+	}
+	var probe struct {
+		twoFactorProbe
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(raw, &probe); err != nil {
+		return nil, resp, errors.New("banking: phone change response is not a JSON object")
+	}
+	if probe.ID == "" {
+		if tf := probe.twoFactor(); tf != nil {
+			return &PhoneChangeResult{TwoFactor: tf}, resp, nil
+		}
+	}
+	p := new(Person)
+	if err := json.Unmarshal(raw, p); err != nil {
+		return nil, resp, errors.New("banking: phone change response is not a Person")
+	}
+	return &PhoneChangeResult{Person: p}, resp, nil
+}

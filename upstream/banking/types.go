@@ -1,0 +1,113 @@
+package banking
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// Timestamp is an ISO 8601 UTC time of the upstream. Unlike time.Time it
+// accepts null and "" as the zero time, so one odd field cannot fail the
+// decoding of a whole resource.
+type Timestamp struct{ time.Time }
+
+// UnmarshalJSON accepts RFC 3339 strings, null and "".
+func (t *Timestamp) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if bytes.Equal(b, []byte("null")) || bytes.Equal(b, []byte(`""`)) {
+		t.Time = time.Time{}
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("banking: timestamp: %w", err)
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02"} {
+		if v, err := time.Parse(layout, s); err == nil {
+			t.Time = v.UTC()
+			return nil
+		}
+	}
+	return fmt.Errorf("banking: timestamp %q is not ISO 8601", s)
+}
+
+// MarshalJSON writes RFC 3339 in UTC, or null for the zero time.
+func (t Timestamp) MarshalJSON() ([]byte, error) {
+	if t.IsZero() {
+		return []byte("null"), nil
+	}
+	return json.Marshal(t.UTC().Format(time.RFC3339Nano))
+}
+
+// Actor is the spec's CreatedBy / UpdatedBy shape.
+type Actor struct {
+	ID string `json:"id"`
+	// Type is "staff" or "person".
+	Type     string `json:"type"`
+	FullName string `json:"full_name"`
+}
+
+// SortType orders a list.
+type SortType string
+
+// Sort directions of the pagination query.
+const (
+	SortAsc  SortType = "ASC"
+	SortDesc SortType = "DESC"
+)
+
+// ListOptions is the pagination query of list routes. Zero fields are not
+// sent, leaving the upstream's defaults.
+type ListOptions struct {
+	// SortBy is the field to sort by, for example createdAt or name.
+	SortBy string
+	// SortType is ASC or DESC.
+	SortType SortType
+	// Limit is the page size.
+	Limit int
+	// Offset skips that many records; the spec's examples do not show it,
+	// so it is sent only when set.
+	Offset int
+}
+
+// encode appends the options as meta[...] query parameters to path.
+func (o *ListOptions) encode(path string) string {
+	if o == nil {
+		return path
+	}
+	q := url.Values{}
+	if o.SortBy != "" {
+		q.Set("meta[sort_by]", o.SortBy)
+	}
+	if o.SortType != "" {
+		q.Set("meta[sort_type]", string(o.SortType))
+	}
+	if o.Limit > 0 {
+		q.Set("meta[limit]", strconv.Itoa(o.Limit))
+	}
+	if o.Offset > 0 {
+		q.Set("meta[offset]", strconv.Itoa(o.Offset))
+	}
+	if len(q) == 0 {
+		return path
+	}
+	return path + "?" + q.Encode()
+}
+
+// Meta is the pagination meta of a list response.
+type Meta struct {
+	NumberOfRecords int      `json:"number_of_records"`
+	Limit           int      `json:"limit"`
+	HasMore         bool     `json:"has_more"`
+	SortBy          string   `json:"sort_by"`
+	SortType        SortType `json:"sort_type"`
+}
+
+// idResponse is the {"id": ...} answer of block, restore, sign-up and
+// deletions.
+type idResponse struct {
+	ID string `json:"id"`
+}
