@@ -20,6 +20,7 @@ import (
 	"github.com/fingraph/fingraph/idempotency"
 	"github.com/fingraph/fingraph/upstream/payments"
 	"github.com/fingraph/fingraph/upstream/sandbox"
+	sbpayments "github.com/fingraph/fingraph/upstream/sandbox/payments"
 )
 
 func main() {
@@ -88,8 +89,9 @@ type app struct {
 	served  chan error
 }
 
-// Demo keys of the sandbox's merchant, documented in docs/sandbox.md.
-var sandboxPaymentsKeys = payments.Keys{Public: "pk_sandbox_demo", Private: "sk_sandbox_demo", AccessToken: "at_sandbox_demo"}
+// sandboxPaymentsKeys are the demo merchant's keys of the sandbox
+// (docs/sandbox-payments.md); only sandbox mode uses them.
+var sandboxPaymentsKeys = payments.Keys{Public: sbpayments.PublicKey, Private: sbpayments.PrivateKey, AccessToken: sbpayments.AccessToken}
 
 // start wires and starts the gateway; it returns once the listener accepts.
 func start(ctx context.Context, cfg config, logger *slog.Logger) (_ *app, err error) {
