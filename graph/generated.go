@@ -30,6 +30,7 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
 	Customer() CustomerResolver
+	Event() EventResolver
 	Mutation() MutationResolver
 	Order() OrderResolver
 	OrderChangePayload() OrderChangePayloadResolver
@@ -40,6 +41,11 @@ type DirectiveRoot struct {
 }
 
 type ComplexityRoot struct {
+	AddPaymentMethodPayload struct {
+		Orders        func(childComplexity int) int
+		PaymentMethod func(childComplexity int) int
+	}
+
 	Address struct {
 		City        func(childComplexity int) int
 		CountryCode func(childComplexity int) int
@@ -69,6 +75,7 @@ type ComplexityRoot struct {
 
 	CreateCustomerPayload struct {
 		Customer func(childComplexity int) int
+		Orders   func(childComplexity int) int
 	}
 
 	Customer struct {
@@ -82,18 +89,49 @@ type ComplexityRoot struct {
 		Total          func(childComplexity int) int
 	}
 
+	DeleteWebhookPayload struct {
+		DeletedID func(childComplexity int) int
+	}
+
+	Event struct {
+		CreatedAt      func(childComplexity int) int
+		ID             func(childComplexity int) int
+		IndividualID   func(childComplexity int) int
+		Name           func(childComplexity int) int
+		OrderID        func(childComplexity int) int
+		Payload        func(childComplexity int) int
+		PendingActions func(childComplexity int) int
+	}
+
+	Individual struct {
+		CreatedAt func(childComplexity int) int
+		FormURL   func(childComplexity int) int
+		ID        func(childComplexity int) int
+		Status    func(childComplexity int) int
+	}
+
 	Money struct {
 		Amount   func(childComplexity int) int
 		Currency func(childComplexity int) int
 	}
 
 	Mutation struct {
-		CancelOrder    func(childComplexity int, input model.CancelOrderInput) int
-		CaptureOrder   func(childComplexity int, input model.CaptureOrderInput) int
-		CreateCustomer func(childComplexity int, input model.CreateCustomerInput) int
-		CreateOrder    func(childComplexity int, input model.CreateOrderInput) int
-		Noop           func(childComplexity int) int
-		RefundOrder    func(childComplexity int, input model.RefundOrderInput) int
+		AddPaymentMethod      func(childComplexity int, input model.AddPaymentMethodInput) int
+		CancelOrder           func(childComplexity int, input model.CancelOrderInput) int
+		CaptureOrder          func(childComplexity int, input model.CaptureOrderInput) int
+		CreateCustomer        func(childComplexity int, input model.CreateCustomerInput) int
+		CreateOrder           func(childComplexity int, input model.CreateOrderInput) int
+		DeleteWebhook         func(childComplexity int, input model.DeleteWebhookInput) int
+		Noop                  func(childComplexity int) int
+		OnboardIndividual     func(childComplexity int, input model.OnboardIndividualInput) int
+		RefundOrder           func(childComplexity int, input model.RefundOrderInput) int
+		RegisterWebhook       func(childComplexity int, input model.RegisterWebhookInput) int
+		SetPaymentMethods     func(childComplexity int, input model.SetPaymentMethodsInput) int
+		UpdateCustomerContact func(childComplexity int, input model.UpdateCustomerContactInput) int
+	}
+
+	OnboardIndividualPayload struct {
+		Individual func(childComplexity int) int
 	}
 
 	Order struct {
@@ -147,17 +185,55 @@ type ComplexityRoot struct {
 		Type         func(childComplexity int) int
 	}
 
+	PendingAction struct {
+		CompletedAt  func(childComplexity int) int
+		CreatedAt    func(childComplexity int) int
+		EventID      func(childComplexity int) int
+		ID           func(childComplexity int) int
+		IndividualID func(childComplexity int) int
+		Status       func(childComplexity int) int
+		Type         func(childComplexity int) int
+	}
+
 	Query struct {
-		Customer  func(childComplexity int, id string) int
-		Customers func(childComplexity int) int
-		Ok        func(childComplexity int) int
-		Orders    func(childComplexity int, start *model.Date, end *model.Date) int
+		CurrentCustomer func(childComplexity int) int
+		Customer        func(childComplexity int, id string) int
+		Customers       func(childComplexity int) int
+		Event           func(childComplexity int, id string) int
+		Individuals     func(childComplexity int, status *model.IndividualStatus) int
+		Ok              func(childComplexity int) int
+		Orders          func(childComplexity int, start *model.Date, end *model.Date) int
+		PendingActions  func(childComplexity int, eventID *string, individualID *string) int
+		Webhooks        func(childComplexity int) int
+	}
+
+	RegisterWebhookPayload struct {
+		Webhook func(childComplexity int) int
+	}
+
+	SetPaymentMethodsPayload struct {
+		Customer func(childComplexity int) int
+	}
+
+	SignedOrder struct {
+		Order func(childComplexity int) int
+		Token func(childComplexity int) int
+	}
+
+	UpdateCustomerContactPayload struct {
+		Contact func(childComplexity int) int
 	}
 
 	VerificationRequired struct {
 		Message         func(childComplexity int) int
 		OrderID         func(childComplexity int) int
 		VerificationURL func(childComplexity int) int
+	}
+
+	Webhook struct {
+		CreatedAt func(childComplexity int) int
+		ID        func(childComplexity int) int
+		URL       func(childComplexity int) int
 	}
 }
 
@@ -168,13 +244,22 @@ type ComplexityRoot struct {
 type CustomerResolver interface {
 	Orders(ctx context.Context, obj *model.Customer, start *model.Date, end *model.Date) ([]*model.Order, error)
 }
+type EventResolver interface {
+	PendingActions(ctx context.Context, obj *model.Event) ([]*model.PendingAction, error)
+}
 type MutationResolver interface {
 	Noop(ctx context.Context) (bool, error)
+	RegisterWebhook(ctx context.Context, input model.RegisterWebhookInput) (*model.RegisterWebhookPayload, error)
+	DeleteWebhook(ctx context.Context, input model.DeleteWebhookInput) (*model.DeleteWebhookPayload, error)
+	OnboardIndividual(ctx context.Context, input model.OnboardIndividualInput) (*model.OnboardIndividualPayload, error)
 	CreateCustomer(ctx context.Context, input model.CreateCustomerInput) (*model.CreateCustomerPayload, error)
 	CreateOrder(ctx context.Context, input model.CreateOrderInput) (model.CreateOrderResult, error)
 	CaptureOrder(ctx context.Context, input model.CaptureOrderInput) (*model.OrderChangePayload, error)
 	RefundOrder(ctx context.Context, input model.RefundOrderInput) (*model.OrderChangePayload, error)
 	CancelOrder(ctx context.Context, input model.CancelOrderInput) (*model.OrderChangePayload, error)
+	UpdateCustomerContact(ctx context.Context, input model.UpdateCustomerContactInput) (*model.UpdateCustomerContactPayload, error)
+	AddPaymentMethod(ctx context.Context, input model.AddPaymentMethodInput) (*model.AddPaymentMethodPayload, error)
+	SetPaymentMethods(ctx context.Context, input model.SetPaymentMethodsInput) (*model.SetPaymentMethodsPayload, error)
 }
 type OrderResolver interface {
 	Customer(ctx context.Context, obj *model.Order) (*model.Customer, error)
@@ -184,9 +269,14 @@ type OrderChangePayloadResolver interface {
 }
 type QueryResolver interface {
 	Ok(ctx context.Context) (bool, error)
+	Webhooks(ctx context.Context) ([]*model.Webhook, error)
+	Event(ctx context.Context, id string) (*model.Event, error)
+	PendingActions(ctx context.Context, eventID *string, individualID *string) ([]*model.PendingAction, error)
+	Individuals(ctx context.Context, status *model.IndividualStatus) ([]*model.Individual, error)
 	Customers(ctx context.Context) ([]*model.Customer, error)
 	Customer(ctx context.Context, id string) (*model.Customer, error)
 	Orders(ctx context.Context, start *model.Date, end *model.Date) ([]*model.Order, error)
+	CurrentCustomer(ctx context.Context) (*model.Customer, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -206,6 +296,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	ec := newExecutionContext(nil, e, nil)
 	_ = ec
 	switch typeName + "." + field {
+
+	case "AddPaymentMethodPayload.orders":
+		if e.ComplexityRoot.AddPaymentMethodPayload.Orders == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AddPaymentMethodPayload.Orders(childComplexity), true
+	case "AddPaymentMethodPayload.paymentMethod":
+		if e.ComplexityRoot.AddPaymentMethodPayload.PaymentMethod == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AddPaymentMethodPayload.PaymentMethod(childComplexity), true
 
 	case "Address.city":
 		if e.ComplexityRoot.Address.City == nil {
@@ -324,6 +427,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CreateCustomerPayload.Customer(childComplexity), true
+	case "CreateCustomerPayload.orders":
+		if e.ComplexityRoot.CreateCustomerPayload.Orders == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateCustomerPayload.Orders(childComplexity), true
 
 	case "Customer.contact":
 		if e.ComplexityRoot.Customer.Contact == nil {
@@ -379,6 +488,81 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Customer.Total(childComplexity), true
 
+	case "DeleteWebhookPayload.deletedId":
+		if e.ComplexityRoot.DeleteWebhookPayload.DeletedID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeleteWebhookPayload.DeletedID(childComplexity), true
+
+	case "Event.createdAt":
+		if e.ComplexityRoot.Event.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Event.CreatedAt(childComplexity), true
+	case "Event.id":
+		if e.ComplexityRoot.Event.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Event.ID(childComplexity), true
+	case "Event.individualId":
+		if e.ComplexityRoot.Event.IndividualID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Event.IndividualID(childComplexity), true
+	case "Event.name":
+		if e.ComplexityRoot.Event.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Event.Name(childComplexity), true
+	case "Event.orderId":
+		if e.ComplexityRoot.Event.OrderID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Event.OrderID(childComplexity), true
+	case "Event.payload":
+		if e.ComplexityRoot.Event.Payload == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Event.Payload(childComplexity), true
+	case "Event.pendingActions":
+		if e.ComplexityRoot.Event.PendingActions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Event.PendingActions(childComplexity), true
+
+	case "Individual.createdAt":
+		if e.ComplexityRoot.Individual.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Individual.CreatedAt(childComplexity), true
+	case "Individual.formUrl":
+		if e.ComplexityRoot.Individual.FormURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Individual.FormURL(childComplexity), true
+	case "Individual.id":
+		if e.ComplexityRoot.Individual.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Individual.ID(childComplexity), true
+	case "Individual.status":
+		if e.ComplexityRoot.Individual.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Individual.Status(childComplexity), true
+
 	case "Money.amount":
 		if e.ComplexityRoot.Money.Amount == nil {
 			break
@@ -392,6 +576,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Money.Currency(childComplexity), true
 
+	case "Mutation.addPaymentMethod":
+		if e.ComplexityRoot.Mutation.AddPaymentMethod == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_addPaymentMethod_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AddPaymentMethod(childComplexity, args["input"].(model.AddPaymentMethodInput)), true
 	case "Mutation.cancelOrder":
 		if e.ComplexityRoot.Mutation.CancelOrder == nil {
 			break
@@ -436,12 +631,34 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateOrder(childComplexity, args["input"].(model.CreateOrderInput)), true
+	case "Mutation.deleteWebhook":
+		if e.ComplexityRoot.Mutation.DeleteWebhook == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteWebhook_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteWebhook(childComplexity, args["input"].(model.DeleteWebhookInput)), true
 	case "Mutation.noop":
 		if e.ComplexityRoot.Mutation.Noop == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Mutation.Noop(childComplexity), true
+	case "Mutation.onboardIndividual":
+		if e.ComplexityRoot.Mutation.OnboardIndividual == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_onboardIndividual_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.OnboardIndividual(childComplexity, args["input"].(model.OnboardIndividualInput)), true
 	case "Mutation.refundOrder":
 		if e.ComplexityRoot.Mutation.RefundOrder == nil {
 			break
@@ -453,6 +670,46 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RefundOrder(childComplexity, args["input"].(model.RefundOrderInput)), true
+	case "Mutation.registerWebhook":
+		if e.ComplexityRoot.Mutation.RegisterWebhook == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_registerWebhook_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RegisterWebhook(childComplexity, args["input"].(model.RegisterWebhookInput)), true
+	case "Mutation.setPaymentMethods":
+		if e.ComplexityRoot.Mutation.SetPaymentMethods == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setPaymentMethods_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetPaymentMethods(childComplexity, args["input"].(model.SetPaymentMethodsInput)), true
+	case "Mutation.updateCustomerContact":
+		if e.ComplexityRoot.Mutation.UpdateCustomerContact == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateCustomerContact_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateCustomerContact(childComplexity, args["input"].(model.UpdateCustomerContactInput)), true
+
+	case "OnboardIndividualPayload.individual":
+		if e.ComplexityRoot.OnboardIndividualPayload.Individual == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OnboardIndividualPayload.Individual(childComplexity), true
 
 	case "Order.amount":
 		if e.ComplexityRoot.Order.Amount == nil {
@@ -658,6 +915,55 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PaymentMethod.Type(childComplexity), true
 
+	case "PendingAction.completedAt":
+		if e.ComplexityRoot.PendingAction.CompletedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PendingAction.CompletedAt(childComplexity), true
+	case "PendingAction.createdAt":
+		if e.ComplexityRoot.PendingAction.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PendingAction.CreatedAt(childComplexity), true
+	case "PendingAction.eventId":
+		if e.ComplexityRoot.PendingAction.EventID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PendingAction.EventID(childComplexity), true
+	case "PendingAction.id":
+		if e.ComplexityRoot.PendingAction.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PendingAction.ID(childComplexity), true
+	case "PendingAction.individualId":
+		if e.ComplexityRoot.PendingAction.IndividualID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PendingAction.IndividualID(childComplexity), true
+	case "PendingAction.status":
+		if e.ComplexityRoot.PendingAction.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PendingAction.Status(childComplexity), true
+	case "PendingAction.type":
+		if e.ComplexityRoot.PendingAction.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PendingAction.Type(childComplexity), true
+
+	case "Query.currentCustomer":
+		if e.ComplexityRoot.Query.CurrentCustomer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.CurrentCustomer(childComplexity), true
 	case "Query.customer":
 		if e.ComplexityRoot.Query.Customer == nil {
 			break
@@ -675,6 +981,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Customers(childComplexity), true
+	case "Query.event":
+		if e.ComplexityRoot.Query.Event == nil {
+			break
+		}
+
+		args, err := ec.field_Query_event_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Event(childComplexity, args["id"].(string)), true
+	case "Query.individuals":
+		if e.ComplexityRoot.Query.Individuals == nil {
+			break
+		}
+
+		args, err := ec.field_Query_individuals_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Individuals(childComplexity, args["status"].(*model.IndividualStatus)), true
 
 	case "Query.ok":
 		if e.ComplexityRoot.Query.Ok == nil {
@@ -693,6 +1021,57 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Orders(childComplexity, args["start"].(*model.Date), args["end"].(*model.Date)), true
+	case "Query.pendingActions":
+		if e.ComplexityRoot.Query.PendingActions == nil {
+			break
+		}
+
+		args, err := ec.field_Query_pendingActions_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.PendingActions(childComplexity, args["eventId"].(*string), args["individualId"].(*string)), true
+	case "Query.webhooks":
+		if e.ComplexityRoot.Query.Webhooks == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Webhooks(childComplexity), true
+
+	case "RegisterWebhookPayload.webhook":
+		if e.ComplexityRoot.RegisterWebhookPayload.Webhook == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RegisterWebhookPayload.Webhook(childComplexity), true
+
+	case "SetPaymentMethodsPayload.customer":
+		if e.ComplexityRoot.SetPaymentMethodsPayload.Customer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SetPaymentMethodsPayload.Customer(childComplexity), true
+
+	case "SignedOrder.order":
+		if e.ComplexityRoot.SignedOrder.Order == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SignedOrder.Order(childComplexity), true
+	case "SignedOrder.token":
+		if e.ComplexityRoot.SignedOrder.Token == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SignedOrder.Token(childComplexity), true
+
+	case "UpdateCustomerContactPayload.contact":
+		if e.ComplexityRoot.UpdateCustomerContactPayload.Contact == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateCustomerContactPayload.Contact(childComplexity), true
 
 	case "VerificationRequired.message":
 		if e.ComplexityRoot.VerificationRequired.Message == nil {
@@ -713,6 +1092,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.VerificationRequired.VerificationURL(childComplexity), true
 
+	case "Webhook.createdAt":
+		if e.ComplexityRoot.Webhook.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Webhook.CreatedAt(childComplexity), true
+	case "Webhook.id":
+		if e.ComplexityRoot.Webhook.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Webhook.ID(childComplexity), true
+	case "Webhook.url":
+		if e.ComplexityRoot.Webhook.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Webhook.URL(childComplexity), true
+
 	}
 	return 0, false
 }
@@ -721,6 +1119,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
+		ec.unmarshalInputAddPaymentMethodInput,
 		ec.unmarshalInputAddressInput,
 		ec.unmarshalInputCancelOrderInput,
 		ec.unmarshalInputCaptureOrderInput,
@@ -729,11 +1128,17 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputCreateCustomerInput,
 		ec.unmarshalInputCreateOrderInput,
 		ec.unmarshalInputCustomerPaymentInput,
+		ec.unmarshalInputDeleteWebhookInput,
+		ec.unmarshalInputNewOrderInput,
+		ec.unmarshalInputOnboardIndividualInput,
 		ec.unmarshalInputOrderItemInput,
 		ec.unmarshalInputOrderItemsInput,
 		ec.unmarshalInputPaymentInput,
 		ec.unmarshalInputRefundOrderInput,
+		ec.unmarshalInputRegisterWebhookInput,
 		ec.unmarshalInputSavedCardPaymentInput,
+		ec.unmarshalInputSetPaymentMethodsInput,
+		ec.unmarshalInputUpdateCustomerContactInput,
 	)
 	first := true
 
@@ -809,6 +1214,112 @@ func newExecutionContext(
 }
 
 var sources = []*ast.Source{
+	{Name: "../schema/events.graphqls", Input: `# Payments events, webhooks, individual onboarding and pending actions.
+
+extend type Query {
+  "The company's registered webhook (the upstream allows one)."
+  webhooks: [Webhook!]!
+  "One upstream event with its payload; null when there is none."
+  event(id: ID!): Event
+  """
+  Pending actions by the event tied to one (one upstream request, preferred) or by
+  individual. Give exactly one of eventId and individualId.
+  """
+  pendingActions(eventId: ID, individualId: ID): [PendingAction!]!
+  """
+  Individuals in onboarding, by status: ONBOARDING_REQUESTED finds those who dropped
+  off the form, to send them back with onboardIndividual.
+  """
+  individuals(status: IndividualStatus): [Individual!]!
+}
+
+extend type Mutation {
+  "Registers the company's webhook URL (HTTPS; one per company)."
+  registerWebhook(input: RegisterWebhookInput!): RegisterWebhookPayload!
+  deleteWebhook(input: DeleteWebhookInput!): DeleteWebhookPayload!
+  "Sends an individual still in ONBOARDING_REQUESTED to the onboarding form again."
+  onboardIndividual(input: OnboardIndividualInput!): OnboardIndividualPayload!
+}
+
+type Webhook {
+  id: ID!
+  url: String!
+  createdAt: Time!
+}
+
+"An upstream event. Its content is always read from the upstream, never from a webhook body."
+type Event {
+  id: ID!
+  "E.g. IndividualActivated, PendingActionCreated, OrderCaptured."
+  name: String!
+  payload: JSON!
+  createdAt: Time!
+  "individual_id of the payload, when it has one."
+  individualId: ID
+  "order_id of the payload, when it has one."
+  orderId: ID
+  "The pending action tied to this event (batched; one upstream request per event)."
+  pendingActions: [PendingAction!]!
+}
+
+enum PendingActionStatus {
+  PENDING
+  COMPLETED
+  UNKNOWN
+}
+
+type PendingAction {
+  id: ID!
+  individualId: ID!
+  "The event that created it."
+  eventId: ID
+  type: String!
+  status: PendingActionStatus!
+  createdAt: Time
+  completedAt: Time
+}
+
+enum IndividualStatus {
+  ONBOARDING_REQUESTED
+  ONBOARDING_DATA_PROVIDED
+  ACTIVE
+  BLOCKED
+  UNKNOWN
+}
+
+type Individual {
+  id: ID!
+  status: IndividualStatus!
+  createdAt: Time
+  "Where the individual fills in the onboarding form, when the upstream gives one."
+  formUrl: String
+}
+
+input RegisterWebhookInput {
+  "HTTPS URL that receives the upstream's webhooks."
+  url: String!
+}
+
+type RegisterWebhookPayload {
+  webhook: Webhook!
+}
+
+input DeleteWebhookInput {
+  id: ID!
+}
+
+type DeleteWebhookPayload {
+  deletedId: ID!
+}
+
+input OnboardIndividualInput {
+  individualId: ID!
+}
+
+type OnboardIndividualPayload {
+  individual: Individual!
+}
+`, BuiltIn: false},
 	{Name: "../schema/payments.graphqls", Input: `# Payments: the merchant's customers, stored cards and orders.
 
 extend type Query {
@@ -821,6 +1332,8 @@ extend type Query {
   end to today, start to 30 days before end.
   """
   orders(start: Date, end: Date): [Order!]!
+  "The customer of a customer session (signInCustomer); UNAUTHENTICATED otherwise."
+  currentCustomer: Customer
 }
 
 extend type Mutation {
@@ -839,6 +1352,19 @@ extend type Mutation {
   refundOrder(input: RefundOrderInput!): OrderChangePayload!
   "Cancels an authorised, not captured order."
   cancelOrder(input: CancelOrderInput!): OrderChangePayload!
+  "Replaces a customer's contact data (the current customer's in a customer session)."
+  updateCustomerContact(input: UpdateCustomerContactInput!): UpdateCustomerContactPayload!
+  """
+  Stores a card from a single-use card token (pass it as a variable), optionally
+  authorising orders with it; the payload carries the verified signed orders.
+  """
+  addPaymentMethod(input: AddPaymentMethodInput!): AddPaymentMethodPayload!
+  """
+  Sets the priority order of a customer's stored cards: send the wanted order of
+  method tokens; methods left out are removed. The gateway sends the upstream the
+  stored methods unchanged, so their contents can never be altered by mistake.
+  """
+  setPaymentMethods(input: SetPaymentMethodsInput!): SetPaymentMethodsPayload!
 }
 
 "A customer record of the merchant."
@@ -990,9 +1516,66 @@ input CreateCustomerInput {
   cardTokens: [String!]!
   "Browser data of the cardholder's client, passed to the upstream as given."
   browser: JSON
+  """
+  Orders to authorise with the first card. Their items authorise the card. The
+  upstream answers signed order tokens, verified by the gateway.
+  """
+  orders: [NewOrderInput!]
 }
 
 type CreateCustomerPayload {
+  customer: Customer!
+  "The orders created with the customer, each with its verified signed token."
+  orders: [SignedOrder!]!
+}
+
+"An order created together with a customer or a card: no payment, no customer."
+input NewOrderInput {
+  number: String
+  items: OrderItemsInput!
+  currency: String!
+  autoCharge: Boolean = false
+}
+
+"An order the upstream vouched for with a signed token; the signature was verified."
+type SignedOrder {
+  "The signed order token (a JWT), for the merchant's records."
+  token: String!
+  order: Order!
+}
+
+input UpdateCustomerContactInput {
+  "The customer; leave it out in a customer session."
+  customerId: ID
+  contact: ContactInput!
+}
+
+type UpdateCustomerContactPayload {
+  contact: Contact!
+}
+
+input AddPaymentMethodInput {
+  customerId: ID!
+  "Single-use card token; pass it as a variable."
+  cardToken: String!
+  browser: JSON
+  "Orders to authorise with the new card."
+  orders: [NewOrderInput!]
+}
+
+type AddPaymentMethodPayload {
+  paymentMethod: PaymentMethod!
+  orders: [SignedOrder!]!
+}
+
+input SetPaymentMethodsInput {
+  "The customer; leave it out in a customer session."
+  customerId: ID
+  "Tokens of the customer's stored cards, highest priority first."
+  methodTokens: [ID!]!
+}
+
+type SetPaymentMethodsPayload {
   customer: Customer!
 }
 
@@ -1148,6 +1731,16 @@ var parsedSchema = gqlparser.MustLoadSchema(sources...)
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
 
+func (ec *executionContext) childFields_AddPaymentMethodPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "paymentMethod":
+		return ec.fieldContext_AddPaymentMethodPayload_paymentMethod(ctx, field)
+	case "orders":
+		return ec.fieldContext_AddPaymentMethodPayload_orders(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AddPaymentMethodPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_Address(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "street":
@@ -1206,6 +1799,8 @@ func (ec *executionContext) childFields_CreateCustomerPayload(ctx context.Contex
 	switch field.Name {
 	case "customer":
 		return ec.fieldContext_CreateCustomerPayload_customer(ctx, field)
+	case "orders":
+		return ec.fieldContext_CreateCustomerPayload_orders(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CreateCustomerPayload", field.Name)
 }
@@ -1232,6 +1827,48 @@ func (ec *executionContext) childFields_Customer(ctx context.Context, field grap
 	return nil, fmt.Errorf("no field named %q was found under type Customer", field.Name)
 }
 
+func (ec *executionContext) childFields_DeleteWebhookPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "deletedId":
+		return ec.fieldContext_DeleteWebhookPayload_deletedId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DeleteWebhookPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_Event(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Event_id(ctx, field)
+	case "name":
+		return ec.fieldContext_Event_name(ctx, field)
+	case "payload":
+		return ec.fieldContext_Event_payload(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Event_createdAt(ctx, field)
+	case "individualId":
+		return ec.fieldContext_Event_individualId(ctx, field)
+	case "orderId":
+		return ec.fieldContext_Event_orderId(ctx, field)
+	case "pendingActions":
+		return ec.fieldContext_Event_pendingActions(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Event", field.Name)
+}
+
+func (ec *executionContext) childFields_Individual(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Individual_id(ctx, field)
+	case "status":
+		return ec.fieldContext_Individual_status(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Individual_createdAt(ctx, field)
+	case "formUrl":
+		return ec.fieldContext_Individual_formUrl(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Individual", field.Name)
+}
+
 func (ec *executionContext) childFields_Money(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "amount":
@@ -1240,6 +1877,14 @@ func (ec *executionContext) childFields_Money(ctx context.Context, field graphql
 		return ec.fieldContext_Money_currency(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Money", field.Name)
+}
+
+func (ec *executionContext) childFields_OnboardIndividualPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "individual":
+		return ec.fieldContext_OnboardIndividualPayload_individual(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OnboardIndividualPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_Order(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1330,6 +1975,72 @@ func (ec *executionContext) childFields_PaymentMethod(ctx context.Context, field
 		return ec.fieldContext_PaymentMethod_created(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PaymentMethod", field.Name)
+}
+
+func (ec *executionContext) childFields_PendingAction(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_PendingAction_id(ctx, field)
+	case "individualId":
+		return ec.fieldContext_PendingAction_individualId(ctx, field)
+	case "eventId":
+		return ec.fieldContext_PendingAction_eventId(ctx, field)
+	case "type":
+		return ec.fieldContext_PendingAction_type(ctx, field)
+	case "status":
+		return ec.fieldContext_PendingAction_status(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_PendingAction_createdAt(ctx, field)
+	case "completedAt":
+		return ec.fieldContext_PendingAction_completedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PendingAction", field.Name)
+}
+
+func (ec *executionContext) childFields_RegisterWebhookPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "webhook":
+		return ec.fieldContext_RegisterWebhookPayload_webhook(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RegisterWebhookPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_SetPaymentMethodsPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "customer":
+		return ec.fieldContext_SetPaymentMethodsPayload_customer(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SetPaymentMethodsPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_SignedOrder(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "token":
+		return ec.fieldContext_SignedOrder_token(ctx, field)
+	case "order":
+		return ec.fieldContext_SignedOrder_order(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SignedOrder", field.Name)
+}
+
+func (ec *executionContext) childFields_UpdateCustomerContactPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "contact":
+		return ec.fieldContext_UpdateCustomerContactPayload_contact(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UpdateCustomerContactPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_Webhook(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Webhook_id(ctx, field)
+	case "url":
+		return ec.fieldContext_Webhook_url(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Webhook_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Webhook", field.Name)
 }
 
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1470,6 +2181,20 @@ func (ec *executionContext) field_Customer_orders_args(ctx context.Context, rawA
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_addPaymentMethod_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.AddPaymentMethodInput, error) {
+			return ec.unmarshalNAddPaymentMethodInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐAddPaymentMethodInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_cancelOrder_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -1526,12 +2251,82 @@ func (ec *executionContext) field_Mutation_createOrder_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_deleteWebhook_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.DeleteWebhookInput, error) {
+			return ec.unmarshalNDeleteWebhookInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐDeleteWebhookInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_onboardIndividual_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.OnboardIndividualInput, error) {
+			return ec.unmarshalNOnboardIndividualInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOnboardIndividualInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_refundOrder_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.RefundOrderInput, error) {
 			return ec.unmarshalNRefundOrderInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRefundOrderInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_registerWebhook_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.RegisterWebhookInput, error) {
+			return ec.unmarshalNRegisterWebhookInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRegisterWebhookInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_setPaymentMethods_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.SetPaymentMethodsInput, error) {
+			return ec.unmarshalNSetPaymentMethodsInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSetPaymentMethodsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateCustomerContact_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdateCustomerContactInput, error) {
+			return ec.unmarshalNUpdateCustomerContactInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐUpdateCustomerContactInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -1568,6 +2363,34 @@ func (ec *executionContext) field_Query_customer_args(ctx context.Context, rawAr
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_event_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_individuals_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+		func(ctx context.Context, v any) (*model.IndividualStatus, error) {
+			return ec.unmarshalOIndividualStatus2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐIndividualStatus(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["status"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_orders_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -1587,6 +2410,28 @@ func (ec *executionContext) field_Query_orders_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["end"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_pendingActions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "eventId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["eventId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "individualId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["individualId"] = arg1
 	return args, nil
 }
 
@@ -1649,6 +2494,70 @@ func (ec *executionContext) field___Type_fields_args(ctx context.Context, rawArg
 // endregion ***************************** args.gotpl *****************************
 
 // region    **************************** field.gotpl *****************************
+
+func (ec *executionContext) _AddPaymentMethodPayload_paymentMethod(ctx context.Context, field graphql.CollectedField, obj *model.AddPaymentMethodPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AddPaymentMethodPayload_paymentMethod(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PaymentMethod, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PaymentMethod) graphql.Marshaler {
+			return ec.marshalNPaymentMethod2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPaymentMethod(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AddPaymentMethodPayload_paymentMethod(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AddPaymentMethodPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PaymentMethod(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AddPaymentMethodPayload_orders(ctx context.Context, field graphql.CollectedField, obj *model.AddPaymentMethodPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AddPaymentMethodPayload_orders(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Orders, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.SignedOrder) graphql.Marshaler {
+			return ec.marshalNSignedOrder2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSignedOrderᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AddPaymentMethodPayload_orders(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AddPaymentMethodPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SignedOrder(ctx, field)
+		},
+	}
+	return fc, nil
+}
 
 func (ec *executionContext) _Address_street(ctx context.Context, field graphql.CollectedField, obj *model.Address) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -2105,6 +3014,38 @@ func (ec *executionContext) fieldContext_CreateCustomerPayload_customer(_ contex
 	return fc, nil
 }
 
+func (ec *executionContext) _CreateCustomerPayload_orders(ctx context.Context, field graphql.CollectedField, obj *model.CreateCustomerPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateCustomerPayload_orders(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Orders, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.SignedOrder) graphql.Marshaler {
+			return ec.marshalNSignedOrder2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSignedOrderᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreateCustomerPayload_orders(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CreateCustomerPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SignedOrder(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Customer_id(ctx context.Context, field graphql.CollectedField, obj *model.Customer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -2328,6 +3269,291 @@ func (ec *executionContext) fieldContext_Customer_orders(ctx context.Context, fi
 	return fc, nil
 }
 
+func (ec *executionContext) _DeleteWebhookPayload_deletedId(ctx context.Context, field graphql.CollectedField, obj *model.DeleteWebhookPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeleteWebhookPayload_deletedId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DeletedID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeleteWebhookPayload_deletedId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeleteWebhookPayload", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Event_id(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Event_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Event_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Event_name(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Event_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Event_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Event_payload(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Event_payload(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Payload, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalNJSON2map(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Event_payload(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _Event_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Event_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Event_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Event_individualId(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Event_individualId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IndividualID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Event_individualId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Event_orderId(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Event_orderId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OrderID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Event_orderId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Event_pendingActions(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Event_pendingActions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Event().PendingActions(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.PendingAction) graphql.Marshaler {
+			return ec.marshalNPendingAction2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPendingActionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Event_pendingActions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Event",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PendingAction(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Individual_id(ctx context.Context, field graphql.CollectedField, obj *model.Individual) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Individual_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Individual_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Individual", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Individual_status(ctx context.Context, field graphql.CollectedField, obj *model.Individual) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Individual_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.IndividualStatus) graphql.Marshaler {
+			return ec.marshalNIndividualStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐIndividualStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Individual_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Individual", field, false, false, errors.New("field of type IndividualStatus does not have child fields"))
+}
+
+func (ec *executionContext) _Individual_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Individual) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Individual_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Individual_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Individual", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Individual_formUrl(ctx context.Context, field graphql.CollectedField, obj *model.Individual) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Individual_formUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FormURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Individual_formUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Individual", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Money_amount(ctx context.Context, field graphql.CollectedField, obj *model.Money) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -2395,6 +3621,138 @@ func (ec *executionContext) _Mutation_noop(ctx context.Context, field graphql.Co
 }
 func (ec *executionContext) fieldContext_Mutation_noop(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Mutation", field, true, true, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Mutation_registerWebhook(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_registerWebhook(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RegisterWebhook(ctx, fc.Args["input"].(model.RegisterWebhookInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RegisterWebhookPayload) graphql.Marshaler {
+			return ec.marshalNRegisterWebhookPayload2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRegisterWebhookPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_registerWebhook(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RegisterWebhookPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_registerWebhook_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteWebhook(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteWebhook(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteWebhook(ctx, fc.Args["input"].(model.DeleteWebhookInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DeleteWebhookPayload) graphql.Marshaler {
+			return ec.marshalNDeleteWebhookPayload2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐDeleteWebhookPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteWebhook(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeleteWebhookPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteWebhook_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_onboardIndividual(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_onboardIndividual(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().OnboardIndividual(ctx, fc.Args["input"].(model.OnboardIndividualInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OnboardIndividualPayload) graphql.Marshaler {
+			return ec.marshalNOnboardIndividualPayload2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOnboardIndividualPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_onboardIndividual(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OnboardIndividualPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_onboardIndividual_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Mutation_createCustomer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -2613,6 +3971,170 @@ func (ec *executionContext) fieldContext_Mutation_cancelOrder(ctx context.Contex
 	if fc.Args, err = ec.field_Mutation_cancelOrder_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateCustomerContact(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateCustomerContact(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateCustomerContact(ctx, fc.Args["input"].(model.UpdateCustomerContactInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.UpdateCustomerContactPayload) graphql.Marshaler {
+			return ec.marshalNUpdateCustomerContactPayload2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐUpdateCustomerContactPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateCustomerContact(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UpdateCustomerContactPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateCustomerContact_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_addPaymentMethod(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_addPaymentMethod(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AddPaymentMethod(ctx, fc.Args["input"].(model.AddPaymentMethodInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AddPaymentMethodPayload) graphql.Marshaler {
+			return ec.marshalNAddPaymentMethodPayload2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐAddPaymentMethodPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_addPaymentMethod(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AddPaymentMethodPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_addPaymentMethod_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_setPaymentMethods(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setPaymentMethods(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetPaymentMethods(ctx, fc.Args["input"].(model.SetPaymentMethodsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SetPaymentMethodsPayload) graphql.Marshaler {
+			return ec.marshalNSetPaymentMethodsPayload2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSetPaymentMethodsPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setPaymentMethods(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SetPaymentMethodsPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setPaymentMethods_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OnboardIndividualPayload_individual(ctx context.Context, field graphql.CollectedField, obj *model.OnboardIndividualPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OnboardIndividualPayload_individual(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Individual, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Individual) graphql.Marshaler {
+			return ec.marshalNIndividual2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐIndividual(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OnboardIndividualPayload_individual(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OnboardIndividualPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Individual(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -3457,6 +4979,167 @@ func (ec *executionContext) fieldContext_PaymentMethod_created(_ context.Context
 	return graphql.NewScalarFieldContext("PaymentMethod", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
+func (ec *executionContext) _PendingAction_id(ctx context.Context, field graphql.CollectedField, obj *model.PendingAction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PendingAction_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PendingAction_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PendingAction", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _PendingAction_individualId(ctx context.Context, field graphql.CollectedField, obj *model.PendingAction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PendingAction_individualId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IndividualID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PendingAction_individualId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PendingAction", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _PendingAction_eventId(ctx context.Context, field graphql.CollectedField, obj *model.PendingAction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PendingAction_eventId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EventID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PendingAction_eventId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PendingAction", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _PendingAction_type(ctx context.Context, field graphql.CollectedField, obj *model.PendingAction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PendingAction_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PendingAction_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PendingAction", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PendingAction_status(ctx context.Context, field graphql.CollectedField, obj *model.PendingAction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PendingAction_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.PendingActionStatus) graphql.Marshaler {
+			return ec.marshalNPendingActionStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPendingActionStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PendingAction_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PendingAction", field, false, false, errors.New("field of type PendingActionStatus does not have child fields"))
+}
+
+func (ec *executionContext) _PendingAction_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.PendingAction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PendingAction_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PendingAction_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PendingAction", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _PendingAction_completedAt(ctx context.Context, field graphql.CollectedField, obj *model.PendingAction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PendingAction_completedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CompletedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PendingAction_completedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PendingAction", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
 func (ec *executionContext) _Query_ok(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3478,6 +5161,170 @@ func (ec *executionContext) _Query_ok(ctx context.Context, field graphql.Collect
 }
 func (ec *executionContext) fieldContext_Query_ok(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Query", field, true, true, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Query_webhooks(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_webhooks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Webhooks(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Webhook) graphql.Marshaler {
+			return ec.marshalNWebhook2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWebhookᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_webhooks(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Webhook(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_event(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_event(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Event(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Event) graphql.Marshaler {
+			return ec.marshalOEvent2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐEvent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_event(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Event(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_event_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_pendingActions(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_pendingActions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().PendingActions(ctx, fc.Args["eventId"].(*string), fc.Args["individualId"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.PendingAction) graphql.Marshaler {
+			return ec.marshalNPendingAction2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPendingActionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_pendingActions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PendingAction(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_pendingActions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_individuals(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_individuals(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Individuals(ctx, fc.Args["status"].(*model.IndividualStatus))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Individual) graphql.Marshaler {
+			return ec.marshalNIndividual2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐIndividualᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_individuals(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Individual(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_individuals_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Query_customers(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -3600,6 +5447,38 @@ func (ec *executionContext) fieldContext_Query_orders(ctx context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_currentCustomer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_currentCustomer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().CurrentCustomer(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Customer) graphql.Marshaler {
+			return ec.marshalOCustomer2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCustomer(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_currentCustomer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Customer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3676,6 +5555,157 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _RegisterWebhookPayload_webhook(ctx context.Context, field graphql.CollectedField, obj *model.RegisterWebhookPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RegisterWebhookPayload_webhook(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Webhook, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Webhook) graphql.Marshaler {
+			return ec.marshalNWebhook2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWebhook(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RegisterWebhookPayload_webhook(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RegisterWebhookPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Webhook(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SetPaymentMethodsPayload_customer(ctx context.Context, field graphql.CollectedField, obj *model.SetPaymentMethodsPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SetPaymentMethodsPayload_customer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Customer, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Customer) graphql.Marshaler {
+			return ec.marshalNCustomer2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCustomer(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SetPaymentMethodsPayload_customer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SetPaymentMethodsPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Customer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SignedOrder_token(ctx context.Context, field graphql.CollectedField, obj *model.SignedOrder) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SignedOrder_token(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Token, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SignedOrder_token(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SignedOrder", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SignedOrder_order(ctx context.Context, field graphql.CollectedField, obj *model.SignedOrder) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SignedOrder_order(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Order, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Order) graphql.Marshaler {
+			return ec.marshalNOrder2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrder(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SignedOrder_order(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SignedOrder",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Order(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UpdateCustomerContactPayload_contact(ctx context.Context, field graphql.CollectedField, obj *model.UpdateCustomerContactPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateCustomerContactPayload_contact(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Contact, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Contact) graphql.Marshaler {
+			return ec.marshalNContact2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐContact(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateCustomerContactPayload_contact(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UpdateCustomerContactPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Contact(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _VerificationRequired_orderId(ctx context.Context, field graphql.CollectedField, obj *model.VerificationRequired) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3743,6 +5773,75 @@ func (ec *executionContext) _VerificationRequired_message(ctx context.Context, f
 }
 func (ec *executionContext) fieldContext_VerificationRequired_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("VerificationRequired", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Webhook_id(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Webhook_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Webhook_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Webhook", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Webhook_url(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Webhook_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Webhook_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Webhook", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Webhook_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Webhook_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Webhook_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Webhook", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -4804,6 +6903,57 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputAddPaymentMethodInput(ctx context.Context, obj any) (model.AddPaymentMethodInput, error) {
+	var it model.AddPaymentMethodInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"customerId", "cardToken", "browser", "orders"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "customerId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerID = data
+		case "cardToken":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cardToken"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CardToken = data
+		case "browser":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("browser"))
+			data, err := ec.unmarshalOJSON2map(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Browser = data
+		case "orders":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orders"))
+			data, err := ec.unmarshalONewOrderInput2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐNewOrderInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Orders = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputAddressInput(ctx context.Context, obj any) (model.AddressInput, error) {
 	var it model.AddressInput
 	if obj == nil {
@@ -5042,7 +7192,7 @@ func (ec *executionContext) unmarshalInputCreateCustomerInput(ctx context.Contex
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"number", "contact", "cardTokens", "browser"}
+	fieldsInOrder := [...]string{"number", "contact", "cardTokens", "browser", "orders"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -5077,6 +7227,13 @@ func (ec *executionContext) unmarshalInputCreateCustomerInput(ctx context.Contex
 				return it, err
 			}
 			it.Browser = data
+		case "orders":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orders"))
+			data, err := ec.unmarshalONewOrderInput2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐNewOrderInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Orders = data
 		}
 	}
 	return it, nil
@@ -5187,6 +7344,121 @@ func (ec *executionContext) unmarshalInputCustomerPaymentInput(ctx context.Conte
 				return it, err
 			}
 			it.Initiator = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputDeleteWebhookInput(ctx context.Context, obj any) (model.DeleteWebhookInput, error) {
+	var it model.DeleteWebhookInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputNewOrderInput(ctx context.Context, obj any) (model.NewOrderInput, error) {
+	var it model.NewOrderInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["autoCharge"]; !present {
+		asMap["autoCharge"] = false
+	}
+
+	fieldsInOrder := [...]string{"number", "items", "currency", "autoCharge"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "number":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("number"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Number = data
+		case "items":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("items"))
+			data, err := ec.unmarshalNOrderItemsInput2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrderItemsInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Items = data
+		case "currency":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("currency"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Currency = data
+		case "autoCharge":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("autoCharge"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AutoCharge = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputOnboardIndividualInput(ctx context.Context, obj any) (model.OnboardIndividualInput, error) {
+	var it model.OnboardIndividualInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"individualId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "individualId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("individualId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IndividualID = data
 		}
 	}
 	return it, nil
@@ -5365,6 +7637,36 @@ func (ec *executionContext) unmarshalInputRefundOrderInput(ctx context.Context, 
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputRegisterWebhookInput(ctx context.Context, obj any) (model.RegisterWebhookInput, error) {
+	var it model.RegisterWebhookInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"url"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "url":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("url"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.URL = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputSavedCardPaymentInput(ctx context.Context, obj any) (model.SavedCardPaymentInput, error) {
 	var it model.SavedCardPaymentInput
 	if obj == nil {
@@ -5404,6 +7706,80 @@ func (ec *executionContext) unmarshalInputSavedCardPaymentInput(ctx context.Cont
 				return it, err
 			}
 			it.Reference = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSetPaymentMethodsInput(ctx context.Context, obj any) (model.SetPaymentMethodsInput, error) {
+	var it model.SetPaymentMethodsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"customerId", "methodTokens"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "customerId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerID = data
+		case "methodTokens":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("methodTokens"))
+			data, err := ec.unmarshalNID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MethodTokens = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputUpdateCustomerContactInput(ctx context.Context, obj any) (model.UpdateCustomerContactInput, error) {
+	var it model.UpdateCustomerContactInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"customerId", "contact"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "customerId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerID = data
+		case "contact":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("contact"))
+			data, err := ec.unmarshalNContactInput2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐContactInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Contact = data
 		}
 	}
 	return it, nil
@@ -5450,6 +7826,49 @@ func (ec *executionContext) _CreateOrderResult(ctx context.Context, sel ast.Sele
 // endregion ************************** interface.gotpl ***************************
 
 // region    **************************** object.gotpl ****************************
+
+var addPaymentMethodPayloadImplementors = []string{"AddPaymentMethodPayload"}
+
+func (ec *executionContext) _AddPaymentMethodPayload(ctx context.Context, sel ast.SelectionSet, obj *model.AddPaymentMethodPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, addPaymentMethodPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AddPaymentMethodPayload")
+		case "paymentMethod":
+			out.Values[i] = ec._AddPaymentMethodPayload_paymentMethod(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "orders":
+			out.Values[i] = ec._AddPaymentMethodPayload_orders(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
 
 var addressImplementors = []string{"Address"}
 
@@ -5657,6 +8076,11 @@ func (ec *executionContext) _CreateCustomerPayload(ctx context.Context, sel ast.
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "orders":
+			out.Values[i] = ec._CreateCustomerPayload_orders(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -5784,6 +8208,198 @@ func (ec *executionContext) _Customer(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
+var deleteWebhookPayloadImplementors = []string{"DeleteWebhookPayload"}
+
+func (ec *executionContext) _DeleteWebhookPayload(ctx context.Context, sel ast.SelectionSet, obj *model.DeleteWebhookPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, deleteWebhookPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DeleteWebhookPayload")
+		case "deletedId":
+			out.Values[i] = ec._DeleteWebhookPayload_deletedId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var eventImplementors = []string{"Event"}
+
+func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, obj *model.Event) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, eventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Event")
+		case "id":
+			out.Values[i] = ec._Event_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "name":
+			out.Values[i] = ec._Event_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "payload":
+			out.Values[i] = ec._Event_payload(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._Event_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "individualId":
+			out.Values[i] = ec._Event_individualId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "orderId":
+			out.Values[i] = ec._Event_orderId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pendingActions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Event_pendingActions(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var individualImplementors = []string{"Individual"}
+
+func (ec *executionContext) _Individual(ctx context.Context, sel ast.SelectionSet, obj *model.Individual) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, individualImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Individual")
+		case "id":
+			out.Values[i] = ec._Individual_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._Individual_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._Individual_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "formUrl":
+			out.Values[i] = ec._Individual_formUrl(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var moneyImplementors = []string{"Money"}
 
 func (ec *executionContext) _Money(ctx context.Context, sel ast.SelectionSet, obj *model.Money) graphql.Marshaler {
@@ -5854,6 +8470,27 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "registerWebhook":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_registerWebhook(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteWebhook":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteWebhook(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "onboardIndividual":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_onboardIndividual(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "createCustomer":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createCustomer(ctx, field)
@@ -5886,6 +8523,65 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_cancelOrder(ctx, field)
 			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateCustomerContact":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateCustomerContact(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "addPaymentMethod":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_addPaymentMethod(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "setPaymentMethods":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setPaymentMethods(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var onboardIndividualPayloadImplementors = []string{"OnboardIndividualPayload"}
+
+func (ec *executionContext) _OnboardIndividualPayload(ctx context.Context, sel ast.SelectionSet, obj *model.OnboardIndividualPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, onboardIndividualPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OnboardIndividualPayload")
+		case "individual":
+			out.Values[i] = ec._OnboardIndividualPayload_individual(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -6339,6 +9035,74 @@ func (ec *executionContext) _PaymentMethod(ctx context.Context, sel ast.Selectio
 	return out
 }
 
+var pendingActionImplementors = []string{"PendingAction"}
+
+func (ec *executionContext) _PendingAction(ctx context.Context, sel ast.SelectionSet, obj *model.PendingAction) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, pendingActionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PendingAction")
+		case "id":
+			out.Values[i] = ec._PendingAction_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "individualId":
+			out.Values[i] = ec._PendingAction_individualId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "eventId":
+			out.Values[i] = ec._PendingAction_eventId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._PendingAction_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._PendingAction_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._PendingAction_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "completedAt":
+			out.Values[i] = ec._PendingAction_completedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var queryImplementors = []string{"Query"}
 
 func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -6369,6 +9133,94 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_ok(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "webhooks":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_webhooks(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "event":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_event(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "pendingActions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_pendingActions(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "individuals":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_individuals(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -6447,6 +9299,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "currentCustomer":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_currentCustomer(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -6460,6 +9334,163 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var registerWebhookPayloadImplementors = []string{"RegisterWebhookPayload"}
+
+func (ec *executionContext) _RegisterWebhookPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RegisterWebhookPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, registerWebhookPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RegisterWebhookPayload")
+		case "webhook":
+			out.Values[i] = ec._RegisterWebhookPayload_webhook(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var setPaymentMethodsPayloadImplementors = []string{"SetPaymentMethodsPayload"}
+
+func (ec *executionContext) _SetPaymentMethodsPayload(ctx context.Context, sel ast.SelectionSet, obj *model.SetPaymentMethodsPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, setPaymentMethodsPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SetPaymentMethodsPayload")
+		case "customer":
+			out.Values[i] = ec._SetPaymentMethodsPayload_customer(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var signedOrderImplementors = []string{"SignedOrder"}
+
+func (ec *executionContext) _SignedOrder(ctx context.Context, sel ast.SelectionSet, obj *model.SignedOrder) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, signedOrderImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SignedOrder")
+		case "token":
+			out.Values[i] = ec._SignedOrder_token(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "order":
+			out.Values[i] = ec._SignedOrder_order(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var updateCustomerContactPayloadImplementors = []string{"UpdateCustomerContactPayload"}
+
+func (ec *executionContext) _UpdateCustomerContactPayload(ctx context.Context, sel ast.SelectionSet, obj *model.UpdateCustomerContactPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, updateCustomerContactPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UpdateCustomerContactPayload")
+		case "contact":
+			out.Values[i] = ec._UpdateCustomerContactPayload_contact(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -6506,6 +9537,54 @@ func (ec *executionContext) _VerificationRequired(ctx context.Context, sel ast.S
 			}
 		case "message":
 			out.Values[i] = ec._VerificationRequired_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var webhookImplementors = []string{"Webhook"}
+
+func (ec *executionContext) _Webhook(ctx context.Context, sel ast.SelectionSet, obj *model.Webhook) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, webhookImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Webhook")
+		case "id":
+			out.Values[i] = ec._Webhook_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "url":
+			out.Values[i] = ec._Webhook_url(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._Webhook_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -6922,6 +10001,21 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 
 // region    ***************************** type.gotpl *****************************
 
+func (ec *executionContext) unmarshalNAddPaymentMethodInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐAddPaymentMethodInput(ctx context.Context, v any) (model.AddPaymentMethodInput, error) {
+	res, err := ec.unmarshalInputAddPaymentMethodInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAddPaymentMethodPayload2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐAddPaymentMethodPayload(ctx context.Context, sel ast.SelectionSet, v *model.AddPaymentMethodPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AddPaymentMethodPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -7029,6 +10123,21 @@ func (ec *executionContext) marshalNCustomer2ᚖgithubᚗcomᚋfingraphᚋfingra
 	return ec._Customer(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNDeleteWebhookInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐDeleteWebhookInput(ctx context.Context, v any) (model.DeleteWebhookInput, error) {
+	res, err := ec.unmarshalInputDeleteWebhookInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNDeleteWebhookPayload2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐDeleteWebhookPayload(ctx context.Context, sel ast.SelectionSet, v *model.DeleteWebhookPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DeleteWebhookPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
 	res, err := graphql.UnmarshalFloatContext(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -7061,6 +10170,71 @@ func (ec *executionContext) marshalNID2string(ctx context.Context, sel ast.Selec
 	return res
 }
 
+func (ec *executionContext) unmarshalNID2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNID2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNID2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNID2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNIndividual2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐIndividualᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Individual) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNIndividual2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐIndividual(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNIndividual2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐIndividual(ctx context.Context, sel ast.SelectionSet, v *model.Individual) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Individual(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNIndividualStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐIndividualStatus(ctx context.Context, v any) (model.IndividualStatus, error) {
+	var res model.IndividualStatus
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNIndividualStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐIndividualStatus(ctx context.Context, sel ast.SelectionSet, v model.IndividualStatus) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) unmarshalNInt2int64(ctx context.Context, v any) (int64, error) {
 	res, err := graphql.UnmarshalInt64(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -7087,6 +10261,28 @@ func (ec *executionContext) marshalNItemsShape2githubᚗcomᚋfingraphᚋfingrap
 	return v
 }
 
+func (ec *executionContext) unmarshalNJSON2map(ctx context.Context, v any) (map[string]any, error) {
+	res, err := graphql.UnmarshalMap(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNJSON2map(ctx context.Context, sel ast.SelectionSet, v map[string]any) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	_ = sel
+	res := graphql.MarshalMap(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
 func (ec *executionContext) marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx context.Context, sel ast.SelectionSet, v *model.Money) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -7095,6 +10291,26 @@ func (ec *executionContext) marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraph�
 		return graphql.Null
 	}
 	return ec._Money(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNNewOrderInput2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐNewOrderInput(ctx context.Context, v any) (*model.NewOrderInput, error) {
+	res, err := ec.unmarshalInputNewOrderInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNOnboardIndividualInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOnboardIndividualInput(ctx context.Context, v any) (model.OnboardIndividualInput, error) {
+	res, err := ec.unmarshalInputOnboardIndividualInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNOnboardIndividualPayload2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOnboardIndividualPayload(ctx context.Context, sel ast.SelectionSet, v *model.OnboardIndividualPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._OnboardIndividualPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNOrder2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrderᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Order) graphql.Marshaler {
@@ -7220,9 +10436,101 @@ func (ec *executionContext) marshalNPaymentMethod2ᚖgithubᚗcomᚋfingraphᚋf
 	return ec._PaymentMethod(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNPendingAction2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPendingActionᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.PendingAction) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPendingAction2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPendingAction(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPendingAction2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPendingAction(ctx context.Context, sel ast.SelectionSet, v *model.PendingAction) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PendingAction(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNPendingActionStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPendingActionStatus(ctx context.Context, v any) (model.PendingActionStatus, error) {
+	var res model.PendingActionStatus
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNPendingActionStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPendingActionStatus(ctx context.Context, sel ast.SelectionSet, v model.PendingActionStatus) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) unmarshalNRefundOrderInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRefundOrderInput(ctx context.Context, v any) (model.RefundOrderInput, error) {
 	res, err := ec.unmarshalInputRefundOrderInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNRegisterWebhookInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRegisterWebhookInput(ctx context.Context, v any) (model.RegisterWebhookInput, error) {
+	res, err := ec.unmarshalInputRegisterWebhookInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRegisterWebhookPayload2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRegisterWebhookPayload(ctx context.Context, sel ast.SelectionSet, v *model.RegisterWebhookPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RegisterWebhookPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNSetPaymentMethodsInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSetPaymentMethodsInput(ctx context.Context, v any) (model.SetPaymentMethodsInput, error) {
+	res, err := ec.unmarshalInputSetPaymentMethodsInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSetPaymentMethodsPayload2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSetPaymentMethodsPayload(ctx context.Context, sel ast.SelectionSet, v *model.SetPaymentMethodsPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SetPaymentMethodsPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSignedOrder2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSignedOrderᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.SignedOrder) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSignedOrder2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSignedOrder(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSignedOrder2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSignedOrder(ctx context.Context, sel ast.SelectionSet, v *model.SignedOrder) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SignedOrder(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
@@ -7284,6 +10592,47 @@ func (ec *executionContext) marshalNTime2timeᚐTime(ctx context.Context, sel as
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNUpdateCustomerContactInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐUpdateCustomerContactInput(ctx context.Context, v any) (model.UpdateCustomerContactInput, error) {
+	res, err := ec.unmarshalInputUpdateCustomerContactInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNUpdateCustomerContactPayload2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐUpdateCustomerContactPayload(ctx context.Context, sel ast.SelectionSet, v *model.UpdateCustomerContactPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._UpdateCustomerContactPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNWebhook2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWebhookᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Webhook) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWebhook2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWebhook(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNWebhook2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWebhook(ctx context.Context, sel ast.SelectionSet, v *model.Webhook) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Webhook(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {
@@ -7533,6 +10882,13 @@ func (ec *executionContext) marshalODate2ᚖgithubᚗcomᚋfingraphᚋfingraph�
 	return v
 }
 
+func (ec *executionContext) marshalOEvent2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐEvent(ctx context.Context, sel ast.SelectionSet, v *model.Event) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Event(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOID2ᚖstring(ctx context.Context, v any) (*string, error) {
 	if v == nil {
 		return nil, nil
@@ -7549,6 +10905,22 @@ func (ec *executionContext) marshalOID2ᚖstring(ctx context.Context, sel ast.Se
 	_ = ctx
 	res := graphql.MarshalID(*v)
 	return res
+}
+
+func (ec *executionContext) unmarshalOIndividualStatus2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐIndividualStatus(ctx context.Context, v any) (*model.IndividualStatus, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.IndividualStatus)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOIndividualStatus2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐIndividualStatus(ctx context.Context, sel ast.SelectionSet, v *model.IndividualStatus) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) unmarshalOInitiator2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐInitiator(ctx context.Context, v any) (*model.Initiator, error) {
@@ -7601,6 +10973,23 @@ func (ec *executionContext) marshalOJSON2map(ctx context.Context, sel ast.Select
 	_ = ctx
 	res := graphql.MarshalMap(v)
 	return res
+}
+
+func (ec *executionContext) unmarshalONewOrderInput2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐNewOrderInputᚄ(ctx context.Context, v any) ([]*model.NewOrderInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.NewOrderInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNNewOrderInput2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐNewOrderInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) marshalOOrder2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrder(ctx context.Context, sel ast.SelectionSet, v *model.Order) graphql.Marshaler {

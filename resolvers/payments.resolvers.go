@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/fingraph/fingraph/graph"
@@ -52,12 +53,23 @@ func (r *mutationResolver) CreateCustomer(ctx context.Context, input model.Creat
 		}
 		methods = append(methods, payments.NewPaymentMethodCreatable(tok, input.Browser))
 	}
-	c, err := r.Payments.Customers.Create(ctx, payments.CustomerCreatable{Number: input.Number, Contact: contact, Method: methods})
+	orders, err := newOrdersFromInput("input.orders", input.Orders)
+	if err != nil {
+		return nil, err
+	}
+	if len(orders) > 0 && len(methods) == 0 {
+		return nil, gqlerr.BadInput("input.cardTokens", "orders need a card to authorise: give at least one card token")
+	}
+	c, err := r.Payments.Customers.Create(ctx, payments.CustomerCreatable{Number: input.Number, Contact: contact, Method: methods, Order: orderBody(orders)})
+	if err != nil {
+		return nil, err
+	}
+	signed, err := r.signedOrders(ctx, c.Order)
 	if err != nil {
 		return nil, err
 	}
 	loaders.For(ctx).Customer.Prime(ctx, c.ID, c)
-	return &model.CreateCustomerPayload{Customer: toCustomer(c)}, nil
+	return &model.CreateCustomerPayload{Customer: toCustomer(c), Orders: signed}, nil
 }
 
 // CreateOrder is the resolver for the createOrder field.
@@ -65,6 +77,11 @@ func (r *mutationResolver) CreateOrder(ctx context.Context, input model.CreateOr
 	req, err := toOrderCreatable(ctx, input)
 	if err != nil {
 		return nil, err
+	}
+	if sc := input.Payment.SavedCard; sc != nil {
+		if err := r.savedCardPayment(ctx, &req, sc); err != nil {
+			return nil, err
+		}
 	}
 	const scope = "merchant"
 	key := deref(input.IdempotencyKey)
@@ -127,6 +144,78 @@ func (r *mutationResolver) RefundOrder(ctx context.Context, input model.RefundOr
 // CancelOrder is the resolver for the cancelOrder field.
 func (r *mutationResolver) CancelOrder(ctx context.Context, input model.CancelOrderInput) (*model.OrderChangePayload, error) {
 	return r.applyOrderEvent(ctx, input.OrderID, payments.EventCancel, nil)
+}
+
+func (r *mutationResolver) UpdateCustomerContact(ctx context.Context, input model.UpdateCustomerContactInput) (*model.UpdateCustomerContactPayload, error) {
+	id, err := customerTarget(ctx, "input.customerId", input.CustomerID)
+	if err != nil {
+		return nil, err
+	}
+	contact, err := contactFromInput("input.contact", input.Contact)
+	if err != nil {
+		return nil, err
+	}
+	got, err := r.Payments.Customers.UpdateContact(ctx, id, contact)
+	if err != nil {
+		return nil, err
+	}
+	return &model.UpdateCustomerContactPayload{Contact: toContact(got)}, nil
+}
+
+func (r *mutationResolver) AddPaymentMethod(ctx context.Context, input model.AddPaymentMethodInput) (*model.AddPaymentMethodPayload, error) {
+	if err := checkText("input.customerId", input.CustomerID, true); err != nil {
+		return nil, err
+	}
+	if err := checkCardToken(ctx, "input.cardToken", input.CardToken); err != nil {
+		return nil, err
+	}
+	orders, err := newOrdersFromInput("input.orders", input.Orders)
+	if err != nil {
+		return nil, err
+	}
+	method := payments.NewPaymentMethodCreatable(input.CardToken, input.Browser)
+	if len(orders) == 0 {
+		m, err := r.Payments.Customers.AddMethod(ctx, input.CustomerID, method)
+		if err != nil {
+			return nil, err
+		}
+		return &model.AddPaymentMethodPayload{PaymentMethod: toPaymentMethod(*m), Orders: []*model.SignedOrder{}}, nil
+	}
+	res, err := r.Payments.Customers.AddMethodWithOrder(ctx, input.CustomerID, payments.MethodWithOrder{Method: method, Order: orderBody(orders)})
+	if err != nil {
+		return nil, err
+	}
+	signed, err := r.signedOrders(ctx, res.Order)
+	if err != nil {
+		return nil, err
+	}
+	return &model.AddPaymentMethodPayload{PaymentMethod: toPaymentMethod(res.Method), Orders: signed}, nil
+}
+
+func (r *mutationResolver) SetPaymentMethods(ctx context.Context, input model.SetPaymentMethodsInput) (*model.SetPaymentMethodsPayload, error) {
+	id, err := customerTarget(ctx, "input.customerId", input.CustomerID)
+	if err != nil {
+		return nil, err
+	}
+	if len(input.MethodTokens) > 100 {
+		return nil, gqlerr.BadInput("input.methodTokens", "at most 100 cards")
+	}
+	current, err := r.Payments.Customers.Get(ctx, id)
+	if pe, ok := payments.AsError(err); ok && pe.StatusCode == http.StatusNotFound {
+		return nil, gqlerr.NotFoundf("there is no customer %q", id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	methods, err := methodsInOrder(current, input.MethodTokens)
+	if err != nil {
+		return nil, err
+	}
+	c, err := r.Payments.Customers.SetMethods(ctx, id, methods)
+	if err != nil {
+		return nil, err
+	}
+	return &model.SetPaymentMethodsPayload{Customer: toCustomer(c)}, nil
 }
 
 // Customer is the resolver for the customer field.
@@ -194,6 +283,18 @@ func (r *queryResolver) Orders(ctx context.Context, start *model.Date, end *mode
 		return nil, err
 	}
 	return toOrders(list), nil
+}
+
+func (r *queryResolver) CurrentCustomer(ctx context.Context) (*model.Customer, error) {
+	if !inCustomerSession(ctx) {
+		return nil, gqlerr.Unauthenticatedf("currentCustomer needs a customer session: sign in with signInCustomer")
+	}
+	c, err := r.Payments.Customers.Get(ctx, "me")
+	if err != nil {
+		return nil, err
+	}
+	loaders.For(ctx).Customer.Prime(ctx, c.ID, c)
+	return toCustomer(c), nil
 }
 
 func (r *Resolver) Customer() graph.CustomerResolver { return &customerResolver{r} }

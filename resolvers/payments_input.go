@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/mail"
+	"net/url"
 	"regexp"
 	"strings"
 	"time"
@@ -130,7 +131,10 @@ func itemFromInput(field string, in *model.OrderItemInput) (payments.Item, error
 }
 
 func itemsFromInput(in *model.OrderItemsInput) (payments.Items, error) {
-	const field = "input.items"
+	return itemsFromInputAt("input.items", in)
+}
+
+func itemsFromInputAt(field string, in *model.OrderItemsInput) (payments.Items, error) {
 	if in == nil {
 		return payments.Items{}, gqlerr.BadInput(field, "items is required")
 	}
@@ -173,6 +177,52 @@ func initiator(in *model.Initiator, def string) string {
 		return def
 	}
 	return strings.ToLower(string(*in))
+}
+
+// inCustomerSession reports whether the request acts as one customer.
+func inCustomerSession(ctx context.Context) bool {
+	_, ok := payments.CustomerKey(ctx)
+	return ok
+}
+
+// newOrderFromInput validates an order created together with a customer or
+// a card: it has neither payment nor customer.
+func newOrderFromInput(field string, in *model.NewOrderInput) (payments.OrderCreatable, error) {
+	var o payments.OrderCreatable
+	if in == nil {
+		return o, gqlerr.BadInput(field, "%s is required", field)
+	}
+	items, err := itemsFromInputAt(field+".items", in.Items)
+	if err != nil {
+		return o, err
+	}
+	if !currencyRe.MatchString(in.Currency) {
+		return o, gqlerr.BadInput(field+".currency", "currency must be an ISO 4217 code such as EUR")
+	}
+	if err := optText(field+".number", in.Number); err != nil {
+		return o, err
+	}
+	o.Items, o.Currency, o.Number = items, in.Currency, deref(in.Number)
+	if in.AutoCharge != nil && *in.AutoCharge {
+		o.Charge = "auto"
+	}
+	return o, nil
+}
+
+// newOrdersFromInput validates a list of new orders; nil when none.
+func newOrdersFromInput(field string, in []*model.NewOrderInput) ([]payments.OrderCreatable, error) {
+	if len(in) > maxItems {
+		return nil, gqlerr.BadInput(field, "at most %d orders", maxItems)
+	}
+	var out []payments.OrderCreatable
+	for i, o := range in {
+		oc, err := newOrderFromInput(fmt.Sprintf("%s[%d]", field, i), o)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, oc)
+	}
+	return out, nil
 }
 
 // toOrderCreatable validates createOrder's input and builds the upstream
@@ -224,20 +274,17 @@ func toOrderCreatable(ctx context.Context, in model.CreateOrderInput) (payments.
 		}
 		o.Payment = payments.CardPayment(p.Card.Token, p.Card.Browser)
 	case p.SavedCard != nil:
-		if o.Customer == "" {
+		if o.Customer == "" && !inCustomerSession(ctx) {
 			return o, gqlerr.BadInput("input.customerId", "customerId is required with a savedCard payment")
 		}
 		if err := checkText("input.payment.savedCard.methodToken", p.SavedCard.MethodToken, true); err != nil {
 			return o, err
 		}
-		ref := deref(p.SavedCard.Reference)
-		if ref == "" {
-			ref = o.Number
-		}
-		o.Payment = payments.SavedCardPayment(payments.PaymentMethod{Token: p.SavedCard.MethodToken},
-			initiator(p.SavedCard.Initiator, payments.InitiatorMerchant), ref)
+		// The payment itself is built from the stored method once it has
+		// been read (see savedCardPayment).
+		o.Payment = &payments.Payment{Type: "card", Card: p.SavedCard.MethodToken}
 	default:
-		if o.Customer == "" {
+		if o.Customer == "" && !inCustomerSession(ctx) {
 			return o, gqlerr.BadInput("input.customerId", "customerId is required with a customer payment")
 		}
 		o.Payment = payments.CustomerPayment(initiator(p.Customer.Initiator, payments.InitiatorCardholder))
@@ -272,4 +319,21 @@ func orderWindow(now time.Time, start, end *model.Date) (time.Time, time.Time, e
 		return s, e, gqlerr.BadInput("start", "the date range may span at most 366 days")
 	}
 	return s, e, nil
+}
+
+// checkWebhookURL refuses what the spec forbids before asking the upstream:
+// a webhook URL must be an absolute HTTPS URL.
+func checkWebhookURL(raw string) error {
+	const field = "input.url"
+	if len(raw) > 2048 {
+		return gqlerr.BadInput(field, "url must be at most 2048 characters")
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || u.User != nil {
+		return gqlerr.BadInput(field, "url must be an absolute URL such as https://hooks.example/payments")
+	}
+	if u.Scheme != "https" {
+		return gqlerr.BadInput(field, "url must use HTTPS")
+	}
+	return nil
 }

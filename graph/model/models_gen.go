@@ -14,6 +14,20 @@ type CreateOrderResult interface {
 	IsCreateOrderResult()
 }
 
+type AddPaymentMethodInput struct {
+	CustomerID string `json:"customerId"`
+	// Single-use card token; pass it as a variable.
+	CardToken string         `json:"cardToken"`
+	Browser   map[string]any `json:"browser,omitempty"`
+	// Orders to authorise with the new card.
+	Orders []*NewOrderInput `json:"orders,omitempty"`
+}
+
+type AddPaymentMethodPayload struct {
+	PaymentMethod *PaymentMethod `json:"paymentMethod"`
+	Orders        []*SignedOrder `json:"orders"`
+}
+
 type Address struct {
 	Street  *string `json:"street,omitempty"`
 	ZipCode *string `json:"zipCode,omitempty"`
@@ -84,10 +98,15 @@ type CreateCustomerInput struct {
 	CardTokens []string `json:"cardTokens"`
 	// Browser data of the cardholder's client, passed to the upstream as given.
 	Browser map[string]any `json:"browser,omitempty"`
+	// Orders to authorise with the first card. Their items authorise the card. The
+	// upstream answers signed order tokens, verified by the gateway.
+	Orders []*NewOrderInput `json:"orders,omitempty"`
 }
 
 type CreateCustomerPayload struct {
 	Customer *Customer `json:"customer"`
+	// The orders created with the customer, each with its verified signed token.
+	Orders []*SignedOrder `json:"orders"`
 }
 
 type CreateOrderInput struct {
@@ -128,6 +147,37 @@ type CustomerPaymentInput struct {
 	Initiator *Initiator `json:"initiator,omitempty"`
 }
 
+type DeleteWebhookInput struct {
+	ID string `json:"id"`
+}
+
+type DeleteWebhookPayload struct {
+	DeletedID string `json:"deletedId"`
+}
+
+// An upstream event. Its content is always read from the upstream, never from a webhook body.
+type Event struct {
+	ID string `json:"id"`
+	// E.g. IndividualActivated, PendingActionCreated, OrderCaptured.
+	Name      string         `json:"name"`
+	Payload   map[string]any `json:"payload"`
+	CreatedAt time.Time      `json:"createdAt"`
+	// individual_id of the payload, when it has one.
+	IndividualID *string `json:"individualId,omitempty"`
+	// order_id of the payload, when it has one.
+	OrderID *string `json:"orderId,omitempty"`
+	// The pending action tied to this event (batched; one upstream request per event).
+	PendingActions []*PendingAction `json:"pendingActions"`
+}
+
+type Individual struct {
+	ID        string           `json:"id"`
+	Status    IndividualStatus `json:"status"`
+	CreatedAt *time.Time       `json:"createdAt,omitempty"`
+	// Where the individual fills in the onboarding form, when the upstream gives one.
+	FormURL *string `json:"formUrl,omitempty"`
+}
+
 // An amount of money in minor units (cents) of a currency.
 type Money struct {
 	// Minor units: 1250 with EUR is 12.50 EUR.
@@ -137,6 +187,22 @@ type Money struct {
 }
 
 type Mutation struct {
+}
+
+// An order created together with a customer or a card: no payment, no customer.
+type NewOrderInput struct {
+	Number     *string          `json:"number,omitempty"`
+	Items      *OrderItemsInput `json:"items"`
+	Currency   string           `json:"currency"`
+	AutoCharge *bool            `json:"autoCharge,omitempty"`
+}
+
+type OnboardIndividualInput struct {
+	IndividualID string `json:"individualId"`
+}
+
+type OnboardIndividualPayload struct {
+	Individual *Individual `json:"individual"`
 }
 
 // The attempt failed; retry with the same idempotencyKey to keep the order id.
@@ -208,6 +274,17 @@ type PaymentMethod struct {
 	Created     *time.Time `json:"created,omitempty"`
 }
 
+type PendingAction struct {
+	ID           string `json:"id"`
+	IndividualID string `json:"individualId"`
+	// The event that created it.
+	EventID     *string             `json:"eventId,omitempty"`
+	Type        string              `json:"type"`
+	Status      PendingActionStatus `json:"status"`
+	CreatedAt   *time.Time          `json:"createdAt,omitempty"`
+	CompletedAt *time.Time          `json:"completedAt,omitempty"`
+}
+
 type Query struct {
 }
 
@@ -215,6 +292,15 @@ type RefundOrderInput struct {
 	OrderID string `json:"orderId"`
 	// Minor units; everything captured and not yet refunded when not given.
 	Amount *int64 `json:"amount,omitempty"`
+}
+
+type RegisterWebhookInput struct {
+	// HTTPS URL that receives the upstream's webhooks.
+	URL string `json:"url"`
+}
+
+type RegisterWebhookPayload struct {
+	Webhook *Webhook `json:"webhook"`
 }
 
 type SavedCardPaymentInput struct {
@@ -226,6 +312,34 @@ type SavedCardPaymentInput struct {
 	Reference *string `json:"reference,omitempty"`
 }
 
+type SetPaymentMethodsInput struct {
+	// The customer; leave it out in a customer session.
+	CustomerID *string `json:"customerId,omitempty"`
+	// Tokens of the customer's stored cards, highest priority first.
+	MethodTokens []string `json:"methodTokens"`
+}
+
+type SetPaymentMethodsPayload struct {
+	Customer *Customer `json:"customer"`
+}
+
+// An order the upstream vouched for with a signed token; the signature was verified.
+type SignedOrder struct {
+	// The signed order token (a JWT), for the merchant's records.
+	Token string `json:"token"`
+	Order *Order `json:"order"`
+}
+
+type UpdateCustomerContactInput struct {
+	// The customer; leave it out in a customer session.
+	CustomerID *string       `json:"customerId,omitempty"`
+	Contact    *ContactInput `json:"contact"`
+}
+
+type UpdateCustomerContactPayload struct {
+	Contact *Contact `json:"contact"`
+}
+
 // 3-D Secure must be performed; then retry createOrder with the same idempotencyKey.
 type VerificationRequired struct {
 	OrderID string `json:"orderId"`
@@ -235,6 +349,12 @@ type VerificationRequired struct {
 }
 
 func (VerificationRequired) IsCreateOrderResult() {}
+
+type Webhook struct {
+	ID        string    `json:"id"`
+	URL       string    `json:"url"`
+	CreatedAt time.Time `json:"createdAt"`
+}
 
 type ContactType string
 
@@ -286,6 +406,67 @@ func (e *ContactType) UnmarshalJSON(b []byte) error {
 }
 
 func (e ContactType) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type IndividualStatus string
+
+const (
+	IndividualStatusOnboardingRequested    IndividualStatus = "ONBOARDING_REQUESTED"
+	IndividualStatusOnboardingDataProvided IndividualStatus = "ONBOARDING_DATA_PROVIDED"
+	IndividualStatusActive                 IndividualStatus = "ACTIVE"
+	IndividualStatusBlocked                IndividualStatus = "BLOCKED"
+	IndividualStatusUnknown                IndividualStatus = "UNKNOWN"
+)
+
+var AllIndividualStatus = []IndividualStatus{
+	IndividualStatusOnboardingRequested,
+	IndividualStatusOnboardingDataProvided,
+	IndividualStatusActive,
+	IndividualStatusBlocked,
+	IndividualStatusUnknown,
+}
+
+func (e IndividualStatus) IsValid() bool {
+	switch e {
+	case IndividualStatusOnboardingRequested, IndividualStatusOnboardingDataProvided, IndividualStatusActive, IndividualStatusBlocked, IndividualStatusUnknown:
+		return true
+	}
+	return false
+}
+
+func (e IndividualStatus) String() string {
+	return string(e)
+}
+
+func (e *IndividualStatus) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = IndividualStatus(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid IndividualStatus", str)
+	}
+	return nil
+}
+
+func (e IndividualStatus) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *IndividualStatus) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e IndividualStatus) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil
@@ -463,6 +644,63 @@ func (e *OrderStatus) UnmarshalJSON(b []byte) error {
 }
 
 func (e OrderStatus) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type PendingActionStatus string
+
+const (
+	PendingActionStatusPending   PendingActionStatus = "PENDING"
+	PendingActionStatusCompleted PendingActionStatus = "COMPLETED"
+	PendingActionStatusUnknown   PendingActionStatus = "UNKNOWN"
+)
+
+var AllPendingActionStatus = []PendingActionStatus{
+	PendingActionStatusPending,
+	PendingActionStatusCompleted,
+	PendingActionStatusUnknown,
+}
+
+func (e PendingActionStatus) IsValid() bool {
+	switch e {
+	case PendingActionStatusPending, PendingActionStatusCompleted, PendingActionStatusUnknown:
+		return true
+	}
+	return false
+}
+
+func (e PendingActionStatus) String() string {
+	return string(e)
+}
+
+func (e *PendingActionStatus) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = PendingActionStatus(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid PendingActionStatus", str)
+	}
+	return nil
+}
+
+func (e PendingActionStatus) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *PendingActionStatus) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e PendingActionStatus) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

@@ -34,6 +34,10 @@ type Loaders struct {
 	// Orders loads customers' orders: one listing per distinct date range,
 	// shared by every customer asked for in that range.
 	Orders *dataloader.Loader[OrdersKey, []payments.Order]
+	// PendingActionByEvent loads the pending action tied to each event: one
+	// GET /v3/pending_actions?event_id= per distinct event, the spec's
+	// preferred way (rule 4), deduplicated within the request.
+	PendingActionByEvent *dataloader.Loader[string, *payments.PendingAction]
 }
 
 // New returns fresh loaders over the payments client.
@@ -41,6 +45,8 @@ func New(p *payments.Client) *Loaders {
 	return &Loaders{
 		Customer: dataloader.NewBatchedLoader(customerBatch(p), dataloader.WithWait[string, *payments.Customer](Wait)),
 		Orders:   dataloader.NewBatchedLoader(ordersBatch(p), dataloader.WithWait[OrdersKey, []payments.Order](Wait)),
+		PendingActionByEvent: dataloader.NewBatchedLoader(pendingActionBatch(p),
+			dataloader.WithWait[string, *payments.PendingAction](Wait)),
 	}
 }
 
@@ -70,6 +76,19 @@ func For(ctx context.Context) *Loaders {
 func customerBatch(p *payments.Client) dataloader.BatchFunc[string, *payments.Customer] {
 	return func(ctx context.Context, ids []string) []*dataloader.Result[*payments.Customer] {
 		out := make([]*dataloader.Result[*payments.Customer], len(ids))
+		if _, ok := payments.CustomerKey(ctx); ok {
+			// A customer session may see only itself: read `me` and answer
+			// only the keys that are its own id, never a merchant listing.
+			me, err := p.Customers.Get(ctx, "me")
+			for i, id := range ids {
+				r := &dataloader.Result[*payments.Customer]{Error: err}
+				if err == nil && me.ID == id {
+					r.Data = me
+				}
+				out[i] = r
+			}
+			return out
+		}
 		if len(ids) == 1 {
 			c, err := p.Customers.Get(ctx, ids[0])
 			if pe, ok := payments.AsError(err); ok && pe.StatusCode == http.StatusNotFound {

@@ -84,6 +84,8 @@ type Client struct {
 	retries   int
 	logger    *slog.Logger
 	breaker   *gobreaker.CircuitBreaker[*http.Response]
+	jwksURL   string
+	signing   jwks
 
 	Customers      *CustomersService
 	Orders         *OrdersService
@@ -91,6 +93,7 @@ type Client struct {
 	Events         *EventsService
 	Individuals    *IndividualsService
 	PendingActions *PendingActionsService
+	OrderTokens    *OrderTokensService
 }
 
 type service struct{ client *Client }
@@ -110,6 +113,10 @@ func WithUserAgent(ua string) Option { return func(c *Client) { c.userAgent = ua
 // WithRetries sets how often an idempotent call is retried after a network
 // error or a 502/503/504 (default 2).
 func WithRetries(n int) Option { return func(c *Client) { c.retries = n } }
+
+// WithJWKSURL sets where the upstream publishes the keys that sign order
+// tokens (default: .well-known/jwks.json under the base URL).
+func WithJWKSURL(u string) Option { return func(c *Client) { c.jwksURL = u } }
 
 // WithLogger sets the logger for retries and breaker changes.
 func WithLogger(l *slog.Logger) Option { return func(c *Client) { c.logger = l } }
@@ -150,6 +157,7 @@ func NewClient(baseURL string, keys Keys, opts ...Option) (*Client, error) {
 		retries:   2,
 		logger:    slog.New(slog.DiscardHandler),
 	}
+	c.jwksURL = u.JoinPath(".well-known", "jwks.json").String()
 	for _, o := range opts {
 		o(c)
 	}
@@ -170,6 +178,7 @@ func NewClient(baseURL string, keys Keys, opts ...Option) (*Client, error) {
 	c.Events = (*EventsService)(&s)
 	c.Individuals = (*IndividualsService)(&s)
 	c.PendingActions = (*PendingActionsService)(&s)
+	c.OrderTokens = (*OrderTokensService)(&s)
 	return c, nil
 }
 

@@ -1,0 +1,122 @@
+package resolvers
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+
+	"github.com/fingraph/fingraph/graph/gqlerr"
+	"github.com/fingraph/fingraph/graph/model"
+	"github.com/fingraph/fingraph/resolvers/loaders"
+	"github.com/fingraph/fingraph/upstream/payments"
+)
+
+// customerTarget is the customer id a mutation addresses: the given id, or
+// `me` in a customer session, where giving an id is refused so that a
+// customer can never address anyone else.
+func customerTarget(ctx context.Context, field string, id *string) (string, error) {
+	if inCustomerSession(ctx) {
+		if id != nil {
+			return "", gqlerr.BadInput(field, "leave %s out in a customer session: it acts on its own customer", field)
+		}
+		return "me", nil
+	}
+	if id == nil {
+		return "", gqlerr.BadInput(field, "%s is required", field)
+	}
+	if err := checkText(field, *id, true); err != nil {
+		return "", err
+	}
+	return *id, nil
+}
+
+// signedOrders verifies every signed order token the upstream answered; a
+// token that fails verification is never trusted or passed on.
+func (r *Resolver) signedOrders(ctx context.Context, tokens payments.OrderTokens) ([]*model.SignedOrder, error) {
+	verified, err := r.Payments.OrderTokens.VerifyAll(ctx, tokens.Tokens)
+	if err != nil {
+		return nil, &gqlerr.Error{Code: gqlerr.Internal, Message: "internal error", Cause: err}
+	}
+	out := make([]*model.SignedOrder, 0, len(verified))
+	for _, v := range verified {
+		out = append(out, &model.SignedOrder{Token: v.Token, Order: toOrder(v.Order)})
+	}
+	return out, nil
+}
+
+// orderBody is what the upstream takes as the order of a customer or method
+// creation: one object for one order, an array for several.
+func orderBody(orders []payments.OrderCreatable) any {
+	switch len(orders) {
+	case 0:
+		return nil
+	case 1:
+		return orders[0]
+	}
+	return orders
+}
+
+// savedCardPayment builds the saved-card payment from the stored method, as
+// the spec's conversion function does, after checking that the card is one
+// of the customer's.
+func (r *Resolver) savedCardPayment(ctx context.Context, req *payments.OrderCreatable, in *model.SavedCardPaymentInput) error {
+	var c *payments.Customer
+	var err error
+	if req.Customer == "" {
+		c, err = r.Payments.Customers.Get(ctx, "me")
+	} else {
+		c, err = loaders.For(ctx).Customer.Load(ctx, req.Customer)()
+	}
+	if err != nil {
+		return err
+	}
+	if c == nil {
+		return gqlerr.BadInput("input.customerId", "there is no customer %q", req.Customer)
+	}
+	for _, m := range c.Method {
+		if m.Token == in.MethodToken {
+			ref := deref(in.Reference)
+			if ref == "" {
+				ref = req.Number
+			}
+			if ref == "" {
+				ref = newReference()
+			}
+			req.Customer = c.ID
+			req.Payment = payments.SavedCardPayment(m, initiator(in.Initiator, payments.InitiatorMerchant), ref)
+			return nil
+		}
+	}
+	return gqlerr.BadInput("input.payment.savedCard.methodToken", "not a stored card of this customer")
+}
+
+func newReference() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return "fg-" + hex.EncodeToString(b)
+}
+
+// methodsInOrder builds the array for PUT /methods from the customer's
+// stored methods, in the order of tokens, unchanged in content.
+func methodsInOrder(c *payments.Customer, tokens []string) ([]payments.PaymentMethod, error) {
+	byToken := make(map[string]payments.PaymentMethod, len(c.Method))
+	for _, m := range c.Method {
+		byToken[m.Token] = m
+	}
+	seen := map[string]bool{}
+	out := make([]payments.PaymentMethod, 0, len(tokens))
+	for i, t := range tokens {
+		field := fmt.Sprintf("input.methodTokens[%d]", i)
+		m, ok := byToken[t]
+		if !ok {
+			return nil, gqlerr.BadInput(field, "not a stored card of this customer")
+		}
+		if seen[t] {
+			return nil, gqlerr.BadInput(field, "a card may appear only once")
+		}
+		seen[t] = true
+		out = append(out, m)
+	}
+	return out, nil
+}
