@@ -1,0 +1,213 @@
+package payments_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/fingraph/fingraph/upstream/payments"
+	"github.com/fingraph/fingraph/upstream/sandbox"
+	sbpayments "github.com/fingraph/fingraph/upstream/sandbox/payments"
+)
+
+// These tests run the client against the sandbox over real HTTP. The client
+// does not know it is a sandbox; the tests do, to drive it.
+
+var demoKeys = payments.Keys{Public: sbpayments.PublicKey, Private: sbpayments.PrivateKey, AccessToken: sbpayments.AccessToken}
+
+func newSandbox(t *testing.T) string {
+	t.Helper()
+	sb := sandbox.New(sandbox.Config{RetryUnit: time.Millisecond})
+	sb.Seed()
+	srv := httptest.NewServer(sb)
+	t.Cleanup(func() { srv.Close(); sb.Close() })
+	return srv.URL + "/payments"
+}
+
+func newClient(t *testing.T, base string, keys payments.Keys) *payments.Client {
+	t.Helper()
+	c, err := payments.NewClient(base, keys, payments.WithTimeout(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func upstreamErr(t *testing.T, err error, status int, code string) {
+	t.Helper()
+	pe, ok := payments.AsError(err)
+	if !ok || pe.StatusCode != status || pe.Code != code {
+		t.Fatalf("want %d %s, got %v", status, code, err)
+	}
+}
+
+func TestWrongKeyKindIsRefused(t *testing.T) {
+	base := newSandbox(t)
+	ctx := context.Background()
+	// A client misconfigured with the public key where the private key belongs.
+	swapped := newClient(t, base, payments.Keys{Public: demoKeys.Public, Private: demoKeys.Public, AccessToken: demoKeys.Private})
+	_, err := swapped.Customers.List(ctx)
+	upstreamErr(t, err, http.StatusForbidden, "forbidden_key")
+	_, err = swapped.Webhooks.List(ctx)
+	upstreamErr(t, err, http.StatusForbidden, "forbidden_key")
+
+	unknown := newClient(t, base, payments.Keys{Public: "pk_nope", Private: "sk_nope", AccessToken: "at_nope"})
+	_, err = unknown.Customers.List(ctx)
+	upstreamErr(t, err, http.StatusUnauthorized, "unauthorized")
+	if strings.Contains(err.Error(), "sk_nope") {
+		t.Errorf("error echoes the key: %v", err)
+	}
+
+	// A customer key reads only `me`.
+	c := newClient(t, base, demoKeys)
+	me, err := c.Customers.Get(payments.WithCustomerKey(ctx, sbpayments.DemoCustomerKey), "someone-else")
+	if err != nil || me.Number != "C-1001" {
+		t.Fatalf("customer key reads itself: %+v %v", me, err)
+	}
+}
+
+func TestReorderThatChangesAMethodIsRefused(t *testing.T) {
+	c := newClient(t, newSandbox(t), demoKeys)
+	ctx := context.Background()
+	cust, err := c.Customers.Create(ctx, payments.CustomerCreatable{Number: "R-1", Contact: payments.Contact{Name: "R", Email: "r@example.com"},
+		Method: []payments.PaymentMethodCreatable{payments.NewPaymentMethodCreatable("tok_ok_r1", nil), payments.NewPaymentMethodCreatable("tok_ok_r2", nil)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := append([]payments.PaymentMethod(nil), cust.Method...)
+	changed[1].Last4 = "0000"
+	_, err = c.Customers.SetMethods(ctx, cust.ID, changed)
+	upstreamErr(t, err, http.StatusBadRequest, "method_changed")
+
+	reordered, err := c.Customers.SetMethods(ctx, cust.ID, []payments.PaymentMethod{cust.Method[1], cust.Method[0]})
+	if err != nil || reordered.Method[0].Token != cust.Method[1].Token {
+		t.Fatalf("reorder: %+v %v", reordered, err)
+	}
+}
+
+func TestOrderTokensVerifyOnlyWithThePublishedKey(t *testing.T) {
+	c := newClient(t, newSandbox(t), demoKeys)
+	ctx := context.Background()
+	cust, err := c.Customers.Create(ctx, payments.CustomerCreatable{Number: "T-1", Contact: payments.Contact{Name: "T", Email: "t@example.com"},
+		Method: []payments.PaymentMethodCreatable{payments.NewPaymentMethodCreatable("tok_ok_t1", nil)},
+		Order:  payments.OrderCreatable{Currency: "EUR", Items: payments.Items{Item: &payments.Item{Name: "x", Amount: 700}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cust.Order.Single || len(cust.Order.Tokens) != 1 {
+		t.Fatalf("one order object answers one token string: %+v", cust.Order)
+	}
+	o, err := c.OrderTokens.Verify(ctx, cust.Order.Tokens[0])
+	if err != nil || o.Items.Total() != 700 || o.Customer.ID != cust.ID {
+		t.Fatalf("verify: %+v %v", o, err)
+	}
+
+	// A token signed with any other key is refused, whatever its claims.
+	_, other, _ := ed25519.GenerateKey(rand.Reader)
+	forged := jwt.NewWithClaims(jwt.SigningMethodEdDSA, jwt.MapClaims{"iat": time.Now().Unix(), "order": map[string]any{"id": "forged"}})
+	parsed, _ := jwt.Parse(cust.Order.Tokens[0], nil)
+	if parsed != nil {
+		forged.Header["kid"] = parsed.Header["kid"]
+	}
+	tok, _ := forged.SignedString(other)
+	if _, err := c.OrderTokens.Verify(ctx, tok); !errors.Is(err, payments.ErrInvalidOrderToken) {
+		t.Errorf("forged token: want ErrInvalidOrderToken, got %v", err)
+	}
+	// Tampering with the payload breaks the signature.
+	parts := strings.Split(cust.Order.Tokens[0], ".")
+	tampered := parts[0] + "." + parts[1] + "x." + parts[2]
+	if _, err := c.OrderTokens.Verify(ctx, tampered); !errors.Is(err, payments.ErrInvalidOrderToken) {
+		t.Errorf("tampered token: want ErrInvalidOrderToken, got %v", err)
+	}
+	none := jwt.NewWithClaims(jwt.SigningMethodNone, jwt.MapClaims{"order": map[string]any{"id": "x"}})
+	noneTok, _ := none.SignedString(jwt.UnsafeAllowNoneSignatureType)
+	if _, err := c.OrderTokens.Verify(ctx, noneTok); !errors.Is(err, payments.ErrInvalidOrderToken) {
+		t.Errorf("unsigned token: want ErrInvalidOrderToken, got %v", err)
+	}
+}
+
+func TestWebhookURLRulesAndEventListing(t *testing.T) {
+	c := newClient(t, newSandbox(t), demoKeys)
+	ctx := context.Background()
+	_, err := c.Webhooks.Create(ctx, "http://hooks.example/payments")
+	upstreamErr(t, err, http.StatusBadRequest, "invalid_webhook_url")
+	w, err := c.Webhooks.Create(ctx, "https://127.0.0.1:1/hook")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Webhooks.Create(ctx, "https://127.0.0.1:2/hook")
+	upstreamErr(t, err, http.StatusConflict, "webhook_exists")
+	if err := c.Webhooks.Delete(ctx, w.ID); err != nil {
+		t.Fatal(err)
+	}
+
+	page, err := c.Events.List(ctx, "", 5)
+	if err != nil || len(page.Events) != 5 || !page.HasMore {
+		t.Fatalf("first page: %+v %v", page, err)
+	}
+	next, err := c.Events.List(ctx, page.Events[4].ID, 500)
+	if err != nil || len(next.Events) == 0 || next.Events[0].ID == page.Events[4].ID {
+		t.Fatalf("next page: %+v %v", next, err)
+	}
+	ev, err := c.Events.Get(ctx, page.Events[0].ID)
+	if err != nil || ev.Name != page.Events[0].Name {
+		t.Fatalf("get event: %+v %v", ev, err)
+	}
+}
+
+// TestRetriesOnlyIdempotentCalls counts attempts on a server that fails.
+func TestRetriesOnlyIdempotentCalls(t *testing.T) {
+	var gets, posts atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			gets.Add(1)
+		} else {
+			posts.Add(1)
+		}
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	c := newClient(t, srv.URL, demoKeys)
+	ctx := context.Background()
+	_, err := c.Customers.List(ctx)
+	var ue *payments.UnavailableError
+	if pe, ok := payments.AsError(err); !ok || pe.StatusCode != http.StatusServiceUnavailable {
+		if !errors.As(err, &ue) {
+			t.Fatalf("GET against a failing server: %v", err)
+		}
+	}
+	_, _ = c.Orders.Create(ctx, payments.OrderCreatable{Currency: "EUR", Items: payments.Items{Number: new(int64)}})
+	if gets.Load() != 3 || posts.Load() != 1 {
+		t.Errorf("attempts: GET %d (want 3), POST %d (want 1)", gets.Load(), posts.Load())
+	}
+}
+
+func TestCircuitBreakerOpensAfterRepeatedFailures(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.WriteHeader(http.StatusInternalServerError)
+	}))
+	defer srv.Close()
+	c := newClient(t, srv.URL, demoKeys)
+	for i := 0; i < 10; i++ {
+		_, _ = c.Orders.Create(context.Background(), payments.OrderCreatable{Currency: "EUR", Items: payments.Items{Number: new(int64)}})
+	}
+	if n := calls.Load(); n != 5 {
+		t.Errorf("upstream saw %d calls; the breaker should open after 5 consecutive failures", n)
+	}
+	_, err := c.Orders.Create(context.Background(), payments.OrderCreatable{Currency: "EUR", Items: payments.Items{Number: new(int64)}})
+	var ue *payments.UnavailableError
+	if !errors.As(err, &ue) {
+		t.Errorf("open breaker: want UnavailableError, got %v", err)
+	}
+}
