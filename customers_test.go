@@ -87,7 +87,7 @@ func TestAddPaymentMethodAndSingleUseTokens(t *testing.T) {
 	var d struct {
 		AddPaymentMethod struct {
 			PaymentMethod struct{ Token, Last4 string } `json:"paymentMethod"`
-			Orders        []signedOrder               `json:"orders"`
+			Orders        []signedOrder                 `json:"orders"`
 		} `json:"addPaymentMethod"`
 	}
 	g.query(t, addMethodMutation, map[string]any{"input": map[string]any{"customerId": customerID, "cardToken": token}}).decode(t, &d)
