@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -29,7 +30,15 @@ type config struct {
 	LogFormat       string
 	LogLevel        string
 	AllowedOrigins  []string
-	ShutdownTimeout time.Duration
+	// RegisterWebhook registers the gateway as the company's webhook on
+	// start: PublicURL + /webhooks/payments, or in sandbox mode (where it is
+	// on by default) the gateway's own loopback address.
+	RegisterWebhook bool
+	// ReconcileInterval is how often the event listing is polled for what
+	// webhooks missed; 0 turns polling off (the spec's real upstream does
+	// not show a listing).
+	ReconcileInterval time.Duration
+	ShutdownTimeout   time.Duration
 	// UpstreamTimeout bounds every upstream call.
 	UpstreamTimeout time.Duration
 }
@@ -74,6 +83,8 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (co
 		}
 		fs.StringVar(s.dst, s.flag, def, s.usage+" ($"+s.env+")")
 	}
+	register := fs.String("register-webhook", getenv("FINGRAPH_REGISTER_WEBHOOK"), "register FINGRAPH_PUBLIC_URL/webhooks/payments as the webhook on start: true or false ($FINGRAPH_REGISTER_WEBHOOK)")
+	reconcile := fs.String("reconcile-interval", getenv("FINGRAPH_RECONCILE_INTERVAL"), "how often to poll the upstream event listing for missed webhooks; 0 turns it off (default 30s) ($FINGRAPH_RECONCILE_INTERVAL)")
 	origins := fs.String("allowed-origins", getenv("FINGRAPH_ALLOWED_ORIGINS"), "comma-separated origins allowed to open websockets, besides the gateway's own ($FINGRAPH_ALLOWED_ORIGINS)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -85,6 +96,23 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (co
 		if o = strings.TrimSpace(o); o != "" {
 			c.AllowedOrigins = append(c.AllowedOrigins, o)
 		}
+	}
+	// Sandbox mode registers the gateway's own webhook unless told not to.
+	c.RegisterWebhook = c.sandboxMode()
+	if *register != "" {
+		b, err := strconv.ParseBool(*register)
+		if err != nil {
+			return c, fmt.Errorf("FINGRAPH_REGISTER_WEBHOOK: %q is not true or false", *register)
+		}
+		c.RegisterWebhook = b
+	}
+	c.ReconcileInterval = 30 * time.Second
+	if *reconcile != "" {
+		d, err := time.ParseDuration(*reconcile)
+		if err != nil || d < 0 || (d > 0 && d < 10*time.Millisecond) {
+			return c, fmt.Errorf("FINGRAPH_RECONCILE_INTERVAL: %q is not a duration such as 30s (0 turns polling off)", *reconcile)
+		}
+		c.ReconcileInterval = d
 	}
 	c.ShutdownTimeout = 10 * time.Second
 	c.UpstreamTimeout = 10 * time.Second
@@ -129,6 +157,9 @@ func (c config) validate() error {
 		if err := checkURL("FINGRAPH_PUBLIC_URL", c.PublicURL); err != nil {
 			return err
 		}
+	}
+	if c.RegisterWebhook && !c.sandboxMode() && !strings.HasPrefix(c.PublicURL, "https://") {
+		return errors.New("FINGRAPH_PUBLIC_URL: an https:// URL is required with FINGRAPH_REGISTER_WEBHOOK (the upstream accepts HTTPS webhooks only)")
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return fmt.Errorf("FINGRAPH_LOG_FORMAT: %q is not text or json", c.LogFormat)

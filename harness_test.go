@@ -48,6 +48,7 @@ type testGateway struct {
 
 // startGateway starts a gateway with the sandbox in-process and embedded
 // JetStream under a temporary directory; it stops when the test ends.
+// extraArgs override the defaults (the flag parser keeps the last value).
 func startGateway(t *testing.T, extraArgs ...string) *testGateway {
 	t.Helper()
 	args := append([]string{
@@ -56,6 +57,10 @@ func startGateway(t *testing.T, extraArgs ...string) *testGateway {
 		"-data-dir", t.TempDir(),
 		"-log-level", "debug",
 		"-log-format", "json",
+		// Live events off unless a test asks for them: webhooks and polling
+		// call the upstream in the background, and most tests count calls.
+		"-register-webhook", "false",
+		"-reconcile-interval", "0",
 	}, extraArgs...)
 	cfg, err := parseConfig(args, func(string) string { return "" }, io.Discard)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/fingraph/fingraph/engine"
+	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/graph"
 	"github.com/fingraph/fingraph/idempotency"
 	"github.com/fingraph/fingraph/resolvers"
@@ -33,6 +34,10 @@ type routeDeps struct {
 	engine   *engine.Engine
 	payments *payments.Client
 	attempts *idempotency.Store
+
+	bus        *events.Bus
+	enricher   *events.Enricher
+	reconciler *events.Reconciler
 }
 
 // newRouter maps every route of the gateway, in one place.
@@ -47,6 +52,7 @@ func newRouter(d routeDeps) http.Handler {
 	es := graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{
 		Payments:      d.payments,
 		OrderAttempts: d.attempts,
+		Events:        d.bus,
 		Logger:        d.logger,
 	}})
 	gql := graph.NewHandler(es, graph.HandlerConfig{
@@ -62,6 +68,7 @@ func newRouter(d routeDeps) http.Handler {
 
 	r.Handle("/graphql", graph.LimitBody(graph.DefaultLimits.MaxBodyBytes, loaders.Middleware(d.payments, gql)))
 	r.Handle("/", playground.Handler("fingraph", "/graphql"))
+	r.Post("/webhooks/payments", (&events.Intake{Bus: d.bus, Logger: d.logger.With("component", "webhooks")}).ServeHTTP)
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -74,10 +81,23 @@ func newRouter(d routeDeps) http.Handler {
 			checks["jetstream"] = err.Error()
 			status = http.StatusServiceUnavailable
 		}
+		// Event enrichment and polling depend on the upstream: they are
+		// reported, but a replica that can serve stays ready.
+		checks["event_enricher"] = healthString(d.enricher.Health())
+		if d.reconciler != nil {
+			checks["event_reconciler"] = healthString(d.reconciler.Health())
+		}
 		writeJSON(w, status, map[string]any{"ready": status == http.StatusOK, "checks": checks})
 	})
 	r.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	return r
+}
+
+func healthString(err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	return "ok"
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -13,10 +13,13 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/fingraph/fingraph/engine"
+	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/idempotency"
 	"github.com/fingraph/fingraph/upstream/payments"
 	"github.com/fingraph/fingraph/upstream/sandbox"
@@ -87,6 +90,13 @@ type app struct {
 	sbAddr  string
 	tempDir string
 	served  chan error
+
+	enricher   *events.Enricher
+	reconciler *events.Reconciler
+	// stop ends the contexts of background work and of open subscriptions:
+	// http.Server.Shutdown does not wait for hijacked websocket connections.
+	stop context.CancelFunc
+	bg   sync.WaitGroup
 }
 
 // sandboxPaymentsKeys are the demo merchant's keys of the sandbox
@@ -139,6 +149,15 @@ func start(ctx context.Context, cfg config, logger *slog.Logger) (_ *app, err er
 		return nil, err
 	}
 
+	bus, err := events.NewBus(ctx, a.engine.JetStream())
+	if err != nil {
+		return nil, err
+	}
+	cursorKV, err := a.engine.KeyValue(ctx, "events_cursor", 0)
+	if err != nil {
+		return nil, err
+	}
+
 	pay, err := payments.NewClient(cfg.PaymentsURL, payments.Keys{
 		Public: cfg.PaymentsPublic, Private: cfg.PaymentsPrivate, AccessToken: cfg.PaymentsAccess,
 	}, payments.WithTimeout(cfg.UpstreamTimeout), payments.WithLogger(logger.With("upstream", "payments")))
@@ -146,12 +165,27 @@ func start(ctx context.Context, cfg config, logger *slog.Logger) (_ *app, err er
 		return nil, fmt.Errorf("FINGRAPH_PAYMENTS_URL: %w", err)
 	}
 
+	bgCtx, stop := context.WithCancel(context.Background())
+	a.stop = stop
+	a.enricher = &events.Enricher{Bus: bus, Payments: pay, Logger: logger.With("component", "events")}
+	if err := a.enricher.Start(ctx); err != nil {
+		return nil, err
+	}
+	if cfg.ReconcileInterval > 0 {
+		a.reconciler = &events.Reconciler{Bus: bus, Payments: pay, Cursor: cursorKV, Interval: cfg.ReconcileInterval, Logger: logger.With("component", "events")}
+		a.bg.Add(1)
+		go func() { defer a.bg.Done(); a.reconciler.Run(bgCtx) }()
+	}
+
 	handler := newRouter(routeDeps{
-		cfg:      cfg,
-		logger:   logger,
-		engine:   a.engine,
-		payments: pay,
-		attempts: idempotency.New(attemptsKV),
+		cfg:        cfg,
+		logger:     logger,
+		engine:     a.engine,
+		payments:   pay,
+		attempts:   idempotency.New(attemptsKV),
+		bus:        bus,
+		enricher:   a.enricher,
+		reconciler: a.reconciler,
 	})
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -163,10 +197,46 @@ func start(ctx context.Context, cfg config, logger *slog.Logger) (_ *app, err er
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return bgCtx },
 	}
 	go func() { a.served <- a.server.Serve(ln) }()
 	logger.Info("gateway listening", "graphql", "http://"+displayAddr(a.addr)+"/graphql", "playground", "http://"+displayAddr(a.addr)+"/")
+
+	if err := a.registerWebhook(ctx, pay); err != nil {
+		return nil, err
+	}
 	return a, nil
+}
+
+// registerWebhook makes this gateway the company's webhook receiver: in
+// sandbox mode at its own loopback address (the sandbox accepts loopback
+// http, as `stripe listen` forwards to localhost), otherwise at
+// FINGRAPH_PUBLIC_URL when FINGRAPH_REGISTER_WEBHOOK asks for it.
+func (a *app) registerWebhook(ctx context.Context, pay *payments.Client) error {
+	if !a.cfg.RegisterWebhook {
+		return nil
+	}
+	target := strings.TrimSuffix(a.cfg.PublicURL, "/") + "/webhooks/payments"
+	if a.sandbox != nil {
+		target = "http://" + a.addr + "/webhooks/payments"
+	}
+	w, err := pay.Webhooks.Create(ctx, target)
+	if pe, ok := payments.AsError(err); ok && pe.StatusCode == http.StatusConflict {
+		// One webhook per company: keep it when it is ours, never take over
+		// another receiver's.
+		list, lerr := pay.Webhooks.List(ctx)
+		if lerr == nil && len(list) == 1 && list[0].URL == target {
+			a.logger.Info("webhook already registered", "url", target)
+			return nil
+		}
+		a.logger.Warn("another webhook URL is registered for the company; live events arrive only through polling", "url", target)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("register webhook %s: %w", target, err)
+	}
+	a.logger.Info("webhook registered", "url", w.URL, "id", w.ID)
+	return nil
 }
 
 // displayAddr turns ":8080" or "[::]:8080" into "localhost:8080" for logs.
@@ -211,6 +281,13 @@ func (a *app) shutdown() error {
 		if err := <-a.served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 			errs = append(errs, err)
 		}
+	}
+	if a.stop != nil {
+		a.stop()
+	}
+	a.bg.Wait()
+	if a.enricher != nil {
+		a.enricher.Stop()
 	}
 	if a.sbSrv != nil {
 		errs = append(errs, a.sbSrv.Shutdown(ctx))

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/graph"
 	"github.com/fingraph/fingraph/graph/gqlerr"
 	"github.com/fingraph/fingraph/graph/model"
@@ -18,6 +19,9 @@ import (
 )
 
 func (r *eventResolver) PendingActions(ctx context.Context, obj *model.Event) ([]*model.PendingAction, error) {
+	if obj.Prefetched {
+		return obj.PrefetchedPendingActions, nil
+	}
 	pa, err := loaders.For(ctx).PendingActionByEvent.Load(ctx, obj.ID)()
 	if err != nil || pa == nil {
 		return []*model.PendingAction{}, err
@@ -130,6 +134,35 @@ func (r *queryResolver) Individuals(ctx context.Context, status *model.Individua
 	return out, nil
 }
 
+func (r *subscriptionResolver) Events(ctx context.Context, names []string, after *string) (<-chan *model.LiveEvent, error) {
+	return r.subscribe(ctx, events.Filter{Names: names}, after)
+}
+
+func (r *subscriptionResolver) OrderUpdates(ctx context.Context, orderID string, after *string) (<-chan *model.LiveEvent, error) {
+	if err := checkText("orderId", orderID, true); err != nil {
+		return nil, err
+	}
+	return r.subscribe(ctx, events.Filter{
+		Names: []string{"OrderCreated", "OrderCaptured", "OrderRefunded", "OrderCancelled"},
+		Match: func(e *events.Event) bool { return e.PayloadString("order_id") == orderID },
+	}, after)
+}
+
+func (r *subscriptionResolver) Onboarding(ctx context.Context, individualID string, after *string) (<-chan *model.LiveEvent, error) {
+	if err := checkText("individualId", individualID, true); err != nil {
+		return nil, err
+	}
+	return r.subscribe(ctx, events.Filter{
+		Names: []string{"IndividualOnboardingDataProvided", "IndividualActivated", "IndividualBlocked", "PendingActionCreated", "PendingActionCompleted"},
+		Match: func(e *events.Event) bool { return e.PayloadString("individual_id") == individualID },
+	}, after)
+}
+
 func (r *Resolver) Event() graph.EventResolver { return &eventResolver{r} }
 
-type eventResolver struct{ *Resolver }
+func (r *Resolver) Subscription() graph.SubscriptionResolver { return &subscriptionResolver{r} }
+
+type (
+	eventResolver        struct{ *Resolver }
+	subscriptionResolver struct{ *Resolver }
+)

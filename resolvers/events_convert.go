@@ -12,7 +12,10 @@ func toWebhook(w *payments.Webhook) *model.Webhook {
 	return &model.Webhook{ID: w.ID, URL: w.URL, CreatedAt: w.CreatedAt}
 }
 
-func toEvent(e *payments.Event) (*model.Event, error) {
+// eventPayload is an event from the upstream or from the bus.
+type eventPayload = payments.Event
+
+func toEvent(e *eventPayload) (*model.Event, error) {
 	payload := map[string]any{}
 	if len(e.Payload) > 0 && string(e.Payload) != "null" {
 		if err := json.Unmarshal(e.Payload, &payload); err != nil {

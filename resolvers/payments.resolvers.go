@@ -282,6 +282,9 @@ func (r *queryResolver) Orders(ctx context.Context, start *model.Date, end *mode
 	if err != nil {
 		return nil, err
 	}
+	if err := r.prefetchOrderCustomers(ctx, list); err != nil {
+		return nil, err
+	}
 	return toOrders(list), nil
 }
 

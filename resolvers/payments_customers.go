@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"fmt"
 
+	"github.com/99designs/gqlgen/graphql"
+
 	"github.com/fingraph/fingraph/graph/gqlerr"
 	"github.com/fingraph/fingraph/graph/model"
 	"github.com/fingraph/fingraph/resolvers/loaders"
@@ -119,4 +121,36 @@ func methodsInOrder(c *payments.Customer, tokens []string) ([]payments.PaymentMe
 		out = append(out, m)
 	}
 	return out, nil
+}
+
+// prefetchOrderCustomers reads the customers of a list of orders in one
+// listing when the query selects Order.customer for more than one customer.
+// A customer session never lists: its loader reads only itself.
+func (r *Resolver) prefetchOrderCustomers(ctx context.Context, orders []payments.Order) error {
+	if inCustomerSession(ctx) || !selects(ctx, "customer") {
+		return nil
+	}
+	distinct := map[string]bool{}
+	for _, o := range orders {
+		if o.Customer.ID != "" {
+			distinct[o.Customer.ID] = true
+		}
+	}
+	if len(distinct) < 2 {
+		return nil
+	}
+	return loaders.For(ctx).PrimeAllCustomers(ctx)
+}
+
+// selects reports whether the current field's selection includes name.
+func selects(ctx context.Context, name string) bool {
+	if !graphql.HasOperationContext(ctx) || graphql.GetFieldContext(ctx) == nil {
+		return false
+	}
+	for _, f := range graphql.CollectFieldsCtx(ctx, nil) {
+		if f.Name == name {
+			return true
+		}
+	}
+	return false
 }

@@ -25,6 +25,7 @@ var _ OrderAttempts = (*idempotency.Store)(nil)
 type Resolver struct {
 	Payments      *payments.Client
 	OrderAttempts OrderAttempts
+	Events        EventStream
 	Logger        *slog.Logger
 	// Now is the clock; tests may fix it.
 	Now func() time.Time

@@ -63,3 +63,18 @@ type OrderChangePayload struct {
 	OrderID string
 	Applied string
 }
+
+// Event is an upstream event.
+type Event struct {
+	ID           string
+	Name         string
+	Payload      map[string]any
+	CreatedAt    time.Time
+	IndividualID *string
+	OrderID      *string
+	// Prefetched marks PrefetchedPendingActions as the answer to
+	// Event.pendingActions: streamed events arrive with their pending
+	// action already read, and need no request of their own.
+	Prefetched               bool
+	PrefetchedPendingActions []*PendingAction
+}

@@ -155,27 +155,21 @@ type DeleteWebhookPayload struct {
 	DeletedID string `json:"deletedId"`
 }
 
-// An upstream event. Its content is always read from the upstream, never from a webhook body.
-type Event struct {
-	ID string `json:"id"`
-	// E.g. IndividualActivated, PendingActionCreated, OrderCaptured.
-	Name      string         `json:"name"`
-	Payload   map[string]any `json:"payload"`
-	CreatedAt time.Time      `json:"createdAt"`
-	// individual_id of the payload, when it has one.
-	IndividualID *string `json:"individualId,omitempty"`
-	// order_id of the payload, when it has one.
-	OrderID *string `json:"orderId,omitempty"`
-	// The pending action tied to this event (batched; one upstream request per event).
-	PendingActions []*PendingAction `json:"pendingActions"`
-}
-
 type Individual struct {
 	ID        string           `json:"id"`
 	Status    IndividualStatus `json:"status"`
 	CreatedAt *time.Time       `json:"createdAt,omitempty"`
 	// Where the individual fills in the onboarding form, when the upstream gives one.
 	FormURL *string `json:"formUrl,omitempty"`
+}
+
+// An event as it streams to a subscriber.
+type LiveEvent struct {
+	// Position in the stream; resume after it.
+	Cursor string `json:"cursor"`
+	// Where it comes from: payments (an upstream event) or gateway.
+	Source string `json:"source"`
+	Event  *Event `json:"event"`
 }
 
 // An amount of money in minor units (cents) of a currency.
@@ -328,6 +322,12 @@ type SignedOrder struct {
 	// The signed order token (a JWT), for the merchant's records.
 	Token string `json:"token"`
 	Order *Order `json:"order"`
+}
+
+// Live events for dashboards, over websocket (graphql-transport-ws) or SSE.
+// Every event carries a cursor: subscribe again with after: <cursor> to get
+// what was missed (up to 7 days back). An event reaches a subscriber once.
+type Subscription struct {
 }
 
 type UpdateCustomerContactInput struct {

@@ -8,6 +8,7 @@ package loaders
 import (
 	"context"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/graph-gophers/dataloader/v7"
@@ -38,16 +39,70 @@ type Loaders struct {
 	// GET /v3/pending_actions?event_id= per distinct event, the spec's
 	// preferred way (rule 4), deduplicated within the request.
 	PendingActionByEvent *dataloader.Loader[string, *payments.PendingAction]
+
+	payments *payments.Client
+	listings *listings
+}
+
+// listings memoises the request's upstream listings. A loader's batch
+// window can split one list's keys into two batches when resolvers start
+// slowly (a loaded machine, -race); the memo makes the second batch reuse
+// the first listing, so a query's upstream cost is the same every time.
+type listings struct {
+	customers *memo[[]payments.Customer]
+	orders    map[[2]string]*memo[[]payments.Order]
+	mu        sync.Mutex
+}
+
+// memo is a value computed once, by the first caller; later callers wait.
+type memo[T any] struct {
+	once sync.Once
+	val  T
+	err  error
+}
+
+func (m *memo[T]) get(f func() (T, error)) (T, error) {
+	m.once.Do(func() { m.val, m.err = f() })
+	return m.val, m.err
+}
+
+func (l *listings) ordersFor(start, end string) *memo[[]payments.Order] {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	k := [2]string{start, end}
+	if l.orders[k] == nil {
+		l.orders[k] = &memo[[]payments.Order]{}
+	}
+	return l.orders[k]
 }
 
 // New returns fresh loaders over the payments client.
 func New(p *payments.Client) *Loaders {
+	l := &listings{customers: &memo[[]payments.Customer]{}, orders: map[[2]string]*memo[[]payments.Order]{}}
 	return &Loaders{
-		Customer: dataloader.NewBatchedLoader(customerBatch(p), dataloader.WithWait[string, *payments.Customer](Wait)),
-		Orders:   dataloader.NewBatchedLoader(ordersBatch(p), dataloader.WithWait[OrdersKey, []payments.Order](Wait)),
+		Customer: dataloader.NewBatchedLoader(customerBatch(p, l), dataloader.WithWait[string, *payments.Customer](Wait)),
+		Orders:   dataloader.NewBatchedLoader(ordersBatch(p, l), dataloader.WithWait[OrdersKey, []payments.Order](Wait)),
 		PendingActionByEvent: dataloader.NewBatchedLoader(pendingActionBatch(p),
 			dataloader.WithWait[string, *payments.PendingAction](Wait)),
+		payments: p,
+		listings: l,
 	}
+}
+
+// PrimeAllCustomers reads the merchant's customer listing once for this
+// request and primes the Customer loader with it. Resolvers call it when
+// they know many customers are about to be loaded (a list of orders whose
+// customers are selected), so that the cost does not depend on how the
+// loader's time window happens to split the keys.
+func (ls *Loaders) PrimeAllCustomers(ctx context.Context) error {
+	all, err := ls.listings.customers.get(func() ([]payments.Customer, error) { return ls.payments.Customers.List(ctx) })
+	if err != nil {
+		return err
+	}
+	for i := range all {
+		ls.Customer.Prime(ctx, all[i].ID, &all[i])
+	}
+	return nil
 }
 
 type ctxKey struct{}
@@ -73,7 +128,7 @@ func For(ctx context.Context) *Loaders {
 	return l
 }
 
-func customerBatch(p *payments.Client) dataloader.BatchFunc[string, *payments.Customer] {
+func customerBatch(p *payments.Client, l *listings) dataloader.BatchFunc[string, *payments.Customer] {
 	return func(ctx context.Context, ids []string) []*dataloader.Result[*payments.Customer] {
 		out := make([]*dataloader.Result[*payments.Customer], len(ids))
 		if _, ok := payments.CustomerKey(ctx); ok {
@@ -97,7 +152,7 @@ func customerBatch(p *payments.Client) dataloader.BatchFunc[string, *payments.Cu
 			out[0] = &dataloader.Result[*payments.Customer]{Data: c, Error: err}
 			return out
 		}
-		all, err := p.Customers.List(ctx)
+		all, err := l.customers.get(func() ([]payments.Customer, error) { return p.Customers.List(ctx) })
 		byID := make(map[string]*payments.Customer, len(all))
 		for i := range all {
 			byID[all[i].ID] = &all[i]
@@ -109,40 +164,40 @@ func customerBatch(p *payments.Client) dataloader.BatchFunc[string, *payments.Cu
 	}
 }
 
-func ordersBatch(p *payments.Client) dataloader.BatchFunc[OrdersKey, []payments.Order] {
+func ordersBatch(p *payments.Client, l *listings) dataloader.BatchFunc[OrdersKey, []payments.Order] {
 	return func(ctx context.Context, keys []OrdersKey) []*dataloader.Result[[]payments.Order] {
 		type window struct{ start, end string }
 		type listing struct {
 			byCustomer map[string][]payments.Order
 			err        error
 		}
-		listings := map[window]*listing{}
+		byWindow := map[window]*listing{}
 		for _, k := range keys {
 			w := window{k.Start, k.End}
-			if listings[w] != nil {
+			if byWindow[w] != nil {
 				continue
 			}
-			l := &listing{}
-			listings[w] = l
+			got := &listing{}
+			byWindow[w] = got
 			start, err1 := time.Parse(payments.DateLayout, k.Start)
 			end, err2 := time.Parse(payments.DateLayout, k.End)
 			if err1 != nil || err2 != nil {
-				l.err = errBadWindow
+				got.err = errBadWindow
 				continue
 			}
-			orders, err := p.Orders.List(ctx, start, end)
-			l.err = err
-			l.byCustomer = map[string][]payments.Order{}
+			orders, err := l.ordersFor(k.Start, k.End).get(func() ([]payments.Order, error) { return p.Orders.List(ctx, start, end) })
+			got.err = err
+			got.byCustomer = map[string][]payments.Order{}
 			for _, o := range orders {
 				if o.Customer.ID != "" {
-					l.byCustomer[o.Customer.ID] = append(l.byCustomer[o.Customer.ID], o)
+					got.byCustomer[o.Customer.ID] = append(got.byCustomer[o.Customer.ID], o)
 				}
 			}
 		}
 		out := make([]*dataloader.Result[[]payments.Order], len(keys))
 		for i, k := range keys {
-			l := listings[window{k.Start, k.End}]
-			out[i] = &dataloader.Result[[]payments.Order]{Data: l.byCustomer[k.CustomerID], Error: l.err}
+			got := byWindow[window{k.Start, k.End}]
+			out[i] = &dataloader.Result[[]payments.Order]{Data: got.byCustomer[k.CustomerID], Error: got.err}
 		}
 		return out
 	}

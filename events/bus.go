@@ -1,0 +1,206 @@
+// Package events turns the payments upstream's webhooks into a durable,
+// deduplicated stream of enriched events that every gateway replica reads:
+//
+//	webhook {id,name,createdAt} -> Intake -> stream WEBHOOKS (Nats-Msg-Id = event id)
+//	  -> Enricher: GET the event (and its pending action) from the upstream
+//	  -> stream EVENTS (Nats-Msg-Id = event id) -> Subscribe, on every replica
+//
+// A webhook body is only ever an id: the content is always fetched with the
+// gateway's own token, so a forged webhook cannot inject data. The
+// Reconciler polls the upstream's event listing for what webhooks missed,
+// through the same path. The package knows no GraphQL.
+package events
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/fingraph/fingraph/upstream/payments"
+)
+
+// Stream names and subjects.
+const (
+	WebhooksStream = "WEBHOOKS"
+	EventsStream   = "EVENTS"
+	webhookSubject = "fingraph.webhooks."
+	eventSubject   = "fingraph.events."
+)
+
+// Sources of events.
+const (
+	SourcePayments = "payments"
+	SourceGateway  = "gateway"
+)
+
+// Event is an enriched event as it travels on the bus. It never carries card
+// data: payments events hold ids, amounts and statuses only.
+type Event struct {
+	Source    string          `json:"source"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Payload   json.RawMessage `json:"payload"`
+	CreatedAt time.Time       `json:"created_at"`
+	// PendingAction is the pending action tied to the event, read with the
+	// event so subscribers need no request of their own.
+	PendingAction *payments.PendingAction `json:"pending_action,omitempty"`
+	// Cursor is the event's position in the stream; resume after it.
+	Cursor string `json:"-"`
+}
+
+// PayloadString returns a string field of the payload, or "".
+func (e *Event) PayloadString(key string) string {
+	var m map[string]any
+	if json.Unmarshal(e.Payload, &m) != nil {
+		return ""
+	}
+	s, _ := m[key].(string)
+	return s
+}
+
+// webhook is what the intake stores: only what the upstream's webhook says.
+type webhook struct {
+	Source    string    `json:"source"`
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	CreatedAt time.Time `json:"created_at,omitzero"`
+}
+
+var tokenRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+
+// Bus is the JetStream side of the pipeline.
+type Bus struct {
+	js jetstream.JetStream
+}
+
+// Dedupe is how long an event id is remembered: longer than the upstream's
+// whole retry schedule (31 s) and than a reconciliation gap.
+const Dedupe = 2 * time.Hour
+
+// Retention is how far back a subscriber can resume.
+const Retention = 7 * 24 * time.Hour
+
+// NewBus creates or updates the streams.
+func NewBus(ctx context.Context, js jetstream.JetStream) (*Bus, error) {
+	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:       WebhooksStream,
+		Subjects:   []string{webhookSubject + ">"},
+		Retention:  jetstream.WorkQueuePolicy,
+		Storage:    jetstream.FileStorage,
+		Duplicates: Dedupe,
+		MaxAge:     24 * time.Hour,
+	}); err != nil {
+		return nil, fmt.Errorf("events: stream %s: %w", WebhooksStream, err)
+	}
+	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:       EventsStream,
+		Subjects:   []string{eventSubject + ">"},
+		Retention:  jetstream.LimitsPolicy,
+		Storage:    jetstream.FileStorage,
+		Duplicates: Dedupe,
+		MaxAge:     Retention,
+	}); err != nil {
+		return nil, fmt.Errorf("events: stream %s: %w", EventsStream, err)
+	}
+	return &Bus{js: js}, nil
+}
+
+func msgID(source, id string) string { return source + ":" + id }
+
+// publishWebhook stores an announced event; a repeat of the same id within
+// the dedupe window is stored once.
+func (b *Bus) publishWebhook(ctx context.Context, w webhook) error {
+	data, _ := json.Marshal(w)
+	_, err := b.js.Publish(ctx, webhookSubject+w.Source, data, jetstream.WithMsgID(msgID(w.Source, w.ID)))
+	return err
+}
+
+// Publish puts an enriched event on the EVENTS stream, deduplicated by id.
+// Gateway mutations publish their own events through it too.
+func (b *Bus) Publish(ctx context.Context, e Event) error {
+	if !tokenRe.MatchString(e.Source) || !tokenRe.MatchString(e.Name) || e.ID == "" {
+		return fmt.Errorf("events: bad event source %q, name %q or id", e.Source, e.Name)
+	}
+	data, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	_, err = b.js.Publish(ctx, eventSubject+e.Source+"."+e.Name, data, jetstream.WithMsgID(msgID(e.Source, e.ID)))
+	return err
+}
+
+// ErrBadCursor means a resume cursor is not one this stream handed out.
+var ErrBadCursor = errors.New("events: bad cursor")
+
+// Filter selects events; empty fields select everything.
+type Filter struct {
+	Names []string
+	// Match, when set, further selects among the events of Names.
+	Match func(*Event) bool
+}
+
+// Subscribe streams events matching f, starting after cursor (or with new
+// events when cursor is empty), until ctx ends. Each subscription has its own
+// ordered consumer, so a slow subscriber only falls behind itself: the others,
+// and the stream, never wait for it. The channel closes when ctx ends.
+func (b *Bus) Subscribe(ctx context.Context, f Filter, cursor string) (<-chan Event, error) {
+	cfg := jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverNewPolicy, InactiveThreshold: time.Minute}
+	if cursor != "" {
+		seq, err := strconv.ParseUint(cursor, 10, 64)
+		if err != nil || seq == 0 {
+			return nil, ErrBadCursor
+		}
+		cfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
+		cfg.OptStartSeq = seq + 1
+	}
+	for _, n := range f.Names {
+		if !tokenRe.MatchString(n) {
+			return nil, fmt.Errorf("events: bad event name %q", n)
+		}
+		cfg.FilterSubjects = append(cfg.FilterSubjects, eventSubject+"*."+n)
+	}
+	cons, err := b.js.OrderedConsumer(ctx, EventsStream, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("events: subscribe: %w", err)
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return nil, fmt.Errorf("events: subscribe: %w", err)
+	}
+	out := make(chan Event, 16)
+	go func() {
+		<-ctx.Done()
+		it.Stop()
+	}()
+	go func() {
+		defer close(out)
+		for {
+			msg, err := it.Next()
+			if err != nil {
+				return
+			}
+			var e Event
+			if json.Unmarshal(msg.Data(), &e) != nil {
+				continue
+			}
+			if md, err := msg.Metadata(); err == nil {
+				e.Cursor = strconv.FormatUint(md.Sequence.Stream, 10)
+			}
+			if f.Match != nil && !f.Match(&e) {
+				continue
+			}
+			select {
+			case out <- e:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out, nil
+}

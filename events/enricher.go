@@ -1,0 +1,132 @@
+package events
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/fingraph/fingraph/upstream/payments"
+)
+
+// Enricher reads stored webhooks, fetches each event's content from the
+// upstream, and publishes the enriched event. Replicas share one durable
+// consumer, so each webhook is enriched once.
+type Enricher struct {
+	Bus      *Bus
+	Payments *payments.Client
+	Logger   *slog.Logger
+
+	mu      sync.Mutex
+	cc      jetstream.ConsumeContext
+	lastErr error
+}
+
+// enricherBackoff spaces redeliveries of a webhook whose event could not be
+// read; after the last one the webhook is dropped and the reconciler is the
+// safety net.
+var enricherBackoff = []time.Duration{time.Second, 2 * time.Second, 5 * time.Second, 15 * time.Second, 30 * time.Second, time.Minute}
+
+// Start begins consuming; it returns once the consumer exists.
+func (e *Enricher) Start(ctx context.Context) error {
+	cons, err := e.Bus.js.CreateOrUpdateConsumer(ctx, WebhooksStream, jetstream.ConsumerConfig{
+		Durable:    "enricher",
+		AckPolicy:  jetstream.AckExplicitPolicy,
+		AckWait:    30 * time.Second,
+		MaxDeliver: len(enricherBackoff) + 1,
+		BackOff:    enricherBackoff,
+	})
+	if err != nil {
+		return fmt.Errorf("events: enricher consumer: %w", err)
+	}
+	cc, err := cons.Consume(e.handle)
+	if err != nil {
+		return fmt.Errorf("events: enricher: %w", err)
+	}
+	e.mu.Lock()
+	e.cc = cc
+	e.mu.Unlock()
+	return nil
+}
+
+// Stop stops consuming and waits for the message in hand.
+func (e *Enricher) Stop() {
+	e.mu.Lock()
+	cc := e.cc
+	e.mu.Unlock()
+	if cc != nil {
+		cc.Drain()
+		<-cc.Closed()
+	}
+}
+
+// Health reports the last enrichment failure, nil when the last one worked.
+func (e *Enricher) Health() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.cc == nil {
+		return errors.New("not started")
+	}
+	return e.lastErr
+}
+
+func (e *Enricher) setErr(err error) {
+	e.mu.Lock()
+	e.lastErr = err
+	e.mu.Unlock()
+}
+
+func (e *Enricher) handle(msg jetstream.Msg) {
+	var w webhook
+	if err := json.Unmarshal(msg.Data(), &w); err != nil {
+		_ = msg.Term()
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ev, err := e.enrich(ctx, w)
+	if pe, ok := payments.AsError(err); ok && pe.StatusCode == http.StatusNotFound {
+		// Announced but unknown upstream: forged, or not ours. Nothing is
+		// published from a webhook body alone.
+		e.Logger.Warn("webhook for an event the upstream does not know; dropped", "event_id", w.ID)
+		_ = msg.Term()
+		return
+	}
+	if err == nil {
+		err = e.Bus.Publish(ctx, *ev)
+	}
+	if err != nil {
+		e.setErr(err)
+		e.Logger.Warn("could not enrich an event; it will be retried", "event_id", w.ID, "err", err)
+		_ = msg.Nak()
+		return
+	}
+	e.setErr(nil)
+	_ = msg.Ack()
+}
+
+func (e *Enricher) enrich(ctx context.Context, w webhook) (*Event, error) {
+	got, err := e.Payments.Events.Get(ctx, w.ID)
+	if err != nil {
+		return nil, err
+	}
+	ev := &Event{Source: SourcePayments, ID: got.ID, Name: got.Name, Payload: got.Payload, CreatedAt: got.CreatedAt}
+	if strings.HasPrefix(got.Name, "PendingAction") {
+		pa, err := e.Payments.PendingActions.ByEvent(ctx, got.ID)
+		if pe, ok := payments.AsError(err); ok && pe.StatusCode == http.StatusNotFound {
+			err = nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		ev.PendingAction = pa
+	}
+	return ev, nil
+}

@@ -1,0 +1,70 @@
+package events
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Intake receives the payments upstream's webhooks. It stores each on the
+// bus and only then answers 2xx; when the bus cannot take it, it answers
+// 503 so that the sender slows down and retries.
+type Intake struct {
+	Bus    *Bus
+	Logger *slog.Logger
+}
+
+// maxWebhookBody bounds a webhook body: it only ever holds id, name and time.
+const maxWebhookBody = 16 << 10
+
+// ServeHTTP implements http.Handler.
+func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "POST only", http.StatusMethodNotAllowed)
+		return
+	}
+	var body struct {
+		ID        string `json:"id"`
+		Name      string `json:"name"`
+		CreatedAt string `json:"createdAt"`
+		// The onboarding examples spell the time created_at.
+		CreatedAtSnake string `json:"created_at"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxWebhookBody)).Decode(&body); err != nil {
+		webhookError(w, http.StatusBadRequest, "body must be JSON {id, name, createdAt}")
+		return
+	}
+	if !tokenRe.MatchString(body.ID) || !tokenRe.MatchString(body.Name) {
+		webhookError(w, http.StatusBadRequest, "id and name must be 1-128 letters, digits, - or _")
+		return
+	}
+	wh := webhook{Source: SourcePayments, ID: body.ID, Name: body.Name}
+	for _, v := range []string{body.CreatedAt, body.CreatedAtSnake} {
+		if t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(v)); err == nil {
+			wh.CreatedAt = t
+			break
+		}
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+	defer cancel()
+	if err := in.Bus.publishWebhook(ctx, wh); err != nil {
+		in.Logger.WarnContext(ctx, "webhook not stored; asking the sender to retry", "event_id", wh.ID, "err", err)
+		w.Header().Set("Retry-After", "2")
+		webhookError(w, http.StatusServiceUnavailable, "cannot store the webhook now; retry")
+		return
+	}
+	in.Logger.DebugContext(ctx, "webhook received", "event_id", wh.ID, "name", wh.Name)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusAccepted)
+	_, _ = w.Write([]byte(`{"received":true}`))
+}
+
+func webhookError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
+}

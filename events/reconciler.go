@@ -1,0 +1,109 @@
+package events
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/fingraph/fingraph/upstream/payments"
+)
+
+// Reconciler polls the upstream's event listing and feeds what it finds
+// through the same path as webhooks, so events that webhooks missed still
+// arrive (webhooks are an addition to polling, never a replacement). The
+// bus deduplicates by event id, so events seen both ways arrive once, and
+// several replicas polling at once is harmless.
+type Reconciler struct {
+	Bus      *Bus
+	Payments *payments.Client
+	// Cursor keeps the last event id seen, shared by the replicas.
+	Cursor   jetstream.KeyValue
+	Interval time.Duration
+	Logger   *slog.Logger
+
+	mu      sync.Mutex
+	lastErr error
+	ran     bool
+}
+
+const cursorKey = "payments"
+
+// Run polls every Interval until ctx ends.
+func (r *Reconciler) Run(ctx context.Context) {
+	t := time.NewTicker(r.Interval)
+	defer t.Stop()
+	for {
+		err := r.Poll(ctx)
+		r.mu.Lock()
+		r.lastErr, r.ran = err, true
+		r.mu.Unlock()
+		if err != nil && ctx.Err() == nil {
+			r.Logger.Warn("event reconciliation failed; retrying next round", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Health reports the last round's failure.
+func (r *Reconciler) Health() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lastErr
+}
+
+// Poll reads every event after the stored cursor and stores them as
+// webhooks would. The first poll ever only finds the end of the listing:
+// history from before the gateway existed is not replayed.
+func (r *Reconciler) Poll(ctx context.Context) error {
+	after := ""
+	entry, err := r.Cursor.Get(ctx, cursorKey)
+	first := errors.Is(err, jetstream.ErrKeyNotFound)
+	if err != nil && !first {
+		return err
+	}
+	if !first {
+		after = string(entry.Value())
+	}
+	for {
+		page, err := r.Payments.Events.List(ctx, after, 100)
+		if pe, ok := payments.AsError(err); ok && pe.StatusCode == http.StatusBadRequest && after != "" {
+			// The cursor's event is gone upstream: start again from the end.
+			r.Logger.Warn("reconciliation cursor unknown upstream; restarting from the newest event")
+			_ = r.Cursor.Delete(ctx, cursorKey)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		for _, e := range page.Events {
+			if !first {
+				if err := r.Bus.publishWebhook(ctx, webhook{Source: SourcePayments, ID: e.ID, Name: e.Name, CreatedAt: e.CreatedAt}); err != nil {
+					return err
+				}
+			}
+			after = e.ID
+		}
+		if after != "" {
+			if _, err := r.Cursor.Put(ctx, cursorKey, []byte(after)); err != nil {
+				return err
+			}
+		}
+		if !page.HasMore || len(page.Events) == 0 {
+			if first && after == "" {
+				// An empty listing: remember that we started.
+				_, err := r.Cursor.Put(ctx, cursorKey, []byte(""))
+				return err
+			}
+			return nil
+		}
+	}
+}

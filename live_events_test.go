@@ -1,0 +1,240 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"testing"
+)
+
+// Live events: upstream webhooks become GraphQL subscriptions, through the
+// gateway's intake, JetStream and a real websocket client.
+
+func liveGateway(t *testing.T, extra ...string) *testGateway {
+	return startGateway(t, append([]string{"-register-webhook", "true"}, extra...)...)
+}
+
+func (g *testGateway) postWebhook(t *testing.T, body any) int {
+	t.Helper()
+	b, _ := json.Marshal(body)
+	resp, err := http.Post(g.URL+"/webhooks/payments", "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+func TestWebhooksStreamToOnboardingSubscription(t *testing.T) {
+	g := liveGateway(t)
+	var ind struct {
+		ID string `json:"id"`
+	}
+	g.sandbox(t, http.MethodPost, "/_sandbox/individuals", map[string]any{}, &ind)
+
+	ws := g.dialWS(t, nil, nil)
+	ws.subscribe("1", `subscription($id: ID!) { onboarding(individualId: $id) `+liveFields+` }`, map[string]any{"id": ind.ID})
+	// Another individual's events must not reach this subscriber.
+	var other struct {
+		ID string `json:"id"`
+	}
+	g.sandbox(t, http.MethodPost, "/_sandbox/individuals", map[string]any{}, &other)
+
+	g.sandbox(t, http.MethodPost, "/_sandbox/individuals/"+other.ID+"/submit", nil, nil)
+	g.sandbox(t, http.MethodPost, "/_sandbox/individuals/"+ind.ID+"/submit", nil, nil)
+	got := map[string]liveEvent{}
+	for len(got) < 2 {
+		e := ws.next("1", "onboarding")
+		if e.Event.IndividualID != ind.ID {
+			t.Fatalf("event of another individual: %+v", e)
+		}
+		got[e.Event.Name] = e
+	}
+	created, ok := got["PendingActionCreated"]
+	if !ok || len(created.Event.PendingActions) != 1 || created.Event.PendingActions[0].Status != "PENDING" {
+		t.Fatalf("PendingActionCreated arrives with its pending action: %+v", got)
+	}
+	if _, ok := got["IndividualOnboardingDataProvided"]; !ok {
+		t.Fatalf("missing IndividualOnboardingDataProvided: %+v", got)
+	}
+	for _, e := range got {
+		if e.Cursor == "" || e.Source != "payments" {
+			t.Errorf("event without cursor or source: %+v", e)
+		}
+	}
+
+	g.sandbox(t, http.MethodPost, "/_sandbox/pending_actions/"+created.Event.PendingActions[0].ID+"/complete", nil, nil)
+	if e := ws.next("1", "onboarding"); e.Event.Name != "PendingActionCompleted" || e.Event.PendingActions[0].Status != "COMPLETED" {
+		t.Fatalf("want PendingActionCompleted, got %+v", e)
+	}
+	g.sandbox(t, http.MethodPost, "/_sandbox/individuals/"+ind.ID+"/activate", nil, nil)
+	if e := ws.next("1", "onboarding"); e.Event.Name != "IndividualActivated" {
+		t.Fatalf("want IndividualActivated, got %+v", e)
+	}
+}
+
+// TestDuplicateAndForgedWebhooksNeverReachSubscribers sends the same webhook
+// again and a webhook for an event the upstream does not know, then a
+// sentinel event: the subscriber must see the first event, then the
+// sentinel, and nothing in between.
+func TestDuplicateAndForgedWebhooksNeverReachSubscribers(t *testing.T) {
+	g := liveGateway(t)
+	ws := g.dialWS(t, nil, nil)
+	ws.subscribe("1", `subscription { events(names: ["IndividualActivated"]) `+liveFields+` }`, nil)
+
+	var first sandboxEvent
+	g.sandbox(t, http.MethodPost, "/_sandbox/trigger", map[string]any{"name": "IndividualActivated"}, &first)
+	e := ws.next("1", "events")
+	if e.Event.ID != first.ID {
+		t.Fatalf("want %s, got %+v", first.ID, e)
+	}
+	for i := 0; i < 3; i++ {
+		if code := g.postWebhook(t, map[string]any{"id": first.ID, "name": "IndividualActivated", "createdAt": "2026-01-01T00:00:00Z"}); code != http.StatusAccepted {
+			t.Fatalf("duplicate webhook answered %d", code)
+		}
+	}
+	if code := g.postWebhook(t, map[string]any{"id": "11111111-2222-3333-4444-555555555555", "name": "IndividualActivated", "created_at": "2026-01-01T00:00:00Z"}); code != http.StatusAccepted {
+		t.Fatalf("forged webhook answered %d", code)
+	}
+	var sentinel sandboxEvent
+	g.sandbox(t, http.MethodPost, "/_sandbox/trigger", map[string]any{"name": "IndividualActivated"}, &sentinel)
+	if e := ws.next("1", "events"); e.Event.ID != sentinel.ID {
+		t.Fatalf("after duplicates and a forgery, want the sentinel %s, got %+v", sentinel.ID, e)
+	}
+}
+
+func TestResumeAfterCursorDeliversWhatWasMissed(t *testing.T) {
+	g := liveGateway(t)
+	const sub = `subscription($after: String) { events(names: ["IndividualActivated", "IndividualBlocked"], after: $after) ` + liveFields + ` }`
+	ws := g.dialWS(t, nil, nil)
+	ws.subscribe("1", sub, nil)
+	var a sandboxEvent
+	g.sandbox(t, http.MethodPost, "/_sandbox/trigger", map[string]any{"name": "IndividualActivated"}, &a)
+	seen := ws.next("1", "events")
+	if seen.Event.ID != a.ID {
+		t.Fatalf("want %s, got %+v", a.ID, seen)
+	}
+	ws.close()
+
+	var b, c sandboxEvent
+	g.sandbox(t, http.MethodPost, "/_sandbox/trigger", map[string]any{"name": "IndividualBlocked"}, &b)
+	g.sandbox(t, http.MethodPost, "/_sandbox/trigger", map[string]any{"name": "IndividualActivated"}, &c)
+
+	again := g.dialWS(t, nil, nil)
+	again.subscribe("2", sub, map[string]any{"after": seen.Cursor})
+	got := map[string]bool{}
+	for len(got) < 2 {
+		e := again.next("2", "events")
+		if e.Event.ID == a.ID || got[e.Event.ID] {
+			t.Fatalf("event delivered twice: %+v", e)
+		}
+		got[e.Event.ID] = true
+	}
+	if !got[b.ID] || !got[c.ID] {
+		t.Fatalf("missed events %s, %s not replayed: %v", b.ID, c.ID, got)
+	}
+
+	bad := g.dialWS(t, nil, nil)
+	bad.subscribe("3", sub, map[string]any{"after": "not-a-cursor"})
+	m := bad.read()
+	if (m.Type != "error" && m.Type != "next") || !bytes.Contains(m.Payload, []byte("BAD_USER_INPUT")) {
+		t.Fatalf("bad cursor: %s %s", m.Type, m.Payload)
+	}
+}
+
+func TestPollingFindsWhatWebhooksMissed(t *testing.T) {
+	// No webhook registered: only the reconciliation poller can find events.
+	g := startGateway(t, "-reconcile-interval", "50ms")
+	ws := g.dialWS(t, nil, nil)
+	ws.subscribe("1", `subscription { events(names: ["IndividualBlocked"]) `+liveFields+` }`, nil)
+	var ev sandboxEvent
+	g.sandbox(t, http.MethodPost, "/_sandbox/trigger", map[string]any{"name": "IndividualBlocked"}, &ev)
+	if e := ws.next("1", "events"); e.Event.ID != ev.ID || e.Event.Payload["reason"] == nil {
+		t.Fatalf("want %s with its payload, got %+v", ev.ID, e)
+	}
+	var deliveries []any
+	g.sandbox(t, http.MethodGet, "/_sandbox/deliveries", nil, &deliveries)
+	if len(deliveries) != 0 {
+		t.Errorf("no webhook is registered, yet deliveries happened: %v", deliveries)
+	}
+}
+
+func TestOrderUpdatesFollowOneOrder(t *testing.T) {
+	g := liveGateway(t)
+	order := func() string {
+		o := createOrder(t, g, map[string]any{"currency": "EUR", "items": map[string]any{"amount": 1000},
+			"payment": map[string]any{"card": map[string]any{"token": uniq("tok_ok_")}}})
+		return o.ID
+	}
+	mine, other := order(), order()
+	ws := g.dialWS(t, nil, nil)
+	ws.subscribe("1", `subscription($id: ID!) { orderUpdates(orderId: $id) `+liveFields+` }`, map[string]any{"id": mine})
+	changeOrder(g, t, "capture", other, nil)
+	changeOrder(g, t, "capture", mine, nil)
+	e := ws.next("1", "orderUpdates")
+	if e.Event.Name != "OrderCaptured" || e.Event.OrderID != mine {
+		t.Fatalf("want OrderCaptured of %s, got %+v", mine, e)
+	}
+	changeOrder(g, t, "refund", mine, nil)
+	if e := ws.next("1", "orderUpdates"); e.Event.Name != "OrderRefunded" || e.Event.OrderID != mine {
+		t.Fatalf("want OrderRefunded of %s, got %+v", mine, e)
+	}
+}
+
+// TestASlowSubscriberDoesNotHoldBackOthers leaves one subscriber unread
+// while another receives every event.
+func TestASlowSubscriberDoesNotHoldBackOthers(t *testing.T) {
+	g := liveGateway(t)
+	const sub = `subscription { events(names: ["IndividualActivated"]) ` + liveFields + ` }`
+	stalled := g.dialWS(t, nil, nil)
+	stalled.subscribe("1", sub, nil)
+	ws := g.dialWS(t, nil, nil)
+	ws.subscribe("1", sub, nil)
+	const n = 20
+	want := map[string]bool{}
+	for i := 0; i < n; i++ {
+		var e sandboxEvent
+		g.sandbox(t, http.MethodPost, "/_sandbox/trigger", map[string]any{"name": "IndividualActivated"}, &e)
+		want[e.ID] = true
+	}
+	for i := 0; i < n; i++ {
+		e := ws.next("1", "events")
+		if !want[e.Event.ID] {
+			t.Fatalf("unexpected or repeated event %+v", e)
+		}
+		delete(want, e.Event.ID)
+	}
+}
+
+func TestWebhookIntakeRefusesMalformedBodies(t *testing.T) {
+	g := liveGateway(t)
+	for name, body := range map[string]any{
+		"no id":         map[string]any{"name": "IndividualActivated"},
+		"bad id":        map[string]any{"id": "../../etc", "name": "X"},
+		"not an object": []int{1, 2},
+	} {
+		if code := g.postWebhook(t, body); code != http.StatusBadRequest {
+			t.Errorf("%s: want 400, got %d", name, code)
+		}
+	}
+	resp, err := http.Get(g.URL + "/webhooks/payments")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("GET: want 405, got %d", resp.StatusCode)
+	}
+}
+
+func TestWebsocketOriginIsChecked(t *testing.T) {
+	g := liveGateway(t, "-allowed-origins", "https://app.example")
+	if _, err := g.tryDialWS(http.Header{"Origin": {"https://evil.example"}}); err == nil {
+		t.Fatal("a websocket from a foreign origin was accepted")
+	}
+	ws, err := g.tryDialWS(http.Header{"Origin": {"https://app.example"}})
+	if err != nil {
+		t.Fatalf("an allowed origin was refused: %v", err)
+	}
+	ws.conn.Close()
+}
