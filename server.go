@@ -100,7 +100,7 @@ type app struct {
 }
 
 // sandboxPaymentsKeys are the demo merchant's keys of the sandbox
-// (docs/sandbox-payments.md); only sandbox mode uses them.
+// (docs/sandbox.md); only sandbox mode uses them.
 var sandboxPaymentsKeys = payments.Keys{Public: sbpayments.PublicKey, Private: sbpayments.PrivateKey, AccessToken: sbpayments.AccessToken}
 
 // start wires and starts the gateway; it returns once the listener accepts.

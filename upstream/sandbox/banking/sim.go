@@ -4,7 +4,7 @@
 // This part covers identity: sign-in for staff, persons, introducers and API
 // clients with SMS two-factor codes, password recovery, persons,
 // corporations, corporation settings, API keys and feedback. Every choice the
-// spec leaves open is documented in docs/sandbox-banking.md, which is a
+// spec leaves open is documented in docs/sandbox.md, which is a
 // contract with the banking client.
 package banking
 

@@ -167,7 +167,7 @@ func (s *Sim) openAPIDoc() map[string]any {
 	return map[string]any{
 		"openapi": "3.0.3",
 		"info": map[string]any{"title": "fingraph sandbox: payments interface", "version": "1.0.0",
-			"description": "Emulator of the payments interface; choices for what the spec leaves not shown are in docs/sandbox-payments.md."},
+			"description": "Emulator of the payments interface; choices for what the spec leaves not shown are in docs/sandbox.md."},
 		"servers": []any{map[string]any{"url": "/payments"}},
 		"paths":   paths,
 		"components": map[string]any{
