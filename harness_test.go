@@ -49,7 +49,7 @@ type testGateway struct {
 // startGateway starts a gateway with the sandbox in-process and embedded
 // JetStream under a temporary directory; it stops when the test ends.
 // extraArgs override the defaults (the flag parser keeps the last value).
-func startGateway(t *testing.T, extraArgs ...string) *testGateway {
+func startGateway(t testing.TB, extraArgs ...string) *testGateway {
 	t.Helper()
 	args := append([]string{
 		"-addr", "127.0.0.1:0",
