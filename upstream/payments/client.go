@@ -167,6 +167,8 @@ func NewClient(baseURL string, keys Keys, opts ...Option) (*Client, error) {
 		ReadyToTrip: func(counts gobreaker.Counts) bool {
 			return counts.ConsecutiveFailures >= 5
 		},
+		// A caller that gives up says nothing about the upstream's health.
+		IsSuccessful: func(err error) bool { return err == nil || errors.Is(err, context.Canceled) },
 		OnStateChange: func(name string, from, to gobreaker.State) {
 			c.logger.Warn("circuit breaker", "upstream", name, "from", from.String(), "to", to.String())
 		},
