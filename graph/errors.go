@@ -75,23 +75,9 @@ func presentCause(ctx context.Context, logger *slog.Logger, gqlErr *gqlerror.Err
 		gqlErr.Message = "the request timed out"
 		return
 	}
-	// gqlgen's own input coercion errors (a field of the wrong type, a
-	// @oneOf with two branches, a Date that is not YYYY-MM-DD).
-	var ge *gqlerror.Error
-	if errors.As(err, &ge) && ge.Rule == "" && isInputError(ge) {
-		ext["code"] = string(gqlerr.BadUserInput)
-		return
-	}
 	logger.ErrorContext(ctx, "internal error", "path", gqlErr.Path.String(), "err", err)
 	ext["code"] = string(gqlerr.Internal)
 	gqlErr.Message = "internal error"
-}
-
-// isInputError recognises the errors gqlgen raises while it decodes
-// arguments, which carry the argument path but no code.
-func isInputError(ge *gqlerror.Error) bool {
-	_, hasCode := ge.Extensions["code"]
-	return !hasCode && ge.Path != nil && ge.Err == nil
 }
 
 func presentPayments(ctx context.Context, logger *slog.Logger, gqlErr *gqlerror.Error, pe *payments.ErrorResponse) {
