@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestShutdownLeavesNoGoroutines starts a gateway with every long-running
+// piece on (sandbox, embedded JetStream, enricher, poller, a live
+// subscription), shuts it down, and counts goroutines.
+func TestShutdownLeavesNoGoroutines(t *testing.T) {
+	before := runtime.NumGoroutine()
+	cfg, err := parseConfig([]string{"-addr", "127.0.0.1:0", "-sandbox-addr", "127.0.0.1:0", "-data-dir", t.TempDir(),
+		"-reconcile-interval", "20ms"}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := start(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &testGateway{URL: "http://" + a.addr, SandboxURL: "http://" + a.sbAddr, http: &http.Client{Timeout: 10 * time.Second}}
+	ws := g.dialWS(t, nil, nil)
+	ws.subscribe("1", `subscription { events(names: ["IndividualActivated"]) `+liveFields+` }`, nil)
+	var ev sandboxEvent
+	g.sandbox(t, http.MethodPost, "/_sandbox/trigger", map[string]any{"name": "IndividualActivated"}, &ev)
+	if e := ws.next("1", "events"); e.Event.ID != ev.ID {
+		t.Fatalf("live event: %+v", e)
+	}
+	g.http.CloseIdleConnections()
+
+	if err := a.shutdown(); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	ws.close()
+	// Goroutines end asynchronously after their contexts close; wait for
+	// them, bounded, then report what is left.
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		buf := make([]byte, 1<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		t.Fatalf("%d goroutines before, %d after shutdown:\n%s", before, n, firstStacks(string(buf), 15))
+	}
+}
+
+func firstStacks(all string, n int) string {
+	parts := strings.Split(all, "\n\n")
+	if len(parts) > n {
+		parts = parts[:n]
+	}
+	return strings.Join(parts, "\n\n")
+}
