@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/99designs/gqlgen/graphql/playground"
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
@@ -23,6 +24,8 @@ import (
 	"github.com/fingraph/fingraph/idempotency"
 	"github.com/fingraph/fingraph/resolvers"
 	"github.com/fingraph/fingraph/resolvers/loaders"
+	"github.com/fingraph/fingraph/session"
+	"github.com/fingraph/fingraph/upstream/banking"
 	"github.com/fingraph/fingraph/upstream/payments"
 )
 
@@ -32,6 +35,8 @@ type routeDeps struct {
 	logger   *slog.Logger
 	engine   *engine.Engine
 	payments *payments.Client
+	banking  *banking.Client
+	sessions session.Store
 	attempts *idempotency.Store
 }
 
@@ -44,15 +49,23 @@ func newRouter(d routeDeps) http.Handler {
 	}, []string{"route", "code"})
 	reg.MustRegister(requests)
 
-	es := graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{
-		Payments:      d.payments,
-		OrderAttempts: d.attempts,
-		Logger:        d.logger,
-	}})
+	sessions := session.NewHandler(d.sessions, d.logger)
+	policy := resolvers.NewPolicy(d.cfg.PaymentsOperators, d.cfg.PublicRateLimit)
+	es := graph.NewExecutableSchema(graph.Config{
+		Resolvers: &resolvers.Resolver{
+			Payments:      d.payments,
+			Banking:       d.banking,
+			Policy:        policy,
+			OrderAttempts: d.attempts,
+			Logger:        d.logger,
+		},
+		Directives: policy.Directives(),
+	})
 	gql := graph.NewHandler(es, graph.HandlerConfig{
-		Logger:      d.logger,
-		Limits:      graph.DefaultLimits,
-		CheckOrigin: originChecker(d.cfg.AllowedOrigins),
+		Logger:        d.logger,
+		Limits:        graph.DefaultLimits,
+		CheckOrigin:   originChecker(d.cfg.AllowedOrigins),
+		WebsocketInit: websocketInit(sessions.WebsocketInit),
 	})
 
 	r := chi.NewRouter()
@@ -60,7 +73,9 @@ func newRouter(d routeDeps) http.Handler {
 	r.Use(middleware.Recoverer)
 	r.Use(accessLog(d.logger, requests))
 
-	r.Handle("/graphql", graph.LimitBody(graph.DefaultLimits.MaxBodyBytes, loaders.Middleware(d.payments, gql)))
+	// Sessions come before loaders: loaders hold one principal's view.
+	r.Handle("/graphql", graph.LimitBody(graph.DefaultLimits.MaxBodyBytes,
+		sessions.Middleware(loaders.Middleware(d.payments, d.banking, gql))))
 	r.Handle("/", playground.Handler("fingraph", "/graphql"))
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
@@ -78,6 +93,14 @@ func newRouter(d routeDeps) http.Handler {
 	})
 	r.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	return r
+}
+
+// websocketInit adapts the session's connection_init check to gqlgen.
+func websocketInit(f func(context.Context, map[string]any) (context.Context, error)) transport.WebsocketInitFunc {
+	return func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
+		ctx, err := f(ctx, p)
+		return ctx, &p, err
+	}
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/graph-gophers/dataloader/v7"
 
+	"github.com/fingraph/fingraph/upstream/banking"
 	"github.com/fingraph/fingraph/upstream/payments"
 )
 
@@ -34,22 +35,26 @@ type Loaders struct {
 	// Orders loads customers' orders: one listing per distinct date range,
 	// shared by every customer asked for in that range.
 	Orders *dataloader.Loader[OrdersKey, []payments.Order]
+
+	// Banking holds the loaders of the banking upstream (banking.go).
+	Banking
 }
 
-// New returns fresh loaders over the payments client.
-func New(p *payments.Client) *Loaders {
+// New returns fresh loaders over the payments and banking clients.
+func New(p *payments.Client, b *banking.Client) *Loaders {
 	return &Loaders{
 		Customer: dataloader.NewBatchedLoader(customerBatch(p), dataloader.WithWait[string, *payments.Customer](Wait)),
 		Orders:   dataloader.NewBatchedLoader(ordersBatch(p), dataloader.WithWait[OrdersKey, []payments.Order](Wait)),
+		Banking:  newBanking(b),
 	}
 }
 
 type ctxKey struct{}
 
 // Middleware gives every request its own loaders.
-func Middleware(p *payments.Client, next http.Handler) http.Handler {
+func Middleware(p *payments.Client, b *banking.Client, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		next.ServeHTTP(w, r.WithContext(With(r.Context(), New(p))))
+		next.ServeHTTP(w, r.WithContext(With(r.Context(), New(p, b))))
 	})
 }
 
