@@ -157,6 +157,7 @@ func (g *testGateway) post(t *testing.T, h http.Header, query string, vars map[s
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
+	noteResponse(raw)
 	var out gqlResponse
 	if err := json.Unmarshal(raw, &out); err != nil {
 		t.Fatalf("POST /graphql answered %d %q: %v", resp.StatusCode, raw, err)
