@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gorilla/websocket"
 )
 
 // Tests of the identity part of the graph: sessions, sign-in with both
@@ -1112,4 +1114,112 @@ func (g *testGateway) postRaw(t *testing.T, h http.Header, query string) (string
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
 	return string(raw), resp
+}
+
+// wsQuery runs one operation over the graphql-transport-ws protocol, with
+// the given connection_init payload and upgrade headers, and returns the
+// first result's payload.
+func (g *testGateway) wsQuery(t *testing.T, initPayload map[string]any, h http.Header, query string) (gqlResponse, error) {
+	t.Helper()
+	d := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}, HandshakeTimeout: 5 * time.Second}
+	conn, _, err := d.Dial("ws"+strings.TrimPrefix(g.URL, "http")+"/graphql", h)
+	if err != nil {
+		return gqlResponse{}, err
+	}
+	defer conn.Close()
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if err := conn.WriteJSON(map[string]any{"type": "connection_init", "payload": initPayload}); err != nil {
+		return gqlResponse{}, err
+	}
+	var msg struct {
+		Type    string          `json:"type"`
+		Payload json.RawMessage `json:"payload"`
+	}
+	if err := conn.ReadJSON(&msg); err != nil {
+		return gqlResponse{}, err
+	}
+	if msg.Type != "connection_ack" {
+		return gqlResponse{}, fmt.Errorf("connection_init answered %s %s", msg.Type, msg.Payload)
+	}
+	if err := conn.WriteJSON(map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{"query": query}}); err != nil {
+		return gqlResponse{}, err
+	}
+	for {
+		if err := conn.ReadJSON(&msg); err != nil {
+			return gqlResponse{}, err
+		}
+		if msg.Type == "next" {
+			var out gqlResponse
+			err := json.Unmarshal(msg.Payload, &out)
+			return out, err
+		}
+		if msg.Type == "error" {
+			return gqlResponse{}, fmt.Errorf("error: %s", msg.Payload)
+		}
+	}
+}
+
+func TestWebsocketSessions(t *testing.T) {
+	g := startGateway(t)
+	token := g.signInPerson(t, "anna@demo.test")
+	const q = `{ viewer { kind person { id } } }`
+
+	// Mobile-style: the session token in connection_init.
+	resp, err := g.wsQuery(t, map[string]any{"sessionToken": token}, nil, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d viewerData
+	resp.decode(t, &d)
+	if d.Viewer == nil || d.Viewer.Kind != "PERSON" || d.Viewer.Person == nil || d.Viewer.Person.ID != annaID {
+		t.Fatalf("viewer over connection_init = %+v", d.Viewer)
+	}
+	// Web-style: the cookie on the upgrade request.
+	resp, err = g.wsQuery(t, nil, http.Header{"Cookie": {"fingraph_session=" + token}}, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d = viewerData{}
+	resp.decode(t, &d)
+	if d.Viewer == nil || d.Viewer.Kind != "PERSON" {
+		t.Fatalf("viewer over the upgrade cookie = %+v", d.Viewer)
+	}
+	// An unknown token refuses the connection.
+	other := "x"
+	if token[0] == 'x' {
+		other = "y"
+	}
+	if _, err := g.wsQuery(t, map[string]any{"sessionToken": other + token[1:]}, nil, q); err == nil {
+		t.Error("an unknown session token was accepted")
+	}
+}
+
+func TestIdentitySettingsAreValidated(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-banking-version", "v1"}, "FINGRAPH_BANKING_VERSION"},
+		{[]string{"-session-ttl", "soon"}, "FINGRAPH_SESSION_TTL"},
+		{[]string{"-session-ttl", "10s"}, "FINGRAPH_SESSION_TTL"},
+		{[]string{"-payments-operators", "STAFF,CUSTOMER"}, "FINGRAPH_PAYMENTS_OPERATORS"},
+		{[]string{"-payments-operators", "ROBOT"}, "FINGRAPH_PAYMENTS_OPERATORS"},
+		{[]string{"-public-rate-limit", "0"}, "FINGRAPH_PUBLIC_RATE_LIMIT"},
+		{[]string{"-sandbox-token-grace", "-1s"}, "FINGRAPH_SANDBOX_TOKEN_GRACE"},
+	}
+	for _, tc := range cases {
+		_, err := parseConfig(tc.args, func(string) string { return "" }, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: err = %v, want one naming %s", tc.args, err, tc.want)
+		}
+	}
+	cfg, err := parseConfig(nil, func(k string) string {
+		return map[string]string{"FINGRAPH_PAYMENTS_OPERATORS": "staff, person", "FINGRAPH_BANKING_VERSION": "v3"}[k]
+	}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(cfg.PaymentsOperators, ",") != "STAFF,PERSON" || cfg.BankingVersion != "v3" || cfg.SessionTTL != 12*time.Hour || cfg.PublicRateLimit != 60 {
+		t.Errorf("parsed %+v", cfg)
+	}
 }
