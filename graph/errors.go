@@ -122,6 +122,11 @@ func presentPayments(ctx context.Context, logger *slog.Logger, gqlErr *gqlerror.
 		ext["code"] = string(gqlerr.NotFound)
 	case pe.StatusCode == http.StatusForbidden:
 		ext["code"] = string(gqlerr.Forbidden)
+	case pe.StatusCode == http.StatusUnauthorized && isCustomerSession(ctx):
+		// A customer session's key was refused: the session is over.
+		session.Revoke(ctx)
+		ext["code"] = string(gqlerr.Unauthenticated)
+		gqlErr.Message = "the session has ended; sign in again"
 	case pe.StatusCode == http.StatusUnauthorized:
 		// The gateway's own merchant keys were refused: a configuration
 		// problem the client cannot fix.
@@ -194,4 +199,9 @@ func presentBanking(ctx context.Context, logger *slog.Logger, gqlErr *gqlerror.E
 		ext["code"] = string(gqlerr.UpstreamRejected)
 	}
 	ext["upstream"] = upstream
+}
+
+func isCustomerSession(ctx context.Context) bool {
+	s := session.From(ctx)
+	return s != nil && s.Kind == session.Customer
 }
