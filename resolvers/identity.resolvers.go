@@ -380,6 +380,11 @@ func (r *queryResolver) Corporations(ctx context.Context, first *int64, offset *
 		l.Corporation.Prime(ctx, c.ID, c)
 		out = append(out, toCorporation(c))
 	}
+	if len(list.List) > 1 && selects(ctx, "items", "persons") {
+		if err := r.primeCorporationPersons(ctx, list.List); err != nil {
+			return nil, err
+		}
+	}
 	return &model.CorporationPage{Items: out, PageInfo: toPageInfo(list.Meta, off)}, nil
 }
 

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"slices"
 	"sync"
@@ -17,18 +18,20 @@ import (
 // the order the upstream issued them, or a slower writer puts back a token
 // that is about to be refused.
 //
-// Transport therefore holds a per-session lock from sending a call until its
-// response headers (with the new token) are in: within one gateway process
-// the upstream issues a session's tokens in lock order, and the token is
-// stamped with the time it arrived while the lock is still held. The KV
-// update (compare-and-set on the entry's revision, retried on conflict)
-// replaces only a token with an earlier stamp, so the stored token is always
-// the newest issued, whichever write lands last. The lock costs parallelism
-// only within one session, whose calls dataloaders already batch. Between
-// replicas the stamps are wall-clock times; concurrent calls of one session
-// on two replicas within clock skew could still store the older token, which
-// then works for the grace period and the next call refreshes it. Sticky
-// routing of a session removes that window.
+// Transport therefore holds a per-session lock around each call: it reads
+// the stored token (so a call never sends a token superseded by another
+// request's call), sends the call, and writes the refreshed token back with
+// the time it arrived, all before the next call of the session starts.
+// Within one gateway process the upstream thus issues and the store receives
+// a session's tokens in the same order. The KV update (compare-and-set on
+// the entry's revision, retried on conflict) replaces only a token with an
+// earlier stamp, so the stored token is the newest issued even when replicas
+// write concurrently. The lock costs parallelism only within one session,
+// whose calls dataloaders already batch. Between replicas the stamps are
+// wall-clock times; calls of one session on two replicas at the same moment
+// could store the older token, which still works for the grace period, and
+// the next call refreshes it. Sticky routing of a session removes that
+// window.
 
 // Transport wraps base so that banking calls made with a session's token are
 // ordered and their refreshed tokens written back (see above). Calls without
@@ -44,29 +47,43 @@ type roundTripper struct{ base http.RoundTripper }
 
 func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	st := stateFrom(req.Context())
-	if st == nil || req.Header.Get(TokenHeader) == "" {
+	if st == nil || st.locks == nil || req.Header.Get(TokenHeader) == "" {
 		return rt.base.RoundTrip(req)
 	}
 	st.mu.Lock()
 	key := st.token
 	st.mu.Unlock()
-	if key == "" || st.locks == nil {
+	if key == "" {
 		return rt.base.RoundTrip(req)
 	}
+	ctx := req.Context()
 	unlock := st.locks.lock(Key(key))
-	resp, err := rt.base.RoundTrip(req)
-	var tok string
-	var at time.Time
-	if resp != nil {
-		tok, at = resp.Header.Get(TokenHeader), time.Now().UTC()
-		if tok != "" {
-			st.setLocal(tok, at)
-		}
+	defer unlock()
+	// Send the newest token: the one another request (or replica) stored
+	// while this call waited may be newer than this request's copy, and
+	// the copy may have been superseded for longer than the grace period.
+	if stored, err := st.store.Get(ctx, key); err == nil {
+		st.setLocal(stored.BankingToken.Reveal(), stored.BankingTokenAt)
 	}
-	unlock()
+	st.mu.Lock()
+	var tok string
+	if st.sess != nil {
+		tok = st.sess.BankingToken.Reveal()
+	}
+	st.mu.Unlock()
 	if tok != "" {
-		if _, werr := st.store.Update(req.Context(), key, newer(tok, at)); werr != nil {
-			st.logger.WarnContext(req.Context(), "could not write back a refreshed banking token", "err", werr)
+		req = req.Clone(ctx)
+		req.Header.Set(TokenHeader, tok)
+	}
+	resp, err := rt.base.RoundTrip(req)
+	if resp == nil {
+		return resp, err
+	}
+	if fresh := resp.Header.Get(TokenHeader); fresh != "" {
+		at := time.Now().UTC()
+		st.setLocal(fresh, at)
+		if _, werr := st.store.Update(ctx, key, newer(fresh, at)); werr != nil && !errors.Is(werr, ErrNotFound) {
+			st.logger.WarnContext(ctx, "could not write back a refreshed banking token", "err", werr)
 		}
 	}
 	return resp, err
