@@ -331,6 +331,28 @@ func TestVersion3ChallengeShape(t *testing.T) {
 	if pr, resp := g.signIn(t, pin); pr.Typename != "SignedIn" {
 		t.Fatalf("v3 person step 2 = %+v %+v", pr, resp.Errors)
 	}
+	// The phone change answers with the same challenge shape.
+	anna := g.signInPerson(t, "anna@demo.test")
+	const change = `mutation($input: ChangeMyPhoneInput!) { changeMyPhone(input: $input) {
+  __typename ... on TwoFactorChallenge { challengeId expiresAt } ... on Person { phone } } }`
+	in2 := map[string]any{"phone": "+37129990011", "currentPassword": demoPassword}
+	var step struct {
+		ChangeMyPhone struct {
+			Typename    string  `json:"__typename"`
+			ChallengeID *string `json:"challengeId"`
+			ExpiresAt   *string `json:"expiresAt"`
+			Phone       string  `json:"phone"`
+		} `json:"changeMyPhone"`
+	}
+	g.queryAs(t, anna, change, map[string]any{"input": in2}).decode(t, &step)
+	if step.ChangeMyPhone.Typename != "TwoFactorChallenge" || step.ChangeMyPhone.ChallengeID == nil || step.ChangeMyPhone.ExpiresAt == nil {
+		t.Fatalf("v3 phone change step 1 = %+v", step.ChangeMyPhone)
+	}
+	in2["twoFactorCode"], in2["challengeId"] = g.smsCode(t, "+37129990011"), *step.ChangeMyPhone.ChallengeID
+	g.queryAs(t, anna, change, map[string]any{"input": in2}).decode(t, &step)
+	if step.ChangeMyPhone.Typename != "Person" || step.ChangeMyPhone.Phone != "+37129990011" {
+		t.Fatalf("v3 phone change step 2 = %+v", step.ChangeMyPhone)
+	}
 }
 
 func TestSignInAPIKeyAndWrongCredentials(t *testing.T) {
