@@ -166,6 +166,7 @@ type viewerData struct {
 }
 
 func TestSignInStaffWithSMSTwoFactor(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t)
 	in := map[string]any{"kind": "STAFF", "email": "staff@demo.test", "password": demoPassword}
 	r, _ := g.signIn(t, in)
@@ -191,6 +192,7 @@ func TestSignInStaffWithSMSTwoFactor(t *testing.T) {
 }
 
 func TestSignInPersonWithoutTwoFactorIsABearerSession(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t)
 	token := g.signInPerson(t, "anna@demo.test")
 	var d viewerData
@@ -217,6 +219,7 @@ func TestSignInPersonWithoutTwoFactorIsABearerSession(t *testing.T) {
 }
 
 func TestPersonTwoFactorAttemptRules(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t)
 	in := map[string]any{"kind": "PERSON", "email": "tfa@demo.test", "password": demoPassword, "deviceFingerprint": demoFingerprnt}
 	r, _ := g.signIn(t, in)
@@ -256,6 +259,7 @@ func TestPersonTwoFactorAttemptRules(t *testing.T) {
 }
 
 func TestIntroducerSeesExpiredAfterFiveTries(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t)
 	in := map[string]any{"kind": "INTRODUCER", "email": "intro@demo.test", "password": demoPassword}
 	if r, _ := g.signIn(t, in); r.Typename != "TwoFactorChallenge" || r.MaskedPhone != "+3712*****03" {
@@ -295,6 +299,7 @@ func TestIntroducerSeesExpiredAfterFiveTries(t *testing.T) {
 }
 
 func TestVersion3ChallengeShape(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, "-banking-version", "v3")
 	in := map[string]any{"kind": "STAFF", "email": "staff@demo.test", "password": demoPassword}
 	before := time.Now()
@@ -362,6 +367,7 @@ func TestVersion3ChallengeShape(t *testing.T) {
 }
 
 func TestSignInAPIKeyAndWrongCredentials(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t)
 	token := g.signInAPI(t)
 	var d viewerData
@@ -396,6 +402,7 @@ func TestSignInAPIKeyAndWrongCredentials(t *testing.T) {
 }
 
 func TestSignInCustomerActsOnItself(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t)
 	var d struct {
 		SignInCustomer struct {
@@ -440,6 +447,7 @@ func TestSignInCustomerActsOnItself(t *testing.T) {
 }
 
 func TestPaymentsPolicy(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t)
 	if r := g.query(t, `{ customers { id } }`, nil); r.code() != "UNAUTHENTICATED" {
 		t.Errorf("customers signed out: %+v", r.Errors)
@@ -464,6 +472,7 @@ func TestPaymentsPolicy(t *testing.T) {
 }
 
 func TestPublicOperationsAreRateLimitedPerAddress(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, "-public-rate-limit", "3")
 	codes := []string{}
 	for range 5 {
@@ -480,6 +489,7 @@ func TestPublicOperationsAreRateLimitedPerAddress(t *testing.T) {
 }
 
 func TestWebSessionCookieAndCSRF(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t)
 	r, httpResp := g.post(t, nil, signInMutation, map[string]any{"input": map[string]any{
 		"kind": "PERSON", "email": "anna@demo.test", "password": demoPassword, "deviceFingerprint": demoFingerprnt}})
@@ -563,6 +573,7 @@ func TestWebSessionCookieAndCSRF(t *testing.T) {
 }
 
 func TestSignOutEndsABearerSession(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t)
 	token := g.signInStaff(t)
 	var d struct {
@@ -583,6 +594,7 @@ func TestSignOutEndsABearerSession(t *testing.T) {
 }
 
 func TestRefreshedTokenIsWrittenBack(t *testing.T) {
+	t.Parallel()
 	// A superseded banking token works for 300 ms only: every request
 	// below must use the token refreshed by the one before.
 	const grace = 300 * time.Millisecond
@@ -615,6 +627,7 @@ func TestRefreshedTokenIsWrittenBack(t *testing.T) {
 }
 
 func TestRefusedTokenEndsTheSession(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t)
 	staff := g.signInStaff(t)
 	var k struct {
@@ -652,6 +665,7 @@ func TestRefusedTokenEndsTheSession(t *testing.T) {
 }
 
 func TestSessionsOfTwoCorporationsAreIsolated(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t)
 	sessions := map[string]struct{ token, corp, domain string }{
 		"anna": {g.signInPerson(t, "anna@demo.test"), demoCorpID, "@demo.test"},
@@ -745,6 +759,7 @@ func TestSessionsOfTwoCorporationsAreIsolated(t *testing.T) {
 }
 
 func TestPersonInputRulesAreCheckedBeforeTheUpstream(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t)
 	anna := g.signInPerson(t, "anna@demo.test")
 	staff := g.signInStaff(t)
@@ -885,6 +900,7 @@ func TestPersonInputRulesAreCheckedBeforeTheUpstream(t *testing.T) {
 }
 
 func TestStaffOnlyOperationsAreForbiddenForPersons(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t)
 	anna := g.signInPerson(t, "anna@demo.test")
 	cases := []struct {
@@ -917,6 +933,7 @@ func TestStaffOnlyOperationsAreForbiddenForPersons(t *testing.T) {
 }
 
 func TestStaffManagesCorporationsAndAPIKeys(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t)
 	staff := g.signInStaff(t)
 	cases := []struct {
@@ -1030,6 +1047,7 @@ func TestStaffManagesCorporationsAndAPIKeys(t *testing.T) {
 }
 
 func TestPasswordRecoveryAndPhoneChange(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t)
 	var ok struct {
 		ForgotPassword bool `json:"forgotPassword"`
@@ -1091,6 +1109,7 @@ func TestPasswordRecoveryAndPhoneChange(t *testing.T) {
 }
 
 func TestSignUpCorporationAndFeedbackNeedTheCaptcha(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t)
 	signUp := func(captcha string) gqlResponse {
 		return g.query(t, `mutation($input: SignUpCorporationInput!) { signUpCorporation(input: $input) { id } }`, map[string]any{"input": map[string]any{
@@ -1188,6 +1207,7 @@ func (g *testGateway) wsQuery(t *testing.T, initPayload map[string]any, h http.H
 }
 
 func TestWebsocketSessions(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t)
 	token := g.signInPerson(t, "anna@demo.test")
 	const q = `{ viewer { kind person { id } } }`
@@ -1223,6 +1243,7 @@ func TestWebsocketSessions(t *testing.T) {
 }
 
 func TestIdentitySettingsAreValidated(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		args []string
 		want string
