@@ -84,6 +84,7 @@ func (r *Resolver) signIn(ctx context.Context, in model.SignInInput) (model.Sign
 			return nil, err
 		}
 		sess.CorporationID = c.ID
+		l.PrimeCurrentCorporation(c)
 	}
 	tok, _ := tokens.Token(ctx)
 	sess.BankingToken, sess.BankingTokenAt = session.Secret(tok), time.Now().UTC()

@@ -49,6 +49,10 @@ func (l *Banking) Me(ctx context.Context) (*banking.Person, error) {
 // PrimeMe stores a person read elsewhere (sign-in) as this request's me.
 func (l *Banking) PrimeMe(p *banking.Person) { l.me.prime(p) }
 
+// PrimeCurrentCorporation stores a corporation read elsewhere (sign-in) as
+// this request's current corporation.
+func (l *Banking) PrimeCurrentCorporation(c *banking.Corporation) { l.current.prime(c) }
+
 // CurrentCorporation reads GET /corporations/current once per request.
 func (l *Banking) CurrentCorporation(ctx context.Context) (*banking.Corporation, error) {
 	return l.current.do(func() (*banking.Corporation, error) {
