@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -41,7 +42,29 @@ type config struct {
 	ShutdownTimeout   time.Duration
 	// UpstreamTimeout bounds every upstream call.
 	UpstreamTimeout time.Duration
+
+	// BankingVersion is the banking API version the client speaks (v2, v3).
+	BankingVersion string
+	// SessionTTL is how long a session lives.
+	SessionTTL    time.Duration
+	sessionTTLRaw string
+	// PaymentsOperators lists the principal kinds that may operate the
+	// merchant's payments (private-key operations).
+	PaymentsOperators    []string
+	paymentsOperatorsRaw string
+	// PublicRateLimit is how many public operations (sign-in,
+	// createCustomer, feedback, ...) one client address may call per minute.
+	PublicRateLimit    int
+	publicRateLimitRaw string
+	// SandboxTokenGrace is how long the in-process sandbox keeps accepting a
+	// superseded banking token; tests shrink it.
+	SandboxTokenGrace    time.Duration
+	sandboxTokenGraceRaw string
 }
+
+// operatorKinds are the principal kinds FINGRAPH_PAYMENTS_OPERATORS may name.
+// CUSTOMER is not one: a customer acts only on itself.
+var operatorKinds = []string{"STAFF", "PERSON", "INTRODUCER", "API_CLIENT"}
 
 // sandboxMode reports whether the gateway runs the sandbox in-process: when
 // no upstream is configured, so that `go run .` works on a fresh machine.
@@ -67,6 +90,11 @@ func (c *config) settings() []setting {
 		{"sandbox-addr", "FINGRAPH_SANDBOX_ADDR", "", "listen address of the sandbox (default 127.0.0.1:9090 for `sandbox`, a free loopback port in-process)", &c.SandboxAddr},
 		{"log-format", "FINGRAPH_LOG_FORMAT", "text", "log format: text or json", &c.LogFormat},
 		{"log-level", "FINGRAPH_LOG_LEVEL", "info", "log level: debug, info, warn or error", &c.LogLevel},
+		{"banking-version", "FINGRAPH_BANKING_VERSION", "v2", "banking API version: v2 or v3 (v3 has the challenge-shaped two-factor)", &c.BankingVersion},
+		{"session-ttl", "FINGRAPH_SESSION_TTL", "12h", "lifetime of a sign-in session", &c.sessionTTLRaw},
+		{"payments-operators", "FINGRAPH_PAYMENTS_OPERATORS", "STAFF,API_CLIENT", "comma-separated principal kinds allowed to operate payments: STAFF, PERSON, INTRODUCER, API_CLIENT", &c.paymentsOperatorsRaw},
+		{"public-rate-limit", "FINGRAPH_PUBLIC_RATE_LIMIT", "60", "public operations (sign-in, createCustomer, feedback) per minute per client address", &c.publicRateLimitRaw},
+		{"sandbox-token-grace", "FINGRAPH_SANDBOX_TOKEN_GRACE", "10s", "in-process sandbox: how long a superseded banking token keeps working", &c.sandboxTokenGraceRaw},
 	}
 }
 
@@ -116,7 +144,40 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (co
 	}
 	c.ShutdownTimeout = 10 * time.Second
 	c.UpstreamTimeout = 10 * time.Second
+	if err := c.parseIdentity(); err != nil {
+		return c, err
+	}
 	return c, c.validate()
+}
+
+// parseIdentity reads the settings of sessions, payments policy and the
+// public rate limit; errors name the setting.
+func (c *config) parseIdentity() error {
+	var err error
+	if c.SessionTTL, err = time.ParseDuration(c.sessionTTLRaw); err != nil || c.SessionTTL < time.Minute {
+		return fmt.Errorf("FINGRAPH_SESSION_TTL: %q is not a duration of at least 1m, such as 12h", c.sessionTTLRaw)
+	}
+	if c.SandboxTokenGrace, err = time.ParseDuration(c.sandboxTokenGraceRaw); err != nil || c.SandboxTokenGrace <= 0 {
+		return fmt.Errorf("FINGRAPH_SANDBOX_TOKEN_GRACE: %q is not a positive duration, such as 10s", c.sandboxTokenGraceRaw)
+	}
+	if c.PublicRateLimit, err = strconv.Atoi(c.publicRateLimitRaw); err != nil || c.PublicRateLimit < 1 {
+		return fmt.Errorf("FINGRAPH_PUBLIC_RATE_LIMIT: %q is not a positive number of requests per minute", c.publicRateLimitRaw)
+	}
+	c.PaymentsOperators = nil
+	for _, k := range strings.Split(c.paymentsOperatorsRaw, ",") {
+		k = strings.ToUpper(strings.TrimSpace(k))
+		if k == "" {
+			continue
+		}
+		if !slices.Contains(operatorKinds, k) {
+			return fmt.Errorf("FINGRAPH_PAYMENTS_OPERATORS: %q is not one of %s", k, strings.Join(operatorKinds, ", "))
+		}
+		c.PaymentsOperators = append(c.PaymentsOperators, k)
+	}
+	if c.BankingVersion != "v2" && c.BankingVersion != "v3" {
+		return fmt.Errorf("FINGRAPH_BANKING_VERSION: %q is not v2 or v3", c.BankingVersion)
+	}
+	return nil
 }
 
 func (c config) validate() error {

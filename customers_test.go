@@ -31,6 +31,7 @@ type signedOrder struct {
 
 func TestCreateCustomerWithOrdersReturnsVerifiedSignedOrders(t *testing.T) {
 	g := startGateway(t)
+	g = g.as(g.signInAPI(t))
 	var d struct {
 		CreateCustomer struct {
 			Customer struct {
@@ -82,6 +83,7 @@ func TestCreateCustomerWithOrdersReturnsVerifiedSignedOrders(t *testing.T) {
 
 func TestAddPaymentMethodAndSingleUseTokens(t *testing.T) {
 	g := startGateway(t)
+	g = g.as(g.signInAPI(t))
 	customerID, _ := createCustomer(t, g)
 	token := uniq("tok_ok_")
 	var d struct {
@@ -124,6 +126,7 @@ func TestAddPaymentMethodAndSingleUseTokens(t *testing.T) {
 
 func TestSetPaymentMethodsReordersWithoutChangingCards(t *testing.T) {
 	g := startGateway(t)
+	g = g.as(g.signInAPI(t))
 	customerID, methods := createCustomer(t, g, uniq("tok_ok_"), uniq("tok_ok_"), uniq("tok_ok_"))
 	if len(methods) != 3 {
 		t.Fatalf("want three cards, got %v", methods)
@@ -168,6 +171,7 @@ func TestSetPaymentMethodsReordersWithoutChangingCards(t *testing.T) {
 
 func TestUpdateCustomerContactAndSavedCardOwnership(t *testing.T) {
 	g := startGateway(t)
+	g = g.as(g.signInAPI(t))
 	customerID, methods := createCustomer(t, g, uniq("tok_ok_"))
 	otherID, _ := createCustomer(t, g, uniq("tok_ok_"))
 	var d struct {
@@ -222,9 +226,106 @@ func TestUpdateCustomerContactAndSavedCardOwnership(t *testing.T) {
 	}
 }
 
-func TestCurrentCustomerNeedsACustomerSession(t *testing.T) {
+func TestCustomerSessionManagesItsOwnCustomer(t *testing.T) {
 	g := startGateway(t)
 	if resp := g.query(t, `{ currentCustomer { id } }`, nil); resp.code() != "UNAUTHENTICATED" {
 		t.Errorf("currentCustomer without a session: %+v", resp.Errors)
+	}
+	if resp := g.queryAs(t, g.signInAPI(t), `{ currentCustomer { id } }`, nil); resp.code() != "UNAUTHENTICATED" {
+		t.Errorf("currentCustomer in an API session: %+v", resp.Errors)
+	}
+	var signed struct {
+		SignInCustomer struct {
+			SessionToken string `json:"sessionToken"`
+		} `json:"signInCustomer"`
+	}
+	g.query(t, `mutation($k: String!) { signInCustomer(input: {customerKey: $k}) { sessionToken } }`,
+		map[string]any{"k": "ck_sandbox_demo"}).decode(t, &signed)
+	me := g.as(signed.SignInCustomer.SessionToken)
+
+	var cur struct {
+		CurrentCustomer struct {
+			ID             string `json:"id"`
+			Number         string `json:"number"`
+			PaymentMethods []struct {
+				Token string `json:"token"`
+			} `json:"paymentMethods"`
+			Orders []struct {
+				ID       string `json:"id"`
+				Customer struct {
+					ID string `json:"id"`
+				} `json:"customer"`
+			} `json:"orders"`
+		} `json:"currentCustomer"`
+	}
+	g.resetStats(t)
+	me.query(t, `{ currentCustomer { id number paymentMethods { token } orders { id customer { id } } } }`, nil).decode(t, &cur)
+	c := cur.CurrentCustomer
+	if c.Number != "C-1001" || len(c.Orders) == 0 || len(c.PaymentMethods) == 0 {
+		t.Fatalf("currentCustomer: %+v", c)
+	}
+	for _, o := range c.Orders {
+		if o.Customer.ID != c.ID {
+			t.Errorf("order %s of another customer in a customer session", o.ID)
+		}
+	}
+	if s := g.stats(t); s.Routes["GET /payments/v1/customer"] != 0 {
+		t.Errorf("a customer session listed the merchant's customers: %v", s.Routes)
+	}
+
+	var upd struct {
+		UpdateCustomerContact struct {
+			Contact struct{ Name string } `json:"contact"`
+		} `json:"updateCustomerContact"`
+	}
+	me.query(t, `mutation { updateCustomerContact(input: {contact: {name: "Anna L.", email: "anna.l@example.com"}}) { contact { name } } }`, nil).decode(t, &upd)
+	if upd.UpdateCustomerContact.Contact.Name != "Anna L." {
+		t.Errorf("own contact update: %+v", upd)
+	}
+	otherID, _ := createCustomer(t, g.as(g.signInAPI(t)))
+	if resp := me.query(t, `mutation($id: ID!) { updateCustomerContact(input: {customerId: $id, contact: {name: "X", email: "x@example.com"}}) { contact { name } } }`,
+		map[string]any{"id": otherID}); resp.code() != "BAD_USER_INPUT" {
+		t.Errorf("a customer naming another customer: %+v", resp.Errors)
+	}
+	var set struct {
+		SetPaymentMethods struct {
+			Customer struct {
+				PaymentMethods []struct{ Token string } `json:"paymentMethods"`
+			} `json:"customer"`
+		} `json:"setPaymentMethods"`
+	}
+	me.query(t, `mutation($t: [ID!]!) { setPaymentMethods(input: {methodTokens: $t}) { customer { paymentMethods { token } } } }`,
+		map[string]any{"t": []string{c.PaymentMethods[0].Token}}).decode(t, &set)
+	if got := set.SetPaymentMethods.Customer.PaymentMethods; len(got) != 1 || got[0].Token != c.PaymentMethods[0].Token {
+		t.Errorf("own reorder: %+v", got)
+	}
+}
+
+func TestEventOperationsNeedAPaymentsOperator(t *testing.T) {
+	g := startGateway(t)
+	anna := g.as(g.signInPerson(t, "anna@demo.test"))
+	for _, q := range []string{
+		`{ webhooks { id } }`,
+		`{ event(id: "x") { id } }`,
+		`{ pendingActions(individualId: "x") { id } }`,
+		`{ eventsCursor }`,
+		`mutation { registerWebhook(input: {url: "https://127.0.0.1:1/h"}) { webhook { id } } }`,
+		`mutation { onboardIndividual(input: {individualId: "x"}) { individual { id } } }`,
+	} {
+		if resp := g.query(t, q, nil); resp.code() != "UNAUTHENTICATED" {
+			t.Errorf("%s signed out: %+v", q, resp.Errors)
+		}
+		if resp := anna.query(t, q, nil); resp.code() != "FORBIDDEN" {
+			t.Errorf("%s as a person: %+v", q, resp.Errors)
+		}
+	}
+	// A dashboard's subscription needs the same.
+	for name, init := range map[string]map[string]any{"no session": {}, "a person": {"sessionToken": anna.bearer}} {
+		ws := g.dialWS(t, nil, init)
+		ws.subscribe("1", `subscription { events `+liveFields+` }`, nil)
+		m := ws.read()
+		if !strings.Contains(string(m.Payload), "UNAUTHENTICATED") && !strings.Contains(string(m.Payload), "FORBIDDEN") {
+			t.Errorf("subscription with %s: %s %s", name, m.Type, m.Payload)
+		}
 	}
 }

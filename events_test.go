@@ -9,6 +9,7 @@ import (
 
 func TestWebhookRegistrationRules(t *testing.T) {
 	g := startGateway(t)
+	g = g.as(g.signInAPI(t))
 	const register = `mutation($url: String!) { registerWebhook(input: {url: $url}) { webhook { id url createdAt } } }`
 	var d struct {
 		RegisterWebhook struct {
@@ -113,6 +114,7 @@ type sandboxEvent struct {
 
 func TestOnboardingFromRequestToActivationAndBlocking(t *testing.T) {
 	g := startGateway(t)
+	g = g.as(g.signInAPI(t))
 	var ind struct {
 		ID string `json:"id"`
 	}
@@ -210,6 +212,7 @@ func TestOnboardingFromRequestToActivationAndBlocking(t *testing.T) {
 
 func TestEventsAndPendingActionsEdgeCases(t *testing.T) {
 	g := startGateway(t)
+	g = g.as(g.signInAPI(t))
 	if ev := g.event(t, "00000000-0000-0000-0000-000000000000"); ev != nil {
 		t.Errorf("unknown event: want null, got %+v", ev)
 	}

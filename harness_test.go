@@ -44,6 +44,15 @@ type testGateway struct {
 	SandboxURL string
 	Logs       *syncBuffer
 	http       *http.Client
+	// bearer, when set, is the session token g.query sends.
+	bearer string
+}
+
+// as returns a copy of g whose query calls carry the session token.
+func (g *testGateway) as(token string) *testGateway {
+	c := *g
+	c.bearer = token
+	return &c
 }
 
 // startGateway starts a gateway with the sandbox in-process and embedded
@@ -118,23 +127,70 @@ func (r gqlResponse) decode(t *testing.T, v any) {
 	}
 }
 
-// query POSTs a GraphQL request and returns the decoded response.
+// query POSTs a GraphQL request (with g's session token, if any) and
+// returns the decoded response.
 func (g *testGateway) query(t *testing.T, query string, vars map[string]any) gqlResponse {
+	t.Helper()
+	return g.queryAs(t, g.bearer, query, vars)
+}
+
+// queryAs POSTs a GraphQL request as a mobile-style client: the session
+// token, when not empty, travels as Authorization: Bearer.
+func (g *testGateway) queryAs(t *testing.T, token, query string, vars map[string]any) gqlResponse {
+	t.Helper()
+	h := http.Header{}
+	if token != "" {
+		h.Set("Authorization", "Bearer "+token)
+	}
+	out, _ := g.post(t, h, query, vars)
+	return out
+}
+
+// post sends a GraphQL POST with extra headers and returns the decoded
+// response and the HTTP response (body consumed).
+func (g *testGateway) post(t *testing.T, h http.Header, query string, vars map[string]any) (gqlResponse, *http.Response) {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
 	req, _ := http.NewRequest(http.MethodPost, g.URL+"/graphql", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
+	for k, vs := range h {
+		req.Header[k] = vs
+	}
 	resp, err := g.http.Do(req)
 	if err != nil {
 		t.Fatalf("POST /graphql: %v", err)
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
+	noteResponse(raw)
 	var out gqlResponse
 	if err := json.Unmarshal(raw, &out); err != nil {
 		t.Fatalf("POST /graphql answered %d %q: %v", resp.StatusCode, raw, err)
 	}
-	return out
+	return out, resp
+}
+
+const signInMutation = `mutation($input: SignInInput!) { signIn(input: $input) {
+  __typename
+  ... on SignedIn { sessionToken csrfToken viewer { kind } }
+  ... on TwoFactorChallenge { maskedPhone challengeId expiresAt }
+} }`
+
+// signInAPI signs in with the demo API key (an API client, allowed to
+// operate payments by default) and returns the bearer session token.
+func (g *testGateway) signInAPI(t *testing.T) string {
+	t.Helper()
+	var d struct {
+		SignIn struct {
+			Typename     string `json:"__typename"`
+			SessionToken string `json:"sessionToken"`
+		} `json:"signIn"`
+	}
+	g.queryAs(t, "", signInMutation, map[string]any{"input": map[string]any{"kind": "API_KEY", "apiKey": "demo-api-key"}}).decode(t, &d)
+	if d.SignIn.Typename != "SignedIn" || d.SignIn.SessionToken == "" {
+		t.Fatalf("API key sign-in gave %+v", d.SignIn)
+	}
+	return d.SignIn.SessionToken
 }
 
 // sandbox calls the sandbox's control API and decodes its JSON answer.

@@ -26,8 +26,9 @@ func TestShutdownLeavesNoGoroutines(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := &testGateway{URL: "http://" + a.addr, SandboxURL: "http://" + a.sbAddr, http: &http.Client{Timeout: 10 * time.Second}}
+	g = g.as(g.signInAPI(t))
 	ws := g.dialWS(t, nil, nil)
-	ws.subscribe("1", `subscription { events(names: ["IndividualActivated"]) `+liveFields+` }`, nil)
+	ws.subscribeFromNow(g, "1", `subscription($after: String) { events(names: ["IndividualActivated"], after: $after) `+liveFields+` }`, nil)
 	var ev sandboxEvent
 	g.sandbox(t, http.MethodPost, "/_sandbox/trigger", map[string]any{"name": "IndividualActivated"}, &ev)
 	if e := ws.next("1", "events"); e.Event.ID != ev.ID {

@@ -31,6 +31,7 @@ type customersData struct {
 
 func TestReadmeQueryAnswersSeededData(t *testing.T) {
 	g := startGateway(t)
+	g = g.as(g.signInAPI(t))
 	var d customersData
 	g.query(t, readmeQuery, nil).decode(t, &d)
 	if len(d.Customers) < 5 {
@@ -127,6 +128,7 @@ func createOrder(t *testing.T, g *testGateway, input map[string]any) orderResult
 
 func TestCreateOrderEachPaymentShape(t *testing.T) {
 	g := startGateway(t)
+	g = g.as(g.signInAPI(t))
 	customerID, methods := createCustomer(t, g, uniq("tok_ok_"))
 	if len(methods) != 1 {
 		t.Fatalf("want one stored method, got %v", methods)
@@ -182,6 +184,7 @@ func TestCreateOrderEachPaymentShape(t *testing.T) {
 
 func TestVerificationRequiredThenRetrySucceedsUnderSameOrder(t *testing.T) {
 	g := startGateway(t)
+	g = g.as(g.signInAPI(t))
 	key := uniq("idem-")
 	token := uniq("tok_3ds_")
 	input := map[string]any{"idempotencyKey": key, "currency": "EUR", "items": map[string]any{"amount": 700},
@@ -205,6 +208,7 @@ func TestVerificationRequiredThenRetrySucceedsUnderSameOrder(t *testing.T) {
 
 func TestFailedOrderRetryWithSameKeyKeepsOrderID(t *testing.T) {
 	g := startGateway(t)
+	g = g.as(g.signInAPI(t))
 	key := uniq("idem-")
 	input := func(token string) map[string]any {
 		return map[string]any{"idempotencyKey": key, "number": "ORD-1", "currency": "EUR", "items": map[string]any{"amount": 4200},
@@ -241,6 +245,7 @@ func TestFailedOrderRetryWithSameKeyKeepsOrderID(t *testing.T) {
 
 func TestWithoutKeyEachAttemptIsANewOrder(t *testing.T) {
 	g := startGateway(t)
+	g = g.as(g.signInAPI(t))
 	in := map[string]any{"currency": "EUR", "items": map[string]any{"amount": 100}}
 	in["payment"] = map[string]any{"card": map[string]any{"token": uniq("tok_fail_")}}
 	a := createOrder(t, g, in)
@@ -280,6 +285,7 @@ func changeOrder(g *testGateway, t *testing.T, op, orderID string, amount *int) 
 
 func TestCaptureRefundCancelAndInvalidTransitions(t *testing.T) {
 	g := startGateway(t)
+	g = g.as(g.signInAPI(t))
 	newOrder := func() string {
 		o := createOrder(t, g, map[string]any{"currency": "EUR", "items": map[string]any{"amount": 1000},
 			"payment": map[string]any{"card": map[string]any{"token": uniq("tok_ok_")}}})
@@ -346,6 +352,7 @@ func TestCaptureRefundCancelAndInvalidTransitions(t *testing.T) {
 
 func TestMalformedInputIsRefusedBeforeTheUpstream(t *testing.T) {
 	g := startGateway(t)
+	g = g.as(g.signInAPI(t))
 	card := map[string]any{"card": map[string]any{"token": "tok_ok_valid"}}
 	order := func(mut func(map[string]any)) map[string]any {
 		in := map[string]any{"currency": "EUR", "items": map[string]any{"amount": 100}, "payment": card}
@@ -412,6 +419,7 @@ func TestMalformedInputIsRefusedBeforeTheUpstream(t *testing.T) {
 // number of customers (see README, "What a query costs").
 func TestUpstreamCallsForTwentyCustomersWithOrders(t *testing.T) {
 	g := startGateway(t)
+	g = g.as(g.signInAPI(t))
 	var d customersData
 	g.query(t, readmeQuery, nil).decode(t, &d)
 	for i := len(d.Customers); i < 20; i++ {
@@ -473,6 +481,7 @@ func TestUpstreamCallsForTwentyCustomersWithOrders(t *testing.T) {
 
 func TestOrderCustomerIsBatchedFromOrders(t *testing.T) {
 	g := startGateway(t)
+	g = g.as(g.signInAPI(t))
 	g.resetStats(t)
 	var d struct {
 		Orders []struct {

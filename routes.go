@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/99designs/gqlgen/graphql/playground"
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
@@ -24,6 +25,8 @@ import (
 	"github.com/fingraph/fingraph/idempotency"
 	"github.com/fingraph/fingraph/resolvers"
 	"github.com/fingraph/fingraph/resolvers/loaders"
+	"github.com/fingraph/fingraph/session"
+	"github.com/fingraph/fingraph/upstream/banking"
 	"github.com/fingraph/fingraph/upstream/payments"
 )
 
@@ -33,6 +36,8 @@ type routeDeps struct {
 	logger   *slog.Logger
 	engine   *engine.Engine
 	payments *payments.Client
+	banking  *banking.Client
+	sessions session.Store
 	attempts *idempotency.Store
 
 	bus        *events.Bus
@@ -49,16 +54,24 @@ func newRouter(d routeDeps) http.Handler {
 	}, []string{"route", "code"})
 	reg.MustRegister(requests)
 
-	es := graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{
-		Payments:      d.payments,
-		OrderAttempts: d.attempts,
-		Events:        d.bus,
-		Logger:        d.logger,
-	}})
+	sessions := session.NewHandler(d.sessions, d.logger)
+	policy := resolvers.NewPolicy(d.cfg.PaymentsOperators, d.cfg.PublicRateLimit)
+	es := graph.NewExecutableSchema(graph.Config{
+		Resolvers: &resolvers.Resolver{
+			Payments:      d.payments,
+			Banking:       d.banking,
+			Policy:        policy,
+			OrderAttempts: d.attempts,
+			Events:        d.bus,
+			Logger:        d.logger,
+		},
+		Directives: policy.Directives(),
+	})
 	gql := graph.NewHandler(es, graph.HandlerConfig{
-		Logger:      d.logger,
-		Limits:      graph.DefaultLimits,
-		CheckOrigin: originChecker(d.cfg.AllowedOrigins),
+		Logger:        d.logger,
+		Limits:        graph.DefaultLimits,
+		CheckOrigin:   originChecker(d.cfg.AllowedOrigins),
+		WebsocketInit: websocketInit(sessions.WebsocketInit),
 	})
 
 	r := chi.NewRouter()
@@ -66,7 +79,9 @@ func newRouter(d routeDeps) http.Handler {
 	r.Use(middleware.Recoverer)
 	r.Use(accessLog(d.logger, requests))
 
-	r.Handle("/graphql", graph.LimitBody(graph.DefaultLimits.MaxBodyBytes, loaders.Middleware(d.payments, gql)))
+	// Sessions come before loaders: loaders hold one principal's view.
+	r.Handle("/graphql", graph.LimitBody(graph.DefaultLimits.MaxBodyBytes,
+		sessions.Middleware(loaders.Middleware(d.payments, d.banking, gql))))
 	r.Handle("/", playground.Handler("fingraph", "/graphql"))
 	r.Post("/webhooks/payments", (&events.Intake{Bus: d.bus, Logger: d.logger.With("component", "webhooks")}).ServeHTTP)
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -98,6 +113,14 @@ func healthString(err error) string {
 		return err.Error()
 	}
 	return "ok"
+}
+
+// websocketInit adapts the session's connection_init check to gqlgen.
+func websocketInit(f func(context.Context, map[string]any) (context.Context, error)) transport.WebsocketInitFunc {
+	return func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
+		ctx, err := f(ctx, p)
+		return ctx, &p, err
+	}
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -21,6 +21,8 @@ import (
 	"github.com/fingraph/fingraph/engine"
 	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/idempotency"
+	"github.com/fingraph/fingraph/session"
+	"github.com/fingraph/fingraph/upstream/banking"
 	"github.com/fingraph/fingraph/upstream/payments"
 	"github.com/fingraph/fingraph/upstream/sandbox"
 	sbpayments "github.com/fingraph/fingraph/upstream/sandbox/payments"
@@ -65,7 +67,7 @@ func runSandbox(ctx context.Context, args []string, getenv func(string) string, 
 		cfg.SandboxAddr = "127.0.0.1:9090"
 	}
 	logger := cfg.logger(stdout)
-	sb, srv, addr, err := startSandbox(cfg.SandboxAddr, logger)
+	sb, srv, addr, err := startSandbox(cfg.SandboxAddr, cfg.SandboxTokenGrace, logger)
 	if err != nil {
 		return err
 	}
@@ -117,7 +119,7 @@ func start(ctx context.Context, cfg config, logger *slog.Logger) (_ *app, err er
 		if addr == "" {
 			addr = "127.0.0.1:0"
 		}
-		a.sandbox, a.sbSrv, a.sbAddr, err = startSandbox(addr, logger.With("component", "sandbox"))
+		a.sandbox, a.sbSrv, a.sbAddr, err = startSandbox(addr, cfg.SandboxTokenGrace, logger.With("component", "sandbox"))
 		if err != nil {
 			return nil, err
 		}
@@ -165,6 +167,28 @@ func start(ctx context.Context, cfg config, logger *slog.Logger) (_ *app, err er
 		return nil, fmt.Errorf("FINGRAPH_PAYMENTS_URL: %w", err)
 	}
 
+	// session.Transport orders a session's calls and writes their refreshed
+	// tokens back; the transport under it is tuned like the client's own.
+	bankHTTP := &http.Client{Transport: session.Transport(&http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          256,
+		MaxIdleConnsPerHost:   64,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   5 * time.Second,
+		ResponseHeaderTimeout: 15 * time.Second,
+	})}
+	bank, err := banking.NewClient(cfg.BankingURL, banking.WithVersion(cfg.BankingVersion), banking.WithHTTPClient(bankHTTP),
+		banking.WithTimeout(cfg.UpstreamTimeout), banking.WithLogger(logger.With("upstream", "banking")))
+	if err != nil {
+		return nil, fmt.Errorf("FINGRAPH_BANKING_URL: %w", err)
+	}
+	sessionsKV, err := a.engine.KeyValue(ctx, session.Bucket, cfg.SessionTTL)
+	if err != nil {
+		return nil, err
+	}
+
 	bgCtx, stop := context.WithCancel(context.Background())
 	a.stop = stop
 	a.enricher = &events.Enricher{Bus: bus, Payments: pay, Logger: logger.With("component", "events")}
@@ -182,6 +206,8 @@ func start(ctx context.Context, cfg config, logger *slog.Logger) (_ *app, err er
 		logger:     logger,
 		engine:     a.engine,
 		payments:   pay,
+		banking:    bank,
+		sessions:   session.NewJetStreamStore(sessionsKV, cfg.SessionTTL),
 		attempts:   idempotency.New(attemptsKV),
 		bus:        bus,
 		enricher:   a.enricher,
@@ -252,8 +278,8 @@ func displayAddr(addr string) string {
 }
 
 // startSandbox starts a seeded sandbox on addr (loopback is expected).
-func startSandbox(addr string, logger *slog.Logger) (*sandbox.Sandbox, *http.Server, string, error) {
-	sb := sandbox.New(sandbox.Config{Logger: logger})
+func startSandbox(addr string, tokenGrace time.Duration, logger *slog.Logger) (*sandbox.Sandbox, *http.Server, string, error) {
+	sb := sandbox.New(sandbox.Config{Logger: logger, TokenGrace: tokenGrace})
 	sb.Seed()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

@@ -32,6 +32,9 @@ func (g *testGateway) dialWS(t *testing.T, header http.Header, initPayload map[s
 	}
 	c.t = t
 	t.Cleanup(c.close)
+	if initPayload == nil && g.bearer != "" {
+		initPayload = map[string]any{"sessionToken": g.bearer}
+	}
 	init, _ := json.Marshal(initPayload)
 	c.send(wsMessage{Type: "connection_init", Payload: init})
 	if m := c.read(); m.Type != "connection_ack" {
@@ -60,11 +63,13 @@ func (c *wsClient) send(m wsMessage) {
 }
 
 // read returns the next message that is not a keep-alive ping. The deadline
-// only bounds a hung test; no assertion depends on timing.
+// only bounds a hung test (pings must not extend it); no assertion depends
+// on timing.
 func (c *wsClient) read() wsMessage {
 	c.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
 	for {
-		_ = c.conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+		_ = c.conn.SetReadDeadline(deadline)
 		var m wsMessage
 		if err := c.conn.ReadJSON(&m); err != nil {
 			c.t.Fatalf("websocket read: %v", err)
@@ -120,3 +125,25 @@ func (c *wsClient) next(id, field string) liveEvent {
 }
 
 func (c *wsClient) close() { _ = c.conn.Close() }
+
+// cursorNow reads the newest event's cursor, so that a subscription with
+// after: it misses nothing that happens once the test goes on: the server
+// sets a subscription up asynchronously to the subscribe message.
+func (g *testGateway) cursorNow(t *testing.T) string {
+	t.Helper()
+	var d struct {
+		EventsCursor string `json:"eventsCursor"`
+	}
+	g.query(t, `{ eventsCursor }`, nil).decode(t, &d)
+	return d.EventsCursor
+}
+
+// subscribeFromNow subscribes with $after set to the current cursor.
+func (c *wsClient) subscribeFromNow(g *testGateway, id, query string, vars map[string]any) {
+	c.t.Helper()
+	if vars == nil {
+		vars = map[string]any{}
+	}
+	vars["after"] = g.cursorNow(c.t)
+	c.subscribe(id, query, vars)
+}

@@ -135,6 +135,21 @@ func (b *Bus) Publish(ctx context.Context, e Event) error {
 	return err
 }
 
+// Cursor returns the cursor of the newest event ("0" when there is none).
+// A client that reads state and then subscribes with after: this cursor
+// misses nothing in between.
+func (b *Bus) Cursor(ctx context.Context) (string, error) {
+	st, err := b.js.Stream(ctx, EventsStream)
+	if err != nil {
+		return "", fmt.Errorf("events: cursor: %w", err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		return "", fmt.Errorf("events: cursor: %w", err)
+	}
+	return strconv.FormatUint(info.State.LastSeq, 10), nil
+}
+
 // ErrBadCursor means a resume cursor is not one this stream handed out.
 var ErrBadCursor = errors.New("events: bad cursor")
 
@@ -153,7 +168,7 @@ func (b *Bus) Subscribe(ctx context.Context, f Filter, cursor string) (<-chan Ev
 	cfg := jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverNewPolicy, InactiveThreshold: time.Minute}
 	if cursor != "" {
 		seq, err := strconv.ParseUint(cursor, 10, 64)
-		if err != nil || seq == 0 {
+		if err != nil {
 			return nil, ErrBadCursor
 		}
 		cfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy

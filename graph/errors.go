@@ -11,6 +11,8 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/fingraph/fingraph/graph/gqlerr"
+	"github.com/fingraph/fingraph/session"
+	"github.com/fingraph/fingraph/upstream/banking"
 	"github.com/fingraph/fingraph/upstream/payments"
 )
 
@@ -63,6 +65,17 @@ func presentCause(ctx context.Context, logger *slog.Logger, gqlErr *gqlerror.Err
 		presentPayments(ctx, logger, gqlErr, pe)
 		return
 	}
+	var be *banking.ErrorResponse
+	if errors.As(err, &be) {
+		presentBanking(ctx, logger, gqlErr, be)
+		return
+	}
+	if banking.IsUnavailable(err) {
+		logger.WarnContext(ctx, "upstream unavailable", "path", gqlErr.Path.String(), "err", err)
+		ext["code"] = string(gqlerr.UpstreamUnavailable)
+		gqlErr.Message = "the banking service is unavailable; try again shortly"
+		return
+	}
 	var ue *payments.UnavailableError
 	if errors.As(err, &ue) {
 		logger.WarnContext(ctx, "upstream unavailable", "path", gqlErr.Path.String(), "err", err)
@@ -95,6 +108,11 @@ func presentPayments(ctx context.Context, logger *slog.Logger, gqlErr *gqlerror.
 		ext["code"] = string(gqlerr.NotFound)
 	case pe.StatusCode == http.StatusForbidden:
 		ext["code"] = string(gqlerr.Forbidden)
+	case pe.StatusCode == http.StatusUnauthorized && isCustomerSession(ctx):
+		// A customer session's key was refused: the session is over.
+		session.Revoke(ctx)
+		ext["code"] = string(gqlerr.Unauthenticated)
+		gqlErr.Message = "the session has ended; sign in again"
 	case pe.StatusCode == http.StatusUnauthorized:
 		// The gateway's own merchant keys were refused: a configuration
 		// problem the client cannot fix.
@@ -113,4 +131,63 @@ func presentPayments(ctx context.Context, logger *slog.Logger, gqlErr *gqlerror.
 		ext["code"] = string(gqlerr.UpstreamRejected)
 	}
 	ext["upstream"] = upstream
+}
+
+// presentBanking maps a banking rejection: 404, 403 and 401 keep their
+// meaning, other 4xx are UPSTREAM_REJECTED, 5xx UPSTREAM_UNAVAILABLE. A 401
+// that names no field refused the session's token: the session cannot work
+// any more, so it is ended. A 401 naming a field (password, apiKey) is a
+// failed sign-in. Messages are the upstream's, already scrubbed of the
+// request's secrets by the client.
+func presentBanking(ctx context.Context, logger *slog.Logger, gqlErr *gqlerror.Error, be *banking.ErrorResponse) {
+	ext := gqlErr.Extensions
+	first := be.First()
+	upstream := map[string]any{"service": "banking", "status": be.StatusCode}
+	if first.Code != 0 {
+		upstream["code"] = first.Code
+		if name := banking.CodeName(first.Code); name != "" {
+			upstream["name"] = name
+		}
+	}
+	if first.Field != "" {
+		upstream["field"] = first.Field
+	}
+	gqlErr.Message = first.Message
+	if gqlErr.Message == "" {
+		gqlErr.Message = "the banking service refused the request"
+	}
+	switch {
+	case be.StatusCode == http.StatusNotFound:
+		ext["code"] = string(gqlerr.NotFound)
+	case be.StatusCode == http.StatusForbidden:
+		ext["code"] = string(gqlerr.Forbidden)
+	case be.StatusCode == http.StatusUnauthorized:
+		ext["code"] = string(gqlerr.Unauthenticated)
+		if first.Field == "" {
+			if session.Revoke(ctx) {
+				logger.InfoContext(ctx, "banking refused the session's token; session ended")
+			}
+			gqlErr.Message = "the session has ended; sign in again"
+		}
+	case be.StatusCode == http.StatusTooManyRequests:
+		ext["code"] = string(gqlerr.RateLimited)
+	case be.StatusCode >= 500:
+		logger.WarnContext(ctx, "banking server error", "status", be.StatusCode, "code", first.Code)
+		ext["code"] = string(gqlerr.UpstreamUnavailable)
+		gqlErr.Message = "the banking service is unavailable; try again shortly"
+		return
+	case banking.IsVersionUnsupported(be):
+		logger.ErrorContext(ctx, "banking refuses the configured API version", "status", be.StatusCode, "code", first.Code)
+		ext["code"] = string(gqlerr.Internal)
+		gqlErr.Message = "internal error"
+		return
+	default:
+		ext["code"] = string(gqlerr.UpstreamRejected)
+	}
+	ext["upstream"] = upstream
+}
+
+func isCustomerSession(ctx context.Context) bool {
+	s := session.From(ctx)
+	return s != nil && s.Kind == session.Customer
 }

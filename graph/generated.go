@@ -29,16 +29,21 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	Corporation() CorporationResolver
 	Customer() CustomerResolver
 	Event() EventResolver
 	Mutation() MutationResolver
 	Order() OrderResolver
 	OrderChangePayload() OrderChangePayloadResolver
+	Person() PersonResolver
 	Query() QueryResolver
 	Subscription() SubscriptionResolver
+	Viewer() ViewerResolver
 }
 
 type DirectiveRoot struct {
+	RateLimited func(ctx context.Context, obj any, next graphql.Resolver) (res any, err error)
+	Requires    func(ctx context.Context, obj any, next graphql.Resolver, role model.Role) (res any, err error)
 }
 
 type ComplexityRoot struct {
@@ -52,6 +57,11 @@ type ComplexityRoot struct {
 		CountryCode func(childComplexity int) int
 		Street      func(childComplexity int) int
 		ZipCode     func(childComplexity int) int
+	}
+
+	ApiKey struct {
+		ID   func(childComplexity int) int
+		Name func(childComplexity int) int
 	}
 
 	CardPayment struct {
@@ -74,9 +84,47 @@ type ComplexityRoot struct {
 		Type           func(childComplexity int) int
 	}
 
+	Corporation struct {
+		APIKeys       func(childComplexity int) int
+		Address       func(childComplexity int) int
+		BlockedAt     func(childComplexity int) int
+		City          func(childComplexity int) int
+		Country       func(childComplexity int) int
+		CreatedAt     func(childComplexity int) int
+		Currency      func(childComplexity int) int
+		Email         func(childComplexity int) int
+		ID            func(childComplexity int) int
+		IsKycVerified func(childComplexity int) int
+		IsOnboarded   func(childComplexity int) int
+		Name          func(childComplexity int) int
+		OnboardedAt   func(childComplexity int) int
+		Persons       func(childComplexity int) int
+		PostCode      func(childComplexity int) int
+		Region        func(childComplexity int) int
+		Settings      func(childComplexity int) int
+	}
+
+	CorporationPage struct {
+		Items    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	CorporationSettings struct {
+		AllowedPersonTypes func(childComplexity int) int
+		CorporationID      func(childComplexity int) int
+		UpdatedAt          func(childComplexity int) int
+	}
+
 	CreateCustomerPayload struct {
 		Customer func(childComplexity int) int
 		Orders   func(childComplexity int) int
+	}
+
+	CreatedApiKey struct {
+		ID         func(childComplexity int) int
+		IsActive   func(childComplexity int) int
+		Name       func(childComplexity int) int
+		PrivateKey func(childComplexity int) int
 	}
 
 	Customer struct {
@@ -123,18 +171,35 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		AddPaymentMethod      func(childComplexity int, input model.AddPaymentMethodInput) int
-		CancelOrder           func(childComplexity int, input model.CancelOrderInput) int
-		CaptureOrder          func(childComplexity int, input model.CaptureOrderInput) int
-		CreateCustomer        func(childComplexity int, input model.CreateCustomerInput) int
-		CreateOrder           func(childComplexity int, input model.CreateOrderInput) int
-		DeleteWebhook         func(childComplexity int, input model.DeleteWebhookInput) int
-		Noop                  func(childComplexity int) int
-		OnboardIndividual     func(childComplexity int, input model.OnboardIndividualInput) int
-		RefundOrder           func(childComplexity int, input model.RefundOrderInput) int
-		RegisterWebhook       func(childComplexity int, input model.RegisterWebhookInput) int
-		SetPaymentMethods     func(childComplexity int, input model.SetPaymentMethodsInput) int
-		UpdateCustomerContact func(childComplexity int, input model.UpdateCustomerContactInput) int
+		AddPaymentMethod          func(childComplexity int, input model.AddPaymentMethodInput) int
+		BlockPerson               func(childComplexity int, input model.PersonIDInput) int
+		CancelOrder               func(childComplexity int, input model.CancelOrderInput) int
+		CaptureOrder              func(childComplexity int, input model.CaptureOrderInput) int
+		ChangeMyPhone             func(childComplexity int, input model.ChangeMyPhoneInput) int
+		CreateAPIKey              func(childComplexity int, input model.CreateAPIKeyInput) int
+		CreateCustomer            func(childComplexity int, input model.CreateCustomerInput) int
+		CreateOrder               func(childComplexity int, input model.CreateOrderInput) int
+		CreatePerson              func(childComplexity int, input model.CreatePersonInput) int
+		DeleteAPIKey              func(childComplexity int, input model.DeleteAPIKeyInput) int
+		DeleteWebhook             func(childComplexity int, input model.DeleteWebhookInput) int
+		ForgotPassword            func(childComplexity int, input model.ForgotPasswordInput) int
+		Noop                      func(childComplexity int) int
+		OnboardIndividual         func(childComplexity int, input model.OnboardIndividualInput) int
+		RecoverPassword           func(childComplexity int, input model.RecoverPasswordInput) int
+		RefundOrder               func(childComplexity int, input model.RefundOrderInput) int
+		RegisterWebhook           func(childComplexity int, input model.RegisterWebhookInput) int
+		RestorePerson             func(childComplexity int, input model.PersonIDInput) int
+		SendFeedback              func(childComplexity int, input model.SendFeedbackInput) int
+		SetPaymentMethods         func(childComplexity int, input model.SetPaymentMethodsInput) int
+		SignIn                    func(childComplexity int, input model.SignInInput) int
+		SignInCustomer            func(childComplexity int, input model.SignInCustomerInput) int
+		SignOut                   func(childComplexity int) int
+		SignUpCorporation         func(childComplexity int, input model.SignUpCorporationInput) int
+		UpdateCorporation         func(childComplexity int, input model.UpdateCorporationInput) int
+		UpdateCorporationSettings func(childComplexity int, input model.UpdateCorporationSettingsInput) int
+		UpdateCustomerContact     func(childComplexity int, input model.UpdateCustomerContactInput) int
+		UpdateMe                  func(childComplexity int, input model.UpdateMeInput) int
+		UpdatePerson              func(childComplexity int, input model.UpdatePersonInput) int
 	}
 
 	OnboardIndividualPayload struct {
@@ -180,6 +245,13 @@ type ComplexityRoot struct {
 		Total func(childComplexity int) int
 	}
 
+	PageInfo struct {
+		HasMore    func(childComplexity int) int
+		Limit      func(childComplexity int) int
+		Offset     func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
 	PaymentMethod struct {
 		Acquirer     func(childComplexity int) int
 		Created      func(childComplexity int) int
@@ -202,16 +274,60 @@ type ComplexityRoot struct {
 		Type         func(childComplexity int) int
 	}
 
+	Person struct {
+		BlockedAt            func(childComplexity int) int
+		City                 func(childComplexity int) int
+		Corporation          func(childComplexity int) int
+		CorporationID        func(childComplexity int) int
+		Country              func(childComplexity int) int
+		CreatedAt            func(childComplexity int) int
+		DateOfBirth          func(childComplexity int) int
+		Email                func(childComplexity int) int
+		FirstName            func(childComplexity int) int
+		Gender               func(childComplexity int) int
+		ID                   func(childComplexity int) int
+		IsBlocked            func(childComplexity int) int
+		IsDirector           func(childComplexity int) int
+		IsInvitationAccepted func(childComplexity int) int
+		IsPoliticallyExposed func(childComplexity int) int
+		IsTaxResident        func(childComplexity int) int
+		IsTwoFactorEnabled   func(childComplexity int) int
+		IsUbo                func(childComplexity int) int
+		LastName             func(childComplexity int) int
+		Nationality          func(childComplexity int) int
+		OtherPhone           func(childComplexity int) int
+		Ownership            func(childComplexity int) int
+		Phone                func(childComplexity int) int
+		Position             func(childComplexity int) int
+		PostCode             func(childComplexity int) int
+		Region               func(childComplexity int) int
+		Street               func(childComplexity int) int
+		Type                 func(childComplexity int) int
+		UpdatedAt            func(childComplexity int) int
+	}
+
+	PersonPage struct {
+		Items    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
 	Query struct {
-		CurrentCustomer func(childComplexity int) int
-		Customer        func(childComplexity int, id string) int
-		Customers       func(childComplexity int) int
-		Event           func(childComplexity int, id string) int
-		Individuals     func(childComplexity int, status *model.IndividualStatus) int
-		Ok              func(childComplexity int) int
-		Orders          func(childComplexity int, start *model.Date, end *model.Date) int
-		PendingActions  func(childComplexity int, eventID *string, individualID *string) int
-		Webhooks        func(childComplexity int) int
+		Corporation        func(childComplexity int, id string) int
+		Corporations       func(childComplexity int, first *int64, offset *int64, sortBy *model.CorporationSortField, sortDirection *model.SortDirection) int
+		CurrentCorporation func(childComplexity int) int
+		CurrentCustomer    func(childComplexity int) int
+		Customer           func(childComplexity int, id string) int
+		Customers          func(childComplexity int) int
+		Event              func(childComplexity int, id string) int
+		EventsCursor       func(childComplexity int) int
+		Individuals        func(childComplexity int, status *model.IndividualStatus) int
+		Ok                 func(childComplexity int) int
+		Orders             func(childComplexity int, start *model.Date, end *model.Date) int
+		PendingActions     func(childComplexity int, eventID *string, individualID *string) int
+		Person             func(childComplexity int, id string) int
+		Persons            func(childComplexity int, first *int64, offset *int64, sortBy *model.PersonSortField, sortDirection *model.SortDirection) int
+		Viewer             func(childComplexity int) int
+		Webhooks           func(childComplexity int) int
 	}
 
 	RegisterWebhookPayload struct {
@@ -220,6 +336,16 @@ type ComplexityRoot struct {
 
 	SetPaymentMethodsPayload struct {
 		Customer func(childComplexity int) int
+	}
+
+	SignUpCorporationPayload struct {
+		ID func(childComplexity int) int
+	}
+
+	SignedIn struct {
+		CsrfToken    func(childComplexity int) int
+		SessionToken func(childComplexity int) int
+		Viewer       func(childComplexity int) int
 	}
 
 	SignedOrder struct {
@@ -233,6 +359,12 @@ type ComplexityRoot struct {
 		OrderUpdates func(childComplexity int, orderID string, after *string) int
 	}
 
+	TwoFactorChallenge struct {
+		ChallengeID func(childComplexity int) int
+		ExpiresAt   func(childComplexity int) int
+		MaskedPhone func(childComplexity int) int
+	}
+
 	UpdateCustomerContactPayload struct {
 		Contact func(childComplexity int) int
 	}
@@ -241,6 +373,15 @@ type ComplexityRoot struct {
 		Message         func(childComplexity int) int
 		OrderID         func(childComplexity int) int
 		VerificationURL func(childComplexity int) int
+	}
+
+	Viewer struct {
+		Corporation func(childComplexity int) int
+		CsrfToken   func(childComplexity int) int
+		Customer    func(childComplexity int) int
+		Kind        func(childComplexity int) int
+		Permissions func(childComplexity int) int
+		Person      func(childComplexity int) int
 	}
 
 	Webhook struct {
@@ -254,6 +395,11 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type CorporationResolver interface {
+	Persons(ctx context.Context, obj *model.Corporation) ([]*model.Person, error)
+	APIKeys(ctx context.Context, obj *model.Corporation) ([]*model.APIKey, error)
+	Settings(ctx context.Context, obj *model.Corporation) (*model.CorporationSettings, error)
+}
 type CustomerResolver interface {
 	Orders(ctx context.Context, obj *model.Customer, start *model.Date, end *model.Date) ([]*model.Order, error)
 }
@@ -265,6 +411,23 @@ type MutationResolver interface {
 	RegisterWebhook(ctx context.Context, input model.RegisterWebhookInput) (*model.RegisterWebhookPayload, error)
 	DeleteWebhook(ctx context.Context, input model.DeleteWebhookInput) (*model.DeleteWebhookPayload, error)
 	OnboardIndividual(ctx context.Context, input model.OnboardIndividualInput) (*model.OnboardIndividualPayload, error)
+	SignIn(ctx context.Context, input model.SignInInput) (model.SignInResult, error)
+	SignInCustomer(ctx context.Context, input model.SignInCustomerInput) (*model.SignedIn, error)
+	SignOut(ctx context.Context) (bool, error)
+	ForgotPassword(ctx context.Context, input model.ForgotPasswordInput) (bool, error)
+	RecoverPassword(ctx context.Context, input model.RecoverPasswordInput) (bool, error)
+	CreatePerson(ctx context.Context, input model.CreatePersonInput) (*model.Person, error)
+	UpdatePerson(ctx context.Context, input model.UpdatePersonInput) (*model.Person, error)
+	BlockPerson(ctx context.Context, input model.PersonIDInput) (*model.Person, error)
+	RestorePerson(ctx context.Context, input model.PersonIDInput) (*model.Person, error)
+	UpdateMe(ctx context.Context, input model.UpdateMeInput) (*model.Person, error)
+	ChangeMyPhone(ctx context.Context, input model.ChangeMyPhoneInput) (model.ChangeMyPhoneResult, error)
+	SignUpCorporation(ctx context.Context, input model.SignUpCorporationInput) (*model.SignUpCorporationPayload, error)
+	UpdateCorporation(ctx context.Context, input model.UpdateCorporationInput) (*model.Corporation, error)
+	UpdateCorporationSettings(ctx context.Context, input model.UpdateCorporationSettingsInput) (*model.CorporationSettings, error)
+	CreateAPIKey(ctx context.Context, input model.CreateAPIKeyInput) (*model.CreatedAPIKey, error)
+	DeleteAPIKey(ctx context.Context, input model.DeleteAPIKeyInput) (bool, error)
+	SendFeedback(ctx context.Context, input model.SendFeedbackInput) (bool, error)
 	CreateCustomer(ctx context.Context, input model.CreateCustomerInput) (*model.CreateCustomerPayload, error)
 	CreateOrder(ctx context.Context, input model.CreateOrderInput) (model.CreateOrderResult, error)
 	CaptureOrder(ctx context.Context, input model.CaptureOrderInput) (*model.OrderChangePayload, error)
@@ -280,12 +443,22 @@ type OrderResolver interface {
 type OrderChangePayloadResolver interface {
 	Order(ctx context.Context, obj *model.OrderChangePayload) (*model.Order, error)
 }
+type PersonResolver interface {
+	Corporation(ctx context.Context, obj *model.Person) (*model.Corporation, error)
+}
 type QueryResolver interface {
 	Ok(ctx context.Context) (bool, error)
 	Webhooks(ctx context.Context) ([]*model.Webhook, error)
 	Event(ctx context.Context, id string) (*model.Event, error)
 	PendingActions(ctx context.Context, eventID *string, individualID *string) ([]*model.PendingAction, error)
 	Individuals(ctx context.Context, status *model.IndividualStatus) ([]*model.Individual, error)
+	EventsCursor(ctx context.Context) (string, error)
+	Viewer(ctx context.Context) (*model.Viewer, error)
+	Person(ctx context.Context, id string) (*model.Person, error)
+	Persons(ctx context.Context, first *int64, offset *int64, sortBy *model.PersonSortField, sortDirection *model.SortDirection) (*model.PersonPage, error)
+	Corporation(ctx context.Context, id string) (*model.Corporation, error)
+	Corporations(ctx context.Context, first *int64, offset *int64, sortBy *model.CorporationSortField, sortDirection *model.SortDirection) (*model.CorporationPage, error)
+	CurrentCorporation(ctx context.Context) (*model.Corporation, error)
 	Customers(ctx context.Context) ([]*model.Customer, error)
 	Customer(ctx context.Context, id string) (*model.Customer, error)
 	Orders(ctx context.Context, start *model.Date, end *model.Date) ([]*model.Order, error)
@@ -295,6 +468,12 @@ type SubscriptionResolver interface {
 	Events(ctx context.Context, names []string, after *string) (<-chan *model.LiveEvent, error)
 	OrderUpdates(ctx context.Context, orderID string, after *string) (<-chan *model.LiveEvent, error)
 	Onboarding(ctx context.Context, individualID string, after *string) (<-chan *model.LiveEvent, error)
+}
+type ViewerResolver interface {
+	Person(ctx context.Context, obj *model.Viewer) (*model.Person, error)
+	Corporation(ctx context.Context, obj *model.Viewer) (*model.Corporation, error)
+	Customer(ctx context.Context, obj *model.Viewer) (*model.Customer, error)
+	Permissions(ctx context.Context, obj *model.Viewer) ([]string, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -352,6 +531,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Address.ZipCode(childComplexity), true
+
+	case "ApiKey.id":
+		if e.ComplexityRoot.ApiKey.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApiKey.ID(childComplexity), true
+	case "ApiKey.name":
+		if e.ComplexityRoot.ApiKey.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApiKey.Name(childComplexity), true
 
 	case "CardPayment.acquirer":
 		if e.ComplexityRoot.CardPayment.Acquirer == nil {
@@ -439,6 +631,141 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Contact.Type(childComplexity), true
 
+	case "Corporation.apiKeys":
+		if e.ComplexityRoot.Corporation.APIKeys == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Corporation.APIKeys(childComplexity), true
+	case "Corporation.address":
+		if e.ComplexityRoot.Corporation.Address == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Corporation.Address(childComplexity), true
+	case "Corporation.blockedAt":
+		if e.ComplexityRoot.Corporation.BlockedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Corporation.BlockedAt(childComplexity), true
+	case "Corporation.city":
+		if e.ComplexityRoot.Corporation.City == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Corporation.City(childComplexity), true
+	case "Corporation.country":
+		if e.ComplexityRoot.Corporation.Country == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Corporation.Country(childComplexity), true
+	case "Corporation.createdAt":
+		if e.ComplexityRoot.Corporation.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Corporation.CreatedAt(childComplexity), true
+	case "Corporation.currency":
+		if e.ComplexityRoot.Corporation.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Corporation.Currency(childComplexity), true
+	case "Corporation.email":
+		if e.ComplexityRoot.Corporation.Email == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Corporation.Email(childComplexity), true
+	case "Corporation.id":
+		if e.ComplexityRoot.Corporation.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Corporation.ID(childComplexity), true
+	case "Corporation.isKycVerified":
+		if e.ComplexityRoot.Corporation.IsKycVerified == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Corporation.IsKycVerified(childComplexity), true
+	case "Corporation.isOnboarded":
+		if e.ComplexityRoot.Corporation.IsOnboarded == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Corporation.IsOnboarded(childComplexity), true
+	case "Corporation.name":
+		if e.ComplexityRoot.Corporation.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Corporation.Name(childComplexity), true
+	case "Corporation.onboardedAt":
+		if e.ComplexityRoot.Corporation.OnboardedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Corporation.OnboardedAt(childComplexity), true
+	case "Corporation.persons":
+		if e.ComplexityRoot.Corporation.Persons == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Corporation.Persons(childComplexity), true
+	case "Corporation.postCode":
+		if e.ComplexityRoot.Corporation.PostCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Corporation.PostCode(childComplexity), true
+	case "Corporation.region":
+		if e.ComplexityRoot.Corporation.Region == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Corporation.Region(childComplexity), true
+	case "Corporation.settings":
+		if e.ComplexityRoot.Corporation.Settings == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Corporation.Settings(childComplexity), true
+
+	case "CorporationPage.items":
+		if e.ComplexityRoot.CorporationPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CorporationPage.Items(childComplexity), true
+	case "CorporationPage.pageInfo":
+		if e.ComplexityRoot.CorporationPage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CorporationPage.PageInfo(childComplexity), true
+
+	case "CorporationSettings.allowedPersonTypes":
+		if e.ComplexityRoot.CorporationSettings.AllowedPersonTypes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CorporationSettings.AllowedPersonTypes(childComplexity), true
+	case "CorporationSettings.corporationId":
+		if e.ComplexityRoot.CorporationSettings.CorporationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CorporationSettings.CorporationID(childComplexity), true
+	case "CorporationSettings.updatedAt":
+		if e.ComplexityRoot.CorporationSettings.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CorporationSettings.UpdatedAt(childComplexity), true
+
 	case "CreateCustomerPayload.customer":
 		if e.ComplexityRoot.CreateCustomerPayload.Customer == nil {
 			break
@@ -451,6 +778,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CreateCustomerPayload.Orders(childComplexity), true
+
+	case "CreatedApiKey.id":
+		if e.ComplexityRoot.CreatedApiKey.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreatedApiKey.ID(childComplexity), true
+	case "CreatedApiKey.isActive":
+		if e.ComplexityRoot.CreatedApiKey.IsActive == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreatedApiKey.IsActive(childComplexity), true
+	case "CreatedApiKey.name":
+		if e.ComplexityRoot.CreatedApiKey.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreatedApiKey.Name(childComplexity), true
+	case "CreatedApiKey.privateKey":
+		if e.ComplexityRoot.CreatedApiKey.PrivateKey == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreatedApiKey.PrivateKey(childComplexity), true
 
 	case "Customer.contact":
 		if e.ComplexityRoot.Customer.Contact == nil {
@@ -624,6 +976,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AddPaymentMethod(childComplexity, args["input"].(model.AddPaymentMethodInput)), true
+	case "Mutation.blockPerson":
+		if e.ComplexityRoot.Mutation.BlockPerson == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_blockPerson_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.BlockPerson(childComplexity, args["input"].(model.PersonIDInput)), true
 	case "Mutation.cancelOrder":
 		if e.ComplexityRoot.Mutation.CancelOrder == nil {
 			break
@@ -646,6 +1009,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CaptureOrder(childComplexity, args["input"].(model.CaptureOrderInput)), true
+	case "Mutation.changeMyPhone":
+		if e.ComplexityRoot.Mutation.ChangeMyPhone == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_changeMyPhone_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ChangeMyPhone(childComplexity, args["input"].(model.ChangeMyPhoneInput)), true
+	case "Mutation.createApiKey":
+		if e.ComplexityRoot.Mutation.CreateAPIKey == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createApiKey_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateAPIKey(childComplexity, args["input"].(model.CreateAPIKeyInput)), true
 	case "Mutation.createCustomer":
 		if e.ComplexityRoot.Mutation.CreateCustomer == nil {
 			break
@@ -668,6 +1053,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateOrder(childComplexity, args["input"].(model.CreateOrderInput)), true
+	case "Mutation.createPerson":
+		if e.ComplexityRoot.Mutation.CreatePerson == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createPerson_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreatePerson(childComplexity, args["input"].(model.CreatePersonInput)), true
+	case "Mutation.deleteApiKey":
+		if e.ComplexityRoot.Mutation.DeleteAPIKey == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteApiKey_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteAPIKey(childComplexity, args["input"].(model.DeleteAPIKeyInput)), true
 	case "Mutation.deleteWebhook":
 		if e.ComplexityRoot.Mutation.DeleteWebhook == nil {
 			break
@@ -679,6 +1086,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteWebhook(childComplexity, args["input"].(model.DeleteWebhookInput)), true
+	case "Mutation.forgotPassword":
+		if e.ComplexityRoot.Mutation.ForgotPassword == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_forgotPassword_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ForgotPassword(childComplexity, args["input"].(model.ForgotPasswordInput)), true
 	case "Mutation.noop":
 		if e.ComplexityRoot.Mutation.Noop == nil {
 			break
@@ -696,6 +1114,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.OnboardIndividual(childComplexity, args["input"].(model.OnboardIndividualInput)), true
+	case "Mutation.recoverPassword":
+		if e.ComplexityRoot.Mutation.RecoverPassword == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_recoverPassword_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RecoverPassword(childComplexity, args["input"].(model.RecoverPasswordInput)), true
 	case "Mutation.refundOrder":
 		if e.ComplexityRoot.Mutation.RefundOrder == nil {
 			break
@@ -718,6 +1147,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RegisterWebhook(childComplexity, args["input"].(model.RegisterWebhookInput)), true
+	case "Mutation.restorePerson":
+		if e.ComplexityRoot.Mutation.RestorePerson == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_restorePerson_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RestorePerson(childComplexity, args["input"].(model.PersonIDInput)), true
+	case "Mutation.sendFeedback":
+		if e.ComplexityRoot.Mutation.SendFeedback == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_sendFeedback_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SendFeedback(childComplexity, args["input"].(model.SendFeedbackInput)), true
 	case "Mutation.setPaymentMethods":
 		if e.ComplexityRoot.Mutation.SetPaymentMethods == nil {
 			break
@@ -729,6 +1180,67 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SetPaymentMethods(childComplexity, args["input"].(model.SetPaymentMethodsInput)), true
+	case "Mutation.signIn":
+		if e.ComplexityRoot.Mutation.SignIn == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_signIn_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SignIn(childComplexity, args["input"].(model.SignInInput)), true
+	case "Mutation.signInCustomer":
+		if e.ComplexityRoot.Mutation.SignInCustomer == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_signInCustomer_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SignInCustomer(childComplexity, args["input"].(model.SignInCustomerInput)), true
+	case "Mutation.signOut":
+		if e.ComplexityRoot.Mutation.SignOut == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Mutation.SignOut(childComplexity), true
+	case "Mutation.signUpCorporation":
+		if e.ComplexityRoot.Mutation.SignUpCorporation == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_signUpCorporation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SignUpCorporation(childComplexity, args["input"].(model.SignUpCorporationInput)), true
+	case "Mutation.updateCorporation":
+		if e.ComplexityRoot.Mutation.UpdateCorporation == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateCorporation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateCorporation(childComplexity, args["input"].(model.UpdateCorporationInput)), true
+	case "Mutation.updateCorporationSettings":
+		if e.ComplexityRoot.Mutation.UpdateCorporationSettings == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateCorporationSettings_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateCorporationSettings(childComplexity, args["input"].(model.UpdateCorporationSettingsInput)), true
 	case "Mutation.updateCustomerContact":
 		if e.ComplexityRoot.Mutation.UpdateCustomerContact == nil {
 			break
@@ -740,6 +1252,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateCustomerContact(childComplexity, args["input"].(model.UpdateCustomerContactInput)), true
+	case "Mutation.updateMe":
+		if e.ComplexityRoot.Mutation.UpdateMe == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateMe_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateMe(childComplexity, args["input"].(model.UpdateMeInput)), true
+	case "Mutation.updatePerson":
+		if e.ComplexityRoot.Mutation.UpdatePerson == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updatePerson_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdatePerson(childComplexity, args["input"].(model.UpdatePersonInput)), true
 
 	case "OnboardIndividualPayload.individual":
 		if e.ComplexityRoot.OnboardIndividualPayload.Individual == nil {
@@ -897,6 +1431,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.OrderItems.Total(childComplexity), true
 
+	case "PageInfo.hasMore":
+		if e.ComplexityRoot.PageInfo.HasMore == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.HasMore(childComplexity), true
+	case "PageInfo.limit":
+		if e.ComplexityRoot.PageInfo.Limit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.Limit(childComplexity), true
+	case "PageInfo.offset":
+		if e.ComplexityRoot.PageInfo.Offset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.Offset(childComplexity), true
+	case "PageInfo.totalCount":
+		if e.ComplexityRoot.PageInfo.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.TotalCount(childComplexity), true
+
 	case "PaymentMethod.acquirer":
 		if e.ComplexityRoot.PaymentMethod.Acquirer == nil {
 			break
@@ -995,6 +1554,222 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PendingAction.Type(childComplexity), true
 
+	case "Person.blockedAt":
+		if e.ComplexityRoot.Person.BlockedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Person.BlockedAt(childComplexity), true
+	case "Person.city":
+		if e.ComplexityRoot.Person.City == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Person.City(childComplexity), true
+	case "Person.corporation":
+		if e.ComplexityRoot.Person.Corporation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Person.Corporation(childComplexity), true
+	case "Person.corporationId":
+		if e.ComplexityRoot.Person.CorporationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Person.CorporationID(childComplexity), true
+	case "Person.country":
+		if e.ComplexityRoot.Person.Country == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Person.Country(childComplexity), true
+	case "Person.createdAt":
+		if e.ComplexityRoot.Person.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Person.CreatedAt(childComplexity), true
+	case "Person.dateOfBirth":
+		if e.ComplexityRoot.Person.DateOfBirth == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Person.DateOfBirth(childComplexity), true
+	case "Person.email":
+		if e.ComplexityRoot.Person.Email == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Person.Email(childComplexity), true
+	case "Person.firstName":
+		if e.ComplexityRoot.Person.FirstName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Person.FirstName(childComplexity), true
+	case "Person.gender":
+		if e.ComplexityRoot.Person.Gender == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Person.Gender(childComplexity), true
+	case "Person.id":
+		if e.ComplexityRoot.Person.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Person.ID(childComplexity), true
+	case "Person.isBlocked":
+		if e.ComplexityRoot.Person.IsBlocked == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Person.IsBlocked(childComplexity), true
+	case "Person.isDirector":
+		if e.ComplexityRoot.Person.IsDirector == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Person.IsDirector(childComplexity), true
+	case "Person.isInvitationAccepted":
+		if e.ComplexityRoot.Person.IsInvitationAccepted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Person.IsInvitationAccepted(childComplexity), true
+	case "Person.isPoliticallyExposed":
+		if e.ComplexityRoot.Person.IsPoliticallyExposed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Person.IsPoliticallyExposed(childComplexity), true
+	case "Person.isTaxResident":
+		if e.ComplexityRoot.Person.IsTaxResident == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Person.IsTaxResident(childComplexity), true
+	case "Person.isTwoFactorEnabled":
+		if e.ComplexityRoot.Person.IsTwoFactorEnabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Person.IsTwoFactorEnabled(childComplexity), true
+	case "Person.isUbo":
+		if e.ComplexityRoot.Person.IsUbo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Person.IsUbo(childComplexity), true
+	case "Person.lastName":
+		if e.ComplexityRoot.Person.LastName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Person.LastName(childComplexity), true
+	case "Person.nationality":
+		if e.ComplexityRoot.Person.Nationality == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Person.Nationality(childComplexity), true
+	case "Person.otherPhone":
+		if e.ComplexityRoot.Person.OtherPhone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Person.OtherPhone(childComplexity), true
+	case "Person.ownership":
+		if e.ComplexityRoot.Person.Ownership == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Person.Ownership(childComplexity), true
+	case "Person.phone":
+		if e.ComplexityRoot.Person.Phone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Person.Phone(childComplexity), true
+	case "Person.position":
+		if e.ComplexityRoot.Person.Position == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Person.Position(childComplexity), true
+	case "Person.postCode":
+		if e.ComplexityRoot.Person.PostCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Person.PostCode(childComplexity), true
+	case "Person.region":
+		if e.ComplexityRoot.Person.Region == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Person.Region(childComplexity), true
+	case "Person.street":
+		if e.ComplexityRoot.Person.Street == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Person.Street(childComplexity), true
+	case "Person.type":
+		if e.ComplexityRoot.Person.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Person.Type(childComplexity), true
+	case "Person.updatedAt":
+		if e.ComplexityRoot.Person.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Person.UpdatedAt(childComplexity), true
+
+	case "PersonPage.items":
+		if e.ComplexityRoot.PersonPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PersonPage.Items(childComplexity), true
+	case "PersonPage.pageInfo":
+		if e.ComplexityRoot.PersonPage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PersonPage.PageInfo(childComplexity), true
+
+	case "Query.corporation":
+		if e.ComplexityRoot.Query.Corporation == nil {
+			break
+		}
+
+		args, err := ec.field_Query_corporation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Corporation(childComplexity, args["id"].(string)), true
+	case "Query.corporations":
+		if e.ComplexityRoot.Query.Corporations == nil {
+			break
+		}
+
+		args, err := ec.field_Query_corporations_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Corporations(childComplexity, args["first"].(*int64), args["offset"].(*int64), args["sortBy"].(*model.CorporationSortField), args["sortDirection"].(*model.SortDirection)), true
+	case "Query.currentCorporation":
+		if e.ComplexityRoot.Query.CurrentCorporation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.CurrentCorporation(childComplexity), true
 	case "Query.currentCustomer":
 		if e.ComplexityRoot.Query.CurrentCustomer == nil {
 			break
@@ -1029,6 +1804,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Event(childComplexity, args["id"].(string)), true
+	case "Query.eventsCursor":
+		if e.ComplexityRoot.Query.EventsCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.EventsCursor(childComplexity), true
 	case "Query.individuals":
 		if e.ComplexityRoot.Query.Individuals == nil {
 			break
@@ -1069,6 +1850,34 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.PendingActions(childComplexity, args["eventId"].(*string), args["individualId"].(*string)), true
+	case "Query.person":
+		if e.ComplexityRoot.Query.Person == nil {
+			break
+		}
+
+		args, err := ec.field_Query_person_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Person(childComplexity, args["id"].(string)), true
+	case "Query.persons":
+		if e.ComplexityRoot.Query.Persons == nil {
+			break
+		}
+
+		args, err := ec.field_Query_persons_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Persons(childComplexity, args["first"].(*int64), args["offset"].(*int64), args["sortBy"].(*model.PersonSortField), args["sortDirection"].(*model.SortDirection)), true
+	case "Query.viewer":
+		if e.ComplexityRoot.Query.Viewer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Viewer(childComplexity), true
 	case "Query.webhooks":
 		if e.ComplexityRoot.Query.Webhooks == nil {
 			break
@@ -1089,6 +1898,32 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SetPaymentMethodsPayload.Customer(childComplexity), true
+
+	case "SignUpCorporationPayload.id":
+		if e.ComplexityRoot.SignUpCorporationPayload.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SignUpCorporationPayload.ID(childComplexity), true
+
+	case "SignedIn.csrfToken":
+		if e.ComplexityRoot.SignedIn.CsrfToken == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SignedIn.CsrfToken(childComplexity), true
+	case "SignedIn.sessionToken":
+		if e.ComplexityRoot.SignedIn.SessionToken == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SignedIn.SessionToken(childComplexity), true
+	case "SignedIn.viewer":
+		if e.ComplexityRoot.SignedIn.Viewer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SignedIn.Viewer(childComplexity), true
 
 	case "SignedOrder.order":
 		if e.ComplexityRoot.SignedOrder.Order == nil {
@@ -1137,6 +1972,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Subscription.OrderUpdates(childComplexity, args["orderId"].(string), args["after"].(*string)), true
 
+	case "TwoFactorChallenge.challengeId":
+		if e.ComplexityRoot.TwoFactorChallenge.ChallengeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TwoFactorChallenge.ChallengeID(childComplexity), true
+	case "TwoFactorChallenge.expiresAt":
+		if e.ComplexityRoot.TwoFactorChallenge.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TwoFactorChallenge.ExpiresAt(childComplexity), true
+	case "TwoFactorChallenge.maskedPhone":
+		if e.ComplexityRoot.TwoFactorChallenge.MaskedPhone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TwoFactorChallenge.MaskedPhone(childComplexity), true
+
 	case "UpdateCustomerContactPayload.contact":
 		if e.ComplexityRoot.UpdateCustomerContactPayload.Contact == nil {
 			break
@@ -1162,6 +2016,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.VerificationRequired.VerificationURL(childComplexity), true
+
+	case "Viewer.corporation":
+		if e.ComplexityRoot.Viewer.Corporation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Viewer.Corporation(childComplexity), true
+	case "Viewer.csrfToken":
+		if e.ComplexityRoot.Viewer.CsrfToken == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Viewer.CsrfToken(childComplexity), true
+	case "Viewer.customer":
+		if e.ComplexityRoot.Viewer.Customer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Viewer.Customer(childComplexity), true
+	case "Viewer.kind":
+		if e.ComplexityRoot.Viewer.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Viewer.Kind(childComplexity), true
+	case "Viewer.permissions":
+		if e.ComplexityRoot.Viewer.Permissions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Viewer.Permissions(childComplexity), true
+	case "Viewer.person":
+		if e.ComplexityRoot.Viewer.Person == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Viewer.Person(childComplexity), true
 
 	case "Webhook.createdAt":
 		if e.ComplexityRoot.Webhook.CreatedAt == nil {
@@ -1195,21 +2086,36 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputCancelOrderInput,
 		ec.unmarshalInputCaptureOrderInput,
 		ec.unmarshalInputCardPaymentInput,
+		ec.unmarshalInputChangeMyPhoneInput,
 		ec.unmarshalInputContactInput,
+		ec.unmarshalInputCreateApiKeyInput,
 		ec.unmarshalInputCreateCustomerInput,
 		ec.unmarshalInputCreateOrderInput,
+		ec.unmarshalInputCreatePersonInput,
 		ec.unmarshalInputCustomerPaymentInput,
+		ec.unmarshalInputDeleteApiKeyInput,
 		ec.unmarshalInputDeleteWebhookInput,
+		ec.unmarshalInputForgotPasswordInput,
 		ec.unmarshalInputNewOrderInput,
 		ec.unmarshalInputOnboardIndividualInput,
 		ec.unmarshalInputOrderItemInput,
 		ec.unmarshalInputOrderItemsInput,
 		ec.unmarshalInputPaymentInput,
+		ec.unmarshalInputPersonIdInput,
+		ec.unmarshalInputRecoverPasswordInput,
 		ec.unmarshalInputRefundOrderInput,
 		ec.unmarshalInputRegisterWebhookInput,
 		ec.unmarshalInputSavedCardPaymentInput,
+		ec.unmarshalInputSendFeedbackInput,
 		ec.unmarshalInputSetPaymentMethodsInput,
+		ec.unmarshalInputSignInCustomerInput,
+		ec.unmarshalInputSignInInput,
+		ec.unmarshalInputSignUpCorporationInput,
+		ec.unmarshalInputUpdateCorporationInput,
+		ec.unmarshalInputUpdateCorporationSettingsInput,
 		ec.unmarshalInputUpdateCustomerContactInput,
+		ec.unmarshalInputUpdateMeInput,
+		ec.unmarshalInputUpdatePersonInput,
 	)
 	first := true
 
@@ -1307,26 +2213,39 @@ var sources = []*ast.Source{
 extend type Query {
   "The company's registered webhook (the upstream allows one)."
   webhooks: [Webhook!]!
+    @requires(role: PAYMENTS_OPERATOR)
   "One upstream event with its payload; null when there is none."
   event(id: ID!): Event
+    @requires(role: PAYMENTS_OPERATOR)
   """
   Pending actions by the event tied to one (one upstream request, preferred) or by
   individual. Give exactly one of eventId and individualId.
   """
   pendingActions(eventId: ID, individualId: ID): [PendingAction!]!
+    @requires(role: PAYMENTS_OPERATOR)
   """
   Individuals in onboarding, by status: ONBOARDING_REQUESTED finds those who dropped
   off the form, to send them back with onboardIndividual.
   """
   individuals(status: IndividualStatus): [Individual!]!
+    @requires(role: PAYMENTS_OPERATOR)
+  """
+  The cursor of the newest live event. Read state, read this, then subscribe
+  with after: it, and no event falls in the gap between the two.
+  """
+  eventsCursor: String!
+    @requires(role: PAYMENTS_OPERATOR)
 }
 
 extend type Mutation {
   "Registers the company's webhook URL (HTTPS; one per company)."
   registerWebhook(input: RegisterWebhookInput!): RegisterWebhookPayload!
+    @requires(role: PAYMENTS_OPERATOR)
   deleteWebhook(input: DeleteWebhookInput!): DeleteWebhookPayload!
+    @requires(role: PAYMENTS_OPERATOR)
   "Sends an individual still in ONBOARDING_REQUESTED to the onboarding form again."
   onboardIndividual(input: OnboardIndividualInput!): OnboardIndividualPayload!
+    @requires(role: PAYMENTS_OPERATOR)
 }
 
 type Webhook {
@@ -1416,10 +2335,13 @@ what was missed (up to 7 days back). An event reaches a subscriber once.
 type Subscription {
   "Events, optionally only those with the given names (e.g. IndividualActivated)."
   events(names: [String!], after: String): LiveEvent!
+    @requires(role: PAYMENTS_OPERATOR)
   "Events of one order: OrderCreated, OrderCaptured, OrderRefunded, OrderCancelled."
   orderUpdates(orderId: ID!, after: String): LiveEvent!
+    @requires(role: PAYMENTS_OPERATOR)
   "Onboarding events and pending actions of one individual."
   onboarding(individualId: ID!, after: String): LiveEvent!
+    @requires(role: PAYMENTS_OPERATOR)
 }
 
 "An event as it streams to a subscriber."
@@ -1431,18 +2353,488 @@ type LiveEvent {
   event: Event!
 }
 `, BuiltIn: false},
+	{Name: "../schema/identity.graphqls", Input: `# Identity: sessions, sign-in with two-factor, persons, corporations, API
+# keys and feedback, over the banking upstream. Upstream credentials stay in
+# the gateway's session; clients hold only a session token (cookie or bearer).
+
+"""
+Who may call a field. The gateway checks it before any upstream call:
+signed out gives UNAUTHENTICATED, a session of the wrong kind FORBIDDEN.
+"""
+directive @requires(role: Role!) on FIELD_DEFINITION
+
+"""
+Open to everyone and limited per client address; over the limit gives
+RATE_LIMITED.
+"""
+directive @rateLimited on FIELD_DEFINITION
+
+"Roles of the policy directive @requires."
+enum Role {
+  "Any session."
+  SIGNED_IN
+  "A session with a banking principal (staff, person, introducer, API client)."
+  BANKING
+  "A principal allowed to operate the merchant's payments (staff and API clients by default; FINGRAPH_PAYMENTS_OPERATORS)."
+  PAYMENTS_OPERATOR
+  "A payments operator, or a CUSTOMER session acting on itself: the spec's routes that take a private or a customer key."
+  CUSTOMER_OR_OPERATOR
+  "Staff members only."
+  STAFF
+}
+
+"The kind of principal a session speaks for."
+enum PrincipalKind {
+  STAFF
+  PERSON
+  INTRODUCER
+  API_CLIENT
+  "A payments customer signed in with its customer key."
+  CUSTOMER
+}
+
+"How signIn authenticates."
+enum SignInKind {
+  STAFF
+  PERSON
+  INTRODUCER
+  "A corporation's private API key."
+  API_KEY
+}
+
+extend type Query {
+  "The signed-in principal; null when signed out."
+  viewer: Viewer
+  "One person by id; null when there is none or it is outside the viewer's scope."
+  person(id: ID!): Person @requires(role: BANKING)
+  """
+  A page of persons, newest first by default. Pagination is offset based:
+  pass ` + "`" + `offset` + "`" + ` = previous offset + items returned while pageInfo.hasMore.
+  Maps to the upstream's meta[limit], meta[sort_by], meta[sort_type].
+  """
+  persons(first: Int = 20, offset: Int = 0, sortBy: PersonSortField, sortDirection: SortDirection): PersonPage! @requires(role: BANKING)
+  "One corporation by id; null when there is none or it is outside the viewer's scope."
+  corporation(id: ID!): Corporation @requires(role: BANKING)
+  "A page of the corporations the viewer may see, by name by default."
+  corporations(first: Int = 30, offset: Int = 0, sortBy: CorporationSortField, sortDirection: SortDirection): CorporationPage! @requires(role: BANKING)
+  "The viewer's own corporation (persons and API clients); null for staff and introducers."
+  currentCorporation: Corporation @requires(role: BANKING)
+}
+
+extend type Mutation {
+  """
+  Signs in. Without a code, principals with two-factor get a
+  TwoFactorChallenge: repeat signIn with the same input plus twoFactorCode
+  (and challengeId when the challenge has one). The gateway never stores the
+  password. SignedIn sets the session cookie too.
+  """
+  signIn(input: SignInInput!): SignInResult! @rateLimited
+  "Signs a payments customer in with its customer key."
+  signInCustomer(input: SignInCustomerInput!): SignedIn! @rateLimited
+  "Ends the session and clears the cookie. True when there was one."
+  signOut: Boolean!
+  "E-mails a person a recovery link. Always true: it does not reveal whether the e-mail is known."
+  forgotPassword(input: ForgotPasswordInput!): Boolean! @rateLimited
+  "Sets a new password with the token from the recovery or invitation e-mail."
+  recoverPassword(input: RecoverPasswordInput!): Boolean! @rateLimited
+
+  createPerson(input: CreatePersonInput!): Person! @requires(role: BANKING)
+  "Changes the given fields; staff-only fields (email, phone, isTwoFactorEnabled) are FORBIDDEN to others."
+  updatePerson(input: UpdatePersonInput!): Person! @requires(role: BANKING)
+  "Blocks a person; returns the person as it is now."
+  blockPerson(input: PersonIdInput!): Person! @requires(role: BANKING)
+  restorePerson(input: PersonIdInput!): Person! @requires(role: BANKING)
+  "Changes the signed-in person (persons only)."
+  updateMe(input: UpdateMeInput!): Person! @requires(role: BANKING)
+  """
+  Changes the signed-in person's phone in two steps: phone and
+  currentPassword give a TwoFactorChallenge (the code goes to the new phone);
+  repeating with twoFactorCode (and the same phone, currentPassword and
+  challengeId) gives the Person.
+  """
+  changeMyPhone(input: ChangeMyPhoneInput!): ChangeMyPhoneResult! @requires(role: BANKING)
+
+  "Registers a corporation (captcha); an e-mail with instructions follows. Returns its id."
+  signUpCorporation(input: SignUpCorporationInput!): SignUpCorporationPayload! @rateLimited
+  updateCorporation(input: UpdateCorporationInput!): Corporation! @requires(role: STAFF)
+  updateCorporationSettings(input: UpdateCorporationSettingsInput!): CorporationSettings! @requires(role: BANKING)
+
+  "Creates an API key. privateKey is shown in this response only."
+  createApiKey(input: CreateApiKeyInput!): CreatedApiKey! @requires(role: STAFF)
+  deleteApiKey(input: DeleteApiKeyInput!): Boolean! @requires(role: STAFF)
+
+  "Sends feedback (captcha). Never asks for a password."
+  sendFeedback(input: SendFeedbackInput!): Boolean! @rateLimited
+}
+
+"The signed-in principal."
+type Viewer {
+  kind: PrincipalKind!
+  "The person, for PERSON sessions."
+  person: Person
+  "The principal's own corporation (persons and API clients)."
+  corporation: Corporation
+  "The payments customer, for CUSTOMER sessions."
+  customer: Customer
+  """
+  Granted permissions: the upstream's (e.g. persons_management.read) for
+  persons, and the gateway's own (payments.operate).
+  """
+  permissions: [String!]!
+  "Send it as X-CSRF-Token with cookie-authenticated POST requests."
+  csrfToken: String!
+}
+
+input SignInInput {
+  kind: SignInKind!
+  email: String
+  password: String
+  "Unique device id of a person's device (PERSON)."
+  deviceFingerprint: Int
+  "The corporation private key (API_KEY)."
+  apiKey: String
+  "The SMS code, when repeating after a TwoFactorChallenge."
+  twoFactorCode: String
+  "The challenge's challengeId, when it had one."
+  challengeId: String
+}
+
+union SignInResult = SignedIn | TwoFactorChallenge
+
+type SignedIn {
+  "Opaque; mobile clients send it as Authorization: Bearer. Web clients use the cookie."
+  sessionToken: String!
+  "Send it as X-CSRF-Token with cookie-authenticated POST requests."
+  csrfToken: String!
+  viewer: Viewer!
+}
+
+"An SMS code was sent; repeat the request with it."
+type TwoFactorChallenge {
+  "The phone the code went to, masked."
+  maskedPhone: String!
+  "Identifies the challenge (version-3 upstreams); pass it back."
+  challengeId: String
+  "When the code stops being accepted; null when the upstream does not say."
+  expiresAt: Time
+}
+
+input SignInCustomerInput {
+  customerKey: String!
+}
+
+input ForgotPasswordInput {
+  email: String!
+}
+
+input RecoverPasswordInput {
+  "The token from the e-mailed link."
+  token: String!
+  "8 to 72 characters."
+  password: String!
+}
+
+enum SortDirection {
+  ASC
+  DESC
+}
+
+enum PersonSortField {
+  CREATED_AT
+  UPDATED_AT
+  FIRST_NAME
+  LAST_NAME
+  EMAIL
+}
+
+enum CorporationSortField {
+  NAME
+  CREATED_AT
+  COUNTRY
+}
+
+"Where a page is in its list."
+type PageInfo {
+  "Records in the whole list."
+  totalCount: Int!
+  limit: Int!
+  offset: Int!
+  hasMore: Boolean!
+}
+
+type PersonPage {
+  items: [Person!]!
+  pageInfo: PageInfo!
+}
+
+type CorporationPage {
+  items: [Corporation!]!
+  pageInfo: PageInfo!
+}
+
+enum Gender {
+  MALE
+  FEMALE
+  TRANSGENDER
+  UNKNOWN
+}
+
+enum PersonType {
+  EMPLOYEE
+  "Consumers get no invitation."
+  CONSUMER
+}
+
+type Person {
+  id: ID!
+  firstName: String!
+  lastName: String!
+  email: String
+  phone: String
+  otherPhone: String
+  dateOfBirth: Date
+  gender: Gender
+  "Two-letter codes."
+  country: String
+  nationality: String
+  street: String
+  city: String
+  region: String
+  postCode: String
+  type: PersonType!
+  isUbo: Boolean!
+  isDirector: Boolean!
+  "0 to 100 percent of the company."
+  ownership: Float
+  position: String
+  isPoliticallyExposed: Boolean!
+  isTaxResident: Boolean!
+  isBlocked: Boolean!
+  blockedAt: Time
+  isInvitationAccepted: Boolean!
+  "Visible to staff only; null otherwise."
+  isTwoFactorEnabled: Boolean
+  createdAt: Time
+  updatedAt: Time
+  "Id of the person's corporation, when known."
+  corporationId: ID
+  "The person's corporation (batched); null outside the viewer's scope."
+  corporation: Corporation
+}
+
+input CreatePersonInput {
+  "At most 100 characters."
+  firstName: String!
+  "At most 100 characters."
+  lastName: String!
+  "Required unless the person is a UBO, not a director and has no roles."
+  email: String
+  gender: Gender!
+  isUbo: Boolean
+  isDirector: Boolean
+  "YYYY-MM-DD."
+  dateOfBirth: String
+  phone: String
+  otherPhone: String
+  "Two-letter code."
+  country: String
+  "Two-letter code."
+  nationality: String
+  "At most 64 characters."
+  street: String
+  "At most 64 characters."
+  city: String
+  "At most 100 characters."
+  region: String
+  "At most 10 characters."
+  postCode: String
+  "At most 100 characters."
+  socialSecurityNumber: String
+  roles: [String!]
+  "Required for corporations that allow several person types."
+  type: PersonType
+  "Staff only, and required for staff: the corporation to add the person to."
+  corporationId: ID
+}
+
+input UpdatePersonInput {
+  id: ID!
+  firstName: String
+  lastName: String
+  country: String
+  nationality: String
+  city: String
+  region: String
+  postCode: String
+  street: String
+  "YYYY-MM-DD."
+  dateOfBirth: String
+  socialSecurityNumber: String
+  position: String
+  "0 to 100."
+  ownership: Float
+  isPoliticallyExposed: Boolean
+  isTaxResident: Boolean
+  isUbo: Boolean
+  isDirector: Boolean
+  gender: Gender
+  otherPhone: String
+  politicalInstitution: String
+  positionInPoliticalInstitution: String
+  roles: [String!]
+  "Staff only."
+  isTwoFactorEnabled: Boolean
+  "Staff only."
+  email: String
+  "Staff only."
+  phone: String
+}
+
+input PersonIdInput {
+  id: ID!
+}
+
+input UpdateMeInput {
+  isUbo: Boolean
+  isDirector: Boolean
+  gender: Gender
+  otherPhone: String
+  politicalInstitution: String
+  positionInPoliticalInstitution: String
+  "Required with password."
+  currentPassword: String
+  password: String
+  confirmPassword: String
+}
+
+input ChangeMyPhoneInput {
+  phone: String!
+  currentPassword: String!
+  twoFactorCode: String
+  challengeId: String
+}
+
+union ChangeMyPhoneResult = Person | TwoFactorChallenge
+
+type Corporation {
+  id: ID!
+  name: String!
+  email: String
+  address: String
+  city: String
+  region: String
+  postCode: String
+  "Two-letter code."
+  country: String
+  currency: String
+  isOnboarded: Boolean!
+  onboardedAt: Time
+  isKycVerified: Boolean!
+  createdAt: Time
+  blockedAt: Time
+  "Persons of the corporation (batched: one upstream listing per request)."
+  persons: [Person!]!
+  "API keys, without private keys (staff only)."
+  apiKeys: [ApiKey!]! @requires(role: STAFF)
+  settings: CorporationSettings!
+}
+
+type CorporationSettings {
+  corporationId: ID!
+  "Always includes EMPLOYEE."
+  allowedPersonTypes: [PersonType!]!
+  updatedAt: Time
+}
+
+type ApiKey {
+  id: ID!
+  name: String!
+}
+
+"A new API key; the private key is shown here only, once."
+type CreatedApiKey {
+  id: ID!
+  name: String!
+  isActive: Boolean!
+  privateKey: String!
+}
+
+input SignUpCorporationInput {
+  companyName: String!
+  email: String!
+  firstName: String!
+  lastName: String!
+  phone: String!
+  "Two-letter code from the accepted list."
+  country: String!
+  "The captcha response token."
+  captcha: String!
+}
+
+type SignUpCorporationPayload {
+  id: ID!
+}
+
+input UpdateCorporationInput {
+  id: ID!
+  name: String
+  email: String
+  "Two-letter code from the accepted list."
+  country: String
+  "Only EUR."
+  currency: String
+  "At most 64 characters."
+  city: String
+  "At most 100 characters."
+  region: String
+  "At most 10 characters."
+  postCode: String
+  "At most 64 characters."
+  address: String
+  isKycVerified: Boolean
+  "True sets onboardedAt."
+  isOnboarded: Boolean
+}
+
+input UpdateCorporationSettingsInput {
+  corporationId: ID!
+  allowedPersonTypes: [PersonType!]!
+}
+
+input CreateApiKeyInput {
+  corporationId: ID!
+  name: String!
+}
+
+input DeleteApiKeyInput {
+  corporationId: ID!
+  id: ID!
+}
+
+input SendFeedbackInput {
+  name: String!
+  email: String!
+  subject: String!
+  feedback: String!
+  "The captcha response token."
+  captcha: String!
+}
+`, BuiltIn: false},
 	{Name: "../schema/payments.graphqls", Input: `# Payments: the merchant's customers, stored cards and orders.
 
 extend type Query {
   "Every customer of the merchant."
   customers: [Customer!]!
+    @requires(role: PAYMENTS_OPERATOR)
   "One customer by id; null when there is none."
   customer(id: ID!): Customer
+    @requires(role: PAYMENTS_OPERATOR)
   """
   Orders created between start and end, inclusive dates in UTC. Both default:
   end to today, start to 30 days before end.
   """
   orders(start: Date, end: Date): [Order!]!
+    @requires(role: PAYMENTS_OPERATOR)
   "The customer of a customer session (signInCustomer); UNAUTHENTICATED otherwise."
   currentCustomer: Customer
 }
@@ -1450,6 +2842,7 @@ extend type Query {
 extend type Mutation {
   "Creates a customer with cards from single-use card tokens (pass tokens as variables)."
   createCustomer(input: CreateCustomerInput!): CreateCustomerPayload!
+    @rateLimited
   """
   Authorises a card payment. Expected outcomes are typed: the Order, a
   3-D Secure step (VerificationRequired) or a failed attempt (OrderFailed).
@@ -1457,25 +2850,32 @@ extend type Mutation {
   gateway sends the upstream order id of the earlier attempt for you.
   """
   createOrder(input: CreateOrderInput!): CreateOrderResult!
+    @requires(role: CUSTOMER_OR_OPERATOR)
   "Captures an authorised order, all of it or the given amount."
   captureOrder(input: CaptureOrderInput!): OrderChangePayload!
+    @requires(role: PAYMENTS_OPERATOR)
   "Refunds a captured order, all that is captured and not yet refunded or the given amount."
   refundOrder(input: RefundOrderInput!): OrderChangePayload!
+    @requires(role: PAYMENTS_OPERATOR)
   "Cancels an authorised, not captured order."
   cancelOrder(input: CancelOrderInput!): OrderChangePayload!
+    @requires(role: PAYMENTS_OPERATOR)
   "Replaces a customer's contact data (the current customer's in a customer session)."
   updateCustomerContact(input: UpdateCustomerContactInput!): UpdateCustomerContactPayload!
+    @requires(role: CUSTOMER_OR_OPERATOR)
   """
   Stores a card from a single-use card token (pass it as a variable), optionally
   authorising orders with it; the payload carries the verified signed orders.
   """
   addPaymentMethod(input: AddPaymentMethodInput!): AddPaymentMethodPayload!
+    @rateLimited
   """
   Sets the priority order of a customer's stored cards: send the wanted order of
   method tokens; methods left out are removed. The gateway sends the upstream the
   stored methods unchanged, so their contents can never be altered by mistake.
   """
   setPaymentMethods(input: SetPaymentMethodsInput!): SetPaymentMethodsPayload!
+    @requires(role: CUSTOMER_OR_OPERATOR)
 }
 
 "A customer record of the merchant."
@@ -1866,6 +3266,16 @@ func (ec *executionContext) childFields_Address(ctx context.Context, field graph
 	return nil, fmt.Errorf("no field named %q was found under type Address", field.Name)
 }
 
+func (ec *executionContext) childFields_ApiKey(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ApiKey_id(ctx, field)
+	case "name":
+		return ec.fieldContext_ApiKey_name(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ApiKey", field.Name)
+}
+
 func (ec *executionContext) childFields_CardPayment(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "type":
@@ -1906,6 +3316,68 @@ func (ec *executionContext) childFields_Contact(ctx context.Context, field graph
 	return nil, fmt.Errorf("no field named %q was found under type Contact", field.Name)
 }
 
+func (ec *executionContext) childFields_Corporation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Corporation_id(ctx, field)
+	case "name":
+		return ec.fieldContext_Corporation_name(ctx, field)
+	case "email":
+		return ec.fieldContext_Corporation_email(ctx, field)
+	case "address":
+		return ec.fieldContext_Corporation_address(ctx, field)
+	case "city":
+		return ec.fieldContext_Corporation_city(ctx, field)
+	case "region":
+		return ec.fieldContext_Corporation_region(ctx, field)
+	case "postCode":
+		return ec.fieldContext_Corporation_postCode(ctx, field)
+	case "country":
+		return ec.fieldContext_Corporation_country(ctx, field)
+	case "currency":
+		return ec.fieldContext_Corporation_currency(ctx, field)
+	case "isOnboarded":
+		return ec.fieldContext_Corporation_isOnboarded(ctx, field)
+	case "onboardedAt":
+		return ec.fieldContext_Corporation_onboardedAt(ctx, field)
+	case "isKycVerified":
+		return ec.fieldContext_Corporation_isKycVerified(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Corporation_createdAt(ctx, field)
+	case "blockedAt":
+		return ec.fieldContext_Corporation_blockedAt(ctx, field)
+	case "persons":
+		return ec.fieldContext_Corporation_persons(ctx, field)
+	case "apiKeys":
+		return ec.fieldContext_Corporation_apiKeys(ctx, field)
+	case "settings":
+		return ec.fieldContext_Corporation_settings(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Corporation", field.Name)
+}
+
+func (ec *executionContext) childFields_CorporationPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_CorporationPage_items(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_CorporationPage_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CorporationPage", field.Name)
+}
+
+func (ec *executionContext) childFields_CorporationSettings(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "corporationId":
+		return ec.fieldContext_CorporationSettings_corporationId(ctx, field)
+	case "allowedPersonTypes":
+		return ec.fieldContext_CorporationSettings_allowedPersonTypes(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_CorporationSettings_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CorporationSettings", field.Name)
+}
+
 func (ec *executionContext) childFields_CreateCustomerPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "customer":
@@ -1914,6 +3386,20 @@ func (ec *executionContext) childFields_CreateCustomerPayload(ctx context.Contex
 		return ec.fieldContext_CreateCustomerPayload_orders(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CreateCustomerPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_CreatedApiKey(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_CreatedApiKey_id(ctx, field)
+	case "name":
+		return ec.fieldContext_CreatedApiKey_name(ctx, field)
+	case "isActive":
+		return ec.fieldContext_CreatedApiKey_isActive(ctx, field)
+	case "privateKey":
+		return ec.fieldContext_CreatedApiKey_privateKey(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CreatedApiKey", field.Name)
 }
 
 func (ec *executionContext) childFields_Customer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2076,6 +3562,20 @@ func (ec *executionContext) childFields_OrderItems(ctx context.Context, field gr
 	return nil, fmt.Errorf("no field named %q was found under type OrderItems", field.Name)
 }
 
+func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "totalCount":
+		return ec.fieldContext_PageInfo_totalCount(ctx, field)
+	case "limit":
+		return ec.fieldContext_PageInfo_limit(ctx, field)
+	case "offset":
+		return ec.fieldContext_PageInfo_offset(ctx, field)
+	case "hasMore":
+		return ec.fieldContext_PageInfo_hasMore(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
+}
+
 func (ec *executionContext) childFields_PaymentMethod(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "token":
@@ -2120,6 +3620,80 @@ func (ec *executionContext) childFields_PendingAction(ctx context.Context, field
 	return nil, fmt.Errorf("no field named %q was found under type PendingAction", field.Name)
 }
 
+func (ec *executionContext) childFields_Person(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Person_id(ctx, field)
+	case "firstName":
+		return ec.fieldContext_Person_firstName(ctx, field)
+	case "lastName":
+		return ec.fieldContext_Person_lastName(ctx, field)
+	case "email":
+		return ec.fieldContext_Person_email(ctx, field)
+	case "phone":
+		return ec.fieldContext_Person_phone(ctx, field)
+	case "otherPhone":
+		return ec.fieldContext_Person_otherPhone(ctx, field)
+	case "dateOfBirth":
+		return ec.fieldContext_Person_dateOfBirth(ctx, field)
+	case "gender":
+		return ec.fieldContext_Person_gender(ctx, field)
+	case "country":
+		return ec.fieldContext_Person_country(ctx, field)
+	case "nationality":
+		return ec.fieldContext_Person_nationality(ctx, field)
+	case "street":
+		return ec.fieldContext_Person_street(ctx, field)
+	case "city":
+		return ec.fieldContext_Person_city(ctx, field)
+	case "region":
+		return ec.fieldContext_Person_region(ctx, field)
+	case "postCode":
+		return ec.fieldContext_Person_postCode(ctx, field)
+	case "type":
+		return ec.fieldContext_Person_type(ctx, field)
+	case "isUbo":
+		return ec.fieldContext_Person_isUbo(ctx, field)
+	case "isDirector":
+		return ec.fieldContext_Person_isDirector(ctx, field)
+	case "ownership":
+		return ec.fieldContext_Person_ownership(ctx, field)
+	case "position":
+		return ec.fieldContext_Person_position(ctx, field)
+	case "isPoliticallyExposed":
+		return ec.fieldContext_Person_isPoliticallyExposed(ctx, field)
+	case "isTaxResident":
+		return ec.fieldContext_Person_isTaxResident(ctx, field)
+	case "isBlocked":
+		return ec.fieldContext_Person_isBlocked(ctx, field)
+	case "blockedAt":
+		return ec.fieldContext_Person_blockedAt(ctx, field)
+	case "isInvitationAccepted":
+		return ec.fieldContext_Person_isInvitationAccepted(ctx, field)
+	case "isTwoFactorEnabled":
+		return ec.fieldContext_Person_isTwoFactorEnabled(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Person_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Person_updatedAt(ctx, field)
+	case "corporationId":
+		return ec.fieldContext_Person_corporationId(ctx, field)
+	case "corporation":
+		return ec.fieldContext_Person_corporation(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Person", field.Name)
+}
+
+func (ec *executionContext) childFields_PersonPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_PersonPage_items(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_PersonPage_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PersonPage", field.Name)
+}
+
 func (ec *executionContext) childFields_RegisterWebhookPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "webhook":
@@ -2134,6 +3708,26 @@ func (ec *executionContext) childFields_SetPaymentMethodsPayload(ctx context.Con
 		return ec.fieldContext_SetPaymentMethodsPayload_customer(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SetPaymentMethodsPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_SignUpCorporationPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_SignUpCorporationPayload_id(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SignUpCorporationPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_SignedIn(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "sessionToken":
+		return ec.fieldContext_SignedIn_sessionToken(ctx, field)
+	case "csrfToken":
+		return ec.fieldContext_SignedIn_csrfToken(ctx, field)
+	case "viewer":
+		return ec.fieldContext_SignedIn_viewer(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SignedIn", field.Name)
 }
 
 func (ec *executionContext) childFields_SignedOrder(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2152,6 +3746,24 @@ func (ec *executionContext) childFields_UpdateCustomerContactPayload(ctx context
 		return ec.fieldContext_UpdateCustomerContactPayload_contact(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type UpdateCustomerContactPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_Viewer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_Viewer_kind(ctx, field)
+	case "person":
+		return ec.fieldContext_Viewer_person(ctx, field)
+	case "corporation":
+		return ec.fieldContext_Viewer_corporation(ctx, field)
+	case "customer":
+		return ec.fieldContext_Viewer_customer(ctx, field)
+	case "permissions":
+		return ec.fieldContext_Viewer_permissions(ctx, field)
+	case "csrfToken":
+		return ec.fieldContext_Viewer_csrfToken(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Viewer", field.Name)
 }
 
 func (ec *executionContext) childFields_Webhook(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2282,6 +3894,20 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 
 // region    ***************************** args.gotpl *****************************
 
+func (ec *executionContext) dir_requires_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "role",
+		func(ctx context.Context, v any) (model.Role, error) {
+			return ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["role"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Customer_orders_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2318,6 +3944,20 @@ func (ec *executionContext) field_Mutation_addPaymentMethod_args(ctx context.Con
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_blockPerson_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.PersonIDInput, error) {
+			return ec.unmarshalNPersonIdInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonIDInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_cancelOrder_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2338,6 +3978,34 @@ func (ec *executionContext) field_Mutation_captureOrder_args(ctx context.Context
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.CaptureOrderInput, error) {
 			return ec.unmarshalNCaptureOrderInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCaptureOrderInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_changeMyPhone_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ChangeMyPhoneInput, error) {
+			return ec.unmarshalNChangeMyPhoneInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐChangeMyPhoneInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createApiKey_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CreateAPIKeyInput, error) {
+			return ec.unmarshalNCreateApiKeyInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCreateAPIKeyInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -2374,6 +4042,34 @@ func (ec *executionContext) field_Mutation_createOrder_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_createPerson_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CreatePersonInput, error) {
+			return ec.unmarshalNCreatePersonInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCreatePersonInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteApiKey_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.DeleteAPIKeyInput, error) {
+			return ec.unmarshalNDeleteApiKeyInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐDeleteAPIKeyInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_deleteWebhook_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2388,12 +4084,40 @@ func (ec *executionContext) field_Mutation_deleteWebhook_args(ctx context.Contex
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_forgotPassword_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ForgotPasswordInput, error) {
+			return ec.unmarshalNForgotPasswordInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐForgotPasswordInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_onboardIndividual_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.OnboardIndividualInput, error) {
 			return ec.unmarshalNOnboardIndividualInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOnboardIndividualInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_recoverPassword_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.RecoverPasswordInput, error) {
+			return ec.unmarshalNRecoverPasswordInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRecoverPasswordInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -2430,12 +4154,110 @@ func (ec *executionContext) field_Mutation_registerWebhook_args(ctx context.Cont
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_restorePerson_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.PersonIDInput, error) {
+			return ec.unmarshalNPersonIdInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonIDInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_sendFeedback_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.SendFeedbackInput, error) {
+			return ec.unmarshalNSendFeedbackInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSendFeedbackInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_setPaymentMethods_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.SetPaymentMethodsInput, error) {
 			return ec.unmarshalNSetPaymentMethodsInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSetPaymentMethodsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_signInCustomer_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.SignInCustomerInput, error) {
+			return ec.unmarshalNSignInCustomerInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSignInCustomerInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_signIn_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.SignInInput, error) {
+			return ec.unmarshalNSignInInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSignInInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_signUpCorporation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.SignUpCorporationInput, error) {
+			return ec.unmarshalNSignUpCorporationInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSignUpCorporationInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateCorporationSettings_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdateCorporationSettingsInput, error) {
+			return ec.unmarshalNUpdateCorporationSettingsInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐUpdateCorporationSettingsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateCorporation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdateCorporationInput, error) {
+			return ec.unmarshalNUpdateCorporationInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐUpdateCorporationInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -2458,6 +4280,34 @@ func (ec *executionContext) field_Mutation_updateCustomerContact_args(ctx contex
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_updateMe_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdateMeInput, error) {
+			return ec.unmarshalNUpdateMeInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐUpdateMeInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updatePerson_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdatePersonInput, error) {
+			return ec.unmarshalNUpdatePersonInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐUpdatePersonInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2469,6 +4319,58 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_corporation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_corporations_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "sortBy",
+		func(ctx context.Context, v any) (*model.CorporationSortField, error) {
+			return ec.unmarshalOCorporationSortField2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationSortField(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sortBy"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "sortDirection",
+		func(ctx context.Context, v any) (*model.SortDirection, error) {
+			return ec.unmarshalOSortDirection2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSortDirection(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sortDirection"] = arg3
 	return args, nil
 }
 
@@ -2555,6 +4457,58 @@ func (ec *executionContext) field_Query_pendingActions_args(ctx context.Context,
 		return nil, err
 	}
 	args["individualId"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_person_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_persons_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "sortBy",
+		func(ctx context.Context, v any) (*model.PersonSortField, error) {
+			return ec.unmarshalOPersonSortField2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonSortField(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sortBy"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "sortDirection",
+		func(ctx context.Context, v any) (*model.SortDirection, error) {
+			return ec.unmarshalOSortDirection2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSortDirection(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sortDirection"] = arg3
 	return args, nil
 }
 
@@ -2838,6 +4792,52 @@ func (ec *executionContext) _Address_countryCode(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_Address_countryCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Address", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ApiKey_id(ctx context.Context, field graphql.CollectedField, obj *model.APIKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApiKey_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApiKey_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApiKey", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ApiKey_name(ctx context.Context, field graphql.CollectedField, obj *model.APIKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApiKey_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApiKey_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApiKey", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _CardPayment_type(ctx context.Context, field graphql.CollectedField, obj *model.CardPayment) (ret graphql.Marshaler) {
@@ -3171,6 +5171,575 @@ func (ec *executionContext) fieldContext_Contact_address(_ context.Context, fiel
 	return fc, nil
 }
 
+func (ec *executionContext) _Corporation_id(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Corporation_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Corporation_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Corporation", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Corporation_name(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Corporation_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Corporation_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Corporation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Corporation_email(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Corporation_email(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Email, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Corporation_email(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Corporation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Corporation_address(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Corporation_address(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Address, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Corporation_address(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Corporation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Corporation_city(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Corporation_city(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.City, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Corporation_city(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Corporation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Corporation_region(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Corporation_region(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Region, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Corporation_region(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Corporation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Corporation_postCode(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Corporation_postCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PostCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Corporation_postCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Corporation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Corporation_country(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Corporation_country(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Country, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Corporation_country(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Corporation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Corporation_currency(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Corporation_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Corporation_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Corporation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Corporation_isOnboarded(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Corporation_isOnboarded(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IsOnboarded, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Corporation_isOnboarded(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Corporation", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Corporation_onboardedAt(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Corporation_onboardedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OnboardedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Corporation_onboardedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Corporation", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Corporation_isKycVerified(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Corporation_isKycVerified(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IsKycVerified, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Corporation_isKycVerified(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Corporation", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Corporation_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Corporation_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Corporation_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Corporation", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Corporation_blockedAt(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Corporation_blockedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BlockedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Corporation_blockedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Corporation", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Corporation_persons(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Corporation_persons(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Corporation().Persons(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Person) graphql.Marshaler {
+			return ec.marshalNPerson2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Corporation_persons(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Corporation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Person(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Corporation_apiKeys(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Corporation_apiKeys(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Corporation().APIKeys(ctx, obj)
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "STAFF")
+				if err != nil {
+					var zeroVal []*model.APIKey
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal []*model.APIKey
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, obj, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.APIKey) graphql.Marshaler {
+			return ec.marshalNApiKey2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐAPIKeyᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Corporation_apiKeys(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Corporation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApiKey(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Corporation_settings(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Corporation_settings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Corporation().Settings(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CorporationSettings) graphql.Marshaler {
+			return ec.marshalNCorporationSettings2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationSettings(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Corporation_settings(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Corporation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CorporationSettings(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CorporationPage_items(ctx context.Context, field graphql.CollectedField, obj *model.CorporationPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CorporationPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Corporation) graphql.Marshaler {
+			return ec.marshalNCorporation2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CorporationPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CorporationPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Corporation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CorporationPage_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.CorporationPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CorporationPage_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CorporationPage_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CorporationPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CorporationSettings_corporationId(ctx context.Context, field graphql.CollectedField, obj *model.CorporationSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CorporationSettings_corporationId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CorporationID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CorporationSettings_corporationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CorporationSettings", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _CorporationSettings_allowedPersonTypes(ctx context.Context, field graphql.CollectedField, obj *model.CorporationSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CorporationSettings_allowedPersonTypes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AllowedPersonTypes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.PersonType) graphql.Marshaler {
+			return ec.marshalNPersonType2ᚕgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonTypeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CorporationSettings_allowedPersonTypes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CorporationSettings", field, false, false, errors.New("field of type PersonType does not have child fields"))
+}
+
+func (ec *executionContext) _CorporationSettings_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.CorporationSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CorporationSettings_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CorporationSettings_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CorporationSettings", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
 func (ec *executionContext) _CreateCustomerPayload_customer(ctx context.Context, field graphql.CollectedField, obj *model.CreateCustomerPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3233,6 +5802,98 @@ func (ec *executionContext) fieldContext_CreateCustomerPayload_orders(_ context.
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _CreatedApiKey_id(ctx context.Context, field graphql.CollectedField, obj *model.CreatedAPIKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreatedApiKey_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreatedApiKey_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CreatedApiKey", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _CreatedApiKey_name(ctx context.Context, field graphql.CollectedField, obj *model.CreatedAPIKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreatedApiKey_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreatedApiKey_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CreatedApiKey", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CreatedApiKey_isActive(ctx context.Context, field graphql.CollectedField, obj *model.CreatedAPIKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreatedApiKey_isActive(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IsActive, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreatedApiKey_isActive(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CreatedApiKey", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _CreatedApiKey_privateKey(ctx context.Context, field graphql.CollectedField, obj *model.CreatedAPIKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreatedApiKey_privateKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PrivateKey, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreatedApiKey_privateKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CreatedApiKey", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Customer_id(ctx context.Context, field graphql.CollectedField, obj *model.Customer) (ret graphql.Marshaler) {
@@ -3902,7 +6563,25 @@ func (ec *executionContext) _Mutation_registerWebhook(ctx context.Context, field
 			fc := graphql.GetFieldContext(ctx)
 			return ec.Resolvers.Mutation().RegisterWebhook(ctx, fc.Args["input"].(model.RegisterWebhookInput))
 		},
-		nil,
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "PAYMENTS_OPERATOR")
+				if err != nil {
+					var zeroVal *model.RegisterWebhookPayload
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal *model.RegisterWebhookPayload
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.RegisterWebhookPayload) graphql.Marshaler {
 			return ec.marshalNRegisterWebhookPayload2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRegisterWebhookPayload(ctx, selections, v)
 		},
@@ -3946,7 +6625,25 @@ func (ec *executionContext) _Mutation_deleteWebhook(ctx context.Context, field g
 			fc := graphql.GetFieldContext(ctx)
 			return ec.Resolvers.Mutation().DeleteWebhook(ctx, fc.Args["input"].(model.DeleteWebhookInput))
 		},
-		nil,
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "PAYMENTS_OPERATOR")
+				if err != nil {
+					var zeroVal *model.DeleteWebhookPayload
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal *model.DeleteWebhookPayload
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.DeleteWebhookPayload) graphql.Marshaler {
 			return ec.marshalNDeleteWebhookPayload2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐDeleteWebhookPayload(ctx, selections, v)
 		},
@@ -3990,7 +6687,25 @@ func (ec *executionContext) _Mutation_onboardIndividual(ctx context.Context, fie
 			fc := graphql.GetFieldContext(ctx)
 			return ec.Resolvers.Mutation().OnboardIndividual(ctx, fc.Args["input"].(model.OnboardIndividualInput))
 		},
-		nil,
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "PAYMENTS_OPERATOR")
+				if err != nil {
+					var zeroVal *model.OnboardIndividualPayload
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal *model.OnboardIndividualPayload
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.OnboardIndividualPayload) graphql.Marshaler {
 			return ec.marshalNOnboardIndividualPayload2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOnboardIndividualPayload(ctx, selections, v)
 		},
@@ -4022,6 +6737,991 @@ func (ec *executionContext) fieldContext_Mutation_onboardIndividual(ctx context.
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_signIn(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_signIn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SignIn(ctx, fc.Args["input"].(model.SignInInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.RateLimited == nil {
+					var zeroVal model.SignInResult
+					return zeroVal, errors.New("directive rateLimited is not implemented")
+				}
+				return ec.Directives.RateLimited(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v model.SignInResult) graphql.Marshaler {
+			return ec.marshalNSignInResult2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSignInResult(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_signIn(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type SignInResult does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_signIn_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_signInCustomer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_signInCustomer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SignInCustomer(ctx, fc.Args["input"].(model.SignInCustomerInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.RateLimited == nil {
+					var zeroVal *model.SignedIn
+					return zeroVal, errors.New("directive rateLimited is not implemented")
+				}
+				return ec.Directives.RateLimited(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SignedIn) graphql.Marshaler {
+			return ec.marshalNSignedIn2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSignedIn(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_signInCustomer(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SignedIn(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_signInCustomer_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_signOut(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_signOut(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Mutation().SignOut(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_signOut(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Mutation", field, true, true, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Mutation_forgotPassword(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_forgotPassword(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ForgotPassword(ctx, fc.Args["input"].(model.ForgotPasswordInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.RateLimited == nil {
+					var zeroVal bool
+					return zeroVal, errors.New("directive rateLimited is not implemented")
+				}
+				return ec.Directives.RateLimited(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_forgotPassword(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_forgotPassword_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_recoverPassword(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_recoverPassword(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RecoverPassword(ctx, fc.Args["input"].(model.RecoverPasswordInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.RateLimited == nil {
+					var zeroVal bool
+					return zeroVal, errors.New("directive rateLimited is not implemented")
+				}
+				return ec.Directives.RateLimited(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_recoverPassword(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_recoverPassword_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createPerson(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createPerson(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreatePerson(ctx, fc.Args["input"].(model.CreatePersonInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "BANKING")
+				if err != nil {
+					var zeroVal *model.Person
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal *model.Person
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Person) graphql.Marshaler {
+			return ec.marshalNPerson2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPerson(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createPerson(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Person(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createPerson_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updatePerson(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updatePerson(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdatePerson(ctx, fc.Args["input"].(model.UpdatePersonInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "BANKING")
+				if err != nil {
+					var zeroVal *model.Person
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal *model.Person
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Person) graphql.Marshaler {
+			return ec.marshalNPerson2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPerson(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updatePerson(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Person(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updatePerson_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_blockPerson(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_blockPerson(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().BlockPerson(ctx, fc.Args["input"].(model.PersonIDInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "BANKING")
+				if err != nil {
+					var zeroVal *model.Person
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal *model.Person
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Person) graphql.Marshaler {
+			return ec.marshalNPerson2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPerson(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_blockPerson(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Person(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_blockPerson_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_restorePerson(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_restorePerson(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RestorePerson(ctx, fc.Args["input"].(model.PersonIDInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "BANKING")
+				if err != nil {
+					var zeroVal *model.Person
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal *model.Person
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Person) graphql.Marshaler {
+			return ec.marshalNPerson2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPerson(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_restorePerson(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Person(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_restorePerson_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateMe(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateMe(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateMe(ctx, fc.Args["input"].(model.UpdateMeInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "BANKING")
+				if err != nil {
+					var zeroVal *model.Person
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal *model.Person
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Person) graphql.Marshaler {
+			return ec.marshalNPerson2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPerson(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateMe(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Person(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateMe_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_changeMyPhone(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_changeMyPhone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ChangeMyPhone(ctx, fc.Args["input"].(model.ChangeMyPhoneInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "BANKING")
+				if err != nil {
+					var zeroVal model.ChangeMyPhoneResult
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal model.ChangeMyPhoneResult
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v model.ChangeMyPhoneResult) graphql.Marshaler {
+			return ec.marshalNChangeMyPhoneResult2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐChangeMyPhoneResult(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_changeMyPhone(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type ChangeMyPhoneResult does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_changeMyPhone_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_signUpCorporation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_signUpCorporation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SignUpCorporation(ctx, fc.Args["input"].(model.SignUpCorporationInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.RateLimited == nil {
+					var zeroVal *model.SignUpCorporationPayload
+					return zeroVal, errors.New("directive rateLimited is not implemented")
+				}
+				return ec.Directives.RateLimited(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SignUpCorporationPayload) graphql.Marshaler {
+			return ec.marshalNSignUpCorporationPayload2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSignUpCorporationPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_signUpCorporation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SignUpCorporationPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_signUpCorporation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateCorporation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateCorporation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateCorporation(ctx, fc.Args["input"].(model.UpdateCorporationInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "STAFF")
+				if err != nil {
+					var zeroVal *model.Corporation
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal *model.Corporation
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Corporation) graphql.Marshaler {
+			return ec.marshalNCorporation2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateCorporation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Corporation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateCorporation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateCorporationSettings(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateCorporationSettings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateCorporationSettings(ctx, fc.Args["input"].(model.UpdateCorporationSettingsInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "BANKING")
+				if err != nil {
+					var zeroVal *model.CorporationSettings
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal *model.CorporationSettings
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CorporationSettings) graphql.Marshaler {
+			return ec.marshalNCorporationSettings2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationSettings(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateCorporationSettings(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CorporationSettings(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateCorporationSettings_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createApiKey(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createApiKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateAPIKey(ctx, fc.Args["input"].(model.CreateAPIKeyInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "STAFF")
+				if err != nil {
+					var zeroVal *model.CreatedAPIKey
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal *model.CreatedAPIKey
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CreatedAPIKey) graphql.Marshaler {
+			return ec.marshalNCreatedApiKey2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCreatedAPIKey(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createApiKey(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CreatedApiKey(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createApiKey_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteApiKey(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteApiKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteAPIKey(ctx, fc.Args["input"].(model.DeleteAPIKeyInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "STAFF")
+				if err != nil {
+					var zeroVal bool
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal bool
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteApiKey(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteApiKey_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_sendFeedback(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_sendFeedback(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SendFeedback(ctx, fc.Args["input"].(model.SendFeedbackInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.RateLimited == nil {
+					var zeroVal bool
+					return zeroVal, errors.New("directive rateLimited is not implemented")
+				}
+				return ec.Directives.RateLimited(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_sendFeedback(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_sendFeedback_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_createCustomer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4034,7 +7734,20 @@ func (ec *executionContext) _Mutation_createCustomer(ctx context.Context, field 
 			fc := graphql.GetFieldContext(ctx)
 			return ec.Resolvers.Mutation().CreateCustomer(ctx, fc.Args["input"].(model.CreateCustomerInput))
 		},
-		nil,
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.RateLimited == nil {
+					var zeroVal *model.CreateCustomerPayload
+					return zeroVal, errors.New("directive rateLimited is not implemented")
+				}
+				return ec.Directives.RateLimited(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.CreateCustomerPayload) graphql.Marshaler {
 			return ec.marshalNCreateCustomerPayload2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCreateCustomerPayload(ctx, selections, v)
 		},
@@ -4078,7 +7791,25 @@ func (ec *executionContext) _Mutation_createOrder(ctx context.Context, field gra
 			fc := graphql.GetFieldContext(ctx)
 			return ec.Resolvers.Mutation().CreateOrder(ctx, fc.Args["input"].(model.CreateOrderInput))
 		},
-		nil,
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "CUSTOMER_OR_OPERATOR")
+				if err != nil {
+					var zeroVal model.CreateOrderResult
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal model.CreateOrderResult
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
 		func(ctx context.Context, selections ast.SelectionSet, v model.CreateOrderResult) graphql.Marshaler {
 			return ec.marshalNCreateOrderResult2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCreateOrderResult(ctx, selections, v)
 		},
@@ -4122,7 +7853,25 @@ func (ec *executionContext) _Mutation_captureOrder(ctx context.Context, field gr
 			fc := graphql.GetFieldContext(ctx)
 			return ec.Resolvers.Mutation().CaptureOrder(ctx, fc.Args["input"].(model.CaptureOrderInput))
 		},
-		nil,
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "PAYMENTS_OPERATOR")
+				if err != nil {
+					var zeroVal *model.OrderChangePayload
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal *model.OrderChangePayload
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.OrderChangePayload) graphql.Marshaler {
 			return ec.marshalNOrderChangePayload2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrderChangePayload(ctx, selections, v)
 		},
@@ -4166,7 +7915,25 @@ func (ec *executionContext) _Mutation_refundOrder(ctx context.Context, field gra
 			fc := graphql.GetFieldContext(ctx)
 			return ec.Resolvers.Mutation().RefundOrder(ctx, fc.Args["input"].(model.RefundOrderInput))
 		},
-		nil,
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "PAYMENTS_OPERATOR")
+				if err != nil {
+					var zeroVal *model.OrderChangePayload
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal *model.OrderChangePayload
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.OrderChangePayload) graphql.Marshaler {
 			return ec.marshalNOrderChangePayload2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrderChangePayload(ctx, selections, v)
 		},
@@ -4210,7 +7977,25 @@ func (ec *executionContext) _Mutation_cancelOrder(ctx context.Context, field gra
 			fc := graphql.GetFieldContext(ctx)
 			return ec.Resolvers.Mutation().CancelOrder(ctx, fc.Args["input"].(model.CancelOrderInput))
 		},
-		nil,
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "PAYMENTS_OPERATOR")
+				if err != nil {
+					var zeroVal *model.OrderChangePayload
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal *model.OrderChangePayload
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.OrderChangePayload) graphql.Marshaler {
 			return ec.marshalNOrderChangePayload2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrderChangePayload(ctx, selections, v)
 		},
@@ -4254,7 +8039,25 @@ func (ec *executionContext) _Mutation_updateCustomerContact(ctx context.Context,
 			fc := graphql.GetFieldContext(ctx)
 			return ec.Resolvers.Mutation().UpdateCustomerContact(ctx, fc.Args["input"].(model.UpdateCustomerContactInput))
 		},
-		nil,
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "CUSTOMER_OR_OPERATOR")
+				if err != nil {
+					var zeroVal *model.UpdateCustomerContactPayload
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal *model.UpdateCustomerContactPayload
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.UpdateCustomerContactPayload) graphql.Marshaler {
 			return ec.marshalNUpdateCustomerContactPayload2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐUpdateCustomerContactPayload(ctx, selections, v)
 		},
@@ -4298,7 +8101,20 @@ func (ec *executionContext) _Mutation_addPaymentMethod(ctx context.Context, fiel
 			fc := graphql.GetFieldContext(ctx)
 			return ec.Resolvers.Mutation().AddPaymentMethod(ctx, fc.Args["input"].(model.AddPaymentMethodInput))
 		},
-		nil,
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.RateLimited == nil {
+					var zeroVal *model.AddPaymentMethodPayload
+					return zeroVal, errors.New("directive rateLimited is not implemented")
+				}
+				return ec.Directives.RateLimited(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.AddPaymentMethodPayload) graphql.Marshaler {
 			return ec.marshalNAddPaymentMethodPayload2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐAddPaymentMethodPayload(ctx, selections, v)
 		},
@@ -4342,7 +8158,25 @@ func (ec *executionContext) _Mutation_setPaymentMethods(ctx context.Context, fie
 			fc := graphql.GetFieldContext(ctx)
 			return ec.Resolvers.Mutation().SetPaymentMethods(ctx, fc.Args["input"].(model.SetPaymentMethodsInput))
 		},
-		nil,
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "CUSTOMER_OR_OPERATOR")
+				if err != nil {
+					var zeroVal *model.SetPaymentMethodsPayload
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal *model.SetPaymentMethodsPayload
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.SetPaymentMethodsPayload) graphql.Marshaler {
 			return ec.marshalNSetPaymentMethodsPayload2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSetPaymentMethodsPayload(ctx, selections, v)
 		},
@@ -5039,6 +8873,98 @@ func (ec *executionContext) fieldContext_OrderItems_items(_ context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _PageInfo_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PageInfo_limit(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_limit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Limit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_limit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PageInfo_offset(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_offset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Offset, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_offset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PageInfo_hasMore(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_hasMore(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasMore, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_hasMore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _PaymentMethod_token(ctx context.Context, field graphql.CollectedField, obj *model.PaymentMethod) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5407,6 +9333,746 @@ func (ec *executionContext) fieldContext_PendingAction_completedAt(_ context.Con
 	return graphql.NewScalarFieldContext("PendingAction", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
+func (ec *executionContext) _Person_id(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Person_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Person_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Person_firstName(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Person_firstName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FirstName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Person_firstName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Person_lastName(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Person_lastName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Person_lastName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Person_email(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Person_email(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Email, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Person_email(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Person_phone(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Person_phone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Phone, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Person_phone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Person_otherPhone(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Person_otherPhone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OtherPhone, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Person_otherPhone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Person_dateOfBirth(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Person_dateOfBirth(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DateOfBirth, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Date) graphql.Marshaler {
+			return ec.marshalODate2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐDate(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Person_dateOfBirth(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type Date does not have child fields"))
+}
+
+func (ec *executionContext) _Person_gender(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Person_gender(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Gender, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Gender) graphql.Marshaler {
+			return ec.marshalOGender2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐGender(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Person_gender(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type Gender does not have child fields"))
+}
+
+func (ec *executionContext) _Person_country(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Person_country(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Country, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Person_country(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Person_nationality(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Person_nationality(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nationality, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Person_nationality(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Person_street(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Person_street(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Street, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Person_street(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Person_city(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Person_city(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.City, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Person_city(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Person_region(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Person_region(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Region, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Person_region(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Person_postCode(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Person_postCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PostCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Person_postCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Person_type(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Person_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.PersonType) graphql.Marshaler {
+			return ec.marshalNPersonType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Person_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type PersonType does not have child fields"))
+}
+
+func (ec *executionContext) _Person_isUbo(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Person_isUbo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IsUbo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Person_isUbo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Person_isDirector(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Person_isDirector(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IsDirector, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Person_isDirector(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Person_ownership(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Person_ownership(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ownership, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Person_ownership(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Person_position(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Person_position(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Position, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Person_position(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Person_isPoliticallyExposed(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Person_isPoliticallyExposed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IsPoliticallyExposed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Person_isPoliticallyExposed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Person_isTaxResident(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Person_isTaxResident(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IsTaxResident, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Person_isTaxResident(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Person_isBlocked(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Person_isBlocked(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IsBlocked, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Person_isBlocked(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Person_blockedAt(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Person_blockedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BlockedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Person_blockedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Person_isInvitationAccepted(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Person_isInvitationAccepted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IsInvitationAccepted, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Person_isInvitationAccepted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Person_isTwoFactorEnabled(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Person_isTwoFactorEnabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IsTwoFactorEnabled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Person_isTwoFactorEnabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Person_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Person_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Person_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Person_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Person_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Person_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Person_corporationId(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Person_corporationId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CorporationID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Person_corporationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Person_corporation(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Person_corporation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Person().Corporation(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Corporation) graphql.Marshaler {
+			return ec.marshalOCorporation2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporation(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Person_corporation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Person",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Corporation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PersonPage_items(ctx context.Context, field graphql.CollectedField, obj *model.PersonPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PersonPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Person) graphql.Marshaler {
+			return ec.marshalNPerson2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PersonPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PersonPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Person(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PersonPage_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.PersonPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PersonPage_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PersonPage_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PersonPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_ok(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5441,7 +10107,25 @@ func (ec *executionContext) _Query_webhooks(ctx context.Context, field graphql.C
 		func(ctx context.Context) (any, error) {
 			return ec.Resolvers.Query().Webhooks(ctx)
 		},
-		nil,
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "PAYMENTS_OPERATOR")
+				if err != nil {
+					var zeroVal []*model.Webhook
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal []*model.Webhook
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.Webhook) graphql.Marshaler {
 			return ec.marshalNWebhook2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWebhookᚄ(ctx, selections, v)
 		},
@@ -5474,7 +10158,25 @@ func (ec *executionContext) _Query_event(ctx context.Context, field graphql.Coll
 			fc := graphql.GetFieldContext(ctx)
 			return ec.Resolvers.Query().Event(ctx, fc.Args["id"].(string))
 		},
-		nil,
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "PAYMENTS_OPERATOR")
+				if err != nil {
+					var zeroVal *model.Event
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal *model.Event
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.Event) graphql.Marshaler {
 			return ec.marshalOEvent2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐEvent(ctx, selections, v)
 		},
@@ -5518,7 +10220,25 @@ func (ec *executionContext) _Query_pendingActions(ctx context.Context, field gra
 			fc := graphql.GetFieldContext(ctx)
 			return ec.Resolvers.Query().PendingActions(ctx, fc.Args["eventId"].(*string), fc.Args["individualId"].(*string))
 		},
-		nil,
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "PAYMENTS_OPERATOR")
+				if err != nil {
+					var zeroVal []*model.PendingAction
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal []*model.PendingAction
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.PendingAction) graphql.Marshaler {
 			return ec.marshalNPendingAction2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPendingActionᚄ(ctx, selections, v)
 		},
@@ -5562,7 +10282,25 @@ func (ec *executionContext) _Query_individuals(ctx context.Context, field graphq
 			fc := graphql.GetFieldContext(ctx)
 			return ec.Resolvers.Query().Individuals(ctx, fc.Args["status"].(*model.IndividualStatus))
 		},
-		nil,
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "PAYMENTS_OPERATOR")
+				if err != nil {
+					var zeroVal []*model.Individual
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal []*model.Individual
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.Individual) graphql.Marshaler {
 			return ec.marshalNIndividual2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐIndividualᚄ(ctx, selections, v)
 		},
@@ -5594,6 +10332,377 @@ func (ec *executionContext) fieldContext_Query_individuals(ctx context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_eventsCursor(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_eventsCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().EventsCursor(ctx)
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "PAYMENTS_OPERATOR")
+				if err != nil {
+					var zeroVal string
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal string
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_eventsCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Query", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Query_viewer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_viewer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Viewer(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Viewer) graphql.Marshaler {
+			return ec.marshalOViewer2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐViewer(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_viewer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Viewer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_person(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_person(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Person(ctx, fc.Args["id"].(string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "BANKING")
+				if err != nil {
+					var zeroVal *model.Person
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal *model.Person
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Person) graphql.Marshaler {
+			return ec.marshalOPerson2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPerson(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_person(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Person(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_person_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_persons(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_persons(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Persons(ctx, fc.Args["first"].(*int64), fc.Args["offset"].(*int64), fc.Args["sortBy"].(*model.PersonSortField), fc.Args["sortDirection"].(*model.SortDirection))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "BANKING")
+				if err != nil {
+					var zeroVal *model.PersonPage
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal *model.PersonPage
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PersonPage) graphql.Marshaler {
+			return ec.marshalNPersonPage2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_persons(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PersonPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_persons_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_corporation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_corporation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Corporation(ctx, fc.Args["id"].(string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "BANKING")
+				if err != nil {
+					var zeroVal *model.Corporation
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal *model.Corporation
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Corporation) graphql.Marshaler {
+			return ec.marshalOCorporation2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporation(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_corporation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Corporation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_corporation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_corporations(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_corporations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Corporations(ctx, fc.Args["first"].(*int64), fc.Args["offset"].(*int64), fc.Args["sortBy"].(*model.CorporationSortField), fc.Args["sortDirection"].(*model.SortDirection))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "BANKING")
+				if err != nil {
+					var zeroVal *model.CorporationPage
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal *model.CorporationPage
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CorporationPage) graphql.Marshaler {
+			return ec.marshalNCorporationPage2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_corporations(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CorporationPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_corporations_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_currentCorporation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_currentCorporation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().CurrentCorporation(ctx)
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "BANKING")
+				if err != nil {
+					var zeroVal *model.Corporation
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal *model.Corporation
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Corporation) graphql.Marshaler {
+			return ec.marshalOCorporation2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporation(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_currentCorporation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Corporation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_customers(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5605,7 +10714,25 @@ func (ec *executionContext) _Query_customers(ctx context.Context, field graphql.
 		func(ctx context.Context) (any, error) {
 			return ec.Resolvers.Query().Customers(ctx)
 		},
-		nil,
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "PAYMENTS_OPERATOR")
+				if err != nil {
+					var zeroVal []*model.Customer
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal []*model.Customer
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.Customer) graphql.Marshaler {
 			return ec.marshalNCustomer2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCustomerᚄ(ctx, selections, v)
 		},
@@ -5638,7 +10765,25 @@ func (ec *executionContext) _Query_customer(ctx context.Context, field graphql.C
 			fc := graphql.GetFieldContext(ctx)
 			return ec.Resolvers.Query().Customer(ctx, fc.Args["id"].(string))
 		},
-		nil,
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "PAYMENTS_OPERATOR")
+				if err != nil {
+					var zeroVal *model.Customer
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal *model.Customer
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.Customer) graphql.Marshaler {
 			return ec.marshalOCustomer2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCustomer(ctx, selections, v)
 		},
@@ -5682,7 +10827,25 @@ func (ec *executionContext) _Query_orders(ctx context.Context, field graphql.Col
 			fc := graphql.GetFieldContext(ctx)
 			return ec.Resolvers.Query().Orders(ctx, fc.Args["start"].(*model.Date), fc.Args["end"].(*model.Date))
 		},
-		nil,
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "PAYMENTS_OPERATOR")
+				if err != nil {
+					var zeroVal []*model.Order
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal []*model.Order
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.Order) graphql.Marshaler {
 			return ec.marshalNOrder2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrderᚄ(ctx, selections, v)
 		},
@@ -5886,6 +11049,107 @@ func (ec *executionContext) fieldContext_SetPaymentMethodsPayload_customer(_ con
 	return fc, nil
 }
 
+func (ec *executionContext) _SignUpCorporationPayload_id(ctx context.Context, field graphql.CollectedField, obj *model.SignUpCorporationPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SignUpCorporationPayload_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SignUpCorporationPayload_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SignUpCorporationPayload", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SignedIn_sessionToken(ctx context.Context, field graphql.CollectedField, obj *model.SignedIn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SignedIn_sessionToken(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SessionToken, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SignedIn_sessionToken(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SignedIn", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SignedIn_csrfToken(ctx context.Context, field graphql.CollectedField, obj *model.SignedIn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SignedIn_csrfToken(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CsrfToken, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SignedIn_csrfToken(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SignedIn", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SignedIn_viewer(ctx context.Context, field graphql.CollectedField, obj *model.SignedIn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SignedIn_viewer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Viewer, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Viewer) graphql.Marshaler {
+			return ec.marshalNViewer2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐViewer(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SignedIn_viewer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SignedIn",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Viewer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _SignedOrder_token(ctx context.Context, field graphql.CollectedField, obj *model.SignedOrder) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5953,7 +11217,25 @@ func (ec *executionContext) _Subscription_events(ctx context.Context, field grap
 			fc := graphql.GetFieldContext(ctx)
 			return ec.Resolvers.Subscription().Events(ctx, fc.Args["names"].([]string), fc.Args["after"].(*string))
 		},
-		nil,
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "PAYMENTS_OPERATOR")
+				if err != nil {
+					var zeroVal *model.LiveEvent
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal *model.LiveEvent
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.LiveEvent) graphql.Marshaler {
 			return ec.marshalNLiveEvent2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐLiveEvent(ctx, selections, v)
 		},
@@ -5997,7 +11279,25 @@ func (ec *executionContext) _Subscription_orderUpdates(ctx context.Context, fiel
 			fc := graphql.GetFieldContext(ctx)
 			return ec.Resolvers.Subscription().OrderUpdates(ctx, fc.Args["orderId"].(string), fc.Args["after"].(*string))
 		},
-		nil,
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "PAYMENTS_OPERATOR")
+				if err != nil {
+					var zeroVal *model.LiveEvent
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal *model.LiveEvent
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.LiveEvent) graphql.Marshaler {
 			return ec.marshalNLiveEvent2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐLiveEvent(ctx, selections, v)
 		},
@@ -6041,7 +11341,25 @@ func (ec *executionContext) _Subscription_onboarding(ctx context.Context, field 
 			fc := graphql.GetFieldContext(ctx)
 			return ec.Resolvers.Subscription().Onboarding(ctx, fc.Args["individualId"].(string), fc.Args["after"].(*string))
 		},
-		nil,
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "PAYMENTS_OPERATOR")
+				if err != nil {
+					var zeroVal *model.LiveEvent
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal *model.LiveEvent
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.LiveEvent) graphql.Marshaler {
 			return ec.marshalNLiveEvent2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐLiveEvent(ctx, selections, v)
 		},
@@ -6071,6 +11389,75 @@ func (ec *executionContext) fieldContext_Subscription_onboarding(ctx context.Con
 		return fc, err
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _TwoFactorChallenge_maskedPhone(ctx context.Context, field graphql.CollectedField, obj *model.TwoFactorChallenge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TwoFactorChallenge_maskedPhone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaskedPhone, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TwoFactorChallenge_maskedPhone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TwoFactorChallenge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TwoFactorChallenge_challengeId(ctx context.Context, field graphql.CollectedField, obj *model.TwoFactorChallenge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TwoFactorChallenge_challengeId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ChallengeID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TwoFactorChallenge_challengeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TwoFactorChallenge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TwoFactorChallenge_expiresAt(ctx context.Context, field graphql.CollectedField, obj *model.TwoFactorChallenge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TwoFactorChallenge_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TwoFactorChallenge_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TwoFactorChallenge", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
 func (ec *executionContext) _UpdateCustomerContactPayload_contact(ctx context.Context, field graphql.CollectedField, obj *model.UpdateCustomerContactPayload) (ret graphql.Marshaler) {
@@ -6172,6 +11559,171 @@ func (ec *executionContext) _VerificationRequired_message(ctx context.Context, f
 }
 func (ec *executionContext) fieldContext_VerificationRequired_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("VerificationRequired", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Viewer_kind(ctx context.Context, field graphql.CollectedField, obj *model.Viewer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Viewer_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.PrincipalKind) graphql.Marshaler {
+			return ec.marshalNPrincipalKind2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPrincipalKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Viewer_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Viewer", field, false, false, errors.New("field of type PrincipalKind does not have child fields"))
+}
+
+func (ec *executionContext) _Viewer_person(ctx context.Context, field graphql.CollectedField, obj *model.Viewer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Viewer_person(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Viewer().Person(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Person) graphql.Marshaler {
+			return ec.marshalOPerson2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPerson(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Viewer_person(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Viewer",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Person(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Viewer_corporation(ctx context.Context, field graphql.CollectedField, obj *model.Viewer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Viewer_corporation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Viewer().Corporation(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Corporation) graphql.Marshaler {
+			return ec.marshalOCorporation2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporation(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Viewer_corporation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Viewer",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Corporation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Viewer_customer(ctx context.Context, field graphql.CollectedField, obj *model.Viewer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Viewer_customer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Viewer().Customer(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Customer) graphql.Marshaler {
+			return ec.marshalOCustomer2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCustomer(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Viewer_customer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Viewer",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Customer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Viewer_permissions(ctx context.Context, field graphql.CollectedField, obj *model.Viewer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Viewer_permissions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Viewer().Permissions(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Viewer_permissions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Viewer", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Viewer_csrfToken(ctx context.Context, field graphql.CollectedField, obj *model.Viewer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Viewer_csrfToken(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CsrfToken, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Viewer_csrfToken(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Viewer", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Webhook_id(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
@@ -7508,6 +13060,57 @@ func (ec *executionContext) unmarshalInputCardPaymentInput(ctx context.Context, 
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputChangeMyPhoneInput(ctx context.Context, obj any) (model.ChangeMyPhoneInput, error) {
+	var it model.ChangeMyPhoneInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"phone", "currentPassword", "twoFactorCode", "challengeId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "phone":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("phone"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Phone = data
+		case "currentPassword":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("currentPassword"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CurrentPassword = data
+		case "twoFactorCode":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("twoFactorCode"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TwoFactorCode = data
+		case "challengeId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("challengeId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ChallengeID = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputContactInput(ctx context.Context, obj any) (model.ContactInput, error) {
 	var it model.ContactInput
 	if obj == nil {
@@ -7575,6 +13178,43 @@ func (ec *executionContext) unmarshalInputContactInput(ctx context.Context, obj 
 				return it, err
 			}
 			it.Address = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCreateApiKeyInput(ctx context.Context, obj any) (model.CreateAPIKeyInput, error) {
+	var it model.CreateAPIKeyInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"corporationId", "name"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "corporationId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("corporationId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CorporationID = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
 		}
 	}
 	return it, nil
@@ -7714,6 +13354,162 @@ func (ec *executionContext) unmarshalInputCreateOrderInput(ctx context.Context, 
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputCreatePersonInput(ctx context.Context, obj any) (model.CreatePersonInput, error) {
+	var it model.CreatePersonInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"firstName", "lastName", "email", "gender", "isUbo", "isDirector", "dateOfBirth", "phone", "otherPhone", "country", "nationality", "street", "city", "region", "postCode", "socialSecurityNumber", "roles", "type", "corporationId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "firstName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("firstName"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FirstName = data
+		case "lastName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lastName"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LastName = data
+		case "email":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("email"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Email = data
+		case "gender":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gender"))
+			data, err := ec.unmarshalNGender2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐGender(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Gender = data
+		case "isUbo":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("isUbo"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IsUbo = data
+		case "isDirector":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("isDirector"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IsDirector = data
+		case "dateOfBirth":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("dateOfBirth"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DateOfBirth = data
+		case "phone":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("phone"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Phone = data
+		case "otherPhone":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("otherPhone"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OtherPhone = data
+		case "country":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("country"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Country = data
+		case "nationality":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nationality"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Nationality = data
+		case "street":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("street"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Street = data
+		case "city":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("city"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.City = data
+		case "region":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("region"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Region = data
+		case "postCode":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("postCode"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PostCode = data
+		case "socialSecurityNumber":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("socialSecurityNumber"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SocialSecurityNumber = data
+		case "roles":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("roles"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Roles = data
+		case "type":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("type"))
+			data, err := ec.unmarshalOPersonType2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonType(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Type = data
+		case "corporationId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("corporationId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CorporationID = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCustomerPaymentInput(ctx context.Context, obj any) (model.CustomerPaymentInput, error) {
 	var it model.CustomerPaymentInput
 	if obj == nil {
@@ -7748,6 +13544,43 @@ func (ec *executionContext) unmarshalInputCustomerPaymentInput(ctx context.Conte
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputDeleteApiKeyInput(ctx context.Context, obj any) (model.DeleteAPIKeyInput, error) {
+	var it model.DeleteAPIKeyInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"corporationId", "id"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "corporationId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("corporationId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CorporationID = data
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputDeleteWebhookInput(ctx context.Context, obj any) (model.DeleteWebhookInput, error) {
 	var it model.DeleteWebhookInput
 	if obj == nil {
@@ -7773,6 +13606,36 @@ func (ec *executionContext) unmarshalInputDeleteWebhookInput(ctx context.Context
 				return it, err
 			}
 			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputForgotPasswordInput(ctx context.Context, obj any) (model.ForgotPasswordInput, error) {
+	var it model.ForgotPasswordInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"email"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "email":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("email"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Email = data
 		}
 	}
 	return it, nil
@@ -7999,6 +13862,73 @@ func (ec *executionContext) unmarshalInputPaymentInput(ctx context.Context, obj 
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputPersonIdInput(ctx context.Context, obj any) (model.PersonIDInput, error) {
+	var it model.PersonIDInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputRecoverPasswordInput(ctx context.Context, obj any) (model.RecoverPasswordInput, error) {
+	var it model.RecoverPasswordInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"token", "password"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "token":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("token"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Token = data
+		case "password":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("password"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Password = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputRefundOrderInput(ctx context.Context, obj any) (model.RefundOrderInput, error) {
 	var it model.RefundOrderInput
 	if obj == nil {
@@ -8110,6 +14040,64 @@ func (ec *executionContext) unmarshalInputSavedCardPaymentInput(ctx context.Cont
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputSendFeedbackInput(ctx context.Context, obj any) (model.SendFeedbackInput, error) {
+	var it model.SendFeedbackInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "email", "subject", "feedback", "captcha"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "email":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("email"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Email = data
+		case "subject":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("subject"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Subject = data
+		case "feedback":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("feedback"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Feedback = data
+		case "captcha":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("captcha"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Captcha = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputSetPaymentMethodsInput(ctx context.Context, obj any) (model.SetPaymentMethodsInput, error) {
 	var it model.SetPaymentMethodsInput
 	if obj == nil {
@@ -8142,6 +14130,317 @@ func (ec *executionContext) unmarshalInputSetPaymentMethodsInput(ctx context.Con
 				return it, err
 			}
 			it.MethodTokens = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSignInCustomerInput(ctx context.Context, obj any) (model.SignInCustomerInput, error) {
+	var it model.SignInCustomerInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"customerKey"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "customerKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerKey"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerKey = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSignInInput(ctx context.Context, obj any) (model.SignInInput, error) {
+	var it model.SignInInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"kind", "email", "password", "deviceFingerprint", "apiKey", "twoFactorCode", "challengeId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "kind":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("kind"))
+			data, err := ec.unmarshalNSignInKind2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSignInKind(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Kind = data
+		case "email":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("email"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Email = data
+		case "password":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("password"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Password = data
+		case "deviceFingerprint":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("deviceFingerprint"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DeviceFingerprint = data
+		case "apiKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("apiKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.APIKey = data
+		case "twoFactorCode":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("twoFactorCode"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TwoFactorCode = data
+		case "challengeId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("challengeId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ChallengeID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSignUpCorporationInput(ctx context.Context, obj any) (model.SignUpCorporationInput, error) {
+	var it model.SignUpCorporationInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"companyName", "email", "firstName", "lastName", "phone", "country", "captcha"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "companyName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("companyName"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CompanyName = data
+		case "email":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("email"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Email = data
+		case "firstName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("firstName"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FirstName = data
+		case "lastName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lastName"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LastName = data
+		case "phone":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("phone"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Phone = data
+		case "country":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("country"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Country = data
+		case "captcha":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("captcha"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Captcha = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputUpdateCorporationInput(ctx context.Context, obj any) (model.UpdateCorporationInput, error) {
+	var it model.UpdateCorporationInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "name", "email", "country", "currency", "city", "region", "postCode", "address", "isKycVerified", "isOnboarded"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "email":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("email"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Email = data
+		case "country":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("country"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Country = data
+		case "currency":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("currency"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Currency = data
+		case "city":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("city"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.City = data
+		case "region":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("region"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Region = data
+		case "postCode":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("postCode"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PostCode = data
+		case "address":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("address"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Address = data
+		case "isKycVerified":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("isKycVerified"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IsKycVerified = data
+		case "isOnboarded":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("isOnboarded"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IsOnboarded = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputUpdateCorporationSettingsInput(ctx context.Context, obj any) (model.UpdateCorporationSettingsInput, error) {
+	var it model.UpdateCorporationSettingsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"corporationId", "allowedPersonTypes"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "corporationId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("corporationId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CorporationID = data
+		case "allowedPersonTypes":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("allowedPersonTypes"))
+			data, err := ec.unmarshalNPersonType2ᚕgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonTypeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AllowedPersonTypes = data
 		}
 	}
 	return it, nil
@@ -8184,9 +14483,320 @@ func (ec *executionContext) unmarshalInputUpdateCustomerContactInput(ctx context
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputUpdateMeInput(ctx context.Context, obj any) (model.UpdateMeInput, error) {
+	var it model.UpdateMeInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"isUbo", "isDirector", "gender", "otherPhone", "politicalInstitution", "positionInPoliticalInstitution", "currentPassword", "password", "confirmPassword"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "isUbo":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("isUbo"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IsUbo = data
+		case "isDirector":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("isDirector"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IsDirector = data
+		case "gender":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gender"))
+			data, err := ec.unmarshalOGender2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐGender(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Gender = data
+		case "otherPhone":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("otherPhone"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OtherPhone = data
+		case "politicalInstitution":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("politicalInstitution"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PoliticalInstitution = data
+		case "positionInPoliticalInstitution":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("positionInPoliticalInstitution"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PositionInPoliticalInstitution = data
+		case "currentPassword":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("currentPassword"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CurrentPassword = data
+		case "password":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("password"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Password = data
+		case "confirmPassword":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("confirmPassword"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ConfirmPassword = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputUpdatePersonInput(ctx context.Context, obj any) (model.UpdatePersonInput, error) {
+	var it model.UpdatePersonInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "firstName", "lastName", "country", "nationality", "city", "region", "postCode", "street", "dateOfBirth", "socialSecurityNumber", "position", "ownership", "isPoliticallyExposed", "isTaxResident", "isUbo", "isDirector", "gender", "otherPhone", "politicalInstitution", "positionInPoliticalInstitution", "roles", "isTwoFactorEnabled", "email", "phone"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "firstName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("firstName"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FirstName = data
+		case "lastName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lastName"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LastName = data
+		case "country":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("country"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Country = data
+		case "nationality":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nationality"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Nationality = data
+		case "city":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("city"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.City = data
+		case "region":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("region"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Region = data
+		case "postCode":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("postCode"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PostCode = data
+		case "street":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("street"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Street = data
+		case "dateOfBirth":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("dateOfBirth"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DateOfBirth = data
+		case "socialSecurityNumber":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("socialSecurityNumber"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SocialSecurityNumber = data
+		case "position":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("position"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Position = data
+		case "ownership":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ownership"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Ownership = data
+		case "isPoliticallyExposed":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("isPoliticallyExposed"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IsPoliticallyExposed = data
+		case "isTaxResident":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("isTaxResident"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IsTaxResident = data
+		case "isUbo":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("isUbo"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IsUbo = data
+		case "isDirector":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("isDirector"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IsDirector = data
+		case "gender":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gender"))
+			data, err := ec.unmarshalOGender2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐGender(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Gender = data
+		case "otherPhone":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("otherPhone"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OtherPhone = data
+		case "politicalInstitution":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("politicalInstitution"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PoliticalInstitution = data
+		case "positionInPoliticalInstitution":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("positionInPoliticalInstitution"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PositionInPoliticalInstitution = data
+		case "roles":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("roles"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Roles = data
+		case "isTwoFactorEnabled":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("isTwoFactorEnabled"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IsTwoFactorEnabled = data
+		case "email":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("email"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Email = data
+		case "phone":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("phone"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Phone = data
+		}
+	}
+	return it, nil
+}
+
 // endregion **************************** input.gotpl *****************************
 
 // region    ************************** interface.gotpl ***************************
+
+func (ec *executionContext) _ChangeMyPhoneResult(ctx context.Context, sel ast.SelectionSet, obj model.ChangeMyPhoneResult) graphql.Marshaler {
+	switch obj := (obj).(type) {
+	case nil:
+		return graphql.Null
+	case model.TwoFactorChallenge:
+		return ec._TwoFactorChallenge(ctx, sel, &obj)
+	case *model.TwoFactorChallenge:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._TwoFactorChallenge(ctx, sel, obj)
+	case model.Person:
+		return ec._Person(ctx, sel, &obj)
+	case *model.Person:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Person(ctx, sel, obj)
+	default:
+		if typedObj, ok := obj.(graphql.Marshaler); ok {
+			return typedObj
+		} else {
+			panic(fmt.Errorf("unexpected type %T; non-generated variants of ChangeMyPhoneResult must implement graphql.Marshaler", obj))
+		}
+	}
+}
 
 func (ec *executionContext) _CreateOrderResult(ctx context.Context, sel ast.SelectionSet, obj model.CreateOrderResult) graphql.Marshaler {
 	switch obj := (obj).(type) {
@@ -8218,6 +14828,33 @@ func (ec *executionContext) _CreateOrderResult(ctx context.Context, sel ast.Sele
 			return typedObj
 		} else {
 			panic(fmt.Errorf("unexpected type %T; non-generated variants of CreateOrderResult must implement graphql.Marshaler", obj))
+		}
+	}
+}
+
+func (ec *executionContext) _SignInResult(ctx context.Context, sel ast.SelectionSet, obj model.SignInResult) graphql.Marshaler {
+	switch obj := (obj).(type) {
+	case nil:
+		return graphql.Null
+	case model.TwoFactorChallenge:
+		return ec._TwoFactorChallenge(ctx, sel, &obj)
+	case *model.TwoFactorChallenge:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._TwoFactorChallenge(ctx, sel, obj)
+	case model.SignedIn:
+		return ec._SignedIn(ctx, sel, &obj)
+	case *model.SignedIn:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._SignedIn(ctx, sel, obj)
+	default:
+		if typedObj, ok := obj.(graphql.Marshaler); ok {
+			return typedObj
+		} else {
+			panic(fmt.Errorf("unexpected type %T; non-generated variants of SignInResult must implement graphql.Marshaler", obj))
 		}
 	}
 }
@@ -8299,6 +14936,49 @@ func (ec *executionContext) _Address(ctx context.Context, sel ast.SelectionSet, 
 		case "countryCode":
 			out.Values[i] = ec._Address_countryCode(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var apiKeyImplementors = []string{"ApiKey"}
+
+func (ec *executionContext) _ApiKey(ctx context.Context, sel ast.SelectionSet, obj *model.APIKey) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, apiKeyImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ApiKey")
+		case "id":
+			out.Values[i] = ec._ApiKey_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._ApiKey_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -8458,6 +15138,314 @@ func (ec *executionContext) _Contact(ctx context.Context, sel ast.SelectionSet, 
 	return out
 }
 
+var corporationImplementors = []string{"Corporation"}
+
+func (ec *executionContext) _Corporation(ctx context.Context, sel ast.SelectionSet, obj *model.Corporation) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, corporationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Corporation")
+		case "id":
+			out.Values[i] = ec._Corporation_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "name":
+			out.Values[i] = ec._Corporation_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "email":
+			out.Values[i] = ec._Corporation_email(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "address":
+			out.Values[i] = ec._Corporation_address(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "city":
+			out.Values[i] = ec._Corporation_city(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "region":
+			out.Values[i] = ec._Corporation_region(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "postCode":
+			out.Values[i] = ec._Corporation_postCode(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "country":
+			out.Values[i] = ec._Corporation_country(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "currency":
+			out.Values[i] = ec._Corporation_currency(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "isOnboarded":
+			out.Values[i] = ec._Corporation_isOnboarded(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "onboardedAt":
+			out.Values[i] = ec._Corporation_onboardedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "isKycVerified":
+			out.Values[i] = ec._Corporation_isKycVerified(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._Corporation_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "blockedAt":
+			out.Values[i] = ec._Corporation_blockedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "persons":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Corporation_persons(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "apiKeys":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Corporation_apiKeys(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "settings":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Corporation_settings(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var corporationPageImplementors = []string{"CorporationPage"}
+
+func (ec *executionContext) _CorporationPage(ctx context.Context, sel ast.SelectionSet, obj *model.CorporationPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, corporationPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CorporationPage")
+		case "items":
+			out.Values[i] = ec._CorporationPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._CorporationPage_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var corporationSettingsImplementors = []string{"CorporationSettings"}
+
+func (ec *executionContext) _CorporationSettings(ctx context.Context, sel ast.SelectionSet, obj *model.CorporationSettings) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, corporationSettingsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CorporationSettings")
+		case "corporationId":
+			out.Values[i] = ec._CorporationSettings_corporationId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "allowedPersonTypes":
+			out.Values[i] = ec._CorporationSettings_allowedPersonTypes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._CorporationSettings_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var createCustomerPayloadImplementors = []string{"CreateCustomerPayload"}
 
 func (ec *executionContext) _CreateCustomerPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateCustomerPayload) graphql.Marshaler {
@@ -8477,6 +15465,59 @@ func (ec *executionContext) _CreateCustomerPayload(ctx context.Context, sel ast.
 			}
 		case "orders":
 			out.Values[i] = ec._CreateCustomerPayload_orders(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var createdApiKeyImplementors = []string{"CreatedApiKey"}
+
+func (ec *executionContext) _CreatedApiKey(ctx context.Context, sel ast.SelectionSet, obj *model.CreatedAPIKey) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, createdApiKeyImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CreatedApiKey")
+		case "id":
+			out.Values[i] = ec._CreatedApiKey_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._CreatedApiKey_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "isActive":
+			out.Values[i] = ec._CreatedApiKey_isActive(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "privateKey":
+			out.Values[i] = ec._CreatedApiKey_privateKey(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -8934,6 +15975,125 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "onboardIndividual":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_onboardIndividual(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "signIn":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_signIn(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "signInCustomer":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_signInCustomer(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "signOut":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_signOut(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "forgotPassword":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_forgotPassword(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "recoverPassword":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_recoverPassword(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createPerson":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createPerson(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatePerson":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updatePerson(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "blockPerson":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_blockPerson(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "restorePerson":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_restorePerson(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateMe":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateMe(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "changeMyPhone":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_changeMyPhone(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "signUpCorporation":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_signUpCorporation(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateCorporation":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateCorporation(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateCorporationSettings":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateCorporationSettings(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createApiKey":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createApiKey(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteApiKey":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteApiKey(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sendFeedback":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_sendFeedback(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -9404,6 +16564,59 @@ func (ec *executionContext) _OrderItems(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
+var pageInfoImplementors = []string{"PageInfo"}
+
+func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *model.PageInfo) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, pageInfoImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PageInfo")
+		case "totalCount":
+			out.Values[i] = ec._PageInfo_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "limit":
+			out.Values[i] = ec._PageInfo_limit(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "offset":
+			out.Values[i] = ec._PageInfo_offset(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "hasMore":
+			out.Values[i] = ec._PageInfo_hasMore(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var paymentMethodImplementors = []string{"PaymentMethod"}
 
 func (ec *executionContext) _PaymentMethod(ctx context.Context, sel ast.SelectionSet, obj *model.PaymentMethod) graphql.Marshaler {
@@ -9550,6 +16763,260 @@ func (ec *executionContext) _PendingAction(ctx context.Context, sel ast.Selectio
 	return out
 }
 
+var personImplementors = []string{"Person", "ChangeMyPhoneResult"}
+
+func (ec *executionContext) _Person(ctx context.Context, sel ast.SelectionSet, obj *model.Person) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, personImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Person")
+		case "id":
+			out.Values[i] = ec._Person_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "firstName":
+			out.Values[i] = ec._Person_firstName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastName":
+			out.Values[i] = ec._Person_lastName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "email":
+			out.Values[i] = ec._Person_email(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "phone":
+			out.Values[i] = ec._Person_phone(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "otherPhone":
+			out.Values[i] = ec._Person_otherPhone(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "dateOfBirth":
+			out.Values[i] = ec._Person_dateOfBirth(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "gender":
+			out.Values[i] = ec._Person_gender(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "country":
+			out.Values[i] = ec._Person_country(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "nationality":
+			out.Values[i] = ec._Person_nationality(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "street":
+			out.Values[i] = ec._Person_street(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "city":
+			out.Values[i] = ec._Person_city(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "region":
+			out.Values[i] = ec._Person_region(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "postCode":
+			out.Values[i] = ec._Person_postCode(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._Person_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "isUbo":
+			out.Values[i] = ec._Person_isUbo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "isDirector":
+			out.Values[i] = ec._Person_isDirector(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "ownership":
+			out.Values[i] = ec._Person_ownership(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "position":
+			out.Values[i] = ec._Person_position(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "isPoliticallyExposed":
+			out.Values[i] = ec._Person_isPoliticallyExposed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "isTaxResident":
+			out.Values[i] = ec._Person_isTaxResident(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "isBlocked":
+			out.Values[i] = ec._Person_isBlocked(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "blockedAt":
+			out.Values[i] = ec._Person_blockedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "isInvitationAccepted":
+			out.Values[i] = ec._Person_isInvitationAccepted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "isTwoFactorEnabled":
+			out.Values[i] = ec._Person_isTwoFactorEnabled(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._Person_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._Person_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "corporationId":
+			out.Values[i] = ec._Person_corporationId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "corporation":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Person_corporation(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var personPageImplementors = []string{"PersonPage"}
+
+func (ec *executionContext) _PersonPage(ctx context.Context, sel ast.SelectionSet, obj *model.PersonPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, personPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PersonPage")
+		case "items":
+			out.Values[i] = ec._PersonPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._PersonPage_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var queryImplementors = []string{"Query"}
 
 func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -9669,6 +17136,160 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_individuals(ctx, field)
 				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "eventsCursor":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_eventsCursor(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "viewer":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_viewer(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "person":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_person(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "persons":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_persons(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "corporation":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_corporation(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "corporations":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_corporations(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "currentCorporation":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_currentCorporation(ctx, field)
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -9879,6 +17500,92 @@ func (ec *executionContext) _SetPaymentMethodsPayload(ctx context.Context, sel a
 	return out
 }
 
+var signUpCorporationPayloadImplementors = []string{"SignUpCorporationPayload"}
+
+func (ec *executionContext) _SignUpCorporationPayload(ctx context.Context, sel ast.SelectionSet, obj *model.SignUpCorporationPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, signUpCorporationPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SignUpCorporationPayload")
+		case "id":
+			out.Values[i] = ec._SignUpCorporationPayload_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var signedInImplementors = []string{"SignedIn", "SignInResult"}
+
+func (ec *executionContext) _SignedIn(ctx context.Context, sel ast.SelectionSet, obj *model.SignedIn) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, signedInImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SignedIn")
+		case "sessionToken":
+			out.Values[i] = ec._SignedIn_sessionToken(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "csrfToken":
+			out.Values[i] = ec._SignedIn_csrfToken(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "viewer":
+			out.Values[i] = ec._SignedIn_viewer(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var signedOrderImplementors = []string{"SignedOrder"}
 
 func (ec *executionContext) _SignedOrder(ctx context.Context, sel ast.SelectionSet, obj *model.SignedOrder) graphql.Marshaler {
@@ -9946,6 +17653,54 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 	}
 }
 
+var twoFactorChallengeImplementors = []string{"TwoFactorChallenge", "SignInResult", "ChangeMyPhoneResult"}
+
+func (ec *executionContext) _TwoFactorChallenge(ctx context.Context, sel ast.SelectionSet, obj *model.TwoFactorChallenge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, twoFactorChallengeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TwoFactorChallenge")
+		case "maskedPhone":
+			out.Values[i] = ec._TwoFactorChallenge_maskedPhone(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "challengeId":
+			out.Values[i] = ec._TwoFactorChallenge_challengeId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "expiresAt":
+			out.Values[i] = ec._TwoFactorChallenge_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var updateCustomerContactPayloadImplementors = []string{"UpdateCustomerContactPayload"}
 
 func (ec *executionContext) _UpdateCustomerContactPayload(ctx context.Context, sel ast.SelectionSet, obj *model.UpdateCustomerContactPayload) graphql.Marshaler {
@@ -10010,6 +17765,201 @@ func (ec *executionContext) _VerificationRequired(ctx context.Context, sel ast.S
 			out.Values[i] = ec._VerificationRequired_message(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var viewerImplementors = []string{"Viewer"}
+
+func (ec *executionContext) _Viewer(ctx context.Context, sel ast.SelectionSet, obj *model.Viewer) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, viewerImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Viewer")
+		case "kind":
+			out.Values[i] = ec._Viewer_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "person":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Viewer_person(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "corporation":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Viewer_corporation(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "customer":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Viewer_customer(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "permissions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Viewer_permissions(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "csrfToken":
+			out.Values[i] = ec._Viewer_csrfToken(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -10487,6 +18437,32 @@ func (ec *executionContext) marshalNAddPaymentMethodPayload2ᚖgithubᚗcomᚋfi
 	return ec._AddPaymentMethodPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNApiKey2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐAPIKeyᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.APIKey) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNApiKey2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐAPIKey(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNApiKey2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐAPIKey(ctx context.Context, sel ast.SelectionSet, v *model.APIKey) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ApiKey(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -10523,6 +18499,21 @@ func (ec *executionContext) marshalNCardPayment2ᚖgithubᚗcomᚋfingraphᚋfin
 	return ec._CardPayment(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNChangeMyPhoneInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐChangeMyPhoneInput(ctx context.Context, v any) (model.ChangeMyPhoneInput, error) {
+	res, err := ec.unmarshalInputChangeMyPhoneInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNChangeMyPhoneResult2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐChangeMyPhoneResult(ctx context.Context, sel ast.SelectionSet, v model.ChangeMyPhoneResult) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ChangeMyPhoneResult(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNContact2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐContact(ctx context.Context, sel ast.SelectionSet, v *model.Contact) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -10536,6 +18527,57 @@ func (ec *executionContext) marshalNContact2ᚖgithubᚗcomᚋfingraphᚋfingrap
 func (ec *executionContext) unmarshalNContactInput2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐContactInput(ctx context.Context, v any) (*model.ContactInput, error) {
 	res, err := ec.unmarshalInputContactInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCorporation2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Corporation) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCorporation2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporation(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNCorporation2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporation(ctx context.Context, sel ast.SelectionSet, v *model.Corporation) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Corporation(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCorporationPage2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationPage(ctx context.Context, sel ast.SelectionSet, v *model.CorporationPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CorporationPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCorporationSettings2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationSettings(ctx context.Context, sel ast.SelectionSet, v *model.CorporationSettings) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CorporationSettings(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCreateApiKeyInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCreateAPIKeyInput(ctx context.Context, v any) (model.CreateAPIKeyInput, error) {
+	res, err := ec.unmarshalInputCreateApiKeyInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNCreateCustomerInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCreateCustomerInput(ctx context.Context, v any) (model.CreateCustomerInput, error) {
@@ -10568,6 +18610,21 @@ func (ec *executionContext) marshalNCreateOrderResult2githubᚗcomᚋfingraphᚋ
 	return ec._CreateOrderResult(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNCreatePersonInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCreatePersonInput(ctx context.Context, v any) (model.CreatePersonInput, error) {
+	res, err := ec.unmarshalInputCreatePersonInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCreatedApiKey2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCreatedAPIKey(ctx context.Context, sel ast.SelectionSet, v *model.CreatedAPIKey) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CreatedApiKey(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNCustomer2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCustomerᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Customer) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -10592,6 +18649,11 @@ func (ec *executionContext) marshalNCustomer2ᚖgithubᚗcomᚋfingraphᚋfingra
 		return graphql.Null
 	}
 	return ec._Customer(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNDeleteApiKeyInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐDeleteAPIKeyInput(ctx context.Context, v any) (model.DeleteAPIKeyInput, error) {
+	res, err := ec.unmarshalInputDeleteApiKeyInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNDeleteWebhookInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐDeleteWebhookInput(ctx context.Context, v any) (model.DeleteWebhookInput, error) {
@@ -10633,6 +18695,21 @@ func (ec *executionContext) marshalNFloat2float64(ctx context.Context, sel ast.S
 		}
 	}
 	return graphql.WrapContextMarshaler(ctx, res)
+}
+
+func (ec *executionContext) unmarshalNForgotPasswordInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐForgotPasswordInput(ctx context.Context, v any) (model.ForgotPasswordInput, error) {
+	res, err := ec.unmarshalInputForgotPasswordInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNGender2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐGender(ctx context.Context, v any) (model.Gender, error) {
+	var res model.Gender
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNGender2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐGender(ctx context.Context, sel ast.SelectionSet, v model.Gender) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {
@@ -10896,6 +18973,16 @@ func (ec *executionContext) marshalNOrderStatus2githubᚗcomᚋfingraphᚋfingra
 	return v
 }
 
+func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PageInfo(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNPaymentInput2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPaymentInput(ctx context.Context, v any) (*model.PaymentInput, error) {
 	res, err := ec.unmarshalInputPaymentInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
@@ -10963,6 +19050,102 @@ func (ec *executionContext) marshalNPendingActionStatus2githubᚗcomᚋfingraph�
 	return v
 }
 
+func (ec *executionContext) marshalNPerson2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Person) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPerson2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPerson(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPerson2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPerson(ctx context.Context, sel ast.SelectionSet, v *model.Person) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Person(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNPersonIdInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonIDInput(ctx context.Context, v any) (model.PersonIDInput, error) {
+	res, err := ec.unmarshalInputPersonIdInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNPersonPage2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonPage(ctx context.Context, sel ast.SelectionSet, v *model.PersonPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PersonPage(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNPersonType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonType(ctx context.Context, v any) (model.PersonType, error) {
+	var res model.PersonType
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNPersonType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonType(ctx context.Context, sel ast.SelectionSet, v model.PersonType) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNPersonType2ᚕgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonTypeᚄ(ctx context.Context, v any) ([]model.PersonType, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]model.PersonType, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNPersonType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonType(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNPersonType2ᚕgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.PersonType) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPersonType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonType(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNPrincipalKind2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPrincipalKind(ctx context.Context, v any) (model.PrincipalKind, error) {
+	var res model.PrincipalKind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNPrincipalKind2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPrincipalKind(ctx context.Context, sel ast.SelectionSet, v model.PrincipalKind) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNRecoverPasswordInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRecoverPasswordInput(ctx context.Context, v any) (model.RecoverPasswordInput, error) {
+	res, err := ec.unmarshalInputRecoverPasswordInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNRefundOrderInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRefundOrderInput(ctx context.Context, v any) (model.RefundOrderInput, error) {
 	res, err := ec.unmarshalInputRefundOrderInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -10983,6 +19166,21 @@ func (ec *executionContext) marshalNRegisterWebhookPayload2ᚖgithubᚗcomᚋfin
 	return ec._RegisterWebhookPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx context.Context, v any) (model.Role, error) {
+	var res model.Role
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx context.Context, sel ast.SelectionSet, v model.Role) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNSendFeedbackInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSendFeedbackInput(ctx context.Context, v any) (model.SendFeedbackInput, error) {
+	res, err := ec.unmarshalInputSendFeedbackInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNSetPaymentMethodsInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSetPaymentMethodsInput(ctx context.Context, v any) (model.SetPaymentMethodsInput, error) {
 	res, err := ec.unmarshalInputSetPaymentMethodsInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -10996,6 +19194,61 @@ func (ec *executionContext) marshalNSetPaymentMethodsPayload2ᚖgithubᚗcomᚋf
 		return graphql.Null
 	}
 	return ec._SetPaymentMethodsPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNSignInCustomerInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSignInCustomerInput(ctx context.Context, v any) (model.SignInCustomerInput, error) {
+	res, err := ec.unmarshalInputSignInCustomerInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNSignInInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSignInInput(ctx context.Context, v any) (model.SignInInput, error) {
+	res, err := ec.unmarshalInputSignInInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNSignInKind2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSignInKind(ctx context.Context, v any) (model.SignInKind, error) {
+	var res model.SignInKind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSignInKind2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSignInKind(ctx context.Context, sel ast.SelectionSet, v model.SignInKind) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNSignInResult2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSignInResult(ctx context.Context, sel ast.SelectionSet, v model.SignInResult) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SignInResult(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNSignUpCorporationInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSignUpCorporationInput(ctx context.Context, v any) (model.SignUpCorporationInput, error) {
+	res, err := ec.unmarshalInputSignUpCorporationInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSignUpCorporationPayload2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSignUpCorporationPayload(ctx context.Context, sel ast.SelectionSet, v *model.SignUpCorporationPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SignUpCorporationPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSignedIn2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSignedIn(ctx context.Context, sel ast.SelectionSet, v *model.SignedIn) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SignedIn(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNSignedOrder2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSignedOrderᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.SignedOrder) graphql.Marshaler {
@@ -11085,6 +19338,16 @@ func (ec *executionContext) marshalNTime2timeᚐTime(ctx context.Context, sel as
 	return res
 }
 
+func (ec *executionContext) unmarshalNUpdateCorporationInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐUpdateCorporationInput(ctx context.Context, v any) (model.UpdateCorporationInput, error) {
+	res, err := ec.unmarshalInputUpdateCorporationInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNUpdateCorporationSettingsInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐUpdateCorporationSettingsInput(ctx context.Context, v any) (model.UpdateCorporationSettingsInput, error) {
+	res, err := ec.unmarshalInputUpdateCorporationSettingsInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNUpdateCustomerContactInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐUpdateCustomerContactInput(ctx context.Context, v any) (model.UpdateCustomerContactInput, error) {
 	res, err := ec.unmarshalInputUpdateCustomerContactInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -11098,6 +19361,26 @@ func (ec *executionContext) marshalNUpdateCustomerContactPayload2ᚖgithubᚗcom
 		return graphql.Null
 	}
 	return ec._UpdateCustomerContactPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNUpdateMeInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐUpdateMeInput(ctx context.Context, v any) (model.UpdateMeInput, error) {
+	res, err := ec.unmarshalInputUpdateMeInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNUpdatePersonInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐUpdatePersonInput(ctx context.Context, v any) (model.UpdatePersonInput, error) {
+	res, err := ec.unmarshalInputUpdatePersonInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNViewer2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐViewer(ctx context.Context, sel ast.SelectionSet, v *model.Viewer) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Viewer(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNWebhook2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWebhookᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Webhook) graphql.Marshaler {
@@ -11342,6 +19625,29 @@ func (ec *executionContext) marshalOContactType2ᚖgithubᚗcomᚋfingraphᚋfin
 	return v
 }
 
+func (ec *executionContext) marshalOCorporation2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporation(ctx context.Context, sel ast.SelectionSet, v *model.Corporation) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Corporation(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOCorporationSortField2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationSortField(ctx context.Context, v any) (*model.CorporationSortField, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.CorporationSortField)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOCorporationSortField2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationSortField(ctx context.Context, sel ast.SelectionSet, v *model.CorporationSortField) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
 func (ec *executionContext) marshalOCustomer2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCustomer(ctx context.Context, sel ast.SelectionSet, v *model.Customer) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -11378,6 +19684,39 @@ func (ec *executionContext) marshalOEvent2ᚖgithubᚗcomᚋfingraphᚋfingraph�
 		return graphql.Null
 	}
 	return ec._Event(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOFloat2ᚖfloat64(ctx context.Context, v any) (*float64, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := graphql.UnmarshalFloatContext(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOFloat2ᚖfloat64(ctx context.Context, sel ast.SelectionSet, v *float64) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	res := graphql.MarshalFloatContext(*v)
+	return graphql.WrapContextMarshaler(ctx, res)
+}
+
+func (ec *executionContext) unmarshalOGender2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐGender(ctx context.Context, v any) (*model.Gender, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.Gender)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOGender2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐGender(ctx context.Context, sel ast.SelectionSet, v *model.Gender) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) unmarshalOID2ᚖstring(ctx context.Context, v any) (*string, error) {
@@ -11515,12 +19854,67 @@ func (ec *executionContext) unmarshalOOrderItemInput2ᚖgithubᚗcomᚋfingraph�
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalOPerson2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPerson(ctx context.Context, sel ast.SelectionSet, v *model.Person) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Person(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOPersonSortField2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonSortField(ctx context.Context, v any) (*model.PersonSortField, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.PersonSortField)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOPersonSortField2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonSortField(ctx context.Context, sel ast.SelectionSet, v *model.PersonSortField) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalOPersonType2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonType(ctx context.Context, v any) (*model.PersonType, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.PersonType)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOPersonType2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonType(ctx context.Context, sel ast.SelectionSet, v *model.PersonType) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
 func (ec *executionContext) unmarshalOSavedCardPaymentInput2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSavedCardPaymentInput(ctx context.Context, v any) (*model.SavedCardPaymentInput, error) {
 	if v == nil {
 		return nil, nil
 	}
 	res, err := ec.unmarshalInputSavedCardPaymentInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOSortDirection2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSortDirection(ctx context.Context, v any) (*model.SortDirection, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.SortDirection)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOSortDirection2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSortDirection(ctx context.Context, sel ast.SelectionSet, v *model.SortDirection) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) unmarshalOString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
@@ -11592,6 +19986,13 @@ func (ec *executionContext) marshalOTime2ᚖtimeᚐTime(ctx context.Context, sel
 	_ = ctx
 	res := graphql.MarshalTime(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOViewer2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐViewer(ctx context.Context, sel ast.SelectionSet, v *model.Viewer) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Viewer(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.EnumValue) graphql.Marshaler {

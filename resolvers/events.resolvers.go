@@ -134,6 +134,10 @@ func (r *queryResolver) Individuals(ctx context.Context, status *model.Individua
 	return out, nil
 }
 
+func (r *queryResolver) EventsCursor(ctx context.Context) (string, error) {
+	return r.Events.Cursor(ctx)
+}
+
 func (r *subscriptionResolver) Events(ctx context.Context, names []string, after *string) (<-chan *model.LiveEvent, error) {
 	return r.subscribe(ctx, events.Filter{Names: names}, after)
 }

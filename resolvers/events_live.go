@@ -12,6 +12,7 @@ import (
 // EventStream is where subscriptions read live events from.
 type EventStream interface {
 	Subscribe(ctx context.Context, f events.Filter, cursor string) (<-chan events.Event, error)
+	Cursor(ctx context.Context) (string, error)
 }
 
 var _ EventStream = (*events.Bus)(nil)

@@ -6,8 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 
-	"github.com/99designs/gqlgen/graphql"
-
 	"github.com/fingraph/fingraph/graph/gqlerr"
 	"github.com/fingraph/fingraph/graph/model"
 	"github.com/fingraph/fingraph/resolvers/loaders"
@@ -140,17 +138,4 @@ func (r *Resolver) prefetchOrderCustomers(ctx context.Context, orders []payments
 		return nil
 	}
 	return loaders.For(ctx).PrimeAllCustomers(ctx)
-}
-
-// selects reports whether the current field's selection includes name.
-func selects(ctx context.Context, name string) bool {
-	if !graphql.HasOperationContext(ctx) || graphql.GetFieldContext(ctx) == nil {
-		return false
-	}
-	for _, f := range graphql.CollectFieldsCtx(ctx, nil) {
-		if f.Name == name {
-			return true
-		}
-	}
-	return false
 }

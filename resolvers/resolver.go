@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fingraph/fingraph/idempotency"
+	"github.com/fingraph/fingraph/upstream/banking"
 	"github.com/fingraph/fingraph/upstream/payments"
 )
 
@@ -23,7 +24,13 @@ var _ OrderAttempts = (*idempotency.Store)(nil)
 
 // Resolver is the root resolver; it holds the dependencies.
 type Resolver struct {
-	Payments      *payments.Client
+	Payments *payments.Client
+	// Banking is the banking client; calls authenticate with the request's
+	// session (session.Middleware puts its token source in the context).
+	Banking *banking.Client
+	// Policy decides who may call what (the @requires and @rateLimited
+	// directives).
+	Policy        *Policy
 	OrderAttempts OrderAttempts
 	Events        EventStream
 	Logger        *slog.Logger

@@ -10,8 +10,16 @@ import (
 	"time"
 )
 
+type ChangeMyPhoneResult interface {
+	IsChangeMyPhoneResult()
+}
+
 type CreateOrderResult interface {
 	IsCreateOrderResult()
+}
+
+type SignInResult interface {
+	IsSignInResult()
 }
 
 type AddPaymentMethodInput struct {
@@ -43,6 +51,11 @@ type AddressInput struct {
 	CountryCode *string `json:"countryCode,omitempty"`
 }
 
+type APIKey struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
 type CancelOrderInput struct {
 	OrderID string `json:"orderId"`
 }
@@ -69,6 +82,13 @@ type CardPaymentInput struct {
 	Browser map[string]any `json:"browser,omitempty"`
 }
 
+type ChangeMyPhoneInput struct {
+	Phone           string  `json:"phone"`
+	CurrentPassword string  `json:"currentPassword"`
+	TwoFactorCode   *string `json:"twoFactorCode,omitempty"`
+	ChallengeID     *string `json:"challengeId,omitempty"`
+}
+
 // Contact data of a customer.
 type Contact struct {
 	Type           *ContactType `json:"type,omitempty"`
@@ -89,6 +109,46 @@ type ContactInput struct {
 	Email          string        `json:"email"`
 	Phone          *string       `json:"phone,omitempty"`
 	Address        *AddressInput `json:"address,omitempty"`
+}
+
+type Corporation struct {
+	ID       string  `json:"id"`
+	Name     string  `json:"name"`
+	Email    *string `json:"email,omitempty"`
+	Address  *string `json:"address,omitempty"`
+	City     *string `json:"city,omitempty"`
+	Region   *string `json:"region,omitempty"`
+	PostCode *string `json:"postCode,omitempty"`
+	// Two-letter code.
+	Country       *string    `json:"country,omitempty"`
+	Currency      *string    `json:"currency,omitempty"`
+	IsOnboarded   bool       `json:"isOnboarded"`
+	OnboardedAt   *time.Time `json:"onboardedAt,omitempty"`
+	IsKycVerified bool       `json:"isKycVerified"`
+	CreatedAt     *time.Time `json:"createdAt,omitempty"`
+	BlockedAt     *time.Time `json:"blockedAt,omitempty"`
+	// Persons of the corporation (batched: one upstream listing per request).
+	Persons []*Person `json:"persons"`
+	// API keys, without private keys (staff only).
+	APIKeys  []*APIKey            `json:"apiKeys"`
+	Settings *CorporationSettings `json:"settings"`
+}
+
+type CorporationPage struct {
+	Items    []*Corporation `json:"items"`
+	PageInfo *PageInfo      `json:"pageInfo"`
+}
+
+type CorporationSettings struct {
+	CorporationID string `json:"corporationId"`
+	// Always includes EMPLOYEE.
+	AllowedPersonTypes []PersonType `json:"allowedPersonTypes"`
+	UpdatedAt          *time.Time   `json:"updatedAt,omitempty"`
+}
+
+type CreateAPIKeyInput struct {
+	CorporationID string `json:"corporationId"`
+	Name          string `json:"name"`
 }
 
 type CreateCustomerInput struct {
@@ -125,6 +185,49 @@ type CreateOrderInput struct {
 	Payment    *PaymentInput `json:"payment"`
 }
 
+type CreatePersonInput struct {
+	// At most 100 characters.
+	FirstName string `json:"firstName"`
+	// At most 100 characters.
+	LastName string `json:"lastName"`
+	// Required unless the person is a UBO, not a director and has no roles.
+	Email      *string `json:"email,omitempty"`
+	Gender     Gender  `json:"gender"`
+	IsUbo      *bool   `json:"isUbo,omitempty"`
+	IsDirector *bool   `json:"isDirector,omitempty"`
+	// YYYY-MM-DD.
+	DateOfBirth *string `json:"dateOfBirth,omitempty"`
+	Phone       *string `json:"phone,omitempty"`
+	OtherPhone  *string `json:"otherPhone,omitempty"`
+	// Two-letter code.
+	Country *string `json:"country,omitempty"`
+	// Two-letter code.
+	Nationality *string `json:"nationality,omitempty"`
+	// At most 64 characters.
+	Street *string `json:"street,omitempty"`
+	// At most 64 characters.
+	City *string `json:"city,omitempty"`
+	// At most 100 characters.
+	Region *string `json:"region,omitempty"`
+	// At most 10 characters.
+	PostCode *string `json:"postCode,omitempty"`
+	// At most 100 characters.
+	SocialSecurityNumber *string  `json:"socialSecurityNumber,omitempty"`
+	Roles                []string `json:"roles,omitempty"`
+	// Required for corporations that allow several person types.
+	Type *PersonType `json:"type,omitempty"`
+	// Staff only, and required for staff: the corporation to add the person to.
+	CorporationID *string `json:"corporationId,omitempty"`
+}
+
+// A new API key; the private key is shown here only, once.
+type CreatedAPIKey struct {
+	ID         string `json:"id"`
+	Name       string `json:"name"`
+	IsActive   bool   `json:"isActive"`
+	PrivateKey string `json:"privateKey"`
+}
+
 // A customer record of the merchant.
 type Customer struct {
 	ID string `json:"id"`
@@ -147,12 +250,21 @@ type CustomerPaymentInput struct {
 	Initiator *Initiator `json:"initiator,omitempty"`
 }
 
+type DeleteAPIKeyInput struct {
+	CorporationID string `json:"corporationId"`
+	ID            string `json:"id"`
+}
+
 type DeleteWebhookInput struct {
 	ID string `json:"id"`
 }
 
 type DeleteWebhookPayload struct {
 	DeletedID string `json:"deletedId"`
+}
+
+type ForgotPasswordInput struct {
+	Email string `json:"email"`
 }
 
 type Individual struct {
@@ -242,6 +354,15 @@ type OrderItemsInput struct {
 	List   []*OrderItemInput `json:"list,omitempty"`
 }
 
+// Where a page is in its list.
+type PageInfo struct {
+	// Records in the whole list.
+	TotalCount int64 `json:"totalCount"`
+	Limit      int64 `json:"limit"`
+	Offset     int64 `json:"offset"`
+	HasMore    bool  `json:"hasMore"`
+}
+
 // Exactly one of the spec's three payment shapes.
 type PaymentInput struct {
 	// A single-use card token (pass it as a variable, never inline).
@@ -279,7 +400,62 @@ type PendingAction struct {
 	CompletedAt *time.Time          `json:"completedAt,omitempty"`
 }
 
+type Person struct {
+	ID          string  `json:"id"`
+	FirstName   string  `json:"firstName"`
+	LastName    string  `json:"lastName"`
+	Email       *string `json:"email,omitempty"`
+	Phone       *string `json:"phone,omitempty"`
+	OtherPhone  *string `json:"otherPhone,omitempty"`
+	DateOfBirth *Date   `json:"dateOfBirth,omitempty"`
+	Gender      *Gender `json:"gender,omitempty"`
+	// Two-letter codes.
+	Country     *string    `json:"country,omitempty"`
+	Nationality *string    `json:"nationality,omitempty"`
+	Street      *string    `json:"street,omitempty"`
+	City        *string    `json:"city,omitempty"`
+	Region      *string    `json:"region,omitempty"`
+	PostCode    *string    `json:"postCode,omitempty"`
+	Type        PersonType `json:"type"`
+	IsUbo       bool       `json:"isUbo"`
+	IsDirector  bool       `json:"isDirector"`
+	// 0 to 100 percent of the company.
+	Ownership            *float64   `json:"ownership,omitempty"`
+	Position             *string    `json:"position,omitempty"`
+	IsPoliticallyExposed bool       `json:"isPoliticallyExposed"`
+	IsTaxResident        bool       `json:"isTaxResident"`
+	IsBlocked            bool       `json:"isBlocked"`
+	BlockedAt            *time.Time `json:"blockedAt,omitempty"`
+	IsInvitationAccepted bool       `json:"isInvitationAccepted"`
+	// Visible to staff only; null otherwise.
+	IsTwoFactorEnabled *bool      `json:"isTwoFactorEnabled,omitempty"`
+	CreatedAt          *time.Time `json:"createdAt,omitempty"`
+	UpdatedAt          *time.Time `json:"updatedAt,omitempty"`
+	// Id of the person's corporation, when known.
+	CorporationID *string `json:"corporationId,omitempty"`
+	// The person's corporation (batched); null outside the viewer's scope.
+	Corporation *Corporation `json:"corporation,omitempty"`
+}
+
+func (Person) IsChangeMyPhoneResult() {}
+
+type PersonIDInput struct {
+	ID string `json:"id"`
+}
+
+type PersonPage struct {
+	Items    []*Person `json:"items"`
+	PageInfo *PageInfo `json:"pageInfo"`
+}
+
 type Query struct {
+}
+
+type RecoverPasswordInput struct {
+	// The token from the e-mailed link.
+	Token string `json:"token"`
+	// 8 to 72 characters.
+	Password string `json:"password"`
 }
 
 type RefundOrderInput struct {
@@ -306,6 +482,15 @@ type SavedCardPaymentInput struct {
 	Reference *string `json:"reference,omitempty"`
 }
 
+type SendFeedbackInput struct {
+	Name     string `json:"name"`
+	Email    string `json:"email"`
+	Subject  string `json:"subject"`
+	Feedback string `json:"feedback"`
+	// The captcha response token.
+	Captcha string `json:"captcha"`
+}
+
 type SetPaymentMethodsInput struct {
 	// The customer; leave it out in a customer session.
 	CustomerID *string `json:"customerId,omitempty"`
@@ -316,6 +501,50 @@ type SetPaymentMethodsInput struct {
 type SetPaymentMethodsPayload struct {
 	Customer *Customer `json:"customer"`
 }
+
+type SignInCustomerInput struct {
+	CustomerKey string `json:"customerKey"`
+}
+
+type SignInInput struct {
+	Kind     SignInKind `json:"kind"`
+	Email    *string    `json:"email,omitempty"`
+	Password *string    `json:"password,omitempty"`
+	// Unique device id of a person's device (PERSON).
+	DeviceFingerprint *int64 `json:"deviceFingerprint,omitempty"`
+	// The corporation private key (API_KEY).
+	APIKey *string `json:"apiKey,omitempty"`
+	// The SMS code, when repeating after a TwoFactorChallenge.
+	TwoFactorCode *string `json:"twoFactorCode,omitempty"`
+	// The challenge's challengeId, when it had one.
+	ChallengeID *string `json:"challengeId,omitempty"`
+}
+
+type SignUpCorporationInput struct {
+	CompanyName string `json:"companyName"`
+	Email       string `json:"email"`
+	FirstName   string `json:"firstName"`
+	LastName    string `json:"lastName"`
+	Phone       string `json:"phone"`
+	// Two-letter code from the accepted list.
+	Country string `json:"country"`
+	// The captcha response token.
+	Captcha string `json:"captcha"`
+}
+
+type SignUpCorporationPayload struct {
+	ID string `json:"id"`
+}
+
+type SignedIn struct {
+	// Opaque; mobile clients send it as Authorization: Bearer. Web clients use the cookie.
+	SessionToken string `json:"sessionToken"`
+	// Send it as X-CSRF-Token with cookie-authenticated POST requests.
+	CsrfToken string  `json:"csrfToken"`
+	Viewer    *Viewer `json:"viewer"`
+}
+
+func (SignedIn) IsSignInResult() {}
 
 // An order the upstream vouched for with a signed token; the signature was verified.
 type SignedOrder struct {
@@ -330,6 +559,46 @@ type SignedOrder struct {
 type Subscription struct {
 }
 
+// An SMS code was sent; repeat the request with it.
+type TwoFactorChallenge struct {
+	// The phone the code went to, masked.
+	MaskedPhone string `json:"maskedPhone"`
+	// Identifies the challenge (version-3 upstreams); pass it back.
+	ChallengeID *string `json:"challengeId,omitempty"`
+	// When the code stops being accepted; null when the upstream does not say.
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+}
+
+func (TwoFactorChallenge) IsSignInResult() {}
+
+func (TwoFactorChallenge) IsChangeMyPhoneResult() {}
+
+type UpdateCorporationInput struct {
+	ID    string  `json:"id"`
+	Name  *string `json:"name,omitempty"`
+	Email *string `json:"email,omitempty"`
+	// Two-letter code from the accepted list.
+	Country *string `json:"country,omitempty"`
+	// Only EUR.
+	Currency *string `json:"currency,omitempty"`
+	// At most 64 characters.
+	City *string `json:"city,omitempty"`
+	// At most 100 characters.
+	Region *string `json:"region,omitempty"`
+	// At most 10 characters.
+	PostCode *string `json:"postCode,omitempty"`
+	// At most 64 characters.
+	Address       *string `json:"address,omitempty"`
+	IsKycVerified *bool   `json:"isKycVerified,omitempty"`
+	// True sets onboardedAt.
+	IsOnboarded *bool `json:"isOnboarded,omitempty"`
+}
+
+type UpdateCorporationSettingsInput struct {
+	CorporationID      string       `json:"corporationId"`
+	AllowedPersonTypes []PersonType `json:"allowedPersonTypes"`
+}
+
 type UpdateCustomerContactInput struct {
 	// The customer; leave it out in a customer session.
 	CustomerID *string       `json:"customerId,omitempty"`
@@ -338,6 +607,52 @@ type UpdateCustomerContactInput struct {
 
 type UpdateCustomerContactPayload struct {
 	Contact *Contact `json:"contact"`
+}
+
+type UpdateMeInput struct {
+	IsUbo                          *bool   `json:"isUbo,omitempty"`
+	IsDirector                     *bool   `json:"isDirector,omitempty"`
+	Gender                         *Gender `json:"gender,omitempty"`
+	OtherPhone                     *string `json:"otherPhone,omitempty"`
+	PoliticalInstitution           *string `json:"politicalInstitution,omitempty"`
+	PositionInPoliticalInstitution *string `json:"positionInPoliticalInstitution,omitempty"`
+	// Required with password.
+	CurrentPassword *string `json:"currentPassword,omitempty"`
+	Password        *string `json:"password,omitempty"`
+	ConfirmPassword *string `json:"confirmPassword,omitempty"`
+}
+
+type UpdatePersonInput struct {
+	ID          string  `json:"id"`
+	FirstName   *string `json:"firstName,omitempty"`
+	LastName    *string `json:"lastName,omitempty"`
+	Country     *string `json:"country,omitempty"`
+	Nationality *string `json:"nationality,omitempty"`
+	City        *string `json:"city,omitempty"`
+	Region      *string `json:"region,omitempty"`
+	PostCode    *string `json:"postCode,omitempty"`
+	Street      *string `json:"street,omitempty"`
+	// YYYY-MM-DD.
+	DateOfBirth          *string `json:"dateOfBirth,omitempty"`
+	SocialSecurityNumber *string `json:"socialSecurityNumber,omitempty"`
+	Position             *string `json:"position,omitempty"`
+	// 0 to 100.
+	Ownership                      *float64 `json:"ownership,omitempty"`
+	IsPoliticallyExposed           *bool    `json:"isPoliticallyExposed,omitempty"`
+	IsTaxResident                  *bool    `json:"isTaxResident,omitempty"`
+	IsUbo                          *bool    `json:"isUbo,omitempty"`
+	IsDirector                     *bool    `json:"isDirector,omitempty"`
+	Gender                         *Gender  `json:"gender,omitempty"`
+	OtherPhone                     *string  `json:"otherPhone,omitempty"`
+	PoliticalInstitution           *string  `json:"politicalInstitution,omitempty"`
+	PositionInPoliticalInstitution *string  `json:"positionInPoliticalInstitution,omitempty"`
+	Roles                          []string `json:"roles,omitempty"`
+	// Staff only.
+	IsTwoFactorEnabled *bool `json:"isTwoFactorEnabled,omitempty"`
+	// Staff only.
+	Email *string `json:"email,omitempty"`
+	// Staff only.
+	Phone *string `json:"phone,omitempty"`
 }
 
 // 3-D Secure must be performed; then retry createOrder with the same idempotencyKey.
@@ -349,6 +664,22 @@ type VerificationRequired struct {
 }
 
 func (VerificationRequired) IsCreateOrderResult() {}
+
+// The signed-in principal.
+type Viewer struct {
+	Kind PrincipalKind `json:"kind"`
+	// The person, for PERSON sessions.
+	Person *Person `json:"person,omitempty"`
+	// The principal's own corporation (persons and API clients).
+	Corporation *Corporation `json:"corporation,omitempty"`
+	// The payments customer, for CUSTOMER sessions.
+	Customer *Customer `json:"customer,omitempty"`
+	// Granted permissions: the upstream's (e.g. persons_management.read) for
+	// persons, and the gateway's own (payments.operate).
+	Permissions []string `json:"permissions"`
+	// Send it as X-CSRF-Token with cookie-authenticated POST requests.
+	CsrfToken string `json:"csrfToken"`
+}
 
 type Webhook struct {
 	ID        string    `json:"id"`
@@ -406,6 +737,122 @@ func (e *ContactType) UnmarshalJSON(b []byte) error {
 }
 
 func (e ContactType) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type CorporationSortField string
+
+const (
+	CorporationSortFieldName      CorporationSortField = "NAME"
+	CorporationSortFieldCreatedAt CorporationSortField = "CREATED_AT"
+	CorporationSortFieldCountry   CorporationSortField = "COUNTRY"
+)
+
+var AllCorporationSortField = []CorporationSortField{
+	CorporationSortFieldName,
+	CorporationSortFieldCreatedAt,
+	CorporationSortFieldCountry,
+}
+
+func (e CorporationSortField) IsValid() bool {
+	switch e {
+	case CorporationSortFieldName, CorporationSortFieldCreatedAt, CorporationSortFieldCountry:
+		return true
+	}
+	return false
+}
+
+func (e CorporationSortField) String() string {
+	return string(e)
+}
+
+func (e *CorporationSortField) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = CorporationSortField(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid CorporationSortField", str)
+	}
+	return nil
+}
+
+func (e CorporationSortField) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *CorporationSortField) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e CorporationSortField) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type Gender string
+
+const (
+	GenderMale        Gender = "MALE"
+	GenderFemale      Gender = "FEMALE"
+	GenderTransgender Gender = "TRANSGENDER"
+	GenderUnknown     Gender = "UNKNOWN"
+)
+
+var AllGender = []Gender{
+	GenderMale,
+	GenderFemale,
+	GenderTransgender,
+	GenderUnknown,
+}
+
+func (e Gender) IsValid() bool {
+	switch e {
+	case GenderMale, GenderFemale, GenderTransgender, GenderUnknown:
+		return true
+	}
+	return false
+}
+
+func (e Gender) String() string {
+	return string(e)
+}
+
+func (e *Gender) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = Gender(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid Gender", str)
+	}
+	return nil
+}
+
+func (e Gender) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *Gender) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e Gender) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil
@@ -701,6 +1148,369 @@ func (e *PendingActionStatus) UnmarshalJSON(b []byte) error {
 }
 
 func (e PendingActionStatus) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type PersonSortField string
+
+const (
+	PersonSortFieldCreatedAt PersonSortField = "CREATED_AT"
+	PersonSortFieldUpdatedAt PersonSortField = "UPDATED_AT"
+	PersonSortFieldFirstName PersonSortField = "FIRST_NAME"
+	PersonSortFieldLastName  PersonSortField = "LAST_NAME"
+	PersonSortFieldEmail     PersonSortField = "EMAIL"
+)
+
+var AllPersonSortField = []PersonSortField{
+	PersonSortFieldCreatedAt,
+	PersonSortFieldUpdatedAt,
+	PersonSortFieldFirstName,
+	PersonSortFieldLastName,
+	PersonSortFieldEmail,
+}
+
+func (e PersonSortField) IsValid() bool {
+	switch e {
+	case PersonSortFieldCreatedAt, PersonSortFieldUpdatedAt, PersonSortFieldFirstName, PersonSortFieldLastName, PersonSortFieldEmail:
+		return true
+	}
+	return false
+}
+
+func (e PersonSortField) String() string {
+	return string(e)
+}
+
+func (e *PersonSortField) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = PersonSortField(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid PersonSortField", str)
+	}
+	return nil
+}
+
+func (e PersonSortField) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *PersonSortField) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e PersonSortField) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type PersonType string
+
+const (
+	PersonTypeEmployee PersonType = "EMPLOYEE"
+	// Consumers get no invitation.
+	PersonTypeConsumer PersonType = "CONSUMER"
+)
+
+var AllPersonType = []PersonType{
+	PersonTypeEmployee,
+	PersonTypeConsumer,
+}
+
+func (e PersonType) IsValid() bool {
+	switch e {
+	case PersonTypeEmployee, PersonTypeConsumer:
+		return true
+	}
+	return false
+}
+
+func (e PersonType) String() string {
+	return string(e)
+}
+
+func (e *PersonType) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = PersonType(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid PersonType", str)
+	}
+	return nil
+}
+
+func (e PersonType) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *PersonType) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e PersonType) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// The kind of principal a session speaks for.
+type PrincipalKind string
+
+const (
+	PrincipalKindStaff      PrincipalKind = "STAFF"
+	PrincipalKindPerson     PrincipalKind = "PERSON"
+	PrincipalKindIntroducer PrincipalKind = "INTRODUCER"
+	PrincipalKindAPIClient  PrincipalKind = "API_CLIENT"
+	// A payments customer signed in with its customer key.
+	PrincipalKindCustomer PrincipalKind = "CUSTOMER"
+)
+
+var AllPrincipalKind = []PrincipalKind{
+	PrincipalKindStaff,
+	PrincipalKindPerson,
+	PrincipalKindIntroducer,
+	PrincipalKindAPIClient,
+	PrincipalKindCustomer,
+}
+
+func (e PrincipalKind) IsValid() bool {
+	switch e {
+	case PrincipalKindStaff, PrincipalKindPerson, PrincipalKindIntroducer, PrincipalKindAPIClient, PrincipalKindCustomer:
+		return true
+	}
+	return false
+}
+
+func (e PrincipalKind) String() string {
+	return string(e)
+}
+
+func (e *PrincipalKind) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = PrincipalKind(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid PrincipalKind", str)
+	}
+	return nil
+}
+
+func (e PrincipalKind) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *PrincipalKind) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e PrincipalKind) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// Roles of the policy directive @requires.
+type Role string
+
+const (
+	// Any session.
+	RoleSignedIn Role = "SIGNED_IN"
+	// A session with a banking principal (staff, person, introducer, API client).
+	RoleBanking Role = "BANKING"
+	// A principal allowed to operate the merchant's payments (staff and API clients by default; FINGRAPH_PAYMENTS_OPERATORS).
+	RolePaymentsOperator Role = "PAYMENTS_OPERATOR"
+	// A payments operator, or a CUSTOMER session acting on itself: the spec's routes that take a private or a customer key.
+	RoleCustomerOrOperator Role = "CUSTOMER_OR_OPERATOR"
+	// Staff members only.
+	RoleStaff Role = "STAFF"
+)
+
+var AllRole = []Role{
+	RoleSignedIn,
+	RoleBanking,
+	RolePaymentsOperator,
+	RoleCustomerOrOperator,
+	RoleStaff,
+}
+
+func (e Role) IsValid() bool {
+	switch e {
+	case RoleSignedIn, RoleBanking, RolePaymentsOperator, RoleCustomerOrOperator, RoleStaff:
+		return true
+	}
+	return false
+}
+
+func (e Role) String() string {
+	return string(e)
+}
+
+func (e *Role) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = Role(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid Role", str)
+	}
+	return nil
+}
+
+func (e Role) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *Role) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e Role) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// How signIn authenticates.
+type SignInKind string
+
+const (
+	SignInKindStaff      SignInKind = "STAFF"
+	SignInKindPerson     SignInKind = "PERSON"
+	SignInKindIntroducer SignInKind = "INTRODUCER"
+	// A corporation's private API key.
+	SignInKindAPIKey SignInKind = "API_KEY"
+)
+
+var AllSignInKind = []SignInKind{
+	SignInKindStaff,
+	SignInKindPerson,
+	SignInKindIntroducer,
+	SignInKindAPIKey,
+}
+
+func (e SignInKind) IsValid() bool {
+	switch e {
+	case SignInKindStaff, SignInKindPerson, SignInKindIntroducer, SignInKindAPIKey:
+		return true
+	}
+	return false
+}
+
+func (e SignInKind) String() string {
+	return string(e)
+}
+
+func (e *SignInKind) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = SignInKind(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid SignInKind", str)
+	}
+	return nil
+}
+
+func (e SignInKind) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *SignInKind) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e SignInKind) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type SortDirection string
+
+const (
+	SortDirectionAsc  SortDirection = "ASC"
+	SortDirectionDesc SortDirection = "DESC"
+)
+
+var AllSortDirection = []SortDirection{
+	SortDirectionAsc,
+	SortDirectionDesc,
+}
+
+func (e SortDirection) IsValid() bool {
+	switch e {
+	case SortDirectionAsc, SortDirectionDesc:
+		return true
+	}
+	return false
+}
+
+func (e SortDirection) String() string {
+	return string(e)
+}
+
+func (e *SortDirection) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = SortDirection(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid SortDirection", str)
+	}
+	return nil
+}
+
+func (e SortDirection) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *SortDirection) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e SortDirection) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

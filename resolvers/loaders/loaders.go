@@ -13,6 +13,7 @@ import (
 
 	"github.com/graph-gophers/dataloader/v7"
 
+	"github.com/fingraph/fingraph/upstream/banking"
 	"github.com/fingraph/fingraph/upstream/payments"
 )
 
@@ -40,6 +41,9 @@ type Loaders struct {
 	// preferred way (rule 4), deduplicated within the request.
 	PendingActionByEvent *dataloader.Loader[string, *payments.PendingAction]
 
+	// Banking holds the loaders of the banking upstream (banking.go).
+	Banking
+
 	payments *payments.Client
 	listings *listings
 }
@@ -54,18 +58,6 @@ type listings struct {
 	mu        sync.Mutex
 }
 
-// memo is a value computed once, by the first caller; later callers wait.
-type memo[T any] struct {
-	once sync.Once
-	val  T
-	err  error
-}
-
-func (m *memo[T]) get(f func() (T, error)) (T, error) {
-	m.once.Do(func() { m.val, m.err = f() })
-	return m.val, m.err
-}
-
 func (l *listings) ordersFor(start, end string) *memo[[]payments.Order] {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -76,14 +68,15 @@ func (l *listings) ordersFor(start, end string) *memo[[]payments.Order] {
 	return l.orders[k]
 }
 
-// New returns fresh loaders over the payments client.
-func New(p *payments.Client) *Loaders {
+// New returns fresh loaders over the payments and banking clients.
+func New(p *payments.Client, b *banking.Client) *Loaders {
 	l := &listings{customers: &memo[[]payments.Customer]{}, orders: map[[2]string]*memo[[]payments.Order]{}}
 	return &Loaders{
 		Customer: dataloader.NewBatchedLoader(customerBatch(p, l), dataloader.WithWait[string, *payments.Customer](Wait)),
 		Orders:   dataloader.NewBatchedLoader(ordersBatch(p, l), dataloader.WithWait[OrdersKey, []payments.Order](Wait)),
 		PendingActionByEvent: dataloader.NewBatchedLoader(pendingActionBatch(p),
 			dataloader.WithWait[string, *payments.PendingAction](Wait)),
+		Banking:  newBanking(b),
 		payments: p,
 		listings: l,
 	}
@@ -95,7 +88,7 @@ func New(p *payments.Client) *Loaders {
 // customers are selected), so that the cost does not depend on how the
 // loader's time window happens to split the keys.
 func (ls *Loaders) PrimeAllCustomers(ctx context.Context) error {
-	all, err := ls.listings.customers.get(func() ([]payments.Customer, error) { return ls.payments.Customers.List(ctx) })
+	all, err := ls.listings.customers.do(func() ([]payments.Customer, error) { return ls.payments.Customers.List(ctx) })
 	if err != nil {
 		return err
 	}
@@ -108,9 +101,9 @@ func (ls *Loaders) PrimeAllCustomers(ctx context.Context) error {
 type ctxKey struct{}
 
 // Middleware gives every request its own loaders.
-func Middleware(p *payments.Client, next http.Handler) http.Handler {
+func Middleware(p *payments.Client, b *banking.Client, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		next.ServeHTTP(w, r.WithContext(With(r.Context(), New(p))))
+		next.ServeHTTP(w, r.WithContext(With(r.Context(), New(p, b))))
 	})
 }
 
@@ -152,7 +145,7 @@ func customerBatch(p *payments.Client, l *listings) dataloader.BatchFunc[string,
 			out[0] = &dataloader.Result[*payments.Customer]{Data: c, Error: err}
 			return out
 		}
-		all, err := l.customers.get(func() ([]payments.Customer, error) { return p.Customers.List(ctx) })
+		all, err := l.customers.do(func() ([]payments.Customer, error) { return p.Customers.List(ctx) })
 		byID := make(map[string]*payments.Customer, len(all))
 		for i := range all {
 			byID[all[i].ID] = &all[i]
@@ -185,7 +178,7 @@ func ordersBatch(p *payments.Client, l *listings) dataloader.BatchFunc[OrdersKey
 				got.err = errBadWindow
 				continue
 			}
-			orders, err := l.ordersFor(k.Start, k.End).get(func() ([]payments.Order, error) { return p.Orders.List(ctx, start, end) })
+			orders, err := l.ordersFor(k.Start, k.End).do(func() ([]payments.Order, error) { return p.Orders.List(ctx, start, end) })
 			got.err = err
 			got.byCustomer = map[string][]payments.Order{}
 			for _, o := range orders {

@@ -34,6 +34,10 @@ type Config struct {
 	RetryUnit time.Duration
 	// HTTPClient sends webhooks; nil uses a client with a short timeout.
 	HTTPClient *http.Client
+	// TokenGrace is how long the banking emulator keeps accepting a
+	// superseded access token; its default (10 s) when zero. Tests shrink
+	// it to prove that refreshed tokens are written back.
+	TokenGrace time.Duration
 }
 
 // Sandbox emulates both upstream interfaces. It is an http.Handler.
@@ -78,7 +82,8 @@ func New(cfg Config) *Sandbox {
 			HTTPClient: cfg.HTTPClient,
 		}),
 		Banking: banking.New(banking.Options{
-			Logger: cfg.Logger.With("sandbox", "banking"),
+			Logger:     cfg.Logger.With("sandbox", "banking"),
+			TokenGrace: cfg.TokenGrace,
 		}),
 	}
 	s.routes()

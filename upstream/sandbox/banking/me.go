@@ -45,7 +45,13 @@ func (s *Sim) updateMe(w http.ResponseWriter, r *http.Request) {
 	var e errs
 
 	if b.has("two_fa_code") || b.has("challenge") {
-		b.unknown(&e, "", "two_fa_code", "challenge")
+		// The spec's v3 rule: the client repeats the original request (phone,
+		// current_password) with all its fields plus challenge.two_fa; the
+		// repeated fields are accepted, and a repeated password must be right.
+		b.unknown(&e, "", "two_fa_code", "challenge", "phone", "current_password")
+		if current, ok := b.str(&e, "", "current_password"); ok && !passwordOK(p.hash, current) {
+			e.invalid("current_password", "current password is wrong")
+		}
 		if len(e) > 0 {
 			badRequest(w, e...)
 			return

@@ -1,0 +1,136 @@
+package resolvers
+
+import (
+	"strings"
+	"time"
+
+	"github.com/fingraph/fingraph/graph/model"
+	"github.com/fingraph/fingraph/resolvers/loaders"
+	"github.com/fingraph/fingraph/session"
+	"github.com/fingraph/fingraph/upstream/banking"
+)
+
+// Mapping from banking types to graph models. Nothing here carries a token
+// or key: the only secret the graph ever shows is createApiKey's private key,
+// mapped in that resolver.
+
+func toPerson(p *banking.Person) *model.Person {
+	if p == nil {
+		return nil
+	}
+	out := &model.Person{
+		ID:                   p.ID,
+		FirstName:            p.FirstName,
+		LastName:             p.LastName,
+		Email:                strPtr(p.Email),
+		Phone:                strPtr(p.Phone),
+		OtherPhone:           strPtr(p.OtherPhone),
+		Country:              strPtr(p.Country),
+		Nationality:          strPtr(p.Nationality),
+		Street:               strPtr(p.Street),
+		City:                 strPtr(p.City),
+		Region:               strPtr(p.Region),
+		PostCode:             strPtr(p.PostCode),
+		Type:                 model.PersonTypeEmployee,
+		IsUbo:                p.IsUBO,
+		IsDirector:           p.IsDirector,
+		Ownership:            p.Ownership,
+		Position:             strPtr(p.Position),
+		IsPoliticallyExposed: p.IsPoliticallyExposed,
+		IsTaxResident:        p.IsTaxResident,
+		IsBlocked:            p.IsBlocked || (p.DeletedAt != nil && !p.DeletedAt.IsZero()),
+		IsInvitationAccepted: p.IsInvitationAccepted,
+		IsTwoFactorEnabled:   p.Is2FAEnabled,
+		CreatedAt:            timePtr(p.CreatedAt),
+		UpdatedAt:            timePtr(p.UpdatedAt),
+		CorporationID:        strPtr(loaders.CorporationOf(p)),
+	}
+	if p.DeletedAt != nil {
+		out.BlockedAt = timePtr(*p.DeletedAt)
+	}
+	if strings.EqualFold(p.Type, "consumer") {
+		out.Type = model.PersonTypeConsumer
+	}
+	if g := model.Gender(strings.ToUpper(p.Gender)); g.IsValid() {
+		out.Gender = &g
+	}
+	if d, err := time.Parse(model.DateLayout, p.DateOfBirth); err == nil {
+		out.DateOfBirth = &model.Date{Time: d}
+	}
+	return out
+}
+
+func toPersons(list []*banking.Person) []*model.Person {
+	out := make([]*model.Person, 0, len(list))
+	for _, p := range list {
+		out = append(out, toPerson(p))
+	}
+	return out
+}
+
+func toCorporation(c *banking.Corporation) *model.Corporation {
+	if c == nil {
+		return nil
+	}
+	out := &model.Corporation{
+		ID:          c.ID,
+		Name:        c.Name,
+		Email:       strPtr(c.Email),
+		Address:     strPtr(c.Address),
+		City:        c.City,
+		Region:      c.Region,
+		PostCode:    c.PostCode,
+		Country:     strPtr(c.Country),
+		Currency:    strPtr(c.Currency),
+		IsOnboarded: c.IsOnboarded,
+		OnboardedAt: timePtr(c.OnboardedAt),
+		CreatedAt:   timePtr(c.CreatedAt),
+	}
+	if c.Identity != nil {
+		out.IsKycVerified = c.Identity.IsKYCVerified
+	}
+	if c.DeletedAt != nil {
+		out.BlockedAt = timePtr(*c.DeletedAt)
+	}
+	return out
+}
+
+func toSettings(s *banking.CorporationSettings) *model.CorporationSettings {
+	out := &model.CorporationSettings{CorporationID: s.ID, UpdatedAt: timePtr(s.UpdatedAt)}
+	hasEmployee := false
+	for _, t := range s.AllowedPersonTypes {
+		pt := model.PersonType(strings.ToUpper(t))
+		if pt.IsValid() {
+			out.AllowedPersonTypes = append(out.AllowedPersonTypes, pt)
+			hasEmployee = hasEmployee || pt == model.PersonTypeEmployee
+		}
+	}
+	if !hasEmployee {
+		out.AllowedPersonTypes = append([]model.PersonType{model.PersonTypeEmployee}, out.AllowedPersonTypes...)
+	}
+	return out
+}
+
+func toTwoFactor(tf *banking.TwoFactor) *model.TwoFactorChallenge {
+	out := &model.TwoFactorChallenge{MaskedPhone: tf.TruncatedPhone, ChallengeID: strPtr(tf.ChallengeID)}
+	if at := tf.ExpiresAt(); !at.IsZero() {
+		out.ExpiresAt = &at
+	}
+	return out
+}
+
+func toPageInfo(m banking.Meta, offset int) *model.PageInfo {
+	return &model.PageInfo{TotalCount: int64(m.NumberOfRecords), Limit: int64(m.Limit), Offset: int64(offset), HasMore: m.HasMore}
+}
+
+func toViewer(s *session.Session) *model.Viewer {
+	return &model.Viewer{Kind: model.PrincipalKind(s.Kind), CsrfToken: s.CSRFToken}
+}
+
+func timePtr(t banking.Timestamp) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	v := t.UTC()
+	return &v
+}

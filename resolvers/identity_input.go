@@ -1,0 +1,317 @@
+package resolvers
+
+import (
+	"net/mail"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/fingraph/fingraph/graph/gqlerr"
+	"github.com/fingraph/fingraph/graph/model"
+	"github.com/fingraph/fingraph/upstream/banking"
+)
+
+// Validation of identity inputs before any upstream call, following the
+// banking spec's create and update tables, so bad input costs no upstream
+// call and the error names the GraphQL field (input.firstName), not the
+// upstream's (first_name).
+
+// acceptedCountries is the spec's list of corporation countries.
+var acceptedCountries = []string{"AT", "BE", "BG", "HR", "CY", "CZ", "DK", "EE", "FI", "FR", "DE", "GR", "HU",
+	"IS", "IE", "IT", "LV", "LI", "LT", "LU", "MT", "NL", "NO", "PL", "PT", "RO", "SK", "SI", "ES", "SE", "CH", "GB"}
+
+// validator collects the first error; later checks are skipped.
+type validator struct{ err error }
+
+func (v *validator) fail(field, format string, args ...any) {
+	if v.err == nil {
+		v.err = gqlerr.BadInput(field, format, args...)
+	}
+}
+
+// required checks a mandatory text of at most max characters (0: no limit).
+func (v *validator) required(field, s string, max int) {
+	if strings.TrimSpace(s) == "" {
+		v.fail(field, "%s is required", field)
+		return
+	}
+	v.length(field, s, max)
+}
+
+// optional checks a text when given: not blank, at most max characters.
+func (v *validator) optional(field string, s *string, max int) {
+	if s == nil {
+		return
+	}
+	v.required(field, *s, max)
+}
+
+func (v *validator) length(field, s string, max int) {
+	if max > 0 && utf8.RuneCountInString(s) > max {
+		v.fail(field, "%s must be at most %d characters", field, max)
+	}
+}
+
+func (v *validator) twoLetter(field string, s *string) {
+	if s == nil {
+		return
+	}
+	if len(*s) != 2 || !isUpperAlpha(*s) {
+		v.fail(field, "%s must be a two-letter uppercase country code such as LV", field)
+	}
+}
+
+func (v *validator) acceptedCountry(field string, s *string) {
+	if s == nil {
+		return
+	}
+	if !slices.Contains(acceptedCountries, *s) {
+		v.fail(field, "%s must be one of the accepted countries (%s)", field, strings.Join(acceptedCountries, ", "))
+	}
+}
+
+func (v *validator) date(field string, s *string) {
+	if s == nil {
+		return
+	}
+	if _, err := time.Parse(model.DateLayout, *s); err != nil {
+		v.fail(field, "%s must be a date YYYY-MM-DD", field)
+	}
+}
+
+func (v *validator) email(field string, s *string) {
+	if s == nil {
+		return
+	}
+	if a, err := mail.ParseAddress(*s); err != nil || a.Address != *s {
+		v.fail(field, "%s must be an e-mail address", field)
+	}
+}
+
+func isUpperAlpha(s string) bool {
+	for _, r := range s {
+		if r < 'A' || r > 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
+func lower(g *model.Gender) string {
+	if g == nil {
+		return ""
+	}
+	return strings.ToLower(string(*g))
+}
+
+func lowerPtr(g *model.Gender) *string {
+	if g == nil {
+		return nil
+	}
+	s := lower(g)
+	return &s
+}
+
+// personCreateRequest validates a CreatePersonInput. staff says whether the
+// caller is staff, for whom the corporation is required.
+func personCreateRequest(in model.CreatePersonInput, staff bool) (*banking.PersonCreateRequest, error) {
+	var v validator
+	v.required("input.firstName", in.FirstName, 100)
+	v.required("input.lastName", in.LastName, 100)
+	isUBO, isDirector := in.IsUbo != nil && *in.IsUbo, in.IsDirector != nil && *in.IsDirector
+	consumer := in.Type != nil && *in.Type == model.PersonTypeConsumer
+	emailOptional := !consumer && isUBO && !isDirector && len(in.Roles) == 0
+	if in.Email == nil || strings.TrimSpace(*in.Email) == "" {
+		if !emailOptional {
+			v.fail("input.email", "input.email is required unless the person is a UBO who is no director and has no roles")
+		}
+	} else {
+		v.email("input.email", in.Email)
+	}
+	v.date("input.dateOfBirth", in.DateOfBirth)
+	v.twoLetter("input.country", in.Country)
+	v.twoLetter("input.nationality", in.Nationality)
+	v.optional("input.street", in.Street, 64)
+	v.optional("input.city", in.City, 64)
+	v.optional("input.region", in.Region, 100)
+	v.optional("input.postCode", in.PostCode, 10)
+	v.optional("input.socialSecurityNumber", in.SocialSecurityNumber, 100)
+	v.optional("input.phone", in.Phone, 32)
+	v.optional("input.otherPhone", in.OtherPhone, 32)
+	for _, r := range in.Roles {
+		v.required("input.roles", r, 100)
+	}
+	if staff {
+		if in.CorporationID == nil || *in.CorporationID == "" {
+			v.fail("input.corporationId", "input.corporationId is required for staff")
+		}
+	} else if in.CorporationID != nil {
+		v.fail("input.corporationId", "input.corporationId is for staff only; persons are created in your own corporation")
+	}
+	if v.err != nil {
+		return nil, v.err
+	}
+	req := &banking.PersonCreateRequest{
+		FirstName: in.FirstName, LastName: in.LastName, Email: deref(in.Email), Gender: lower(&in.Gender),
+		DateOfBirth: deref(in.DateOfBirth), Phone: deref(in.Phone), OtherPhone: deref(in.OtherPhone),
+		Country: deref(in.Country), Nationality: deref(in.Nationality), Street: deref(in.Street),
+		City: deref(in.City), Region: deref(in.Region), PostCode: deref(in.PostCode),
+		SocialSecurityNumber: deref(in.SocialSecurityNumber), AccountID: deref(in.CorporationID),
+	}
+	// The spec ignores these for consumers; not sending them keeps that visible.
+	if !consumer {
+		req.IsUBO, req.IsDirector, req.Roles = isUBO, isDirector, in.Roles
+	}
+	if in.Type != nil {
+		req.Type = strings.ToLower(string(*in.Type))
+	}
+	return req, nil
+}
+
+// personUpdateRequest validates an UpdatePersonInput. Staff-only fields are
+// FORBIDDEN for everyone else, before any upstream call.
+func personUpdateRequest(in model.UpdatePersonInput, staff bool) (*banking.PersonUpdateRequest, error) {
+	if !staff {
+		for field, set := range map[string]bool{"input.isTwoFactorEnabled": in.IsTwoFactorEnabled != nil, "input.email": in.Email != nil, "input.phone": in.Phone != nil} {
+			if set {
+				return nil, &gqlerr.Error{Code: gqlerr.Forbidden, Field: field, Message: field + " may be changed by staff only"}
+			}
+		}
+	}
+	var v validator
+	v.required("input.id", in.ID, 100)
+	v.optional("input.firstName", in.FirstName, 100)
+	v.optional("input.lastName", in.LastName, 100)
+	v.twoLetter("input.country", in.Country)
+	v.twoLetter("input.nationality", in.Nationality)
+	v.optional("input.city", in.City, 64)
+	v.optional("input.region", in.Region, 100)
+	v.optional("input.postCode", in.PostCode, 10)
+	v.optional("input.street", in.Street, 64)
+	v.date("input.dateOfBirth", in.DateOfBirth)
+	v.optional("input.socialSecurityNumber", in.SocialSecurityNumber, 100)
+	if in.Ownership != nil && (*in.Ownership < 0 || *in.Ownership > 100) {
+		v.fail("input.ownership", "input.ownership must be between 0 and 100")
+	}
+	v.email("input.email", in.Email)
+	if v.err != nil {
+		return nil, v.err
+	}
+	req := &banking.PersonUpdateRequest{
+		FirstName: in.FirstName, LastName: in.LastName, Country: in.Country, Nationality: in.Nationality,
+		City: in.City, Region: in.Region, PostCode: in.PostCode, Street: in.Street, DateOfBirth: in.DateOfBirth,
+		SocialSecurityNumber: in.SocialSecurityNumber, Position: in.Position, Ownership: in.Ownership,
+		IsPoliticallyExposed: in.IsPoliticallyExposed, IsTaxResident: in.IsTaxResident, IsUBO: in.IsUbo,
+		IsDirector: in.IsDirector, Gender: lowerPtr(in.Gender), OtherPhone: in.OtherPhone,
+		PoliticalInstitution: in.PoliticalInstitution, PositionInPoliticalInstitution: in.PositionInPoliticalInstitution,
+		Is2FAEnabled: in.IsTwoFactorEnabled, Email: in.Email, Phone: in.Phone,
+	}
+	if in.Roles != nil {
+		roles := in.Roles
+		req.Roles = &roles
+	}
+	return req, nil
+}
+
+func meUpdateRequest(in model.UpdateMeInput) (*banking.MeUpdateRequest, error) {
+	var v validator
+	v.optional("input.otherPhone", in.OtherPhone, 32)
+	if in.Password != nil {
+		v.required("input.currentPassword", deref(in.CurrentPassword), 0)
+		if in.ConfirmPassword == nil || *in.ConfirmPassword != *in.Password {
+			v.fail("input.confirmPassword", "input.confirmPassword must equal input.password")
+		}
+		if n := utf8.RuneCountInString(*in.Password); n < 8 || n > 72 {
+			v.fail("input.password", "input.password must be 8 to 72 characters")
+		}
+	}
+	if v.err != nil {
+		return nil, v.err
+	}
+	return &banking.MeUpdateRequest{
+		IsUBO: in.IsUbo, IsDirector: in.IsDirector, Gender: lowerPtr(in.Gender), OtherPhone: in.OtherPhone,
+		PoliticalInstitution: in.PoliticalInstitution, PositionInPoliticalInstitution: in.PositionInPoliticalInstitution,
+		CurrentPassword: in.CurrentPassword, Password: in.Password, ConfirmPassword: in.ConfirmPassword,
+	}, nil
+}
+
+func corporationUpdateRequest(in model.UpdateCorporationInput) (*banking.CorporationUpdateRequest, error) {
+	var v validator
+	v.required("input.id", in.ID, 100)
+	v.optional("input.name", in.Name, 255)
+	v.email("input.email", in.Email)
+	v.acceptedCountry("input.country", in.Country)
+	if in.Currency != nil && *in.Currency != "EUR" {
+		v.fail("input.currency", "input.currency can only be EUR")
+	}
+	v.optional("input.city", in.City, 64)
+	v.optional("input.region", in.Region, 100)
+	v.optional("input.postCode", in.PostCode, 10)
+	v.optional("input.address", in.Address, 64)
+	if v.err != nil {
+		return nil, v.err
+	}
+	return &banking.CorporationUpdateRequest{
+		Name: in.Name, Email: in.Email, Country: in.Country, Currency: in.Currency, City: in.City,
+		Region: in.Region, PostCode: in.PostCode, Address: in.Address, IsKYCVerified: in.IsKycVerified,
+		IsOnboarded: in.IsOnboarded,
+	}, nil
+}
+
+func signUpRequest(in model.SignUpCorporationInput) (*banking.CorporationSignUpRequest, error) {
+	var v validator
+	v.required("input.companyName", in.CompanyName, 255)
+	v.required("input.email", in.Email, 0)
+	v.email("input.email", &in.Email)
+	v.required("input.firstName", in.FirstName, 100)
+	v.required("input.lastName", in.LastName, 100)
+	v.required("input.phone", in.Phone, 32)
+	v.acceptedCountry("input.country", &in.Country)
+	v.required("input.captcha", in.Captcha, 0)
+	if v.err != nil {
+		return nil, v.err
+	}
+	return &banking.CorporationSignUpRequest{CompanyName: in.CompanyName, Email: in.Email, FirstName: in.FirstName,
+		LastName: in.LastName, Phone: in.Phone, Country: in.Country, Captcha: in.Captcha}, nil
+}
+
+func feedbackRequest(in model.SendFeedbackInput) (*banking.FeedbackRequest, error) {
+	var v validator
+	v.required("input.name", in.Name, 255)
+	v.required("input.email", in.Email, 0)
+	v.email("input.email", &in.Email)
+	v.required("input.subject", in.Subject, 255)
+	v.required("input.feedback", in.Feedback, 10000)
+	v.required("input.captcha", in.Captcha, 0)
+	if v.err != nil {
+		return nil, v.err
+	}
+	return &banking.FeedbackRequest{Name: in.Name, Email: in.Email, Subject: in.Subject, Feedback: in.Feedback, Captcha: in.Captcha}, nil
+}
+
+// listOptions maps GraphQL paging to the upstream's meta[...] query.
+func listOptions(first, offset *int64, sortBy string, dir *model.SortDirection) (*banking.ListOptions, int, error) {
+	var v validator
+	limit, off := int64(20), int64(0)
+	if first != nil {
+		limit = *first
+	}
+	if offset != nil {
+		off = *offset
+	}
+	if limit < 1 || limit > 100 {
+		v.fail("first", "first must be between 1 and 100")
+	}
+	if off < 0 {
+		v.fail("offset", "offset must not be negative")
+	}
+	if v.err != nil {
+		return nil, 0, v.err
+	}
+	o := &banking.ListOptions{SortBy: sortBy, Limit: int(limit), Offset: int(off)}
+	if dir != nil {
+		o.SortType = banking.SortType(*dir)
+	}
+	return o, int(off), nil
+}

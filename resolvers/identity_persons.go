@@ -1,0 +1,103 @@
+package resolvers
+
+import (
+	"context"
+
+	"github.com/99designs/gqlgen/graphql"
+
+	"github.com/fingraph/fingraph/graph/gqlerr"
+	"github.com/fingraph/fingraph/graph/model"
+	"github.com/fingraph/fingraph/resolvers/loaders"
+	"github.com/fingraph/fingraph/session"
+	"github.com/fingraph/fingraph/upstream/banking"
+)
+
+// personTransition blocks or restores a person, then reads it back: the
+// upstream answers only the id.
+func (r *Resolver) personTransition(ctx context.Context, id string, move func(context.Context, string) (string, *banking.Response, error)) (*model.Person, error) {
+	s, err := mustSession(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if s.Kind == session.Introducer {
+		return nil, gqlerr.Forbiddenf("introducers cannot manage persons")
+	}
+	var v validator
+	v.required("input.id", id, 100)
+	if v.err != nil {
+		return nil, v.err
+	}
+	if _, _, err := move(ctx, id); err != nil {
+		return nil, err
+	}
+	p, _, err := r.Banking.Persons.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return toPerson(p), nil
+}
+
+// personOnly refuses "me" operations for sessions that are not persons,
+// before the upstream's 403.
+func personOnly(ctx context.Context) error {
+	s, err := mustSession(ctx)
+	if err != nil {
+		return err
+	}
+	if s.Kind != session.Person {
+		return gqlerr.Forbiddenf("only persons have a profile to change")
+	}
+	return nil
+}
+
+// selects reports whether the current field's selection reaches path, for
+// example items.persons.
+func selects(ctx context.Context, path ...string) bool {
+	if graphql.GetFieldContext(ctx) == nil {
+		return false
+	}
+	op := graphql.GetOperationContext(ctx)
+	fields := graphql.CollectFieldsCtx(ctx, nil)
+	for i, name := range path {
+		var next []graphql.CollectedField
+		found := false
+		for _, f := range fields {
+			if f.Name == name {
+				found = true
+				if i < len(path)-1 {
+					next = append(next, graphql.CollectFields(op, f.Selections, nil)...)
+				}
+			}
+		}
+		if !found {
+			return false
+		}
+		fields = next
+	}
+	return true
+}
+
+// primeCorporationPersons answers Corporation.persons of a whole listing
+// with one person listing, read ahead when the query asks for persons: the
+// loader's time window alone could split the corporations' keys over two
+// listings on a busy machine.
+func (r *Resolver) primeCorporationPersons(ctx context.Context, corps []*banking.Corporation) error {
+	list, _, err := r.Banking.Persons.List(ctx, &banking.ListOptions{Limit: 100})
+	if err != nil {
+		return err
+	}
+	byCorp := map[string][]*banking.Person{}
+	for _, p := range list.List {
+		id := loaders.CorporationOf(p)
+		byCorp[id] = append(byCorp[id], p)
+	}
+	l := loaders.For(ctx)
+	for _, c := range corps {
+		ps := byCorp[c.ID]
+		if c.AccountID != "" {
+			ps = append(ps, byCorp[c.AccountID]...)
+		}
+		l.CorporationPersons.Prime(ctx, c.ID, ps)
+	}
+	return nil
+}

@@ -1,0 +1,259 @@
+package session
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fingraph/fingraph/upstream/banking"
+	"github.com/fingraph/fingraph/upstream/payments"
+)
+
+// CookieName is the web session cookie.
+const CookieName = "fingraph_session"
+
+// CSRFHeader carries the session's CSRF token on cookie-authenticated
+// requests that are not GET or HEAD.
+const CSRFHeader = "X-CSRF-Token"
+
+// state is what one request (or one websocket connection) knows about its
+// session. Resolvers of one request run in parallel, so it is guarded.
+type state struct {
+	store  Store
+	logger *slog.Logger
+	w      http.ResponseWriter // nil on websocket connections
+	client string              // client address, for rate limits
+
+	locks *keyedMutex
+
+	mu    sync.Mutex
+	token string
+	sess  *Session
+	// recent holds the tokens Transport already wrote back, so the banking
+	// client's own SetToken of the same token is not written twice.
+	recent []string
+}
+
+type ctxKey struct{}
+
+func stateFrom(ctx context.Context) *state {
+	st, _ := ctx.Value(ctxKey{}).(*state)
+	return st
+}
+
+// From returns the request's session, or nil when signed out.
+func From(ctx context.Context) *Session {
+	st := stateFrom(ctx)
+	if st == nil {
+		return nil
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.sess == nil {
+		return nil
+	}
+	c := *st.sess
+	return &c
+}
+
+// ClientAddr returns the address of the client that sent the request (the
+// TCP peer; the gateway trusts no forwarding header).
+func ClientAddr(ctx context.Context) string {
+	if st := stateFrom(ctx); st != nil {
+		return st.client
+	}
+	return ""
+}
+
+// Handler attaches sessions to requests and websocket connections.
+type Handler struct {
+	store  Store
+	logger *slog.Logger
+	locks  *keyedMutex
+}
+
+// NewHandler returns a Handler over store. Use one per process: it holds
+// the per-session locks that order token write-back (see Transport).
+func NewHandler(store Store, logger *slog.Logger) *Handler {
+	return &Handler{store: store, logger: logger, locks: newKeyedMutex()}
+}
+
+// Middleware loads the session of every request into its context: from
+// "Authorization: Bearer <token>" (mobile) or the session cookie (web).
+// Cookie-authenticated requests other than GET and HEAD must carry
+// X-CSRF-Token equal to the session's CSRF token (double submit), or get 403.
+// CUSTOMER sessions act on the payments upstream with their customer key.
+func (h *Handler) Middleware(next http.Handler) http.Handler {
+	store, logger := h.store, h.logger
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		st := &state{store: store, logger: logger, locks: h.locks, w: w, client: clientIP(r.RemoteAddr)}
+		token, fromCookie := requestToken(r)
+		if token != "" {
+			sess, err := store.Get(r.Context(), token)
+			switch {
+			case errors.Is(err, ErrNotFound):
+				if fromCookie {
+					clearCookie(w)
+				}
+			case err != nil:
+				logger.ErrorContext(r.Context(), "session lookup failed", "err", err)
+				writeError(w, http.StatusServiceUnavailable, "UPSTREAM_UNAVAILABLE", "sessions are unavailable; try again shortly")
+				return
+			default:
+				if fromCookie && r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodOptions {
+					got := r.Header.Get(CSRFHeader)
+					if got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(sess.CSRFToken)) != 1 {
+						writeError(w, http.StatusForbidden, "FORBIDDEN", "cookie-authenticated requests need the "+CSRFHeader+" header of the session")
+						return
+					}
+				}
+				st.token, st.sess = token, sess
+			}
+		}
+		next.ServeHTTP(w, r.WithContext(st.attach(r.Context())))
+	})
+}
+
+// WebsocketInit authenticates a websocket connection whose connection_init
+// payload carries "sessionToken". Without one the connection keeps what the
+// upgrade request's cookie gave it. An unknown token refuses the connection.
+func (h *Handler) WebsocketInit(ctx context.Context, payload map[string]any) (context.Context, error) {
+	tok, _ := payload["sessionToken"].(string)
+	if tok == "" {
+		return ctx, nil
+	}
+	sess, err := h.store.Get(ctx, tok)
+	if err != nil {
+		return ctx, errors.New("unknown or expired session")
+	}
+	st := &state{store: h.store, logger: h.logger, locks: h.locks, token: tok, sess: sess, client: ClientAddr(ctx)}
+	return st.attach(ctx), nil
+}
+
+// attach returns ctx carrying st, the session as the banking token source
+// (it reads the session at each call, so a sign-in later in the request
+// takes effect), and the payments customer key of a CUSTOMER session.
+func (st *state) attach(ctx context.Context) context.Context {
+	ctx = context.WithValue(ctx, ctxKey{}, st)
+	ctx = banking.WithTokenSource(ctx, (*tokenSource)(st))
+	if st.sess != nil && st.sess.Kind == Customer {
+		ctx = payments.WithCustomerKey(ctx, st.sess.CustomerKey.Reveal())
+	}
+	return ctx
+}
+
+func requestToken(r *http.Request) (token string, fromCookie bool) {
+	if h := r.Header.Get("Authorization"); h != "" {
+		if t, ok := strings.CutPrefix(h, "Bearer "); ok {
+			return strings.TrimSpace(t), false
+		}
+	}
+	if c, err := r.Cookie(CookieName); err == nil && c.Value != "" {
+		return c.Value, true
+	}
+	return "", false
+}
+
+func clientIP(remote string) string {
+	host, _, err := net.SplitHostPort(remote)
+	if err != nil {
+		return remote
+	}
+	return host
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"errors": []any{map[string]any{
+		"message": msg, "extensions": map[string]any{"code": code},
+	}}})
+}
+
+// Begin stores a new session for the request, sets the cookie (web
+// clients) and makes it the request's session, so that fields resolved
+// after sign-in see the new principal. It returns the session token.
+func Begin(ctx context.Context, sess *Session) (string, error) {
+	st := stateFrom(ctx)
+	if st == nil {
+		return "", errors.New("session: no session middleware")
+	}
+	token, err := st.store.Create(ctx, sess)
+	if err != nil {
+		return "", err
+	}
+	st.mu.Lock()
+	old := st.token
+	st.token, st.sess = token, sess
+	st.mu.Unlock()
+	if old != "" {
+		// Signing in again replaces the previous session of this client.
+		if err := st.store.Delete(ctx, old); err != nil {
+			st.logger.WarnContext(ctx, "could not delete the replaced session", "err", err)
+		}
+	}
+	if st.w != nil {
+		http.SetCookie(st.w, &http.Cookie{
+			Name: CookieName, Value: token, Path: "/", MaxAge: int(st.store.TTL() / time.Second),
+			HttpOnly: true, Secure: true, SameSite: http.SameSiteLaxMode,
+		})
+	}
+	st.logger.InfoContext(ctx, "session started", "session", sess)
+	return token, nil
+}
+
+// End deletes the request's session and clears the cookie. It reports
+// whether there was a session.
+func End(ctx context.Context) (bool, error) {
+	st := stateFrom(ctx)
+	if st == nil {
+		return false, nil
+	}
+	st.mu.Lock()
+	token, sess := st.token, st.sess
+	st.token, st.sess = "", nil
+	st.mu.Unlock()
+	if st.w != nil {
+		clearCookie(st.w)
+	}
+	if token == "" {
+		return false, nil
+	}
+	if err := st.store.Delete(ctx, token); err != nil {
+		return true, err
+	}
+	st.logger.InfoContext(ctx, "session ended", "session", sess)
+	return true, nil
+}
+
+func clearCookie(w http.ResponseWriter) {
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: "/", MaxAge: -1,
+		HttpOnly: true, Secure: true, SameSite: http.SameSiteLaxMode})
+}
+
+// Revoke ends the request's session because the upstream refused its
+// credential: the session cannot work any more. It reports whether a
+// session was ended.
+func Revoke(ctx context.Context) bool {
+	st := stateFrom(ctx)
+	if st == nil {
+		return false
+	}
+	st.mu.Lock()
+	has := st.token != ""
+	st.mu.Unlock()
+	if !has {
+		return false
+	}
+	if _, err := End(ctx); err != nil {
+		st.logger.WarnContext(ctx, "could not delete a revoked session", "err", err)
+	}
+	return true
+}
