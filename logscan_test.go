@@ -55,6 +55,9 @@ var fixedSecrets = map[string]string{
 
 var (
 	jwtRE         = regexp.MustCompile(`eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)
+	// Card tokens: the sandbox's single-use test tokens and stored-card
+	// tokens. Card data is never logged either.
+	cardTokenRE = regexp.MustCompile(`tok_(ok|3ds|fail)_[A-Za-z0-9_]+|pm_[0-9a-f]{8}-`)
 	responseTokRE = regexp.MustCompile(`"(sessionToken|csrfToken|privateKey)":"([^"]+)"`)
 )
 
@@ -106,13 +109,16 @@ func scanLogs(logs string) string {
 	if m := jwtRE.FindString(logs); m != "" {
 		fmt.Fprintf(&b, "- a JWT (%.12s…)\n", m)
 	}
+	if m := cardTokenRE.FindString(logs); m != "" {
+		fmt.Fprintf(&b, "- a card token (%.8s…)\n", m)
+	}
 	return b.String()
 }
 
 func TestLogScanFindsPlantedSecrets(t *testing.T) {
-	logs := `{"msg":"request"}` + "\n" + `{"msg":"x","token":"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjMifQ.sig"}` + "\n" + `{"pw":"demo-password"}`
+	logs := `{"msg":"request"}` + "\n" + `{"msg":"x","token":"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjMifQ.sig"}` + "\n" + `{"pw":"demo-password"}` + "\n" + `{"card":"tok_ok_123"}`
 	msg := scanLogs(logs)
-	if !strings.Contains(msg, "JWT") || !strings.Contains(msg, "demo password") {
+	if !strings.Contains(msg, "JWT") || !strings.Contains(msg, "demo password") || !strings.Contains(msg, "card token") {
 		t.Errorf("scan missed planted secrets: %q", msg)
 	}
 	if scanLogs(`{"msg":"request","ok":true}`) != "" {
