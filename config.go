@@ -40,6 +40,9 @@ type config struct {
 	// not show a listing).
 	ReconcileInterval time.Duration
 	ShutdownTimeout   time.Duration
+	// SandboxAnonymous lets requests without a session act as the sandbox's
+	// demo API client (sandbox mode only), so a first query works at once.
+	SandboxAnonymous bool
 	// UpstreamTimeout bounds every upstream call.
 	UpstreamTimeout time.Duration
 
@@ -112,6 +115,7 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (co
 		fs.StringVar(s.dst, s.flag, def, s.usage+" ($"+s.env+")")
 	}
 	register := fs.String("register-webhook", getenv("FINGRAPH_REGISTER_WEBHOOK"), "register FINGRAPH_PUBLIC_URL/webhooks/payments as the webhook on start: true or false ($FINGRAPH_REGISTER_WEBHOOK)")
+	anonymous := fs.String("sandbox-anonymous", getenv("FINGRAPH_SANDBOX_ANONYMOUS"), "sandbox mode: requests without a session act as the demo API client: true or false (default true in sandbox mode) ($FINGRAPH_SANDBOX_ANONYMOUS)")
 	reconcile := fs.String("reconcile-interval", getenv("FINGRAPH_RECONCILE_INTERVAL"), "how often to poll the upstream event listing for missed webhooks; 0 turns it off (default 30s) ($FINGRAPH_RECONCILE_INTERVAL)")
 	origins := fs.String("allowed-origins", getenv("FINGRAPH_ALLOWED_ORIGINS"), "comma-separated origins allowed to open websockets, besides the gateway's own ($FINGRAPH_ALLOWED_ORIGINS)")
 	if err := fs.Parse(args); err != nil {
@@ -133,6 +137,17 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (co
 			return c, fmt.Errorf("FINGRAPH_REGISTER_WEBHOOK: %q is not true or false", *register)
 		}
 		c.RegisterWebhook = b
+	}
+	c.SandboxAnonymous = c.sandboxMode()
+	if *anonymous != "" {
+		b, err := strconv.ParseBool(*anonymous)
+		if err != nil {
+			return c, fmt.Errorf("FINGRAPH_SANDBOX_ANONYMOUS: %q is not true or false", *anonymous)
+		}
+		if b && !c.sandboxMode() {
+			return c, errors.New("FINGRAPH_SANDBOX_ANONYMOUS: only the in-process sandbox may serve requests without a session; with real upstreams every request signs in")
+		}
+		c.SandboxAnonymous = b
 	}
 	c.ReconcileInterval = 30 * time.Second
 	if *reconcile != "" {

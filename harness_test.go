@@ -70,6 +70,9 @@ func startGateway(t testing.TB, extraArgs ...string) *testGateway {
 		// call the upstream in the background, and most tests count calls.
 		"-register-webhook", "false",
 		"-reconcile-interval", "0",
+		// Tests sign in as they need; the anonymous demo session is tested
+		// on its own.
+		"-sandbox-anonymous", "false",
 	}, extraArgs...)
 	cfg, err := parseConfig(args, func(string) string { return "" }, io.Discard)
 	if err != nil {

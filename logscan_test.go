@@ -54,10 +54,10 @@ var fixedSecrets = map[string]string{
 }
 
 var (
-	jwtRE         = regexp.MustCompile(`eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)
+	jwtRE = regexp.MustCompile(`eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)
 	// Card tokens: the sandbox's single-use test tokens and stored-card
 	// tokens. Card data is never logged either.
-	cardTokenRE = regexp.MustCompile(`tok_(ok|3ds|fail)_[A-Za-z0-9_]+|pm_[0-9a-f]{8}-`)
+	cardTokenRE   = regexp.MustCompile(`tok_(ok|3ds|fail)_[A-Za-z0-9_]+|pm_[0-9a-f]{8}-`)
 	responseTokRE = regexp.MustCompile(`"(sessionToken|csrfToken|privateKey)":"([^"]+)"`)
 )
 

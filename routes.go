@@ -28,6 +28,7 @@ import (
 	"github.com/fingraph/fingraph/session"
 	"github.com/fingraph/fingraph/upstream/banking"
 	"github.com/fingraph/fingraph/upstream/payments"
+	sbbanking "github.com/fingraph/fingraph/upstream/sandbox/banking"
 )
 
 // routeDeps is what the routes need.
@@ -55,6 +56,9 @@ func newRouter(d routeDeps) http.Handler {
 	reg.MustRegister(requests)
 
 	sessions := session.NewHandler(d.sessions, d.logger)
+	if d.cfg.SandboxAnonymous {
+		sessions.Anonymous = &session.Anonymous{Store: d.sessions, SignIn: demoAPIClient(d.banking)}
+	}
 	policy := resolvers.NewPolicy(d.cfg.PaymentsOperators, d.cfg.PublicRateLimit)
 	es := graph.NewExecutableSchema(graph.Config{
 		Resolvers: &resolvers.Resolver{
@@ -113,6 +117,25 @@ func healthString(err error) string {
 		return err.Error()
 	}
 	return "ok"
+}
+
+// demoAPIClient signs the sandbox's demo API client in, for the anonymous
+// session of sandbox mode.
+func demoAPIClient(bank *banking.Client) func(context.Context) (*session.Session, error) {
+	return func(ctx context.Context) (*session.Session, error) {
+		tokens := banking.NewTokenStore("")
+		ctx = banking.WithTokenSource(ctx, tokens)
+		if _, _, err := bank.Auth.SignInAPIKey(ctx, banking.Secret(sbbanking.DemoAPIKey)); err != nil {
+			return nil, err
+		}
+		corp, _, err := bank.Corporations.Current(ctx)
+		if err != nil {
+			return nil, err
+		}
+		tok, _ := tokens.Token(ctx)
+		return &session.Session{Kind: session.APIClient, CorporationID: corp.ID,
+			BankingToken: session.Secret(tok), BankingTokenAt: time.Now().UTC()}, nil
+	}
 }
 
 // websocketInit adapts the session's connection_init check to gqlgen.

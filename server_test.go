@@ -139,3 +139,43 @@ func TestQueryShapeLimits(t *testing.T) {
 		})
 	}
 }
+
+// TestSandboxModeAnswersTheReadmeQueryWithoutSigningIn is the first
+// experience of `go run .`: in sandbox mode a request without a session
+// acts as the demo API client, so the README's query answers at once.
+func TestSandboxModeAnswersTheReadmeQueryWithoutSigningIn(t *testing.T) {
+	g := startGateway(t, "-sandbox-anonymous", "true")
+	var d customersData
+	g.query(t, readmeQuery, nil).decode(t, &d)
+	if len(d.Customers) < 5 {
+		t.Fatalf("want the seeded customers, got %+v", d)
+	}
+	var v struct {
+		Viewer struct {
+			Kind string `json:"kind"`
+		} `json:"viewer"`
+	}
+	g.query(t, `{ viewer { kind } }`, nil).decode(t, &v)
+	if v.Viewer.Kind != "API_CLIENT" {
+		t.Errorf("anonymous viewer: %+v", v)
+	}
+	// Signing out of the shared session ends nothing for the next request.
+	g.query(t, `mutation { signOut }`, nil)
+	g.query(t, readmeQuery, nil).decode(t, &d)
+	if len(d.Customers) < 5 {
+		t.Fatalf("after signOut: %+v", d)
+	}
+	// A real sign-in still gives the client its own session.
+	person := g.signInPerson(t, "anna@demo.test")
+	if resp := g.queryAs(t, person, `{ customers { id } }`, nil); resp.code() != "FORBIDDEN" {
+		t.Errorf("a signed-in person is not the anonymous operator: %+v", resp.Errors)
+	}
+
+	// With real upstreams there is no anonymous session.
+	_, err := parseConfig([]string{"-payments-url", "http://p.example", "-banking-url", "http://b.example",
+		"-payments-private-key", "k", "-payments-public-key", "k", "-payments-access-token", "k", "-sandbox-anonymous", "true"},
+		func(string) string { return "" }, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "FINGRAPH_SANDBOX_ANONYMOUS") {
+		t.Errorf("anonymous with real upstreams: %v", err)
+	}
+}

@@ -39,6 +39,9 @@ type state struct {
 	// recent holds the tokens Transport already wrote back, so the banking
 	// client's own SetToken of the same token is not written twice.
 	recent []string
+	// anonymous marks the shared sandbox session (see Anonymous): signing
+	// in or out replaces it for this request but never deletes it.
+	anonymous bool
 }
 
 type ctxKey struct{}
@@ -77,6 +80,8 @@ type Handler struct {
 	store  Store
 	logger *slog.Logger
 	locks  *keyedMutex
+	// Anonymous, when set, is the session of requests that carry none.
+	Anonymous *Anonymous
 }
 
 // NewHandler returns a Handler over store. Use one per process: it holds
@@ -116,6 +121,15 @@ func (h *Handler) Middleware(next http.Handler) http.Handler {
 				}
 				st.token, st.sess = token, sess
 			}
+		}
+		if token == "" && h.Anonymous != nil {
+			tok, sess, err := h.Anonymous.session(r.Context())
+			if err != nil {
+				logger.ErrorContext(r.Context(), "the sandbox's anonymous demo session failed", "err", err)
+				writeError(w, http.StatusServiceUnavailable, "UPSTREAM_UNAVAILABLE", "the demo session is unavailable; sign in, or try again shortly")
+				return
+			}
+			st.token, st.sess, st.anonymous = tok, sess, true
 		}
 		next.ServeHTTP(w, r.WithContext(st.attach(r.Context())))
 	})
@@ -190,10 +204,10 @@ func Begin(ctx context.Context, sess *Session) (string, error) {
 		return "", err
 	}
 	st.mu.Lock()
-	old := st.token
-	st.token, st.sess = token, sess
+	old, shared := st.token, st.anonymous
+	st.token, st.sess, st.anonymous = token, sess, false
 	st.mu.Unlock()
-	if old != "" {
+	if old != "" && !shared {
 		// Signing in again replaces the previous session of this client.
 		if err := st.store.Delete(ctx, old); err != nil {
 			st.logger.WarnContext(ctx, "could not delete the replaced session", "err", err)
@@ -217,13 +231,13 @@ func End(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	st.mu.Lock()
-	token, sess := st.token, st.sess
-	st.token, st.sess = "", nil
+	token, sess, shared := st.token, st.sess, st.anonymous
+	st.token, st.sess, st.anonymous = "", nil, false
 	st.mu.Unlock()
 	if st.w != nil {
 		clearCookie(st.w)
 	}
-	if token == "" {
+	if token == "" || shared {
 		return false, nil
 	}
 	if err := st.store.Delete(ctx, token); err != nil {

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/fingraph/fingraph/upstream/banking"
 )
 
 // Token write-back.
@@ -48,6 +50,12 @@ type roundTripper struct{ base http.RoundTripper }
 func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	st := stateFrom(req.Context())
 	if st == nil || st.locks == nil || req.Header.Get(TokenHeader) == "" {
+		return rt.base.RoundTrip(req)
+	}
+	// Only calls made with the session's own token source are the
+	// session's: a sign-in within a signed-in request carries the new
+	// principal's token in a token source of its own.
+	if ts, ok := banking.TokenSourceFrom(req.Context()).(*tokenSource); !ok || (*state)(ts) != st {
 		return rt.base.RoundTrip(req)
 	}
 	st.mu.Lock()
