@@ -13,7 +13,8 @@ import (
 // in-process sandbox over loopback HTTP. It reports upstream calls per query
 // from the sandbox's own counters. Results and the command: docs/performance.md.
 func BenchmarkReadmeQuery(b *testing.B) {
-	g := startGateway(b, "-log-level", "warn")
+	// The anonymous demo session of sandbox mode, as `go run .` serves it.
+	g := startGateway(b, "-log-level", "warn", "-sandbox-anonymous", "true")
 	body, _ := json.Marshal(map[string]any{"query": readmeQuery})
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	post := func() {
@@ -21,10 +22,10 @@ func BenchmarkReadmeQuery(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		_, _ = io.Copy(io.Discard, resp.Body)
+		raw, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			b.Fatalf("status %d", resp.StatusCode)
+		if resp.StatusCode != http.StatusOK || bytes.Contains(raw, []byte(`"errors"`)) {
+			b.Fatalf("status %d: %s", resp.StatusCode, raw)
 		}
 	}
 	post()

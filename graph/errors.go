@@ -76,6 +76,13 @@ func presentCause(ctx context.Context, logger *slog.Logger, gqlErr *gqlerror.Err
 		gqlErr.Message = "the banking service is unavailable; try again shortly"
 		return
 	}
+	if errors.Is(err, context.Canceled) {
+		// The client went away; nobody reads this answer, and it says
+		// nothing about the upstream.
+		ext["code"] = string(gqlerr.UpstreamUnavailable)
+		gqlErr.Message = "the request was cancelled"
+		return
+	}
 	var ue *payments.UnavailableError
 	if errors.As(err, &ue) {
 		logger.WarnContext(ctx, "upstream unavailable", "path", gqlErr.Path.String(), "err", err)
@@ -83,7 +90,7 @@ func presentCause(ctx context.Context, logger *slog.Logger, gqlErr *gqlerror.Err
 		gqlErr.Message = "the payments service is unavailable; try again shortly"
 		return
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if errors.Is(err, context.DeadlineExceeded) {
 		ext["code"] = string(gqlerr.UpstreamUnavailable)
 		gqlErr.Message = "the request timed out"
 		return
