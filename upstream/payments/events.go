@@ -21,9 +21,19 @@ type Event struct {
 }
 
 // Get reads an event by id from /v3/events/:id, the version the onboarding
-// flow uses (the event is the same under /v1).
+// flow uses (the event is the same under /v1: see GetV1).
 func (s *EventsService) Get(ctx context.Context, id string) (*Event, error) {
-	req, err := s.client.NewRequest(ctx, KeyAccessToken, http.MethodGet, "v3/events/"+url.PathEscape(id), nil)
+	return s.get(ctx, "v3", id)
+}
+
+// GetV1 reads an event by id from /v1/events/:id, the version of the
+// webhooks description.
+func (s *EventsService) GetV1(ctx context.Context, id string) (*Event, error) {
+	return s.get(ctx, "v1", id)
+}
+
+func (s *EventsService) get(ctx context.Context, version, id string) (*Event, error) {
+	req, err := s.client.NewRequest(ctx, KeyAccessToken, http.MethodGet, version+"/events/"+url.PathEscape(id), nil)
 	if err != nil {
 		return nil, err
 	}
