@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"testing"
+
+	sbbanking "github.com/fingraph/fingraph/upstream/sandbox/banking"
 )
 
 // Live events: upstream webhooks become GraphQL subscriptions, through the
@@ -250,4 +252,43 @@ func TestWebsocketOriginIsChecked(t *testing.T) {
 		t.Fatalf("an allowed origin was refused: %v", err)
 	}
 	ws.conn.Close()
+}
+
+// TestGatewayEventsReachOnlyTheirCorporation: banking changes made through
+// the gateway stream next to payments events, to staff and to the
+// principals of the corporation concerned, never to another corporation.
+func TestGatewayEventsReachOnlyTheirCorporation(t *testing.T) {
+	g := startGateway(t, "-payments-operators", "STAFF,PERSON,API_CLIENT")
+	staff := g.as(g.signInStaff(t))
+	anna := g.as(g.signInPerson(t, "anna@demo.test"))
+	ben := g.as(g.signInPerson(t, "ben@second.test"))
+	const sub = `subscription($after: String) { events(names: ["PersonBlocked", "PersonRestored"], after: $after) ` + liveFields + ` }`
+	staffWS := staff.dialWS(t, nil, nil)
+	staffWS.subscribeFromNow(staff, "1", sub, nil)
+	benWS := ben.dialWS(t, nil, nil)
+	benWS.subscribeFromNow(ben, "1", sub, nil)
+
+	const block = `mutation($id: ID!) { blockPerson(input: {id: $id}) { id isBlocked } }`
+	const restore = `mutation($id: ID!) { restorePerson(input: {id: $id}) { id isBlocked } }`
+	anna.query(t, block, map[string]any{"id": sbbanking.DaceID}).decode(t, &map[string]any{})
+	staff.query(t, block, map[string]any{"id": sbbanking.KatiID}).decode(t, &map[string]any{})
+	t.Cleanup(func() {
+		staff.query(t, restore, map[string]any{"id": sbbanking.DaceID})
+		staff.query(t, restore, map[string]any{"id": sbbanking.KatiID})
+	})
+
+	first := staffWS.next("1", "events")
+	second := staffWS.next("1", "events")
+	if first.Source != "gateway" || first.Event.Name != "PersonBlocked" || first.Event.Payload["person_id"] != sbbanking.DaceID ||
+		first.Event.Payload["corporation_id"] != sbbanking.DemoCorporationID || first.Event.Payload["by_kind"] != "PERSON" {
+		t.Errorf("staff's first event: %+v", first)
+	}
+	if second.Event.Payload["person_id"] != sbbanking.KatiID {
+		t.Errorf("staff's second event: %+v", second)
+	}
+	// Ben, of the second corporation, sees the block in his corporation
+	// first: the other corporation's block never reached him.
+	if e := benWS.next("1", "events"); e.Event.Payload["person_id"] != sbbanking.KatiID {
+		t.Errorf("another corporation's event reached ben: %+v", e)
+	}
 }

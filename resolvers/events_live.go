@@ -2,17 +2,22 @@ package resolvers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+
+	"github.com/google/uuid"
 
 	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/graph/gqlerr"
 	"github.com/fingraph/fingraph/graph/model"
+	"github.com/fingraph/fingraph/session"
 )
 
 // EventStream is where subscriptions read live events from.
 type EventStream interface {
 	Subscribe(ctx context.Context, f events.Filter, cursor string) (<-chan events.Event, error)
 	Cursor(ctx context.Context) (string, error)
+	Publish(ctx context.Context, e events.Event) error
 }
 
 var _ EventStream = (*events.Bus)(nil)
@@ -26,6 +31,7 @@ func (r *Resolver) subscribe(ctx context.Context, f events.Filter, after *string
 	if len(f.Names) > maxNames {
 		return nil, gqlerr.BadInput("names", "at most %d names", maxNames)
 	}
+	f.Match = visibleTo(session.From(ctx), f.Match)
 	in, err := r.Events.Subscribe(ctx, f, deref(after))
 	if errors.Is(err, events.ErrBadCursor) {
 		return nil, gqlerr.BadInput("after", "after must be a cursor from an earlier event")
@@ -63,4 +69,35 @@ func toLiveEvent(e *events.Event) (*model.LiveEvent, error) {
 		ev.PrefetchedPendingActions = append(ev.PrefetchedPendingActions, toPendingAction(e.PendingAction))
 	}
 	return &model.LiveEvent{Cursor: e.Cursor, Source: e.Source, Event: ev}, nil
+}
+
+// visibleTo narrows a filter to what the subscriber may see: payments events
+// belong to the merchant and reach every payments operator, but the
+// gateway's banking events belong to one corporation and reach only its own
+// principals and staff.
+func visibleTo(s *session.Session, match func(*events.Event) bool) func(*events.Event) bool {
+	return func(e *events.Event) bool {
+		if e.Source == events.SourceGateway {
+			if s == nil || (s.Kind != session.Staff && (s.CorporationID == "" || e.PayloadString("corporation_id") != s.CorporationID)) {
+				return false
+			}
+		}
+		return match == nil || match(e)
+	}
+}
+
+// publishGatewayEvent announces a change the gateway made upstream on the
+// banking side, so dashboards see it next to the payments events. The
+// upstream has already acted, so a failure is logged, not returned.
+func (r *Resolver) publishGatewayEvent(ctx context.Context, name string, payload map[string]any) {
+	if s := session.From(ctx); s != nil {
+		payload["by_kind"] = string(s.Kind)
+	}
+	body, err := json.Marshal(payload)
+	if err == nil {
+		err = r.Events.Publish(ctx, events.Event{Source: events.SourceGateway, ID: uuid.NewString(), Name: name, Payload: body, CreatedAt: r.now().UTC()})
+	}
+	if err != nil {
+		r.Logger.WarnContext(ctx, "could not publish a gateway event", "name", name, "err", err)
+	}
 }

@@ -115,6 +115,7 @@ func (r *mutationResolver) CreatePerson(ctx context.Context, input model.CreateP
 	if err != nil {
 		return nil, err
 	}
+	r.publishGatewayEvent(ctx, "PersonCreated", map[string]any{"person_id": p.ID, "corporation_id": loaders.CorporationOf(p)})
 	return toPerson(p), nil
 }
 
@@ -140,12 +141,12 @@ func (r *mutationResolver) UpdatePerson(ctx context.Context, input model.UpdateP
 
 // BlockPerson is the resolver for the blockPerson field.
 func (r *mutationResolver) BlockPerson(ctx context.Context, input model.PersonIDInput) (*model.Person, error) {
-	return r.personTransition(ctx, input.ID, r.Banking.Persons.Block)
+	return r.personTransition(ctx, input.ID, "PersonBlocked", r.Banking.Persons.Block)
 }
 
 // RestorePerson is the resolver for the restorePerson field.
 func (r *mutationResolver) RestorePerson(ctx context.Context, input model.PersonIDInput) (*model.Person, error) {
-	return r.personTransition(ctx, input.ID, r.Banking.Persons.Restore)
+	return r.personTransition(ctx, input.ID, "PersonRestored", r.Banking.Persons.Restore)
 }
 
 // UpdateMe is the resolver for the updateMe field.

@@ -14,7 +14,7 @@ import (
 
 // personTransition blocks or restores a person, then reads it back: the
 // upstream answers only the id.
-func (r *Resolver) personTransition(ctx context.Context, id string, move func(context.Context, string) (string, *banking.Response, error)) (*model.Person, error) {
+func (r *Resolver) personTransition(ctx context.Context, id, event string, move func(context.Context, string) (string, *banking.Response, error)) (*model.Person, error) {
 	s, err := mustSession(ctx)
 	if err != nil {
 		return nil, err
@@ -34,6 +34,7 @@ func (r *Resolver) personTransition(ctx context.Context, id string, move func(co
 	if err != nil {
 		return nil, err
 	}
+	r.publishGatewayEvent(ctx, event, map[string]any{"person_id": p.ID, "corporation_id": loaders.CorporationOf(p)})
 	return toPerson(p), nil
 }
 
