@@ -506,3 +506,18 @@ func TestOrderCustomerIsBatchedFromOrders(t *testing.T) {
 		t.Errorf("orders with customers cost %v, want one order listing and one customer listing", s.Routes)
 	}
 }
+
+func TestIdempotencyKeysArePerPrincipal(t *testing.T) {
+	g := startGateway(t)
+	api, staff := g.as(g.signInAPI(t)), g.as(g.signInStaff(t))
+	key := uniq("shared-")
+	input := func() map[string]any {
+		return map[string]any{"idempotencyKey": key, "currency": "EUR", "items": map[string]any{"amount": 300},
+			"payment": map[string]any{"card": map[string]any{"token": uniq("tok_fail_")}}}
+	}
+	a := createOrder(t, api, input())
+	b := createOrder(t, staff, input())
+	if a.OrderID == "" || b.OrderID == "" || a.OrderID == b.OrderID {
+		t.Fatalf("two principals' attempts under one key share an order: %q %q", a.OrderID, b.OrderID)
+	}
+}

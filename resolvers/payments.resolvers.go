@@ -83,7 +83,7 @@ func (r *mutationResolver) CreateOrder(ctx context.Context, input model.CreateOr
 			return nil, err
 		}
 	}
-	const scope = "merchant"
+	scope := idempotencyScope(ctx)
 	key := deref(input.IdempotencyKey)
 	fp := fingerprint(req)
 	if key != "" {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/fingraph/fingraph/graph/gqlerr"
 	"github.com/fingraph/fingraph/graph/model"
+	"github.com/fingraph/fingraph/session"
 	"github.com/fingraph/fingraph/upstream/payments"
 )
 
@@ -27,4 +28,14 @@ func (r *mutationResolver) applyOrderEvent(ctx context.Context, orderID, kind st
 		return nil, err
 	}
 	return &model.OrderChangePayload{OrderID: orderID, Applied: kind}, nil
+}
+
+// idempotencyScope keeps idempotency keys apart per principal: two API
+// clients, or two customers, choosing the same key never share an attempt.
+func idempotencyScope(ctx context.Context) string {
+	s := session.From(ctx)
+	if s == nil {
+		return "signed-out"
+	}
+	return string(s.Kind) + "|" + s.PrincipalID + "|" + s.CorporationID
 }
