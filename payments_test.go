@@ -521,3 +521,31 @@ func TestIdempotencyKeysArePerPrincipal(t *testing.T) {
 		t.Fatalf("two principals' attempts under one key share an order: %q %q", a.OrderID, b.OrderID)
 	}
 }
+
+// TestUpstreamFaultsBecomeUpstreamUnavailable injects failures in the
+// sandbox and counts attempts: reads are retried, writes never are.
+func TestUpstreamFaultsBecomeUpstreamUnavailable(t *testing.T) {
+	g := startGateway(t)
+	g = g.as(g.signInAPI(t))
+	for _, route := range []string{"GET /payments/v1/customer", "POST /payments/v1/order"} {
+		g.sandbox(t, http.MethodPost, "/_sandbox/faults", map[string]any{"route": route, "error_rate": 1, "status": 503}, nil)
+	}
+	t.Cleanup(func() { g.sandbox(t, http.MethodDelete, "/_sandbox/faults", nil, nil) })
+	g.resetStats(t)
+	resp := g.query(t, `{ customers { id } }`, nil)
+	if resp.code() != "UPSTREAM_UNAVAILABLE" || strings.Contains(resp.Errors[0].Message, "injected") {
+		t.Fatalf("customers with the upstream down: %+v", resp.Errors)
+	}
+	if n := g.stats(t).Routes["GET /payments/v1/customer"]; n != 3 {
+		t.Errorf("a failing read was attempted %d times, want 3 (two retries)", n)
+	}
+	g.resetStats(t)
+	order := g.query(t, createOrderMutation, map[string]any{"input": map[string]any{"currency": "EUR", "items": map[string]any{"amount": 100},
+		"payment": map[string]any{"card": map[string]any{"token": uniq("tok_ok_")}}}})
+	if order.code() != "UPSTREAM_UNAVAILABLE" {
+		t.Fatalf("createOrder with the upstream down: %+v", order.Errors)
+	}
+	if n := g.stats(t).Routes["POST /payments/v1/order"]; n != 1 {
+		t.Errorf("a failing order creation was sent %d times; a write is never retried", n)
+	}
+}

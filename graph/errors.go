@@ -70,17 +70,17 @@ func presentCause(ctx context.Context, logger *slog.Logger, gqlErr *gqlerror.Err
 		presentBanking(ctx, logger, gqlErr, be)
 		return
 	}
-	if banking.IsUnavailable(err) {
-		logger.WarnContext(ctx, "upstream unavailable", "path", gqlErr.Path.String(), "err", err)
-		ext["code"] = string(gqlerr.UpstreamUnavailable)
-		gqlErr.Message = "the banking service is unavailable; try again shortly"
-		return
-	}
 	if errors.Is(err, context.Canceled) {
 		// The client went away; nobody reads this answer, and it says
 		// nothing about the upstream.
 		ext["code"] = string(gqlerr.UpstreamUnavailable)
 		gqlErr.Message = "the request was cancelled"
+		return
+	}
+	if banking.IsUnavailable(err) {
+		logger.WarnContext(ctx, "upstream unavailable", "path", gqlErr.Path.String(), "err", err)
+		ext["code"] = string(gqlerr.UpstreamUnavailable)
+		gqlErr.Message = "the banking service is unavailable; try again shortly"
 		return
 	}
 	var ue *payments.UnavailableError
