@@ -32,6 +32,10 @@ func ErrorPresenter(logger *slog.Logger) graphql.ErrorPresenterFunc {
 				return gqlErr
 			case string(gqlerr.BadUserInput):
 				return gqlErr
+			case persistedQueryNotFound, persistedQueryNotSupported:
+				// The automatic-persisted-query protocol: clients resend
+				// the full query on exactly this message and code.
+				return gqlErr
 			}
 		}
 		presentCause(ctx, logger, gqlErr, err)
@@ -39,8 +43,13 @@ func ErrorPresenter(logger *slog.Logger) graphql.ErrorPresenterFunc {
 	}
 }
 
-// complexityExceeded is the code of gqlgen's complexity limit.
-const complexityExceeded = "COMPLEXITY_LIMIT_EXCEEDED"
+// Codes gqlgen's extensions set: its complexity limit, and the automatic
+// persisted query protocol, whose codes clients act on and so pass through.
+const (
+	complexityExceeded         = "COMPLEXITY_LIMIT_EXCEEDED"
+	persistedQueryNotFound     = "PERSISTED_QUERY_NOT_FOUND"
+	persistedQueryNotSupported = "PERSISTED_QUERY_NOT_SUPPORTED"
+)
 
 func presentCause(ctx context.Context, logger *slog.Logger, gqlErr *gqlerror.Error, err error) {
 	ext := map[string]any{}

@@ -81,9 +81,11 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *handler.Server 
 		PayloadReadLimit:      &l.WebsocketReadLimit,
 	})
 	srv.AddTransport(transport.Options{})
+	// SSE before POST: both accept a JSON POST, and the first transport that
+	// supports a request serves it; SSE asks for Accept: text/event-stream.
+	srv.AddTransport(transport.SSE{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
-	srv.AddTransport(transport.SSE{})
 
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.SetParserTokenLimit(l.MaxTokens)
