@@ -3,8 +3,12 @@ package main
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/fingraph/fingraph/upstream/sandbox"
+	sbpayments "github.com/fingraph/fingraph/upstream/sandbox/payments"
 )
 
 // Tests of the payments part of the graph, through the gateway and the
@@ -547,5 +551,35 @@ func TestUpstreamFaultsBecomeUpstreamUnavailable(t *testing.T) {
 	}
 	if n := g.stats(t).Routes["POST /payments/v1/order"]; n != 1 {
 		t.Errorf("a failing order creation was sent %d times; a write is never retried", n)
+	}
+}
+
+// TestWrongKeyKindIsAConfigurationErrorNotALeak runs the gateway against a
+// separately started sandbox, as against real upstreams, with the public
+// key configured where the private key belongs: the upstream refuses the
+// key kind, the client sees only "internal error", and the log names the
+// problem without the key.
+func TestWrongKeyKindIsAConfigurationErrorNotALeak(t *testing.T) {
+	sb := sandbox.New(sandbox.Config{})
+	sb.Seed()
+	srv := httptest.NewServer(sb)
+	t.Cleanup(func() { srv.Close(); sb.Close() })
+	g := startGateway(t,
+		"-payments-url", srv.URL+"/payments", "-banking-url", srv.URL+"/banking",
+		"-payments-private-key", sbpayments.PublicKey, "-payments-public-key", sbpayments.PublicKey,
+		"-payments-access-token", sbpayments.AccessToken)
+	g.SandboxURL = srv.URL
+	g = g.as(g.signInAPI(t))
+	resp := g.query(t, `{ customers { id } }`, nil)
+	if resp.code() != "INTERNAL" || resp.Errors[0].Message != "internal error" {
+		t.Fatalf("want INTERNAL, got %+v", resp.Errors)
+	}
+	if s := g.stats(t); s.Routes["GET /payments/v1/customer"] != 1 {
+		t.Errorf("a refused key must not be retried: %v", s.Routes)
+	}
+	logs := g.Logs.String()
+	mustContain(t, logs, "payments refused the gateway's credentials")
+	if strings.Contains(logs, sbpayments.PublicKey) || strings.Contains(logs, sbpayments.AccessToken) {
+		t.Errorf("a configured key appears in the log")
 	}
 }

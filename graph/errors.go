@@ -122,8 +122,15 @@ func presentPayments(ctx context.Context, logger *slog.Logger, gqlErr *gqlerror.
 	switch {
 	case pe.StatusCode == http.StatusNotFound:
 		ext["code"] = string(gqlerr.NotFound)
-	case pe.StatusCode == http.StatusForbidden:
+	case pe.StatusCode == http.StatusForbidden && isCustomerSession(ctx):
 		ext["code"] = string(gqlerr.Forbidden)
+	case pe.StatusCode == http.StatusForbidden:
+		// The merchant's own key was of the wrong kind for the route: the
+		// gateway is misconfigured, which the client cannot fix.
+		logger.ErrorContext(ctx, "payments refused the gateway's credentials: wrong key kind for the route", "status", pe.StatusCode, "code", pe.Code)
+		ext["code"] = string(gqlerr.Internal)
+		gqlErr.Message = "internal error"
+		return
 	case pe.StatusCode == http.StatusUnauthorized && isCustomerSession(ctx):
 		// A customer session's key was refused: the session is over.
 		session.Revoke(ctx)
