@@ -168,17 +168,8 @@ func start(ctx context.Context, cfg config, logger *slog.Logger) (_ *app, err er
 	}
 
 	// session.Transport orders a session's calls and writes their refreshed
-	// tokens back; the transport under it is tuned like the client's own.
-	bankHTTP := &http.Client{Transport: session.Transport(&http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          256,
-		MaxIdleConnsPerHost:   64,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   5 * time.Second,
-		ResponseHeaderTimeout: 15 * time.Second,
-	})}
+	// tokens back, over the client's own tuned transport.
+	bankHTTP := &http.Client{Transport: session.Transport(banking.NewTransport())}
 	bank, err := banking.NewClient(cfg.BankingURL, banking.WithVersion(cfg.BankingVersion), banking.WithHTTPClient(bankHTTP),
 		banking.WithTimeout(cfg.UpstreamTimeout), banking.WithLogger(logger.With("upstream", "banking")))
 	if err != nil {

@@ -262,7 +262,7 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 		}
 	}
 	if c.http == nil {
-		c.http = &http.Client{Transport: newTransport()}
+		c.http = &http.Client{Transport: NewTransport()}
 	}
 	c.breaker = gobreaker.NewCircuitBreaker[*http.Response](gobreaker.Settings{
 		Name:    "banking",
@@ -286,9 +286,10 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 	return c, nil
 }
 
-// newTransport raises Go's default of two idle connections per host: the
+// NewTransport returns the transport the client uses by default, for callers
+// that wrap it (WithHTTPClient). It raises Go's default of two idle connections per host: the
 // gateway fans many concurrent calls out to one upstream host.
-func newTransport() *http.Transport {
+func NewTransport() *http.Transport {
 	return &http.Transport{
 		Proxy: http.ProxyFromEnvironment,
 		DialContext: (&net.Dialer{
