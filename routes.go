@@ -16,8 +16,6 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/fingraph/fingraph/engine"
 	"github.com/fingraph/fingraph/events"
@@ -41,6 +39,7 @@ type routeDeps struct {
 	sessions session.Store
 	attempts *idempotency.Store
 
+	metrics    *metrics
 	bus        *events.Bus
 	enricher   *events.Enricher
 	reconciler *events.Reconciler
@@ -48,13 +47,6 @@ type routeDeps struct {
 
 // newRouter maps every route of the gateway, in one place.
 func newRouter(d routeDeps) http.Handler {
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	requests := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "fingraph_http_requests_total", Help: "HTTP requests by route and status class.",
-	}, []string{"route", "code"})
-	reg.MustRegister(requests)
-
 	sessions := session.NewHandler(d.sessions, d.logger)
 	if d.cfg.SandboxAnonymous {
 		sessions.Anonymous = &session.Anonymous{Store: d.sessions, SignIn: demoAPIClient(d.banking)}
@@ -81,7 +73,7 @@ func newRouter(d routeDeps) http.Handler {
 	r := chi.NewRouter()
 	r.Use(middleware.RequestID)
 	r.Use(middleware.Recoverer)
-	r.Use(accessLog(d.logger, requests))
+	r.Use(accessLog(d.logger, d.metrics.requests))
 
 	// Sessions come before loaders: loaders hold one principal's view.
 	r.Handle("/graphql", graph.LimitBody(graph.DefaultLimits.MaxBodyBytes,
@@ -108,7 +100,7 @@ func newRouter(d routeDeps) http.Handler {
 		}
 		writeJSON(w, status, map[string]any{"ready": status == http.StatusOK, "checks": checks})
 	})
-	r.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	r.Handle("/metrics", d.metrics.handler())
 	return r
 }
 

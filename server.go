@@ -160,16 +160,18 @@ func start(ctx context.Context, cfg config, logger *slog.Logger) (_ *app, err er
 		return nil, err
 	}
 
+	m := newMetrics()
 	pay, err := payments.NewClient(cfg.PaymentsURL, payments.Keys{
 		Public: cfg.PaymentsPublic, Private: cfg.PaymentsPrivate, AccessToken: cfg.PaymentsAccess,
-	}, payments.WithTimeout(cfg.UpstreamTimeout), payments.WithLogger(logger.With("upstream", "payments")))
+	}, payments.WithTimeout(cfg.UpstreamTimeout), payments.WithLogger(logger.With("upstream", "payments")),
+		payments.WithHTTPClient(&http.Client{Transport: m.instrument("payments", payments.NewTransport())}))
 	if err != nil {
 		return nil, fmt.Errorf("FINGRAPH_PAYMENTS_URL: %w", err)
 	}
 
 	// session.Transport orders a session's calls and writes their refreshed
 	// tokens back, over the client's own tuned transport.
-	bankHTTP := &http.Client{Transport: session.Transport(banking.NewTransport())}
+	bankHTTP := &http.Client{Transport: session.Transport(m.instrument("banking", banking.NewTransport()))}
 	bank, err := banking.NewClient(cfg.BankingURL, banking.WithVersion(cfg.BankingVersion), banking.WithHTTPClient(bankHTTP),
 		banking.WithTimeout(cfg.UpstreamTimeout), banking.WithLogger(logger.With("upstream", "banking")))
 	if err != nil {
@@ -195,6 +197,7 @@ func start(ctx context.Context, cfg config, logger *slog.Logger) (_ *app, err er
 	handler := newRouter(routeDeps{
 		cfg:        cfg,
 		logger:     logger,
+		metrics:    m,
 		engine:     a.engine,
 		payments:   pay,
 		banking:    bank,

@@ -87,7 +87,17 @@ func TestRunServesAndShutsDownOnCancel(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !ready.Ready || ready.Checks["jetstream"] != "ok" {
 		t.Fatalf("readyz: %d %+v", resp.StatusCode, ready)
 	}
-	for path, want := range map[string]string{"/healthz": `"ok"`, "/": "<html", "/metrics": "go_goroutines"} {
+	// The README's query, signed out: sandbox mode's demo session answers.
+	qresp, err := http.Post("http://"+addr+"/graphql", "application/json", strings.NewReader(`{"query":"`+readmeQuery+`"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	qbody, _ := io.ReadAll(qresp.Body)
+	qresp.Body.Close()
+	if !strings.Contains(string(qbody), `"number":"C-1001"`) || strings.Contains(string(qbody), `"errors"`) {
+		t.Fatalf("README query on a fresh start: %s", qbody)
+	}
+	for path, want := range map[string]string{"/healthz": `"ok"`, "/": "<html", "/metrics": `fingraph_upstream_requests_total{code="200",method="get",upstream="payments"}`} {
 		resp, err := http.Get("http://" + addr + path)
 		if err != nil {
 			t.Fatal(err)
