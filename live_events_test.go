@@ -3,8 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"net/http"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
 
 	sbbanking "github.com/fingraph/fingraph/upstream/sandbox/banking"
 )
@@ -290,5 +295,33 @@ func TestGatewayEventsReachOnlyTheirCorporation(t *testing.T) {
 	// first: the other corporation's block never reached him.
 	if e := benWS.next("1", "events"); e.Event.Payload["person_id"] != sbbanking.KatiID {
 		t.Errorf("another corporation's event reached ben: %+v", e)
+	}
+}
+
+// TestWebsocketLimitsAreEnforced checks what the gorilla adapter exists
+// for: gqlgen enforces the payload limit only through the adapter's
+// SetReadLimit. The same operation, small, is answered at once; padded past
+// the limit, the connection is closed instead.
+func TestWebsocketLimitsAreEnforced(t *testing.T) {
+	g := startGateway(t)
+	g = g.as(g.signInAPI(t))
+	send := func(pad int) (wsMessage, error) {
+		ws := g.dialWS(t, nil, nil)
+		payload := `{"query":"{ ok }","variables":{"pad":"` + strings.Repeat("x", pad) + `"}}`
+		if err := ws.conn.WriteJSON(wsMessage{ID: "1", Type: "subscribe", Payload: json.RawMessage(payload)}); err != nil {
+			return wsMessage{}, err
+		}
+		_ = ws.conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+		var m wsMessage
+		err := ws.conn.ReadJSON(&m)
+		return m, err
+	}
+	if m, err := send(10); err != nil || m.Type != "next" {
+		t.Fatalf("a small operation: %+v %v", m, err)
+	}
+	_, err := send(100 << 10)
+	var ce *websocket.CloseError
+	if !errors.As(err, &ce) {
+		t.Fatalf("an oversized message: want the connection closed, got %v", err)
 	}
 }
