@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // config is the gateway's configuration, from flags and FINGRAPH_*
@@ -43,6 +45,10 @@ type config struct {
 	// SandboxAnonymous lets requests without a session act as the sandbox's
 	// demo API client (sandbox mode only), so a first query works at once.
 	SandboxAnonymous bool
+	// OTLPEndpoint receives traces over OTLP/HTTP; empty records none.
+	OTLPEndpoint string
+	// tracerProvider replaces the OTLP exporter in tests.
+	tracerProvider trace.TracerProvider
 	// UpstreamTimeout bounds every upstream call.
 	UpstreamTimeout time.Duration
 
@@ -93,6 +99,7 @@ func (c *config) settings() []setting {
 		{"sandbox-addr", "FINGRAPH_SANDBOX_ADDR", "", "listen address of the sandbox (default 127.0.0.1:9090 for `sandbox`, a free loopback port in-process)", &c.SandboxAddr},
 		{"log-format", "FINGRAPH_LOG_FORMAT", "text", "log format: text or json", &c.LogFormat},
 		{"log-level", "FINGRAPH_LOG_LEVEL", "info", "log level: debug, info, warn or error", &c.LogLevel},
+		{"otlp-endpoint", "FINGRAPH_OTLP_ENDPOINT", "", "OTLP/HTTP endpoint receiving traces, e.g. http://collector:4318; empty records none", &c.OTLPEndpoint},
 		{"banking-version", "FINGRAPH_BANKING_VERSION", "v2", "banking API version: v2 or v3 (v3 has the challenge-shaped two-factor)", &c.BankingVersion},
 		{"session-ttl", "FINGRAPH_SESSION_TTL", "12h", "lifetime of a sign-in session", &c.sessionTTLRaw},
 		{"payments-operators", "FINGRAPH_PAYMENTS_OPERATORS", "STAFF,API_CLIENT", "comma-separated principal kinds allowed to operate payments: STAFF, PERSON, INTRODUCER, API_CLIENT", &c.paymentsOperatorsRaw},
@@ -236,6 +243,11 @@ func (c config) validate() error {
 	}
 	if c.RegisterWebhook && !c.sandboxMode() && !strings.HasPrefix(c.PublicURL, "https://") {
 		return errors.New("FINGRAPH_PUBLIC_URL: an https:// URL is required with FINGRAPH_REGISTER_WEBHOOK (the upstream accepts HTTPS webhooks only)")
+	}
+	if c.OTLPEndpoint != "" {
+		if err := checkURL("FINGRAPH_OTLP_ENDPOINT", c.OTLPEndpoint); err != nil {
+			return err
+		}
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return fmt.Errorf("FINGRAPH_LOG_FORMAT: %q is not text or json", c.LogFormat)

@@ -16,6 +16,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 
 	"github.com/fingraph/fingraph/engine"
 	"github.com/fingraph/fingraph/events"
@@ -40,6 +41,7 @@ type routeDeps struct {
 	attempts *idempotency.Store
 
 	metrics    *metrics
+	tracing    *tracing
 	bus        *events.Bus
 	enricher   *events.Enricher
 	reconciler *events.Reconciler
@@ -68,6 +70,7 @@ func newRouter(d routeDeps) http.Handler {
 		Limits:        graph.DefaultLimits,
 		CheckOrigin:   originChecker(d.cfg.AllowedOrigins),
 		WebsocketInit: websocketInit(sessions.WebsocketInit),
+		Tracer:        d.tracing.tracer(),
 	})
 
 	r := chi.NewRouter()
@@ -76,8 +79,10 @@ func newRouter(d routeDeps) http.Handler {
 	r.Use(accessLog(d.logger, d.metrics.requests))
 
 	// Sessions come before loaders: loaders hold one principal's view.
-	r.Handle("/graphql", graph.LimitBody(graph.DefaultLimits.MaxBodyBytes,
-		sessions.Middleware(loaders.Middleware(d.payments, d.banking, gql))))
+	// Tracing wraps everything, so upstream spans join the request's trace.
+	r.Handle("/graphql", otelhttp.NewHandler(
+		graph.LimitBody(graph.DefaultLimits.MaxBodyBytes, sessions.Middleware(loaders.Middleware(d.payments, d.banking, gql))),
+		"/graphql", otelhttp.WithTracerProvider(d.tracing.provider), otelhttp.WithPropagators(d.tracing.propagator)))
 	r.Handle("/", playground.Handler("fingraph", "/graphql"))
 	r.Post("/webhooks/payments", (&events.Intake{Bus: d.bus, Logger: d.logger.With("component", "webhooks")}).ServeHTTP)
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {

@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"time"
 
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+
 	"github.com/fingraph/fingraph/engine"
 	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/idempotency"
@@ -95,6 +97,7 @@ type app struct {
 
 	enricher   *events.Enricher
 	reconciler *events.Reconciler
+	tracing    *tracing
 	// stop ends the contexts of background work and of open subscriptions:
 	// http.Server.Shutdown does not wait for hijacked websocket connections.
 	stop context.CancelFunc
@@ -161,17 +164,26 @@ func start(ctx context.Context, cfg config, logger *slog.Logger) (_ *app, err er
 	}
 
 	m := newMetrics()
+	if a.tracing, err = newTracing(ctx, cfg); err != nil {
+		return nil, err
+	}
+	// Upstream calls are traced and measured over each client's own tuned
+	// transport.
+	upstream := func(name string, rt http.RoundTripper) http.RoundTripper {
+		return otelhttp.NewTransport(m.instrument(name, rt),
+			otelhttp.WithTracerProvider(a.tracing.provider), otelhttp.WithPropagators(a.tracing.propagator))
+	}
 	pay, err := payments.NewClient(cfg.PaymentsURL, payments.Keys{
 		Public: cfg.PaymentsPublic, Private: cfg.PaymentsPrivate, AccessToken: cfg.PaymentsAccess,
 	}, payments.WithTimeout(cfg.UpstreamTimeout), payments.WithLogger(logger.With("upstream", "payments")),
-		payments.WithHTTPClient(&http.Client{Transport: m.instrument("payments", payments.NewTransport())}))
+		payments.WithHTTPClient(&http.Client{Transport: upstream("payments", payments.NewTransport())}))
 	if err != nil {
 		return nil, fmt.Errorf("FINGRAPH_PAYMENTS_URL: %w", err)
 	}
 
 	// session.Transport orders a session's calls and writes their refreshed
 	// tokens back, over the client's own tuned transport.
-	bankHTTP := &http.Client{Transport: session.Transport(m.instrument("banking", banking.NewTransport()))}
+	bankHTTP := &http.Client{Transport: session.Transport(upstream("banking", banking.NewTransport()))}
 	bank, err := banking.NewClient(cfg.BankingURL, banking.WithVersion(cfg.BankingVersion), banking.WithHTTPClient(bankHTTP),
 		banking.WithTimeout(cfg.UpstreamTimeout), banking.WithLogger(logger.With("upstream", "banking")))
 	if err != nil {
@@ -198,6 +210,7 @@ func start(ctx context.Context, cfg config, logger *slog.Logger) (_ *app, err er
 		cfg:        cfg,
 		logger:     logger,
 		metrics:    m,
+		tracing:    a.tracing,
 		engine:     a.engine,
 		payments:   pay,
 		banking:    bank,
@@ -317,6 +330,9 @@ func (a *app) shutdown() error {
 	}
 	if a.engine != nil {
 		a.engine.Close()
+	}
+	if a.tracing != nil {
+		errs = append(errs, a.tracing.shutdown(ctx))
 	}
 	if a.tempDir != "" {
 		errs = append(errs, os.RemoveAll(a.tempDir))

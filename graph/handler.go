@@ -17,6 +17,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/gorilla/websocket"
 	"github.com/vektah/gqlparser/v2/ast"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Limits bound what one request may ask for.
@@ -56,6 +57,8 @@ type HandlerConfig struct {
 	CheckOrigin func(*http.Request) bool
 	// WebsocketInit authenticates connection_init; nil accepts all.
 	WebsocketInit transport.WebsocketInitFunc
+	// Tracer, when set, traces operations and root fields.
+	Tracer trace.Tracer
 }
 
 // NewHandler assembles the GraphQL HTTP handler over es.
@@ -94,6 +97,9 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *handler.Server 
 	srv.Use(extension.FixedComplexityLimit(l.MaxComplexity))
 	srv.Use(ShapeLimit{MaxDepth: l.MaxDepth, MaxAliases: l.MaxAliases, MaxRootFields: l.MaxRootFields})
 
+	if cfg.Tracer != nil {
+		srv.Use(Tracing{Tracer: cfg.Tracer})
+	}
 	srv.SetErrorPresenter(ErrorPresenter(cfg.Logger))
 	srv.SetRecoverFunc(func(ctx context.Context, v any) error {
 		cfg.Logger.ErrorContext(ctx, "resolver panic", "panic", v)
