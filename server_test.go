@@ -108,7 +108,9 @@ func TestRunServesAndShutsDownOnCancel(t *testing.T) {
 			t.Errorf("GET %s: %d, body lacks %q", path, resp.StatusCode, want)
 		}
 	}
-	for _, want := range []string{"sandbox", "gateway listening", "embedded JetStream"} {
+	// Out of the box: the sandbox, JetStream, and live events through the
+	// gateway's own webhook.
+	for _, want := range []string{"sandbox", "gateway listening", "embedded JetStream", "webhook registered"} {
 		mustContain(t, logs.String(), want)
 	}
 
