@@ -60,3 +60,46 @@ func firstStacks(all string, n int) string {
 	}
 	return strings.Join(parts, "\n\n")
 }
+
+// TestReadinessFollowsJetStream: when the bus goes away the gateway says so
+// at /readyz (and webhooks are refused for a retry), while /healthz, which
+// only says the process serves, stays up.
+func TestReadinessFollowsJetStream(t *testing.T) {
+	cfg, err := parseConfig([]string{"-addr", "127.0.0.1:0", "-sandbox-addr", "127.0.0.1:0", "-data-dir", t.TempDir(),
+		"-register-webhook", "false", "-reconcile-interval", "0"}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := start(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.shutdown() })
+	status := func(path string) int {
+		resp, err := http.Get("http://" + a.addr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if status("/readyz") != http.StatusOK {
+		t.Fatal("not ready after start")
+	}
+	a.engine.Close()
+	if got := status("/readyz"); got != http.StatusServiceUnavailable {
+		t.Errorf("readyz with JetStream gone: %d", got)
+	}
+	if got := status("/healthz"); got != http.StatusOK {
+		t.Errorf("healthz with JetStream gone: %d", got)
+	}
+	resp, err := http.Post("http://"+a.addr+"/webhooks/payments", "application/json",
+		strings.NewReader(`{"id":"e-1","name":"IndividualActivated","createdAt":"2026-01-01T00:00:00Z"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("a webhook with JetStream gone: %d, want 503 so the sender retries", resp.StatusCode)
+	}
+}
