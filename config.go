@@ -124,7 +124,7 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (co
 	register := fs.String("register-webhook", getenv("FINGRAPH_REGISTER_WEBHOOK"), "register FINGRAPH_PUBLIC_URL/webhooks/payments as the webhook on start: true or false ($FINGRAPH_REGISTER_WEBHOOK)")
 	anonymous := fs.String("sandbox-anonymous", getenv("FINGRAPH_SANDBOX_ANONYMOUS"), "sandbox mode: requests without a session act as the demo API client: true or false (default true in sandbox mode) ($FINGRAPH_SANDBOX_ANONYMOUS)")
 	reconcile := fs.String("reconcile-interval", getenv("FINGRAPH_RECONCILE_INTERVAL"), "how often to poll the upstream event listing for missed webhooks; 0 turns it off (default 30s) ($FINGRAPH_RECONCILE_INTERVAL)")
-	origins := fs.String("allowed-origins", getenv("FINGRAPH_ALLOWED_ORIGINS"), "comma-separated origins allowed to open websockets, besides the gateway's own ($FINGRAPH_ALLOWED_ORIGINS)")
+	origins := fs.String("allowed-origins", getenv("FINGRAPH_ALLOWED_ORIGINS"), "comma-separated origins of web frontends: allowed by CORS (with credentials) and to open websockets, besides the gateway's own ($FINGRAPH_ALLOWED_ORIGINS)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}

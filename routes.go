@@ -15,6 +15,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/playground"
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
+	"github.com/go-chi/cors"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 
@@ -77,6 +78,16 @@ func newRouter(d routeDeps) http.Handler {
 	r.Use(middleware.RequestID)
 	r.Use(middleware.Recoverer)
 	r.Use(accessLog(d.logger, d.metrics.requests))
+	// Web frontends on their own origins (a dev server, the app's domain)
+	// call /graphql with the session cookie: CORS with credentials, for
+	// the allowlisted origins only, and the headers the gateway reads.
+	r.Use(cors.Handler(cors.Options{
+		AllowedOrigins:   d.cfg.AllowedOrigins,
+		AllowedMethods:   []string{http.MethodGet, http.MethodPost, http.MethodOptions},
+		AllowedHeaders:   []string{"Content-Type", "Authorization", session.CSRFHeader, "Traceparent", "Tracestate"},
+		AllowCredentials: true,
+		MaxAge:           600,
+	}))
 
 	// Sessions come before loaders: loaders hold one principal's view.
 	// Tracing wraps everything, so upstream spans join the request's trace.

@@ -129,3 +129,27 @@ func TestSubscriptionOverServerSentEvents(t *testing.T) {
 	}
 	t.Fatalf("stream ended without the event: %v", sc.Err())
 }
+
+func TestCORSAllowsOnlyConfiguredFrontends(t *testing.T) {
+	g := startGateway(t, "-allowed-origins", "http://localhost:3000")
+	preflight := func(origin string) *http.Response {
+		req, _ := http.NewRequest(http.MethodOptions, g.URL+"/graphql", nil)
+		req.Header.Set("Origin", origin)
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		req.Header.Set("Access-Control-Request-Headers", "content-type, x-csrf-token")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	ok := preflight("http://localhost:3000")
+	if ok.Header.Get("Access-Control-Allow-Origin") != "http://localhost:3000" || ok.Header.Get("Access-Control-Allow-Credentials") != "true" ||
+		!strings.Contains(strings.ToLower(ok.Header.Get("Access-Control-Allow-Headers")), "x-csrf-token") {
+		t.Errorf("allowed frontend's preflight: %v", ok.Header)
+	}
+	if bad := preflight("https://evil.example"); bad.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("a foreign origin was allowed: %v", bad.Header)
+	}
+}
