@@ -335,6 +335,29 @@ func (c *Client) Do(req *http.Request, v any) (*http.Response, error) {
 	return resp, nil
 }
 
+// call sends one request and decodes its answer into a new T: the body of
+// most service methods.
+func call[T any](ctx context.Context, c *Client, kind KeyKind, method, path string, body any) (*T, error) {
+	req, err := c.NewRequest(ctx, kind, method, path, body)
+	if err != nil {
+		return nil, err
+	}
+	out := new(T)
+	if _, err := c.Do(req, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// callList is call for routes that answer a JSON array.
+func callList[T any](ctx context.Context, c *Client, kind KeyKind, method, path string, body any) ([]T, error) {
+	out, err := call[[]T](ctx, c, kind, method, path, body)
+	if err != nil {
+		return nil, err
+	}
+	return *out, nil
+}
+
 var errServer = errors.New("upstream server error")
 
 func retryableStatus(code int) bool {

@@ -155,82 +155,34 @@ func customerPath(ctx context.Context, id string) string {
 
 // Create creates a customer (public key).
 func (s *CustomersService) Create(ctx context.Context, c CustomerCreatable) (*Customer, error) {
-	req, err := s.client.NewRequest(ctx, KeyPublic, http.MethodPost, "v1/customer", c)
-	if err != nil {
-		return nil, err
-	}
-	out := new(Customer)
-	if _, err := s.client.Do(req, out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return call[Customer](ctx, s.client, KeyPublic, http.MethodPost, "v1/customer", c)
 }
 
 // Get reads one customer: with a customer key in ctx it reads `me`,
 // otherwise the customer id with the private key.
 func (s *CustomersService) Get(ctx context.Context, id string) (*Customer, error) {
-	req, err := s.client.NewRequest(ctx, privateOrCustomer(ctx), http.MethodGet, customerPath(ctx, id), nil)
-	if err != nil {
-		return nil, err
-	}
-	out := new(Customer)
-	if _, err := s.client.Do(req, out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return call[Customer](ctx, s.client, privateOrCustomer(ctx), http.MethodGet, customerPath(ctx, id), nil)
 }
 
 // List lists every customer of the merchant (private key). The spec shows
 // no paging for this route.
 func (s *CustomersService) List(ctx context.Context) ([]Customer, error) {
-	req, err := s.client.NewRequest(ctx, KeyPrivate, http.MethodGet, "v1/customer", nil)
-	if err != nil {
-		return nil, err
-	}
-	var out []Customer
-	if _, err := s.client.Do(req, &out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return callList[Customer](ctx, s.client, KeyPrivate, http.MethodGet, "v1/customer", nil)
 }
 
 // UpdateContact replaces a customer's contact and returns it as stored.
 func (s *CustomersService) UpdateContact(ctx context.Context, id string, c Contact) (*Contact, error) {
-	req, err := s.client.NewRequest(ctx, privateOrCustomer(ctx), http.MethodPut, customerPath(ctx, id)+"/contact", c)
-	if err != nil {
-		return nil, err
-	}
-	out := new(Contact)
-	if _, err := s.client.Do(req, out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return call[Contact](ctx, s.client, privateOrCustomer(ctx), http.MethodPut, customerPath(ctx, id)+"/contact", c)
 }
 
 // AddMethod stores a card from a single-use token (public key).
 func (s *CustomersService) AddMethod(ctx context.Context, customerID string, m PaymentMethodCreatable) (*PaymentMethod, error) {
-	req, err := s.client.NewRequest(ctx, KeyPublic, http.MethodPost, "v1/customer/"+url.PathEscape(customerID)+"/method", m)
-	if err != nil {
-		return nil, err
-	}
-	out := new(PaymentMethod)
-	if _, err := s.client.Do(req, out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return call[PaymentMethod](ctx, s.client, KeyPublic, http.MethodPost, "v1/customer/"+url.PathEscape(customerID)+"/method", m)
 }
 
 // AddMethodWithOrder stores a card and authorises an order with it.
 func (s *CustomersService) AddMethodWithOrder(ctx context.Context, customerID string, m MethodWithOrder) (*MethodWithOrderResult, error) {
-	req, err := s.client.NewRequest(ctx, KeyPublic, http.MethodPost, "v1/customer/"+url.PathEscape(customerID)+"/method", m)
-	if err != nil {
-		return nil, err
-	}
-	out := new(MethodWithOrderResult)
-	if _, err := s.client.Do(req, out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return call[MethodWithOrderResult](ctx, s.client, KeyPublic, http.MethodPost, "v1/customer/"+url.PathEscape(customerID)+"/method", m)
 }
 
 // SetMethods sends the customer's methods reordered and/or with some left
@@ -239,13 +191,5 @@ func (s *CustomersService) SetMethods(ctx context.Context, id string, methods []
 	if methods == nil {
 		methods = []PaymentMethod{}
 	}
-	req, err := s.client.NewRequest(ctx, privateOrCustomer(ctx), http.MethodPut, customerPath(ctx, id)+"/methods", methods)
-	if err != nil {
-		return nil, err
-	}
-	out := new(Customer)
-	if _, err := s.client.Do(req, out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return call[Customer](ctx, s.client, privateOrCustomer(ctx), http.MethodPut, customerPath(ctx, id)+"/methods", methods)
 }

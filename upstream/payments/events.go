@@ -33,15 +33,7 @@ func (s *EventsService) GetV1(ctx context.Context, id string) (*Event, error) {
 }
 
 func (s *EventsService) get(ctx context.Context, version, id string) (*Event, error) {
-	req, err := s.client.NewRequest(ctx, KeyAccessToken, http.MethodGet, version+"/events/"+url.PathEscape(id), nil)
-	if err != nil {
-		return nil, err
-	}
-	out := new(Event)
-	if _, err := s.client.Do(req, out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return call[Event](ctx, s.client, KeyAccessToken, http.MethodGet, version+"/events/"+url.PathEscape(id), nil)
 }
 
 // EventPage is a page of the event listing.
@@ -61,13 +53,5 @@ func (s *EventsService) List(ctx context.Context, after string, limit int) (*Eve
 	if limit > 0 {
 		q.Set("limit", strconv.Itoa(limit))
 	}
-	req, err := s.client.NewRequest(ctx, KeyAccessToken, http.MethodGet, "v1/events?"+q.Encode(), nil)
-	if err != nil {
-		return nil, err
-	}
-	out := new(EventPage)
-	if _, err := s.client.Do(req, out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return call[EventPage](ctx, s.client, KeyAccessToken, http.MethodGet, "v1/events?"+q.Encode(), nil)
 }

@@ -28,15 +28,7 @@ const (
 // onboarding form again. The spec does not show this route's version, body
 // or response; the upstream documents it unversioned, with the access token.
 func (s *IndividualsService) Onboard(ctx context.Context, id string) (*Individual, error) {
-	req, err := s.client.NewRequest(ctx, KeyAccessToken, http.MethodPost, "individuals/"+url.PathEscape(id)+"/onboard", nil)
-	if err != nil {
-		return nil, err
-	}
-	out := new(Individual)
-	if _, err := s.client.Do(req, out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return call[Individual](ctx, s.client, KeyAccessToken, http.MethodPost, "individuals/"+url.PathEscape(id)+"/onboard", nil)
 }
 
 // List lists individuals with a status (an upstream addition for finding
@@ -46,13 +38,5 @@ func (s *IndividualsService) List(ctx context.Context, status string) ([]Individ
 	if status != "" {
 		q.Set("status", status)
 	}
-	req, err := s.client.NewRequest(ctx, KeyAccessToken, http.MethodGet, "v3/individuals?"+q.Encode(), nil)
-	if err != nil {
-		return nil, err
-	}
-	var out []Individual
-	if _, err := s.client.Do(req, &out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return callList[Individual](ctx, s.client, KeyAccessToken, http.MethodGet, "v3/individuals?"+q.Encode(), nil)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -132,5 +131,3 @@ func (s *OrderTokensService) VerifyAll(ctx context.Context, tokens []string) ([]
 	}
 	return out, nil
 }
-
-var _ json.Unmarshaler = (*OrderTokens)(nil)

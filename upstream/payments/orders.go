@@ -217,28 +217,12 @@ type OrderChange struct {
 // customer, otherwise with the private key. A failed creation answers an
 // *ErrorResponse carrying the order id, which the retry must send as ID.
 func (s *OrdersService) Create(ctx context.Context, o OrderCreatable) (*Order, error) {
-	req, err := s.client.NewRequest(ctx, privateOrCustomer(ctx), http.MethodPost, "v1/order", o)
-	if err != nil {
-		return nil, err
-	}
-	out := new(Order)
-	if _, err := s.client.Do(req, out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return call[Order](ctx, s.client, privateOrCustomer(ctx), http.MethodPost, "v1/order", o)
 }
 
 // Apply applies events to orders (private key) and answers what was sent.
 func (s *OrdersService) Apply(ctx context.Context, changes []OrderChange) ([]OrderChange, error) {
-	req, err := s.client.NewRequest(ctx, KeyPrivate, http.MethodPatch, "v1/order", changes)
-	if err != nil {
-		return nil, err
-	}
-	var out []OrderChange
-	if _, err := s.client.Do(req, &out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return callList[OrderChange](ctx, s.client, KeyPrivate, http.MethodPatch, "v1/order", changes)
 }
 
 // DateLayout is the layout of the start and end query parameters.
@@ -250,13 +234,5 @@ func (s *OrdersService) List(ctx context.Context, start, end time.Time) ([]Order
 	q := url.Values{}
 	q.Set("start", start.UTC().Format(DateLayout))
 	q.Set("end", end.UTC().Format(DateLayout))
-	req, err := s.client.NewRequest(ctx, privateOrCustomer(ctx), http.MethodGet, "v1/order?"+q.Encode(), nil)
-	if err != nil {
-		return nil, err
-	}
-	var out []Order
-	if _, err := s.client.Do(req, &out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return callList[Order](ctx, s.client, privateOrCustomer(ctx), http.MethodGet, "v1/order?"+q.Encode(), nil)
 }

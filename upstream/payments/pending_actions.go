@@ -25,26 +25,10 @@ type PendingAction struct {
 // ByEvent reads the pending action tied to an event: one request, the way
 // the spec's rule 4 prefers.
 func (s *PendingActionsService) ByEvent(ctx context.Context, eventID string) (*PendingAction, error) {
-	req, err := s.client.NewRequest(ctx, KeyAccessToken, http.MethodGet, "v3/pending_actions?event_id="+url.QueryEscape(eventID), nil)
-	if err != nil {
-		return nil, err
-	}
-	out := new(PendingAction)
-	if _, err := s.client.Do(req, out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return call[PendingAction](ctx, s.client, KeyAccessToken, http.MethodGet, "v3/pending_actions?event_id="+url.QueryEscape(eventID), nil)
 }
 
 // ByIndividual lists an individual's pending actions.
 func (s *PendingActionsService) ByIndividual(ctx context.Context, individualID string) ([]PendingAction, error) {
-	req, err := s.client.NewRequest(ctx, KeyAccessToken, http.MethodGet, "v3/pending_actions?individual_id="+url.QueryEscape(individualID), nil)
-	if err != nil {
-		return nil, err
-	}
-	var out []PendingAction
-	if _, err := s.client.Do(req, &out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return callList[PendingAction](ctx, s.client, KeyAccessToken, http.MethodGet, "v3/pending_actions?individual_id="+url.QueryEscape(individualID), nil)
 }

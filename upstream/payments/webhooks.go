@@ -19,28 +19,12 @@ type Webhook struct {
 
 // Create registers url; the upstream allows one per company, HTTPS only.
 func (s *WebhooksService) Create(ctx context.Context, u string) (*Webhook, error) {
-	req, err := s.client.NewRequest(ctx, KeyAccessToken, http.MethodPost, "v1/webhooks", map[string]string{"url": u})
-	if err != nil {
-		return nil, err
-	}
-	out := new(Webhook)
-	if _, err := s.client.Do(req, out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return call[Webhook](ctx, s.client, KeyAccessToken, http.MethodPost, "v1/webhooks", map[string]string{"url": u})
 }
 
 // List lists the registered webhooks.
 func (s *WebhooksService) List(ctx context.Context) ([]Webhook, error) {
-	req, err := s.client.NewRequest(ctx, KeyAccessToken, http.MethodGet, "v1/webhooks", nil)
-	if err != nil {
-		return nil, err
-	}
-	var out []Webhook
-	if _, err := s.client.Do(req, &out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return callList[Webhook](ctx, s.client, KeyAccessToken, http.MethodGet, "v1/webhooks", nil)
 }
 
 // Delete removes a webhook by id.
