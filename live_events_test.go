@@ -198,32 +198,6 @@ func TestOrderUpdatesFollowOneOrder(t *testing.T) {
 	}
 }
 
-// TestASlowSubscriberDoesNotHoldBackOthers leaves one subscriber unread
-// while another receives every event.
-func TestASlowSubscriberDoesNotHoldBackOthers(t *testing.T) {
-	g := liveGateway(t)
-	g = g.as(g.signInAPI(t))
-	const sub = `subscription($after: String) { events(names: ["IndividualActivated"], after: $after) ` + liveFields + ` }`
-	stalled := g.dialWS(t, nil, nil)
-	stalled.subscribeFromNow(g, "1", sub, nil)
-	ws := g.dialWS(t, nil, nil)
-	ws.subscribeFromNow(g, "1", sub, nil)
-	const n = 20
-	want := map[string]bool{}
-	for i := 0; i < n; i++ {
-		var e sandboxEvent
-		g.sandbox(t, http.MethodPost, "/_sandbox/trigger", map[string]any{"name": "IndividualActivated"}, &e)
-		want[e.ID] = true
-	}
-	for i := 0; i < n; i++ {
-		e := ws.next("1", "events")
-		if !want[e.Event.ID] {
-			t.Fatalf("unexpected or repeated event %+v", e)
-		}
-		delete(want, e.Event.ID)
-	}
-}
-
 func TestWebhookIntakeRefusesMalformedBodies(t *testing.T) {
 	g := liveGateway(t)
 	g = g.as(g.signInAPI(t))
