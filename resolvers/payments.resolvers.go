@@ -74,6 +74,9 @@ func (r *mutationResolver) CreateCustomer(ctx context.Context, input model.Creat
 
 // CreateOrder is the resolver for the createOrder field.
 func (r *mutationResolver) CreateOrder(ctx context.Context, input model.CreateOrderInput) (model.CreateOrderResult, error) {
+	if err := orderCustomer(ctx, input.CustomerID); err != nil {
+		return nil, err
+	}
 	req, err := toOrderCreatable(ctx, input)
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"github.com/fingraph/fingraph/graph/gqlerr"
 	"github.com/fingraph/fingraph/graph/model"
 	"github.com/fingraph/fingraph/resolvers/loaders"
+	"github.com/fingraph/fingraph/session"
 	"github.com/fingraph/fingraph/upstream/payments"
 )
 
@@ -29,6 +30,20 @@ func customerTarget(ctx context.Context, field string, id *string) (string, erro
 		return "", err
 	}
 	return *id, nil
+}
+
+// orderCustomer refuses an order of a customer session that names another
+// customer: a customer key acts as `me` only.
+func orderCustomer(ctx context.Context, id *string) error {
+	s := session.From(ctx)
+	if s == nil || s.Kind != session.Customer || id == nil {
+		return nil
+	}
+	switch *id {
+	case "", "me", s.PrincipalID:
+		return nil
+	}
+	return gqlerr.Forbiddenf("a customer session may create orders only for itself")
 }
 
 // signedOrders verifies every signed order token the upstream answered; a
