@@ -21,27 +21,36 @@ type Anonymous struct {
 }
 
 // session returns the shared session and its token, signing in again when
-// the session has expired or was signed out.
+// the session has expired or was signed out. The common path reads the
+// store without holding the lock, so concurrent requests do not queue.
 func (a *Anonymous) session(ctx context.Context) (string, *Session, error) {
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.token != "" {
-		s, err := a.Store.Get(ctx, a.token)
+	tok := a.token
+	a.mu.Unlock()
+	if tok != "" {
+		s, err := a.Store.Get(ctx, tok)
 		if err == nil {
-			return a.token, s, nil
+			return tok, s, nil
 		}
 		if !errors.Is(err, ErrNotFound) {
 			return "", nil, err
+		}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.token != tok {
+		// Another request signed in again meanwhile.
+		s, err := a.Store.Get(ctx, a.token)
+		if err == nil {
+			return a.token, s, nil
 		}
 	}
 	s, err := a.SignIn(ctx)
 	if err != nil {
 		return "", nil, err
 	}
-	tok, err := a.Store.Create(ctx, s)
-	if err != nil {
+	if a.token, err = a.Store.Create(ctx, s); err != nil {
 		return "", nil, err
 	}
-	a.token = tok
-	return tok, s, nil
+	return a.token, s, nil
 }
