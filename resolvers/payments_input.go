@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"net/mail"
 	"net/url"
 	"regexp"
 	"strings"
@@ -22,10 +21,7 @@ import (
 // that malformed input costs no upstream call and gets a BAD_USER_INPUT
 // error naming the field.
 
-var (
-	currencyRe    = regexp.MustCompile(`^[A-Z]{3}$`)
-	countryCodeRe = regexp.MustCompile(`^[A-Z]{2}$`)
-)
+var currencyRe = regexp.MustCompile(`^[A-Z]{3}$`)
 
 const (
 	maxText      = 255
@@ -34,14 +30,16 @@ const (
 	maxOrderSpan = 366 * 24 * time.Hour
 )
 
-func checkText(field, v string, required bool) error {
-	if required && strings.TrimSpace(v) == "" {
-		return gqlerr.BadInput(field, "%s is required", field)
+// checkText checks one text of at most maxText characters with the
+// package's validator (identity_input.go).
+func checkText(field, s string, required bool) error {
+	var v validator
+	if required {
+		v.required(field, s, maxText)
+	} else {
+		v.length(field, s, maxText)
 	}
-	if len(v) > maxText {
-		return gqlerr.BadInput(field, "%s must be at most %d characters", field, maxText)
-	}
-	return nil
+	return v.err
 }
 
 func optText(field string, v *string) error {
@@ -74,8 +72,13 @@ func contactFromInput(field string, in *model.ContactInput) (payments.Contact, e
 	if err := checkText(field+".email", in.Email, true); err != nil {
 		return payments.Contact{}, err
 	}
-	if a, err := mail.ParseAddress(in.Email); err != nil || a.Address != in.Email {
-		return payments.Contact{}, gqlerr.BadInput(field+".email", "%s.email must be an e-mail address", field)
+	var v validator
+	v.email(field+".email", &in.Email)
+	if in.Address != nil {
+		v.twoLetter(field+".address.countryCode", in.Address.CountryCode)
+	}
+	if v.err != nil {
+		return payments.Contact{}, v.err
 	}
 	for f, v := range map[string]*string{".identityNumber": in.IdentityNumber, ".id": in.ID, ".phone": in.Phone} {
 		if err := optText(field+f, v); err != nil {
@@ -94,9 +97,6 @@ func contactFromInput(field string, in *model.ContactInput) (payments.Contact, e
 			if err := optText(field+".address"+f, v); err != nil {
 				return payments.Contact{}, err
 			}
-		}
-		if a.CountryCode != nil && !countryCodeRe.MatchString(*a.CountryCode) {
-			return payments.Contact{}, gqlerr.BadInput(field+".address.countryCode", "countryCode must be an ISO 3166 alpha-2 code such as LV")
 		}
 		c.Address = &payments.Address{Street: deref(a.Street), ZipCode: deref(a.ZipCode), City: deref(a.City), CountryCode: deref(a.CountryCode)}
 	}
