@@ -11,8 +11,8 @@ import (
 	"strings"
 
 	"github.com/fingraph/fingraph/events"
+	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph"
-	"github.com/fingraph/fingraph/graph/gqlerr"
 	"github.com/fingraph/fingraph/graph/model"
 	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/upstream/payments"

@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/fingraph/fingraph/events"
-	"github.com/fingraph/fingraph/graph/gqlerr"
+	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph/model"
 	"github.com/fingraph/fingraph/session"
 )

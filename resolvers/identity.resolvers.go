@@ -9,8 +9,8 @@ import (
 	"context"
 	"strings"
 
+	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph"
-	"github.com/fingraph/fingraph/graph/gqlerr"
 	"github.com/fingraph/fingraph/graph/model"
 	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/session"

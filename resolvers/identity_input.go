@@ -7,7 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/fingraph/fingraph/graph/gqlerr"
+	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph/model"
 	"github.com/fingraph/fingraph/upstream/banking"
 )

@@ -12,8 +12,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph"
-	"github.com/fingraph/fingraph/graph/gqlerr"
 	"github.com/fingraph/fingraph/graph/model"
 	"github.com/fingraph/fingraph/idempotency"
 	"github.com/fingraph/fingraph/resolvers/loaders"

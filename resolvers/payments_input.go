@@ -12,7 +12,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
-	"github.com/fingraph/fingraph/graph/gqlerr"
+	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph/model"
 	"github.com/fingraph/fingraph/upstream/payments"
 )

@@ -3,7 +3,7 @@ package resolvers
 import (
 	"context"
 
-	"github.com/fingraph/fingraph/graph/gqlerr"
+	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph/model"
 	"github.com/fingraph/fingraph/session"
 	"github.com/fingraph/fingraph/upstream/payments"

@@ -9,7 +9,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/fingraph/fingraph/graph"
-	"github.com/fingraph/fingraph/graph/gqlerr"
+	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph/model"
 	"github.com/fingraph/fingraph/session"
 )

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/fingraph/fingraph/graph/gqlerr"
+	"github.com/fingraph/fingraph/gqlerr"
 )
 
 // Date is a calendar date (YYYY-MM-DD), midnight UTC.

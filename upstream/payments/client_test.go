@@ -16,13 +16,13 @@ import (
 
 	"github.com/fingraph/fingraph/upstream/payments"
 	"github.com/fingraph/fingraph/upstream/sandbox"
-	sbpayments "github.com/fingraph/fingraph/upstream/sandbox/payments"
+	"github.com/fingraph/fingraph/upstream/sandbox/paymentsim"
 )
 
 // These tests run the client against the sandbox over real HTTP. The client
 // does not know it is a sandbox; the tests do, to drive it.
 
-var demoKeys = payments.Keys{Public: sbpayments.PublicKey, Private: sbpayments.PrivateKey, AccessToken: sbpayments.AccessToken}
+var demoKeys = payments.Keys{Public: paymentsim.PublicKey, Private: paymentsim.PrivateKey, AccessToken: paymentsim.AccessToken}
 
 func newSandbox(t *testing.T) string {
 	t.Helper()
@@ -69,7 +69,7 @@ func TestWrongKeyKindIsRefused(t *testing.T) {
 
 	// A customer key reads only `me`.
 	c := newClient(t, base, demoKeys)
-	me, err := c.Customers.Get(payments.WithCustomerKey(ctx, sbpayments.DemoCustomerKey), "someone-else")
+	me, err := c.Customers.Get(payments.WithCustomerKey(ctx, paymentsim.DemoCustomerKey), "someone-else")
 	if err != nil || me.Number != "C-1001" {
 		t.Fatalf("customer key reads itself: %+v %v", me, err)
 	}

@@ -21,8 +21,8 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/fingraph/fingraph/upstream/sandbox/banking"
-	"github.com/fingraph/fingraph/upstream/sandbox/payments"
+	"github.com/fingraph/fingraph/upstream/sandbox/bankingsim"
+	"github.com/fingraph/fingraph/upstream/sandbox/paymentsim"
 )
 
 // Config tunes a Sandbox. The zero value is usable.
@@ -43,8 +43,8 @@ type Config struct {
 // Sandbox emulates both upstream interfaces. It is an http.Handler.
 type Sandbox struct {
 	mux      *chi.Mux
-	Payments *payments.Sim
-	Banking  *banking.Sim
+	Payments *paymentsim.Sim
+	Banking  *bankingsim.Sim
 
 	mu     sync.Mutex
 	calls  map[string]int
@@ -76,12 +76,12 @@ func New(cfg Config) *Sandbox {
 		mux:    chi.NewMux(),
 		calls:  map[string]int{},
 		faults: map[string]Fault{},
-		Payments: payments.New(payments.Options{
+		Payments: paymentsim.New(paymentsim.Options{
 			Logger:     cfg.Logger.With("sandbox", "payments"),
 			RetryUnit:  cfg.RetryUnit,
 			HTTPClient: cfg.HTTPClient,
 		}),
-		Banking: banking.New(banking.Options{
+		Banking: bankingsim.New(bankingsim.Options{
 			Logger:     cfg.Logger.With("sandbox", "banking"),
 			TokenGrace: cfg.TokenGrace,
 		}),

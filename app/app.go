@@ -1,0 +1,342 @@
+// Package app is the gateway's composition root: configuration, wiring of
+// every part (upstream clients, sandbox, JetStream, sessions, events, the
+// GraphQL handler), the route map, and graceful shutdown. Command fingraph
+// (the root package) only calls Run; the end-to-end tests in e2e/ call Start.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+
+	"github.com/fingraph/fingraph/engine"
+	"github.com/fingraph/fingraph/events"
+	"github.com/fingraph/fingraph/idempotency"
+	"github.com/fingraph/fingraph/session"
+	"github.com/fingraph/fingraph/upstream/banking"
+	"github.com/fingraph/fingraph/upstream/payments"
+	"github.com/fingraph/fingraph/upstream/sandbox"
+	"github.com/fingraph/fingraph/upstream/sandbox/paymentsim"
+)
+
+// Run starts the gateway (or, with the argument "sandbox", only the sandbox)
+// and serves until ctx is done, then shuts down gracefully.
+func Run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	args = args[1:]
+	if len(args) > 0 && args[0] == "sandbox" {
+		return runSandbox(ctx, args[1:], getenv, stdout)
+	}
+	cfg, err := ParseConfig(args, getenv, stdout)
+	if err != nil {
+		return err
+	}
+	a, err := Start(ctx, cfg, cfg.logger(stdout))
+	if err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return a.Shutdown()
+}
+
+// runSandbox serves only the emulator, for pointing another gateway or a
+// test at it.
+func runSandbox(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	cfg, err := ParseConfig(args, getenv, stdout)
+	if err != nil {
+		return err
+	}
+	if cfg.SandboxAddr == "" {
+		cfg.SandboxAddr = "127.0.0.1:9090"
+	}
+	logger := cfg.logger(stdout)
+	sb, srv, addr, err := startSandbox(cfg.SandboxAddr, cfg.SandboxTokenGrace, logger)
+	if err != nil {
+		return err
+	}
+	logger.Info("sandbox listening", "url", "http://"+addr, "payments", "http://"+addr+"/payments", "banking", "http://"+addr+"/banking")
+	<-ctx.Done()
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	err = srv.Shutdown(sctx)
+	sb.Close()
+	return err
+}
+
+// App is a running gateway and everything it started.
+type App struct {
+	cfg     Config
+	logger  *slog.Logger
+	server  *http.Server
+	addr    string
+	engine  *engine.Engine
+	sandbox *sandbox.Sandbox
+	sbSrv   *http.Server
+	sbAddr  string
+	tempDir string
+	served  chan error
+
+	enricher   *events.Enricher
+	reconciler *events.Reconciler
+	tracing    *tracing
+	// stop ends the contexts of background work and of open subscriptions:
+	// http.Server.Shutdown does not wait for hijacked websocket connections.
+	stop context.CancelFunc
+	bg   sync.WaitGroup
+}
+
+// sandboxPaymentsKeys are the demo merchant's keys of the sandbox
+// (docs/sandbox.md); only sandbox mode uses them.
+var sandboxPaymentsKeys = payments.Keys{Public: paymentsim.PublicKey, Private: paymentsim.PrivateKey, AccessToken: paymentsim.AccessToken}
+
+// Start wires and starts the gateway; it returns once the listener accepts.
+func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err error) {
+	a := &App{cfg: cfg, logger: logger, served: make(chan error, 1)}
+	defer func() {
+		if err != nil {
+			_ = a.Shutdown()
+		}
+	}()
+
+	if cfg.sandboxMode() {
+		addr := cfg.SandboxAddr
+		if addr == "" {
+			addr = "127.0.0.1:0"
+		}
+		a.sandbox, a.sbSrv, a.sbAddr, err = startSandbox(addr, cfg.SandboxTokenGrace, logger.With("component", "sandbox"))
+		if err != nil {
+			return nil, err
+		}
+		cfg.PaymentsURL = "http://" + a.sbAddr + "/payments"
+		cfg.BankingURL = "http://" + a.sbAddr + "/banking"
+		cfg.PaymentsPublic, cfg.PaymentsPrivate, cfg.PaymentsAccess = sandboxPaymentsKeys.Public, sandboxPaymentsKeys.Private, sandboxPaymentsKeys.AccessToken
+		logger.Info("no upstream configured: started the sandbox in-process with demo data",
+			"sandbox", "http://"+a.sbAddr, "payments_public_key", cfg.PaymentsPublic)
+	}
+
+	dataDir := cfg.DataDir
+	if dataDir == "" && cfg.NATSURL == "" {
+		if a.tempDir, err = os.MkdirTemp("", "fingraph-data-"); err != nil {
+			return nil, fmt.Errorf("FINGRAPH_DATA_DIR: cannot create a temporary directory: %w", err)
+		}
+		dataDir = a.tempDir
+	}
+	a.engine, err = engine.Open(ctx, engine.Config{URL: cfg.NATSURL, DataDir: dataDir, Logger: logger.With("component", "nats")})
+	if err != nil {
+		return nil, err
+	}
+	if a.engine.Embedded() {
+		logger.Info("embedded JetStream started", "data_dir", dataDir)
+	} else {
+		logger.Info("connected to NATS JetStream", "url", cfg.NATSURL)
+	}
+	attemptsKV, err := a.engine.KeyValue(ctx, idempotency.Bucket, idempotency.TTL)
+	if err != nil {
+		return nil, err
+	}
+
+	bus, err := events.NewBus(ctx, a.engine.JetStream())
+	if err != nil {
+		return nil, err
+	}
+	cursorKV, err := a.engine.KeyValue(ctx, "events_cursor", 0)
+	if err != nil {
+		return nil, err
+	}
+
+	m := newMetrics()
+	if a.tracing, err = newTracing(ctx, cfg); err != nil {
+		return nil, err
+	}
+	// Upstream calls are traced and measured over each client's own tuned
+	// transport.
+	upstream := func(name string, rt http.RoundTripper) http.RoundTripper {
+		return otelhttp.NewTransport(m.instrument(name, rt),
+			otelhttp.WithTracerProvider(a.tracing.provider), otelhttp.WithPropagators(a.tracing.propagator))
+	}
+	pay, err := payments.NewClient(cfg.PaymentsURL, payments.Keys{
+		Public: cfg.PaymentsPublic, Private: cfg.PaymentsPrivate, AccessToken: cfg.PaymentsAccess,
+	}, payments.WithTimeout(cfg.UpstreamTimeout), payments.WithLogger(logger.With("upstream", "payments")),
+		payments.WithHTTPClient(&http.Client{Transport: upstream("payments", payments.NewTransport())}))
+	if err != nil {
+		return nil, fmt.Errorf("FINGRAPH_PAYMENTS_URL: %w", err)
+	}
+
+	// session.Transport orders a session's calls and writes their refreshed
+	// tokens back, over the client's own tuned transport.
+	bankHTTP := &http.Client{Transport: session.Transport(upstream("banking", banking.NewTransport()))}
+	bank, err := banking.NewClient(cfg.BankingURL, banking.WithVersion(cfg.BankingVersion), banking.WithHTTPClient(bankHTTP),
+		banking.WithTimeout(cfg.UpstreamTimeout), banking.WithLogger(logger.With("upstream", "banking")))
+	if err != nil {
+		return nil, fmt.Errorf("FINGRAPH_BANKING_URL: %w", err)
+	}
+	sessionsKV, err := a.engine.KeyValue(ctx, session.Bucket, cfg.SessionTTL)
+	if err != nil {
+		return nil, err
+	}
+
+	bgCtx, stop := context.WithCancel(context.Background())
+	a.stop = stop
+	a.enricher = &events.Enricher{Bus: bus, Payments: pay, Logger: logger.With("component", "events")}
+	if err := a.enricher.Start(ctx); err != nil {
+		return nil, err
+	}
+	if cfg.ReconcileInterval > 0 {
+		a.reconciler = &events.Reconciler{Bus: bus, Payments: pay, Cursor: cursorKV, Interval: cfg.ReconcileInterval, Logger: logger.With("component", "events")}
+		a.bg.Add(1)
+		go func() { defer a.bg.Done(); a.reconciler.Run(bgCtx) }()
+	}
+
+	handler := newRouter(routeDeps{
+		cfg:        cfg,
+		logger:     logger,
+		metrics:    m,
+		tracing:    a.tracing,
+		engine:     a.engine,
+		payments:   pay,
+		banking:    bank,
+		sessions:   session.NewJetStreamStore(sessionsKV, cfg.SessionTTL),
+		attempts:   idempotency.New(attemptsKV),
+		bus:        bus,
+		enricher:   a.enricher,
+		reconciler: a.reconciler,
+	})
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("FINGRAPH_ADDR: cannot listen on %s: %w", cfg.Addr, err)
+	}
+	a.addr = ln.Addr().String()
+	a.server = &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return bgCtx },
+	}
+	go func() { a.served <- a.server.Serve(ln) }()
+	logger.Info("gateway listening", "graphql", "http://"+displayAddr(a.addr)+"/graphql", "playground", "http://"+displayAddr(a.addr)+"/")
+
+	if err := a.registerWebhook(ctx, pay); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// registerWebhook makes this gateway the company's webhook receiver: in
+// sandbox mode at its own loopback address (the sandbox accepts loopback
+// http, as `stripe listen` forwards to localhost), otherwise at
+// FINGRAPH_PUBLIC_URL when FINGRAPH_REGISTER_WEBHOOK asks for it.
+func (a *App) registerWebhook(ctx context.Context, pay *payments.Client) error {
+	if !a.cfg.RegisterWebhook {
+		return nil
+	}
+	target := strings.TrimSuffix(a.cfg.PublicURL, "/") + "/webhooks/payments"
+	if a.sandbox != nil {
+		target = "http://" + a.addr + "/webhooks/payments"
+	}
+	w, err := pay.Webhooks.Create(ctx, target)
+	if pe, ok := payments.AsError(err); ok && pe.StatusCode == http.StatusConflict {
+		// One webhook per company: keep it when it is ours, never take over
+		// another receiver's.
+		list, lerr := pay.Webhooks.List(ctx)
+		if lerr == nil && len(list) == 1 && list[0].URL == target {
+			a.logger.Info("webhook already registered", "url", target)
+			return nil
+		}
+		a.logger.Warn("another webhook URL is registered for the company; live events arrive only through polling", "url", target)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("register webhook %s: %w", target, err)
+	}
+	a.logger.Info("webhook registered", "url", w.URL, "id", w.ID)
+	return nil
+}
+
+// displayAddr turns ":8080" or "[::]:8080" into "localhost:8080" for logs.
+func displayAddr(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "localhost"
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// startSandbox starts a seeded sandbox on addr (loopback is expected).
+func startSandbox(addr string, tokenGrace time.Duration, logger *slog.Logger) (*sandbox.Sandbox, *http.Server, string, error) {
+	sb := sandbox.New(sandbox.Config{Logger: logger, TokenGrace: tokenGrace})
+	sb.Seed()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		sb.Close()
+		return nil, nil, "", fmt.Errorf("FINGRAPH_SANDBOX_ADDR: cannot listen on %s: %w", addr, err)
+	}
+	srv := &http.Server{Handler: sb, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			logger.Error("sandbox server stopped", "err", err)
+		}
+	}()
+	return sb, srv, ln.Addr().String(), nil
+}
+
+// Shutdown stops accepting requests, lets running ones finish, then stops
+// the sandbox and the engine. It is safe on a partly started app.
+func (a *App) Shutdown() error {
+	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout)
+	defer cancel()
+	var errs []error
+	if a.server != nil {
+		a.logger.Info("shutting down")
+		errs = append(errs, a.server.Shutdown(ctx))
+		if err := <-a.served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errs = append(errs, err)
+		}
+	}
+	if a.stop != nil {
+		a.stop()
+	}
+	a.bg.Wait()
+	if a.enricher != nil {
+		a.enricher.Stop()
+	}
+	if a.sbSrv != nil {
+		errs = append(errs, a.sbSrv.Shutdown(ctx))
+	}
+	if a.sandbox != nil {
+		a.sandbox.Close()
+	}
+	if a.engine != nil {
+		a.engine.Close()
+	}
+	if a.tracing != nil {
+		errs = append(errs, a.tracing.shutdown(ctx))
+	}
+	if a.tempDir != "" {
+		errs = append(errs, os.RemoveAll(a.tempDir))
+	}
+	return errors.Join(errs...)
+}
+
+// Addr is the gateway's listening address, such as 127.0.0.1:8080.
+func (a *App) Addr() string { return a.addr }
+
+// SandboxAddr is the in-process sandbox's listening address, or "" when the
+// gateway talks to real upstreams.
+func (a *App) SandboxAddr() string { return a.sbAddr }
+
+// CloseEngine stops the JetStream engine under a running gateway, so that a
+// test can watch readiness and the webhook intake follow its loss.
+func (a *App) CloseEngine() { a.engine.Close() }

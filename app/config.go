@@ -1,0 +1,295 @@
+package app
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Config is the gateway's configuration, from flags and FINGRAPH_*
+// environment variables (a flag wins over its variable). The README's table
+// lists the same settings; keep them in step.
+type Config struct {
+	Addr            string
+	PaymentsURL     string
+	BankingURL      string
+	PaymentsPrivate string
+	PaymentsPublic  string
+	PaymentsAccess  string
+	NATSURL         string
+	DataDir         string
+	PublicURL       string
+	SandboxAddr     string
+	LogFormat       string
+	LogLevel        string
+	AllowedOrigins  []string
+	// RegisterWebhook registers the gateway as the company's webhook on
+	// start: PublicURL + /webhooks/payments, or in sandbox mode (where it is
+	// on by default) the gateway's own loopback address.
+	RegisterWebhook bool
+	// ReconcileInterval is how often the event listing is polled for what
+	// webhooks missed; 0 turns polling off (the spec's real upstream does
+	// not show a listing).
+	ReconcileInterval time.Duration
+	ShutdownTimeout   time.Duration
+	// SandboxAnonymous lets requests without a session act as the sandbox's
+	// demo API client (sandbox mode only), so a first query works at once.
+	SandboxAnonymous bool
+	// OTLPEndpoint receives traces over OTLP/HTTP; empty records none.
+	OTLPEndpoint string
+	// TracerProvider replaces the OTLP exporter in tests.
+	TracerProvider trace.TracerProvider
+	// UpstreamTimeout bounds every upstream call.
+	UpstreamTimeout time.Duration
+
+	// BankingVersion is the banking API version the client speaks (v2, v3).
+	BankingVersion string
+	// SessionTTL is how long a session lives.
+	SessionTTL    time.Duration
+	sessionTTLRaw string
+	// PaymentsOperators lists the principal kinds that may operate the
+	// merchant's payments (private-key operations).
+	PaymentsOperators    []string
+	paymentsOperatorsRaw string
+	// PublicRateLimit is how many public operations (sign-in,
+	// createCustomer, feedback, ...) one client address may call per minute.
+	PublicRateLimit    int
+	publicRateLimitRaw string
+	// SandboxTokenGrace is how long the in-process sandbox keeps accepting a
+	// superseded banking token; tests shrink it.
+	SandboxTokenGrace    time.Duration
+	sandboxTokenGraceRaw string
+}
+
+// operatorKinds are the principal kinds FINGRAPH_PAYMENTS_OPERATORS may name.
+// CUSTOMER is not one: a customer acts only on itself.
+var operatorKinds = []string{"STAFF", "PERSON", "INTRODUCER", "API_CLIENT"}
+
+// sandboxMode reports whether the gateway runs the sandbox in-process: when
+// no upstream is configured, so that `go run .` works on a fresh machine.
+func (c Config) sandboxMode() bool { return c.PaymentsURL == "" && c.BankingURL == "" }
+
+// setting ties a flag to its environment variable.
+type setting struct {
+	flag, env, def, usage string
+	dst                   *string
+}
+
+func (c *Config) settings() []setting {
+	return []setting{
+		{"addr", "FINGRAPH_ADDR", ":8080", "listen address of the gateway", &c.Addr},
+		{"payments-url", "FINGRAPH_PAYMENTS_URL", "", "base URL of the payments upstream; empty (with banking-url empty) runs the sandbox", &c.PaymentsURL},
+		{"banking-url", "FINGRAPH_BANKING_URL", "", "base URL of the banking upstream", &c.BankingURL},
+		{"payments-private-key", "FINGRAPH_PAYMENTS_PRIVATE_KEY", "", "the merchant's private key (secret)", &c.PaymentsPrivate},
+		{"payments-public-key", "FINGRAPH_PAYMENTS_PUBLIC_KEY", "", "the merchant's public key", &c.PaymentsPublic},
+		{"payments-access-token", "FINGRAPH_PAYMENTS_ACCESS_TOKEN", "", "access token for webhooks and events (secret)", &c.PaymentsAccess},
+		{"nats-url", "FINGRAPH_NATS_URL", "", "external NATS JetStream cluster; empty embeds one", &c.NATSURL},
+		{"data-dir", "FINGRAPH_DATA_DIR", "", "storage of the embedded JetStream; empty uses a temporary directory", &c.DataDir},
+		{"public-url", "FINGRAPH_PUBLIC_URL", "", "public HTTPS URL of this gateway, for webhook registration", &c.PublicURL},
+		{"sandbox-addr", "FINGRAPH_SANDBOX_ADDR", "", "listen address of the sandbox (default 127.0.0.1:9090 for `sandbox`, a free loopback port in-process)", &c.SandboxAddr},
+		{"log-format", "FINGRAPH_LOG_FORMAT", "text", "log format: text or json", &c.LogFormat},
+		{"log-level", "FINGRAPH_LOG_LEVEL", "info", "log level: debug, info, warn or error", &c.LogLevel},
+		{"otlp-endpoint", "FINGRAPH_OTLP_ENDPOINT", "", "OTLP/HTTP endpoint receiving traces, e.g. http://collector:4318; empty records none", &c.OTLPEndpoint},
+		{"banking-version", "FINGRAPH_BANKING_VERSION", "v2", "banking API version: v2 or v3 (v3 has the challenge-shaped two-factor)", &c.BankingVersion},
+		{"session-ttl", "FINGRAPH_SESSION_TTL", "12h", "lifetime of a sign-in session", &c.sessionTTLRaw},
+		{"payments-operators", "FINGRAPH_PAYMENTS_OPERATORS", "STAFF,API_CLIENT", "comma-separated principal kinds allowed to operate payments: STAFF, PERSON, INTRODUCER, API_CLIENT", &c.paymentsOperatorsRaw},
+		{"public-rate-limit", "FINGRAPH_PUBLIC_RATE_LIMIT", "60", "public operations (sign-in, createCustomer, feedback) per minute per client address", &c.publicRateLimitRaw},
+		{"sandbox-token-grace", "FINGRAPH_SANDBOX_TOKEN_GRACE", "10s", "in-process sandbox: how long a superseded banking token keeps working", &c.sandboxTokenGraceRaw},
+	}
+}
+
+// ParseConfig reads args (without the program name and subcommand) and the
+// environment, and validates the result. An error names the setting.
+func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Config, error) {
+	var c Config
+	fs := flag.NewFlagSet("fingraph", flag.ContinueOnError)
+	fs.SetOutput(usage)
+	for _, s := range c.settings() {
+		def := s.def
+		if v := getenv(s.env); v != "" {
+			def = v
+		}
+		fs.StringVar(s.dst, s.flag, def, s.usage+" ($"+s.env+")")
+	}
+	register := fs.String("register-webhook", getenv("FINGRAPH_REGISTER_WEBHOOK"), "register FINGRAPH_PUBLIC_URL/webhooks/payments as the webhook on start: true or false ($FINGRAPH_REGISTER_WEBHOOK)")
+	anonymous := fs.String("sandbox-anonymous", getenv("FINGRAPH_SANDBOX_ANONYMOUS"), "sandbox mode: requests without a session act as the demo API client: true or false (default true in sandbox mode) ($FINGRAPH_SANDBOX_ANONYMOUS)")
+	reconcile := fs.String("reconcile-interval", getenv("FINGRAPH_RECONCILE_INTERVAL"), "how often to poll the upstream event listing for missed webhooks; 0 turns it off (default 30s) ($FINGRAPH_RECONCILE_INTERVAL)")
+	origins := fs.String("allowed-origins", getenv("FINGRAPH_ALLOWED_ORIGINS"), "comma-separated origins of web frontends: allowed by CORS (with credentials) and to open websockets, besides the gateway's own ($FINGRAPH_ALLOWED_ORIGINS)")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	for _, o := range strings.Split(*origins, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			c.AllowedOrigins = append(c.AllowedOrigins, o)
+		}
+	}
+	// Sandbox mode registers the gateway's own webhook unless told not to.
+	c.RegisterWebhook = c.sandboxMode()
+	if *register != "" {
+		b, err := strconv.ParseBool(*register)
+		if err != nil {
+			return c, fmt.Errorf("FINGRAPH_REGISTER_WEBHOOK: %q is not true or false", *register)
+		}
+		c.RegisterWebhook = b
+	}
+	c.SandboxAnonymous = c.sandboxMode()
+	if *anonymous != "" {
+		b, err := strconv.ParseBool(*anonymous)
+		if err != nil {
+			return c, fmt.Errorf("FINGRAPH_SANDBOX_ANONYMOUS: %q is not true or false", *anonymous)
+		}
+		if b && !c.sandboxMode() {
+			return c, errors.New("FINGRAPH_SANDBOX_ANONYMOUS: only the in-process sandbox may serve requests without a session; with real upstreams every request signs in")
+		}
+		c.SandboxAnonymous = b
+	}
+	c.ReconcileInterval = 30 * time.Second
+	if *reconcile != "" {
+		d, err := time.ParseDuration(*reconcile)
+		if err != nil || d < 0 || (d > 0 && d < 10*time.Millisecond) {
+			return c, fmt.Errorf("FINGRAPH_RECONCILE_INTERVAL: %q is not a duration such as 30s (0 turns polling off)", *reconcile)
+		}
+		c.ReconcileInterval = d
+	}
+	c.ShutdownTimeout = 10 * time.Second
+	c.UpstreamTimeout = 10 * time.Second
+	if err := c.parseIdentity(); err != nil {
+		return c, err
+	}
+	return c, c.validate()
+}
+
+// parseIdentity reads the settings of sessions, payments policy and the
+// public rate limit; errors name the setting.
+func (c *Config) parseIdentity() error {
+	var err error
+	if c.SessionTTL, err = time.ParseDuration(c.sessionTTLRaw); err != nil || c.SessionTTL < time.Minute {
+		return fmt.Errorf("FINGRAPH_SESSION_TTL: %q is not a duration of at least 1m, such as 12h", c.sessionTTLRaw)
+	}
+	if c.SandboxTokenGrace, err = time.ParseDuration(c.sandboxTokenGraceRaw); err != nil || c.SandboxTokenGrace <= 0 {
+		return fmt.Errorf("FINGRAPH_SANDBOX_TOKEN_GRACE: %q is not a positive duration, such as 10s", c.sandboxTokenGraceRaw)
+	}
+	if c.PublicRateLimit, err = strconv.Atoi(c.publicRateLimitRaw); err != nil || c.PublicRateLimit < 1 {
+		return fmt.Errorf("FINGRAPH_PUBLIC_RATE_LIMIT: %q is not a positive number of requests per minute", c.publicRateLimitRaw)
+	}
+	c.PaymentsOperators = nil
+	for _, k := range strings.Split(c.paymentsOperatorsRaw, ",") {
+		k = strings.ToUpper(strings.TrimSpace(k))
+		if k == "" {
+			continue
+		}
+		if !slices.Contains(operatorKinds, k) {
+			return fmt.Errorf("FINGRAPH_PAYMENTS_OPERATORS: %q is not one of %s", k, strings.Join(operatorKinds, ", "))
+		}
+		c.PaymentsOperators = append(c.PaymentsOperators, k)
+	}
+	if c.BankingVersion != "v2" && c.BankingVersion != "v3" {
+		return fmt.Errorf("FINGRAPH_BANKING_VERSION: %q is not v2 or v3", c.BankingVersion)
+	}
+	return nil
+}
+
+func (c Config) validate() error {
+	if err := checkAddr("FINGRAPH_ADDR", c.Addr); err != nil {
+		return err
+	}
+	if c.SandboxAddr != "" {
+		if err := checkAddr("FINGRAPH_SANDBOX_ADDR", c.SandboxAddr); err != nil {
+			return err
+		}
+	}
+	if (c.PaymentsURL == "") != (c.BankingURL == "") {
+		return errors.New("FINGRAPH_PAYMENTS_URL and FINGRAPH_BANKING_URL: set both, or neither to run the sandbox")
+	}
+	if !c.sandboxMode() {
+		for _, u := range []struct{ name, v string }{{"FINGRAPH_PAYMENTS_URL", c.PaymentsURL}, {"FINGRAPH_BANKING_URL", c.BankingURL}} {
+			if err := checkURL(u.name, u.v); err != nil {
+				return err
+			}
+		}
+		for _, k := range []struct{ name, v string }{
+			{"FINGRAPH_PAYMENTS_PRIVATE_KEY", c.PaymentsPrivate},
+			{"FINGRAPH_PAYMENTS_PUBLIC_KEY", c.PaymentsPublic},
+			{"FINGRAPH_PAYMENTS_ACCESS_TOKEN", c.PaymentsAccess},
+		} {
+			if k.v == "" {
+				return fmt.Errorf("%s is required when FINGRAPH_PAYMENTS_URL is set", k.name)
+			}
+		}
+	}
+	if c.NATSURL != "" {
+		u, err := url.Parse(c.NATSURL)
+		if err != nil || (u.Scheme != "nats" && u.Scheme != "tls" && u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
+			return fmt.Errorf("FINGRAPH_NATS_URL: %q is not a NATS URL such as nats://host:4222", c.NATSURL)
+		}
+	}
+	if c.PublicURL != "" {
+		if err := checkURL("FINGRAPH_PUBLIC_URL", c.PublicURL); err != nil {
+			return err
+		}
+	}
+	if c.RegisterWebhook && !c.sandboxMode() && !strings.HasPrefix(c.PublicURL, "https://") {
+		return errors.New("FINGRAPH_PUBLIC_URL: an https:// URL is required with FINGRAPH_REGISTER_WEBHOOK (the upstream accepts HTTPS webhooks only)")
+	}
+	if c.OTLPEndpoint != "" {
+		if err := checkURL("FINGRAPH_OTLP_ENDPOINT", c.OTLPEndpoint); err != nil {
+			return err
+		}
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		return fmt.Errorf("FINGRAPH_LOG_FORMAT: %q is not text or json", c.LogFormat)
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		return fmt.Errorf("FINGRAPH_LOG_LEVEL: %q is not debug, info, warn or error", c.LogLevel)
+	}
+	for _, o := range c.AllowedOrigins {
+		if u, err := url.Parse(o); err != nil || u.Scheme == "" || u.Host == "" || u.Path != "" {
+			return fmt.Errorf("FINGRAPH_ALLOWED_ORIGINS: %q is not an origin such as https://app.example", o)
+		}
+	}
+	return nil
+}
+
+func checkAddr(name, addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%s: %q is not host:port (e.g. :8080): %v", name, addr, err)
+	}
+	_ = host
+	if port == "" {
+		return fmt.Errorf("%s: %q has no port", name, addr)
+	}
+	return nil
+}
+
+func checkURL(name, v string) error {
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%s: %q is not an http(s) URL", name, v)
+	}
+	return nil
+}
+
+func (c Config) logger(w io.Writer) *slog.Logger {
+	var lvl slog.Level
+	_ = lvl.UnmarshalText([]byte(c.LogLevel))
+	opts := &slog.HandlerOptions{Level: lvl}
+	if c.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}

@@ -1,0 +1,52 @@
+package app
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// metrics are the gateway's Prometheus metrics, on a registry of its own
+// (no package-level state), served at /metrics.
+type metrics struct {
+	registry *prometheus.Registry
+	// requests counts the gateway's own HTTP requests by route and class.
+	requests *prometheus.CounterVec
+	// upstream counts and times calls to the upstreams by upstream, method
+	// and status code.
+	upstreamCalls    *prometheus.CounterVec
+	upstreamDuration *prometheus.HistogramVec
+}
+
+func newMetrics() *metrics {
+	m := &metrics{
+		registry: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "fingraph_http_requests_total", Help: "HTTP requests by route and status class.",
+		}, []string{"route", "code"}),
+		upstreamCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "fingraph_upstream_requests_total", Help: "Calls to the upstreams by upstream, method and status code.",
+		}, []string{"upstream", "method", "code"}),
+		upstreamDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "fingraph_upstream_request_duration_seconds", Help: "Duration of calls to the upstreams.",
+			Buckets: prometheus.DefBuckets,
+		}, []string{"upstream", "method", "code"}),
+	}
+	m.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.requests, m.upstreamCalls, m.upstreamDuration)
+	return m
+}
+
+// instrument wraps an upstream's transport so that its calls are counted
+// and timed; labels carry no URL, so no id or token reaches the metrics.
+func (m *metrics) instrument(upstream string, rt http.RoundTripper) http.RoundTripper {
+	l := prometheus.Labels{"upstream": upstream}
+	return promhttp.InstrumentRoundTripperCounter(m.upstreamCalls.MustCurryWith(l),
+		promhttp.InstrumentRoundTripperDuration(m.upstreamDuration.MustCurryWith(l), rt))
+}
+
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
+}

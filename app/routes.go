@@ -1,0 +1,202 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/99designs/gqlgen/graphql/playground"
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+	"github.com/go-chi/cors"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+
+	"github.com/fingraph/fingraph/engine"
+	"github.com/fingraph/fingraph/events"
+	"github.com/fingraph/fingraph/graph"
+	"github.com/fingraph/fingraph/gqlhttp"
+	"github.com/fingraph/fingraph/idempotency"
+	"github.com/fingraph/fingraph/resolvers"
+	"github.com/fingraph/fingraph/resolvers/loaders"
+	"github.com/fingraph/fingraph/session"
+	"github.com/fingraph/fingraph/upstream/banking"
+	"github.com/fingraph/fingraph/upstream/payments"
+	"github.com/fingraph/fingraph/upstream/sandbox/bankingsim"
+)
+
+// routeDeps is what the routes need.
+type routeDeps struct {
+	cfg      Config
+	logger   *slog.Logger
+	engine   *engine.Engine
+	payments *payments.Client
+	banking  *banking.Client
+	sessions session.Store
+	attempts *idempotency.Store
+
+	metrics    *metrics
+	tracing    *tracing
+	bus        *events.Bus
+	enricher   *events.Enricher
+	reconciler *events.Reconciler
+}
+
+// newRouter maps every route of the gateway, in one place.
+func newRouter(d routeDeps) http.Handler {
+	sessions := session.NewHandler(d.sessions, d.logger)
+	if d.cfg.SandboxAnonymous {
+		sessions.Anonymous = &session.Anonymous{Store: d.sessions, SignIn: demoAPIClient(d.banking)}
+	}
+	policy := resolvers.NewPolicy(d.cfg.PaymentsOperators, d.cfg.PublicRateLimit)
+	es := graph.NewExecutableSchema(graph.Config{
+		Resolvers: &resolvers.Resolver{
+			Payments:      d.payments,
+			Banking:       d.banking,
+			Policy:        policy,
+			OrderAttempts: d.attempts,
+			Events:        d.bus,
+			Logger:        d.logger,
+		},
+		Directives: policy.Directives(),
+	})
+	gql := gqlhttp.NewHandler(es, gqlhttp.HandlerConfig{
+		Logger:        d.logger,
+		Limits:        gqlhttp.DefaultLimits,
+		CheckOrigin:   originChecker(d.cfg.AllowedOrigins),
+		WebsocketInit: websocketInit(sessions.WebsocketInit),
+		Tracer:        d.tracing.tracer(),
+	})
+
+	r := chi.NewRouter()
+	r.Use(middleware.RequestID)
+	r.Use(middleware.Recoverer)
+	r.Use(accessLog(d.logger, d.metrics.requests))
+	// Web frontends on their own origins (a dev server, the app's domain)
+	// call /graphql with the session cookie: CORS with credentials, for
+	// the allowlisted origins only, and the headers the gateway reads.
+	r.Use(cors.Handler(cors.Options{
+		AllowedOrigins:   d.cfg.AllowedOrigins,
+		AllowedMethods:   []string{http.MethodGet, http.MethodPost, http.MethodOptions},
+		AllowedHeaders:   []string{"Content-Type", "Authorization", session.CSRFHeader, "Traceparent", "Tracestate"},
+		AllowCredentials: true,
+		MaxAge:           600,
+	}))
+
+	// Sessions come before loaders: loaders hold one principal's view.
+	// Tracing wraps everything, so upstream spans join the request's trace.
+	r.Handle("/graphql", otelhttp.NewHandler(
+		gqlhttp.LimitBody(gqlhttp.DefaultLimits.MaxBodyBytes, sessions.Middleware(loaders.Middleware(d.payments, d.banking, gql))),
+		"/graphql", otelhttp.WithTracerProvider(d.tracing.provider), otelhttp.WithPropagators(d.tracing.propagator)))
+	r.Handle("/", playground.Handler("fingraph", "/graphql"))
+	r.Post("/webhooks/payments", (&events.Intake{Bus: d.bus, Logger: d.logger.With("component", "webhooks")}).ServeHTTP)
+	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	r.Get("/readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		checks := map[string]string{"jetstream": "ok"}
+		status := http.StatusOK
+		if err := d.engine.Ready(ctx); err != nil {
+			checks["jetstream"] = err.Error()
+			status = http.StatusServiceUnavailable
+		}
+		// Event enrichment and polling depend on the upstream: they are
+		// reported, but a replica that can serve stays ready.
+		checks["event_enricher"] = healthString(d.enricher.Health())
+		if d.reconciler != nil {
+			checks["event_reconciler"] = healthString(d.reconciler.Health())
+		}
+		writeJSON(w, status, map[string]any{"ready": status == http.StatusOK, "checks": checks})
+	})
+	r.Handle("/metrics", d.metrics.handler())
+	return r
+}
+
+func healthString(err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	return "ok"
+}
+
+// demoAPIClient signs the sandbox's demo API client in, for the anonymous
+// session of sandbox mode.
+func demoAPIClient(bank *banking.Client) func(context.Context) (*session.Session, error) {
+	return func(ctx context.Context) (*session.Session, error) {
+		tokens := banking.NewTokenStore("")
+		ctx = banking.WithTokenSource(ctx, tokens)
+		if _, _, err := bank.Auth.SignInAPIKey(ctx, banking.Secret(bankingsim.DemoAPIKey)); err != nil {
+			return nil, err
+		}
+		corp, _, err := bank.Corporations.Current(ctx)
+		if err != nil {
+			return nil, err
+		}
+		tok, _ := tokens.Token(ctx)
+		return &session.Session{Kind: session.APIClient, CorporationID: corp.ID,
+			BankingToken: session.Secret(tok), BankingTokenAt: time.Now().UTC()}, nil
+	}
+}
+
+// websocketInit adapts the session's connection_init check to gqlgen.
+func websocketInit(f func(context.Context, map[string]any) (context.Context, error)) transport.WebsocketInitFunc {
+	return func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
+		ctx, err := f(ctx, p)
+		return ctx, &p, err
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// accessLog logs one line per request: method, route, status, duration.
+// Never the query string or body, which can carry card tokens.
+func accessLog(logger *slog.Logger, requests *prometheus.CounterVec) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+			t0 := time.Now()
+			next.ServeHTTP(ww, r)
+			route := chi.RouteContext(r.Context()).RoutePattern()
+			status := ww.Status()
+			if status == 0 {
+				status = http.StatusOK
+			}
+			requests.WithLabelValues(route, strconv.Itoa(status/100)+"xx").Inc()
+			logger.Debug("request", "method", r.Method, "route", route, "status", status,
+				"duration_ms", time.Since(t0).Milliseconds(), "request_id", middleware.GetReqID(r.Context()))
+		})
+	}
+}
+
+// originChecker allows websocket upgrades from the gateway's own origin and
+// the configured allowlist; a browser always sends Origin, so a request
+// without one is not a cross-site browser request.
+func originChecker(allowed []string) func(*http.Request) bool {
+	return func(r *http.Request) bool {
+		origin := r.Header.Get("Origin")
+		if origin == "" {
+			return true
+		}
+		u, err := url.Parse(origin)
+		if err != nil {
+			return false
+		}
+		if strings.EqualFold(u.Host, r.Host) {
+			return true
+		}
+		return slices.Contains(allowed, origin)
+	}
+}

@@ -1,0 +1,106 @@
+package e2e
+
+import (
+	"context"
+	"github.com/fingraph/fingraph/app"
+	"io"
+	"log/slog"
+	"net/http"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestShutdownLeavesNoGoroutines starts a gateway with every long-running
+// piece on (sandbox, embedded JetStream, enricher, poller, a live
+// subscription), shuts it down, and counts goroutines.
+func TestShutdownLeavesNoGoroutines(t *testing.T) {
+	before := runtime.NumGoroutine()
+	cfg, err := app.ParseConfig([]string{"-addr", "127.0.0.1:0", "-sandbox-addr", "127.0.0.1:0", "-data-dir", t.TempDir(),
+		"-reconcile-interval", "20ms"}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := app.Start(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &testGateway{URL: "http://" + a.Addr(), SandboxURL: "http://" + a.SandboxAddr(), http: &http.Client{Timeout: 10 * time.Second}}
+	g = g.as(g.signInAPI(t))
+	ws := g.dialWS(t, nil, nil)
+	ws.subscribeFromNow(g, "1", `subscription($after: String) { events(names: ["IndividualActivated"], after: $after) `+liveFields+` }`, nil)
+	var ev sandboxEvent
+	g.sandbox(t, http.MethodPost, "/_sandbox/trigger", map[string]any{"name": "IndividualActivated"}, &ev)
+	if e := ws.next("1", "events"); e.Event.ID != ev.ID {
+		t.Fatalf("live event: %+v", e)
+	}
+	g.http.CloseIdleConnections()
+
+	if err := a.Shutdown(); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	ws.close()
+	// Goroutines end asynchronously after their contexts close; wait for
+	// them, bounded, then report what is left.
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		buf := make([]byte, 1<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		t.Fatalf("%d goroutines before, %d after shutdown:\n%s", before, n, firstStacks(string(buf), 15))
+	}
+}
+
+func firstStacks(all string, n int) string {
+	parts := strings.Split(all, "\n\n")
+	if len(parts) > n {
+		parts = parts[:n]
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// TestReadinessFollowsJetStream: when the bus goes away the gateway says so
+// at /readyz (and webhooks are refused for a retry), while /healthz, which
+// only says the process serves, stays up.
+func TestReadinessFollowsJetStream(t *testing.T) {
+	cfg, err := app.ParseConfig([]string{"-addr", "127.0.0.1:0", "-sandbox-addr", "127.0.0.1:0", "-data-dir", t.TempDir(),
+		"-register-webhook", "false", "-reconcile-interval", "0"}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := app.Start(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Shutdown() })
+	status := func(path string) int {
+		resp, err := http.Get("http://" + a.Addr() + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if status("/readyz") != http.StatusOK {
+		t.Fatal("not ready after start")
+	}
+	a.CloseEngine()
+	if got := status("/readyz"); got != http.StatusServiceUnavailable {
+		t.Errorf("readyz with JetStream gone: %d", got)
+	}
+	if got := status("/healthz"); got != http.StatusOK {
+		t.Errorf("healthz with JetStream gone: %d", got)
+	}
+	resp, err := http.Post("http://"+a.Addr()+"/webhooks/payments", "application/json",
+		strings.NewReader(`{"id":"e-1","name":"IndividualActivated","createdAt":"2026-01-01T00:00:00Z"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("a webhook with JetStream gone: %d, want 503 so the sender retries", resp.StatusCode)
+	}
+}

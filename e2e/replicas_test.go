@@ -1,0 +1,90 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	natsserver "github.com/nats-io/nats-server/v2/server"
+
+	"github.com/fingraph/fingraph/upstream/sandbox"
+	"github.com/fingraph/fingraph/upstream/sandbox/paymentsim"
+)
+
+// TestTwoReplicasShareSessionsAttemptsAndEvents runs two gateways against
+// one external JetStream and one upstream, as a deployment that outgrew
+// one machine: a session started on one replica works on the other, an
+// order retried on the other keeps its upstream id, and a webhook received
+// by one reaches a subscriber of the other.
+func TestTwoReplicasShareSessionsAttemptsAndEvents(t *testing.T) {
+	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoSigs: true, NoLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Start()
+	t.Cleanup(ns.Shutdown)
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("NATS did not start")
+	}
+	sb := sandbox.New(sandbox.Config{})
+	sb.Seed()
+	up := httptest.NewServer(sb)
+	t.Cleanup(func() { up.Close(); sb.Close() })
+
+	replica := func() *testGateway {
+		g := startGateway(t, "-nats-url", ns.ClientURL(),
+			"-payments-url", up.URL+"/payments", "-banking-url", up.URL+"/banking",
+			"-payments-private-key", paymentsim.PrivateKey, "-payments-public-key", paymentsim.PublicKey,
+			"-payments-access-token", paymentsim.AccessToken)
+		g.SandboxURL = up.URL
+		return g
+	}
+	a, b := replica(), replica()
+
+	// A session from replica A works on replica B.
+	token := a.signInAPI(t)
+	a, b = a.as(token), b.as(token)
+	var v struct {
+		Viewer struct{ Kind string } `json:"viewer"`
+	}
+	b.query(t, `{ viewer { kind } }`, nil).decode(t, &v)
+	if v.Viewer.Kind != "API_CLIENT" {
+		t.Fatalf("replica B does not know replica A's session: %+v", v)
+	}
+
+	// An order failed on A and retried on B is one upstream order.
+	key := uniq("replicas-")
+	input := func(tok string) map[string]any {
+		return map[string]any{"idempotencyKey": key, "currency": "EUR", "items": map[string]any{"amount": 900},
+			"payment": map[string]any{"card": map[string]any{"token": tok}}}
+	}
+	failed := createOrder(t, a, input(uniq("tok_fail_")))
+	done := createOrder(t, b, input(uniq("tok_ok_")))
+	if failed.OrderID == "" || done.ID != failed.OrderID {
+		t.Fatalf("retry on the other replica: failed %+v, then %+v", failed, done)
+	}
+
+	// Replica A receives the upstream's webhooks; B's subscriber gets them.
+	body, _ := json.Marshal(map[string]string{"url": a.URL + "/webhooks/payments"})
+	req, _ := http.NewRequest(http.MethodPost, up.URL+"/payments/v1/webhooks", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+paymentsim.AccessToken)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("registering replica A's webhook: %d", resp.StatusCode)
+	}
+	ws := b.dialWS(t, nil, nil)
+	ws.subscribeFromNow(b, "1", `subscription($after: String) { events(names: ["IndividualActivated"], after: $after) `+liveFields+` }`, nil)
+	var ev sandboxEvent
+	a.sandbox(t, http.MethodPost, "/_sandbox/trigger", map[string]any{"name": "IndividualActivated"}, &ev)
+	if e := ws.next("1", "events"); e.Event.ID != ev.ID {
+		t.Fatalf("replica B's subscriber: want %s, got %+v", ev.ID, e)
+	}
+}

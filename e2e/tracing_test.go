@@ -1,0 +1,80 @@
+package e2e
+
+import (
+	"context"
+	"github.com/fingraph/fingraph/app"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+)
+
+// TestTracesFollowARequestUpstreamWithoutSecrets records spans in memory:
+// one trace runs from the GraphQL request through the operation and root
+// field to the upstream call, and no span carries a card token, a session
+// token or a key.
+func TestTracesFollowARequestUpstreamWithoutSecrets(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	cfg, err := app.ParseConfig([]string{"-addr", "127.0.0.1:0", "-sandbox-addr", "127.0.0.1:0", "-data-dir", t.TempDir(),
+		"-register-webhook", "false", "-reconcile-interval", "0", "-sandbox-anonymous", "false"}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.TracerProvider = tp
+	a, err := app.Start(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Shutdown() })
+	g := &testGateway{URL: "http://" + a.Addr(), SandboxURL: "http://" + a.SandboxAddr(), http: &http.Client{Timeout: 10 * time.Second}}
+	g = g.as(g.signInAPI(t))
+	card := uniq("tok_ok_")
+	exp.Reset()
+	o := createOrder(t, g, map[string]any{"currency": "EUR", "items": map[string]any{"amount": 100},
+		"payment": map[string]any{"card": map[string]any{"token": card}}})
+	if o.Typename != "Order" {
+		t.Fatalf("order: %+v", o)
+	}
+
+	spans := exp.GetSpans()
+	byName := map[string]tracetest.SpanStub{}
+	for _, s := range spans {
+		byName[s.Name] = s
+	}
+	server, op, field := byName["/graphql"], byName["graphql.mutation"], byName["graphql.field createOrder"]
+	var upstream tracetest.SpanStub
+	for _, s := range spans {
+		if s.Name == "HTTP POST" || strings.HasPrefix(s.Name, "POST") {
+			upstream = s
+		}
+	}
+	names := make([]string, 0, len(spans))
+	for _, s := range spans {
+		names = append(names, s.Name)
+	}
+	if !server.SpanContext.IsValid() || !op.SpanContext.IsValid() || !field.SpanContext.IsValid() || !upstream.SpanContext.IsValid() {
+		t.Fatalf("missing spans; got %v", names)
+	}
+	trace := server.SpanContext.TraceID()
+	for _, s := range []tracetest.SpanStub{op, field, upstream} {
+		if s.SpanContext.TraceID() != trace {
+			t.Errorf("span %q is not in the request's trace", s.Name)
+		}
+	}
+	for _, s := range spans {
+		for _, kv := range s.Attributes {
+			v := kv.Value.Emit()
+			for _, secret := range []string{card, g.bearer, "sk_sandbox_demo", "at_sandbox_demo", "pk_sandbox_demo", "Bearer"} {
+				if strings.Contains(v, secret) {
+					t.Errorf("span %q attribute %s carries a secret", s.Name, kv.Key)
+				}
+			}
+		}
+	}
+}

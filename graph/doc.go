@@ -1,0 +1,5 @@
+// Package graph is gqlgen's generated executable schema (generated.go) and
+// the models it uses (model/). Nothing here is written by hand except this
+// file: change schema/*.graphqls and run `go generate ./...`. The HTTP edge
+// around the schema (transports, limits, errors, websockets) is gqlhttp.
+package graph

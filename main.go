@@ -1,0 +1,28 @@
+// Command fingraph is a GraphQL backend-for-frontend gateway over a payments
+// and a banking upstream. `fingraph` runs the gateway; `fingraph sandbox`
+// runs only the emulator of both upstreams. Everything else is in package
+// app; this file only turns signals into a context and calls app.Run.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/fingraph/fingraph/app"
+)
+
+// The GraphQL schema is the source of truth: regenerate graph/ and the
+// resolver stubs after any change under schema/.
+//go:generate go tool gqlgen generate
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := app.Run(ctx, os.Args, os.Getenv, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "fingraph:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,198 @@
+package paymentsim
+
+import (
+	"crypto/ed25519"
+	"encoding/base64"
+	"net/http"
+	"regexp"
+	"strings"
+)
+
+// route is one payments route. Routes and the OpenAPI document are both
+// built from routeTable, so the document lists exactly what is served.
+type route struct {
+	method  string
+	pattern string
+	keys    keyKind // 0: no key
+	handler http.HandlerFunc
+	summary string
+	request string // component schema name of the body, "" for none
+	status  int    // success status
+	resp    string // component schema name of the success body, "" for none
+}
+
+func (s *Sim) routeTable() []route {
+	const (
+		pubPriv  = kindPublic | kindPrivate
+		privCust = kindPrivate | kindCustomer
+	)
+	return []route{
+		{"POST", "/v1/customer", pubPriv, s.postCustomer, "Create a customer, with stored methods and optional orders", "CustomerCreatable", 201, "Customer"},
+		{"GET", "/v1/customer", kindPrivate, s.listCustomers, "List the merchant's customers", "", 200, "CustomerList"},
+		{"GET", "/v1/customer/{customer_id}", privCust, s.getCustomer, "Read a customer (customer key: id `me`)", "", 200, "Customer"},
+		{"PUT", "/v1/customer/{customer_id}/contact", privCust, s.putContact, "Replace a customer's contact", "Contact", 200, "Contact"},
+		{"POST", "/v1/customer/{customer_id}/method", pubPriv, s.postMethod, "Add a stored card method, optionally with orders", "MethodCreatable", 201, "PaymentMethod"},
+		{"PUT", "/v1/customer/{customer_id}/methods", privCust, s.putMethods, "Reorder or drop stored methods", "PaymentMethodList", 200, "Customer"},
+		{"POST", "/v1/order", privCust, s.postOrder, "Create an order (JSON with Accept: application/json, else a signed JWT)", "OrderCreatable", 201, "Order"},
+		{"PATCH", "/v1/order", kindPrivate, s.patchOrders, "Apply capture/refund/cancel events to orders, all or nothing", "OrderEvents", 200, "OrderEvents"},
+		{"GET", "/v1/order", privCust, s.listOrders, "List orders created between start and end (dates)", "", 200, "OrderList"},
+		{"POST", "/v1/webhooks", kindAccess, s.postWebhook, "Register the company's one webhook", "WebhookCreatable", 201, "Webhook"},
+		{"GET", "/v1/webhooks", kindAccess, s.listWebhooks, "List webhooks", "", 200, "WebhookList"},
+		{"DELETE", "/v1/webhooks/{id}", kindAccess, s.deleteWebhook, "Delete a webhook", "", 204, ""},
+		{"GET", "/v1/events", kindAccess, s.listEvents, "Sandbox addition: list events after a cursor, oldest first", "", 200, "EventPage"},
+		{"GET", "/v1/events/{id}", kindAccess, s.getEvent, "Read an event", "", 200, "Event"},
+		{"GET", "/v3/events/{id}", kindAccess, s.getEvent, "Read an event", "", 200, "Event"},
+		{"GET", "/v3/pending_actions", kindAccess, s.getPendingActions, "Pending action of an event, or pending actions of an individual", "", 200, "PendingAction"},
+		{"GET", "/v3/individuals", kindAccess, s.listIndividuals, "Sandbox addition: list individuals by status", "", 200, "IndividualList"},
+		{"POST", "/individuals/{id}/onboard", kindAccess | kindPrivate, s.onboard, "Send an individual in onboarding_requested to the form again", "", 200, "Onboard"},
+		{"GET", "/.well-known/jwks.json", 0, s.jwks, "Public key of signed order tokens", "", 200, "JWKS"},
+		{"GET", "/openapi.json", 0, s.openAPI, "This document", "", 200, ""},
+	}
+}
+
+func (s *Sim) jwks(w http.ResponseWriter, _ *http.Request) {
+	pub := s.signKey.Public().(ed25519.PublicKey)
+	writeJSON(w, http.StatusOK, map[string]any{"keys": []map[string]string{{
+		"kty": "OKP", "crv": "Ed25519", "x": base64.RawURLEncoding.EncodeToString(pub),
+		"kid": s.kid, "alg": "EdDSA", "use": "sig",
+	}}})
+}
+
+var pathParam = regexp.MustCompile(`\{([^}]+)\}`)
+
+func obj(props map[string]any, required ...string) map[string]any {
+	m := map[string]any{"type": "object", "properties": props}
+	if len(required) > 0 {
+		m["required"] = required
+	}
+	return m
+}
+
+func ref(name string) map[string]any { return map[string]any{"$ref": "#/components/schemas/" + name} }
+
+var (
+	str    = map[string]any{"type": "string"}
+	intg   = map[string]any{"type": "integer"}
+	anyObj = map[string]any{"type": "object", "additionalProperties": true}
+)
+
+func arr(items map[string]any) map[string]any { return map[string]any{"type": "array", "items": items} }
+
+func schemas() map[string]any {
+	method := obj(map[string]any{"type": str, "scheme": str, "iin": str, "last4": str, "expires": arr(intg), "acquirer": str, "created": str, "token": str})
+	contact := obj(map[string]any{"type": str, "identity_number": str, "id": str, "name": str, "email": str, "phone": str,
+		"address": obj(map[string]any{"street": str, "zip_code": str, "city": str, "country_code": str})}, "name", "email")
+	methodCreatable := obj(map[string]any{"type": str, "card": str, "client": obj(map[string]any{"browser": anyObj})}, "type", "card", "client")
+	items := map[string]any{"oneOf": []any{intg, ref("Item"), arr(ref("Item"))}}
+	orderCreatable := obj(map[string]any{"id": str, "number": str, "items": items, "currency": str, "charge": str,
+		"customer": map[string]any{"oneOf": []any{str, ref("Contact")}}, "payment": anyObj}, "items", "currency")
+	event := obj(map[string]any{"id": str, "name": str, "payload": anyObj, "created_at": str})
+	webhook := obj(map[string]any{"id": str, "url": str, "created_at": str})
+	individual := obj(map[string]any{"id": str, "status": str, "created_at": str, "updated_at": str, "blocked_reason": str})
+	return map[string]any{
+		"Error":             obj(map[string]any{"error": obj(map[string]any{"code": str, "message": str, "field": str, "order_id": str, "verification_url": str}, "code", "message")}),
+		"Item":              obj(map[string]any{"name": str, "amount": intg, "quantity": intg}, "name", "amount"),
+		"Contact":           contact,
+		"PaymentMethod":     method,
+		"PaymentMethodList": arr(method),
+		"MethodCreatable":   methodCreatable,
+		"CustomerCreatable": obj(map[string]any{"number": str, "contact": contact, "method": arr(methodCreatable), "order": anyObj}, "number", "contact", "method"),
+		"Customer": obj(map[string]any{"id": str, "number": str, "contact": contact, "method": arr(method), "status": str, "total": intg,
+			"balance": arr(anyObj), "currency": str, "order": map[string]any{"oneOf": []any{str, arr(str)}}}),
+		"CustomerList":   arr(ref("Customer")),
+		"OrderCreatable": orderCreatable,
+		"Order": obj(map[string]any{"id": str, "created": str, "number": str, "customer": map[string]any{"oneOf": []any{str, contact}}, "items": items,
+			"currency": str, "charge": str, "payment": obj(map[string]any{"type": str, "scheme": str, "iin": str, "last4": str, "expires": arr(intg), "acquirer": str, "token": str}),
+			"status": str, "amount": intg, "captured_amount": intg, "refunded_amount": intg}),
+		"OrderList":        arr(ref("Order")),
+		"OrderEvents":      arr(obj(map[string]any{"id": str, "event": arr(obj(map[string]any{"type": str, "amount": intg}, "type"))}, "id", "event")),
+		"WebhookCreatable": obj(map[string]any{"url": str}, "url"),
+		"Webhook":          webhook,
+		"WebhookList":      arr(webhook),
+		"Event":            event,
+		"EventPage":        obj(map[string]any{"events": arr(event), "has_more": map[string]any{"type": "boolean"}}),
+		"PendingAction": obj(map[string]any{"id": str, "individual_id": str, "event_id": str, "type": str, "status": str,
+			"created_at": str, "completed_at": map[string]any{"type": "string", "nullable": true}}),
+		"IndividualList": arr(individual),
+		"Onboard":        obj(map[string]any{"id": str, "status": str, "form_url": str}),
+		"JWKS":           obj(map[string]any{"keys": arr(anyObj)}),
+	}
+}
+
+// openAPIDoc builds the OpenAPI 3.0 document of the served routes.
+func (s *Sim) openAPIDoc() map[string]any {
+	paths := map[string]any{}
+	errResp := map[string]any{"description": "error", "content": map[string]any{"application/json": map[string]any{"schema": ref("Error")}}}
+	for _, rt := range s.routeTable() {
+		item, _ := paths[rt.pattern].(map[string]any)
+		if item == nil {
+			item = map[string]any{}
+			paths[rt.pattern] = item
+		}
+		op := map[string]any{"summary": rt.summary, "operationId": strings.ToLower(rt.method) + opName(rt.pattern)}
+		var params []any
+		for _, m := range pathParam.FindAllStringSubmatch(rt.pattern, -1) {
+			params = append(params, map[string]any{"name": m[1], "in": "path", "required": true, "schema": str})
+		}
+		if len(params) > 0 {
+			op["parameters"] = params
+		}
+		if rt.request != "" {
+			op["requestBody"] = map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": ref(rt.request)}}}
+		}
+		ok := map[string]any{"description": "success"}
+		if rt.resp != "" {
+			ok["content"] = map[string]any{"application/json": map[string]any{"schema": ref(rt.resp)}}
+		}
+		op["responses"] = map[string]any{itoa(rt.status): ok, "default": errResp}
+		if rt.keys == 0 {
+			op["security"] = []any{}
+		} else {
+			var sec []any
+			for _, k := range []struct {
+				k keyKind
+				n string
+			}{{kindPublic, "publicKey"}, {kindPrivate, "privateKey"}, {kindCustomer, "customerKey"}, {kindAccess, "accessToken"}} {
+				if rt.keys&k.k != 0 {
+					sec = append(sec, map[string]any{k.n: []any{}})
+				}
+			}
+			op["security"] = sec
+		}
+		item[strings.ToLower(rt.method)] = op
+	}
+	bearer := func(desc string) map[string]any {
+		return map[string]any{"type": "http", "scheme": "bearer", "description": desc}
+	}
+	return map[string]any{
+		"openapi": "3.0.3",
+		"info": map[string]any{"title": "fingraph sandbox: payments interface", "version": "1.0.0",
+			"description": "Emulator of the payments interface; choices for what the spec leaves not shown are in docs/sandbox.md."},
+		"servers": []any{map[string]any{"url": "/payments"}},
+		"paths":   paths,
+		"components": map[string]any{
+			"schemas": schemas(),
+			"securitySchemes": map[string]any{
+				"publicKey":   bearer("public API key, demo " + PublicKey),
+				"privateKey":  bearer("private API key, demo " + PrivateKey),
+				"customerKey": bearer("customer API key (ck_...), demo " + DemoCustomerKey),
+				"accessToken": bearer("access token, demo " + AccessToken),
+			},
+		},
+	}
+}
+
+func opName(p string) string {
+	var b strings.Builder
+	for _, part := range strings.Split(p, "/") {
+		part = strings.Trim(part, "{}.")
+		for _, w := range strings.FieldsFunc(part, func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
+			b.WriteString(strings.ToUpper(w[:1]) + w[1:])
+		}
+	}
+	return b.String()
+}
+
+func (s *Sim) openAPI(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, s.openAPIDoc())
+}
