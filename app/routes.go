@@ -21,8 +21,8 @@ import (
 
 	"github.com/fingraph/fingraph/engine"
 	"github.com/fingraph/fingraph/events"
-	"github.com/fingraph/fingraph/graph"
 	"github.com/fingraph/fingraph/gqlhttp"
+	"github.com/fingraph/fingraph/graph"
 	"github.com/fingraph/fingraph/idempotency"
 	"github.com/fingraph/fingraph/resolvers"
 	"github.com/fingraph/fingraph/resolvers/loaders"

@@ -8,8 +8,8 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"golang.org/x/time/rate"
 
-	"github.com/fingraph/fingraph/graph"
 	"github.com/fingraph/fingraph/gqlerr"
+	"github.com/fingraph/fingraph/graph"
 	"github.com/fingraph/fingraph/graph/model"
 	"github.com/fingraph/fingraph/session"
 )
