@@ -609,3 +609,32 @@ func (c *Client) wrapTransportError(req *http.Request, err error) error {
 
 // pathEscape escapes one path segment such as an id.
 func pathEscape(s string) string { return url.PathEscape(s) }
+
+// call sends one request to a protected route and decodes the answer into a
+// new T: the whole body of most service methods, so that a route is a
+// declaration of method, path, input and output.
+func call[T any](ctx context.Context, c *Client, method, path string, body any) (*T, error) {
+	req, err := c.NewRequest(ctx, method, path, body)
+	if err != nil {
+		return nil, err
+	}
+	out := new(T)
+	if _, err := c.Do(req, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// callPublic is call for routes that take no access token (sign-in,
+// recovery, feedback, sign-up).
+func callPublic[T any](ctx context.Context, c *Client, method, path string, body any) (*T, error) {
+	req, err := c.newPublicRequest(ctx, method, path, body)
+	if err != nil {
+		return nil, err
+	}
+	out := new(T)
+	if _, err := c.Do(req, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
