@@ -82,7 +82,6 @@ type App struct {
 	sandbox *sandbox.Sandbox
 	sbSrv   *http.Server
 	sbAddr  string
-	tempDir string
 	served  chan error
 
 	enricher   *events.Enricher
@@ -124,11 +123,10 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 	}
 
 	dataDir := cfg.DataDir
-	if dataDir == "" && cfg.NATSURL == "" {
-		if a.tempDir, err = os.MkdirTemp("", "fingraph-data-"); err != nil {
-			return nil, fmt.Errorf("FINGRAPH_DATA_DIR: cannot create a temporary directory: %w", err)
+	if cfg.NATSURL == "" {
+		if err := os.MkdirAll(dataDir, 0o700); err != nil {
+			return nil, fmt.Errorf("FINGRAPH_DATA_DIR: cannot create %s: %w", dataDir, err)
 		}
-		dataDir = a.tempDir
 	}
 	a.engine, err = engine.Open(ctx, engine.Config{URL: cfg.NATSURL, DataDir: dataDir, Logger: logger.With("component", "nats")})
 	if err != nil {
@@ -196,6 +194,13 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 		go func() { defer a.bg.Done(); a.reconciler.Run(bgCtx) }()
 	}
 
+	sessions := session.NewJetStreamStore(sessionsKV, cfg.SessionTTL)
+	// Every replica watches for sessions ending anywhere, to close their
+	// websocket connections here.
+	sockets := session.NewSockets(logger.With("component", "sessions"))
+	if err := sockets.Run(bgCtx, sessions); err != nil {
+		return nil, fmt.Errorf("watching sessions: %w", err)
+	}
 	handler := newRouter(routeDeps{
 		cfg:        cfg,
 		logger:     logger,
@@ -204,7 +209,8 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 		engine:     a.engine,
 		payments:   pay,
 		banking:    bank,
-		sessions:   session.NewJetStreamStore(sessionsKV, cfg.SessionTTL),
+		sessions:   sessions,
+		sockets:    sockets,
 		attempts:   idempotency.New(attemptsKV),
 		bus:        bus,
 		enricher:   a.enricher,
@@ -217,6 +223,9 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 	a.addr = ln.Addr().String()
 	a.server = &http.Server{
 		Handler:           handler,
+		// Headers within 10 s. The body's deadline is set per request by
+		// the GraphQL handler (gqlhttp.Limits.ReadTimeout), because a
+		// server-wide ReadTimeout would also cancel SSE subscriptions.
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
@@ -323,9 +332,6 @@ func (a *App) Shutdown() error {
 	}
 	if a.tracing != nil {
 		errs = append(errs, a.tracing.shutdown(ctx))
-	}
-	if a.tempDir != "" {
-		errs = append(errs, os.RemoveAll(a.tempDir))
 	}
 	return errors.Join(errs...)
 }

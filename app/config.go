@@ -8,6 +8,9 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -45,6 +48,10 @@ type Config struct {
 	// SandboxAnonymous lets requests without a session act as the sandbox's
 	// demo API client (sandbox mode only), so a first query works at once.
 	SandboxAnonymous bool
+	// Introspection answers __schema and __type and lets validation errors
+	// suggest field names. On in sandbox mode, off by default with real
+	// upstreams, where the schema is for the gateway's own frontends.
+	Introspection bool
 	// OTLPEndpoint receives traces over OTLP/HTTP; empty records none.
 	OTLPEndpoint string
 	// TracerProvider replaces the OTLP exporter in tests.
@@ -94,7 +101,7 @@ func (c *Config) settings() []setting {
 		{"payments-public-key", "FINGRAPH_PAYMENTS_PUBLIC_KEY", "", "the merchant's public key", &c.PaymentsPublic},
 		{"payments-access-token", "FINGRAPH_PAYMENTS_ACCESS_TOKEN", "", "access token for webhooks and events (secret)", &c.PaymentsAccess},
 		{"nats-url", "FINGRAPH_NATS_URL", "", "external NATS JetStream cluster; empty embeds one", &c.NATSURL},
-		{"data-dir", "FINGRAPH_DATA_DIR", "", "storage of the embedded JetStream; empty uses a temporary directory", &c.DataDir},
+		{"data-dir", "FINGRAPH_DATA_DIR", "", "storage of the embedded JetStream (sessions, idempotency keys, event history); default: fingraph/ under the user's state directory ($XDG_STATE_HOME or ~/.local/state), or the cache directory", &c.DataDir},
 		{"public-url", "FINGRAPH_PUBLIC_URL", "", "public HTTPS URL of this gateway, for webhook registration", &c.PublicURL},
 		{"sandbox-addr", "FINGRAPH_SANDBOX_ADDR", "", "listen address of the sandbox (default 127.0.0.1:9090 for `sandbox`, a free loopback port in-process)", &c.SandboxAddr},
 		{"log-format", "FINGRAPH_LOG_FORMAT", "text", "log format: text or json", &c.LogFormat},
@@ -124,6 +131,7 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 	register := fs.String("register-webhook", getenv("FINGRAPH_REGISTER_WEBHOOK"), "register FINGRAPH_PUBLIC_URL/webhooks/payments as the webhook on start: true or false ($FINGRAPH_REGISTER_WEBHOOK)")
 	anonymous := fs.String("sandbox-anonymous", getenv("FINGRAPH_SANDBOX_ANONYMOUS"), "sandbox mode: requests without a session act as the demo API client: true or false (default true in sandbox mode) ($FINGRAPH_SANDBOX_ANONYMOUS)")
 	reconcile := fs.String("reconcile-interval", getenv("FINGRAPH_RECONCILE_INTERVAL"), "how often to poll the upstream event listing for missed webhooks; 0 turns it off (default 30s) ($FINGRAPH_RECONCILE_INTERVAL)")
+	introspection := fs.String("introspection", getenv("FINGRAPH_INTROSPECTION"), "answer introspection and suggest field names in errors: true or false (default true in sandbox mode, false with real upstreams) ($FINGRAPH_INTROSPECTION)")
 	origins := fs.String("allowed-origins", getenv("FINGRAPH_ALLOWED_ORIGINS"), "comma-separated origins of web frontends: allowed by CORS (with credentials) and to open websockets, besides the gateway's own ($FINGRAPH_ALLOWED_ORIGINS)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -155,6 +163,21 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 			return c, errors.New("FINGRAPH_SANDBOX_ANONYMOUS: only the in-process sandbox may serve requests without a session; with real upstreams every request signs in")
 		}
 		c.SandboxAnonymous = b
+	}
+	c.Introspection = c.sandboxMode()
+	if *introspection != "" {
+		b, err := strconv.ParseBool(*introspection)
+		if err != nil {
+			return c, fmt.Errorf("FINGRAPH_INTROSPECTION: %q is not true or false", *introspection)
+		}
+		c.Introspection = b
+	}
+	if c.DataDir == "" && c.NATSURL == "" {
+		dir, err := defaultDataDir(getenv)
+		if err != nil {
+			return c, fmt.Errorf("FINGRAPH_DATA_DIR: no default directory (%v); set one", err)
+		}
+		c.DataDir = dir
 	}
 	c.ReconcileInterval = 30 * time.Second
 	if *reconcile != "" {
@@ -292,4 +315,23 @@ func (c Config) logger(w io.Writer) *slog.Logger {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// defaultDataDir is where the embedded JetStream keeps its files when
+// FINGRAPH_DATA_DIR is unset: persistent, so that a restart keeps sessions,
+// order idempotency keys and the event history. State, not cache, in the XDG
+// sense (losing it signs everyone out); the cache directory is the fallback
+// on systems without a state directory.
+func defaultDataDir(getenv func(string) string) (string, error) {
+	if d := getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "fingraph", "jetstream"), nil
+	}
+	if home := getenv("HOME"); home != "" && runtime.GOOS != "windows" && runtime.GOOS != "darwin" {
+		return filepath.Join(home, ".local", "state", "fingraph", "jetstream"), nil
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, "fingraph", "jetstream"), nil
 }

@@ -40,6 +40,7 @@ type routeDeps struct {
 	payments *payments.Client
 	banking  *banking.Client
 	sessions session.Store
+	sockets  *session.Sockets
 	attempts *idempotency.Store
 
 	metrics    *metrics
@@ -52,6 +53,7 @@ type routeDeps struct {
 // newRouter maps every route of the gateway, in one place.
 func newRouter(d routeDeps) http.Handler {
 	sessions := session.NewHandler(d.sessions, d.logger)
+	sessions.Sockets = d.sockets
 	if d.cfg.SandboxAnonymous {
 		sessions.Anonymous = &session.Anonymous{Store: d.sessions, SignIn: demoAPIClient(d.banking)}
 	}
@@ -68,11 +70,13 @@ func newRouter(d routeDeps) http.Handler {
 		Directives: policy.Directives(),
 	})
 	gql := gqlhttp.NewHandler(es, gqlhttp.HandlerConfig{
-		Logger:        d.logger,
-		Limits:        gqlhttp.DefaultLimits,
-		CheckOrigin:   originChecker(d.cfg.AllowedOrigins),
-		WebsocketInit: websocketInit(sessions.WebsocketInit),
-		Tracer:        d.tracing.tracer(),
+		Logger:         d.logger,
+		Limits:         gqlhttp.DefaultLimits,
+		Introspection:  d.cfg.Introspection,
+		CheckOrigin:    originChecker(d.cfg.AllowedOrigins),
+		WebsocketInit:  websocketInit(sessions),
+		RecheckSession: sessions.Recheck,
+		Tracer:         d.tracing.tracer(),
 	})
 
 	r := chi.NewRouter()
@@ -82,13 +86,18 @@ func newRouter(d routeDeps) http.Handler {
 	// Web frontends on their own origins (a dev server, the app's domain)
 	// call /graphql with the session cookie: CORS with credentials, for
 	// the allowlisted origins only, and the headers the gateway reads.
-	r.Use(cors.Handler(cors.Options{
-		AllowedOrigins:   d.cfg.AllowedOrigins,
-		AllowedMethods:   []string{http.MethodGet, http.MethodPost, http.MethodOptions},
-		AllowedHeaders:   []string{"Content-Type", "Authorization", session.CSRFHeader, "Traceparent", "Tracestate"},
-		AllowCredentials: true,
-		MaxAge:           600,
-	}))
+	// With no allowlist there is no CORS at all: the gateway's own origin
+	// (the playground) needs none, and go-chi/cors reads an empty list as
+	// "every origin".
+	if len(d.cfg.AllowedOrigins) > 0 {
+		r.Use(cors.Handler(cors.Options{
+			AllowedOrigins:   d.cfg.AllowedOrigins,
+			AllowedMethods:   []string{http.MethodGet, http.MethodPost, http.MethodOptions},
+			AllowedHeaders:   []string{"Content-Type", "Authorization", session.CSRFHeader, "Traceparent", "Tracestate"},
+			AllowCredentials: true,
+			MaxAge:           600,
+		}))
+	}
 
 	// Sessions come before loaders: loaders hold one principal's view.
 	// Tracing wraps everything, so upstream spans join the request's trace.
@@ -147,11 +156,26 @@ func demoAPIClient(bank *banking.Client) func(context.Context) (*session.Session
 	}
 }
 
-// websocketInit adapts the session's connection_init check to gqlgen.
-func websocketInit(f func(context.Context, map[string]any) (context.Context, error)) transport.WebsocketInitFunc {
+// websocketInit authenticates connection_init through the session layer.
+// An unknown or ended session is refused with 4403 Forbidden, the close code
+// the graphql-transport-ws protocol gives a refused connection_init (a close
+// with 1000 made graphql-ws clients reconnect in a tight loop). The
+// acknowledgement carries no payload: echoing connection_init would send the
+// session token back. An accepted connection is tracked, so that its session
+// ending on any replica closes it with 4401.
+func websocketInit(sessions *session.Handler) transport.WebsocketInitFunc {
 	return func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
-		ctx, err := f(ctx, p)
-		return ctx, &p, err
+		authed, err := sessions.WebsocketInit(ctx, p)
+		if err != nil {
+			ctx = transport.WithWebsocketCloseCode(ctx, gqlhttp.CloseForbidden)
+			ctx = transport.AppendCloseReason(ctx, "forbidden: unknown or ended session")
+			return ctx, nil, err
+		}
+		connCtx := authed
+		untrack := sessions.TrackSocket(authed, func() {
+			gqlhttp.CloseSocket(connCtx, gqlhttp.CloseUnauthorized, "session ended")
+		})
+		return gqlhttp.WithSocketCleanup(authed, untrack), nil, nil
 	}
 }
 

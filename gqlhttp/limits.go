@@ -6,93 +6,225 @@ import (
 	"fmt"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+	"github.com/vektah/gqlparser/v2/parser"
 
 	"github.com/fingraph/fingraph/gqlerr"
 )
 
 var errInternal = &gqlerr.Error{Code: gqlerr.Internal, Message: "internal error"}
 
-// ShapeLimit refuses operations that nest too deep, alias too much or ask for
-// too many root fields, before anything is resolved. gqlgen offers a
-// complexity limit but none of these.
-type ShapeLimit struct {
-	MaxDepth      int
-	MaxAliases    int
-	MaxRootFields int
+// DocumentLimit bounds a document before gqlgen validates it.
+//
+// Validation is the costly step an anonymous client can trigger: gqlparser's
+// overlapping-fields rule is quadratic in the fields of a selection set, and
+// every walk that follows fragment spreads naively (validation, complexity)
+// is exponential in a chain of fragments that each spread the previous one
+// twice. So DocumentLimit runs as an OperationParameterMutator, before
+// parsing and validation: it parses the document itself (linear, under the
+// token limit) and measures it with each fragment walked once (memoised), then
+// refuses it when the expanded document (every spread replaced by its
+// fragment) is too large, too deep, has too many aliases or root fields. Only
+// a document that passes reaches the validator, whose cost is then bounded by
+// MaxFields.
+//
+// Fields inside __schema and __type count against MaxIntrospectionDepth
+// instead of MaxDepth, so the standard introspection query (graphql-js
+// getIntrospectionQuery, 13 levels of ofType) works while application
+// queries stay shallow.
+//
+// Documents that passed are remembered (an LRU keyed by the document text),
+// so a repeated query costs one map look-up here, as it does in gqlgen's
+// query cache.
+type DocumentLimit struct {
+	MaxTokens             int
+	MaxFields             int
+	MaxDepth              int
+	MaxIntrospectionDepth int
+	MaxAliases            int
+	MaxRootFields         int
+
+	passed *lru.LRU[struct{}]
 }
 
 var (
-	_ graphql.HandlerExtension        = ShapeLimit{}
-	_ graphql.OperationContextMutator = ShapeLimit{}
+	_ graphql.HandlerExtension          = (*DocumentLimit)(nil)
+	_ graphql.OperationParameterMutator = (*DocumentLimit)(nil)
 )
 
 // ExtensionName implements graphql.HandlerExtension.
-func (ShapeLimit) ExtensionName() string { return "ShapeLimit" }
+func (*DocumentLimit) ExtensionName() string { return "DocumentLimit" }
 
 // Validate implements graphql.HandlerExtension.
-func (s ShapeLimit) Validate(graphql.ExecutableSchema) error {
-	if s.MaxDepth <= 0 || s.MaxAliases < 0 || s.MaxRootFields <= 0 {
-		return errors.New("ShapeLimit: limits must be positive")
+func (d *DocumentLimit) Validate(graphql.ExecutableSchema) error {
+	if d.MaxTokens <= 0 || d.MaxFields <= 0 || d.MaxDepth <= 0 || d.MaxIntrospectionDepth <= 0 ||
+		d.MaxAliases < 0 || d.MaxRootFields <= 0 {
+		return errors.New("DocumentLimit: limits must be positive")
+	}
+	if d.passed == nil {
+		d.passed = lru.New[struct{}](1000)
 	}
 	return nil
 }
 
-// MutateOperationContext implements graphql.OperationContextMutator.
-func (s ShapeLimit) MutateOperationContext(_ context.Context, oc *graphql.OperationContext) *gqlerror.Error {
-	if oc.Operation == nil {
+// MutateOperationParameters implements graphql.OperationParameterMutator. It
+// changes nothing; it refuses.
+func (d *DocumentLimit) MutateOperationParameters(ctx context.Context, p *graphql.RawParams) *gqlerror.Error {
+	if p.Query == "" {
+		return nil // gqlgen answers "no operation provided"
+	}
+	if _, ok := d.passed.Get(ctx, p.Query); ok {
 		return nil
 	}
-	w := shapeWalker{doc: oc.Doc, seen: map[string]bool{}}
-	roots := w.walk(oc.Operation.SelectionSet, 1)
-	var msg string
-	switch {
-	case roots > s.MaxRootFields:
-		msg = fmt.Sprintf("operation has %d root fields; the limit is %d", roots, s.MaxRootFields)
-	case w.depth > s.MaxDepth:
-		msg = fmt.Sprintf("operation nests %d levels deep; the limit is %d", w.depth, s.MaxDepth)
-	case w.aliases > s.MaxAliases:
-		msg = fmt.Sprintf("operation uses %d aliases; the limit is %d", w.aliases, s.MaxAliases)
-	default:
-		return nil
+	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: p.Query}, d.MaxTokens)
+	if err != nil {
+		// A syntax error, or the token limit. gqlgen would parse it again
+		// and fail the same way; answer now with the parser's message
+		// (positions and the offending token only, never the document).
+		var ge *gqlerror.Error
+		if errors.As(err, &ge) {
+			return tooLarge(ge.Message, "PARSE_FAILED")
+		}
+		return tooLarge("the document could not be parsed", "PARSE_FAILED")
 	}
-	return &gqlerror.Error{Message: msg, Extensions: map[string]any{"code": string(gqlerr.BadUserInput), "reason": "QUERY_TOO_LARGE"}}
+	if msg := d.Measure(doc); msg != "" {
+		return tooLarge(msg, "QUERY_TOO_LARGE")
+	}
+	d.passed.Add(ctx, p.Query, struct{}{})
+	return nil
 }
 
-type shapeWalker struct {
-	doc     *ast.QueryDocument
-	seen    map[string]bool
-	depth   int
-	aliases int
+func tooLarge(msg, reason string) *gqlerror.Error {
+	return &gqlerror.Error{Message: msg, Extensions: map[string]any{"code": string(gqlerr.BadUserInput), "reason": reason}}
 }
 
-// walk returns the number of fields directly in set (through fragments).
-func (w *shapeWalker) walk(set ast.SelectionSet, depth int) int {
-	n := 0
-	for _, sel := range set {
-		switch s := sel.(type) {
-		case *ast.Field:
-			n++
-			if depth > w.depth {
-				w.depth = depth
-			}
-			if s.Alias != "" && s.Alias != s.Name {
-				w.aliases++
-			}
-			w.walk(s.SelectionSet, depth+1)
-		case *ast.InlineFragment:
-			n += w.walk(s.SelectionSet, depth)
-		case *ast.FragmentSpread:
-			if w.seen[s.Name] || w.doc == nil {
-				continue
-			}
-			if f := w.doc.Fragments.ForName(s.Name); f != nil {
-				w.seen[s.Name] = true
-				n += w.walk(f.SelectionSet, depth)
-				delete(w.seen, s.Name)
-			}
+// Measure reports why doc exceeds the limits, or "" when it does not. Its
+// cost is linear in the document: each fragment is measured once.
+func (d *DocumentLimit) Measure(doc *ast.QueryDocument) string {
+	m := measurer{doc: doc, memo: make(map[string]*shape, len(doc.Fragments)), cap: d.MaxFields + 1}
+	for _, op := range doc.Operations {
+		s, err := m.set(op.SelectionSet, false)
+		if err != "" {
+			return err
+		}
+		switch {
+		case s.fields > d.MaxFields:
+			return fmt.Sprintf("operation selects more than %d fields once its fragments are expanded", d.MaxFields)
+		case s.roots > d.MaxRootFields:
+			return fmt.Sprintf("operation has %d root fields; the limit is %d", s.roots, d.MaxRootFields)
+		case s.depth > d.MaxDepth:
+			return fmt.Sprintf("operation nests %d levels deep; the limit is %d", s.depth, d.MaxDepth)
+		case s.introDepth > d.MaxIntrospectionDepth:
+			return fmt.Sprintf("introspection nests %d levels deep; the limit is %d", s.introDepth, d.MaxIntrospectionDepth)
+		case s.aliases > d.MaxAliases:
+			return fmt.Sprintf("operation uses %d aliases; the limit is %d", s.aliases, d.MaxAliases)
 		}
 	}
-	return n
+	return ""
+}
+
+// shape is what a selection set costs once expanded. Counts saturate at the
+// measurer's cap, so a fragment chain that doubles at every step cannot
+// overflow them.
+type shape struct {
+	fields  int // fields, every spread expanded
+	aliases int // aliased fields, every spread expanded
+	roots   int // fields directly in the set (through fragments)
+	// depth is the nesting below and including this set, introspection
+	// subtrees excluded; introDepth is the nesting of __schema and __type
+	// subtrees, counted from the set.
+	depth      int
+	introDepth int
+}
+
+type measurer struct {
+	doc  *ast.QueryDocument
+	memo map[string]*shape // by fragment name; nil value = in progress
+	cap  int
+}
+
+func (m *measurer) add(a, b int) int {
+	if a+b > m.cap || a+b < 0 {
+		return m.cap
+	}
+	return a + b
+}
+
+// set measures a selection set. intro tells whether it lies inside an
+// introspection field, where depth counts toward introDepth.
+func (m *measurer) set(sel ast.SelectionSet, intro bool) (shape, string) {
+	var out shape
+	merge := func(s shape) {
+		out.fields = m.add(out.fields, s.fields)
+		out.aliases = m.add(out.aliases, s.aliases)
+		out.roots = m.add(out.roots, s.roots)
+		out.depth = max(out.depth, s.depth)
+		out.introDepth = max(out.introDepth, s.introDepth)
+	}
+	for _, s := range sel {
+		switch s := s.(type) {
+		case *ast.Field:
+			inIntro := intro || s.Name == "__schema" || s.Name == "__type"
+			child, err := m.set(s.SelectionSet, inIntro)
+			if err != "" {
+				return out, err
+			}
+			f := shape{fields: m.add(child.fields, 1), aliases: child.aliases, roots: 1}
+			if s.Alias != "" && s.Alias != s.Name {
+				f.aliases = m.add(f.aliases, 1)
+			}
+			if inIntro {
+				f.introDepth = max(child.depth, child.introDepth) + 1
+			} else {
+				f.depth = child.depth + 1
+				f.introDepth = child.introDepth
+			}
+			merge(f)
+		case *ast.InlineFragment:
+			child, err := m.set(s.SelectionSet, intro)
+			if err != "" {
+				return out, err
+			}
+			merge(child)
+		case *ast.FragmentSpread:
+			child, err := m.fragment(s.Name, intro)
+			if err != "" {
+				return out, err
+			}
+			merge(child)
+		}
+		if out.fields >= m.cap {
+			return out, "" // already over the limit; stop walking
+		}
+	}
+	return out, ""
+}
+
+// fragment measures a named fragment once. Inside an introspection field a
+// fragment's depth counts as introspection depth; the memo keeps the two
+// readings apart.
+func (m *measurer) fragment(name string, intro bool) (shape, string) {
+	key := name
+	if intro {
+		key = "\x00" + name
+	}
+	if s, ok := m.memo[key]; ok {
+		if s == nil {
+			return shape{}, fmt.Sprintf("fragment %q spreads itself", name)
+		}
+		return *s, ""
+	}
+	def := m.doc.Fragments.ForName(name)
+	if def == nil {
+		return shape{}, "" // the validator reports unknown fragments
+	}
+	m.memo[key] = nil
+	s, err := m.set(def.SelectionSet, intro)
+	if err != "" {
+		return s, err
+	}
+	m.memo[key] = &s
+	return s, ""
 }

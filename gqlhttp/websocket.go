@@ -1,9 +1,11 @@
 package gqlhttp
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql/handler/transport"
@@ -27,7 +29,81 @@ func (g GorillaWebsocket) Accept(w http.ResponseWriter, r *http.Request, opts tr
 	if err != nil {
 		return nil, err
 	}
-	return &gorillaConn{conn: conn}, nil
+	gc := &gorillaConn{conn: conn}
+	if slot, ok := r.Context().Value(slotKey{}).(*socketSlot); ok {
+		slot.set(gc)
+	}
+	return gc, nil
+}
+
+// The websocket connection of an upgrade request is reachable from its
+// context (and from every context derived from it: connection_init's and
+// each operation's), so that the gateway can close it with a code of its
+// choosing from outside gqlgen's read loop, for example when its session
+// ends on another replica.
+type (
+	slotKey    struct{}
+	cleanupKey struct{}
+	socketSlot struct {
+		mu   sync.Mutex
+		conn *gorillaConn
+	}
+)
+
+func (s *socketSlot) set(c *gorillaConn) {
+	s.mu.Lock()
+	s.conn = c
+	s.mu.Unlock()
+}
+
+func (s *socketSlot) get() *gorillaConn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conn
+}
+
+// withSocketSlot prepares an upgrade request's context to receive its
+// connection.
+func withSocketSlot(r *http.Request) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), slotKey{}, &socketSlot{}))
+}
+
+// IsWebsocket reports whether ctx belongs to a websocket connection.
+func IsWebsocket(ctx context.Context) bool {
+	_, ok := ctx.Value(slotKey{}).(*socketSlot)
+	return ok
+}
+
+// CloseSocket closes the websocket connection of ctx with code and reason
+// (a close frame, then the TCP connection); gqlgen's read loop then ends
+// the connection's operations. It reports whether there was a connection.
+// Safe to call concurrently with gqlgen's writes: gorilla allows
+// WriteControl and Close alongside them.
+func CloseSocket(ctx context.Context, code int, reason string) bool {
+	slot, ok := ctx.Value(slotKey{}).(*socketSlot)
+	if !ok {
+		return false
+	}
+	c := slot.get()
+	if c == nil {
+		return false
+	}
+	_ = c.WriteClose(code, reason)
+	_ = c.Close()
+	return true
+}
+
+// WithSocketCleanup returns ctx carrying f, which runs when the websocket
+// connection of ctx closes, however it closes. connection_init uses it to
+// stop tracking the connection.
+func WithSocketCleanup(ctx context.Context, f func()) context.Context {
+	return context.WithValue(ctx, cleanupKey{}, f)
+}
+
+func runSocketCleanup(ctx context.Context, _ int) {
+	if f, ok := ctx.Value(cleanupKey{}).(func()); ok {
+		f()
+	}
 }
 
 type gorillaConn struct{ conn *websocket.Conn }

@@ -82,6 +82,9 @@ type Handler struct {
 	locks  *keyedMutex
 	// Anonymous, when set, is the session of requests that carry none.
 	Anonymous *Anonymous
+	// Sockets, when set, tracks websocket connections so that a session
+	// that ends closes them (see TrackSocket).
+	Sockets *Sockets
 }
 
 // NewHandler returns a Handler over store. Use one per process: it holds

@@ -1,0 +1,281 @@
+package gqlhttp
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/errcode"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/fingraph/fingraph/gqlerr"
+)
+
+// The HTTP transports of the graph. gqlgen's own POST and SSE transports put
+// the raw request body into the error of a body that is not valid JSON (and
+// SSE also logs it with the standard logger), so a password or card token in
+// a malformed request reached the log; their answers to a bad request carry
+// no extensions.code, an oversized body is answered 200, and GET answers a
+// mutation with 406 and no code. These transports keep gqlgen's execution and
+// replace only the request decoding and its error answers: every bad request
+// gets a 4xx with code BAD_USER_INPUT and a fixed message that quotes nothing
+// the client sent.
+
+const (
+	mediaJSON            = "application/json"
+	mediaGraphQLResponse = "application/graphql-response+json"
+)
+
+// POST serves application/json POST requests.
+type POST struct {
+	// MaxBodyBytes bounds the body; a larger one is answered 413.
+	MaxBodyBytes int64
+}
+
+var _ graphql.Transport = POST{}
+
+// Supports implements graphql.Transport.
+func (POST) Supports(r *http.Request) bool {
+	return r.Method == http.MethodPost && r.Header.Get("Upgrade") == "" && mediaType(r) == mediaJSON
+}
+
+// Do implements graphql.Transport.
+func (t POST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	start := graphql.Now()
+	params, status, msg := readParams(w, r, t.MaxBodyBytes)
+	if msg != "" {
+		writeRequestError(w, status, msg)
+		return
+	}
+	params.Headers = r.Header
+	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
+	execute(w, r, exec, params, false)
+}
+
+// GET serves queries (never mutations) from the URL, for caching proxies.
+type GET struct{}
+
+var _ graphql.Transport = GET{}
+
+// Supports implements graphql.Transport.
+func (GET) Supports(r *http.Request) bool {
+	return r.Method == http.MethodGet && r.Header.Get("Upgrade") == ""
+}
+
+// Do implements graphql.Transport.
+func (GET) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	start := graphql.Now()
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		writeRequestError(w, http.StatusBadRequest, "the query string is malformed")
+		return
+	}
+	params := &graphql.RawParams{Query: q.Get("query"), OperationName: q.Get("operationName"), Headers: r.Header}
+	for name, dst := range map[string]any{"variables": &params.Variables, "extensions": &params.Extensions} {
+		if v := q.Get(name); v != "" {
+			if err := decodeObject(strings.NewReader(v), dst); err != nil {
+				writeRequestError(w, http.StatusBadRequest, name+" must be a JSON object")
+				return
+			}
+		}
+	}
+	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
+	execute(w, r, exec, params, true)
+}
+
+// SSE is gqlgen's server-sent-events transport behind the same body
+// checks as POST: the body is read and checked here, and gqlgen's decoder
+// only ever sees a body that decodes.
+type SSE struct {
+	transport.SSE
+	MaxBodyBytes int64
+}
+
+// Do implements graphql.Transport.
+func (t SSE) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	body, status, msg := readBody(w, r, t.MaxBodyBytes)
+	if msg == "" {
+		var p graphql.RawParams
+		if status, msg = checkParams(body, &p); msg == "" {
+			// The body is in; the stream may now outlive the read deadline.
+			_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			t.SSE.Do(w, r, exec)
+			return
+		}
+	}
+	writeRequestError(w, status, msg)
+}
+
+// Unsupported answers what no other transport serves, last in line: gqlgen
+// would answer "transport not supported" without a code.
+type Unsupported struct{}
+
+var _ graphql.Transport = Unsupported{}
+
+// Supports implements graphql.Transport.
+func (Unsupported) Supports(*http.Request) bool { return true }
+
+// Do implements graphql.Transport.
+func (Unsupported) Do(w http.ResponseWriter, r *http.Request, _ graphql.GraphExecutor) {
+	switch {
+	case r.Method == http.MethodPost:
+		writeRequestError(w, http.StatusUnsupportedMediaType, "POST requests must have Content-Type: application/json (or multipart/form-data for uploads)")
+	case r.Header.Get("Upgrade") != "":
+		writeRequestError(w, http.StatusBadRequest, "websocket upgrades must use the graphql-transport-ws subprotocol")
+	default:
+		w.Header().Set("Allow", "GET, POST, OPTIONS")
+		writeRequestError(w, http.StatusMethodNotAllowed, "use POST with application/json, GET for queries, or a websocket")
+	}
+}
+
+// execute runs params through gqlgen and writes the response, with the
+// graphql-over-http status codes: a document that does not parse or
+// validate is 400 to clients that accept application/graphql-response+json,
+// and 422 to legacy application/json clients (gqlgen's behaviour).
+func execute(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, params *graphql.RawParams, queryOnly bool) {
+	ctx := r.Context()
+	ct := responseType(r)
+	w.Header().Set("Content-Type", ct)
+	oc, errs := exec.CreateOperationContext(ctx, params)
+	if errs != nil {
+		status := http.StatusOK
+		if errcode.GetErrorKind(errs) == errcode.KindProtocol {
+			status = http.StatusUnprocessableEntity
+			if ct == mediaGraphQLResponse {
+				status = http.StatusBadRequest
+			}
+		}
+		w.WriteHeader(status)
+		writeResponse(w, exec.DispatchError(graphql.WithOperationContext(ctx, oc), errs))
+		return
+	}
+	if queryOnly && oc.Operation.Operation != ast.Query {
+		w.Header().Set("Allow", "POST")
+		writeRequestError(w, http.StatusMethodNotAllowed, "GET requests may only run queries; send mutations and subscriptions with POST")
+		return
+	}
+	responses, ctx := exec.DispatchOperation(ctx, oc)
+	writeResponse(w, responses(ctx))
+}
+
+// readParams reads and decodes a POST body. On failure it returns the
+// status and a message that quotes nothing from the body.
+func readParams(w http.ResponseWriter, r *http.Request, max int64) (*graphql.RawParams, int, string) {
+	body, status, msg := readBody(w, r, max)
+	if msg != "" {
+		return nil, status, msg
+	}
+	p := &graphql.RawParams{}
+	status, msg = checkParams(body, p)
+	return p, status, msg
+}
+
+func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, int, string) {
+	if r.Body == nil {
+		return nil, http.StatusBadRequest, "the request body is empty"
+	}
+	if max > 0 && r.ContentLength > max {
+		return nil, http.StatusRequestEntityTooLarge, "the request body is larger than the limit"
+	}
+	rd := io.Reader(r.Body)
+	if max > 0 {
+		rd = http.MaxBytesReader(w, r.Body, max)
+	}
+	body, err := io.ReadAll(rd)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, http.StatusRequestEntityTooLarge, "the request body is larger than the limit"
+		}
+		return nil, http.StatusBadRequest, "the request body could not be read"
+	}
+	return body, 0, ""
+}
+
+// checkParams decodes body into p: exactly one JSON object.
+func checkParams(body []byte, p *graphql.RawParams) (int, string) {
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	switch {
+	case len(trimmed) == 0:
+		return http.StatusBadRequest, "the request body is empty"
+	case trimmed[0] == '[':
+		return http.StatusBadRequest, "batched operations are not supported; send one operation per request"
+	case trimmed[0] != '{':
+		return http.StatusBadRequest, "the request body must be a JSON object"
+	}
+	if err := decodeObject(bytes.NewReader(trimmed), p); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return http.StatusBadRequest, "the request field " + te.Field + " has the wrong type"
+		}
+		return http.StatusBadRequest, "the request body is not valid JSON"
+	}
+	return 0, ""
+}
+
+// decodeObject decodes exactly one JSON value with numbers kept exact, and
+// refuses trailing data. encoding/json bounds nesting depth itself.
+func decodeObject(r io.Reader, v any) error {
+	dec := json.NewDecoder(r)
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("trailing data after the JSON value")
+	}
+	return nil
+}
+
+func mediaType(r *http.Request) string {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil {
+		return ""
+	}
+	return mt
+}
+
+// responseType picks application/graphql-response+json when the client
+// accepts it and application/json otherwise.
+func responseType(r *http.Request) string {
+	for part := range strings.SplitSeq(r.Header.Get("Accept"), ",") {
+		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		switch mt {
+		case mediaGraphQLResponse:
+			return mediaGraphQLResponse
+		case mediaJSON, "*/*", "application/*":
+			return mediaJSON
+		}
+	}
+	return mediaJSON
+}
+
+func writeResponse(w http.ResponseWriter, resp *graphql.Response) {
+	b, err := json.Marshal(resp)
+	if err != nil {
+		b, _ = json.Marshal(&graphql.Response{Errors: gqlerror.List{{Message: "internal error",
+			Extensions: map[string]any{"code": string(gqlerr.Internal)}}}})
+	}
+	_, _ = w.Write(b)
+}
+
+// writeRequestError answers a request that never reached GraphQL.
+func writeRequestError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", mediaJSON)
+	w.WriteHeader(status)
+	writeResponse(w, &graphql.Response{Errors: gqlerror.List{{Message: msg,
+		Extensions: map[string]any{"code": string(gqlerr.BadUserInput)}}}})
+}
