@@ -222,7 +222,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 	}
 	a.addr = ln.Addr().String()
 	a.server = &http.Server{
-		Handler:           handler,
+		Handler: handler,
 		// Headers within 10 s. The body's deadline is set per request by
 		// the GraphQL handler (gqlhttp.Limits.ReadTimeout), because a
 		// server-wide ReadTimeout would also cancel SSE subscriptions.
