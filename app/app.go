@@ -190,6 +190,13 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 	}
 	if cfg.ReconcileInterval > 0 {
 		a.reconciler = &events.Reconciler{Bus: bus, Payments: pay, Cursor: cursorKV, Interval: cfg.ReconcileInterval, Logger: logger.With("component", "events")}
+		// The first round only records where the listing ends: run it
+		// before the gateway serves, or an event that a client triggers
+		// right after start could fall before that mark and never be
+		// reconciled (a race the suite hit under load).
+		if err := a.reconciler.Poll(ctx); err != nil {
+			logger.Warn("event reconciliation could not mark its start; retrying in the background", "err", err)
+		}
 		a.bg.Add(1)
 		go func() { defer a.bg.Done(); a.reconciler.Run(bgCtx) }()
 	}

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -135,23 +136,77 @@ func (b *Bus) Publish(ctx context.Context, e Event) error {
 	return err
 }
 
-// Cursor returns the cursor of the newest event ("0" when there is none).
-// A client that reads state and then subscribes with after: this cursor
-// misses nothing in between.
+// A cursor is "<sequence>.<epoch>": the stream sequence of an event, and
+// the epoch of the stream that numbered it (its creation time). A stream that
+// is reset (deleted, or replaced by a new cluster) starts numbering again, so
+// a cursor from the old stream is refused rather than silently matched
+// against unrelated events or a position the new stream has not reached.
+
+// Cursor returns the cursor of the newest event (sequence 0 when there is
+// none). A client that reads state and then subscribes with after: this
+// cursor misses nothing in between.
 func (b *Bus) Cursor(ctx context.Context) (string, error) {
-	st, err := b.js.Stream(ctx, EventsStream)
+	pos, err := b.position(ctx)
 	if err != nil {
 		return "", fmt.Errorf("events: cursor: %w", err)
+	}
+	return formatCursor(pos.last, pos.epoch), nil
+}
+
+type position struct {
+	epoch string
+	last  uint64
+}
+
+func (b *Bus) position(ctx context.Context) (position, error) {
+	st, err := b.js.Stream(ctx, EventsStream)
+	if err != nil {
+		return position{}, err
 	}
 	info, err := st.Info(ctx)
 	if err != nil {
-		return "", fmt.Errorf("events: cursor: %w", err)
+		return position{}, err
 	}
-	return strconv.FormatUint(info.State.LastSeq, 10), nil
+	return position{epoch: strconv.FormatInt(info.Created.UnixNano(), 36), last: info.State.LastSeq}, nil
 }
 
-// ErrBadCursor means a resume cursor is not one this stream handed out.
-var ErrBadCursor = errors.New("events: bad cursor")
+func formatCursor(seq uint64, epoch string) string {
+	return strconv.FormatUint(seq, 10) + "." + epoch
+}
+
+// parseCursor checks a cursor against the stream's position.
+func parseCursor(c string, pos position) (uint64, error) {
+	seqStr, epoch, ok := strings.Cut(c, ".")
+	if !ok || epoch == "" {
+		return 0, ErrBadCursor
+	}
+	seq, err := strconv.ParseUint(seqStr, 10, 64)
+	if err != nil {
+		return 0, ErrBadCursor
+	}
+	if epoch != pos.epoch {
+		return 0, ErrStaleCursor
+	}
+	if seq > pos.last {
+		return 0, ErrFutureCursor
+	}
+	return seq, nil
+}
+
+var (
+	// ErrBadCursor means a resume cursor is not one this stream handed out.
+	ErrBadCursor = errors.New("events: bad cursor")
+	// ErrStaleCursor means the cursor is from an earlier event stream (it
+	// was reset): the client must read state again and subscribe afresh.
+	ErrStaleCursor = errors.New("events: cursor from an earlier event stream")
+	// ErrFutureCursor means the cursor names a position the stream has not
+	// reached: resuming there would deliver nothing, possibly for ever.
+	ErrFutureCursor = errors.New("events: cursor past the newest event")
+)
+
+// ErrBadName means an event name in a filter is not a name events can have
+// (letters, digits, '_' and '-').
+var ErrBadName = errors.New("events: bad event name")
 
 // Filter selects events; empty fields select everything.
 type Filter struct {
@@ -166,19 +221,23 @@ type Filter struct {
 // and the stream, never wait for it. The channel closes when ctx ends.
 func (b *Bus) Subscribe(ctx context.Context, f Filter, cursor string) (<-chan Event, error) {
 	cfg := jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverNewPolicy, InactiveThreshold: time.Minute}
+	for _, n := range f.Names {
+		if !tokenRe.MatchString(n) {
+			return nil, ErrBadName
+		}
+		cfg.FilterSubjects = append(cfg.FilterSubjects, eventSubject+"*."+n)
+	}
+	pos, err := b.position(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("events: subscribe: %w", err)
+	}
 	if cursor != "" {
-		seq, err := strconv.ParseUint(cursor, 10, 64)
+		seq, err := parseCursor(cursor, pos)
 		if err != nil {
-			return nil, ErrBadCursor
+			return nil, err
 		}
 		cfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
 		cfg.OptStartSeq = seq + 1
-	}
-	for _, n := range f.Names {
-		if !tokenRe.MatchString(n) {
-			return nil, fmt.Errorf("events: bad event name %q", n)
-		}
-		cfg.FilterSubjects = append(cfg.FilterSubjects, eventSubject+"*."+n)
 	}
 	cons, err := b.js.OrderedConsumer(ctx, EventsStream, cfg)
 	if err != nil {
@@ -205,7 +264,7 @@ func (b *Bus) Subscribe(ctx context.Context, f Filter, cursor string) (<-chan Ev
 				continue
 			}
 			if md, err := msg.Metadata(); err == nil {
-				e.Cursor = strconv.FormatUint(md.Sequence.Stream, 10)
+				e.Cursor = formatCursor(md.Sequence.Stream, pos.epoch)
 			}
 			if f.Match != nil && !f.Match(&e) {
 				continue

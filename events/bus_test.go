@@ -28,10 +28,14 @@ func TestASlowSubscriberDoesNotHoldBackOthers(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := events.Filter{Names: []string{"IndividualActivated"}}
-	if _, err := bus.Subscribe(ctx, f, "0"); err != nil { // never read
+	start, err := bus.Cursor(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
-	live, err := bus.Subscribe(ctx, f, "0")
+	if _, err := bus.Subscribe(ctx, f, start); err != nil { // never read
+		t.Fatal(err)
+	}
+	live, err := bus.Subscribe(ctx, f, start)
 	if err != nil {
 		t.Fatal(err)
 	}

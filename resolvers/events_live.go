@@ -33,8 +33,15 @@ func (r *Resolver) subscribe(ctx context.Context, f events.Filter, after *string
 	}
 	f.Match = visibleTo(session.From(ctx), f.Match)
 	in, err := r.Events.Subscribe(ctx, f, deref(after))
-	if errors.Is(err, events.ErrBadCursor) {
+	switch {
+	case errors.Is(err, events.ErrBadCursor):
 		return nil, gqlerr.BadInput("after", "after must be a cursor from an earlier event")
+	case errors.Is(err, events.ErrStaleCursor):
+		return nil, gqlerr.BadInput("after", "after is a cursor of an earlier event stream (it was reset); read the state again and subscribe without after")
+	case errors.Is(err, events.ErrFutureCursor):
+		return nil, gqlerr.BadInput("after", "after is past the newest event; use eventsCursor or a cursor from a received event")
+	case errors.Is(err, events.ErrBadName):
+		return nil, gqlerr.BadInput("names", "event names are letters, digits, '_' and '-'")
 	}
 	if err != nil {
 		return nil, err
