@@ -48,6 +48,13 @@ type Config struct {
 	// SandboxAnonymous lets requests without a session act as the sandbox's
 	// demo API client (sandbox mode only), so a first query works at once.
 	SandboxAnonymous bool
+	// ReadTimeout bounds reading one request, body included; a trickled
+	// body is cut when it passes.
+	ReadTimeout    time.Duration
+	readTimeoutRaw string
+	// OperationTimeout bounds one query or mutation.
+	OperationTimeout    time.Duration
+	operationTimeoutRaw string
 	// Introspection answers __schema and __type and lets validation errors
 	// suggest field names. On in sandbox mode, off by default with real
 	// upstreams, where the schema is for the gateway's own frontends.
@@ -111,6 +118,8 @@ func (c *Config) settings() []setting {
 		{"session-ttl", "FINGRAPH_SESSION_TTL", "12h", "lifetime of a sign-in session", &c.sessionTTLRaw},
 		{"payments-operators", "FINGRAPH_PAYMENTS_OPERATORS", "STAFF,API_CLIENT", "comma-separated principal kinds allowed to operate payments: STAFF, PERSON, INTRODUCER, API_CLIENT", &c.paymentsOperatorsRaw},
 		{"public-rate-limit", "FINGRAPH_PUBLIC_RATE_LIMIT", "60", "public operations (sign-in, createCustomer, feedback) per minute per client address", &c.publicRateLimitRaw},
+		{"read-timeout", "FINGRAPH_READ_TIMEOUT", "30s", "longest time to read one request, body included", &c.readTimeoutRaw},
+		{"operation-timeout", "FINGRAPH_OPERATION_TIMEOUT", "30s", "longest time one query or mutation may run (subscriptions are not bounded)", &c.operationTimeoutRaw},
 		{"sandbox-token-grace", "FINGRAPH_SANDBOX_TOKEN_GRACE", "10s", "in-process sandbox: how long a superseded banking token keeps working", &c.sandboxTokenGraceRaw},
 	}
 }
@@ -204,6 +213,12 @@ func (c *Config) parseIdentity() error {
 	}
 	if c.SandboxTokenGrace, err = time.ParseDuration(c.sandboxTokenGraceRaw); err != nil || c.SandboxTokenGrace <= 0 {
 		return fmt.Errorf("FINGRAPH_SANDBOX_TOKEN_GRACE: %q is not a positive duration, such as 10s", c.sandboxTokenGraceRaw)
+	}
+	if c.ReadTimeout, err = time.ParseDuration(c.readTimeoutRaw); err != nil || c.ReadTimeout <= 0 {
+		return fmt.Errorf("FINGRAPH_READ_TIMEOUT: %q is not a positive duration, such as 30s", c.readTimeoutRaw)
+	}
+	if c.OperationTimeout, err = time.ParseDuration(c.operationTimeoutRaw); err != nil || c.OperationTimeout <= 0 {
+		return fmt.Errorf("FINGRAPH_OPERATION_TIMEOUT: %q is not a positive duration, such as 30s", c.operationTimeoutRaw)
 	}
 	if c.PublicRateLimit, err = strconv.Atoi(c.publicRateLimitRaw); err != nil || c.PublicRateLimit < 1 {
 		return fmt.Errorf("FINGRAPH_PUBLIC_RATE_LIMIT: %q is not a positive number of requests per minute", c.publicRateLimitRaw)

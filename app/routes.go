@@ -69,9 +69,11 @@ func newRouter(d routeDeps) http.Handler {
 		},
 		Directives: policy.Directives(),
 	})
+	limits := gqlhttp.DefaultLimits
+	limits.ReadTimeout, limits.OperationTimeout = d.cfg.ReadTimeout, d.cfg.OperationTimeout
 	gql := gqlhttp.NewHandler(es, gqlhttp.HandlerConfig{
 		Logger:         d.logger,
-		Limits:         gqlhttp.DefaultLimits,
+		Limits:         limits,
 		Introspection:  d.cfg.Introspection,
 		CheckOrigin:    originChecker(d.cfg.AllowedOrigins),
 		WebsocketInit:  websocketInit(sessions),
