@@ -20,29 +20,7 @@ import (
 // order retried on the other keeps its upstream id, and a webhook received
 // by one reaches a subscriber of the other.
 func TestTwoReplicasShareSessionsAttemptsAndEvents(t *testing.T) {
-	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoSigs: true, NoLog: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns.Start()
-	t.Cleanup(ns.Shutdown)
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("NATS did not start")
-	}
-	sb := sandbox.New(sandbox.Config{})
-	sb.Seed()
-	up := httptest.NewServer(sb)
-	t.Cleanup(func() { up.Close(); sb.Close() })
-
-	replica := func() *testGateway {
-		g := startGateway(t, "-nats-url", ns.ClientURL(),
-			"-payments-url", up.URL+"/payments", "-banking-url", up.URL+"/banking",
-			"-payments-private-key", paymentsim.PrivateKey, "-payments-public-key", paymentsim.PublicKey,
-			"-payments-access-token", paymentsim.AccessToken)
-		g.SandboxURL = up.URL
-		return g
-	}
-	a, b := replica(), replica()
+	a, b := twoReplicas(t)
 
 	// A session from replica A works on replica B.
 	token := a.signInAPI(t)
@@ -69,7 +47,7 @@ func TestTwoReplicasShareSessionsAttemptsAndEvents(t *testing.T) {
 
 	// Replica A receives the upstream's webhooks; B's subscriber gets them.
 	body, _ := json.Marshal(map[string]string{"url": a.URL + "/webhooks/payments"})
-	req, _ := http.NewRequest(http.MethodPost, up.URL+"/payments/v1/webhooks", bytes.NewReader(body))
+	req, _ := http.NewRequest(http.MethodPost, a.SandboxURL+"/payments/v1/webhooks", bytes.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+paymentsim.AccessToken)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
@@ -86,5 +64,54 @@ func TestTwoReplicasShareSessionsAttemptsAndEvents(t *testing.T) {
 	a.sandbox(t, http.MethodPost, "/_sandbox/trigger", map[string]any{"name": "IndividualActivated"}, &ev)
 	if e := ws.next("1", "events"); e.Event.ID != ev.ID {
 		t.Fatalf("replica B's subscriber: want %s, got %+v", ev.ID, e)
+	}
+}
+
+// twoReplicas starts two gateways on one external JetStream and one
+// upstream (a sandbox of their own), as a deployment that outgrew one machine.
+func twoReplicas(t *testing.T) (*testGateway, *testGateway) {
+	t.Helper()
+	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoSigs: true, NoLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Start()
+	t.Cleanup(ns.Shutdown)
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("NATS did not start")
+	}
+	sb := sandbox.New(sandbox.Config{})
+	sb.Seed()
+	up := httptest.NewServer(sb)
+	t.Cleanup(func() { up.Close(); sb.Close() })
+
+	replica := func() *testGateway {
+		g := startGateway(t, "-nats-url", ns.ClientURL(),
+			"-payments-url", up.URL+"/payments", "-banking-url", up.URL+"/banking",
+			"-payments-private-key", paymentsim.PrivateKey, "-payments-public-key", paymentsim.PublicKey,
+			"-payments-access-token", paymentsim.AccessToken)
+		g.SandboxURL = up.URL
+		return g
+	}
+	return replica(), replica()
+}
+
+// Defects issue, item 2, across replicas: a sign-out served by one replica
+// closes the session's socket on the other with 4401.
+func TestSignOutOnOneReplicaClosesSocketsOnAnother(t *testing.T) {
+	a, b := twoReplicas(t)
+	token := a.signInAPI(t)
+	a, b = a.as(token), b.as(token)
+	ws := b.dialWS(t, nil, nil)
+	ws.subscribeFromNow(b, "1", `subscription($after: String) { events(after: $after) `+liveFields+` }`, nil)
+	a.query(t, `mutation { signOut }`, nil)
+	code, msgs := ws.closeCode()
+	if code != 4401 {
+		t.Errorf("close code on the other replica %d, want 4401", code)
+	}
+	for _, m := range msgs {
+		if m.Type == "next" {
+			t.Errorf("an event reached an ended session: %s", m.Payload)
+		}
 	}
 }

@@ -1,0 +1,141 @@
+package e2e
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// closeCode reads until the server closes the connection and returns the
+// close code; any other end of the read fails the test. Events that arrive
+// first are returned too, so a test can assert that none did.
+func (c *wsClient) closeCode() (int, []wsMessage) {
+	c.t.Helper()
+	var got []wsMessage
+	_ = c.conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	for {
+		var m wsMessage
+		err := c.conn.ReadJSON(&m)
+		var ce *websocket.CloseError
+		if errors.As(err, &ce) {
+			return ce.Code, got
+		}
+		if err != nil {
+			c.t.Fatalf("want a close frame, got %v", err)
+		}
+		if m.Type == "ping" {
+			_ = c.conn.WriteJSON(wsMessage{Type: "pong"})
+			continue
+		}
+		got = append(got, m)
+	}
+}
+
+// Defects issue, item 2: signing out over HTTP ends the session's open
+// subscriptions: the socket closes with 4401, and no event reaches it after.
+func TestSignOutClosesTheSessionsSockets(t *testing.T) {
+	g := startGateway(t)
+	token := g.signInAPI(t)
+	g = g.as(token)
+	ws := g.dialWS(t, nil, nil)
+	ws.subscribeFromNow(g, "1", `subscription($after: String) { events(after: $after) `+liveFields+` }`, nil)
+	// A second connection of another session stays open.
+	other := g.as(g.signInAPI(t))
+	otherWS := other.dialWS(t, nil, nil)
+
+	var so struct {
+		SignOut bool `json:"signOut"`
+	}
+	g.query(t, `mutation { signOut }`, nil).decode(t, &so)
+	if !so.SignOut {
+		t.Fatal("signOut = false")
+	}
+	code, before := ws.closeCode()
+	if code != 4401 {
+		t.Errorf("close code %d, want 4401", code)
+	}
+	for _, m := range before {
+		if m.Type == "next" {
+			t.Errorf("an event reached the socket of an ended session: %s", m.Payload)
+		}
+	}
+	// The other session's socket still runs operations.
+	otherWS.subscribe("2", `subscription($after: String) { events(after: $after) { cursor } }`, map[string]any{"after": other.cursorNow(t)})
+	otherWS.subscribe("3", `{ viewer { kind } }`, nil)
+	if m := otherWS.read(); m.Type != "next" || m.ID != "3" || !strings.Contains(string(m.Payload), "API_CLIENT") {
+		t.Errorf("another session's socket: %s %s %s", m.Type, m.ID, m.Payload)
+	}
+}
+
+// Defects issue, item 7: a connection_init with an unknown or ended session
+// is refused with 4403 (graphql-transport-ws's code for a refused init, which
+// graphql-ws retries only with its bounded back-off, never the tight loop a
+// 1000 caused), and an accepted one is acknowledged without echoing the
+// init payload, which holds the session token.
+func TestWebsocketInitRefusalAndAcknowledgement(t *testing.T) {
+	g := startGateway(t)
+	token := g.signInAPI(t)
+
+	c, err := g.tryDialWS(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.t = t
+	defer c.close()
+	c.send(wsMessage{Type: "connection_init", Payload: []byte(`{"sessionToken":"` + strings.Repeat("A", 43) + `"}`)})
+	code, msgs := c.closeCode()
+	if code != 4403 {
+		t.Errorf("unknown session: close code %d, want 4403", code)
+	}
+	for _, m := range msgs {
+		if m.Type == "connection_ack" {
+			t.Errorf("an unknown session was acknowledged")
+		}
+	}
+
+	c2, err := g.tryDialWS(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2.t = t
+	defer c2.close()
+	c2.send(wsMessage{Type: "connection_init", Payload: []byte(`{"sessionToken":"` + token + `"}`)})
+	ack := c2.read()
+	if ack.Type != "connection_ack" {
+		t.Fatalf("want connection_ack, got %+v", ack)
+	}
+	if strings.Contains(string(ack.Payload), token) || (len(ack.Payload) > 0 && string(ack.Payload) != "null" && string(ack.Payload) != "{}") {
+		t.Errorf("connection_ack echoes a payload: %s", ack.Payload)
+	}
+
+	// An ended session is refused the same way.
+	g.as(token).query(t, `mutation { signOut }`, nil)
+	c3, err := g.tryDialWS(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c3.t = t
+	defer c3.close()
+	c3.send(wsMessage{Type: "connection_init", Payload: []byte(`{"sessionToken":"` + token + `"}`)})
+	if code, _ := c3.closeCode(); code != 4403 {
+		t.Errorf("ended session: close code %d, want 4403", code)
+	}
+}
+
+// Defects issue, item 2, on a cookie-authenticated socket: the session that
+// the upgrade's cookie carried ends its socket too.
+func TestSignOutClosesCookieSockets(t *testing.T) {
+	g := startGateway(t)
+	token := g.signInAPI(t)
+	h := http.Header{"Cookie": {"fingraph_session=" + token}}
+	ws := g.dialWS(t, h, map[string]any{})
+	ws.subscribeFromNow(g.as(token), "1", `subscription($after: String) { events(after: $after) `+liveFields+` }`, nil)
+	g.as(token).query(t, `mutation { signOut }`, nil)
+	if code, _ := ws.closeCode(); code != 4401 {
+		t.Errorf("close code %d, want 4401", code)
+	}
+}
