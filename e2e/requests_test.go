@@ -18,7 +18,7 @@ type rawResponse struct {
 	Body   []byte
 }
 
-func (r rawResponse) decode(t *testing.T) gqlResponse {
+func (r rawResponse) decode(t testing.TB) gqlResponse {
 	t.Helper()
 	var out gqlResponse
 	if err := json.Unmarshal(r.Body, &out); err != nil {
@@ -28,7 +28,7 @@ func (r rawResponse) decode(t *testing.T) gqlResponse {
 }
 
 // raw sends a request to /graphql exactly as given.
-func (g *testGateway) raw(t *testing.T, method, contentType string, body []byte, h http.Header) rawResponse {
+func (g *testGateway) raw(t testing.TB, method, contentType string, body []byte, h http.Header) rawResponse {
 	t.Helper()
 	req, _ := http.NewRequest(method, g.URL+"/graphql", bytes.NewReader(body))
 	if contentType != "" {

@@ -41,6 +41,9 @@ type Limits struct {
 	MaxAliases int
 	// MaxRootFields bounds the top-level fields of one operation.
 	MaxRootFields int
+	// MaxSameName bounds how often one response name occurs in a merged
+	// selection set (the quadratic part of validation).
+	MaxSameName int
 	// MaxComplexity bounds gqlgen's complexity (1 per field by default).
 	MaxComplexity int
 	// MaxBodyBytes bounds a POST body.
@@ -65,6 +68,7 @@ var DefaultLimits = Limits{
 	MaxIntrospectionDepth: 16,
 	MaxAliases:            30,
 	MaxRootFields:         20,
+	MaxSameName:           30,
 	MaxComplexity:         2000,
 	MaxBodyBytes:          1 << 20,
 	WebsocketReadLimit:    64 << 10,
@@ -143,6 +147,7 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) http.Handler {
 	srv.Use(&DocumentLimit{
 		MaxTokens: l.MaxTokens, MaxFields: l.MaxFields, MaxDepth: l.MaxDepth,
 		MaxIntrospectionDepth: l.MaxIntrospectionDepth, MaxAliases: l.MaxAliases, MaxRootFields: l.MaxRootFields,
+		MaxSameName: l.MaxSameName, Introspection: cfg.Introspection,
 	})
 	srv.Use(extension.FixedComplexityLimit(l.MaxComplexity))
 	srv.AroundOperations(operationGuard(cfg))

@@ -45,6 +45,14 @@ type DocumentLimit struct {
 	MaxIntrospectionDepth int
 	MaxAliases            int
 	MaxRootFields         int
+	// MaxSameName bounds how often one response name occurs in a selection
+	// set once its inline fragments and fragment spreads are merged: the
+	// overlapping-fields rule compares those fields pairwise, so its cost
+	// grows with the square of this number.
+	MaxSameName int
+	// Introspection allows __schema and __type; when false a document that
+	// asks for them is refused here, with a client code.
+	Introspection bool
 
 	passed *lru.LRU[struct{}]
 }
@@ -60,7 +68,7 @@ func (*DocumentLimit) ExtensionName() string { return "DocumentLimit" }
 // Validate implements graphql.HandlerExtension.
 func (d *DocumentLimit) Validate(graphql.ExecutableSchema) error {
 	if d.MaxTokens <= 0 || d.MaxFields <= 0 || d.MaxDepth <= 0 || d.MaxIntrospectionDepth <= 0 ||
-		d.MaxAliases < 0 || d.MaxRootFields <= 0 {
+		d.MaxAliases < 0 || d.MaxRootFields <= 0 || d.MaxSameName <= 0 {
 		return errors.New("DocumentLimit: limits must be positive")
 	}
 	if d.passed == nil {
@@ -90,7 +98,11 @@ func (d *DocumentLimit) MutateOperationParameters(ctx context.Context, p *graphq
 		return tooLarge("the document could not be parsed", "PARSE_FAILED")
 	}
 	if msg := d.Measure(doc); msg != "" {
-		return tooLarge(msg, "QUERY_TOO_LARGE")
+		reason := "QUERY_TOO_LARGE"
+		if msg == errIntrospectionOff {
+			reason = "INTROSPECTION_DISABLED"
+		}
+		return tooLarge(msg, reason)
 	}
 	d.passed.Add(ctx, p.Query, struct{}{})
 	return nil
@@ -103,13 +115,15 @@ func tooLarge(msg, reason string) *gqlerror.Error {
 // Measure reports why doc exceeds the limits, or "" when it does not. Its
 // cost is linear in the document: each fragment is measured once.
 func (d *DocumentLimit) Measure(doc *ast.QueryDocument) string {
-	m := measurer{doc: doc, memo: make(map[string]*shape, len(doc.Fragments)), cap: d.MaxFields + 1}
+	m := measurer{doc: doc, memo: make(map[string]*shape, len(doc.Fragments)), cap: d.MaxFields + 1, sameName: d.MaxSameName}
 	for _, op := range doc.Operations {
 		s, err := m.set(op.SelectionSet, false)
 		if err != "" {
 			return err
 		}
 		switch {
+		case s.introspects && !d.Introspection:
+			return errIntrospectionOff
 		case s.fields > d.MaxFields:
 			return fmt.Sprintf("operation selects more than %d fields once its fragments are expanded", d.MaxFields)
 		case s.roots > d.MaxRootFields:
@@ -125,6 +139,8 @@ func (d *DocumentLimit) Measure(doc *ast.QueryDocument) string {
 	return ""
 }
 
+const errIntrospectionOff = "introspection is disabled on this gateway"
+
 // shape is what a selection set costs once expanded. Counts saturate at the
 // measurer's cap, so a fragment chain that doubles at every step cannot
 // overflow them.
@@ -137,12 +153,19 @@ type shape struct {
 	// subtrees, counted from the set.
 	depth      int
 	introDepth int
+	// introspects tells whether the set asks for __schema or __type.
+	introspects bool
+	// names counts the response names of the set's fields merged through
+	// inline fragments and spreads (what the overlapping-fields rule
+	// compares); nil when the set has none.
+	names map[string]int
 }
 
 type measurer struct {
-	doc  *ast.QueryDocument
-	memo map[string]*shape // by fragment name; nil value = in progress
-	cap  int
+	doc      *ast.QueryDocument
+	memo     map[string]*shape // by fragment name; nil value = in progress
+	cap      int
+	sameName int
 }
 
 func (m *measurer) add(a, b int) int {
@@ -162,6 +185,25 @@ func (m *measurer) set(sel ast.SelectionSet, intro bool) (shape, string) {
 		out.roots = m.add(out.roots, s.roots)
 		out.depth = max(out.depth, s.depth)
 		out.introDepth = max(out.introDepth, s.introDepth)
+		out.introspects = out.introspects || s.introspects
+	}
+	addName := func(n string, c int) string {
+		if out.names == nil {
+			out.names = map[string]int{}
+		}
+		out.names[n] += c
+		if out.names[n] > m.sameName {
+			return fmt.Sprintf("the field %q is selected more than %d times in one selection set", n, m.sameName)
+		}
+		return ""
+	}
+	mergeNames := func(names map[string]int) string {
+		for n, c := range names {
+			if err := addName(n, c); err != "" {
+				return err
+			}
+		}
+		return ""
 	}
 	for _, s := range sel {
 		switch s := s.(type) {
@@ -171,7 +213,14 @@ func (m *measurer) set(sel ast.SelectionSet, intro bool) (shape, string) {
 			if err != "" {
 				return out, err
 			}
-			f := shape{fields: m.add(child.fields, 1), aliases: child.aliases, roots: 1}
+			f := shape{fields: m.add(child.fields, 1), aliases: child.aliases, roots: 1, introspects: inIntro}
+			name := s.Alias
+			if name == "" {
+				name = s.Name
+			}
+			if err := addName(name, 1); err != "" {
+				return out, err
+			}
 			if s.Alias != "" && s.Alias != s.Name {
 				f.aliases = m.add(f.aliases, 1)
 			}
@@ -187,10 +236,16 @@ func (m *measurer) set(sel ast.SelectionSet, intro bool) (shape, string) {
 			if err != "" {
 				return out, err
 			}
+			if err := mergeNames(child.names); err != "" {
+				return out, err
+			}
 			merge(child)
 		case *ast.FragmentSpread:
 			child, err := m.fragment(s.Name, intro)
 			if err != "" {
+				return out, err
+			}
+			if err := mergeNames(child.names); err != "" {
 				return out, err
 			}
 			merge(child)
