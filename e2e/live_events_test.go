@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -279,9 +280,17 @@ func TestGatewayEventsReachOnlyTheirCorporation(t *testing.T) {
 func TestWebsocketLimitsAreEnforced(t *testing.T) {
 	g := startGateway(t)
 	g = g.as(g.signInAPI(t))
+	// send writes one subscribe message and reads the answer. The server
+	// refuses an oversized message by closing the connection: with a close
+	// frame (1009) when the client reads it in time, or, because the server
+	// closes its socket with the rest of the message still unread, with a
+	// TCP reset that can overtake the close frame, failing the client's
+	// write or read. The test once accepted only the close frame, which made
+	// it flaky in the full suite; each of those ends is the connection
+	// closed. A timeout, or an answer, is not.
 	send := func(pad int) (wsMessage, error) {
 		ws := g.dialWS(t, nil, nil)
-		payload := `{"query":"{ ok }","variables":{"pad":"` + strings.Repeat("x", pad) + `"}}`
+		payload := `{"query":"{ __typename }","variables":{"pad":"` + strings.Repeat("x", pad) + `"}}`
 		if err := ws.conn.WriteJSON(wsMessage{ID: "1", Type: "subscribe", Payload: json.RawMessage(payload)}); err != nil {
 			return wsMessage{}, err
 		}
@@ -293,9 +302,16 @@ func TestWebsocketLimitsAreEnforced(t *testing.T) {
 	if m, err := send(10); err != nil || m.Type != "next" {
 		t.Fatalf("a small operation: %+v %v", m, err)
 	}
-	_, err := send(100 << 10)
+	m, err := send(100 << 10)
+	if err == nil {
+		t.Fatalf("an oversized message was answered: %+v", m)
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		t.Fatalf("an oversized message: the connection stayed open: %v", err)
+	}
 	var ce *websocket.CloseError
-	if !errors.As(err, &ce) {
-		t.Fatalf("an oversized message: want the connection closed, got %v", err)
+	if errors.As(err, &ce) && ce.Code != websocket.CloseMessageTooBig {
+		t.Errorf("an oversized message closed with %d, want %d", ce.Code, websocket.CloseMessageTooBig)
 	}
 }

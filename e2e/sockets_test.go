@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -137,5 +138,29 @@ func TestSignOutClosesCookieSockets(t *testing.T) {
 	g.as(token).query(t, `mutation { signOut }`, nil)
 	if code, _ := ws.closeCode(); code != 4401 {
 		t.Errorf("close code %d, want 4401", code)
+	}
+}
+
+// Defects issue, item 10, through GraphQL: a cursor the stream has not
+// reached, or one of another stream, is refused with BAD_USER_INPUT instead
+// of a subscription that never receives anything.
+func TestSubscriptionCursorsAreChecked(t *testing.T) {
+	g := startGateway(t)
+	g = g.as(g.signInAPI(t))
+	now := g.cursorNow(t)
+	_, epoch, _ := strings.Cut(now, ".")
+	ws := g.dialWS(t, nil, nil)
+	for i, after := range []string{"99999999999", "99999999999." + epoch, "1.zzzzzz", "not-a-cursor"} {
+		id := fmt.Sprint(i + 1)
+		ws.subscribe(id, `subscription($after: String) { events(after: $after) { cursor } }`, map[string]any{"after": after})
+		m := ws.read()
+		if m.ID != id || (m.Type != "error" && m.Type != "next") || !strings.Contains(string(m.Payload), "BAD_USER_INPUT") {
+			t.Errorf("after %q: %s %s", after, m.Type, m.Payload)
+		}
+		if m.Type == "next" {
+			if c := ws.read(); c.Type != "complete" {
+				t.Errorf("after %q: want complete, got %s", after, c.Type)
+			}
+		}
 	}
 }

@@ -3,7 +3,9 @@ package events_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,5 +58,67 @@ func TestASlowSubscriberDoesNotHoldBackOthers(t *testing.T) {
 		case <-ctx.Done():
 			t.Fatalf("the live subscriber stopped after %d of %d events", i, n)
 		}
+	}
+}
+
+// Defects issue, item 10: a cursor the stream has not reached is refused
+// (it would starve the subscriber), and a cursor of a stream that was reset
+// is refused as stale rather than matched against the new numbering.
+func TestCursorsPastTheEndOrFromAResetStreamAreRefused(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	e, err := engine.Open(ctx, engine.Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	bus, err := events.NewBus(ctx, e.JetStream())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if err := bus.Publish(ctx, events.Event{Source: events.SourcePayments, ID: fmt.Sprintf("c-%d", i), Name: "IndividualActivated"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now, err := bus.Cursor(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq, epoch, _ := strings.Cut(now, ".")
+	if seq != "3" || epoch == "" {
+		t.Fatalf("cursor %q, want sequence 3 with an epoch", now)
+	}
+	for _, tc := range []struct {
+		cursor string
+		want   error
+	}{
+		{now, nil},
+		{"0." + epoch, nil},
+		{"4." + epoch, events.ErrFutureCursor},
+		{"99999999999." + epoch, events.ErrFutureCursor},
+		{"99999999999", events.ErrBadCursor},
+		{"x." + epoch, events.ErrBadCursor},
+		{"1.", events.ErrBadCursor},
+		{"1.zzzzzz", events.ErrStaleCursor},
+	} {
+		sctx, scancel := context.WithCancel(ctx)
+		_, err := bus.Subscribe(sctx, events.Filter{}, tc.cursor)
+		scancel()
+		if !errors.Is(err, tc.want) && !(tc.want == nil && err == nil) {
+			t.Errorf("Subscribe(after %q) = %v, want %v", tc.cursor, err, tc.want)
+		}
+	}
+
+	// Reset the stream: the old cursor's epoch no longer matches.
+	if err := e.JetStream().DeleteStream(ctx, events.EventsStream); err != nil {
+		t.Fatal(err)
+	}
+	bus, err = events.NewBus(ctx, e.JetStream())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bus.Subscribe(ctx, events.Filter{}, "0."+epoch); !errors.Is(err, events.ErrStaleCursor) {
+		t.Errorf("a cursor of the reset stream: %v, want ErrStaleCursor", err)
 	}
 }
