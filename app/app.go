@@ -230,9 +230,10 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 	a.addr = ln.Addr().String()
 	a.server = &http.Server{
 		Handler: handler,
-		// Headers within 10 s. The body's deadline is set per request by
-		// the GraphQL handler (gqlhttp.Limits.ReadTimeout), because a
-		// server-wide ReadTimeout would also cancel SSE subscriptions.
+		// Headers within 10 s. The whole request's deadline is set per
+		// request by the GraphQL handler (gqlhttp.Limits.ReadTimeout), so
+		// that it can be lifted once a long-lived stream (SSE) has read its
+		// body; gorilla lifts it on websocket upgrades.
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"io"
@@ -219,4 +220,51 @@ func TestCORSAllowsNoForeignOriginByDefault(t *testing.T) {
 	if v := r.Header.Get("Access-Control-Allow-Origin"); v != "https://app.example" {
 		t.Errorf("a configured origin is not allowed: %q", v)
 	}
+}
+
+// Defects issue, item 12, the other half: the read deadline bounds reading a
+// request, never a subscription. An SSE stream and a websocket opened before
+// the deadline passes still deliver an event after it.
+func TestSubscriptionsOutliveTheReadDeadline(t *testing.T) {
+	g := liveGateway(t, "-read-timeout", "200ms")
+	g = g.as(g.signInAPI(t))
+	const sub = `subscription($after: String) { events(names: ["IndividualActivated"], after: $after) ` + liveFields + ` }`
+	after := g.cursorNow(t)
+
+	ws := g.dialWS(t, nil, nil)
+	ws.subscribe("1", sub, map[string]any{"after": after})
+
+	body, _ := json.Marshal(map[string]any{"query": sub, "variables": map[string]any{"after": after}})
+	req, _ := http.NewRequest(http.MethodPost, g.URL+"/graphql", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+g.bearer)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("not an event stream: %s", resp.Header.Get("Content-Type"))
+	}
+
+	time.Sleep(time.Second) // both connections are now past the read deadline
+	var ev sandboxEvent
+	g.sandbox(t, http.MethodPost, "/_sandbox/trigger", map[string]any{"name": "IndividualActivated"}, &ev)
+
+	if e := ws.next("1", "events"); e.Event.ID != ev.ID {
+		t.Errorf("websocket: want %s, got %+v", ev.ID, e)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok || line == "" {
+			continue
+		}
+		if !strings.Contains(line, ev.ID) {
+			t.Fatalf("SSE: want %s, got %s", ev.ID, line)
+		}
+		return
+	}
+	t.Fatalf("the SSE stream ended without the event: %v", sc.Err())
 }
