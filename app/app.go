@@ -208,7 +208,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 	if err := sockets.Run(bgCtx, sessions); err != nil {
 		return nil, fmt.Errorf("watching sessions: %w", err)
 	}
-	handler := newRouter(routeDeps{
+	handler, gql := newRouter(routeDeps{
 		cfg:        cfg,
 		logger:     logger,
 		metrics:    m,
@@ -239,6 +239,10 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return bgCtx },
 	}
+	// Shutdown stops accepting first; then websockets are closed with 1012
+	// and SSE streams end, so clients reconnect to another replica instead
+	// of holding this one up.
+	a.server.RegisterOnShutdown(gql.Shutdown)
 	go func() { a.served <- a.server.Serve(ln) }()
 	logger.Info("gateway listening", "graphql", "http://"+displayAddr(a.addr)+"/graphql", "playground", "http://"+displayAddr(a.addr)+"/")
 

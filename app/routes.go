@@ -50,8 +50,9 @@ type routeDeps struct {
 	reconciler *events.Reconciler
 }
 
-// newRouter maps every route of the gateway, in one place.
-func newRouter(d routeDeps) http.Handler {
+// newRouter maps every route of the gateway, in one place. It also returns
+// the GraphQL handler, whose long-lived connections shutdown ends.
+func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 	sessions := session.NewHandler(d.sessions, d.logger)
 	sessions.Sockets = d.sockets
 	if d.cfg.SandboxAnonymous {
@@ -129,7 +130,7 @@ func newRouter(d routeDeps) http.Handler {
 		writeJSON(w, status, map[string]any{"ready": status == http.StatusOK, "checks": checks})
 	})
 	r.Handle("/metrics", d.metrics.handler())
-	return r
+	return r, gql
 }
 
 func healthString(err error) string {

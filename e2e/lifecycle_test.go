@@ -1,8 +1,9 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
-	"github.com/fingraph/fingraph/app"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fingraph/fingraph/app"
 )
 
 // TestShutdownLeavesNoGoroutines starts a gateway with every long-running
@@ -102,5 +105,50 @@ func TestReadinessFollowsJetStream(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusServiceUnavailable {
 		t.Errorf("a webhook with JetStream gone: %d, want 503 so the sender retries", resp.StatusCode)
+	}
+}
+
+// Shutdown ends long-lived connections with a code clients reconnect
+// after: websockets get 1012 Service Restart (graphql-ws reconnects; a 1000
+// would be a normal end), SSE streams end, and a query in flight finishes.
+// Shutdown returning without error shows that nothing held it up to its
+// timeout (http.Server.Shutdown would report the deadline).
+func TestShutdownClosesSocketsWith1012AndEndsStreams(t *testing.T) {
+	cfg, err := app.ParseConfig([]string{"-addr", "127.0.0.1:0", "-sandbox-addr", "127.0.0.1:0", "-data-dir", t.TempDir(),
+		"-reconcile-interval", "0", "-register-webhook", "false"}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := app.Start(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &testGateway{URL: "http://" + a.Addr(), SandboxURL: "http://" + a.SandboxAddr(), http: &http.Client{Timeout: 10 * time.Second}}
+	g = g.as(g.signInAPI(t))
+	const sub = `subscription($after: String) { events(after: $after) { cursor } }`
+	ws := g.dialWS(t, nil, nil)
+	ws.subscribeFromNow(g, "1", sub, nil)
+
+	body, _ := json.Marshal(map[string]any{"query": sub, "variables": map[string]any{"after": g.cursorNow(t)}})
+	req, _ := http.NewRequest(http.MethodPost, g.URL+"/graphql", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+g.bearer)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	streamEnded := make(chan struct{})
+	go func() { _, _ = io.Copy(io.Discard, resp.Body); close(streamEnded) }()
+
+	done := make(chan error, 1)
+	go func() { done <- a.Shutdown() }()
+	if code, _ := ws.closeCode(); code != 1012 {
+		t.Errorf("websocket closed with %d, want 1012", code)
+	}
+	<-streamEnded
+	if err := <-done; err != nil {
+		t.Errorf("shutdown: %v", err)
 	}
 }

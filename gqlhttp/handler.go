@@ -8,6 +8,8 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -104,8 +106,88 @@ const (
 	CloseForbidden = 4403
 )
 
+// Handler is the GraphQL endpoint. Besides serving, it knows its
+// long-lived connections, so that a shutdown can end them with a code that
+// makes clients reconnect (to another replica) rather than wait.
+type Handler struct {
+	srv         *handler.Server
+	readTimeout time.Duration
+
+	mu      sync.Mutex
+	sockets map[*socketSlot]struct{}
+	streams map[*context.CancelFunc]struct{}
+}
+
+// CloseUpgrading is the close code of a shutdown: 1012 Service Restart,
+// after which graphql-ws clients reconnect.
+const CloseUpgrading = 1012
+
+// Shutdown closes every websocket with 1012 and ends every SSE stream, so
+// that http.Server.Shutdown, which waits for requests in flight but not
+// for hijacked connections, neither waits for streams nor leaves sockets
+// to die without a code. Queries and mutations in flight are left to
+// finish.
+func (h *Handler) Shutdown() {
+	h.mu.Lock()
+	sockets := make([]*socketSlot, 0, len(h.sockets))
+	for s := range h.sockets {
+		sockets = append(sockets, s)
+	}
+	streams := make([]context.CancelFunc, 0, len(h.streams))
+	for c := range h.streams {
+		streams = append(streams, *c)
+	}
+	h.mu.Unlock()
+	for _, s := range sockets {
+		if c := s.get(); c != nil {
+			_ = c.WriteClose(CloseUpgrading, "service restart")
+			_ = c.Close()
+		}
+	}
+	for _, cancel := range streams {
+		cancel()
+	}
+}
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.Header.Get("Upgrade") != "":
+		// gorilla clears the read deadline on upgrade.
+		slot := &socketSlot{}
+		r = r.WithContext(context.WithValue(r.Context(), slotKey{}, slot))
+		h.mu.Lock()
+		h.sockets[slot] = struct{}{}
+		h.mu.Unlock()
+		defer func() {
+			h.mu.Lock()
+			delete(h.sockets, slot)
+			h.mu.Unlock()
+		}()
+	case strings.Contains(r.Header.Get("Accept"), "text/event-stream"):
+		ctx, cancel := context.WithCancel(r.Context())
+		r = r.WithContext(ctx)
+		key := &cancel
+		h.mu.Lock()
+		h.streams[key] = struct{}{}
+		h.mu.Unlock()
+		defer func() {
+			h.mu.Lock()
+			delete(h.streams, key)
+			h.mu.Unlock()
+			cancel()
+		}()
+		fallthrough
+	default:
+		if h.readTimeout > 0 {
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(h.readTimeout))
+		}
+	}
+	h.srv.ServeHTTP(w, r)
+}
+
 // NewHandler assembles the GraphQL HTTP handler over es.
-func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) http.Handler {
+func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *Handler {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -160,14 +242,8 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) http.Handler {
 		cfg.Logger.ErrorContext(ctx, "resolver panic", "panic", v)
 		return errInternal
 	})
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Upgrade") != "" {
-			r = withSocketSlot(r) // gorilla clears the deadline on upgrade
-		} else if l.ReadTimeout > 0 {
-			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(l.ReadTimeout))
-		}
-		srv.ServeHTTP(w, r)
-	})
+	return &Handler{srv: srv, readTimeout: l.ReadTimeout,
+		sockets: map[*socketSlot]struct{}{}, streams: map[*context.CancelFunc]struct{}{}}
 }
 
 // operationGuard bounds each query and mutation by the operation timeout

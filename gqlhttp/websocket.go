@@ -62,12 +62,6 @@ func (s *socketSlot) get() *gorillaConn {
 	return s.conn
 }
 
-// withSocketSlot prepares an upgrade request's context to receive its
-// connection.
-func withSocketSlot(r *http.Request) *http.Request {
-	return r.WithContext(context.WithValue(r.Context(), slotKey{}, &socketSlot{}))
-}
-
 // IsWebsocket reports whether ctx belongs to a websocket connection.
 func IsWebsocket(ctx context.Context) bool {
 	_, ok := ctx.Value(slotKey{}).(*socketSlot)
