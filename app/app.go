@@ -205,7 +205,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 		payments:   pay,
 		banking:    bank,
 		sessions:   session.NewJetStreamStore(sessionsKV, cfg.SessionTTL),
-		attempts:   idempotency.New(attemptsKV),
+		attempts:   idempotency.New(attemptsKV, idempotency.WithLogger(logger)),
 		bus:        bus,
 		enricher:   a.enricher,
 		reconciler: a.reconciler,
