@@ -218,7 +218,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 		banking:    bank,
 		sessions:   sessions,
 		sockets:    sockets,
-		attempts:   idempotency.New(attemptsKV),
+		attempts:   idempotency.New(attemptsKV, idempotency.WithLogger(logger)),
 		bus:        bus,
 		enricher:   a.enricher,
 		reconciler: a.reconciler,

@@ -61,12 +61,12 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 	policy := resolvers.NewPolicy(d.cfg.PaymentsOperators, d.cfg.PublicRateLimit)
 	es := graph.NewExecutableSchema(graph.Config{
 		Resolvers: &resolvers.Resolver{
-			Payments:      d.payments,
-			Banking:       d.banking,
-			Policy:        policy,
-			OrderAttempts: d.attempts,
-			Events:        d.bus,
-			Logger:        d.logger,
+			Payments: d.payments,
+			Banking:  d.banking,
+			Policy:   policy,
+			Attempts: d.attempts,
+			Events:   d.bus,
+			Logger:   d.logger,
 		},
 		Directives: policy.Directives(),
 	})

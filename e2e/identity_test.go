@@ -3,7 +3,6 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/fingraph/fingraph/app"
 	"io"
 	"net/http"
 	"net/url"
@@ -1240,36 +1239,5 @@ func TestWebsocketSessions(t *testing.T) {
 	}
 	if _, err := g.wsQuery(t, map[string]any{"sessionToken": other + token[1:]}, nil, q); err == nil {
 		t.Error("an unknown session token was accepted")
-	}
-}
-
-func TestIdentitySettingsAreValidated(t *testing.T) {
-	t.Parallel()
-	cases := []struct {
-		args []string
-		want string
-	}{
-		{[]string{"-banking-version", "v1"}, "FINGRAPH_BANKING_VERSION"},
-		{[]string{"-session-ttl", "soon"}, "FINGRAPH_SESSION_TTL"},
-		{[]string{"-session-ttl", "10s"}, "FINGRAPH_SESSION_TTL"},
-		{[]string{"-payments-operators", "STAFF,CUSTOMER"}, "FINGRAPH_PAYMENTS_OPERATORS"},
-		{[]string{"-payments-operators", "ROBOT"}, "FINGRAPH_PAYMENTS_OPERATORS"},
-		{[]string{"-public-rate-limit", "0"}, "FINGRAPH_PUBLIC_RATE_LIMIT"},
-		{[]string{"-sandbox-token-grace", "-1s"}, "FINGRAPH_SANDBOX_TOKEN_GRACE"},
-	}
-	for _, tc := range cases {
-		_, err := app.ParseConfig(tc.args, func(string) string { return "" }, io.Discard)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%v: err = %v, want one naming %s", tc.args, err, tc.want)
-		}
-	}
-	cfg, err := app.ParseConfig(nil, func(k string) string {
-		return map[string]string{"FINGRAPH_PAYMENTS_OPERATORS": "staff, person", "FINGRAPH_BANKING_VERSION": "v3"}[k]
-	}, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Join(cfg.PaymentsOperators, ",") != "STAFF,PERSON" || cfg.BankingVersion != "v3" || cfg.SessionTTL != 12*time.Hour || cfg.PublicRateLimit != 60 {
-		t.Errorf("parsed %+v", cfg)
 	}
 }

@@ -1,8 +1,15 @@
-// Package idempotency remembers order attempts under client-chosen keys, so
-// that a retried createOrder carries the upstream order id of the earlier
-// failed attempt (the payments spec's rule 3) and a repeated successful one
-// returns the same order instead of charging twice. Entries live in a
-// JetStream key-value bucket with a TTL, shared by every replica.
+// Package idempotency runs money movements at most once per client-chosen
+// key. A retried createOrder (or any other call that moves money) either
+// replays the result of the attempt that succeeded, or carries what the
+// earlier failed attempt left behind (the payments spec's rule 3: the order
+// id from the upstream's refusal), instead of charging twice.
+//
+// Attempts live in a JetStream key-value bucket with a TTL, shared by every
+// replica. A call claims its key with the bucket's compare-and-set (Create
+// when the key is new, Update at the revision it read otherwise), so two
+// concurrent calls with one key, on one replica or on two, never both reach
+// the upstream: the loser waits for the winner's outcome. A process-local
+// mutex could not give that across replicas.
 package idempotency
 
 import (
@@ -12,29 +19,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
-
-// Attempt is what is remembered of an order attempt. It never holds a card
-// token or card number.
-type Attempt struct {
-	// OrderID is the upstream order id of the attempt.
-	OrderID string `json:"order_id"`
-	// Succeeded is set once the order was created.
-	Succeeded bool `json:"succeeded"`
-	// Fingerprint identifies what the attempt asked for, so a key reused
-	// for a different order can be refused.
-	Fingerprint string `json:"fingerprint"`
-	// Order is the created order, as the upstream answered it.
-	Order json.RawMessage `json:"order,omitempty"`
-}
-
-// Store keeps attempts in a JetStream key-value bucket.
-type Store struct {
-	kv jetstream.KeyValue
-}
 
 // Bucket is the key-value bucket's name; TTL how long an attempt is kept.
 const (
@@ -42,40 +31,274 @@ const (
 	TTL    = 24 * time.Hour
 )
 
-// New wraps an opened bucket.
-func New(kv jetstream.KeyValue) *Store { return &Store{kv: kv} }
+// Defaults of the tunable durations.
+const (
+	// DefaultLease is how long a claim holds a key while its call runs. It
+	// must outlast the slowest upstream call (the clients' deadline is 10 s):
+	// a claim older than its lease is taken to belong to a replica that died
+	// mid-call, and the key becomes claimable again.
+	DefaultLease = time.Minute
+	// DefaultMaxWait is how long a call waits for a concurrent call with
+	// the same key to finish before giving up with ErrInProgress.
+	DefaultMaxWait = 20 * time.Second
+	// recordTimeout bounds writing the outcome once the call has run.
+	recordTimeout = 5 * time.Second
+)
 
-// key derives a bucket key: keys are client text, and bucket keys allow only
-// a small alphabet, so they are hashed together with their scope.
-func key(scope, k string) string {
-	sum := sha256.Sum256([]byte(scope + "\x00" + k))
+// Errors a caller translates for its client.
+var (
+	// ErrFingerprintMismatch: the key was used for a different request.
+	ErrFingerprintMismatch = errors.New("idempotency: key was used for a different request")
+	// ErrInProgress: a call with the same key is still running.
+	ErrInProgress = errors.New("idempotency: a call with this key is still in progress")
+)
+
+// Attempt is what is remembered of one call. It never holds a card token,
+// a card number or a secret: callers put only ids and upstream results in it.
+type Attempt struct {
+	// ID is the upstream's id for the attempt: for a failed one, what a
+	// retry must carry (the order id of a refused order); for a succeeded
+	// one, the id of what was created.
+	ID string `json:"id,omitempty"`
+	// Succeeded is set once the call had its effect; later calls with the
+	// key get this attempt back and run nothing.
+	Succeeded bool `json:"succeeded,omitempty"`
+	// Fingerprint identifies what the call asked for, so that a key reused
+	// for a different request is refused. Do sets it.
+	Fingerprint string `json:"fingerprint"`
+	// Result is the upstream's answer of a succeeded call, as the caller
+	// wants to replay it.
+	Result json.RawMessage `json:"result,omitempty"`
+}
+
+// record is the stored value: the attempt, and while a call runs, the end of
+// its claim.
+type record struct {
+	Attempt
+	// LeaseUntil (Unix milliseconds) is set while a call holds the key.
+	LeaseUntil int64 `json:"lease_until,omitempty"`
+}
+
+func (r record) held(now time.Time) bool { return r.LeaseUntil > now.UnixMilli() }
+
+// Func is the guarded call. prior is the failed attempt a retry resumes, nil
+// on the first try. It returns the attempt to remember: Succeeded when the
+// call had its effect, otherwise a failed attempt whose ID the next retry
+// gets as prior. An error means nothing happened upstream that a retry must
+// know of: the key is released as it was, and the error returned.
+type Func func(ctx context.Context, prior *Attempt) (Attempt, error)
+
+// Store keeps attempts in a JetStream key-value bucket.
+type Store struct {
+	kv      jetstream.KeyValue
+	lease   time.Duration
+	maxWait time.Duration
+	now     func() time.Time
+	log     *slog.Logger
+}
+
+// Option tunes a Store.
+type Option func(*Store)
+
+// WithLease sets how long a claim holds a key (DefaultLease).
+func WithLease(d time.Duration) Option { return func(s *Store) { s.lease = d } }
+
+// WithMaxWait sets how long a call waits for a concurrent one with the same
+// key (DefaultMaxWait).
+func WithMaxWait(d time.Duration) Option { return func(s *Store) { s.maxWait = d } }
+
+// WithClock sets the clock leases are read with; tests move it.
+func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
+
+// WithLogger sets where a failure to remember a succeeded call is logged.
+func WithLogger(l *slog.Logger) Option { return func(s *Store) { s.log = l } }
+
+// New wraps an opened bucket (see Bucket and TTL).
+func New(kv jetstream.KeyValue, opts ...Option) *Store {
+	s := &Store{kv: kv, lease: DefaultLease, maxWait: DefaultMaxWait, now: time.Now, log: slog.New(slog.DiscardHandler)}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// Key derives the bucket key of (scope, key): keys are client text and
+// bucket keys allow a small alphabet only, so they are hashed together with
+// their scope. Scopes keep principals (and kinds of call) apart.
+func Key(scope, key string) string {
+	sum := sha256.Sum256([]byte(scope + "\x00" + key))
 	return hex.EncodeToString(sum[:])
 }
 
-// Get returns the attempt stored under (scope, k), if any.
-func (s *Store) Get(ctx context.Context, scope, k string) (*Attempt, error) {
-	e, err := s.kv.Get(ctx, key(scope, k))
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return nil, nil
+// Do runs fn at most once to success for (scope, key):
+//   - the first call claims the key and runs fn with prior nil;
+//   - a call after a success returns the remembered attempt without running
+//     fn;
+//   - a call after a failure runs fn with the failed attempt as prior;
+//   - a call while another holds the key waits for its outcome (at most the
+//     store's max wait, then ErrInProgress);
+//   - a call whose fingerprint differs from the remembered one gets
+//     ErrFingerprintMismatch.
+//
+// It returns the attempt fn returned (or the remembered success). When fn
+// succeeded but the outcome could not be stored, Do logs it and still
+// returns the attempt without error: failing then would invite the client to
+// retry a call that already moved money.
+func (s *Store) Do(ctx context.Context, scope, key, fingerprint string, fn Func) (Attempt, error) {
+	k := Key(scope, key)
+	deadline := time.Now().Add(s.maxWait)
+	for {
+		c, replay, err := s.claim(ctx, k, fingerprint, deadline)
+		if err != nil {
+			return Attempt{}, err
+		}
+		if replay != nil {
+			return *replay, nil
+		}
+		if c == nil {
+			continue // lost a race for the key; read it again
+		}
+		return s.run(ctx, c, fingerprint, fn)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("idempotency: get: %w", err)
-	}
-	var a Attempt
-	if err := json.Unmarshal(e.Value(), &a); err != nil {
-		return nil, fmt.Errorf("idempotency: decode: %w", err)
-	}
-	return &a, nil
 }
 
-// Put stores a under (scope, k).
-func (s *Store) Put(ctx context.Context, scope, k string, a Attempt) error {
-	b, err := json.Marshal(a)
+// claimed is a key this call holds.
+type claimed struct {
+	key   string
+	rev   uint64
+	prior *Attempt // the failed attempt being resumed; nil for a new key
+}
+
+// claim takes the key, or returns the remembered success, or waits while
+// another call holds it. It returns (nil, nil, nil) when another call won a
+// compare-and-set in between, for the caller to read the key again.
+func (s *Store) claim(ctx context.Context, k, fp string, deadline time.Time) (*claimed, *Attempt, error) {
+	e, err := s.kv.Get(ctx, k)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		b, _ := json.Marshal(record{Attempt: Attempt{Fingerprint: fp}, LeaseUntil: s.leaseEnd()})
+		rev, err := s.kv.Create(ctx, k, b)
+		if casLost(err) {
+			return nil, nil, nil
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("idempotency: claim: %w", err)
+		}
+		return &claimed{key: k, rev: rev}, nil, nil
+	}
 	if err != nil {
-		return err
+		return nil, nil, fmt.Errorf("idempotency: read: %w", err)
 	}
-	if _, err := s.kv.Put(ctx, key(scope, k), b); err != nil {
-		return fmt.Errorf("idempotency: put: %w", err)
+	var r record
+	if err := json.Unmarshal(e.Value(), &r); err != nil {
+		return nil, nil, fmt.Errorf("idempotency: decode: %w", err)
 	}
-	return nil
+	if r.Fingerprint != fp {
+		return nil, nil, ErrFingerprintMismatch
+	}
+	if r.Succeeded {
+		return nil, &r.Attempt, nil
+	}
+	if r.held(s.now()) {
+		return nil, nil, s.wait(ctx, k, e.Revision(), time.UnixMilli(r.LeaseUntil), deadline)
+	}
+	// A failed attempt, or a claim whose holder died: resume it.
+	prior := r.Attempt
+	b, _ := json.Marshal(record{Attempt: prior, LeaseUntil: s.leaseEnd()})
+	rev, err := s.kv.Update(ctx, k, b, e.Revision())
+	if casLost(err) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("idempotency: claim: %w", err)
+	}
+	var p *Attempt
+	if prior.ID != "" {
+		p = &prior
+	}
+	return &claimed{key: k, rev: rev, prior: p}, nil, nil
+}
+
+// run calls fn under the claim and stores its outcome with the claim's
+// revision, so nothing written meanwhile is overwritten.
+func (s *Store) run(ctx context.Context, c *claimed, fp string, fn Func) (a Attempt, err error) {
+	settled := false
+	defer func() {
+		if !settled { // fn panicked: give the key back before the panic goes on
+			s.release(ctx, c, fp)
+		}
+	}()
+	a, err = fn(ctx, c.prior)
+	settled = true
+	if err != nil {
+		s.release(ctx, c, fp)
+		return a, err
+	}
+	a.Fingerprint = fp
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	b, _ := json.Marshal(record{Attempt: a})
+	if _, err := s.kv.Update(wctx, c.key, b, c.rev); err != nil {
+		if !a.Succeeded {
+			return a, fmt.Errorf("idempotency: record attempt: %w", err)
+		}
+		s.log.ErrorContext(ctx, "idempotency: could not remember a succeeded call", "id", a.ID, "err", err)
+	}
+	return a, nil
+}
+
+// release gives the key back as it was before the claim: deleted when it was
+// new, the prior failed attempt otherwise. A failure leaves the claim to
+// expire with its lease.
+func (s *Store) release(ctx context.Context, c *claimed, fp string) {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	var err error
+	if c.prior == nil {
+		err = s.kv.Delete(wctx, c.key, jetstream.LastRevision(c.rev))
+	} else {
+		b, _ := json.Marshal(record{Attempt: Attempt{ID: c.prior.ID, Fingerprint: fp}})
+		_, err = s.kv.Update(wctx, c.key, b, c.rev)
+	}
+	if err != nil {
+		s.log.WarnContext(ctx, "idempotency: could not release a key; it frees itself when its lease ends", "err", err)
+	}
+}
+
+// wait blocks until the entry at k changes from revision rev, its lease
+// ends, or the caller's wait is over.
+func (s *Store) wait(ctx context.Context, k string, rev uint64, leaseEnd, deadline time.Time) error {
+	w, err := s.kv.Watch(ctx, k, jetstream.UpdatesOnly())
+	if err != nil {
+		return fmt.Errorf("idempotency: watch: %w", err)
+	}
+	defer func() { _ = w.Stop() }()
+	// The holder may have finished between the read and the watch.
+	if e, err := s.kv.Get(ctx, k); err != nil || e.Revision() != rev {
+		return nil
+	}
+	lease := time.NewTimer(max(leaseEnd.Sub(s.now()), 0))
+	defer lease.Stop()
+	giveUp := time.NewTimer(time.Until(deadline))
+	defer giveUp.Stop()
+	for {
+		select {
+		case e := <-w.Updates():
+			if e != nil {
+				return nil
+			}
+		case <-lease.C:
+			return nil
+		case <-giveUp.C:
+			return ErrInProgress
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (s *Store) leaseEnd() int64 { return s.now().Add(s.lease).UnixMilli() }
+
+// casLost reports a compare-and-set that another writer won.
+func casLost(err error) bool {
+	return err != nil && errors.Is(err, jetstream.ErrKeyExists)
 }

@@ -1,10 +1,7 @@
 package resolvers
 
 import (
-	"net/mail"
-	"slices"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/fingraph/fingraph/gqlerr"
@@ -17,87 +14,7 @@ import (
 // call and the error names the GraphQL field (input.firstName), not the
 // upstream's (first_name).
 
-// acceptedCountries is the spec's list of corporation countries.
-var acceptedCountries = []string{"AT", "BE", "BG", "HR", "CY", "CZ", "DK", "EE", "FI", "FR", "DE", "GR", "HU",
-	"IS", "IE", "IT", "LV", "LI", "LT", "LU", "MT", "NL", "NO", "PL", "PT", "RO", "SK", "SI", "ES", "SE", "CH", "GB"}
-
-// validator collects the first error; later checks are skipped.
-type validator struct{ err error }
-
-func (v *validator) fail(field, format string, args ...any) {
-	if v.err == nil {
-		v.err = gqlerr.BadInput(field, format, args...)
-	}
-}
-
-// required checks a mandatory text of at most max characters (0: no limit).
-func (v *validator) required(field, s string, max int) {
-	if strings.TrimSpace(s) == "" {
-		v.fail(field, "%s is required", field)
-		return
-	}
-	v.length(field, s, max)
-}
-
-// optional checks a text when given: not blank, at most max characters.
-func (v *validator) optional(field string, s *string, max int) {
-	if s == nil {
-		return
-	}
-	v.required(field, *s, max)
-}
-
-func (v *validator) length(field, s string, max int) {
-	if max > 0 && utf8.RuneCountInString(s) > max {
-		v.fail(field, "%s must be at most %d characters", field, max)
-	}
-}
-
-func (v *validator) twoLetter(field string, s *string) {
-	if s == nil {
-		return
-	}
-	if len(*s) != 2 || !isUpperAlpha(*s) {
-		v.fail(field, "%s must be a two-letter uppercase country code such as LV", field)
-	}
-}
-
-func (v *validator) acceptedCountry(field string, s *string) {
-	if s == nil {
-		return
-	}
-	if !slices.Contains(acceptedCountries, *s) {
-		v.fail(field, "%s must be one of the accepted countries (%s)", field, strings.Join(acceptedCountries, ", "))
-	}
-}
-
-func (v *validator) date(field string, s *string) {
-	if s == nil {
-		return
-	}
-	if _, err := time.Parse(model.DateLayout, *s); err != nil {
-		v.fail(field, "%s must be a date YYYY-MM-DD", field)
-	}
-}
-
-func (v *validator) email(field string, s *string) {
-	if s == nil {
-		return
-	}
-	if a, err := mail.ParseAddress(*s); err != nil || a.Address != *s {
-		v.fail(field, "%s must be an e-mail address", field)
-	}
-}
-
-func isUpperAlpha(s string) bool {
-	for _, r := range s {
-		if r < 'A' || r > 'Z' {
-			return false
-		}
-	}
-	return true
-}
-
+// lower is the banking wire value of a gender enum ("" when not given).
 func lower(g *model.Gender) string {
 	if g == nil {
 		return ""
@@ -105,6 +22,7 @@ func lower(g *model.Gender) string {
 	return strings.ToLower(string(*g))
 }
 
+// lowerPtr is lower for an optional field of an update.
 func lowerPtr(g *model.Gender) *string {
 	if g == nil {
 		return nil

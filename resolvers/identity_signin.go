@@ -117,16 +117,6 @@ func (r *Resolver) beginSession(ctx context.Context, sess *session.Session) (*mo
 	return &model.SignedIn{SessionToken: token, CsrfToken: sess.CSRFToken, Viewer: toViewer(sess)}, nil
 }
 
-// mustSession returns the request's session; the @requires directive has
-// already refused requests without one.
-func mustSession(ctx context.Context) (*session.Session, error) {
-	s := session.From(ctx)
-	if s == nil {
-		return nil, gqlerr.Unauthenticatedf("sign in first")
-	}
-	return s, nil
-}
-
 // viewerPermissions are the upstream's granted permissions (persons) and
 // the gateway's own.
 func (r *Resolver) viewerPermissions(ctx context.Context, s *session.Session) ([]string, error) {

@@ -7,7 +7,6 @@ package resolvers
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
@@ -15,7 +14,6 @@ import (
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph"
 	"github.com/fingraph/fingraph/graph/model"
-	"github.com/fingraph/fingraph/idempotency"
 	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/upstream/payments"
 )
@@ -74,64 +72,7 @@ func (r *mutationResolver) CreateCustomer(ctx context.Context, input model.Creat
 
 // CreateOrder is the resolver for the createOrder field.
 func (r *mutationResolver) CreateOrder(ctx context.Context, input model.CreateOrderInput) (model.CreateOrderResult, error) {
-	if err := orderCustomer(ctx, input.CustomerID); err != nil {
-		return nil, err
-	}
-	req, err := toOrderCreatable(ctx, input)
-	if err != nil {
-		return nil, err
-	}
-	if sc := input.Payment.SavedCard; sc != nil {
-		if err := r.savedCardPayment(ctx, &req, sc); err != nil {
-			return nil, err
-		}
-	}
-	scope := idempotencyScope(ctx)
-	key := deref(input.IdempotencyKey)
-	fp := fingerprint(req)
-	if key != "" {
-		prev, err := r.OrderAttempts.Get(ctx, scope, key)
-		if err != nil {
-			return nil, &gqlerr.Error{Code: gqlerr.Internal, Message: "internal error", Cause: err}
-		}
-		if prev != nil {
-			if prev.Fingerprint != fp {
-				return nil, gqlerr.BadInput("input.idempotencyKey", "this idempotencyKey was used for a different order")
-			}
-			if prev.Succeeded {
-				var o payments.Order
-				if err := json.Unmarshal(prev.Order, &o); err != nil {
-					return nil, &gqlerr.Error{Code: gqlerr.Internal, Message: "internal error", Cause: err}
-				}
-				return toOrder(&o), nil
-			}
-			// The spec's rule 3: a retry carries the id from the earlier error.
-			req.ID = prev.OrderID
-		}
-	}
-	o, err := r.Payments.Orders.Create(ctx, req)
-	if pe, ok := payments.AsError(err); ok && pe.OrderID != "" {
-		if key != "" {
-			if err := r.OrderAttempts.Put(ctx, scope, key, idempotency.Attempt{OrderID: pe.OrderID, Fingerprint: fp}); err != nil {
-				return nil, &gqlerr.Error{Code: gqlerr.Internal, Message: "internal error", Cause: err}
-			}
-		}
-		if pe.VerificationRequired() {
-			return &model.VerificationRequired{OrderID: pe.OrderID, VerificationURL: strPtr(pe.VerificationURL), Message: "verification required"}, nil
-		}
-		return &model.OrderFailed{OrderID: pe.OrderID, Code: pe.Code, Message: pe.Message}, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if key != "" {
-		b, _ := json.Marshal(o)
-		if err := r.OrderAttempts.Put(ctx, scope, key, idempotency.Attempt{OrderID: o.ID, Succeeded: true, Fingerprint: fp, Order: b}); err != nil {
-			// The order exists; failing now would invite a double charge.
-			r.Logger.ErrorContext(ctx, "could not remember a created order", "order_id", o.ID, "err", err)
-		}
-	}
-	return toOrder(o), nil
+	return r.createOrder(ctx, input)
 }
 
 // CaptureOrder is the resolver for the captureOrder field.

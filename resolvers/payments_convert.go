@@ -11,13 +11,6 @@ import (
 // This file maps payments upstream types to graph models. Nothing here ever
 // copies a one-time card token: the Order model has no place for one.
 
-func strPtr(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
 func toCustomer(c *payments.Customer) *model.Customer {
 	if c == nil {
 		return nil

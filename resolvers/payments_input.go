@@ -30,25 +30,6 @@ const (
 	maxOrderSpan = 366 * 24 * time.Hour
 )
 
-// checkText checks one text of at most maxText characters with the
-// package's validator (identity_input.go).
-func checkText(field, s string, required bool) error {
-	var v validator
-	if required {
-		v.required(field, s, maxText)
-	} else {
-		v.length(field, s, maxText)
-	}
-	return v.err
-}
-
-func optText(field string, v *string) error {
-	if v == nil {
-		return nil
-	}
-	return checkText(field, *v, false)
-}
-
 // checkCardToken refuses a token that is malformed or that appears in the
 // query text: tokens must travel as variables so that they never land in
 // the query cache, a persisted query or an access log.
@@ -101,13 +82,6 @@ func contactFromInput(field string, in *model.ContactInput) (payments.Contact, e
 		c.Address = &payments.Address{Street: deref(a.Street), ZipCode: deref(a.ZipCode), City: deref(a.City), CountryCode: deref(a.CountryCode)}
 	}
 	return c, nil
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 func itemFromInput(field string, in *model.OrderItemInput) (payments.Item, error) {
@@ -177,12 +151,6 @@ func initiator(in *model.Initiator, def string) string {
 		return def
 	}
 	return strings.ToLower(string(*in))
-}
-
-// inCustomerSession reports whether the request acts as one customer.
-func inCustomerSession(ctx context.Context) bool {
-	_, ok := payments.CustomerKey(ctx)
-	return ok
 }
 
 // newOrderFromInput validates an order created together with a customer or

@@ -2,10 +2,12 @@ package resolvers
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph/model"
-	"github.com/fingraph/fingraph/session"
+	"github.com/fingraph/fingraph/idempotency"
 	"github.com/fingraph/fingraph/upstream/payments"
 )
 
@@ -30,12 +32,82 @@ func (r *mutationResolver) applyOrderEvent(ctx context.Context, orderID, kind st
 	return &model.OrderChangePayload{OrderID: orderID, Applied: kind}, nil
 }
 
-// idempotencyScope keeps idempotency keys apart per principal: two API
-// clients, or two customers, choosing the same key never share an attempt.
-func idempotencyScope(ctx context.Context) string {
-	s := session.From(ctx)
-	if s == nil {
-		return "signed-out"
+// createOrder validates the order, then places it under its idempotency
+// key: a retry after a refusal carries the refused order's id (the spec's
+// rule 3), a retry after a success gets the same order back, and two
+// concurrent calls with one key make one upstream order.
+func (r *mutationResolver) createOrder(ctx context.Context, input model.CreateOrderInput) (model.CreateOrderResult, error) {
+	if err := orderCustomer(ctx, input.CustomerID); err != nil {
+		return nil, err
 	}
-	return string(s.Kind) + "|" + s.PrincipalID + "|" + s.CorporationID
+	req, err := toOrderCreatable(ctx, input)
+	if err != nil {
+		return nil, err
+	}
+	if sc := input.Payment.SavedCard; sc != nil {
+		if err := r.savedCardPayment(ctx, &req, sc); err != nil {
+			return nil, err
+		}
+	}
+	key := deref(input.IdempotencyKey)
+	if key == "" {
+		return r.placeOrder(ctx, req)
+	}
+	var (
+		result  model.CreateOrderResult
+		callErr error
+	)
+	a, err := r.Attempts.Do(ctx, idempotencyScope(ctx, "order"), key, fingerprint(req),
+		func(ctx context.Context, prior *idempotency.Attempt) (idempotency.Attempt, error) {
+			if prior != nil {
+				req.ID = prior.ID
+			}
+			var attempt idempotency.Attempt
+			result, attempt, callErr = r.placeOrderAttempt(ctx, req)
+			return attempt, callErr
+		})
+	switch {
+	case err != nil && errors.Is(err, callErr):
+		return nil, err
+	case err != nil:
+		return nil, idempotencyError("input.idempotencyKey", err)
+	case result != nil:
+		return result, nil
+	}
+	// A replay: the order an earlier call with this key created.
+	var o payments.Order
+	if err := json.Unmarshal(a.Result, &o); err != nil {
+		return nil, &gqlerr.Error{Code: gqlerr.Internal, Message: "internal error", Cause: err}
+	}
+	return toOrder(&o), nil
+}
+
+// placeOrder places an order with no idempotency key: one attempt, nothing
+// remembered.
+func (r *mutationResolver) placeOrder(ctx context.Context, req payments.OrderCreatable) (model.CreateOrderResult, error) {
+	res, _, err := r.placeOrderAttempt(ctx, req)
+	return res, err
+}
+
+// placeOrderAttempt sends one order attempt and returns its GraphQL result
+// and what idempotency remembers of it: a refusal that names an order id
+// (declined, 3-D Secure required) is an expected result, and its id is what
+// a retry must send.
+func (r *mutationResolver) placeOrderAttempt(ctx context.Context, req payments.OrderCreatable) (model.CreateOrderResult, idempotency.Attempt, error) {
+	o, err := r.Payments.Orders.Create(ctx, req)
+	if pe, ok := payments.AsError(err); ok && pe.OrderID != "" {
+		a := idempotency.Attempt{ID: pe.OrderID}
+		if pe.VerificationRequired() {
+			return &model.VerificationRequired{OrderID: pe.OrderID, VerificationURL: strPtr(pe.VerificationURL), Message: "verification required"}, a, nil
+		}
+		return &model.OrderFailed{OrderID: pe.OrderID, Code: pe.Code, Message: pe.Message}, a, nil
+	}
+	if err != nil {
+		return nil, idempotency.Attempt{}, err
+	}
+	b, err := json.Marshal(o)
+	if err != nil {
+		return nil, idempotency.Attempt{}, &gqlerr.Error{Code: gqlerr.Internal, Message: "internal error", Cause: err}
+	}
+	return toOrder(o), idempotency.Attempt{ID: o.ID, Succeeded: true, Result: b}, nil
 }

@@ -5,22 +5,12 @@
 package resolvers
 
 import (
-	"context"
 	"log/slog"
 	"time"
 
-	"github.com/fingraph/fingraph/idempotency"
 	"github.com/fingraph/fingraph/upstream/banking"
 	"github.com/fingraph/fingraph/upstream/payments"
 )
-
-// OrderAttempts remembers order attempts under idempotency keys.
-type OrderAttempts interface {
-	Get(ctx context.Context, scope, key string) (*idempotency.Attempt, error)
-	Put(ctx context.Context, scope, key string, a idempotency.Attempt) error
-}
-
-var _ OrderAttempts = (*idempotency.Store)(nil)
 
 // Resolver is the root resolver; it holds the dependencies.
 type Resolver struct {
@@ -30,10 +20,11 @@ type Resolver struct {
 	Banking *banking.Client
 	// Policy decides who may call what (the @requires and @rateLimited
 	// directives).
-	Policy        *Policy
-	OrderAttempts OrderAttempts
-	Events        EventStream
-	Logger        *slog.Logger
+	Policy *Policy
+	// Attempts keeps money movements to one per idempotency key.
+	Attempts Attempts
+	Events   EventStream
+	Logger   *slog.Logger
 	// Now is the clock; tests may fix it.
 	Now func() time.Time
 }

@@ -19,12 +19,6 @@ type apiKey struct {
 	hash             string
 }
 
-func (s *Sim) apiKeyRoutes(r chi.Router) {
-	r.Get("/corporations/{corporation_id}/api-keys", s.listAPIKeys)
-	r.Post("/corporations/{corporation_id}/api-keys", s.createAPIKey)
-	r.Delete("/corporations/{corporation_id}/api-keys/{id}", s.deleteAPIKey)
-}
-
 // staffCorporation checks the staff-only rule, then the corporation.
 func (s *Sim) staffCorporationLocked(w http.ResponseWriter, r *http.Request) *corporation {
 	pr := principalOf(r)

@@ -75,17 +75,6 @@ func (s *Sim) corporationByAccountLocked(acc string) *corporation {
 	return s.corporations[acc]
 }
 
-func (s *Sim) corporationRoutes(r chi.Router) {
-	r.Get("/corporations", s.listCorporations)
-	r.Get("/corporations/current", s.currentCorporation)
-	r.Get("/corporation", s.currentCorporation) // alias
-	r.Get("/corporations/{id}", s.getCorporation)
-	r.Get("/corporation/{id}", s.getCorporation)
-	r.Put("/corporation/{id}", s.updateCorporation)
-	r.Get("/corporations/{id}/settings", s.getSettings)
-	r.Put("/corporations/{id}/settings", s.putSettings)
-}
-
 // scopedCorporationLocked finds a corporation the principal may see: staff
 // all, introducers those they introduced, persons and API clients their own;
 // others are 404.
@@ -185,32 +174,45 @@ func (s *Sim) updateCorporation(w http.ResponseWriter, r *http.Request) {
 	}
 	var e errs
 	b.unknown(&e, "", updateCorporationFields...)
+	nc := s.readCorporationUpdateLocked(&e, b, c)
+	if len(e) > 0 {
+		badRequest(w, e...)
+		return
+	}
+	nc.UpdatedBy = s.actorLocked(pr)
+	*c = nc
+	writeJSON(w, http.StatusOK, c.json())
+}
+
+// readCorporationUpdateLocked validates PUT /corporation/{id} into a copy of
+// c, so that a refused request changes nothing.
+func (s *Sim) readCorporationUpdateLocked(e *errs, b body, c *corporation) corporation {
 	nc := *c
-	if v, ok := b.str(&e, "", "name"); ok {
+	if v, ok := b.str(e, "", "name"); ok {
 		if strings.TrimSpace(v) == "" {
 			e.invalid("name", "name must not be empty")
 		}
-		maxLen(&e, "name", v, 255)
+		maxLen(e, "name", v, 255)
 		nc.Name = v
 	}
-	if v, ok := b.str(&e, "", "email"); ok {
-		checkEmail(&e, "email", normEmail(v))
+	if v, ok := b.str(e, "", "email"); ok {
+		checkEmail(e, "email", normEmail(v))
 		nc.Email = normEmail(v)
 	}
-	if v, ok := b.str(&e, "", "country"); ok {
+	if v, ok := b.str(e, "", "country"); ok {
 		if !contains(AcceptedCountries, v) {
 			e.invalid("country", "country is not accepted")
 		}
 		nc.Country = v
 	}
-	if v, ok := b.str(&e, "", "currency"); ok {
+	if v, ok := b.str(e, "", "currency"); ok {
 		if v != "EUR" {
 			e.invalid("currency", "currency must be EUR")
 		}
 		nc.Currency = v
 	}
-	if v, ok := b.str(&e, "", "address"); ok {
-		maxLen(&e, "address", v, 64)
+	if v, ok := b.str(e, "", "address"); ok {
+		maxLen(e, "address", v, 64)
 		nc.Address = v
 	}
 	for _, f := range []struct {
@@ -218,17 +220,17 @@ func (s *Sim) updateCorporation(w http.ResponseWriter, r *http.Request) {
 		max  int
 		dst  **string
 	}{{"city", 64, &nc.City}, {"region", 100, &nc.Region}, {"post_code", 10, &nc.PostCode}} {
-		if v, ok := b.nullableStr(&e, "", f.name); ok {
+		if v, ok := b.nullableStr(e, "", f.name); ok {
 			if v != nil {
-				maxLen(&e, f.name, *v, f.max)
+				maxLen(e, f.name, *v, f.max)
 			}
 			*f.dst = v
 		}
 	}
-	if v, ok := b.boolean(&e, "", "is_kyc_verified"); ok {
+	if v, ok := b.boolean(e, "", "is_kyc_verified"); ok {
 		nc.IsKYCVerified = v
 	}
-	if v, ok := b.boolean(&e, "", "is_onboarded"); ok {
+	if v, ok := b.boolean(e, "", "is_onboarded"); ok {
 		if v && !c.IsOnboarded {
 			now := s.now()
 			nc.OnboardedAt = &now
@@ -238,13 +240,7 @@ func (s *Sim) updateCorporation(w http.ResponseWriter, r *http.Request) {
 		}
 		nc.IsOnboarded = v
 	}
-	if len(e) > 0 {
-		badRequest(w, e...)
-		return
-	}
-	nc.UpdatedBy = s.actorLocked(pr)
-	*c = nc
-	writeJSON(w, http.StatusOK, c.json())
+	return nc
 }
 
 func (s *Sim) getSettings(w http.ResponseWriter, r *http.Request) {

@@ -57,3 +57,14 @@ func forbidden(w http.ResponseWriter, field, msg string) {
 func notFound(w http.ResponseWriter, what string) {
 	writeErrors(w, http.StatusNotFound, fieldErr("", what+" not found", 0))
 }
+
+// hasField reports whether e already holds an error for field, so that a
+// field is not reported twice.
+func hasField(e errs, f string) bool {
+	for _, x := range e {
+		if x.Field == f {
+			return true
+		}
+	}
+	return false
+}

@@ -179,17 +179,6 @@ func (s *Sim) personItemJSONLocked(p *person) map[string]any {
 	return m
 }
 
-func (s *Sim) personRoutes(r chi.Router) {
-	r.Post("/persons", s.createPerson)
-	r.Get("/persons", s.listPersons)
-	r.Get("/persons/me", s.getMe)
-	r.Put("/persons/me", s.updateMe)
-	r.Get("/persons/{id}", s.getPerson)
-	r.Put("/persons/{id}", s.updatePerson)
-	r.Delete("/persons/{id}", s.blockPerson)
-	r.Put("/persons/{id}/restore", s.restorePerson)
-}
-
 // canWritePersonsLocked: staff, API clients and persons holding
 // persons_management.write.
 func (s *Sim) canWritePersonsLocked(p principal) bool {
@@ -302,98 +291,13 @@ func (s *Sim) createPerson(w http.ResponseWriter, r *http.Request) {
 	}
 	var e errs
 	b.unknown(&e, "", createPersonFields...)
-
-	// The corporation: staff name it by account_id, everyone else acts in
-	// their own.
-	var corp *corporation
-	if pr.isStaff() {
-		acc, _ := b.str(&e, "", "account_id")
-		if acc == "" && !hasField(e, "account_id") {
-			e.required("account_id")
-		} else if acc != "" {
-			if corp = s.corporationByAccountLocked(acc); corp == nil {
-				e.invalid("account_id", "unknown account")
-			}
-		}
-	} else {
-		corp = s.corporations[pr.corpID]
-	}
-
-	np := &person{ID: uuid.NewString(), PersonLoginID: uuid.NewString(), IdentityID: uuid.NewString(),
-		ProfileLevel: "basic", PrimaryCurrency: "EUR", Gender: "unknown", Type: TypeEmployee}
-	for _, f := range []string{"first_name", "last_name"} {
-		v, _ := b.str(&e, "", f)
-		if strings.TrimSpace(v) == "" {
-			if !hasField(e, f) {
-				e.required(f)
-			}
-		} else {
-			maxLen(&e, f, v, 100)
-		}
-		if f == "first_name" {
-			np.FirstName = v
-		} else {
-			np.LastName = v
-		}
-	}
-
-	// type first: it decides whether is_ubo, is_director and roles count.
-	typ, typOK := b.str(&e, "", "type")
-	if corp != nil {
-		allowed := corp.AllowedPersonTypes
-		switch {
-		case !typOK && len(allowed) > 1 && !hasField(e, "type"):
-			e.required("type")
-		case typOK && typ != TypeEmployee && typ != TypeConsumer:
-			e.invalid("type", "type must be employee or consumer")
-		case typOK && !contains(allowed, typ):
-			e.invalid("type", "person type "+typ+" is not allowed for this corporation")
-		case typOK:
-			np.Type = typ
-		}
-	}
-	isUBO, _ := b.boolean(&e, "", "is_ubo")
-	isDirector, _ := b.boolean(&e, "", "is_director")
-	roles, _ := b.strings(&e, "", "roles")
-	if np.Type == TypeConsumer {
-		isUBO, isDirector, roles = false, false, nil
-	}
-	np.IsUBO, np.IsDirector, np.Roles = isUBO, isDirector, roles
-
-	// E-mail is optional, and not checked for duplicates, only for a UBO that
-	// is not a director and has no roles.
-	uboOnly := isUBO && !isDirector && len(roles) == 0
-	email, emailOK := b.str(&e, "", "email")
-	email = normEmail(email)
-	switch {
-	case email == "" && !uboOnly && !hasField(e, "email"):
-		e.required("email")
-	case email != "":
-		checkEmail(&e, "email", email)
-	}
-	np.Email = email
-	np.emailUnique = !uboOnly && emailOK
-
-	gender, _ := b.str(&e, "", "gender")
-	if gender == "" && !hasField(e, "gender") {
-		e.required("gender")
-	} else if gender != "" {
-		oneOf(&e, "gender", gender, genders...)
-		np.Gender = gender
-	}
-	if v, ok := b.str(&e, "", "phone"); ok && v != "" {
-		checkPhone(&e, "phone", v)
-		np.Phone = v
-	}
-	if v, ok := b.str(&e, "", "other_phone"); ok {
-		np.OtherPhone = v
-	}
-	readAddress(&e, b, np.setString)
+	corp := s.newPersonCorporationLocked(&e, b, pr)
+	np := readNewPerson(&e, b, corp)
 	if len(e) > 0 {
 		badRequest(w, e...)
 		return
 	}
-	if np.emailUnique && s.personByEmailLocked(email) != nil {
+	if np.emailUnique && s.personByEmailLocked(np.Email) != nil {
 		writeErrors(w, http.StatusConflict, fieldErr("email", "e-mail is already taken", CodeInvalid))
 		return
 	}
@@ -407,6 +311,119 @@ func (s *Sim) createPerson(w http.ResponseWriter, r *http.Request) {
 		s.inviteLocked(np, corp)
 	}
 	writeJSON(w, http.StatusOK, s.personJSONLocked(np, pr))
+}
+
+// newPersonCorporationLocked is the corporation a new person joins: staff
+// name it by account_id, everyone else acts in their own.
+func (s *Sim) newPersonCorporationLocked(e *errs, b body, pr principal) *corporation {
+	if !pr.isStaff() {
+		return s.corporations[pr.corpID]
+	}
+	acc, _ := b.str(e, "", "account_id")
+	if acc == "" && !hasField(*e, "account_id") {
+		e.required("account_id")
+		return nil
+	}
+	if acc == "" {
+		return nil
+	}
+	corp := s.corporationByAccountLocked(acc)
+	if corp == nil {
+		e.invalid("account_id", "unknown account")
+	}
+	return corp
+}
+
+// readNewPerson validates the body of POST /persons into a new person of
+// corp (nil when the corporation is in error already).
+func readNewPerson(e *errs, b body, corp *corporation) *person {
+	np := &person{ID: uuid.NewString(), PersonLoginID: uuid.NewString(), IdentityID: uuid.NewString(),
+		ProfileLevel: "basic", PrimaryCurrency: "EUR", Gender: "unknown", Type: TypeEmployee}
+	readNames(e, b, np, true)
+	readNewPersonRoles(e, b, np, corp)
+
+	// E-mail is optional, and not checked for duplicates, only for a UBO that
+	// is not a director and has no roles.
+	uboOnly := np.IsUBO && !np.IsDirector && len(np.Roles) == 0
+	email, emailOK := b.str(e, "", "email")
+	email = normEmail(email)
+	switch {
+	case email == "" && !uboOnly && !hasField(*e, "email"):
+		e.required("email")
+	case email != "":
+		checkEmail(e, "email", email)
+	}
+	np.Email = email
+	np.emailUnique = !uboOnly && emailOK
+
+	gender, _ := b.str(e, "", "gender")
+	if gender == "" && !hasField(*e, "gender") {
+		e.required("gender")
+	} else if gender != "" {
+		oneOf(e, "gender", gender, genders...)
+		np.Gender = gender
+	}
+	if v, ok := b.str(e, "", "phone"); ok && v != "" {
+		checkPhone(e, "phone", v)
+		np.Phone = v
+	}
+	if v, ok := b.str(e, "", "other_phone"); ok {
+		np.OtherPhone = v
+	}
+	readAddress(e, b, np.setString)
+	return np
+}
+
+// readNames reads first_name and last_name: required on create, not
+// emptied on update.
+func readNames(e *errs, b body, p *person, create bool) {
+	for _, f := range []string{"first_name", "last_name"} {
+		v, ok := b.str(e, "", f)
+		switch {
+		case !ok && !create:
+			continue
+		case strings.TrimSpace(v) == "" && create:
+			if !hasField(*e, f) {
+				e.required(f)
+			}
+		case strings.TrimSpace(v) == "":
+			e.invalid(f, f+" must not be empty")
+			maxLen(e, f, v, 100)
+		default:
+			maxLen(e, f, v, 100)
+		}
+		if f == "first_name" {
+			p.FirstName = v
+		} else {
+			p.LastName = v
+		}
+	}
+}
+
+// readNewPersonRoles reads type first, since it decides whether is_ubo,
+// is_director and roles count: a consumer has none of them.
+func readNewPersonRoles(e *errs, b body, np *person, corp *corporation) {
+	typ, typOK := b.str(e, "", "type")
+	if corp != nil {
+		allowed := corp.AllowedPersonTypes
+		switch {
+		case !typOK && len(allowed) > 1 && !hasField(*e, "type"):
+			e.required("type")
+		case typOK && typ != TypeEmployee && typ != TypeConsumer:
+			e.invalid("type", "type must be employee or consumer")
+		case typOK && !contains(allowed, typ):
+			e.invalid("type", "person type "+typ+" is not allowed for this corporation")
+		case typOK:
+			np.Type = typ
+		}
+	}
+	isUBO, _ := b.boolean(e, "", "is_ubo")
+	isDirector, _ := b.boolean(e, "", "is_director")
+	roles, _ := b.strings(e, "", "roles")
+	if np.Type == TypeConsumer {
+		isUBO, isDirector, roles = false, false, nil
+	}
+	np.IsUBO, np.IsDirector, np.Roles = isUBO, isDirector, roles
 }
 
 // inviteLocked e-mails an employee an invitation whose code is a single-use
@@ -446,93 +463,12 @@ func (s *Sim) updatePerson(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	self := pr.kind == kindPerson && pr.id == p.ID
-	if !self && !s.canWritePersonsLocked(pr) {
-		forbidden(w, "", "permission "+PermPersonsWrite+" is required")
+	if !s.mayUpdatePersonLocked(w, b, pr, self) {
 		return
 	}
-	if !pr.isStaff() {
-		for _, f := range staffOnlyPersonFields {
-			if b.has(f) {
-				forbidden(w, f, f+" can be changed by staff only")
-				return
-			}
-		}
-	}
-	if b.has("current_password") && pr.kind != kindPerson {
-		forbidden(w, "current_password", "current_password is for persons only")
-		return
-	}
-	if !pr.isStaff() && !self {
-		for _, f := range []string{"password", "confirm_password", "current_password"} {
-			if b.has(f) {
-				forbidden(w, f, "only staff or the person themselves can change a password")
-				return
-			}
-		}
-	}
-
 	var e errs
 	b.unknown(&e, "", updatePersonFields...)
-	// Validate into a copy, so that a refused request changes nothing.
-	np := *p
-	np.Roles = append([]string(nil), p.Roles...)
-	for _, f := range []string{"first_name", "last_name"} {
-		if v, ok := b.str(&e, "", f); ok {
-			if strings.TrimSpace(v) == "" {
-				e.invalid(f, f+" must not be empty")
-			}
-			maxLen(&e, f, v, 100)
-			if f == "first_name" {
-				np.FirstName = v
-			} else {
-				np.LastName = v
-			}
-		}
-	}
-	readAddress(&e, b, np.setString)
-	for _, f := range []string{"position", "other_phone", "political_institution", "position_in_political_institution"} {
-		if v, ok := b.str(&e, "", f); ok {
-			np.setString(f, v)
-		}
-	}
-	if v, ok := b.number(&e, "", "ownership"); ok {
-		if v < 0 || v > 100 {
-			e.invalid("ownership", "ownership must be 0 to 100")
-		}
-		np.Ownership = v
-	}
-	for _, f := range []struct {
-		name string
-		dst  *bool
-	}{{"is_politically_exposed", &np.IsPEP}, {"is_tax_resident", &np.IsTaxResident}, {"is_ubo", &np.IsUBO},
-		{"is_director", &np.IsDirector}, {"is_questionnaire_filled", &np.IsQuestionnaireFilled},
-		{"is_2_fa_enabled", &np.Is2FA}} {
-		if v, ok := b.boolean(&e, "", f.name); ok {
-			*f.dst = v
-		}
-	}
-	if v, ok := b.str(&e, "", "gender"); ok {
-		oneOf(&e, "gender", v, genders...)
-		np.Gender = v
-	}
-	if v, ok := b.strings(&e, "", "roles"); ok {
-		np.Roles = v
-	}
-	if v, ok := b.str(&e, "", "phone"); ok {
-		checkPhone(&e, "phone", v)
-		np.Phone = v
-	}
-	if v, ok := b.str(&e, "", "email"); ok {
-		v = normEmail(v)
-		checkEmail(&e, "email", v)
-		np.Email = v
-	}
-	if np.Is2FA && np.Phone == "" && b.has("is_2_fa_enabled") {
-		e.invalid("is_2_fa_enabled", "two-factor needs a phone")
-	}
-	if np.Type == TypeConsumer {
-		np.IsUBO, np.IsDirector, np.Roles = false, false, nil
-	}
+	np := readPersonUpdate(&e, b, p)
 	newHash := s.readNewPasswordLocked(&e, b, p, self)
 	if len(e) > 0 {
 		badRequest(w, e...)
@@ -553,36 +489,89 @@ func (s *Sim) updatePerson(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.personJSONLocked(p, pr))
 }
 
-// readNewPasswordLocked validates password, confirm_password and, for a
-// person changing their own password, current_password. It returns the new
-// hash or nil.
-func (s *Sim) readNewPasswordLocked(e *errs, b body, p *person, needCurrent bool) []byte {
-	pw, pwOK := b.str(e, "", "password")
-	confirm, _ := b.str(e, "", "confirm_password")
-	current, _ := b.str(e, "", "current_password")
-	if !pwOK {
-		if b.has("confirm_password") && !hasField(*e, "confirm_password") {
-			e.required("password")
-		}
-		return nil
+// mayUpdatePersonLocked answers 403 when the principal may not send this
+// body: persons need persons_management.write unless they change
+// themselves, some fields are staff only, and a password is changed by
+// staff or the person alone.
+func (s *Sim) mayUpdatePersonLocked(w http.ResponseWriter, b body, pr principal, self bool) bool {
+	if !self && !s.canWritePersonsLocked(pr) {
+		forbidden(w, "", "permission "+PermPersonsWrite+" is required")
+		return false
 	}
-	checkPassword(e, "password", pw)
-	if confirm == "" && !hasField(*e, "confirm_password") {
-		e.required("confirm_password")
-	} else if confirm != pw {
-		e.invalid("confirm_password", "passwords do not match")
-	}
-	if needCurrent {
-		if current == "" && !hasField(*e, "current_password") {
-			e.required("current_password")
-		} else if current != "" && !passwordOK(p.hash, current) {
-			e.invalid("current_password", "current password is wrong")
+	if !pr.isStaff() {
+		for _, f := range staffOnlyPersonFields {
+			if b.has(f) {
+				forbidden(w, f, f+" can be changed by staff only")
+				return false
+			}
 		}
 	}
-	if len(*e) > 0 {
-		return nil
+	if b.has("current_password") && pr.kind != kindPerson {
+		forbidden(w, "current_password", "current_password is for persons only")
+		return false
 	}
-	return hashPassword(pw)
+	if !pr.isStaff() && !self {
+		for _, f := range []string{"password", "confirm_password", "current_password"} {
+			if b.has(f) {
+				forbidden(w, f, "only staff or the person themselves can change a password")
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// readPersonUpdate validates PUT /persons/{id} into a copy of p, so that a
+// refused request changes nothing.
+func readPersonUpdate(e *errs, b body, p *person) person {
+	np := *p
+	np.Roles = append([]string(nil), p.Roles...)
+	readNames(e, b, &np, false)
+	readAddress(e, b, np.setString)
+	for _, f := range []string{"position", "other_phone", "political_institution", "position_in_political_institution"} {
+		if v, ok := b.str(e, "", f); ok {
+			np.setString(f, v)
+		}
+	}
+	if v, ok := b.number(e, "", "ownership"); ok {
+		if v < 0 || v > 100 {
+			e.invalid("ownership", "ownership must be 0 to 100")
+		}
+		np.Ownership = v
+	}
+	for _, f := range []struct {
+		name string
+		dst  *bool
+	}{{"is_politically_exposed", &np.IsPEP}, {"is_tax_resident", &np.IsTaxResident}, {"is_ubo", &np.IsUBO},
+		{"is_director", &np.IsDirector}, {"is_questionnaire_filled", &np.IsQuestionnaireFilled},
+		{"is_2_fa_enabled", &np.Is2FA}} {
+		if v, ok := b.boolean(e, "", f.name); ok {
+			*f.dst = v
+		}
+	}
+	if v, ok := b.str(e, "", "gender"); ok {
+		oneOf(e, "gender", v, genders...)
+		np.Gender = v
+	}
+	if v, ok := b.strings(e, "", "roles"); ok {
+		np.Roles = v
+	}
+	if v, ok := b.str(e, "", "phone"); ok {
+		checkPhone(e, "phone", v)
+		np.Phone = v
+	}
+	if v, ok := b.str(e, "", "email"); ok {
+		v = normEmail(v)
+		checkEmail(e, "email", v)
+		np.Email = v
+	}
+	if np.Is2FA && np.Phone == "" && b.has("is_2_fa_enabled") {
+		e.invalid("is_2_fa_enabled", "two-factor needs a phone")
+	}
+	if np.Type == TypeConsumer {
+		np.IsUBO, np.IsDirector, np.Roles = false, false, nil
+	}
+	return np
 }
 
 func (s *Sim) blockPerson(w http.ResponseWriter, r *http.Request) { s.setBlocked(w, r, true) }

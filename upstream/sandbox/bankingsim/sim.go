@@ -11,13 +11,8 @@ package bankingsim
 import (
 	"crypto/rand"
 	"log/slog"
-	"net/http"
-	"regexp"
-	"strconv"
 	"sync"
 	"time"
-
-	"github.com/go-chi/chi/v5"
 )
 
 // Defaults of the tunable durations.
@@ -101,78 +96,6 @@ func New(opts Options) *Sim {
 }
 
 func (s *Sim) now() time.Time { return s.opts.Now().UTC() }
-
-// Supported API versions. v2 is the minimum; v3 only changes the two-factor
-// response shape.
-const (
-	minVersion = 2
-	maxVersion = 3
-)
-
-var versionRe = regexp.MustCompile(`^v(\d+)$`)
-
-// Routes registers the banking routes; the caller mounts them at /banking.
-func (s *Sim) Routes(r chi.Router) {
-	r.Route("/v2", func(r chi.Router) { s.api(r, 2) })
-	r.Route("/v3", func(r chi.Router) { s.api(r, 3) })
-	// Any other first segment that looks like a version is refused the way
-	// the spec's Errors rule 4 says: 400 with an empty field.
-	r.HandleFunc("/{version}", s.refuseVersion)
-	r.HandleFunc("/{version}/*", s.refuseVersion)
-	r.NotFound(func(w http.ResponseWriter, _ *http.Request) {
-		writeErrors(w, http.StatusNotFound, fieldErr("", "not found", 0))
-	})
-	r.MethodNotAllowed(func(w http.ResponseWriter, _ *http.Request) {
-		writeErrors(w, http.StatusMethodNotAllowed, fieldErr("", "method not allowed", 0))
-	})
-}
-
-func (s *Sim) refuseVersion(w http.ResponseWriter, r *http.Request) {
-	v := chi.URLParam(r, "version")
-	if m := versionRe.FindStringSubmatch(v); m != nil {
-		if n, err := strconv.Atoi(m[1]); err == nil && n < minVersion {
-			writeErrors(w, http.StatusBadRequest, fieldErr("", "this API version is no longer supported", CodeVersionGone))
-			return
-		}
-	}
-	writeErrors(w, http.StatusBadRequest, fieldErr("", "this API version is not supported", CodeVersionUnsupported))
-}
-
-// api registers the versioned routes; v2 and v3 share every handler.
-func (s *Sim) api(r chi.Router, version int) {
-	r.Use(withVersion(version))
-	r.NotFound(func(w http.ResponseWriter, _ *http.Request) {
-		writeErrors(w, http.StatusNotFound, fieldErr("", "not found", 0))
-	})
-	r.MethodNotAllowed(func(w http.ResponseWriter, _ *http.Request) {
-		writeErrors(w, http.StatusMethodNotAllowed, fieldErr("", "method not allowed", 0))
-	})
-
-	// Public routes.
-	r.Post("/staff/signin", s.staffSignIn)
-	r.Post("/person/signin", s.personSignIn)
-	r.Post("/introducer/signin", s.introducerSignIn)
-	r.Post("/api/signin", s.apiSignIn)
-	r.Post("/person/forgot-password", s.forgotPassword)
-	r.Post("/person/recover-password", s.recoverPassword)
-	r.Post("/corporation/signup", s.corporationSignUp)
-	r.Post("/feedback", s.postFeedback)
-
-	// Routes that need x-access-token.
-	r.Group(func(r chi.Router) {
-		r.Use(s.authenticate)
-		s.personRoutes(r)
-		s.corporationRoutes(r)
-		s.apiKeyRoutes(r)
-	})
-}
-
-// Control registers the banking part of the control API under /_sandbox.
-func (s *Sim) Control(r chi.Router) {
-	r.Get("/sms", s.getSMS)
-	r.Get("/email", s.getEmail)
-	r.Get("/feedback", s.getFeedback)
-}
 
 // Close stops background work; the banking emulator has none.
 func (s *Sim) Close() {}

@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"sort"
 	"time"
-
-	"github.com/golang-jwt/jwt/v5"
 )
 
 // testCard is the card behind every test card token.
@@ -50,59 +48,13 @@ func orderPayload(o *order, amount int64) map[string]any {
 // spec (the id of an earlier error), customer scoping, the payment shapes and
 // the outcome of the test card tokens.
 func (s *Sim) placeOrderLocked(in *orderIn, p principal, base string) (*order, *apiError) {
-	if in.ID != "" {
-		if _, ok := s.pending[in.ID]; !ok {
-			why := "id is not the id of an earlier failed attempt of this order"
-			if _, done := s.orders[in.ID]; done {
-				why = "the order with this id already succeeded"
-			}
-			return nil, errCode(http.StatusBadRequest, "invalid_order_id", "id", "%s", why)
-		}
+	cust, e := s.orderCustomerLocked(in, p)
+	if e != nil {
+		return nil, e
 	}
-	if p.kind == kindCustomer {
-		switch in.CustomerID {
-		case "", "me", p.customerID:
-			in.CustomerID, in.Contact = p.customerID, nil
-		default:
-			return nil, errCode(http.StatusForbidden, "forbidden_key", "customer", "a customer key creates orders only for its own customer")
-		}
-	}
-	var cust *customer
-	if in.CustomerID != "" {
-		cust = s.customers[in.CustomerID]
-		if cust == nil {
-			return nil, badRequest("customer", "unknown customer")
-		}
-	}
-	var (
-		outcome string
-		pay     cardPayment
-		declMsg = "card declined"
-	)
-	switch in.PayKind {
-	case payOneTime:
-		if s.usedTokens[in.Card] {
-			return nil, errCode(http.StatusConflict, "card_token_used", "payment.card", "the card token was already used")
-		}
-		outcome, pay = tokenOutcome(in.Card), testCard()
-	case paySaved:
-		if cust == nil {
-			return nil, badRequest("customer", "customer is required with a saved-card payment")
-		}
-		m, ok := findMethod(cust, in.Card)
-		if !ok {
-			return nil, errCode(http.StatusBadRequest, "unknown_method", "payment.card", "the customer has no payment method with this token")
-		}
-		outcome, pay = "ok", paymentFromMethod(m)
-	case payCustomer:
-		if cust == nil {
-			return nil, badRequest("customer", "customer is required with a customer payment")
-		}
-		if len(cust.Methods) == 0 {
-			outcome, declMsg = "fail", "the customer has no payment method"
-		} else {
-			outcome, pay = "ok", paymentFromMethod(cust.Methods[0])
-		}
+	outcome, pay, declMsg, e := s.orderPaymentLocked(in, cust)
+	if e != nil {
+		return nil, e
 	}
 	id := in.ID
 	pend := s.pending[id]
@@ -139,6 +91,69 @@ func (s *Sim) placeOrderLocked(in *orderIn, p principal, base string) (*order, *
 	return s.createOrderLocked(in, id, cust, in.Contact, pay, s.now()), nil
 }
 
+// orderCustomerLocked checks the order id against rule 3 (only the id of an
+// earlier failed attempt may be sent) and finds the order's customer, which
+// a customer key can only name as itself. It returns nil for an order with
+// inline contact data.
+func (s *Sim) orderCustomerLocked(in *orderIn, p principal) (*customer, *apiError) {
+	if in.ID != "" {
+		if _, ok := s.pending[in.ID]; !ok {
+			why := "id is not the id of an earlier failed attempt of this order"
+			if _, done := s.orders[in.ID]; done {
+				why = "the order with this id already succeeded"
+			}
+			return nil, errCode(http.StatusBadRequest, "invalid_order_id", "id", "%s", why)
+		}
+	}
+	if p.kind == kindCustomer {
+		switch in.CustomerID {
+		case "", "me", p.customerID:
+			in.CustomerID, in.Contact = p.customerID, nil
+		default:
+			return nil, errCode(http.StatusForbidden, "forbidden_key", "customer", "a customer key creates orders only for its own customer")
+		}
+	}
+	if in.CustomerID == "" {
+		return nil, nil
+	}
+	cust := s.customers[in.CustomerID]
+	if cust == nil {
+		return nil, badRequest("customer", "unknown customer")
+	}
+	return cust, nil
+}
+
+// orderPaymentLocked resolves the order's payment to a card and the outcome
+// it will have: "ok", "3ds" or "fail" (with the decline message).
+func (s *Sim) orderPaymentLocked(in *orderIn, cust *customer) (outcome string, pay cardPayment, declMsg string, e *apiError) {
+	declMsg = "card declined"
+	switch in.PayKind {
+	case payOneTime:
+		if s.usedTokens[in.Card] {
+			return "", pay, "", errCode(http.StatusConflict, "card_token_used", "payment.card", "the card token was already used")
+		}
+		return tokenOutcome(in.Card), testCard(), declMsg, nil
+	case paySaved:
+		if cust == nil {
+			return "", pay, "", badRequest("customer", "customer is required with a saved-card payment")
+		}
+		m, ok := findMethod(cust, in.Card)
+		if !ok {
+			return "", pay, "", errCode(http.StatusBadRequest, "unknown_method", "payment.card", "the customer has no payment method with this token")
+		}
+		return "ok", paymentFromMethod(m), declMsg, nil
+	case payCustomer:
+		if cust == nil {
+			return "", pay, "", badRequest("customer", "customer is required with a customer payment")
+		}
+		if len(cust.Methods) == 0 {
+			return "fail", pay, "the customer has no payment method", nil
+		}
+		return "ok", paymentFromMethod(cust.Methods[0]), declMsg, nil
+	}
+	return "", pay, declMsg, nil
+}
+
 func findMethod(c *customer, token string) (method, bool) {
 	for _, m := range c.Methods {
 		if m.Token == token {
@@ -171,30 +186,6 @@ func (s *Sim) postOrder(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.writeOrder(w, r, http.StatusCreated, oj)
-}
-
-// writeOrder answers JSON when Accept includes application/json, otherwise
-// the signed order token as application/jwt.
-func (s *Sim) writeOrder(w http.ResponseWriter, r *http.Request, status int, o orderJSON) {
-	if wantsJSON(r) {
-		writeJSON(w, status, o)
-		return
-	}
-	w.Header().Set("Content-Type", "application/jwt")
-	w.WriteHeader(status)
-	_, _ = w.Write([]byte(s.signOrder(o)))
-}
-
-// signOrder returns the order as an EdDSA-signed JWT, verifiable with the
-// key published at /.well-known/jwks.json.
-func (s *Sim) signOrder(o orderJSON) string {
-	t := jwt.NewWithClaims(jwt.SigningMethodEdDSA, jwt.MapClaims{"iss": Issuer, "iat": s.now().Unix(), "order": o})
-	t.Header["kid"] = s.kid
-	str, err := t.SignedString(s.signKey)
-	if err != nil { // cannot happen with a valid ed25519 key
-		s.log.Error("sign order", "err", err)
-	}
-	return str
 }
 
 func (s *Sim) listOrders(w http.ResponseWriter, r *http.Request) {
@@ -255,77 +246,31 @@ type applied struct {
 	amount int64
 }
 
+// patchEvent is one capture, refund or cancel of a PATCH body.
+type patchEvent struct {
+	Type   *string `json:"type"`
+	Amount *int64  `json:"amount"`
+}
+
+// patchElement is one {id, event} of a PATCH body.
+type patchElement struct {
+	ID     string
+	Events []patchEvent
+}
+
+// patchOrders applies every event of the body, or none: the first refused
+// transition answers 409 and leaves every order as it was.
 func (s *Sim) patchOrders(w http.ResponseWriter, r *http.Request) {
 	raw, e := readJSON(r)
 	if e != nil {
 		writeErr(w, e)
 		return
 	}
-	if firstByte(raw) != '[' {
-		writeErr(w, badRequest("", "body must be an array of {id, event}"))
-		return
-	}
-	var elems []json.RawMessage
-	if e := decodeInto(raw, &elems, ""); e != nil {
+	parsed, e := parseOrderPatch(raw)
+	if e != nil {
 		writeErr(w, e)
 		return
 	}
-	type evIn struct {
-		Type   *string `json:"type"`
-		Amount *int64  `json:"amount"`
-	}
-	type elIn struct {
-		ID     string
-		Events []evIn
-	}
-	var parsed []elIn
-	for i, el := range elems {
-		f := "[" + itoa(i) + "]"
-		if firstByte(el) != '{' {
-			writeErr(w, badRequest(f, "element must be an object {id, event}"))
-			return
-		}
-		var x struct {
-			ID    *string           `json:"id"`
-			Event []json.RawMessage `json:"event"`
-		}
-		if e := decodeInto(el, &x, f); e != nil {
-			writeErr(w, e)
-			return
-		}
-		if x.ID == nil || *x.ID == "" {
-			writeErr(w, badRequest(f+".id", "id is required"))
-			return
-		}
-		if len(x.Event) == 0 {
-			writeErr(w, badRequest(f+".event", "event must be a non-empty array"))
-			return
-		}
-		pe := elIn{ID: *x.ID}
-		for j, ev := range x.Event {
-			ef := f + ".event[" + itoa(j) + "]"
-			if firstByte(ev) != '{' {
-				writeErr(w, badRequest(ef, "event must be an object"))
-				return
-			}
-			var v evIn
-			if e := decodeInto(ev, &v, ef); e != nil {
-				writeErr(w, e)
-				return
-			}
-			if v.Type == nil || (*v.Type != "capture" && *v.Type != "refund" && *v.Type != "cancel") {
-				writeErr(w, badRequest(ef+".type", "type must be capture, refund or cancel"))
-				return
-			}
-			if *v.Type == "cancel" && v.Amount != nil {
-				writeErr(w, badRequest(ef+".amount", "cancel takes no amount"))
-				return
-			}
-			pe.Events = append(pe.Events, v)
-		}
-		parsed = append(parsed, pe)
-	}
-
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	work := map[string]*order{}
@@ -362,6 +307,65 @@ func (s *Sim) patchOrders(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(append(compact(raw), '\n'))
+}
+
+// parseOrderPatch reads the PATCH body: a non-empty array of {id, event}
+// where event is a non-empty array of capture, refund or cancel.
+func parseOrderPatch(raw json.RawMessage) ([]patchElement, *apiError) {
+	if firstByte(raw) != '[' {
+		return nil, badRequest("", "body must be an array of {id, event}")
+	}
+	var elems []json.RawMessage
+	if e := decodeInto(raw, &elems, ""); e != nil {
+		return nil, e
+	}
+	parsed := make([]patchElement, 0, len(elems))
+	for i, el := range elems {
+		f := "[" + itoa(i) + "]"
+		if firstByte(el) != '{' {
+			return nil, badRequest(f, "element must be an object {id, event}")
+		}
+		var x struct {
+			ID    *string           `json:"id"`
+			Event []json.RawMessage `json:"event"`
+		}
+		if e := decodeInto(el, &x, f); e != nil {
+			return nil, e
+		}
+		if x.ID == nil || *x.ID == "" {
+			return nil, badRequest(f+".id", "id is required")
+		}
+		if len(x.Event) == 0 {
+			return nil, badRequest(f+".event", "event must be a non-empty array")
+		}
+		pe := patchElement{ID: *x.ID}
+		for j, ev := range x.Event {
+			v, e := parsePatchEvent(ev, f+".event["+itoa(j)+"]")
+			if e != nil {
+				return nil, e
+			}
+			pe.Events = append(pe.Events, v)
+		}
+		parsed = append(parsed, pe)
+	}
+	return parsed, nil
+}
+
+func parsePatchEvent(raw json.RawMessage, field string) (patchEvent, *apiError) {
+	var v patchEvent
+	if firstByte(raw) != '{' {
+		return v, badRequest(field, "event must be an object")
+	}
+	if e := decodeInto(raw, &v, field); e != nil {
+		return v, e
+	}
+	if v.Type == nil || (*v.Type != "capture" && *v.Type != "refund" && *v.Type != "cancel") {
+		return v, badRequest(field+".type", "type must be capture, refund or cancel")
+	}
+	if *v.Type == "cancel" && v.Amount != nil {
+		return v, badRequest(field+".amount", "cancel takes no amount")
+	}
+	return v, nil
 }
 
 // applyEvent moves o by one event; msg explains a refused transition.

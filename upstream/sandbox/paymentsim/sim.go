@@ -20,7 +20,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 )
 
@@ -155,33 +154,6 @@ func New(opts Options) *Sim {
 		individuals: map[string]*individual{},
 		actions:     map[string]*pendingAction{},
 	}
-}
-
-// Routes registers the payments routes; the caller mounts them at /payments.
-// The same table feeds the OpenAPI document, so the two cannot drift.
-func (s *Sim) Routes(r chi.Router) {
-	for _, rt := range s.routeTable() {
-		if rt.keys == 0 {
-			r.Method(rt.method, rt.pattern, rt.handler)
-			continue
-		}
-		r.With(s.authorize(rt.keys)).Method(rt.method, rt.pattern, rt.handler)
-	}
-}
-
-// Control registers the payments part of the control API under /_sandbox.
-func (s *Sim) Control(r chi.Router) {
-	r.Post("/customers/{id}/key", s.ctlCustomerKey)
-	r.Get("/3ds/{order_id}", s.ctl3DSPage)
-	r.Post("/3ds/{order_id}/complete", s.ctl3DSComplete)
-	r.Get("/deliveries", s.ctlDeliveries)
-	r.Post("/individuals", s.ctlCreateIndividual)
-	r.Get("/individuals/{id}/form", s.ctlIndividualForm)
-	r.Post("/individuals/{id}/submit", s.ctlSubmitIndividual)
-	r.Post("/individuals/{id}/activate", s.ctlActivateIndividual)
-	r.Post("/individuals/{id}/block", s.ctlBlockIndividual)
-	r.Post("/pending_actions/{id}/complete", s.ctlCompletePendingAction)
-	r.Post("/trigger", s.ctlTrigger)
 }
 
 // Close stops webhook delivery and waits for the delivery goroutines to end.

@@ -1,0 +1,259 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+// realUpstreams is the smallest valid configuration with real upstreams.
+func realUpstreams() map[string]string {
+	return map[string]string{
+		"FINGRAPH_PAYMENTS_URL":          "https://payments.example/",
+		"FINGRAPH_BANKING_URL":           "https://banking.example/",
+		"FINGRAPH_PAYMENTS_PRIVATE_KEY":  "sk_live",
+		"FINGRAPH_PAYMENTS_PUBLIC_KEY":   "pk_live",
+		"FINGRAPH_PAYMENTS_ACCESS_TOKEN": "at_live",
+	}
+}
+
+func TestParseConfigDefaults(t *testing.T) {
+	c, err := ParseConfig(nil, env(nil), io.Discard)
+	require.NoError(t, err)
+	assert.True(t, c.sandboxMode(), "no upstream URL runs the sandbox")
+	assert.Equal(t, ":8080", c.Addr)
+	assert.Equal(t, "text", c.LogFormat)
+	assert.Equal(t, "info", c.LogLevel)
+	assert.Equal(t, "v2", c.BankingVersion)
+	assert.Equal(t, 12*time.Hour, c.SessionTTL)
+	assert.Equal(t, []string{"STAFF", "API_CLIENT"}, c.PaymentsOperators)
+	assert.Equal(t, 60, c.PublicRateLimit)
+	assert.Equal(t, 10*time.Second, c.SandboxTokenGrace)
+	assert.Equal(t, 30*time.Second, c.ReconcileInterval)
+	assert.Equal(t, 10*time.Second, c.ShutdownTimeout)
+	assert.Equal(t, 10*time.Second, c.UpstreamTimeout)
+	assert.True(t, c.RegisterWebhook, "sandbox mode registers its own webhook")
+	assert.True(t, c.SandboxAnonymous, "sandbox mode answers a first query without sign-in")
+	assert.Empty(t, c.AllowedOrigins)
+
+	real, err := ParseConfig(nil, env(realUpstreams()), io.Discard)
+	require.NoError(t, err)
+	assert.False(t, real.sandboxMode())
+	assert.False(t, real.RegisterWebhook, "with real upstreams registration is asked for, never assumed")
+	assert.False(t, real.SandboxAnonymous, "with real upstreams every request signs in")
+}
+
+// TestParseConfigReadsEveryVariable sets every FINGRAPH_* variable to a
+// value other than its default and checks where each one lands.
+func TestParseConfigReadsEveryVariable(t *testing.T) {
+	e := realUpstreams()
+	for k, v := range map[string]string{
+		"FINGRAPH_ADDR":                "127.0.0.1:9000",
+		"FINGRAPH_NATS_URL":            "nats://nats.internal:4222",
+		"FINGRAPH_DATA_DIR":            "/var/lib/fingraph",
+		"FINGRAPH_PUBLIC_URL":          "https://gateway.example",
+		"FINGRAPH_SANDBOX_ADDR":        "127.0.0.1:9191",
+		"FINGRAPH_LOG_FORMAT":          "json",
+		"FINGRAPH_LOG_LEVEL":           "debug",
+		"FINGRAPH_OTLP_ENDPOINT":       "http://collector:4318",
+		"FINGRAPH_BANKING_VERSION":     "v3",
+		"FINGRAPH_SESSION_TTL":         "45m",
+		"FINGRAPH_PAYMENTS_OPERATORS":  " staff, person ,introducer",
+		"FINGRAPH_PUBLIC_RATE_LIMIT":   "7",
+		"FINGRAPH_SANDBOX_TOKEN_GRACE": "250ms",
+		"FINGRAPH_REGISTER_WEBHOOK":    "true",
+		"FINGRAPH_SANDBOX_ANONYMOUS":   "false",
+		"FINGRAPH_RECONCILE_INTERVAL":  "0",
+		"FINGRAPH_ALLOWED_ORIGINS":     "https://app.example, http://localhost:3000",
+		"FINGRAPH_INTROSPECTION":       "true",
+		"FINGRAPH_READ_TIMEOUT":        "5s",
+		"FINGRAPH_OPERATION_TIMEOUT":   "12s",
+	} {
+		e[k] = v
+	}
+	c, err := ParseConfig(nil, env(e), io.Discard)
+	require.NoError(t, err)
+	checks := map[string]struct{ got, want any }{
+		"FINGRAPH_ADDR":                  {c.Addr, "127.0.0.1:9000"},
+		"FINGRAPH_PAYMENTS_URL":          {c.PaymentsURL, "https://payments.example/"},
+		"FINGRAPH_BANKING_URL":           {c.BankingURL, "https://banking.example/"},
+		"FINGRAPH_PAYMENTS_PRIVATE_KEY":  {c.PaymentsPrivate, "sk_live"},
+		"FINGRAPH_PAYMENTS_PUBLIC_KEY":   {c.PaymentsPublic, "pk_live"},
+		"FINGRAPH_PAYMENTS_ACCESS_TOKEN": {c.PaymentsAccess, "at_live"},
+		"FINGRAPH_NATS_URL":              {c.NATSURL, "nats://nats.internal:4222"},
+		"FINGRAPH_DATA_DIR":              {c.DataDir, "/var/lib/fingraph"},
+		"FINGRAPH_PUBLIC_URL":            {c.PublicURL, "https://gateway.example"},
+		"FINGRAPH_SANDBOX_ADDR":          {c.SandboxAddr, "127.0.0.1:9191"},
+		"FINGRAPH_LOG_FORMAT":            {c.LogFormat, "json"},
+		"FINGRAPH_LOG_LEVEL":             {c.LogLevel, "debug"},
+		"FINGRAPH_OTLP_ENDPOINT":         {c.OTLPEndpoint, "http://collector:4318"},
+		"FINGRAPH_BANKING_VERSION":       {c.BankingVersion, "v3"},
+		"FINGRAPH_SESSION_TTL":           {c.SessionTTL, 45 * time.Minute},
+		"FINGRAPH_PAYMENTS_OPERATORS":    {c.PaymentsOperators, []string{"STAFF", "PERSON", "INTRODUCER"}},
+		"FINGRAPH_PUBLIC_RATE_LIMIT":     {c.PublicRateLimit, 7},
+		"FINGRAPH_SANDBOX_TOKEN_GRACE":   {c.SandboxTokenGrace, 250 * time.Millisecond},
+		"FINGRAPH_REGISTER_WEBHOOK":      {c.RegisterWebhook, true},
+		"FINGRAPH_SANDBOX_ANONYMOUS":     {c.SandboxAnonymous, false},
+		"FINGRAPH_RECONCILE_INTERVAL":    {c.ReconcileInterval, time.Duration(0)},
+		"FINGRAPH_ALLOWED_ORIGINS":       {c.AllowedOrigins, []string{"https://app.example", "http://localhost:3000"}},
+		"FINGRAPH_INTROSPECTION":         {c.Introspection, true},
+		"FINGRAPH_READ_TIMEOUT":          {c.ReadTimeout, 5 * time.Second},
+		"FINGRAPH_OPERATION_TIMEOUT":     {c.OperationTimeout, 12 * time.Second},
+	}
+	for name, ch := range checks {
+		assert.Equal(t, ch.want, ch.got, name)
+	}
+	assert.ElementsMatch(t, keys(e), keys(checks), "every variable set is checked")
+	assert.ElementsMatch(t, documentedVariables(t), keys(checks), "every variable the usage names is checked")
+}
+
+func keys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// documentedVariables are the variables ParseConfig's usage names.
+func documentedVariables(t *testing.T) []string {
+	t.Helper()
+	var usage bytes.Buffer
+	_, err := ParseConfig([]string{"-h"}, env(nil), &usage)
+	require.ErrorIs(t, err, flag.ErrHelp)
+	seen := map[string]bool{}
+	for _, m := range regexp.MustCompile(`\$(FINGRAPH_[A-Z_]+)`).FindAllStringSubmatch(usage.String(), -1) {
+		seen[m[1]] = true
+	}
+	return keys(seen)
+}
+
+func TestEveryVariableIsInTheReadme(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	require.NoError(t, err)
+	for _, v := range documentedVariables(t) {
+		assert.Contains(t, string(readme), "| `"+v+"` |", "the README's settings table lacks %s", v)
+	}
+}
+
+func TestFlagWinsOverVariable(t *testing.T) {
+	c, err := ParseConfig([]string{"-log-level", "warn", "-session-ttl", "2h", "-reconcile-interval", "1m", "-allowed-origins", "https://b.example"},
+		env(map[string]string{"FINGRAPH_LOG_LEVEL": "debug", "FINGRAPH_SESSION_TTL": "1h", "FINGRAPH_RECONCILE_INTERVAL": "5s",
+			"FINGRAPH_ALLOWED_ORIGINS": "https://a.example"}), io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, "warn", c.LogLevel)
+	assert.Equal(t, 2*time.Hour, c.SessionTTL)
+	assert.Equal(t, time.Minute, c.ReconcileInterval)
+	assert.Equal(t, []string{"https://b.example"}, c.AllowedOrigins)
+}
+
+func TestInvalidValuesAreRefusedNamingTheSetting(t *testing.T) {
+	real := func(extra map[string]string) map[string]string {
+		e := realUpstreams()
+		for k, v := range extra {
+			e[k] = v
+		}
+		return e
+	}
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{"address without port", map[string]string{"FINGRAPH_ADDR": "8080"}, nil, "FINGRAPH_ADDR"},
+		{"sandbox address", map[string]string{"FINGRAPH_SANDBOX_ADDR": "localhost"}, nil, "FINGRAPH_SANDBOX_ADDR"},
+		{"payments URL alone", map[string]string{"FINGRAPH_PAYMENTS_URL": "http://pay.example"}, nil, "FINGRAPH_BANKING_URL"},
+		{"banking URL alone", map[string]string{"FINGRAPH_BANKING_URL": "http://bank.example"}, nil, "FINGRAPH_PAYMENTS_URL"},
+		{"payments URL scheme", real(map[string]string{"FINGRAPH_PAYMENTS_URL": "ftp://pay.example"}), nil, "FINGRAPH_PAYMENTS_URL"},
+		{"banking URL without host", real(map[string]string{"FINGRAPH_BANKING_URL": "https://"}), nil, "FINGRAPH_BANKING_URL"},
+		{"no private key", real(map[string]string{"FINGRAPH_PAYMENTS_PRIVATE_KEY": ""}), nil, "FINGRAPH_PAYMENTS_PRIVATE_KEY"},
+		{"no public key", real(map[string]string{"FINGRAPH_PAYMENTS_PUBLIC_KEY": ""}), nil, "FINGRAPH_PAYMENTS_PUBLIC_KEY"},
+		{"no access token", real(map[string]string{"FINGRAPH_PAYMENTS_ACCESS_TOKEN": ""}), nil, "FINGRAPH_PAYMENTS_ACCESS_TOKEN"},
+		{"NATS URL", map[string]string{"FINGRAPH_NATS_URL": "localhost"}, nil, "FINGRAPH_NATS_URL"},
+		{"NATS URL scheme", map[string]string{"FINGRAPH_NATS_URL": "http://nats:4222"}, nil, "FINGRAPH_NATS_URL"},
+		{"public URL", map[string]string{"FINGRAPH_PUBLIC_URL": "gateway.example"}, nil, "FINGRAPH_PUBLIC_URL"},
+		{"webhook over HTTP", real(map[string]string{"FINGRAPH_REGISTER_WEBHOOK": "true", "FINGRAPH_PUBLIC_URL": "http://gateway.example"}), nil, "FINGRAPH_PUBLIC_URL"},
+		{"webhook without public URL", real(map[string]string{"FINGRAPH_REGISTER_WEBHOOK": "true"}), nil, "FINGRAPH_PUBLIC_URL"},
+		{"register webhook", map[string]string{"FINGRAPH_REGISTER_WEBHOOK": "sometimes"}, nil, "FINGRAPH_REGISTER_WEBHOOK"},
+		{"anonymous", map[string]string{"FINGRAPH_SANDBOX_ANONYMOUS": "yes please"}, nil, "FINGRAPH_SANDBOX_ANONYMOUS"},
+		{"anonymous with real upstreams", real(map[string]string{"FINGRAPH_SANDBOX_ANONYMOUS": "true"}), nil, "FINGRAPH_SANDBOX_ANONYMOUS"},
+		{"reconcile interval", map[string]string{"FINGRAPH_RECONCILE_INTERVAL": "often"}, nil, "FINGRAPH_RECONCILE_INTERVAL"},
+		{"negative reconcile interval", map[string]string{"FINGRAPH_RECONCILE_INTERVAL": "-1s"}, nil, "FINGRAPH_RECONCILE_INTERVAL"},
+		{"busy-loop reconcile interval", map[string]string{"FINGRAPH_RECONCILE_INTERVAL": "1ms"}, nil, "FINGRAPH_RECONCILE_INTERVAL"},
+		{"OTLP endpoint", map[string]string{"FINGRAPH_OTLP_ENDPOINT": "collector:4318"}, nil, "FINGRAPH_OTLP_ENDPOINT"},
+		{"log format", map[string]string{"FINGRAPH_LOG_FORMAT": "xml"}, nil, "FINGRAPH_LOG_FORMAT"},
+		{"log format flag", nil, []string{"-log-format", "yaml"}, "FINGRAPH_LOG_FORMAT"},
+		{"log level", map[string]string{"FINGRAPH_LOG_LEVEL": "loud"}, nil, "FINGRAPH_LOG_LEVEL"},
+		{"origin without scheme", map[string]string{"FINGRAPH_ALLOWED_ORIGINS": "app.example"}, nil, "FINGRAPH_ALLOWED_ORIGINS"},
+		{"origin with a path", map[string]string{"FINGRAPH_ALLOWED_ORIGINS": "https://app.example/login"}, nil, "FINGRAPH_ALLOWED_ORIGINS"},
+		{"banking version", nil, []string{"-banking-version", "v1"}, "FINGRAPH_BANKING_VERSION"},
+		{"session TTL", nil, []string{"-session-ttl", "soon"}, "FINGRAPH_SESSION_TTL"},
+		{"session TTL too short", nil, []string{"-session-ttl", "10s"}, "FINGRAPH_SESSION_TTL"},
+		{"customer as operator", nil, []string{"-payments-operators", "STAFF,CUSTOMER"}, "FINGRAPH_PAYMENTS_OPERATORS"},
+		{"unknown operator", nil, []string{"-payments-operators", "ROBOT"}, "FINGRAPH_PAYMENTS_OPERATORS"},
+		{"rate limit zero", nil, []string{"-public-rate-limit", "0"}, "FINGRAPH_PUBLIC_RATE_LIMIT"},
+		{"rate limit text", map[string]string{"FINGRAPH_PUBLIC_RATE_LIMIT": "many"}, nil, "FINGRAPH_PUBLIC_RATE_LIMIT"},
+		{"negative token grace", nil, []string{"-sandbox-token-grace", "-1s"}, "FINGRAPH_SANDBOX_TOKEN_GRACE"},
+		{"introspection not a bool", map[string]string{"FINGRAPH_INTROSPECTION": "sometimes"}, nil, "FINGRAPH_INTROSPECTION"},
+		{"read timeout", map[string]string{"FINGRAPH_READ_TIMEOUT": "0s"}, nil, "FINGRAPH_READ_TIMEOUT"},
+		{"operation timeout", nil, []string{"-operation-timeout", "soon"}, "FINGRAPH_OPERATION_TIMEOUT"},
+		{"stray argument", nil, []string{"serve"}, `unexpected argument "serve"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseConfig(tc.args, env(tc.env), io.Discard)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.NotContains(t, err.Error(), "\n", "one line")
+			for _, secret := range []string{"sk_live", "at_live"} {
+				assert.NotContains(t, err.Error(), secret, "an error must not echo a key")
+			}
+		})
+	}
+}
+
+func TestUnknownFlagIsRefused(t *testing.T) {
+	var usage bytes.Buffer
+	_, err := ParseConfig([]string{"-colour", "blue"}, env(nil), &usage)
+	require.Error(t, err)
+	assert.Contains(t, usage.String(), "FINGRAPH_ADDR", "the usage lists the settings")
+}
+
+// TestRunRefusesAnInvalidConfigurationBeforeStarting: Run returns the
+// setting's error at once, having listened on nothing.
+func TestRunRefusesAnInvalidConfigurationBeforeStarting(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := Run(ctx, []string{"fingraph"}, env(map[string]string{"FINGRAPH_LOG_FORMAT": "xml"}), io.Discard)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "FINGRAPH_LOG_FORMAT")
+	assert.False(t, errors.Is(err, context.DeadlineExceeded))
+
+	err = Run(ctx, []string{"fingraph", "sandbox"}, env(map[string]string{"FINGRAPH_SANDBOX_ADDR": "nope"}), io.Discard)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "FINGRAPH_SANDBOX_ADDR")
+}
+
+func TestConfigLogger(t *testing.T) {
+	var out bytes.Buffer
+	c, err := ParseConfig([]string{"-log-format", "json", "-log-level", "warn"}, env(nil), io.Discard)
+	require.NoError(t, err)
+	l := c.logger(&out)
+	l.Info("hidden")
+	l.Warn("shown")
+	assert.NotContains(t, out.String(), "hidden", "below the level")
+	assert.True(t, strings.HasPrefix(out.String(), "{"), "json: %s", out.String())
+}

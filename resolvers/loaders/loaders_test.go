@@ -1,0 +1,378 @@
+package loaders_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fingraph/fingraph/resolvers/loaders"
+	"github.com/fingraph/fingraph/upstream/banking"
+	"github.com/fingraph/fingraph/upstream/payments"
+	"github.com/fingraph/fingraph/upstream/sandbox"
+	"github.com/fingraph/fingraph/upstream/sandbox/bankingsim"
+	"github.com/fingraph/fingraph/upstream/sandbox/paymentsim"
+)
+
+// upstream is the seeded sandbox over real HTTP, with the clients the
+// loaders use. intercept, when set, answers a request before the sandbox
+// does (return false to pass it on).
+type upstream struct {
+	sb        *sandbox.Sandbox
+	url       string
+	payments  *payments.Client
+	banking   *banking.Client
+	mu        sync.Mutex
+	intercept func(w http.ResponseWriter, r *http.Request) bool
+	requests  map[string]int // "METHOD path?query" as the upstream received it
+}
+
+func newUpstream(t *testing.T) *upstream {
+	t.Helper()
+	u := &upstream{sb: sandbox.New(sandbox.Config{}), requests: map[string]int{}}
+	u.sb.Seed()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u.mu.Lock()
+		u.requests[r.Method+" "+r.URL.RequestURI()]++
+		icpt := u.intercept
+		u.mu.Unlock()
+		if icpt != nil && icpt(w, r) {
+			return
+		}
+		u.sb.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { srv.Close(); u.sb.Close() })
+	u.url = srv.URL
+	var err error
+	u.payments, err = payments.NewClient(srv.URL+"/payments", payments.Keys{
+		Public: paymentsim.PublicKey, Private: paymentsim.PrivateKey, AccessToken: paymentsim.AccessToken,
+	}, payments.WithRetries(0))
+	require.NoError(t, err)
+	u.banking, err = banking.NewClient(srv.URL + "/banking")
+	require.NoError(t, err)
+	return u
+}
+
+// calls is how often the sandbox served route ("GET /payments/v1/customer").
+func (u *upstream) calls(route string) int { return u.sb.Calls()[route] }
+
+// received is how often the upstream received exactly this request.
+func (u *upstream) received(methodURI string) int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.requests[methodURI]
+}
+
+// customerIDs are the seeded customers' ids, read around the loaders.
+func (u *upstream) customerIDs(t *testing.T) []string {
+	t.Helper()
+	list, err := u.payments.Customers.List(context.Background())
+	require.NoError(t, err)
+	ids := make([]string, 0, len(list))
+	for _, c := range list {
+		ids = append(ids, c.ID)
+	}
+	require.GreaterOrEqual(t, len(ids), 4)
+	return ids
+}
+
+// signedIn returns a context whose banking calls carry a fresh session of
+// the demo staff member (two-factor by SMS, read from the sandbox outbox).
+func (u *upstream) staff(t *testing.T) context.Context {
+	t.Helper()
+	ctx := context.Background()
+	in := banking.SignInRequest{Email: bankingsim.StaffEmail, Password: bankingsim.DemoPassword}
+	res, _, err := u.banking.Auth.SignInStaff(ctx, in)
+	require.NoError(t, err)
+	require.NotNil(t, res.TwoFactor)
+	resp, err := http.Get(u.url + "/_sandbox/sms")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var sms []struct{ Code string }
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&sms))
+	require.NotEmpty(t, sms)
+	in.TwoFactorCode, in.ChallengeID = sms[0].Code, res.TwoFactor.ChallengeID
+	res, _, err = u.banking.Auth.SignInStaff(ctx, in)
+	require.NoError(t, err)
+	return banking.WithTokenSource(ctx, banking.NewTokenStore(res.Token.Reveal()))
+}
+
+// person returns a context acting as the demo person Anna.
+func (u *upstream) person(t *testing.T) context.Context {
+	t.Helper()
+	ctx := context.Background()
+	res, _, err := u.banking.Auth.SignInPerson(ctx, banking.SignInRequest{Email: bankingsim.AnnaEmail, Password: bankingsim.DemoPassword, Fingerprint: 42})
+	require.NoError(t, err)
+	require.NotEmpty(t, res.Token.Reveal())
+	return banking.WithTokenSource(ctx, banking.NewTokenStore(res.Token.Reveal()))
+}
+
+func TestCustomerLoaderBatchesKeysIntoOneListing(t *testing.T) {
+	u := newUpstream(t)
+	ids := u.customerIDs(t)
+	keys := []string{ids[3], "no-such-customer", ids[0], ids[2], ids[0]}
+	before := u.calls("GET /payments/v1/customer")
+
+	l := loaders.New(u.payments, u.banking)
+	got, errs := l.Customer.LoadMany(context.Background(), keys)()
+
+	assert.Equal(t, 1, u.calls("GET /payments/v1/customer")-before, "N keys, one listing")
+	assert.Zero(t, u.calls("GET /payments/v1/customer/{customer_id}"), "no read by id for a batch")
+	require.Len(t, got, len(keys))
+	for i, k := range keys {
+		if k == "no-such-customer" {
+			assert.Nil(t, got[i], "a missing customer loads as nil")
+			continue
+		}
+		require.NotNil(t, got[i], "key %d", i)
+		assert.Equal(t, k, got[i].ID, "results come in key order")
+	}
+	noErrors(t, errs) // a missing key is no error of its own nor of the others
+}
+
+func TestCustomerLoaderReadsOneKeyByID(t *testing.T) {
+	u := newUpstream(t)
+	ids := u.customerIDs(t)
+	l := loaders.New(u.payments, u.banking)
+
+	c, err := l.Customer.Load(context.Background(), ids[1])()
+	require.NoError(t, err)
+	assert.Equal(t, ids[1], c.ID)
+	missing, err := loaders.New(u.payments, u.banking).Customer.Load(context.Background(), "no-such-customer")()
+	require.NoError(t, err, "404 of one key is an absent customer, not an error")
+	assert.Nil(t, missing)
+	assert.Equal(t, 2, u.calls("GET /payments/v1/customer/{customer_id}"))
+}
+
+func TestCustomerLoaderInACustomerSessionSeesOnlyItself(t *testing.T) {
+	u := newUpstream(t)
+	ids := u.customerIDs(t)
+	ctx := payments.WithCustomerKey(context.Background(), paymentsim.DemoCustomerKey)
+	me, err := u.payments.Customers.Get(ctx, "me")
+	require.NoError(t, err)
+	before := u.calls("GET /payments/v1/customer")
+
+	other := ids[0]
+	if other == me.ID {
+		other = ids[1]
+	}
+	got, errs := loaders.New(u.payments, u.banking).Customer.LoadMany(ctx, []string{other, me.ID})()
+	assert.Nil(t, got[0], "another customer must not load in a customer session")
+	require.NotNil(t, got[1])
+	assert.Equal(t, me.ID, got[1].ID)
+	noErrors(t, errs)
+	assert.Equal(t, before, u.calls("GET /payments/v1/customer"), "never the merchant listing")
+}
+
+func TestOrdersLoaderListsOncePerWindowAndFailsOnlyBadKeys(t *testing.T) {
+	u := newUpstream(t)
+	ids := u.customerIDs(t)
+	today := time.Now().UTC()
+	recent := loaders.OrdersKey{Start: today.AddDate(0, 0, -30).Format(payments.DateLayout), End: today.Format(payments.DateLayout)}
+	week := loaders.OrdersKey{Start: today.AddDate(0, 0, -7).Format(payments.DateLayout), End: today.Format(payments.DateLayout)}
+	key := func(w loaders.OrdersKey, id string) loaders.OrdersKey { w.CustomerID = id; return w }
+	keys := []loaders.OrdersKey{
+		key(recent, ids[0]), key(recent, ids[1]), key(week, ids[0]), key(recent, ids[3]),
+		{CustomerID: ids[0], Start: "last week", End: "today"},
+	}
+
+	got, errs := loaders.New(u.payments, u.banking).Orders.LoadMany(context.Background(), keys)()
+
+	assert.Equal(t, 2, u.calls("GET /payments/v1/order"), "one listing per distinct window")
+	require.Len(t, got, len(keys))
+	for i := range 4 {
+		require.NoError(t, errs[i], "key %d", i)
+	}
+	assert.Error(t, errs[4], "a malformed window fails its own key")
+
+	// Each key gets exactly its customer's orders of its window.
+	for i, k := range keys[:4] {
+		start, _ := time.Parse(payments.DateLayout, k.Start)
+		end, _ := time.Parse(payments.DateLayout, k.End)
+		all, err := u.payments.Orders.List(context.Background(), start, end)
+		require.NoError(t, err)
+		var want []string
+		for _, o := range all {
+			if o.Customer.ID == k.CustomerID {
+				want = append(want, o.ID)
+			}
+		}
+		var have []string
+		for _, o := range got[i] {
+			have = append(have, o.ID)
+		}
+		sort.Strings(want)
+		sort.Strings(have)
+		assert.Equal(t, want, have, "key %d", i)
+	}
+	assert.NotEqual(t, len(got[0]), len(got[2]), "the seed has orders older than a week: the windows differ")
+}
+
+// pendingEvent fires a PendingActionCreated event and returns its id.
+func (u *upstream) pendingEvent(t *testing.T) string {
+	t.Helper()
+	resp, err := http.Post(u.url+"/_sandbox/trigger", "application/json", jsonBody(`{"name":"PendingActionCreated"}`))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var ev struct{ ID string }
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&ev))
+	require.NotEmpty(t, ev.ID)
+	return ev.ID
+}
+
+func TestPendingActionLoaderDedupesAndFailsPerKey(t *testing.T) {
+	u := newUpstream(t)
+	e1, e2 := u.pendingEvent(t), u.pendingEvent(t)
+	const broken = "event-the-upstream-fails-on"
+	u.intercept = func(w http.ResponseWriter, r *http.Request) bool {
+		if r.URL.Query().Get("event_id") != broken {
+			return false
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = w.Write([]byte(`{"error":{"code":"internal","message":"boom"}}`))
+		return true
+	}
+	keys := []string{e2, broken, e1, "no-such-event", e2, e1}
+
+	got, errs := loaders.New(u.payments, u.banking).PendingActionByEvent.LoadMany(context.Background(), keys)()
+
+	for _, id := range []string{e1, e2, broken, "no-such-event"} {
+		assert.Equal(t, 1, u.received("GET /payments/v3/pending_actions?event_id="+id), "one upstream read of %s", id)
+	}
+	require.Len(t, got, len(keys))
+	for i, k := range keys {
+		switch k {
+		case broken:
+			assert.Error(t, errs[i], "the failing key fails")
+		case "no-such-event":
+			assert.NoError(t, errs[i])
+			assert.Nil(t, got[i], "an event without a pending action loads as nil")
+		default:
+			require.NoError(t, errs[i], "key %d fails with another key's error", i)
+			require.NotNil(t, got[i])
+			assert.Equal(t, k, got[i].EventID, "results come in key order")
+		}
+	}
+}
+
+func TestCorporationLoaderOneListingKeyOrder(t *testing.T) {
+	u := newUpstream(t)
+	ctx := u.staff(t)
+	before := u.calls("GET /banking/v2/corporations")
+	keys := []string{bankingsim.SecondCorporationID, "no-such-corporation", bankingsim.DemoCorporationID, bankingsim.DemoAccountID}
+
+	got, errs := loaders.New(u.payments, u.banking).Corporation.LoadMany(ctx, keys)()
+
+	assert.Equal(t, 1, u.calls("GET /banking/v2/corporations")-before)
+	noErrors(t, errs)
+	require.Len(t, got, len(keys))
+	assert.Equal(t, bankingsim.SecondCorporationID, got[0].ID)
+	assert.Nil(t, got[1])
+	assert.Equal(t, bankingsim.DemoCorporationID, got[2].ID)
+	assert.Equal(t, bankingsim.DemoCorporationID, got[3].ID, "an account id finds its corporation")
+}
+
+func TestCorporationPersonsLoaderGroupsOneListing(t *testing.T) {
+	u := newUpstream(t)
+	ctx := u.staff(t)
+	before := u.calls("GET /banking/v2/persons")
+
+	got, errs := loaders.New(u.payments, u.banking).CorporationPersons.LoadMany(ctx,
+		[]string{bankingsim.DemoCorporationID, bankingsim.SecondCorporationID, "no-such-corporation"})()
+
+	assert.Equal(t, 1, u.calls("GET /banking/v2/persons")-before)
+	noErrors(t, errs)
+	for i, corp := range []string{bankingsim.DemoCorporationID, bankingsim.SecondCorporationID} {
+		require.NotEmpty(t, got[i])
+		for _, p := range got[i] {
+			assert.Equal(t, corp, loaders.CorporationOf(p), "%s is listed under %s", p.ID, corp)
+		}
+	}
+	assert.Empty(t, got[2])
+}
+
+func TestLoadersArePerRequest(t *testing.T) {
+	u := newUpstream(t)
+	ids := u.customerIDs(t)
+	ctx := context.Background()
+	first := loaders.New(u.payments, u.banking)
+	c, err := first.Customer.Load(ctx, ids[0])()
+	require.NoError(t, err)
+	oldName := c.Contact.Name
+
+	// The customer changes upstream between two requests.
+	contact := c.Contact
+	contact.Name = "Renamed Between Requests"
+	_, err = u.payments.Customers.UpdateContact(ctx, ids[0], contact)
+	require.NoError(t, err)
+
+	reads := u.calls("GET /payments/v1/customer/{customer_id}")
+	again, err := first.Customer.Load(ctx, ids[0])()
+	require.NoError(t, err)
+	assert.Equal(t, oldName, again.Contact.Name, "within a request the loader answers from its cache")
+	assert.Equal(t, reads, u.calls("GET /payments/v1/customer/{customer_id}"))
+
+	next, err := loaders.New(u.payments, u.banking).Customer.Load(ctx, ids[0])()
+	require.NoError(t, err)
+	assert.Equal(t, "Renamed Between Requests", next.Contact.Name, "a new request must not see the last one's cache")
+	assert.Equal(t, reads+1, u.calls("GET /payments/v1/customer/{customer_id}"))
+}
+
+func TestMeIsReadOncePerRequestAndPerSession(t *testing.T) {
+	u := newUpstream(t)
+	anna, staff := u.person(t), u.staff(t)
+	l := loaders.New(u.payments, u.banking)
+
+	var wg sync.WaitGroup
+	for range 5 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			me, err := l.Me(anna)
+			assert.NoError(t, err)
+			assert.Equal(t, bankingsim.AnnaEmail, me.Email)
+		}()
+	}
+	wg.Wait()
+	assert.Equal(t, 1, u.calls("GET /banking/v2/persons/me"), "five fields asking, one read")
+
+	// Another request of another session has its own answer.
+	_, err := loaders.New(u.payments, u.banking).Me(staff)
+	assert.Error(t, err, "staff have no person profile; Anna's must not leak into their request")
+}
+
+func TestMiddlewareGivesEachRequestItsOwnLoaders(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[*loaders.Loaders]bool{}
+	h := loaders.Middleware(nil, nil, http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen[loaders.For(r.Context())] = true
+		mu.Unlock()
+	}))
+	for range 3 {
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/graphql", nil))
+	}
+	assert.Len(t, seen, 3)
+	assert.Panics(t, func() { loaders.For(context.Background()) }, "a resolver without loaders is a wiring bug")
+}
+
+func jsonBody(s string) *strings.Reader { return strings.NewReader(s) }
+
+// noErrors asserts a LoadMany with no failed key (the library returns nil
+// then, a full slice when any key failed).
+func noErrors(t *testing.T, errs []error) {
+	t.Helper()
+	for i, err := range errs {
+		assert.NoError(t, err, "key %d", i)
+	}
+}

@@ -1,0 +1,104 @@
+package paymentsim
+
+import (
+	"encoding/json"
+	"net/http"
+)
+
+// ctlTrigger fires one onboarding or pending-action event, creating and
+// moving an individual through the states it needs.
+func (s *Sim) ctlTrigger(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Name         string `json:"name"`
+		IndividualID string `json:"individual_id"`
+		Reason       string `json:"reason"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+		writeErr(w, badRequest("", "body must be {\"name\": <event name>, \"individual_id\"?: ...}"))
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ind *individual
+	if in.IndividualID != "" {
+		if ind = s.individuals[in.IndividualID]; ind == nil {
+			writeErr(w, notFound("individual_id", "individual"))
+			return
+		}
+	}
+	ev, e := s.triggerLocked(in.Name, ind, in.Reason)
+	if e != nil {
+		writeErr(w, e)
+		return
+	}
+	writeJSON(w, http.StatusOK, ev)
+}
+
+// triggerLocked fires the event called name for ind, or for a new
+// individual when ind is nil, and returns it.
+func (s *Sim) triggerLocked(name string, ind *individual, reason string) (*event, *apiError) {
+	switch name {
+	case EventIndividualOnboardingDataProvided:
+		if ind == nil {
+			ind = s.newIndividualLocked(s.now())
+		}
+		ev, _, e := s.submitLocked(ind)
+		return ev, e
+	case EventIndividualActivated:
+		ind, e := s.providedLocked(ind)
+		if e != nil {
+			return nil, e
+		}
+		return s.activateLocked(ind)
+	case EventIndividualBlocked:
+		ind, e := s.providedLocked(ind)
+		if e != nil {
+			return nil, e
+		}
+		return s.blockLocked(ind, reason)
+	case EventPendingActionCreated:
+		if ind != nil && ind.Status != indRequested {
+			pa := s.newPendingActionLocked(ind, s.now())
+			return s.events[s.eventIdx[pa.EventID]], nil
+		}
+		// Submitting the form is what creates a pending action.
+		if _, e := s.providedLocked(ind); e != nil {
+			return nil, e
+		}
+		pa := s.actions[s.actList[len(s.actList)-1]]
+		return s.events[s.eventIdx[pa.EventID]], nil
+	case EventPendingActionCompleted:
+		ind, e := s.providedLocked(ind)
+		if e != nil {
+			return nil, e
+		}
+		return s.completeActionLocked(s.openActionLocked(ind))
+	}
+	return nil, badRequest("name", "the sandbox triggers %s, %s, %s, %s or %s", EventIndividualOnboardingDataProvided,
+		EventIndividualActivated, EventIndividualBlocked, EventPendingActionCreated, EventPendingActionCompleted)
+}
+
+// providedLocked brings ind (a new individual when nil) to
+// onboarding_data_provided or later.
+func (s *Sim) providedLocked(ind *individual) (*individual, *apiError) {
+	if ind == nil {
+		ind = s.newIndividualLocked(s.now())
+	}
+	if ind.Status == indRequested {
+		if _, _, e := s.submitLocked(ind); e != nil {
+			return nil, e
+		}
+	}
+	return ind, nil
+}
+
+// openActionLocked is the oldest pending action of ind still pending, or a
+// new one.
+func (s *Sim) openActionLocked(ind *individual) *pendingAction {
+	for _, id := range s.actList {
+		if a := s.actions[id]; a.IndividualID == ind.ID && a.Status == "pending" {
+			return a
+		}
+	}
+	return s.newPendingActionLocked(ind, s.now())
+}
