@@ -28,6 +28,7 @@ func TestInvalidConfigurationNamesTheSetting(t *testing.T) {
 		{env: map[string]string{"FINGRAPH_LOG_LEVEL": "loud"}, want: "FINGRAPH_LOG_LEVEL"},
 		{env: map[string]string{"FINGRAPH_ALLOWED_ORIGINS": "app.example"}, want: "FINGRAPH_ALLOWED_ORIGINS"},
 		{args: []string{"-log-format", "yaml"}, want: "FINGRAPH_LOG_FORMAT"},
+		{env: map[string]string{"FINGRAPH_BANKING_TIMEOUT": "soon"}, want: "FINGRAPH_BANKING_TIMEOUT"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.want, func(t *testing.T) {

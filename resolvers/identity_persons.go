@@ -14,7 +14,7 @@ import (
 
 // personTransition blocks or restores a person, then reads it back: the
 // upstream answers only the id.
-func (r *Resolver) personTransition(ctx context.Context, id, event string, move func(context.Context, string) (string, *banking.Response, error)) (*model.Person, error) {
+func (r *Resolver) personTransition(ctx context.Context, id, event string, move func(context.Context, string) (string, error)) (*model.Person, error) {
 	s, err := mustSession(ctx)
 	if err != nil {
 		return nil, err
@@ -27,10 +27,10 @@ func (r *Resolver) personTransition(ctx context.Context, id, event string, move 
 	if v.err != nil {
 		return nil, v.err
 	}
-	if _, _, err := move(ctx, id); err != nil {
+	if _, err := move(ctx, id); err != nil {
 		return nil, err
 	}
-	p, _, err := r.Banking.Persons.Get(ctx, id)
+	p, err := r.Banking.Persons.Get(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +83,7 @@ func selects(ctx context.Context, path ...string) bool {
 // loader's time window alone could split the corporations' keys over two
 // listings on a busy machine.
 func (r *Resolver) primeCorporationPersons(ctx context.Context, corps []*banking.Corporation) error {
-	list, _, err := r.Banking.Persons.List(ctx, &banking.ListOptions{Limit: 100})
+	list, err := r.Banking.Persons.List(ctx, &banking.ListOptions{Limit: 100})
 	if err != nil {
 		return err
 	}

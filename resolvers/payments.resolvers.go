@@ -92,7 +92,7 @@ func (r *mutationResolver) CreateOrder(ctx context.Context, input model.CreateOr
 	if key != "" {
 		prev, err := r.OrderAttempts.Get(ctx, scope, key)
 		if err != nil {
-			return nil, &gqlerr.Error{Code: gqlerr.Internal, Message: "internal error", Cause: err}
+			return nil, gqlerr.InternalError(err)
 		}
 		if prev != nil {
 			if prev.Fingerprint != fp {
@@ -101,7 +101,7 @@ func (r *mutationResolver) CreateOrder(ctx context.Context, input model.CreateOr
 			if prev.Succeeded {
 				var o payments.Order
 				if err := json.Unmarshal(prev.Order, &o); err != nil {
-					return nil, &gqlerr.Error{Code: gqlerr.Internal, Message: "internal error", Cause: err}
+					return nil, gqlerr.InternalError(err)
 				}
 				return toOrder(&o), nil
 			}
@@ -113,7 +113,7 @@ func (r *mutationResolver) CreateOrder(ctx context.Context, input model.CreateOr
 	if pe, ok := payments.AsError(err); ok && pe.OrderID != "" {
 		if key != "" {
 			if err := r.OrderAttempts.Put(ctx, scope, key, idempotency.Attempt{OrderID: pe.OrderID, Fingerprint: fp}); err != nil {
-				return nil, &gqlerr.Error{Code: gqlerr.Internal, Message: "internal error", Cause: err}
+				return nil, gqlerr.InternalError(err)
 			}
 		}
 		if pe.VerificationRequired() {

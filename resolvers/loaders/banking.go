@@ -41,7 +41,7 @@ func newBanking(b *banking.Client) Banking {
 // Me reads GET /persons/me once per request, however many fields ask.
 func (l *Banking) Me(ctx context.Context) (*banking.Person, error) {
 	return l.me.do(func() (*banking.Person, error) {
-		p, _, err := l.bankingCl.Persons.Me(ctx)
+		p, err := l.bankingCl.Persons.Me(ctx)
 		return p, err
 	})
 }
@@ -56,7 +56,7 @@ func (l *Banking) PrimeCurrentCorporation(c *banking.Corporation) { l.current.pr
 // CurrentCorporation reads GET /corporations/current once per request.
 func (l *Banking) CurrentCorporation(ctx context.Context) (*banking.Corporation, error) {
 	return l.current.do(func() (*banking.Corporation, error) {
-		c, _, err := l.bankingCl.Corporations.Current(ctx)
+		c, err := l.bankingCl.Corporations.Current(ctx)
 		return c, err
 	})
 }
@@ -88,7 +88,7 @@ func (m *memo[T]) prime(v T) {
 func corporationBatch(b *banking.Client) dataloader.BatchFunc[string, *banking.Corporation] {
 	return func(ctx context.Context, ids []string) []*dataloader.Result[*banking.Corporation] {
 		out := make([]*dataloader.Result[*banking.Corporation], len(ids))
-		list, _, err := b.Corporations.List(ctx, &banking.ListOptions{Limit: listLimit})
+		list, err := b.Corporations.List(ctx, &banking.ListOptions{Limit: listLimit})
 		byID := map[string]*banking.Corporation{}
 		if list != nil {
 			for _, c := range list.List {
@@ -108,7 +108,7 @@ func corporationBatch(b *banking.Client) dataloader.BatchFunc[string, *banking.C
 func corporationPersonsBatch(b *banking.Client) dataloader.BatchFunc[string, []*banking.Person] {
 	return func(ctx context.Context, ids []string) []*dataloader.Result[[]*banking.Person] {
 		out := make([]*dataloader.Result[[]*banking.Person], len(ids))
-		list, _, err := b.Persons.List(ctx, &banking.ListOptions{Limit: listLimit})
+		list, err := b.Persons.List(ctx, &banking.ListOptions{Limit: listLimit})
 		byCorp := map[string][]*banking.Person{}
 		if list != nil {
 			for _, p := range list.List {

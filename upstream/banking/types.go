@@ -2,6 +2,7 @@ package banking
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -110,4 +111,13 @@ type Meta struct {
 // deletions.
 type idResponse struct {
 	ID string `json:"id"`
+}
+
+// callID is call for routes without a body that answer {"id": ...}.
+func callID(ctx context.Context, c *Client, method, path string) (string, error) {
+	out, err := call[idResponse](ctx, c, method, path, nil)
+	if err != nil {
+		return "", err
+	}
+	return out.ID, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/fingraph/fingraph/upstream/payments"
+	"github.com/fingraph/fingraph/upstream/roundtrip"
 	"github.com/fingraph/fingraph/upstream/sandbox"
 	"github.com/fingraph/fingraph/upstream/sandbox/paymentsim"
 )
@@ -35,7 +36,7 @@ func newSandbox(t *testing.T) string {
 
 func newClient(t *testing.T, base string, keys payments.Keys) *payments.Client {
 	t.Helper()
-	c, err := payments.NewClient(base, keys, payments.WithTimeout(5*time.Second))
+	c, err := payments.NewClient(base, keys, roundtrip.WithTimeout(5*time.Second), roundtrip.WithBackoff(time.Millisecond, time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,11 +186,8 @@ func TestRetriesOnlyIdempotentCalls(t *testing.T) {
 	c := newClient(t, srv.URL, demoKeys)
 	ctx := context.Background()
 	_, err := c.Customers.List(ctx)
-	var ue *payments.UnavailableError
 	if pe, ok := payments.AsError(err); !ok || pe.StatusCode != http.StatusServiceUnavailable {
-		if !errors.As(err, &ue) {
-			t.Fatalf("GET against a failing server: %v", err)
-		}
+		t.Fatalf("GET against a failing server: want its 503, got %v", err)
 	}
 	_, _ = c.Orders.Create(ctx, payments.OrderCreatable{Currency: "EUR", Items: payments.Items{Number: new(int64)}})
 	if gets.Load() != 3 || posts.Load() != 1 {
@@ -212,8 +210,7 @@ func TestCircuitBreakerOpensAfterRepeatedFailures(t *testing.T) {
 		t.Errorf("upstream saw %d calls; the breaker should open after 5 consecutive failures", n)
 	}
 	_, err := c.Orders.Create(context.Background(), payments.OrderCreatable{Currency: "EUR", Items: payments.Items{Number: new(int64)}})
-	var ue *payments.UnavailableError
-	if !errors.As(err, &ue) {
-		t.Errorf("open breaker: want UnavailableError, got %v", err)
+	if !errors.Is(err, roundtrip.ErrCircuitOpen) || !roundtrip.IsUnavailable(err) {
+		t.Errorf("open breaker: want an UnavailableError of the open circuit, got %v", err)
 	}
 }
