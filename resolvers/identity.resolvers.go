@@ -28,7 +28,7 @@ func (r *corporationResolver) Persons(ctx context.Context, obj *model.Corporatio
 
 // APIKeys is the resolver for the apiKeys field.
 func (r *corporationResolver) APIKeys(ctx context.Context, obj *model.Corporation) ([]*model.APIKey, error) {
-	keys, err := r.Banking.APIKeys.List(ctx, obj.ID)
+	keys, err := loaders.For(ctx).CorporationAPIKeys.Load(ctx, obj.ID)()
 	if err != nil {
 		return nil, err
 	}
@@ -41,7 +41,7 @@ func (r *corporationResolver) APIKeys(ctx context.Context, obj *model.Corporatio
 
 // Settings is the resolver for the settings field.
 func (r *corporationResolver) Settings(ctx context.Context, obj *model.Corporation) (*model.CorporationSettings, error) {
-	s, err := r.Banking.Corporations.Settings(ctx, obj.ID)
+	s, err := loaders.For(ctx).CorporationSettings.Load(ctx, obj.ID)()
 	if err != nil {
 		return nil, err
 	}

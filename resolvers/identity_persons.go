@@ -79,20 +79,15 @@ func selects(ctx context.Context, path ...string) bool {
 }
 
 // primeCorporationPersons answers Corporation.persons of a whole listing
-// with one person listing, read ahead when the query asks for persons: the
-// loader's time window alone could split the corporations' keys over two
-// listings on a busy machine.
+// with the request's one read of the person listing, started as soon as the
+// query is known to ask for persons: the loader's time window alone could
+// split the corporations' keys over two batches on a busy machine.
 func (r *Resolver) primeCorporationPersons(ctx context.Context, corps []*banking.Corporation) error {
-	list, err := r.Banking.Persons.List(ctx, &banking.ListOptions{Limit: 100})
+	l := loaders.For(ctx)
+	byCorp, err := l.PersonsByCorporation(ctx)
 	if err != nil {
 		return err
 	}
-	byCorp := map[string][]*banking.Person{}
-	for _, p := range list.List {
-		id := loaders.CorporationOf(p)
-		byCorp[id] = append(byCorp[id], p)
-	}
-	l := loaders.For(ctx)
 	for _, c := range corps {
 		ps := byCorp[c.ID]
 		if c.AccountID != "" {
