@@ -85,13 +85,7 @@ func (l *Banking) CurrentCorporation(ctx context.Context) (*banking.Corporation,
 // request (every page, up to MaxListed), grouped by CorporationOf.
 func (l *Banking) PersonsByCorporation(ctx context.Context) (map[string][]*banking.Person, error) {
 	all, err := l.persons.do(func() ([]*banking.Person, error) {
-		return listAll(ctx, func(o *banking.ListOptions) ([]*banking.Person, banking.Meta, error) {
-			page, err := l.bankingCl.Persons.List(ctx, o)
-			if err != nil {
-				return nil, banking.Meta{}, err
-			}
-			return page.List, page.Meta, nil
-		}, func(p *banking.Person) string { return p.ID })
+		return listAll(ctx, l.bankingCl.Persons.List, func(p *banking.Person) string { return p.ID })
 	})
 	byCorp := map[string][]*banking.Person{}
 	for _, p := range all {
@@ -106,13 +100,7 @@ func (l *Banking) PersonsByCorporation(ctx context.Context) (map[string][]*banki
 // request (every page, up to MaxListed). The spec has no read by id.
 func (l *Banking) allCorporations(ctx context.Context) ([]*banking.Corporation, error) {
 	return l.corporations.do(func() ([]*banking.Corporation, error) {
-		return listAll(ctx, func(o *banking.ListOptions) ([]*banking.Corporation, banking.Meta, error) {
-			page, err := l.bankingCl.Corporations.List(ctx, o)
-			if err != nil {
-				return nil, banking.Meta{}, err
-			}
-			return page.List, page.Meta, nil
-		}, func(c *banking.Corporation) string { return c.ID })
+		return listAll(ctx, l.bankingCl.Corporations.List, func(c *banking.Corporation) string { return c.ID })
 	})
 }
 
@@ -163,24 +151,27 @@ func perKey[V any](get func(context.Context, string) (V, error)) dataloader.Batc
 // listAll reads a paged listing to its end, or to MaxListed records: the
 // first page says how many there are, the rest are read fanOut at a time.
 // Records that shift between pages while they are read appear once.
-func listAll[T any](ctx context.Context, page func(*banking.ListOptions) ([]T, banking.Meta, error), id func(T) string) ([]T, error) {
-	first, meta, err := page(&banking.ListOptions{Limit: pageSize})
-	if err != nil || !meta.HasMore {
-		return first, err
+func listAll[T any](ctx context.Context, list func(context.Context, *banking.ListOptions) (*banking.Page[T], error), id func(T) string) ([]T, error) {
+	first, err := list(ctx, &banking.ListOptions{Limit: pageSize})
+	if err != nil {
+		return nil, err
 	}
-	total := min(max(meta.NumberOfRecords, len(first)), MaxListed)
+	total := min(first.Meta.NumberOfRecords, MaxListed)
+	if !first.Meta.HasMore || total <= len(first.List) {
+		return first.List, nil // the whole listing, or a count too low to page by
+	}
 	pages := make([][]T, (total+pageSize-1)/pageSize)
-	pages[0] = first
+	pages[0] = first.List
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(fanOut)
 	for p := 1; p < len(pages); p++ {
 		g.Go(func() error {
-			if gctx.Err() != nil {
-				return gctx.Err()
+			page, err := list(gctx, &banking.ListOptions{Limit: pageSize, Offset: p * pageSize})
+			if err != nil {
+				return err
 			}
-			items, _, err := page(&banking.ListOptions{Limit: pageSize, Offset: p * pageSize})
-			pages[p] = items
-			return err
+			pages[p] = page.List
+			return nil
 		})
 	}
 	if err := g.Wait(); err != nil {

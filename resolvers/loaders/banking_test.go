@@ -20,16 +20,16 @@ type fakeListing struct {
 	fail  int // offset whose page fails; -1 for none
 }
 
-func (f *fakeListing) page(o *banking.ListOptions) ([]string, banking.Meta, error) {
+func (f *fakeListing) page(_ context.Context, o *banking.ListOptions) (*banking.Page[string], error) {
 	f.calls.Add(1)
 	if o.Offset == f.fail {
-		return nil, banking.Meta{}, errors.New("page failed")
+		return nil, errors.New("page failed")
 	}
 	var out []string
 	for i := o.Offset; i < min(o.Offset+o.Limit, f.n); i++ {
 		out = append(out, fmt.Sprint("r", i))
 	}
-	return out, banking.Meta{NumberOfRecords: f.n, Limit: o.Limit, HasMore: o.Offset+o.Limit < f.n}, nil
+	return &banking.Page[string]{List: out, Meta: banking.Meta{NumberOfRecords: f.n, Limit: o.Limit, HasMore: o.Offset+o.Limit < f.n}}, nil
 }
 
 func TestListAllReadsEveryPageUpToTheCap(t *testing.T) {
@@ -55,6 +55,16 @@ func TestListAllReadsEveryPageUpToTheCap(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestListAllTrustsNoCountBelowTheFirstPage(t *testing.T) {
+	list := func(context.Context, *banking.ListOptions) (*banking.Page[string], error) {
+		return &banking.Page[string]{List: []string{"a"}, Meta: banking.Meta{HasMore: true}}, nil
+	}
+	got, err := listAll(t.Context(), list, func(s string) string { return s })
+	if err != nil || len(got) != 1 {
+		t.Fatalf("got %v, %v", got, err)
 	}
 }
 

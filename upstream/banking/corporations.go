@@ -66,10 +66,7 @@ type OverallScreeningInfo struct {
 }
 
 // CorporationList is a page of corporations.
-type CorporationList struct {
-	List []*Corporation `json:"list"`
-	Meta Meta           `json:"meta"`
-}
+type CorporationList = Page[*Corporation]
 
 // CorporationSignUpRequest holds the fields of POST /corporation/signup. The
 // spec spells them in camelCase; the captcha travels as recaptcha.

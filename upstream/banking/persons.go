@@ -95,10 +95,7 @@ type ScreeningProfile struct {
 }
 
 // PersonList is a page of persons.
-type PersonList struct {
-	List []*Person `json:"list"`
-	Meta Meta      `json:"meta"`
-}
+type PersonList = Page[*Person]
 
 // PersonCreateRequest holds the fields of POST /persons. Zero values are not
 // sent, leaving the upstream's defaults.

@@ -98,6 +98,12 @@ func (o *ListOptions) encode(path string) string {
 	return path + "?" + q.Encode()
 }
 
+// Page is one page of a list route: the spec's List response.
+type Page[T any] struct {
+	List []T  `json:"list"`
+	Meta Meta `json:"meta"`
+}
+
 // Meta is the pagination meta of a list response.
 type Meta struct {
 	NumberOfRecords int      `json:"number_of_records"`
