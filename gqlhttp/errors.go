@@ -63,7 +63,13 @@ func presentCause(ctx context.Context, logger *slog.Logger, gqlErr *gqlerror.Err
 			ext["field"] = e.Field
 		}
 		if e.Code == gqlerr.Internal {
-			logger.ErrorContext(ctx, "internal error", "path", gqlErr.Path.String(), "err", err)
+			// The cause is what is worth logging; the *Error's own text is
+			// only the code and the message shown.
+			cause := err
+			if e.Cause != nil {
+				cause = e.Cause
+			}
+			logger.ErrorContext(ctx, "internal error", "path", gqlErr.Path.String(), "err", cause)
 			gqlErr.Message = "internal error"
 		}
 		return
