@@ -225,11 +225,11 @@ func (o *owner) CustomerKeyRefused(context.Context) { o.refused.Add(1) }
 // are the gateway's misconfiguration.
 func TestRefusalsNameWhoseKeyWasRefused(t *testing.T) {
 	for _, tc := range []struct {
-		name         string
-		status       int
-		customer     bool
-		told         int32
-		refused      bool
+		name          string
+		status        int
+		customer      bool
+		told          int32
+		refused       bool
 		misconfigured bool
 	}{
 		{"customer key refused", http.StatusUnauthorized, true, 1, true, false},
