@@ -25,6 +25,7 @@ import (
 	"github.com/fingraph/fingraph/session"
 	"github.com/fingraph/fingraph/upstream/banking"
 	"github.com/fingraph/fingraph/upstream/payments"
+	"github.com/fingraph/fingraph/upstream/roundtrip"
 	"github.com/fingraph/fingraph/upstream/sandbox"
 	"github.com/fingraph/fingraph/upstream/sandbox/paymentsim"
 )
@@ -163,17 +164,17 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 	}
 	pay, err := payments.NewClient(cfg.PaymentsURL, payments.Keys{
 		Public: cfg.PaymentsPublic, Private: cfg.PaymentsPrivate, AccessToken: cfg.PaymentsAccess,
-	}, payments.WithTimeout(cfg.UpstreamTimeout), payments.WithLogger(logger.With("upstream", "payments")),
-		payments.WithHTTPClient(&http.Client{Transport: upstream("payments", payments.NewTransport())}))
+	}, roundtrip.WithTimeout(cfg.PaymentsTimeout), roundtrip.WithLogger(logger.With("upstream", "payments")),
+		roundtrip.WithHTTPClient(&http.Client{Transport: upstream("payments", roundtrip.NewTransport())}))
 	if err != nil {
 		return nil, fmt.Errorf("FINGRAPH_PAYMENTS_URL: %w", err)
 	}
 
 	// session.Transport orders a session's calls and writes their refreshed
-	// tokens back, over the client's own tuned transport.
-	bankHTTP := &http.Client{Transport: session.Transport(upstream("banking", banking.NewTransport()))}
-	bank, err := banking.NewClient(cfg.BankingURL, banking.WithVersion(cfg.BankingVersion), banking.WithHTTPClient(bankHTTP),
-		banking.WithTimeout(cfg.UpstreamTimeout), banking.WithLogger(logger.With("upstream", "banking")))
+	// tokens back, over the tuned transport.
+	bankHTTP := &http.Client{Transport: session.Transport(upstream("banking", roundtrip.NewTransport()))}
+	bank, err := banking.NewClient(cfg.BankingURL, banking.WithVersion(cfg.BankingVersion), roundtrip.WithHTTPClient(bankHTTP),
+		roundtrip.WithTimeout(cfg.BankingTimeout), roundtrip.WithLogger(logger.With("upstream", "banking")))
 	if err != nil {
 		return nil, fmt.Errorf("FINGRAPH_BANKING_URL: %w", err)
 	}

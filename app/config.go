@@ -63,8 +63,14 @@ type Config struct {
 	OTLPEndpoint string
 	// TracerProvider replaces the OTLP exporter in tests.
 	TracerProvider trace.TracerProvider
-	// UpstreamTimeout bounds every upstream call.
-	UpstreamTimeout time.Duration
+	// UpstreamTimeout bounds every upstream call, retries included;
+	// PaymentsTimeout and BankingTimeout override it for one upstream.
+	UpstreamTimeout    time.Duration
+	PaymentsTimeout    time.Duration
+	BankingTimeout     time.Duration
+	upstreamTimeoutRaw string
+	paymentsTimeoutRaw string
+	bankingTimeoutRaw  string
 
 	// BankingVersion is the banking API version the client speaks (v2, v3).
 	BankingVersion string
@@ -121,6 +127,9 @@ func (c *Config) settings() []setting {
 		{"read-timeout", "FINGRAPH_READ_TIMEOUT", "30s", "longest time to read one request, body included", &c.readTimeoutRaw},
 		{"operation-timeout", "FINGRAPH_OPERATION_TIMEOUT", "30s", "longest time one query or mutation may run (subscriptions are not bounded)", &c.operationTimeoutRaw},
 		{"sandbox-token-grace", "FINGRAPH_SANDBOX_TOKEN_GRACE", "10s", "in-process sandbox: how long a superseded banking token keeps working", &c.sandboxTokenGraceRaw},
+		{"upstream-timeout", "FINGRAPH_UPSTREAM_TIMEOUT", "10s", "deadline of one upstream call, retries included", &c.upstreamTimeoutRaw},
+		{"payments-timeout", "FINGRAPH_PAYMENTS_TIMEOUT", "", "deadline of one payments call; empty uses the upstream timeout", &c.paymentsTimeoutRaw},
+		{"banking-timeout", "FINGRAPH_BANKING_TIMEOUT", "", "deadline of one banking call; empty uses the upstream timeout", &c.bankingTimeoutRaw},
 	}
 }
 
@@ -197,11 +206,41 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 		c.ReconcileInterval = d
 	}
 	c.ShutdownTimeout = 10 * time.Second
-	c.UpstreamTimeout = 10 * time.Second
+	if err := c.parseTimeouts(); err != nil {
+		return c, err
+	}
 	if err := c.parseIdentity(); err != nil {
 		return c, err
 	}
 	return c, c.validate()
+}
+
+// parseTimeouts reads the upstream deadlines: one for both upstreams, and
+// one per upstream that overrides it when set. Errors name the setting.
+func (c *Config) parseTimeouts() error {
+	parse := func(env, raw string) (time.Duration, error) {
+		d, err := time.ParseDuration(raw)
+		if err != nil || d < 10*time.Millisecond || d > 10*time.Minute {
+			return 0, fmt.Errorf("%s: %q is not a duration from 10ms to 10m, such as 10s", env, raw)
+		}
+		return d, nil
+	}
+	var err error
+	if c.UpstreamTimeout, err = parse("FINGRAPH_UPSTREAM_TIMEOUT", c.upstreamTimeoutRaw); err != nil {
+		return err
+	}
+	c.PaymentsTimeout, c.BankingTimeout = c.UpstreamTimeout, c.UpstreamTimeout
+	if c.paymentsTimeoutRaw != "" {
+		if c.PaymentsTimeout, err = parse("FINGRAPH_PAYMENTS_TIMEOUT", c.paymentsTimeoutRaw); err != nil {
+			return err
+		}
+	}
+	if c.bankingTimeoutRaw != "" {
+		if c.BankingTimeout, err = parse("FINGRAPH_BANKING_TIMEOUT", c.bankingTimeoutRaw); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // parseIdentity reads the settings of sessions, payments policy and the

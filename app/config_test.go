@@ -80,6 +80,9 @@ func TestParseConfigReadsEveryVariable(t *testing.T) {
 		"FINGRAPH_INTROSPECTION":       "true",
 		"FINGRAPH_READ_TIMEOUT":        "5s",
 		"FINGRAPH_OPERATION_TIMEOUT":   "12s",
+		"FINGRAPH_UPSTREAM_TIMEOUT":    "7s",
+		"FINGRAPH_BANKING_TIMEOUT":     "9s",
+		"FINGRAPH_PAYMENTS_TIMEOUT":    "8s",
 	} {
 		e[k] = v
 	}
@@ -111,6 +114,9 @@ func TestParseConfigReadsEveryVariable(t *testing.T) {
 		"FINGRAPH_INTROSPECTION":         {c.Introspection, true},
 		"FINGRAPH_READ_TIMEOUT":          {c.ReadTimeout, 5 * time.Second},
 		"FINGRAPH_OPERATION_TIMEOUT":     {c.OperationTimeout, 12 * time.Second},
+		"FINGRAPH_UPSTREAM_TIMEOUT":      {c.UpstreamTimeout, 7 * time.Second},
+		"FINGRAPH_PAYMENTS_TIMEOUT":      {c.PaymentsTimeout, 8 * time.Second},
+		"FINGRAPH_BANKING_TIMEOUT":       {c.BankingTimeout, 9 * time.Second},
 	}
 	for name, ch := range checks {
 		assert.Equal(t, ch.want, ch.got, name)

@@ -146,10 +146,10 @@ func demoAPIClient(bank *banking.Client) func(context.Context) (*session.Session
 	return func(ctx context.Context) (*session.Session, error) {
 		tokens := banking.NewTokenStore("")
 		ctx = banking.WithTokenSource(ctx, tokens)
-		if _, _, err := bank.Auth.SignInAPIKey(ctx, banking.Secret(bankingsim.DemoAPIKey)); err != nil {
+		if _, err := bank.Auth.SignInAPIKey(ctx, banking.Secret(bankingsim.DemoAPIKey)); err != nil {
 			return nil, err
 		}
-		corp, _, err := bank.Corporations.Current(ctx)
+		corp, err := bank.Corporations.Current(ctx)
 		if err != nil {
 			return nil, err
 		}

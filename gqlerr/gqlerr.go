@@ -1,7 +1,7 @@
 // Package gqlerr is the gateway's error vocabulary: every error a client sees
 // carries one of a closed set of codes in extensions.code. Resolvers return
 // *Error for what they decide themselves; upstream errors are translated by
-// the error presenter in package graph, the one edge where that happens.
+// the error presenter in package gqlhttp, the one edge where that happens.
 package gqlerr
 
 import (
@@ -63,6 +63,13 @@ func Forbiddenf(format string, args ...any) *Error {
 // Unauthenticatedf reports a missing or expired session.
 func Unauthenticatedf(format string, args ...any) *Error {
 	return &Error{Code: Unauthenticated, Message: fmt.Sprintf(format, args...)}
+}
+
+// InternalError hides err behind INTERNAL: the error presenter logs err
+// and shows only "internal error". For failures of the gateway itself (its
+// session store, its bus), which no client can fix.
+func InternalError(err error) *Error {
+	return &Error{Code: Internal, Message: "internal error", Cause: err}
 }
 
 // As unwraps err into an *Error when it is one.

@@ -11,9 +11,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/fingraph/fingraph/gqlerr"
-	"github.com/fingraph/fingraph/session"
-	"github.com/fingraph/fingraph/upstream/banking"
-	"github.com/fingraph/fingraph/upstream/payments"
+	"github.com/fingraph/fingraph/upstream/roundtrip"
 )
 
 // ErrorPresenter turns every error into one with an extensions.code from
@@ -65,18 +63,19 @@ func presentCause(ctx context.Context, logger *slog.Logger, gqlErr *gqlerror.Err
 			ext["field"] = e.Field
 		}
 		if e.Code == gqlerr.Internal {
-			logger.ErrorContext(ctx, "internal error", "path", gqlErr.Path.String(), "err", err)
+			// The cause is what is worth logging; the *Error's own text is
+			// only the code and the message shown.
+			cause := err
+			if e.Cause != nil {
+				cause = e.Cause
+			}
+			logger.ErrorContext(ctx, "internal error", "path", gqlErr.Path.String(), "err", cause)
 			gqlErr.Message = "internal error"
 		}
 		return
 	}
-	if pe, ok := payments.AsError(err); ok {
-		presentPayments(ctx, logger, gqlErr, pe)
-		return
-	}
-	var be *banking.ErrorResponse
-	if errors.As(err, &be) {
-		presentBanking(ctx, logger, gqlErr, be)
+	if rj, ok := roundtrip.AsRejection(err); ok {
+		presentRejection(ctx, logger, gqlErr, rj)
 		return
 	}
 	if errors.Is(err, context.Canceled) {
@@ -86,17 +85,11 @@ func presentCause(ctx context.Context, logger *slog.Logger, gqlErr *gqlerror.Err
 		gqlErr.Message = "the request was cancelled"
 		return
 	}
-	if banking.IsUnavailable(err) {
-		logger.WarnContext(ctx, "upstream unavailable", "path", gqlErr.Path.String(), "err", err)
-		ext["code"] = string(gqlerr.UpstreamUnavailable)
-		gqlErr.Message = "the banking service is unavailable; try again shortly"
-		return
-	}
-	var ue *payments.UnavailableError
+	var ue *roundtrip.UnavailableError
 	if errors.As(err, &ue) {
 		logger.WarnContext(ctx, "upstream unavailable", "path", gqlErr.Path.String(), "err", err)
 		ext["code"] = string(gqlerr.UpstreamUnavailable)
-		gqlErr.Message = "the payments service is unavailable; try again shortly"
+		gqlErr.Message = "the " + ue.Service + " service is unavailable; try again shortly"
 		return
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
@@ -109,108 +102,55 @@ func presentCause(ctx context.Context, logger *slog.Logger, gqlErr *gqlerror.Err
 	gqlErr.Message = "internal error"
 }
 
-func presentPayments(ctx context.Context, logger *slog.Logger, gqlErr *gqlerror.Error, pe *payments.ErrorResponse) {
+// presentRejection maps an upstream's refusal, whichever upstream sent it:
+// 404, 403 and 401 keep their meaning, 429 is RATE_LIMITED, other 4xx are
+// UPSTREAM_REJECTED with extensions.upstream, 5xx UPSTREAM_UNAVAILABLE. A
+// refusal of the gateway's own configuration is INTERNAL and logged. A
+// refused session credential has already ended the session where the client
+// saw it (the session's token source or key owner); here it is only said.
+// Messages are the upstream's, already scrubbed of the request's secrets.
+func presentRejection(ctx context.Context, logger *slog.Logger, gqlErr *gqlerror.Error, rj roundtrip.Rejection) {
 	ext := gqlErr.Extensions
-	upstream := map[string]any{"service": "payments", "status": pe.StatusCode, "code": pe.Code}
-	if pe.Field != "" {
-		upstream["field"] = pe.Field
-	}
-	gqlErr.Message = pe.Message
-	if gqlErr.Message == "" {
-		gqlErr.Message = "the payments service refused the request"
-	}
 	switch {
-	case pe.StatusCode == http.StatusNotFound:
-		ext["code"] = string(gqlerr.NotFound)
-	case pe.StatusCode == http.StatusForbidden && isCustomerSession(ctx):
-		ext["code"] = string(gqlerr.Forbidden)
-	case pe.StatusCode == http.StatusForbidden:
-		// The merchant's own key was of the wrong kind for the route: the
-		// gateway is misconfigured, which the client cannot fix.
-		logger.ErrorContext(ctx, "payments refused the gateway's credentials: wrong key kind for the route", "status", pe.StatusCode, "code", pe.Code)
+	case rj.Misconfigured != "":
+		logger.ErrorContext(ctx, rj.Misconfigured, "status", rj.Status, "code", rj.Code)
 		ext["code"] = string(gqlerr.Internal)
 		gqlErr.Message = "internal error"
 		return
-	case pe.StatusCode == http.StatusUnauthorized && isCustomerSession(ctx):
-		// A customer session's key was refused: the session is over.
-		session.Revoke(ctx)
-		ext["code"] = string(gqlerr.Unauthenticated)
-		gqlErr.Message = "the session has ended; sign in again"
-	case pe.StatusCode == http.StatusUnauthorized:
-		// The gateway's own merchant keys were refused: a configuration
-		// problem the client cannot fix.
-		logger.ErrorContext(ctx, "payments refused the gateway's credentials", "status", pe.StatusCode, "code", pe.Code)
-		ext["code"] = string(gqlerr.Internal)
-		gqlErr.Message = "internal error"
-		return
-	case pe.StatusCode == http.StatusTooManyRequests:
-		ext["code"] = string(gqlerr.RateLimited)
-	case pe.StatusCode >= 500:
-		logger.WarnContext(ctx, "payments server error", "status", pe.StatusCode, "code", pe.Code)
+	case rj.Status >= 500:
+		logger.WarnContext(ctx, rj.Service+" server error", "status", rj.Status, "code", rj.Code)
 		ext["code"] = string(gqlerr.UpstreamUnavailable)
-		gqlErr.Message = "the payments service is unavailable; try again shortly"
+		gqlErr.Message = "the " + rj.Service + " service is unavailable; try again shortly"
 		return
-	default:
-		ext["code"] = string(gqlerr.UpstreamRejected)
 	}
-	ext["upstream"] = upstream
-}
-
-// presentBanking maps a banking rejection: 404, 403 and 401 keep their
-// meaning, other 4xx are UPSTREAM_REJECTED, 5xx UPSTREAM_UNAVAILABLE. A 401
-// that names no field refused the session's token: the session cannot work
-// any more, so it is ended. A 401 naming a field (password, apiKey) is a
-// failed sign-in. Messages are the upstream's, already scrubbed of the
-// request's secrets by the client.
-func presentBanking(ctx context.Context, logger *slog.Logger, gqlErr *gqlerror.Error, be *banking.ErrorResponse) {
-	ext := gqlErr.Extensions
-	first := be.First()
-	upstream := map[string]any{"service": "banking", "status": be.StatusCode}
-	if first.Code != 0 {
-		upstream["code"] = first.Code
-		if name := banking.CodeName(first.Code); name != "" {
-			upstream["name"] = name
-		}
-	}
-	if first.Field != "" {
-		upstream["field"] = first.Field
-	}
-	gqlErr.Message = first.Message
+	gqlErr.Message = rj.Message
 	if gqlErr.Message == "" {
-		gqlErr.Message = "the banking service refused the request"
+		gqlErr.Message = "the " + rj.Service + " service refused the request"
 	}
-	switch {
-	case be.StatusCode == http.StatusNotFound:
+	switch rj.Status {
+	case http.StatusNotFound:
 		ext["code"] = string(gqlerr.NotFound)
-	case be.StatusCode == http.StatusForbidden:
+	case http.StatusForbidden:
 		ext["code"] = string(gqlerr.Forbidden)
-	case be.StatusCode == http.StatusUnauthorized:
+	case http.StatusUnauthorized:
 		ext["code"] = string(gqlerr.Unauthenticated)
-		if first.Field == "" {
-			if session.Revoke(ctx) {
-				logger.InfoContext(ctx, "banking refused the session's token; session ended")
-			}
+		if rj.CredentialRefused {
 			gqlErr.Message = "the session has ended; sign in again"
 		}
-	case be.StatusCode == http.StatusTooManyRequests:
+	case http.StatusTooManyRequests:
 		ext["code"] = string(gqlerr.RateLimited)
-	case be.StatusCode >= 500:
-		logger.WarnContext(ctx, "banking server error", "status", be.StatusCode, "code", first.Code)
-		ext["code"] = string(gqlerr.UpstreamUnavailable)
-		gqlErr.Message = "the banking service is unavailable; try again shortly"
-		return
-	case banking.IsVersionUnsupported(be):
-		logger.ErrorContext(ctx, "banking refuses the configured API version", "status", be.StatusCode, "code", first.Code)
-		ext["code"] = string(gqlerr.Internal)
-		gqlErr.Message = "internal error"
-		return
 	default:
 		ext["code"] = string(gqlerr.UpstreamRejected)
 	}
+	upstream := map[string]any{"service": rj.Service, "status": rj.Status}
+	if rj.Code != nil {
+		upstream["code"] = rj.Code
+	}
+	if rj.Name != "" {
+		upstream["name"] = rj.Name
+	}
+	if rj.Field != "" {
+		upstream["field"] = rj.Field
+	}
 	ext["upstream"] = upstream
-}
-
-func isCustomerSession(ctx context.Context) bool {
-	s := session.From(ctx)
-	return s != nil && s.Kind == session.Customer
 }

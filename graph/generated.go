@@ -2413,7 +2413,11 @@ extend type Query {
   Maps to the upstream's meta[limit], meta[sort_by], meta[sort_type].
   """
   persons(first: Int = 20, offset: Int = 0, sortBy: PersonSortField, sortDirection: SortDirection): PersonPage! @requires(role: BANKING)
-  "One corporation by id; null when there is none or it is outside the viewer's scope."
+  """
+  One corporation by id; null when there is none or it is outside the viewer's scope.
+  The upstream has no read by id: the gateway reads the corporations the viewer sees
+  once per request, every page, up to 5000 corporations (beyond that, null).
+  """
   corporation(id: ID!): Corporation @requires(role: BANKING)
   "A page of the corporations the viewer may see, by name by default."
   corporations(first: Int = 30, offset: Int = 0, sortBy: CorporationSortField, sortDirection: SortDirection): CorporationPage! @requires(role: BANKING)
@@ -2618,7 +2622,7 @@ type Person {
   updatedAt: Time
   "Id of the person's corporation, when known."
   corporationId: ID
-  "The person's corporation (batched); null outside the viewer's scope."
+  "The person's corporation (batched, as Query.corporation); null outside the viewer's scope."
   corporation: Corporation
 }
 
@@ -2732,10 +2736,14 @@ type Corporation {
   isKycVerified: Boolean!
   createdAt: Time
   blockedAt: Time
-  "Persons of the corporation (batched: one upstream listing per request)."
+  """
+  Persons of the corporation (batched: the persons the viewer sees are read once per
+  request, every page, up to 5000 persons in all; beyond that the list is incomplete).
+  """
   persons: [Person!]!
-  "API keys, without private keys (staff only)."
+  "API keys, without private keys (staff only; batched: one upstream call per corporation, 8 at a time)."
   apiKeys: [ApiKey!]! @requires(role: STAFF)
+  "Batched: one upstream call per corporation, 8 at a time."
   settings: CorporationSettings!
 }
 

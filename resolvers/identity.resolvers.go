@@ -28,7 +28,7 @@ func (r *corporationResolver) Persons(ctx context.Context, obj *model.Corporatio
 
 // APIKeys is the resolver for the apiKeys field.
 func (r *corporationResolver) APIKeys(ctx context.Context, obj *model.Corporation) ([]*model.APIKey, error) {
-	keys, _, err := r.Banking.APIKeys.List(ctx, obj.ID)
+	keys, err := loaders.For(ctx).CorporationAPIKeys.Load(ctx, obj.ID)()
 	if err != nil {
 		return nil, err
 	}
@@ -41,7 +41,7 @@ func (r *corporationResolver) APIKeys(ctx context.Context, obj *model.Corporatio
 
 // Settings is the resolver for the settings field.
 func (r *corporationResolver) Settings(ctx context.Context, obj *model.Corporation) (*model.CorporationSettings, error) {
-	s, _, err := r.Banking.Corporations.Settings(ctx, obj.ID)
+	s, err := loaders.For(ctx).CorporationSettings.Load(ctx, obj.ID)()
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +62,7 @@ func (r *mutationResolver) SignInCustomer(ctx context.Context, input model.SignI
 func (r *mutationResolver) SignOut(ctx context.Context) (bool, error) {
 	had, err := session.End(ctx)
 	if err != nil {
-		return false, &gqlerr.Error{Code: gqlerr.Internal, Message: "internal error", Cause: err}
+		return false, gqlerr.InternalError(err)
 	}
 	return had, nil
 }
@@ -75,7 +75,7 @@ func (r *mutationResolver) ForgotPassword(ctx context.Context, input model.Forgo
 	if v.err != nil {
 		return false, v.err
 	}
-	if _, err := r.Banking.Auth.ForgotPassword(banking.WithTokenSource(ctx, banking.NewTokenStore("")), input.Email); err != nil {
+	if err := r.Banking.Auth.ForgotPassword(banking.WithTokenSource(ctx, banking.NewTokenStore("")), input.Email); err != nil {
 		return false, err
 	}
 	return true, nil
@@ -92,7 +92,7 @@ func (r *mutationResolver) RecoverPassword(ctx context.Context, input model.Reco
 	if v.err != nil {
 		return false, v.err
 	}
-	if _, err := r.Banking.Auth.RecoverPassword(banking.WithTokenSource(ctx, banking.NewTokenStore("")), banking.Secret(input.Token), input.Password); err != nil {
+	if err := r.Banking.Auth.RecoverPassword(banking.WithTokenSource(ctx, banking.NewTokenStore("")), banking.Secret(input.Token), input.Password); err != nil {
 		return false, err
 	}
 	return true, nil
@@ -111,7 +111,7 @@ func (r *mutationResolver) CreatePerson(ctx context.Context, input model.CreateP
 	if err != nil {
 		return nil, err
 	}
-	p, _, err := r.Banking.Persons.Create(ctx, req)
+	p, err := r.Banking.Persons.Create(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +132,7 @@ func (r *mutationResolver) UpdatePerson(ctx context.Context, input model.UpdateP
 	if err != nil {
 		return nil, err
 	}
-	p, _, err := r.Banking.Persons.Update(ctx, input.ID, req)
+	p, err := r.Banking.Persons.Update(ctx, input.ID, req)
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +158,7 @@ func (r *mutationResolver) UpdateMe(ctx context.Context, input model.UpdateMeInp
 	if err != nil {
 		return nil, err
 	}
-	p, _, err := r.Banking.Persons.UpdateMe(ctx, req)
+	p, err := r.Banking.Persons.UpdateMe(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +179,7 @@ func (r *mutationResolver) ChangeMyPhone(ctx context.Context, input model.Change
 	if v.err != nil {
 		return nil, v.err
 	}
-	res, _, err := r.Banking.Persons.ChangeMyPhone(ctx, banking.PhoneChange{CurrentPassword: input.CurrentPassword,
+	res, err := r.Banking.Persons.ChangeMyPhone(ctx, banking.PhoneChange{CurrentPassword: input.CurrentPassword,
 		Phone: input.Phone, TwoFactorCode: deref(input.TwoFactorCode), ChallengeID: deref(input.ChallengeID)})
 	if err != nil {
 		return nil, err
@@ -196,7 +196,7 @@ func (r *mutationResolver) SignUpCorporation(ctx context.Context, input model.Si
 	if err != nil {
 		return nil, err
 	}
-	id, _, err := r.Banking.Corporations.SignUp(banking.WithTokenSource(ctx, banking.NewTokenStore("")), req)
+	id, err := r.Banking.Corporations.SignUp(banking.WithTokenSource(ctx, banking.NewTokenStore("")), req)
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +209,7 @@ func (r *mutationResolver) UpdateCorporation(ctx context.Context, input model.Up
 	if err != nil {
 		return nil, err
 	}
-	c, _, err := r.Banking.Corporations.Update(ctx, input.ID, req)
+	c, err := r.Banking.Corporations.Update(ctx, input.ID, req)
 	if err != nil {
 		return nil, err
 	}
@@ -227,13 +227,13 @@ func (r *mutationResolver) UpdateCorporationSettings(ctx context.Context, input 
 	for _, t := range input.AllowedPersonTypes {
 		types = append(types, strings.ToLower(string(t)))
 	}
-	s, _, err := r.Banking.Corporations.UpdateSettings(ctx, input.CorporationID, &banking.CorporationSettingsUpdate{AllowedPersonTypes: types})
+	s, err := r.Banking.Corporations.UpdateSettings(ctx, input.CorporationID, &banking.CorporationSettingsUpdate{AllowedPersonTypes: types})
 	if err != nil {
 		return nil, err
 	}
 	if s == nil {
 		// The spec leaves the answer open; read the settings back.
-		if s, _, err = r.Banking.Corporations.Settings(ctx, input.CorporationID); err != nil {
+		if s, err = r.Banking.Corporations.Settings(ctx, input.CorporationID); err != nil {
 			return nil, err
 		}
 	}
@@ -248,7 +248,7 @@ func (r *mutationResolver) CreateAPIKey(ctx context.Context, input model.CreateA
 	if v.err != nil {
 		return nil, v.err
 	}
-	k, _, err := r.Banking.APIKeys.Create(ctx, input.CorporationID, input.Name)
+	k, err := r.Banking.APIKeys.Create(ctx, input.CorporationID, input.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -266,7 +266,7 @@ func (r *mutationResolver) DeleteAPIKey(ctx context.Context, input model.DeleteA
 	if v.err != nil {
 		return false, v.err
 	}
-	removed, _, err := r.Banking.APIKeys.Delete(ctx, input.CorporationID, input.ID)
+	removed, err := r.Banking.APIKeys.Delete(ctx, input.CorporationID, input.ID)
 	if err != nil {
 		return false, err
 	}
@@ -279,7 +279,7 @@ func (r *mutationResolver) SendFeedback(ctx context.Context, input model.SendFee
 	if err != nil {
 		return false, err
 	}
-	if _, err := r.Banking.Feedback.Send(banking.WithTokenSource(ctx, banking.NewTokenStore("")), req); err != nil {
+	if err := r.Banking.Feedback.Send(banking.WithTokenSource(ctx, banking.NewTokenStore("")), req); err != nil {
 		return false, err
 	}
 	return true, nil
@@ -313,7 +313,7 @@ func (r *queryResolver) Person(ctx context.Context, id string) (*model.Person, e
 	if v.err != nil {
 		return nil, v.err
 	}
-	p, _, err := r.Banking.Persons.Get(ctx, id)
+	p, err := r.Banking.Persons.Get(ctx, id)
 	if banking.IsNotFound(err) {
 		return nil, nil
 	}
@@ -337,7 +337,7 @@ func (r *queryResolver) Persons(ctx context.Context, first *int64, offset *int64
 	if err != nil {
 		return nil, err
 	}
-	list, _, err := r.Banking.Persons.List(ctx, opts)
+	list, err := r.Banking.Persons.List(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -371,7 +371,7 @@ func (r *queryResolver) Corporations(ctx context.Context, first *int64, offset *
 	if err != nil {
 		return nil, err
 	}
-	list, _, err := r.Banking.Corporations.List(ctx, opts)
+	list, err := r.Banking.Corporations.List(ctx, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -72,9 +72,11 @@ func personCreateRequest(in model.CreatePersonInput, staff bool) (*banking.Perso
 	}
 	req := &banking.PersonCreateRequest{
 		FirstName: in.FirstName, LastName: in.LastName, Email: deref(in.Email), Gender: lower(&in.Gender),
-		DateOfBirth: deref(in.DateOfBirth), Phone: deref(in.Phone), OtherPhone: deref(in.OtherPhone),
-		Country: deref(in.Country), Nationality: deref(in.Nationality), Street: deref(in.Street),
-		City: deref(in.City), Region: deref(in.Region), PostCode: deref(in.PostCode),
+		PersonContact: banking.PersonContact{
+			DateOfBirth: deref(in.DateOfBirth), Phone: deref(in.Phone), OtherPhone: deref(in.OtherPhone),
+			Country: deref(in.Country), Nationality: deref(in.Nationality), Street: deref(in.Street),
+			City: deref(in.City), Region: deref(in.Region), PostCode: deref(in.PostCode),
+		},
 		SocialSecurityNumber: deref(in.SocialSecurityNumber), AccountID: deref(in.CorporationID),
 	}
 	// The spec ignores these for consumers; not sending them keeps that visible.

@@ -12,7 +12,7 @@ import (
 
 // personTransition blocks or restores a person, then reads it back: the
 // upstream answers only the id.
-func (r *Resolver) personTransition(ctx context.Context, id, event string, move func(context.Context, string) (string, *banking.Response, error)) (*model.Person, error) {
+func (r *Resolver) personTransition(ctx context.Context, id, event string, move func(context.Context, string) (string, error)) (*model.Person, error) {
 	s, err := mustSession(ctx)
 	if err != nil {
 		return nil, err
@@ -25,10 +25,10 @@ func (r *Resolver) personTransition(ctx context.Context, id, event string, move 
 	if v.err != nil {
 		return nil, v.err
 	}
-	if _, _, err := move(ctx, id); err != nil {
+	if _, err := move(ctx, id); err != nil {
 		return nil, err
 	}
-	p, _, err := r.Banking.Persons.Get(ctx, id)
+	p, err := r.Banking.Persons.Get(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -50,20 +50,15 @@ func personOnly(ctx context.Context) error {
 }
 
 // primeCorporationPersons answers Corporation.persons of a whole listing
-// with one person listing, read ahead when the query asks for persons: the
-// loader's time window alone could split the corporations' keys over two
-// listings on a busy machine.
+// with the request's one read of the person listing, started as soon as the
+// query is known to ask for persons: the loader's time window alone could
+// split the corporations' keys over two batches on a busy machine.
 func (r *Resolver) primeCorporationPersons(ctx context.Context, corps []*banking.Corporation) error {
-	list, _, err := r.Banking.Persons.List(ctx, &banking.ListOptions{Limit: 100})
+	l := loaders.For(ctx)
+	byCorp, err := l.PersonsByCorporation(ctx)
 	if err != nil {
 		return err
 	}
-	byCorp := map[string][]*banking.Person{}
-	for _, p := range list.List {
-		id := loaders.CorporationOf(p)
-		byCorp[id] = append(byCorp[id], p)
-	}
-	l := loaders.For(ctx)
 	for _, c := range corps {
 		ps := byCorp[c.ID]
 		if c.AccountID != "" {

@@ -51,13 +51,13 @@ func (r *Resolver) signIn(ctx context.Context, in model.SignInInput) (model.Sign
 	var err error
 	switch in.Kind {
 	case model.SignInKindStaff:
-		res, _, err = r.Banking.Auth.SignInStaff(uctx, req)
+		res, err = r.Banking.Auth.SignInStaff(uctx, req)
 	case model.SignInKindPerson:
-		res, _, err = r.Banking.Auth.SignInPerson(uctx, req)
+		res, err = r.Banking.Auth.SignInPerson(uctx, req)
 	case model.SignInKindIntroducer:
-		res, _, err = r.Banking.Auth.SignInIntroducer(uctx, req)
+		res, err = r.Banking.Auth.SignInIntroducer(uctx, req)
 	case model.SignInKindAPIKey:
-		res, _, err = r.Banking.Auth.SignInAPIKey(uctx, banking.Secret(deref(in.APIKey)))
+		res, err = r.Banking.Auth.SignInAPIKey(uctx, banking.Secret(deref(in.APIKey)))
 	}
 	if err != nil {
 		return nil, err
@@ -72,14 +72,14 @@ func (r *Resolver) signIn(ctx context.Context, in model.SignInInput) (model.Sign
 	l := loaders.For(ctx)
 	switch kind {
 	case session.Person:
-		me, _, err := r.Banking.Persons.Me(uctx)
+		me, err := r.Banking.Persons.Me(uctx)
 		if err != nil {
 			return nil, err
 		}
 		sess.PrincipalID, sess.PersonID, sess.CorporationID = me.ID, me.ID, loaders.CorporationOf(me)
 		l.PrimeMe(me)
 	case session.APIClient:
-		c, _, err := r.Banking.Corporations.Current(uctx)
+		c, err := r.Banking.Corporations.Current(uctx)
 		if err != nil {
 			return nil, err
 		}
@@ -112,7 +112,7 @@ func (r *Resolver) signInCustomer(ctx context.Context, in model.SignInCustomerIn
 func (r *Resolver) beginSession(ctx context.Context, sess *session.Session) (*model.SignedIn, error) {
 	token, err := session.Begin(ctx, sess)
 	if err != nil {
-		return nil, &gqlerr.Error{Code: gqlerr.Internal, Message: "internal error", Cause: err}
+		return nil, gqlerr.InternalError(err)
 	}
 	return &model.SignedIn{SessionToken: token, CsrfToken: sess.CSRFToken, Viewer: toViewer(sess)}, nil
 }

@@ -51,7 +51,7 @@ func orderCustomer(ctx context.Context, id *string) error {
 func (r *Resolver) signedOrders(ctx context.Context, tokens payments.OrderTokens) ([]*model.SignedOrder, error) {
 	verified, err := r.Payments.OrderTokens.VerifyAll(ctx, tokens.Tokens)
 	if err != nil {
-		return nil, &gqlerr.Error{Code: gqlerr.Internal, Message: "internal error", Cause: err}
+		return nil, gqlerr.InternalError(err)
 	}
 	out := make([]*model.SignedOrder, 0, len(verified))
 	for _, v := range verified {

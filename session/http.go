@@ -156,12 +156,13 @@ func (h *Handler) WebsocketInit(ctx context.Context, payload map[string]any) (co
 
 // attach returns ctx carrying st, the session as the banking token source
 // (it reads the session at each call, so a sign-in later in the request
-// takes effect), and the payments customer key of a CUSTOMER session.
+// takes effect), and the payments customer key of a CUSTOMER session. Both
+// clients tell the session when the upstream refuses its credential.
 func (st *state) attach(ctx context.Context) context.Context {
 	ctx = context.WithValue(ctx, ctxKey{}, st)
 	ctx = banking.WithTokenSource(ctx, (*tokenSource)(st))
 	if st.sess != nil && st.sess.Kind == Customer {
-		ctx = payments.WithCustomerKey(ctx, st.sess.CustomerKey.Reveal())
+		ctx = payments.WithOwnedCustomerKey(ctx, st.sess.CustomerKey.Reveal(), (*keyOwner)(st))
 	}
 	return ctx
 }
@@ -233,6 +234,10 @@ func End(ctx context.Context) (bool, error) {
 	if st == nil {
 		return false, nil
 	}
+	return st.end(ctx)
+}
+
+func (st *state) end(ctx context.Context) (bool, error) {
 	st.mu.Lock()
 	token, sess, shared := st.token, st.sess, st.anonymous
 	st.token, st.sess, st.anonymous = "", nil, false
@@ -253,24 +258,4 @@ func End(ctx context.Context) (bool, error) {
 func clearCookie(w http.ResponseWriter) {
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: "/", MaxAge: -1,
 		HttpOnly: true, Secure: true, SameSite: http.SameSiteLaxMode})
-}
-
-// Revoke ends the request's session because the upstream refused its
-// credential: the session cannot work any more. It reports whether a
-// session was ended.
-func Revoke(ctx context.Context) bool {
-	st := stateFrom(ctx)
-	if st == nil {
-		return false
-	}
-	st.mu.Lock()
-	has := st.token != ""
-	st.mu.Unlock()
-	if !has {
-		return false
-	}
-	if _, err := End(ctx); err != nil {
-		st.logger.WarnContext(ctx, "could not delete a revoked session", "err", err)
-	}
-	return true
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fingraph/fingraph/upstream/banking"
+	"github.com/fingraph/fingraph/upstream/payments"
 )
 
 // Token write-back.
@@ -151,6 +152,46 @@ func (ts *tokenSource) SetToken(ctx context.Context, token string) error {
 	st.setLocal(token, at)
 	_, err := st.store.Update(ctx, key, newer(token, at))
 	return err
+}
+
+// TokenRefused ends the session: the banking upstream refused its token
+// outright, so no later call of it can succeed. The client reports this
+// where it sees the answer, before any resolver or the error presenter does.
+func (ts *tokenSource) TokenRefused(ctx context.Context) {
+	if (*state)(ts).revoke(ctx) {
+		ts.logger.InfoContext(ctx, "banking refused the session's token; session ended")
+	}
+}
+
+// keyOwner is a CUSTOMER session as the holder of its payments customer key.
+type keyOwner state
+
+// CustomerKeyRefused ends the session: the payments upstream refused its
+// customer key.
+func (o *keyOwner) CustomerKeyRefused(ctx context.Context) {
+	if (*state)(o).revoke(ctx) {
+		o.logger.InfoContext(ctx, "payments refused the session's customer key; session ended")
+	}
+}
+
+var (
+	_ banking.TokenRefuser = (*tokenSource)(nil)
+	_ payments.KeyOwner    = (*keyOwner)(nil)
+)
+
+// revoke ends the session because the upstream refused its credential. It
+// reports whether there was a session to end.
+func (st *state) revoke(ctx context.Context) bool {
+	st.mu.Lock()
+	has := st.token != ""
+	st.mu.Unlock()
+	if !has {
+		return false
+	}
+	if _, err := st.end(ctx); err != nil {
+		st.logger.WarnContext(ctx, "could not delete a revoked session", "err", err)
+	}
+	return true
 }
 
 // keyedMutex is a set of mutexes by key, each dropped when nobody holds or

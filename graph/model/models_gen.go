@@ -127,10 +127,12 @@ type Corporation struct {
 	IsKycVerified bool       `json:"isKycVerified"`
 	CreatedAt     *time.Time `json:"createdAt,omitempty"`
 	BlockedAt     *time.Time `json:"blockedAt,omitempty"`
-	// Persons of the corporation (batched: one upstream listing per request).
+	// Persons of the corporation (batched: the persons the viewer sees are read once per
+	// request, every page, up to 5000 persons in all; beyond that the list is incomplete).
 	Persons []*Person `json:"persons"`
-	// API keys, without private keys (staff only).
-	APIKeys  []*APIKey            `json:"apiKeys"`
+	// API keys, without private keys (staff only; batched: one upstream call per corporation, 8 at a time).
+	APIKeys []*APIKey `json:"apiKeys"`
+	// Batched: one upstream call per corporation, 8 at a time.
 	Settings *CorporationSettings `json:"settings"`
 }
 
@@ -433,7 +435,7 @@ type Person struct {
 	UpdatedAt          *time.Time `json:"updatedAt,omitempty"`
 	// Id of the person's corporation, when known.
 	CorporationID *string `json:"corporationId,omitempty"`
-	// The person's corporation (batched); null outside the viewer's scope.
+	// The person's corporation (batched, as Query.corporation); null outside the viewer's scope.
 	Corporation *Corporation `json:"corporation,omitempty"`
 }
 

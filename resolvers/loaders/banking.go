@@ -3,47 +3,70 @@ package loaders
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sync"
 
 	"github.com/graph-gophers/dataloader/v7"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/fingraph/fingraph/upstream/banking"
 )
 
-// listLimit is the page size the banking loaders list with: the upstream's
-// maximum, so that one listing answers a whole request's keys.
-const listLimit = 100
+const (
+	// pageSize is the page size the banking loaders list with: the
+	// upstream's maximum, so that few pages answer a whole request.
+	pageSize = 100
+	// MaxListed bounds how many records one upstream listing is read to
+	// (every page up to it): the schema says so where it matters.
+	MaxListed = 5000
+	// fanOut is how many upstream calls one batch makes at a time where the
+	// upstream has no batch route (settings, API keys) or a listing spans
+	// several pages: enough to hide latency, few enough not to flood one
+	// upstream from one request.
+	fanOut = 8
+)
 
 // Banking is the set of banking loaders of one request. Every call goes out
 // with the request's session token (from the context), so these caches hold
 // one principal's view and are never shared.
 type Banking struct {
-	// Corporation loads corporations by id (or account id): one listing of
-	// the corporations the principal sees, whatever the number of keys.
+	// Corporation loads corporations by id (or account id): one read of the
+	// corporations the principal sees, whatever the number of keys.
 	Corporation *dataloader.Loader[string, *banking.Corporation]
 	// CorporationPersons loads the persons of corporations by corporation
-	// id: one person listing for any number of corporations.
+	// id: one read of the person listing for any number of corporations.
 	CorporationPersons *dataloader.Loader[string, []*banking.Person]
+	// CorporationSettings loads corporations' settings: one upstream call
+	// per distinct corporation (there is no batch route), fanOut at a time.
+	CorporationSettings *dataloader.Loader[string, *banking.CorporationSettings]
+	// CorporationAPIKeys loads corporations' API keys the same way.
+	CorporationAPIKeys *dataloader.Loader[string, []*banking.APIKey]
 
-	me        memo[*banking.Person]
-	current   memo[*banking.Corporation]
-	bankingCl *banking.Client
+	me           *memo[*banking.Person]
+	current      *memo[*banking.Corporation]
+	persons      *memo[[]*banking.Person]
+	corporations *memo[[]*banking.Corporation]
+	bankingCl    *banking.Client
 }
 
 func newBanking(b *banking.Client) Banking {
-	return Banking{
-		Corporation:        dataloader.NewBatchedLoader(corporationBatch(b), dataloader.WithWait[string, *banking.Corporation](Wait)),
-		CorporationPersons: dataloader.NewBatchedLoader(corporationPersonsBatch(b), dataloader.WithWait[string, []*banking.Person](Wait)),
-		bankingCl:          b,
+	l := Banking{
+		CorporationSettings: dataloader.NewBatchedLoader(perKey(b.Corporations.Settings), dataloader.WithWait[string, *banking.CorporationSettings](Wait)),
+		CorporationAPIKeys:  dataloader.NewBatchedLoader(perKey(b.APIKeys.List), dataloader.WithWait[string, []*banking.APIKey](Wait)),
+		me:                  &memo[*banking.Person]{},
+		current:             &memo[*banking.Corporation]{},
+		persons:             &memo[[]*banking.Person]{},
+		corporations:        &memo[[]*banking.Corporation]{},
+		bankingCl:           b,
 	}
+	l.Corporation = dataloader.NewBatchedLoader(l.corporationBatch, dataloader.WithWait[string, *banking.Corporation](Wait))
+	l.CorporationPersons = dataloader.NewBatchedLoader(l.corporationPersonsBatch, dataloader.WithWait[string, []*banking.Person](Wait))
+	return l
 }
 
 // Me reads GET /persons/me once per request, however many fields ask.
 func (l *Banking) Me(ctx context.Context) (*banking.Person, error) {
-	return l.me.do(func() (*banking.Person, error) {
-		p, _, err := l.bankingCl.Persons.Me(ctx)
-		return p, err
-	})
+	return l.me.do(func() (*banking.Person, error) { return l.bankingCl.Persons.Me(ctx) })
 }
 
 // PrimeMe stores a person read elsewhere (sign-in) as this request's me.
@@ -55,10 +78,114 @@ func (l *Banking) PrimeCurrentCorporation(c *banking.Corporation) { l.current.pr
 
 // CurrentCorporation reads GET /corporations/current once per request.
 func (l *Banking) CurrentCorporation(ctx context.Context) (*banking.Corporation, error) {
-	return l.current.do(func() (*banking.Corporation, error) {
-		c, _, err := l.bankingCl.Corporations.Current(ctx)
-		return c, err
+	return l.current.do(func() (*banking.Corporation, error) { return l.bankingCl.Corporations.Current(ctx) })
+}
+
+// PersonsByCorporation reads every person the principal sees, once per
+// request (every page, up to MaxListed), grouped by CorporationOf.
+func (l *Banking) PersonsByCorporation(ctx context.Context) (map[string][]*banking.Person, error) {
+	all, err := l.persons.do(func() ([]*banking.Person, error) {
+		return listAll(ctx, l.bankingCl.Persons.List, func(p *banking.Person) string { return p.ID })
 	})
+	byCorp := map[string][]*banking.Person{}
+	for _, p := range all {
+		if id := CorporationOf(p); id != "" {
+			byCorp[id] = append(byCorp[id], p)
+		}
+	}
+	return byCorp, err
+}
+
+// allCorporations reads every corporation the principal sees, once per
+// request (every page, up to MaxListed). The spec has no read by id.
+func (l *Banking) allCorporations(ctx context.Context) ([]*banking.Corporation, error) {
+	return l.corporations.do(func() ([]*banking.Corporation, error) {
+		return listAll(ctx, l.bankingCl.Corporations.List, func(c *banking.Corporation) string { return c.ID })
+	})
+}
+
+func (l *Banking) corporationBatch(ctx context.Context, ids []string) []*dataloader.Result[*banking.Corporation] {
+	all, err := l.allCorporations(ctx)
+	byID := make(map[string]*banking.Corporation, 2*len(all))
+	for _, c := range all {
+		byID[c.ID] = c
+		if c.AccountID != "" {
+			byID[c.AccountID] = c
+		}
+	}
+	out := make([]*dataloader.Result[*banking.Corporation], len(ids))
+	for i, id := range ids {
+		out[i] = &dataloader.Result[*banking.Corporation]{Data: byID[id], Error: err}
+	}
+	return out
+}
+
+func (l *Banking) corporationPersonsBatch(ctx context.Context, ids []string) []*dataloader.Result[[]*banking.Person] {
+	byCorp, err := l.PersonsByCorporation(ctx)
+	out := make([]*dataloader.Result[[]*banking.Person], len(ids))
+	for i, id := range ids {
+		out[i] = &dataloader.Result[[]*banking.Person]{Data: byCorp[id], Error: err}
+	}
+	return out
+}
+
+// perKey batches a route that reads one key at a time: one call per key,
+// fanOut at a time, each key with its own result or error.
+func perKey[V any](get func(context.Context, string) (V, error)) dataloader.BatchFunc[string, V] {
+	return func(ctx context.Context, keys []string) []*dataloader.Result[V] {
+		out := make([]*dataloader.Result[V], len(keys))
+		var g errgroup.Group
+		g.SetLimit(fanOut)
+		for i, k := range keys {
+			g.Go(func() error {
+				v, err := get(ctx, k)
+				out[i] = &dataloader.Result[V]{Data: v, Error: err}
+				return nil // one key's error is that key's, not the batch's
+			})
+		}
+		_ = g.Wait()
+		return out
+	}
+}
+
+// listAll reads a paged listing to its end, or to MaxListed records: the
+// first page says how many there are, the rest are read fanOut at a time.
+// Records that shift between pages while they are read appear once.
+func listAll[T any](ctx context.Context, list func(context.Context, *banking.ListOptions) (*banking.Page[T], error), id func(T) string) ([]T, error) {
+	first, err := list(ctx, &banking.ListOptions{Limit: pageSize})
+	if err != nil {
+		return nil, err
+	}
+	total := min(first.Meta.NumberOfRecords, MaxListed)
+	if !first.Meta.HasMore || total <= len(first.List) {
+		return first.List, nil // the whole listing, or a count too low to page by
+	}
+	pages := make([][]T, (total+pageSize-1)/pageSize)
+	pages[0] = first.List
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(fanOut)
+	for p := 1; p < len(pages); p++ {
+		g.Go(func() error {
+			page, err := list(gctx, &banking.ListOptions{Limit: pageSize, Offset: p * pageSize})
+			if err != nil {
+				return err
+			}
+			pages[p] = page.List
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	seen := make(map[string]bool, total)
+	all := make([]T, 0, total)
+	for _, it := range slices.Concat(pages...) {
+		if k := id(it); !seen[k] && len(all) < MaxListed {
+			seen[k] = true
+			all = append(all, it)
+		}
+	}
+	return all, nil
 }
 
 // memo runs a call at most once and remembers its outcome.
@@ -83,45 +210,6 @@ func (m *memo[T]) prime(v T) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.v, m.err, m.done = v, nil, true
-}
-
-func corporationBatch(b *banking.Client) dataloader.BatchFunc[string, *banking.Corporation] {
-	return func(ctx context.Context, ids []string) []*dataloader.Result[*banking.Corporation] {
-		out := make([]*dataloader.Result[*banking.Corporation], len(ids))
-		list, _, err := b.Corporations.List(ctx, &banking.ListOptions{Limit: listLimit})
-		byID := map[string]*banking.Corporation{}
-		if list != nil {
-			for _, c := range list.List {
-				byID[c.ID] = c
-				if c.AccountID != "" {
-					byID[c.AccountID] = c
-				}
-			}
-		}
-		for i, id := range ids {
-			out[i] = &dataloader.Result[*banking.Corporation]{Data: byID[id], Error: err}
-		}
-		return out
-	}
-}
-
-func corporationPersonsBatch(b *banking.Client) dataloader.BatchFunc[string, []*banking.Person] {
-	return func(ctx context.Context, ids []string) []*dataloader.Result[[]*banking.Person] {
-		out := make([]*dataloader.Result[[]*banking.Person], len(ids))
-		list, _, err := b.Persons.List(ctx, &banking.ListOptions{Limit: listLimit})
-		byCorp := map[string][]*banking.Person{}
-		if list != nil {
-			for _, p := range list.List {
-				if id := CorporationOf(p); id != "" {
-					byCorp[id] = append(byCorp[id], p)
-				}
-			}
-		}
-		for i, id := range ids {
-			out[i] = &dataloader.Result[[]*banking.Person]{Data: byCorp[id], Error: err}
-		}
-		return out
-	}
 }
 
 // CorporationOf reads a person's corporation id from its account object,

@@ -17,6 +17,7 @@ import (
 	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/upstream/banking"
 	"github.com/fingraph/fingraph/upstream/payments"
+	"github.com/fingraph/fingraph/upstream/roundtrip"
 	"github.com/fingraph/fingraph/upstream/sandbox"
 	"github.com/fingraph/fingraph/upstream/sandbox/bankingsim"
 	"github.com/fingraph/fingraph/upstream/sandbox/paymentsim"
@@ -54,7 +55,7 @@ func newUpstream(t *testing.T) *upstream {
 	var err error
 	u.payments, err = payments.NewClient(srv.URL+"/payments", payments.Keys{
 		Public: paymentsim.PublicKey, Private: paymentsim.PrivateKey, AccessToken: paymentsim.AccessToken,
-	}, payments.WithRetries(0))
+	}, roundtrip.WithRetries(0))
 	require.NoError(t, err)
 	u.banking, err = banking.NewClient(srv.URL + "/banking")
 	require.NoError(t, err)
@@ -90,7 +91,7 @@ func (u *upstream) staff(t *testing.T) context.Context {
 	t.Helper()
 	ctx := context.Background()
 	in := banking.SignInRequest{Email: bankingsim.StaffEmail, Password: bankingsim.DemoPassword}
-	res, _, err := u.banking.Auth.SignInStaff(ctx, in)
+	res, err := u.banking.Auth.SignInStaff(ctx, in)
 	require.NoError(t, err)
 	require.NotNil(t, res.TwoFactor)
 	resp, err := http.Get(u.url + "/_sandbox/sms")
@@ -100,7 +101,7 @@ func (u *upstream) staff(t *testing.T) context.Context {
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&sms))
 	require.NotEmpty(t, sms)
 	in.TwoFactorCode, in.ChallengeID = sms[0].Code, res.TwoFactor.ChallengeID
-	res, _, err = u.banking.Auth.SignInStaff(ctx, in)
+	res, err = u.banking.Auth.SignInStaff(ctx, in)
 	require.NoError(t, err)
 	return banking.WithTokenSource(ctx, banking.NewTokenStore(res.Token.Reveal()))
 }
@@ -109,7 +110,7 @@ func (u *upstream) staff(t *testing.T) context.Context {
 func (u *upstream) person(t *testing.T) context.Context {
 	t.Helper()
 	ctx := context.Background()
-	res, _, err := u.banking.Auth.SignInPerson(ctx, banking.SignInRequest{Email: bankingsim.AnnaEmail, Password: bankingsim.DemoPassword, Fingerprint: 42})
+	res, err := u.banking.Auth.SignInPerson(ctx, banking.SignInRequest{Email: bankingsim.AnnaEmail, Password: bankingsim.DemoPassword, Fingerprint: 42})
 	require.NoError(t, err)
 	require.NotEmpty(t, res.Token.Reveal())
 	return banking.WithTokenSource(ctx, banking.NewTokenStore(res.Token.Reveal()))
@@ -354,7 +355,8 @@ func TestMeIsReadOncePerRequestAndPerSession(t *testing.T) {
 func TestMiddlewareGivesEachRequestItsOwnLoaders(t *testing.T) {
 	var mu sync.Mutex
 	seen := map[*loaders.Loaders]bool{}
-	h := loaders.Middleware(nil, nil, http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+	u := newUpstream(t)
+	h := loaders.Middleware(u.payments, u.banking, http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		seen[loaders.For(r.Context())] = true
 		mu.Unlock()

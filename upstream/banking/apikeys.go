@@ -1,10 +1,9 @@
 package banking
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
+	"errors"
 	"net/http"
 )
 
@@ -24,62 +23,55 @@ func apiKeysPath(corporationID string) string {
 	return "corporations/" + pathEscape(corporationID) + "/api-keys"
 }
 
+// apiKeyList is the answer of GET /corporations/:id/api-keys.
+type apiKeyList struct {
+	APIKeys []*APIKey `json:"api_keys"`
+}
+
 // List reads a corporation's API keys (GET /corporations/:id/api-keys); the
 // upstream returns id and name only.
-func (s *APIKeysService) List(ctx context.Context, corporationID string) ([]*APIKey, *Response, error) {
-	req, err := s.client.NewRequest(ctx, http.MethodGet, apiKeysPath(corporationID), nil)
+func (s *APIKeysService) List(ctx context.Context, corporationID string) ([]*APIKey, error) {
+	out, err := call[apiKeyList](ctx, s.client, http.MethodGet, apiKeysPath(corporationID), nil)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	var out struct {
-		APIKeys []*APIKey `json:"api_keys"`
-	}
-	resp, err := s.client.Do(req, &out)
-	if err != nil {
-		return nil, resp, err
-	}
-	return out.APIKeys, resp, nil
+	return out.APIKeys, nil
 }
 
 // Create creates an API key named name (POST /corporations/:id/api-keys).
-func (s *APIKeysService) Create(ctx context.Context, corporationID, name string) (*APIKey, *Response, error) {
-	req, err := s.client.NewRequest(ctx, http.MethodPost, apiKeysPath(corporationID), struct {
+func (s *APIKeysService) Create(ctx context.Context, corporationID, name string) (*APIKey, error) {
+	return call[APIKey](ctx, s.client, http.MethodPost, apiKeysPath(corporationID), struct {
 		Name string `json:"name"`
 	}{name})
-	if err != nil {
-		return nil, nil, err
-	}
-	out := new(APIKey)
-	resp, err := s.client.Do(req, out)
-	if err != nil {
-		return nil, resp, err
-	}
-	return out, resp, nil
 }
 
 // Delete removes an API key (DELETE /corporations/:id/api-keys/:keyID) and
-// reports the upstream's "removed" flag. The spec says "removed (boolean
+// reports the upstream's "removed" flag.
+func (s *APIKeysService) Delete(ctx context.Context, corporationID, keyID string) (bool, error) {
+	out, err := call[removedFlag](ctx, s.client, http.MethodDelete, apiKeysPath(corporationID)+"/"+pathEscape(keyID), nil)
+	if err != nil {
+		return false, err
+	}
+	return bool(*out), nil
+}
+
+// removedFlag is the answer of a deletion. The spec says "removed (boolean
 // true)", so both a bare true and {"removed": true} are understood.
-func (s *APIKeysService) Delete(ctx context.Context, corporationID, keyID string) (bool, *Response, error) {
-	req, err := s.client.NewRequest(ctx, http.MethodDelete, apiKeysPath(corporationID)+"/"+pathEscape(keyID), nil)
-	if err != nil {
-		return false, nil, err
-	}
-	var raw json.RawMessage
-	resp, err := s.client.Do(req, &raw)
-	if err != nil {
-		return false, resp, err
-	}
-	raw = bytes.TrimSpace(raw)
+type removedFlag bool
+
+// UnmarshalJSON accepts a boolean or an object with a boolean "removed".
+func (f *removedFlag) UnmarshalJSON(b []byte) error {
 	var removed bool
-	if json.Unmarshal(raw, &removed) == nil {
-		return removed, resp, nil
+	if json.Unmarshal(b, &removed) == nil {
+		*f = removedFlag(removed)
+		return nil
 	}
 	var obj struct {
 		Removed *bool `json:"removed"`
 	}
-	if json.Unmarshal(raw, &obj) == nil && obj.Removed != nil {
-		return *obj.Removed, resp, nil
+	if json.Unmarshal(b, &obj) != nil || obj.Removed == nil {
+		return errors.New("banking: deletion answer is neither a boolean nor {\"removed\": boolean}")
 	}
-	return false, resp, fmt.Errorf("banking: DELETE api key: unexpected response shape")
+	*f = removedFlag(*obj.Removed)
+	return nil
 }

@@ -13,23 +13,25 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fingraph/fingraph/upstream/roundtrip"
 )
 
 func TestNewClientValidates(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		base string
-		opts []Option
+		opts []roundtrip.Option
 		ok   bool
 	}{
 		{"plain", "http://127.0.0.1:9090/banking", nil, true},
-		{"v3", "http://127.0.0.1:9090/banking", []Option{WithVersion("v3")}, true},
-		{"v1 refused", "http://127.0.0.1:9090/banking", []Option{WithVersion("v1")}, false},
-		{"bad version", "http://127.0.0.1:9090/banking", []Option{WithVersion("2")}, false},
+		{"v3", "http://127.0.0.1:9090/banking", []roundtrip.Option{WithVersion("v3")}, true},
+		{"v1 refused", "http://127.0.0.1:9090/banking", []roundtrip.Option{WithVersion("v1")}, false},
+		{"bad version", "http://127.0.0.1:9090/banking", []roundtrip.Option{WithVersion("2")}, false},
 		{"no scheme", "127.0.0.1:9090", nil, false},
 		{"query", "http://h/banking?x=1", nil, false},
-		{"zero timeout", "http://h", []Option{WithTimeout(0)}, false},
-		{"nil http client", "http://h", []Option{WithHTTPClient(nil)}, false},
+		{"zero timeout", "http://h", []roundtrip.Option{roundtrip.WithTimeout(0)}, false},
+		{"nil http client", "http://h", []roundtrip.Option{roundtrip.WithHTTPClient(nil)}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := NewClient(tc.base, tc.opts...)
@@ -42,19 +44,16 @@ func TestNewClientValidates(t *testing.T) {
 	}
 }
 
-func TestDefaultTransportIsTuned(t *testing.T) {
+func TestDefaults(t *testing.T) {
 	c, err := NewClient("http://127.0.0.1:1/banking")
 	require.NoError(t, err)
-	tr, ok := c.http.Transport.(*http.Transport)
-	require.True(t, ok)
-	assert.GreaterOrEqual(t, tr.MaxIdleConnsPerHost, 32)
-	assert.NotZero(t, tr.TLSHandshakeTimeout)
-	assert.Equal(t, DefaultTimeout, c.timeout)
+	assert.Equal(t, roundtrip.DefaultTimeout, c.send.Timeout())
 	assert.Equal(t, "v2", c.Version())
+	assert.Equal(t, "closed", c.BreakerState())
 }
 
 func TestNewRequestBuildsVersionedURLAndJSON(t *testing.T) {
-	c, err := NewClient("http://up.test/banking/", WithUserAgent("ua-test"))
+	c, err := NewClient("http://up.test/banking/", roundtrip.WithUserAgent("ua-test"))
 	require.NoError(t, err)
 	req, err := c.NewRequest(t.Context(), http.MethodPost, "/persons", map[string]string{"first_name": "Ann"})
 	require.NoError(t, err)
@@ -95,7 +94,7 @@ func TestDoDecodesAndSendsOnlyAllowlistedHeaders(t *testing.T) {
 	req.Header.Set(HeaderAccessToken, "smuggled")
 
 	var p Person
-	_, err = c.Do(req, &p)
+	err = c.Do(req, &p)
 	require.NoError(t, err)
 	assert.Equal(t, "Ann", p.FirstName)
 
@@ -121,18 +120,17 @@ func TestTokenWriteBack(t *testing.T) {
 			})
 			src := &countingSource{TokenStore: TokenStore{tok: "t0"}}
 			ctx := WithTokenSource(t.Context(), src)
-			_, resp, err := c.Persons.Me(ctx)
+			_, err := c.Persons.Me(ctx)
 			if status == 200 {
 				require.NoError(t, err)
 			} else {
 				require.Error(t, err)
 			}
-			require.NotNil(t, resp)
-			assert.Equal(t, "t0+1", resp.Token.Reveal())
+			assert.Equal(t, []string{"t0+1"}, src.setCalls(), "written back once")
 			got, _ := src.Token(ctx)
 			assert.Equal(t, "t0+1", got, "the refreshed token is written back")
 			// Second call sends the refreshed token.
-			_, _, _ = c.Persons.Me(ctx)
+			_, _ = c.Persons.Me(ctx)
 			got, _ = src.Token(ctx)
 			assert.Equal(t, "t0+1+1", got)
 		})
@@ -145,7 +143,7 @@ func TestTokenWriteBackSkipsUnchangedToken(t *testing.T) {
 		writeJSON(w, 200, map[string]any{"id": "me"})
 	})
 	src := &countingSource{TokenStore: TokenStore{tok: "same"}}
-	_, _, err := c.Persons.Me(WithTokenSource(t.Context(), src))
+	_, err := c.Persons.Me(WithTokenSource(t.Context(), src))
 	require.NoError(t, err)
 	assert.Empty(t, src.setCalls())
 }
@@ -160,7 +158,7 @@ func TestTokenWriteBackFailureDoesNotFailTheCall(t *testing.T) {
 		w.Header().Set(HeaderAccessToken, "new")
 		writeJSON(w, 200, map[string]any{"id": "me"})
 	})
-	p, _, err := c.Persons.Me(WithTokenSource(t.Context(), &failingSource{TokenStore{tok: "old"}}))
+	p, err := c.Persons.Me(WithTokenSource(t.Context(), &failingSource{TokenStore{tok: "old"}}))
 	require.NoError(t, err)
 	assert.Equal(t, "me", p.ID)
 }
@@ -184,7 +182,7 @@ func TestTokenWriteBackConcurrent(t *testing.T) {
 		stores[i] = NewTokenStore(fmt.Sprintf("s%d", i))
 		ctx := WithTokenSource(t.Context(), stores[i])
 		for range callsEach {
-			wg.Go(func() { _, _, _ = c.Persons.Me(ctx) })
+			wg.Go(func() { _, _ = c.Persons.Me(ctx) })
 		}
 	}
 	wg.Wait()
@@ -198,9 +196,9 @@ func TestTokenWriteBackConcurrent(t *testing.T) {
 func TestPublicRoutesSendNoToken(t *testing.T) {
 	f, c := newFake(t, func(w http.ResponseWriter, s seen) { writeJSON(w, 200, map[string]any{}) })
 	ctx := WithTokenSource(t.Context(), NewTokenStore("secret-token"))
-	_, err := c.Feedback.Send(ctx, &FeedbackRequest{Name: "a", Email: "a@b.c", Subject: "s", Feedback: "f", Captcha: "cap"})
+	err := c.Feedback.Send(ctx, &FeedbackRequest{Name: "a", Email: "a@b.c", Subject: "s", Feedback: "f", Captcha: "cap"})
 	require.NoError(t, err)
-	_, err = c.Auth.ForgotPassword(ctx, "a@b.c")
+	err = c.Auth.ForgotPassword(ctx, "a@b.c")
 	require.NoError(t, err)
 	for _, r := range f.requests() {
 		assert.Empty(t, r.Header.Get(HeaderAccessToken), r.Path)
@@ -226,7 +224,7 @@ func TestRetriesOnlyIdempotentAndBounded(t *testing.T) {
 			f, c := newFake(t, func(w http.ResponseWriter, s seen) { writeJSON(w, tc.status, errBody("", "x", 0)) })
 			req, err := c.NewRequest(t.Context(), tc.method, "persons/p1", nil)
 			require.NoError(t, err)
-			_, err = c.Do(req, nil)
+			err = c.Do(req, nil)
 			var er *ErrorResponse
 			require.ErrorAs(t, err, &er)
 			assert.Equal(t, tc.status, er.StatusCode)
@@ -244,7 +242,7 @@ func TestRetryRecovers(t *testing.T) {
 		}
 		writeJSON(w, 200, map[string]any{"id": "p1"})
 	})
-	p, _, err := c.Persons.Get(t.Context(), "p1")
+	p, err := c.Persons.Get(t.Context(), "p1")
 	require.NoError(t, err)
 	assert.Equal(t, "p1", p.ID)
 	assert.EqualValues(t, 2, calls.Load())
@@ -260,13 +258,13 @@ func TestRetryOnNetworkError(t *testing.T) {
 		}
 	})
 	_ = f
-	_, _, err := c.Persons.Get(t.Context(), "p1")
+	_, err := c.Persons.Get(t.Context(), "p1")
 	require.Error(t, err)
 	assert.True(t, IsUnavailable(err), "%v", err)
 	assert.EqualValues(t, 3, calls.Load())
 
 	calls.Store(0)
-	_, _, err = c.Persons.Create(t.Context(), &PersonCreateRequest{FirstName: "A"})
+	_, err = c.Persons.Create(t.Context(), &PersonCreateRequest{FirstName: "A"})
 	require.Error(t, err)
 	assert.EqualValues(t, 1, calls.Load(), "POST is never retried")
 }
@@ -279,10 +277,10 @@ func TestTimeoutBoundsTheCall(t *testing.T) {
 		case <-time.After(5 * time.Second):
 		}
 		writeJSON(w, 200, map[string]any{})
-	}, WithTimeout(100*time.Millisecond))
+	}, roundtrip.WithTimeout(100*time.Millisecond))
 	defer close(release)
 	start := time.Now()
-	_, _, err := c.Persons.Get(t.Context(), "p1")
+	_, err := c.Persons.Get(t.Context(), "p1")
 	require.Error(t, err)
 	assert.True(t, IsUnavailable(err))
 	assert.Less(t, time.Since(start), 2*time.Second)
@@ -293,9 +291,9 @@ func TestBreakerOpensOnServerErrorsOnly(t *testing.T) {
 	status.Store(400)
 	f, c := newFake(t, func(w http.ResponseWriter, s seen) {
 		writeJSON(w, int(status.Load()), errBody("", "x", 0))
-	}, WithBreaker(3, time.Minute))
+	}, roundtrip.WithBreaker(3, time.Minute))
 	post := func() error {
-		_, _, err := c.Persons.Create(t.Context(), &PersonCreateRequest{FirstName: "A"})
+		_, err := c.Persons.Create(t.Context(), &PersonCreateRequest{FirstName: "A"})
 		return err
 	}
 	for range 10 {
@@ -307,15 +305,15 @@ func TestBreakerOpensOnServerErrorsOnly(t *testing.T) {
 	for range 3 {
 		err := post()
 		require.True(t, IsUnavailable(err))
-		assert.False(t, errors.Is(err, ErrCircuitOpen))
+		assert.False(t, errors.Is(err, roundtrip.ErrCircuitOpen))
 	}
 	assert.Equal(t, "open", c.BreakerState())
 	before := len(f.requests())
 	err := post()
-	require.ErrorIs(t, err, ErrCircuitOpen)
+	require.ErrorIs(t, err, roundtrip.ErrCircuitOpen)
 	assert.True(t, IsUnavailable(err))
-	_, _, err = c.Persons.Get(t.Context(), "p1")
-	require.ErrorIs(t, err, ErrCircuitOpen, "an open circuit fails fast and is not retried")
+	_, err = c.Persons.Get(t.Context(), "p1")
+	require.ErrorIs(t, err, roundtrip.ErrCircuitOpen, "an open circuit fails fast and is not retried")
 	assert.Len(t, f.requests(), before, "no request reaches the upstream while open")
 }
 
@@ -324,14 +322,14 @@ func TestBreakerHalfOpensAndCloses(t *testing.T) {
 	status.Store(503)
 	_, c := newFake(t, func(w http.ResponseWriter, s seen) {
 		writeJSON(w, int(status.Load()), map[string]any{"id": "p"})
-	}, WithBreaker(2, 50*time.Millisecond))
+	}, roundtrip.WithBreaker(2, 50*time.Millisecond))
 	for range 2 {
-		_, _, _ = c.Persons.Create(t.Context(), &PersonCreateRequest{})
+		_, _ = c.Persons.Create(t.Context(), &PersonCreateRequest{})
 	}
 	require.Equal(t, "open", c.BreakerState())
 	status.Store(200)
 	time.Sleep(80 * time.Millisecond)
-	_, _, err := c.Persons.Create(t.Context(), &PersonCreateRequest{})
+	_, err := c.Persons.Create(t.Context(), &PersonCreateRequest{})
 	require.NoError(t, err)
 	assert.Equal(t, "closed", c.BreakerState())
 }
@@ -340,11 +338,11 @@ func TestCanceledCallerDoesNotTripBreaker(t *testing.T) {
 	_, c := newFake(t, func(w http.ResponseWriter, s seen) {
 		time.Sleep(200 * time.Millisecond)
 		writeJSON(w, 200, map[string]any{})
-	}, WithBreaker(2, time.Minute))
+	}, roundtrip.WithBreaker(2, time.Minute))
 	for range 3 {
 		ctx, cancel := context.WithCancel(t.Context())
 		go func() { time.Sleep(20 * time.Millisecond); cancel() }()
-		_, _, err := c.Persons.Create(ctx, &PersonCreateRequest{})
+		_, err := c.Persons.Create(ctx, &PersonCreateRequest{})
 		require.ErrorIs(t, err, context.Canceled)
 		assert.False(t, IsUnavailable(err))
 	}
@@ -353,7 +351,7 @@ func TestCanceledCallerDoesNotTripBreaker(t *testing.T) {
 
 func TestTokenSourceErrorIsNotUnavailability(t *testing.T) {
 	f, c := newFake(t, func(w http.ResponseWriter, s seen) { writeJSON(w, 200, map[string]any{}) })
-	_, _, err := c.Persons.Me(WithTokenSource(t.Context(), brokenSource{}))
+	_, err := c.Persons.Me(WithTokenSource(t.Context(), brokenSource{}))
 	require.Error(t, err)
 	assert.False(t, IsUnavailable(err))
 	assert.Empty(t, f.requests())
@@ -363,3 +361,40 @@ type brokenSource struct{}
 
 func (brokenSource) Token(context.Context) (string, error)  { return "", errors.New("no session") }
 func (brokenSource) SetToken(context.Context, string) error { return nil }
+
+// refusingSource records the refusals the client reports.
+type refusingSource struct {
+	TokenStore
+	refused atomic.Int32
+}
+
+func (r *refusingSource) TokenRefused(context.Context) { r.refused.Add(1) }
+
+func TestRefusedTokenIsReportedToItsSource(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		status int
+		field  string
+		public bool
+		want   int32
+	}{
+		{"token refused", 401, "", false, 1},
+		{"wrong password", 401, "password", false, 0},
+		{"public route", 401, "", true, 0},
+		{"forbidden", 403, "", false, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, c := newFake(t, func(w http.ResponseWriter, s seen) { writeJSON(w, tc.status, errBody(tc.field, "no", 0)) })
+			src := &refusingSource{TokenStore: TokenStore{tok: "t"}}
+			ctx := WithTokenSource(t.Context(), src)
+			var err error
+			if tc.public {
+				err = c.Auth.ForgotPassword(ctx, "a@b.c")
+			} else {
+				_, err = c.Persons.Me(ctx)
+			}
+			require.Error(t, err)
+			assert.Equal(t, tc.want, src.refused.Load())
+		})
+	}
+}

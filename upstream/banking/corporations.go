@@ -1,7 +1,6 @@
 package banking
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -67,10 +66,7 @@ type OverallScreeningInfo struct {
 }
 
 // CorporationList is a page of corporations.
-type CorporationList struct {
-	List []*Corporation `json:"list"`
-	Meta Meta           `json:"meta"`
-}
+type CorporationList = Page[*Corporation]
 
 // CorporationSignUpRequest holds the fields of POST /corporation/signup. The
 // spec spells them in camelCase; the captcha travels as recaptcha.
@@ -120,100 +116,66 @@ type CorporationSettingsUpdate struct {
 
 // SignUp registers a corporation (POST /corporation/signup, no token) and
 // returns its id; the upstream e-mails further instructions.
-func (s *CorporationsService) SignUp(ctx context.Context, in *CorporationSignUpRequest) (string, *Response, error) {
-	req, err := s.client.newPublicRequest(ctx, http.MethodPost, "corporation/signup", in)
+func (s *CorporationsService) SignUp(ctx context.Context, in *CorporationSignUpRequest) (string, error) {
+	out, err := callPublic[idResponse](ctx, s.client, http.MethodPost, "corporation/signup", in)
 	if err != nil {
-		return "", nil, err
+		return "", err
 	}
-	var out idResponse
-	resp, err := s.client.Do(req, &out)
-	if err != nil {
-		return "", resp, err
-	}
-	return out.ID, resp, nil
+	return out.ID, nil
 }
 
 // List reads a page of corporations (GET /corporations).
-func (s *CorporationsService) List(ctx context.Context, opts *ListOptions) (*CorporationList, *Response, error) {
-	req, err := s.client.NewRequest(ctx, http.MethodGet, opts.encode("corporations"), nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	out := new(CorporationList)
-	resp, err := s.client.Do(req, out)
-	if err != nil {
-		return nil, resp, err
-	}
-	return out, resp, nil
+func (s *CorporationsService) List(ctx context.Context, opts *ListOptions) (*CorporationList, error) {
+	return call[CorporationList](ctx, s.client, http.MethodGet, opts.encode("corporations"), nil)
 }
 
 // Current reads the signed-in principal's corporation (GET /corporations/current).
-func (s *CorporationsService) Current(ctx context.Context) (*Corporation, *Response, error) {
-	return s.corporation(ctx, http.MethodGet, "corporations/current", nil)
+func (s *CorporationsService) Current(ctx context.Context) (*Corporation, error) {
+	return call[Corporation](ctx, s.client, http.MethodGet, "corporations/current", nil)
 }
 
 // Update changes the sent fields of a corporation (PUT /corporation/:id,
 // staff only; note the singular path).
-func (s *CorporationsService) Update(ctx context.Context, id string, in *CorporationUpdateRequest) (*Corporation, *Response, error) {
-	return s.corporation(ctx, http.MethodPut, "corporation/"+pathEscape(id), in)
-}
-
-func (s *CorporationsService) corporation(ctx context.Context, method, path string, body any) (*Corporation, *Response, error) {
-	req, err := s.client.NewRequest(ctx, method, path, body)
-	if err != nil {
-		return nil, nil, err
-	}
-	out := new(Corporation)
-	resp, err := s.client.Do(req, out)
-	if err != nil {
-		return nil, resp, err
-	}
-	return out, resp, nil
+func (s *CorporationsService) Update(ctx context.Context, id string, in *CorporationUpdateRequest) (*Corporation, error) {
+	return call[Corporation](ctx, s.client, http.MethodPut, "corporation/"+pathEscape(id), in)
 }
 
 // Settings reads a corporation's settings (GET /corporations/:id/settings).
-func (s *CorporationsService) Settings(ctx context.Context, id string) (*CorporationSettings, *Response, error) {
-	req, err := s.client.NewRequest(ctx, http.MethodGet, "corporations/"+pathEscape(id)+"/settings", nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	out := new(CorporationSettings)
-	resp, err := s.client.Do(req, out)
-	if err != nil {
-		return nil, resp, err
-	}
-	return out, resp, nil
+func (s *CorporationsService) Settings(ctx context.Context, id string) (*CorporationSettings, error) {
+	return call[CorporationSettings](ctx, s.client, http.MethodGet, settingsPath(id), nil)
 }
 
 // UpdateSettings changes a corporation's settings (PUT
 // /corporations/:id/settings). The spec does not show the response, so the
 // result is nil unless the upstream answers with a settings object; callers
 // needing the new state read it with Settings.
-func (s *CorporationsService) UpdateSettings(ctx context.Context, id string, in *CorporationSettingsUpdate) (*CorporationSettings, *Response, error) {
-	req, err := s.client.NewRequest(ctx, http.MethodPut, "corporations/"+pathEscape(id)+"/settings", in)
+func (s *CorporationsService) UpdateSettings(ctx context.Context, id string, in *CorporationSettingsUpdate) (*CorporationSettings, error) {
+	out, err := call[maybeSettings](ctx, s.client, http.MethodPut, settingsPath(id), in)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	var raw json.RawMessage
-	resp, err := s.client.Do(req, &raw)
-	if err != nil {
-		return nil, resp, err
-	}
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '{' {
-		return nil, resp, nil
-	}
+	return out.settings, nil
+}
+
+func settingsPath(id string) string { return "corporations/" + pathEscape(id) + "/settings" }
+
+// maybeSettings is the unspecified answer of a settings update: a settings
+// object when the upstream sends one, nothing otherwise. Any other shape is
+// not an error, because the update itself succeeded.
+type maybeSettings struct{ settings *CorporationSettings }
+
+// UnmarshalJSON keeps an object carrying allowed_person_types, ignores the rest.
+func (m *maybeSettings) UnmarshalJSON(b []byte) error {
 	var probe map[string]json.RawMessage
-	if json.Unmarshal(raw, &probe) != nil {
-		return nil, resp, nil
+	if json.Unmarshal(b, &probe) != nil {
+		return nil
 	}
 	if _, ok := probe["allowed_person_types"]; !ok {
-		return nil, resp, nil
+		return nil
 	}
 	out := new(CorporationSettings)
-	if err := json.Unmarshal(raw, out); err != nil {
-		// The shape is not specified and the update itself succeeded.
-		return nil, resp, nil
+	if json.Unmarshal(b, out) == nil {
+		m.settings = out
 	}
-	return out, resp, nil
+	return nil
 }

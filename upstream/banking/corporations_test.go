@@ -11,7 +11,7 @@ import (
 func TestCorporationSignUpIsPublicAndCamelCase(t *testing.T) {
 	f, c := newFake(t, func(w http.ResponseWriter, s seen) { writeJSON(w, 200, map[string]any{"id": "c7"}) })
 	ctx := WithTokenSource(t.Context(), NewTokenStore("tok"))
-	id, _, err := c.Corporations.SignUp(ctx, &CorporationSignUpRequest{
+	id, err := c.Corporations.SignUp(ctx, &CorporationSignUpRequest{
 		CompanyName: "Acme ApS", Email: "a@acme.test", FirstName: "A", LastName: "B", Phone: "+45", Country: "DK", Captcha: "cap-ok",
 	})
 	require.NoError(t, err)
@@ -43,7 +43,7 @@ func TestCorporationCurrentUpdateSettings(t *testing.T) {
 		}
 	})
 	ctx := WithTokenSource(t.Context(), NewTokenStore("tok"))
-	corp, _, err := c.Corporations.Current(ctx)
+	corp, err := c.Corporations.Current(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, "Demo", corp.Name)
 	assert.Nil(t, corp.City)
@@ -51,24 +51,24 @@ func TestCorporationCurrentUpdateSettings(t *testing.T) {
 	assert.True(t, corp.OverallScreeningInfo.CorporateUsersProfile.SanctionsListsEntity)
 	assert.Equal(t, "tok", f.last(t).Header.Get(HeaderAccessToken))
 
-	corp, _, err = c.Corporations.Update(ctx, "c1", &CorporationUpdateRequest{IsOnboarded: ptr(true), Currency: ptr("EUR")})
+	corp, err = c.Corporations.Update(ctx, "c1", &CorporationUpdateRequest{IsOnboarded: ptr(true), Currency: ptr("EUR")})
 	require.NoError(t, err)
 	assert.True(t, corp.IsOnboarded)
 	assert.Equal(t, 2024, corp.OnboardedAt.Year())
 	assert.JSONEq(t, `{"is_onboarded":true,"currency":"EUR"}`, string(f.last(t).Raw))
 
-	st, _, err := c.Corporations.Settings(ctx, "c1")
+	st, err := c.Corporations.Settings(ctx, "c1")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"employee"}, st.AllowedPersonTypes)
 
 	settingsPut = `{}`
-	st, _, err = c.Corporations.UpdateSettings(ctx, "c1", &CorporationSettingsUpdate{AllowedPersonTypes: []string{"employee", "consumer"}})
+	st, err = c.Corporations.UpdateSettings(ctx, "c1", &CorporationSettingsUpdate{AllowedPersonTypes: []string{"employee", "consumer"}})
 	require.NoError(t, err)
 	assert.Nil(t, st, "an unspecified answer yields no settings")
 	assert.JSONEq(t, `{"allowed_person_types":["employee","consumer"]}`, string(f.last(t).Raw))
 
 	settingsPut = `{"id":"c1","allowed_person_types":["employee","consumer"]}`
-	st, _, err = c.Corporations.UpdateSettings(ctx, "c1", &CorporationSettingsUpdate{AllowedPersonTypes: []string{"employee", "consumer"}})
+	st, err = c.Corporations.UpdateSettings(ctx, "c1", &CorporationSettingsUpdate{AllowedPersonTypes: []string{"employee", "consumer"}})
 	require.NoError(t, err)
 	require.NotNil(t, st)
 	assert.Equal(t, []string{"employee", "consumer"}, st.AllowedPersonTypes)
@@ -89,13 +89,13 @@ func TestAPIKeys(t *testing.T) {
 			writeJSON(w, 403, errBody("", "staff only", 0))
 		}
 	})
-	keys, _, err := c.APIKeys.List(t.Context(), "c1")
+	keys, err := c.APIKeys.List(t.Context(), "c1")
 	require.NoError(t, err)
 	require.Len(t, keys, 1)
 	assert.Equal(t, "ci", keys[0].Name)
 	assert.Empty(t, keys[0].PrivateKey)
 
-	k, _, err := c.APIKeys.Create(t.Context(), "c1", "backend")
+	k, err := c.APIKeys.Create(t.Context(), "c1", "backend")
 	require.NoError(t, err)
 	assert.Equal(t, "pk-secret", k.PrivateKey.Reveal())
 	assert.True(t, *k.IsActive)
@@ -103,14 +103,14 @@ func TestAPIKeys(t *testing.T) {
 
 	for _, body := range []string{`{"removed":true}`, `true`} {
 		deleteBody = body
-		ok, _, err := c.APIKeys.Delete(t.Context(), "c1", "k2")
+		ok, err := c.APIKeys.Delete(t.Context(), "c1", "k2")
 		require.NoError(t, err, body)
 		assert.True(t, ok, body)
 	}
 	deleteBody = `{"what":1}`
-	_, _, err = c.APIKeys.Delete(t.Context(), "c1", "k2")
+	_, err = c.APIKeys.Delete(t.Context(), "c1", "k2")
 	assert.Error(t, err)
 
-	_, _, err = c.APIKeys.List(t.Context(), "other")
+	_, err = c.APIKeys.List(t.Context(), "other")
 	assert.True(t, IsForbidden(err))
 }

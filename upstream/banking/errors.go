@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/fingraph/fingraph/upstream/roundtrip"
 )
 
 // Error codes of the banking upstream's error body.
@@ -114,6 +116,24 @@ func (e *ErrorResponse) Error() string {
 	return b.String()
 }
 
+var _ roundtrip.Rejecter = (*ErrorResponse)(nil)
+
+// Rejection presents the refusal to the gateway's edge by its first error
+// item. A 401 naming no field refused the session's token (a 401 naming one
+// is a failed sign-in); a version error is the gateway's misconfiguration.
+func (e *ErrorResponse) Rejection() roundtrip.Rejection {
+	first := e.First()
+	r := roundtrip.Rejection{Service: "banking", Status: e.StatusCode, Field: first.Field, Message: first.Message,
+		CredentialRefused: e.StatusCode == http.StatusUnauthorized && first.Field == ""}
+	if first.Code != 0 {
+		r.Code, r.Name = first.Code, CodeName(first.Code)
+	}
+	if e.HasCode(CodeVersionNoLongerSupported, CodeVersionNotSupported) {
+		r.Misconfigured = "banking refuses the configured API version"
+	}
+	return r
+}
+
 // HasCode reports whether any error item carries one of codes.
 func (e *ErrorResponse) HasCode(codes ...int) bool {
 	for _, it := range e.Errors {
@@ -146,7 +166,7 @@ func CheckResponse(r *http.Response) error {
 		e.Method, e.Path = r.Request.Method, r.Request.URL.Path
 	}
 	if r.Body != nil {
-		raw, _ := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes))
+		raw, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 		_ = r.Body.Close()
 		r.Body = io.NopCloser(bytes.NewReader(raw))
 		var body struct {
@@ -288,9 +308,9 @@ func IsVersionUnsupported(err error) bool {
 }
 
 // IsUnavailable reports that the upstream could not serve the call: a 5xx,
-// a network failure or timeout, or an open circuit.
+// or a network failure, timeout or open circuit (*roundtrip.UnavailableError).
 func IsUnavailable(err error) bool {
-	if errors.Is(err, ErrUnavailable) {
+	if roundtrip.IsUnavailable(err) {
 		return true
 	}
 	e, ok := asErrorResponse(err)

@@ -2,6 +2,7 @@ package banking
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 )
 
@@ -21,10 +22,7 @@ type FeedbackRequest struct {
 }
 
 // Send posts feedback (POST /feedback); it needs no access token.
-func (s *FeedbackService) Send(ctx context.Context, in *FeedbackRequest) (*Response, error) {
-	req, err := s.client.newPublicRequest(ctx, http.MethodPost, "feedback", in)
-	if err != nil {
-		return nil, err
-	}
-	return s.client.Do(req, nil)
+func (s *FeedbackService) Send(ctx context.Context, in *FeedbackRequest) error {
+	_, err := callPublic[json.RawMessage](ctx, s.client, http.MethodPost, "feedback", in)
+	return err
 }

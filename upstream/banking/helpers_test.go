@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/fingraph/fingraph/upstream/roundtrip"
 )
 
 // seen is one request as the fake upstream received it.
@@ -46,7 +48,7 @@ func (f *fake) last(t *testing.T) seen {
 }
 
 // newFake starts an upstream under /banking and a client pointed at it.
-func newFake(t *testing.T, h func(w http.ResponseWriter, s seen), opts ...Option) (*fake, *Client) {
+func newFake(t *testing.T, h func(w http.ResponseWriter, s seen), opts ...roundtrip.Option) (*fake, *Client) {
 	t.Helper()
 	f := &fake{}
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -61,7 +63,7 @@ func newFake(t *testing.T, h func(w http.ResponseWriter, s seen), opts ...Option
 		h(w, s)
 	}))
 	t.Cleanup(f.srv.Close)
-	opts = append([]Option{WithRetryBackoff(time.Millisecond), WithTimeout(5 * time.Second)}, opts...)
+	opts = append([]roundtrip.Option{roundtrip.WithBackoff(time.Millisecond, time.Second), roundtrip.WithTimeout(5 * time.Second)}, opts...)
 	c, err := NewClient(f.srv.URL+"/banking", opts...)
 	require.NoError(t, err)
 	return f, c

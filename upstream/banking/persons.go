@@ -1,7 +1,6 @@
 package banking
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,18 +15,10 @@ type PersonsService service
 // these fields; absent ones stay zero. Objects whose inner shape the spec
 // does not show are kept raw.
 type Person struct {
-	ID                      string     `json:"id"`
-	FirstName               string     `json:"first_name"`
-	LastName                string     `json:"last_name"`
-	DateOfBirth             string     `json:"date_of_birth,omitempty"`
-	Phone                   string     `json:"phone,omitempty"`
-	OtherPhone              string     `json:"other_phone,omitempty"`
-	Country                 string     `json:"country,omitempty"`
-	Nationality             string     `json:"nationality,omitempty"`
-	Street                  string     `json:"street,omitempty"`
-	City                    string     `json:"city,omitempty"`
-	Region                  string     `json:"region,omitempty"`
-	PostCode                string     `json:"post_code,omitempty"`
+	ID        string `json:"id"`
+	FirstName string `json:"first_name"`
+	LastName  string `json:"last_name"`
+	PersonContact
 	Gender                  string     `json:"gender,omitempty"`
 	Email                   string     `json:"email,omitempty"`
 	IsPersonLimitsDisabled  bool       `json:"is_person_limits_disabled"`
@@ -72,6 +63,20 @@ type Person struct {
 	Type string `json:"type,omitempty"`
 }
 
+// PersonContact is a person's birth date, phones and address: read back on a
+// Person as they are sent on its creation. Empty fields are not sent.
+type PersonContact struct {
+	DateOfBirth string `json:"date_of_birth,omitempty"`
+	Phone       string `json:"phone,omitempty"`
+	OtherPhone  string `json:"other_phone,omitempty"`
+	Country     string `json:"country,omitempty"`
+	Nationality string `json:"nationality,omitempty"`
+	Street      string `json:"street,omitempty"`
+	City        string `json:"city,omitempty"`
+	Region      string `json:"region,omitempty"`
+	PostCode    string `json:"post_code,omitempty"`
+}
+
 // ScreeningInfo is a person's screening state. A single person carries
 // IsPersonUnderReview and PersonProfile; list items carry Status and Profile.
 type ScreeningInfo struct {
@@ -90,10 +95,7 @@ type ScreeningProfile struct {
 }
 
 // PersonList is a page of persons.
-type PersonList struct {
-	List []*Person `json:"list"`
-	Meta Meta      `json:"meta"`
-}
+type PersonList = Page[*Person]
 
 // PersonCreateRequest holds the fields of POST /persons. Zero values are not
 // sent, leaving the upstream's defaults.
@@ -102,19 +104,11 @@ type PersonCreateRequest struct {
 	LastName  string `json:"last_name"`
 	// Email is required unless the person is a UBO, not a director and has
 	// no roles.
-	Email                string   `json:"email,omitempty"`
-	Gender               string   `json:"gender"`
-	IsUBO                bool     `json:"is_ubo,omitempty"`
-	IsDirector           bool     `json:"is_director,omitempty"`
-	DateOfBirth          string   `json:"date_of_birth,omitempty"`
-	Phone                string   `json:"phone,omitempty"`
-	OtherPhone           string   `json:"other_phone,omitempty"`
-	Country              string   `json:"country,omitempty"`
-	Nationality          string   `json:"nationality,omitempty"`
-	Street               string   `json:"street,omitempty"`
-	City                 string   `json:"city,omitempty"`
-	Region               string   `json:"region,omitempty"`
-	PostCode             string   `json:"post_code,omitempty"`
+	Email      string `json:"email,omitempty"`
+	Gender     string `json:"gender"`
+	IsUBO      bool   `json:"is_ubo,omitempty"`
+	IsDirector bool   `json:"is_director,omitempty"`
+	PersonContact
 	SocialSecurityNumber string   `json:"social_security_number,omitempty"`
 	Roles                []string `json:"roles,omitempty"`
 	// Type is required for corporations that allow several person types.
@@ -176,83 +170,44 @@ type MeUpdateRequest struct {
 }
 
 // Create creates a person (POST /persons).
-func (s *PersonsService) Create(ctx context.Context, in *PersonCreateRequest) (*Person, *Response, error) {
-	return s.person(ctx, http.MethodPost, "persons", in)
+func (s *PersonsService) Create(ctx context.Context, in *PersonCreateRequest) (*Person, error) {
+	return call[Person](ctx, s.client, http.MethodPost, "persons", in)
 }
 
 // Update changes the sent fields of a person (PUT /persons/:id).
-func (s *PersonsService) Update(ctx context.Context, id string, in *PersonUpdateRequest) (*Person, *Response, error) {
-	return s.person(ctx, http.MethodPut, "persons/"+pathEscape(id), in)
+func (s *PersonsService) Update(ctx context.Context, id string, in *PersonUpdateRequest) (*Person, error) {
+	return call[Person](ctx, s.client, http.MethodPut, "persons/"+pathEscape(id), in)
 }
 
 // Get reads a person (GET /persons/:id).
-func (s *PersonsService) Get(ctx context.Context, id string) (*Person, *Response, error) {
-	return s.person(ctx, http.MethodGet, "persons/"+pathEscape(id), nil)
+func (s *PersonsService) Get(ctx context.Context, id string) (*Person, error) {
+	return call[Person](ctx, s.client, http.MethodGet, "persons/"+pathEscape(id), nil)
 }
 
 // Me reads the signed-in person including permissions (GET /persons/me).
-func (s *PersonsService) Me(ctx context.Context) (*Person, *Response, error) {
-	return s.person(ctx, http.MethodGet, "persons/me", nil)
+func (s *PersonsService) Me(ctx context.Context) (*Person, error) {
+	return call[Person](ctx, s.client, http.MethodGet, "persons/me", nil)
 }
 
 // UpdateMe changes the signed-in person's sent fields (PUT /persons/me).
-func (s *PersonsService) UpdateMe(ctx context.Context, in *MeUpdateRequest) (*Person, *Response, error) {
-	return s.person(ctx, http.MethodPut, "persons/me", in)
+func (s *PersonsService) UpdateMe(ctx context.Context, in *MeUpdateRequest) (*Person, error) {
+	return call[Person](ctx, s.client, http.MethodPut, "persons/me", in)
 }
 
 // Block blocks a person (DELETE /persons/:id) and returns the id the upstream
 // confirms; the person keeps existing with deleted_at set.
-func (s *PersonsService) Block(ctx context.Context, id string) (string, *Response, error) {
-	return s.idCall(ctx, http.MethodDelete, "persons/"+pathEscape(id))
+func (s *PersonsService) Block(ctx context.Context, id string) (string, error) {
+	return callID(ctx, s.client, http.MethodDelete, "persons/"+pathEscape(id))
 }
 
 // Restore unblocks a person (PUT /persons/:id/restore) and returns the id.
-func (s *PersonsService) Restore(ctx context.Context, id string) (string, *Response, error) {
-	return s.idCall(ctx, http.MethodPut, "persons/"+pathEscape(id)+"/restore")
+func (s *PersonsService) Restore(ctx context.Context, id string) (string, error) {
+	return callID(ctx, s.client, http.MethodPut, "persons/"+pathEscape(id)+"/restore")
 }
 
 // List reads a page of persons (GET /persons).
-func (s *PersonsService) List(ctx context.Context, opts *ListOptions) (*PersonList, *Response, error) {
-	req, err := s.client.NewRequest(ctx, http.MethodGet, opts.encode("persons"), nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	out := new(PersonList)
-	resp, err := s.client.Do(req, out)
-	if err != nil {
-		return nil, resp, err
-	}
-	return out, resp, nil
-}
-
-func (s *PersonsService) person(ctx context.Context, method, path string, body any) (*Person, *Response, error) {
-	req, err := s.client.NewRequest(ctx, method, path, body)
-	if err != nil {
-		return nil, nil, err
-	}
-	p := new(Person)
-	resp, err := s.client.Do(req, p)
-	if err != nil {
-		return nil, resp, err
-	}
-	return p, resp, nil
-}
-
-func (s *PersonsService) idCall(ctx context.Context, method, path string) (string, *Response, error) {
-	return (*service)(s).idCall(ctx, method, path)
-}
-
-func (s *service) idCall(ctx context.Context, method, path string) (string, *Response, error) {
-	req, err := s.client.NewRequest(ctx, method, path, nil)
-	if err != nil {
-		return "", nil, err
-	}
-	var out idResponse
-	resp, err := s.client.Do(req, &out)
-	if err != nil {
-		return "", resp, err
-	}
-	return out.ID, resp, nil
+func (s *PersonsService) List(ctx context.Context, opts *ListOptions) (*PersonList, error) {
+	return call[PersonList](ctx, s.client, http.MethodGet, opts.encode("persons"), nil)
 }
 
 // PhoneChange is the two-step phone change of the signed-in person. Step 1
@@ -282,7 +237,7 @@ type phoneChangeBody struct {
 // ChangeMyPhone runs one step of the phone change (PUT /persons/me). In the
 // v2 shape step 2 sends only two_fa_code, as the spec's route table shows; in
 // the v3 shape it repeats the original fields plus challenge.two_fa.
-func (s *PersonsService) ChangeMyPhone(ctx context.Context, in PhoneChange) (*PhoneChangeResult, *Response, error) {
+func (s *PersonsService) ChangeMyPhone(ctx context.Context, in PhoneChange) (*PhoneChangeResult, error) {
 	var body phoneChangeBody
 	code, ch := (*service)(s).twoFactorAnswer(in.TwoFactorCode, in.ChallengeID)
 	switch {
@@ -293,33 +248,36 @@ func (s *PersonsService) ChangeMyPhone(ctx context.Context, in PhoneChange) (*Ph
 	default:
 		body = phoneChangeBody{TwoFACode: code}
 	}
-	req, err := s.client.NewRequest(ctx, http.MethodPut, "persons/me", body)
+	out, err := call[PhoneChangeResult](ctx, s.client, http.MethodPut, "persons/me", body)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	var raw json.RawMessage
-	resp, err := s.client.Do(req, &raw)
-	if err != nil {
-		return nil, resp, err
+	if out.TwoFactor == nil && out.Person == nil {
+		return nil, errors.New("banking: phone change response is empty")
 	}
-	if len(bytes.TrimSpace(raw)) == 0 {
-		return nil, resp, errors.New("banking: phone change response is empty")
-	}
+	return out, nil
+}
+
+// UnmarshalJSON reads either answer of a phone change step: a two-factor
+// step (no id, a challenge) or the changed Person.
+func (r *PhoneChangeResult) UnmarshalJSON(raw []byte) error {
 	var probe struct {
 		twoFactorProbe
 		ID string `json:"id"`
 	}
 	if err := json.Unmarshal(raw, &probe); err != nil {
-		return nil, resp, errors.New("banking: phone change response is not a JSON object")
+		return errors.New("banking: phone change response is not a JSON object")
 	}
 	if probe.ID == "" {
 		if tf := probe.twoFactor(); tf != nil {
-			return &PhoneChangeResult{TwoFactor: tf}, resp, nil
+			*r = PhoneChangeResult{TwoFactor: tf}
+			return nil
 		}
 	}
 	p := new(Person)
 	if err := json.Unmarshal(raw, p); err != nil {
-		return nil, resp, errors.New("banking: phone change response is not a Person")
+		return errors.New("banking: phone change response is not a Person")
 	}
-	return &PhoneChangeResult{Person: p}, resp, nil
+	*r = PhoneChangeResult{Person: p}
+	return nil
 }

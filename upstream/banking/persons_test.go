@@ -20,7 +20,7 @@ func TestPersonsGetDecodesSpecFields(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(personJSON))
 	})
-	p, _, err := c.Persons.Me(t.Context())
+	p, err := c.Persons.Me(t.Context())
 	require.NoError(t, err)
 	assert.Equal(t, "/banking/v2/persons/me", f.last(t).Path)
 	assert.Equal(t, "p1", p.ID)
@@ -36,7 +36,7 @@ func TestPersonsGetDecodesSpecFields(t *testing.T) {
 	require.NotNil(t, p.ScreeningInfo)
 	assert.True(t, p.ScreeningInfo.PersonProfile.PoliticallyExposed)
 
-	_, _, err = c.Persons.Get(t.Context(), "a/b")
+	_, err = c.Persons.Get(t.Context(), "a/b")
 	require.NoError(t, err)
 	assert.Equal(t, "/banking/v2/persons/a/b", f.last(t).Path)
 	req, err := c.NewRequest(t.Context(), http.MethodGet, "persons/"+pathEscape("a/b?x"), nil)
@@ -47,7 +47,7 @@ func TestPersonsGetDecodesSpecFields(t *testing.T) {
 
 func TestPersonsUpdateSendsOnlySetFields(t *testing.T) {
 	f, c := newFake(t, func(w http.ResponseWriter, s seen) { writeJSON(w, 200, map[string]any{"id": "p1"}) })
-	_, _, err := c.Persons.Update(t.Context(), "p1", &PersonUpdateRequest{
+	_, err := c.Persons.Update(t.Context(), "p1", &PersonUpdateRequest{
 		City: ptr("Aarhus"), IsUBO: ptr(false), Ownership: ptr(0.0), Roles: ptr([]string{}),
 	})
 	require.NoError(t, err)
@@ -67,22 +67,22 @@ func TestPersonsCreateBlockRestore(t *testing.T) {
 			writeJSON(w, 404, errBody("", "no route", 0))
 		}
 	})
-	p, _, err := c.Persons.Create(t.Context(), &PersonCreateRequest{FirstName: "Ole", LastName: "Lund", Gender: "male", IsUBO: true, Type: "consumer"})
+	p, err := c.Persons.Create(t.Context(), &PersonCreateRequest{FirstName: "Ole", LastName: "Lund", Gender: "male", IsUBO: true, Type: "consumer"})
 	require.NoError(t, err)
 	assert.Equal(t, "consumer", p.Type)
 	assert.JSONEq(t, `{"first_name":"Ole","last_name":"Lund","gender":"male","is_ubo":true,"type":"consumer"}`, string(f.last(t).Raw))
 
-	id, _, err := c.Persons.Block(t.Context(), "p9")
+	id, err := c.Persons.Block(t.Context(), "p9")
 	require.NoError(t, err)
 	assert.Equal(t, "p9", id)
 	assert.Equal(t, http.MethodDelete, f.last(t).Method)
 
-	id, _, err = c.Persons.Restore(t.Context(), "p9")
+	id, err = c.Persons.Restore(t.Context(), "p9")
 	require.NoError(t, err)
 	assert.Equal(t, "p9", id)
 	assert.Equal(t, "/banking/v2/persons/p9/restore", f.last(t).Path)
 
-	_, _, err = c.Persons.Block(t.Context(), "missing")
+	_, err = c.Persons.Block(t.Context(), "missing")
 	assert.True(t, IsNotFound(err))
 }
 
@@ -93,7 +93,7 @@ func TestListPaginationQuery(t *testing.T) {
 			"meta": map[string]any{"number_of_records": 41, "limit": 10, "has_more": true, "sort_by": "createdAt", "sort_type": "DESC"},
 		})
 	})
-	page, _, err := c.Persons.List(t.Context(), &ListOptions{SortBy: "createdAt", SortType: SortDesc, Limit: 10, Offset: 20})
+	page, err := c.Persons.List(t.Context(), &ListOptions{SortBy: "createdAt", SortType: SortDesc, Limit: 10, Offset: 20})
 	require.NoError(t, err)
 	q := f.last(t).Query
 	assert.Equal(t, "createdAt", q.Get("meta[sort_by]"))
@@ -105,11 +105,11 @@ func TestListPaginationQuery(t *testing.T) {
 	assert.Equal(t, "clear", page.List[0].ScreeningInfo.Status)
 	assert.True(t, page.List[0].ScreeningInfo.Profile.BoardMember)
 
-	_, _, err = c.Persons.List(t.Context(), nil)
+	_, err = c.Persons.List(t.Context(), nil)
 	require.NoError(t, err)
 	assert.Empty(t, f.last(t).Query, "no options, no query")
 
-	_, _, err = c.Corporations.List(t.Context(), &ListOptions{Limit: 30, SortBy: "name", SortType: SortAsc})
+	_, err = c.Corporations.List(t.Context(), &ListOptions{Limit: 30, SortBy: "name", SortType: SortAsc})
 	require.NoError(t, err)
 	got := f.last(t)
 	assert.Equal(t, "/banking/v2/corporations", got.Path)
@@ -132,7 +132,7 @@ func TestChangeMyPhoneTwoSteps(t *testing.T) {
 				writeJSON(w, 200, map[string]any{"id": "p1", "phone": "+4599999999"})
 			}, WithVersion(v))
 			in := PhoneChange{CurrentPassword: "pw", Phone: "+4599999999"}
-			res, _, err := c.Persons.ChangeMyPhone(t.Context(), in)
+			res, err := c.Persons.ChangeMyPhone(t.Context(), in)
 			require.NoError(t, err)
 			require.NotNil(t, res.TwoFactor)
 			assert.Nil(t, res.Person)
@@ -140,7 +140,7 @@ func TestChangeMyPhoneTwoSteps(t *testing.T) {
 			assert.JSONEq(t, `{"current_password":"pw","phone":"+4599999999"}`, string(f.last(t).Raw))
 
 			in.TwoFactorCode, in.ChallengeID = "111222", res.TwoFactor.ChallengeID
-			res, _, err = c.Persons.ChangeMyPhone(t.Context(), in)
+			res, err = c.Persons.ChangeMyPhone(t.Context(), in)
 			require.NoError(t, err)
 			require.NotNil(t, res.Person)
 			assert.Equal(t, "+4599999999", res.Person.Phone)
@@ -157,7 +157,7 @@ func TestChangeMyPhoneTwoSteps(t *testing.T) {
 
 func TestUpdateMe(t *testing.T) {
 	f, c := newFake(t, func(w http.ResponseWriter, s seen) { writeJSON(w, 200, map[string]any{"id": "me", "gender": "female"}) })
-	p, _, err := c.Persons.UpdateMe(t.Context(), &MeUpdateRequest{Gender: ptr("female"), CurrentPassword: ptr("old"), Password: ptr("new"), ConfirmPassword: ptr("new")})
+	p, err := c.Persons.UpdateMe(t.Context(), &MeUpdateRequest{Gender: ptr("female"), CurrentPassword: ptr("old"), Password: ptr("new"), ConfirmPassword: ptr("new")})
 	require.NoError(t, err)
 	assert.Equal(t, "female", p.Gender)
 	assert.JSONEq(t, `{"gender":"female","current_password":"old","password":"new","confirm_password":"new"}`, string(f.last(t).Raw))

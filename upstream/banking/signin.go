@@ -1,7 +1,6 @@
 package banking
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -144,22 +143,22 @@ var errNoSignInOutcome = errors.New("banking: sign-in response carries neither a
 
 // SignInStaff signs a staff member in (POST /staff/signin). Two-factor is on
 // by default for staff, so the first call normally returns a TwoFactor step.
-func (s *AuthService) SignInStaff(ctx context.Context, in SignInRequest) (*SignInResult, *Response, error) {
+func (s *AuthService) SignInStaff(ctx context.Context, in SignInRequest) (*SignInResult, error) {
 	return s.signIn(ctx, "staff/signin", in, false)
 }
 
 // SignInPerson signs a person in (POST /person/signin) with the device
 // fingerprint; two-factor applies when the person enabled it.
-func (s *AuthService) SignInPerson(ctx context.Context, in SignInRequest) (*SignInResult, *Response, error) {
+func (s *AuthService) SignInPerson(ctx context.Context, in SignInRequest) (*SignInResult, error) {
 	return s.signIn(ctx, "person/signin", in, true)
 }
 
 // SignInIntroducer signs an introducer in (POST /introducer/signin).
-func (s *AuthService) SignInIntroducer(ctx context.Context, in SignInRequest) (*SignInResult, *Response, error) {
+func (s *AuthService) SignInIntroducer(ctx context.Context, in SignInRequest) (*SignInResult, error) {
 	return s.signIn(ctx, "introducer/signin", in, false)
 }
 
-func (s *AuthService) signIn(ctx context.Context, path string, in SignInRequest, person bool) (*SignInResult, *Response, error) {
+func (s *AuthService) signIn(ctx context.Context, path string, in SignInRequest, person bool) (*SignInResult, error) {
 	body := signInBody{Email: in.Email, Password: in.Password}
 	if person {
 		body.FPClientData = &fpClientData{}
@@ -171,63 +170,48 @@ func (s *AuthService) signIn(ctx context.Context, path string, in SignInRequest,
 
 // SignInAPIKey signs an API client in with its corporation private key
 // (POST /api/signin); there is no second factor.
-func (s *AuthService) SignInAPIKey(ctx context.Context, apiKey Secret) (*SignInResult, *Response, error) {
+func (s *AuthService) SignInAPIKey(ctx context.Context, apiKey Secret) (*SignInResult, error) {
 	return s.post(ctx, "api/signin", struct {
 		APIKey string `json:"apiKey"`
 	}{apiKey.Reveal()})
 }
 
-func (s *AuthService) post(ctx context.Context, path string, body any) (*SignInResult, *Response, error) {
-	req, err := s.client.newPublicRequest(ctx, http.MethodPost, path, body)
+// post sends a sign-in and reads its outcome: the final token, which it
+// writes back to the context's TokenSource, or a two-factor step.
+func (s *AuthService) post(ctx context.Context, path string, body any) (*SignInResult, error) {
+	p, err := callPublic[twoFactorProbe](ctx, s.client, http.MethodPost, path, body)
 	if err != nil {
-		return nil, nil, err
-	}
-	var raw json.RawMessage
-	resp, err := s.client.Do(req, &raw)
-	if err != nil {
-		return nil, resp, err
-	}
-	var p twoFactorProbe
-	if len(bytes.TrimSpace(raw)) > 0 {
-		if err := json.Unmarshal(raw, &p); err != nil {
-			return nil, resp, errors.New("banking: sign-in response is not a JSON object")
-		}
+		return nil, err
 	}
 	if p.Token != "" {
 		if ts := TokenSourceFrom(ctx); ts != nil {
 			if err := ts.SetToken(ctx, p.Token); err != nil {
-				return nil, resp, &tokenSourceError{err: err}
+				return nil, &tokenSourceError{err: err}
 			}
 		}
-		return &SignInResult{Token: Secret(p.Token)}, resp, nil
+		return &SignInResult{Token: Secret(p.Token)}, nil
 	}
 	if tf := p.twoFactor(); tf != nil {
-		return &SignInResult{TwoFactor: tf}, resp, nil
+		return &SignInResult{TwoFactor: tf}, nil
 	}
-	return nil, resp, errNoSignInOutcome
+	return nil, errNoSignInOutcome
 }
 
 // ForgotPassword asks the upstream to e-mail a recovery link to a person
 // (POST /person/forgot-password).
-func (s *AuthService) ForgotPassword(ctx context.Context, email string) (*Response, error) {
-	req, err := s.client.newPublicRequest(ctx, http.MethodPost, "person/forgot-password", struct {
+func (s *AuthService) ForgotPassword(ctx context.Context, email string) error {
+	_, err := callPublic[json.RawMessage](ctx, s.client, http.MethodPost, "person/forgot-password", struct {
 		Email string `json:"email"`
 	}{email})
-	if err != nil {
-		return nil, err
-	}
-	return s.client.Do(req, nil)
+	return err
 }
 
 // RecoverPassword sets a new password with the token from the recovery link
 // (POST /person/recover-password).
-func (s *AuthService) RecoverPassword(ctx context.Context, token Secret, password string) (*Response, error) {
-	req, err := s.client.newPublicRequest(ctx, http.MethodPost, "person/recover-password", struct {
+func (s *AuthService) RecoverPassword(ctx context.Context, token Secret, password string) error {
+	_, err := callPublic[json.RawMessage](ctx, s.client, http.MethodPost, "person/recover-password", struct {
 		Password string `json:"password"`
 		Token    string `json:"token"`
 	}{password, token.Reveal()})
-	if err != nil {
-		return nil, err
-	}
-	return s.client.Do(req, nil)
+	return err
 }

@@ -44,7 +44,7 @@ func TestSignInTwoFactorV2(t *testing.T) {
 	ctx := WithTokenSource(t.Context(), store)
 	in := SignInRequest{Email: "staff@demo.test", Password: "demo-password"}
 
-	res, _, err := c.Auth.SignInStaff(ctx, in)
+	res, err := c.Auth.SignInStaff(ctx, in)
 	require.NoError(t, err)
 	require.NotNil(t, res.TwoFactor)
 	assert.Empty(t, res.Token)
@@ -54,7 +54,7 @@ func TestSignInTwoFactorV2(t *testing.T) {
 	assert.Equal(t, map[string]any{"email": "staff@demo.test", "password": "demo-password"}, first.Body)
 
 	in.TwoFactorCode = "123456"
-	res, _, err = c.Auth.SignInStaff(ctx, in)
+	res, err = c.Auth.SignInStaff(ctx, in)
 	require.NoError(t, err)
 	assert.Nil(t, res.TwoFactor)
 	assert.Equal(t, "jwt-final", res.Token.Reveal())
@@ -63,14 +63,14 @@ func TestSignInTwoFactorV2(t *testing.T) {
 	assert.Equal(t, "jwt-final", tok, "sign-in fills the caller's token holder")
 
 	in.TwoFactorCode = "000000"
-	_, _, err = c.Auth.SignInStaff(ctx, in)
+	_, err = c.Auth.SignInStaff(ctx, in)
 	require.True(t, IsValidation(err))
 }
 
 func TestSignInTwoFactorV3(t *testing.T) {
 	f, c := newFake(t, twoFactorUpstream(true), WithVersion("v3"))
 	in := SignInRequest{Email: "intro@demo.test", Password: "demo-password"}
-	res, _, err := c.Auth.SignInIntroducer(t.Context(), in)
+	res, err := c.Auth.SignInIntroducer(t.Context(), in)
 	require.NoError(t, err)
 	require.NotNil(t, res.TwoFactor)
 	assert.Equal(t, "/banking/v3/introducer/signin", f.last(t).Path)
@@ -82,7 +82,7 @@ func TestSignInTwoFactorV3(t *testing.T) {
 	assert.Equal(t, time.Unix(1700000300, 0).UTC(), tf.ExpiresAt())
 
 	in.TwoFactorCode, in.ChallengeID = "123456", tf.ChallengeID
-	res, _, err = c.Auth.SignInIntroducer(t.Context(), in)
+	res, err = c.Auth.SignInIntroducer(t.Context(), in)
 	require.NoError(t, err)
 	assert.Equal(t, "jwt-final", res.Token.Reveal())
 	assert.Equal(t, map[string]any{
@@ -93,7 +93,7 @@ func TestSignInTwoFactorV3(t *testing.T) {
 
 func TestSignInPersonSendsFingerprint(t *testing.T) {
 	f, c := newFake(t, func(w http.ResponseWriter, s seen) { writeJSON(w, 200, map[string]any{"token": "jwt-p"}) })
-	res, _, err := c.Auth.SignInPerson(t.Context(), SignInRequest{Email: "anna@demo.test", Password: "pw", Fingerprint: 9007199254740})
+	res, err := c.Auth.SignInPerson(t.Context(), SignInRequest{Email: "anna@demo.test", Password: "pw", Fingerprint: 9007199254740})
 	require.NoError(t, err)
 	assert.Equal(t, "jwt-p", res.Token.Reveal())
 	got := f.last(t)
@@ -109,29 +109,29 @@ func TestSignInAPIKey(t *testing.T) {
 		}
 		writeJSON(w, 200, map[string]any{"token": "jwt-api"})
 	})
-	res, _, err := c.Auth.SignInAPIKey(t.Context(), "demo-api-key")
+	res, err := c.Auth.SignInAPIKey(t.Context(), "demo-api-key")
 	require.NoError(t, err)
 	assert.Equal(t, "jwt-api", res.Token.Reveal())
 	assert.Equal(t, "/banking/v2/api/signin", f.last(t).Path)
-	_, _, err = c.Auth.SignInAPIKey(t.Context(), "wrong")
+	_, err = c.Auth.SignInAPIKey(t.Context(), "wrong")
 	assert.True(t, IsUnauthorized(err))
 }
 
 func TestSignInWithoutOutcomeIsAnError(t *testing.T) {
 	_, c := newFake(t, func(w http.ResponseWriter, s seen) { writeJSON(w, 200, map[string]any{"ok": true}) })
-	_, _, err := c.Auth.SignInStaff(t.Context(), SignInRequest{Email: "a", Password: "b"})
+	_, err := c.Auth.SignInStaff(t.Context(), SignInRequest{Email: "a", Password: "b"})
 	assert.ErrorIs(t, err, errNoSignInOutcome)
 }
 
 func TestPasswordRecovery(t *testing.T) {
 	f, c := newFake(t, func(w http.ResponseWriter, s seen) { writeJSON(w, 200, map[string]any{}) })
-	_, err := c.Auth.ForgotPassword(t.Context(), "anna@demo.test")
+	err := c.Auth.ForgotPassword(t.Context(), "anna@demo.test")
 	require.NoError(t, err)
 	got := f.last(t)
 	assert.Equal(t, "POST /banking/v2/person/forgot-password", got.Method+" "+got.Path)
 	assert.Equal(t, map[string]any{"email": "anna@demo.test"}, got.Body)
 
-	_, err = c.Auth.RecoverPassword(t.Context(), "link-token", "new-pass")
+	err = c.Auth.RecoverPassword(t.Context(), "link-token", "new-pass")
 	require.NoError(t, err)
 	got = f.last(t)
 	assert.Equal(t, "POST /banking/v2/person/recover-password", got.Method+" "+got.Path)

@@ -19,6 +19,14 @@ type TokenSource interface {
 	SetToken(ctx context.Context, token string) error
 }
 
+// TokenRefuser is a TokenSource that wants to know when the upstream refuses
+// its token outright (a 401 on a protected route naming no field): the
+// session the token belongs to cannot work any more. The client calls it
+// where it sees that answer, before returning the error.
+type TokenRefuser interface {
+	TokenRefused(ctx context.Context)
+}
+
 // WithTokenSource returns a context whose calls authenticate with ts and
 // write refreshed tokens back to it.
 func WithTokenSource(ctx context.Context, ts TokenSource) context.Context {

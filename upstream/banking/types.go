@@ -2,6 +2,7 @@ package banking
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -97,6 +98,12 @@ func (o *ListOptions) encode(path string) string {
 	return path + "?" + q.Encode()
 }
 
+// Page is one page of a list route: the spec's List response.
+type Page[T any] struct {
+	List []T  `json:"list"`
+	Meta Meta `json:"meta"`
+}
+
 // Meta is the pagination meta of a list response.
 type Meta struct {
 	NumberOfRecords int      `json:"number_of_records"`
@@ -110,4 +117,13 @@ type Meta struct {
 // deletions.
 type idResponse struct {
 	ID string `json:"id"`
+}
+
+// callID is call for routes without a body that answer {"id": ...}.
+func callID(ctx context.Context, c *Client, method, path string) (string, error) {
+	out, err := call[idResponse](ctx, c, method, path, nil)
+	if err != nil {
+		return "", err
+	}
+	return out.ID, nil
 }

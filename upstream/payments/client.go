@@ -1,7 +1,9 @@
 // Package payments is a typed client of the payments upstream interface
 // (customers, stored card methods, orders, webhooks, events, onboarding and
 // pending actions), in the shape of go-github: one service per resource,
-// NewRequest then Do, and typed errors from one CheckResponse.
+// each route a declaration on call, and typed errors from one CheckResponse.
+// Requests go out through upstream/roundtrip, the send path it shares with
+// the banking client (deadline, retries, breaker, UnavailableError).
 //
 // Each call picks the key kind that the spec's Key column names for its
 // route: public-key routes use the merchant's public key, private-key routes
@@ -14,18 +16,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"log/slog"
-	"math/rand/v2"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
-	"github.com/sony/gobreaker/v2"
+	"github.com/fingraph/fingraph/upstream/roundtrip"
 )
 
 // Keys are the merchant's credentials. They are secrets: never log them.
@@ -62,30 +59,46 @@ func (k KeyKind) String() string {
 
 type customerKeyCtx struct{}
 
+// customerKey is a customer key in a context, with the holder to tell when
+// the upstream refuses it.
+type customerKey struct {
+	key   string
+	owner KeyOwner
+}
+
+// KeyOwner holds a customer key for its calls (a gateway session). The
+// client tells it when the upstream refuses the key outright (401), where
+// that answer is seen, so that a session that cannot work any more ends.
+type KeyOwner interface {
+	CustomerKeyRefused(ctx context.Context)
+}
+
 // WithCustomerKey returns a context whose calls act as one customer: routes
-// that accept a customer key use it, with the customer id `me`.
+// that accept a customer key use it, with the customer id `me`. It replaces
+// any customer key (and owner) ctx carried.
 func WithCustomerKey(ctx context.Context, key string) context.Context {
-	return context.WithValue(ctx, customerKeyCtx{}, key)
+	return WithOwnedCustomerKey(ctx, key, nil)
+}
+
+// WithOwnedCustomerKey is WithCustomerKey for a key that owner holds; owner
+// learns when the upstream refuses it.
+func WithOwnedCustomerKey(ctx context.Context, key string, owner KeyOwner) context.Context {
+	return context.WithValue(ctx, customerKeyCtx{}, customerKey{key: key, owner: owner})
 }
 
 // CustomerKey reports the customer key carried by ctx, if any.
 func CustomerKey(ctx context.Context) (string, bool) {
-	k, ok := ctx.Value(customerKeyCtx{}).(string)
-	return k, ok && k != ""
+	k, ok := ctx.Value(customerKeyCtx{}).(customerKey)
+	return k.key, ok && k.key != ""
 }
 
 // Client talks to one payments upstream. It is safe for concurrent use.
 type Client struct {
-	baseURL   *url.URL
-	http      *http.Client
-	keys      Keys
-	timeout   time.Duration
-	userAgent string
-	retries   int
-	logger    *slog.Logger
-	breaker   *gobreaker.CircuitBreaker[*http.Response]
-	jwksURL   string
-	signing   jwks
+	baseURL *url.URL
+	keys    Keys
+	send    *roundtrip.Sender
+	jwksURL string
+	signing jwks
 
 	Customers      *CustomersService
 	Orders         *OrdersService
@@ -98,49 +111,24 @@ type Client struct {
 
 type service struct{ client *Client }
 
-// Option configures a Client.
-type Option func(*Client)
-
-// WithHTTPClient replaces the tuned default HTTP client.
-func WithHTTPClient(h *http.Client) Option { return func(c *Client) { c.http = h } }
-
-// WithTimeout bounds every call that has no earlier deadline (default 10 s).
-func WithTimeout(d time.Duration) Option { return func(c *Client) { c.timeout = d } }
-
-// WithUserAgent sets the User-Agent header.
-func WithUserAgent(ua string) Option { return func(c *Client) { c.userAgent = ua } }
-
-// WithRetries sets how often an idempotent call is retried after a network
-// error or a 502/503/504 (default 2).
-func WithRetries(n int) Option { return func(c *Client) { c.retries = n } }
-
 // WithJWKSURL sets where the upstream publishes the keys that sign order
 // tokens (default: .well-known/jwks.json under the base URL).
-func WithJWKSURL(u string) Option { return func(c *Client) { c.jwksURL = u } }
-
-// WithLogger sets the logger for retries and breaker changes.
-func WithLogger(l *slog.Logger) Option { return func(c *Client) { c.logger = l } }
-
-// NewTransport returns an HTTP transport tuned for one busy upstream host:
-// Go's default keeps only two idle connections per host, which forces new
-// TCP (and TLS) handshakes under any concurrency.
-func NewTransport() *http.Transport {
-	return &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:          256,
-		MaxIdleConnsPerHost:   64,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   5 * time.Second,
-		ResponseHeaderTimeout: 15 * time.Second,
-		ExpectContinueTimeout: time.Second,
-		ForceAttemptHTTP2:     true,
-	}
+func WithJWKSURL(u string) roundtrip.Option {
+	return roundtrip.ClientOption(func(c *Client) error {
+		p, err := url.Parse(u)
+		if err != nil || p.Scheme == "" || p.Host == "" {
+			return fmt.Errorf("invalid JWKS URL %q", u)
+		}
+		c.jwksURL = u
+		return nil
+	})
 }
 
 // NewClient returns a client of the payments interface at baseURL, for
 // example "https://payments.example/" or "http://127.0.0.1:9090/payments".
-func NewClient(baseURL string, keys Keys, opts ...Option) (*Client, error) {
+// opts are roundtrip's shared options (timeout, retries, breaker, HTTP
+// client, logger, user agent) and WithJWKSURL.
+func NewClient(baseURL string, keys Keys, opts ...roundtrip.Option) (*Client, error) {
 	u, err := url.Parse(baseURL)
 	if err != nil || u.Scheme == "" || u.Host == "" {
 		return nil, fmt.Errorf("payments: invalid base URL %q", baseURL)
@@ -148,31 +136,11 @@ func NewClient(baseURL string, keys Keys, opts ...Option) (*Client, error) {
 	if !strings.HasSuffix(u.Path, "/") {
 		u.Path += "/"
 	}
-	c := &Client{
-		baseURL:   u,
-		http:      &http.Client{Transport: NewTransport()},
-		keys:      keys,
-		timeout:   10 * time.Second,
-		userAgent: "fingraph",
-		retries:   2,
-		logger:    slog.New(slog.DiscardHandler),
-	}
+	c := &Client{baseURL: u, keys: keys}
 	c.jwksURL = u.JoinPath(".well-known", "jwks.json").String()
-	for _, o := range opts {
-		o(c)
+	if c.send, err = roundtrip.New(roundtrip.Upstream{Name: "payments", Check: CheckResponse}, c, opts...); err != nil {
+		return nil, err
 	}
-	c.breaker = gobreaker.NewCircuitBreaker[*http.Response](gobreaker.Settings{
-		Name:    "payments",
-		Timeout: 10 * time.Second,
-		ReadyToTrip: func(counts gobreaker.Counts) bool {
-			return counts.ConsecutiveFailures >= 5
-		},
-		// A caller that gives up says nothing about the upstream's health.
-		IsSuccessful: func(err error) bool { return err == nil || errors.Is(err, context.Canceled) },
-		OnStateChange: func(name string, from, to gobreaker.State) {
-			c.logger.Warn("circuit breaker", "upstream", name, "from", from.String(), "to", to.String())
-		},
-	})
 	s := service{client: c}
 	c.Customers = (*CustomersService)(&s)
 	c.Orders = (*OrdersService)(&s)
@@ -230,109 +198,44 @@ func (c *Client) NewRequest(ctx context.Context, kind KeyKind, method, path stri
 		}
 		buf = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, u.String(), buf)
+	key, err := c.credential(ctx, kind)
 	if err != nil {
 		return nil, err
 	}
-	key, err := c.credential(ctx, kind)
+	req, err := http.NewRequestWithContext(context.WithValue(ctx, keyKindCtx{}, kind), method, u.String(), buf)
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", c.userAgent)
+	req.Header.Set("User-Agent", c.send.UserAgent())
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	return req, nil
 }
 
-// Do sends req and decodes a 2xx JSON body into v (when v is not nil).
-// Non-2xx answers become *ErrorResponse; network failures *UnavailableError.
-// Idempotent requests are retried with jitter; every request passes the
-// circuit breaker.
-func (c *Client) Do(req *http.Request, v any) (*http.Response, error) {
-	ctx := req.Context()
-	if _, ok := ctx.Deadline(); !ok && c.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.timeout)
-		defer cancel()
-		req = req.WithContext(ctx)
-	}
-	idempotent := req.Method == http.MethodGet || req.Method == http.MethodHead || req.Method == http.MethodDelete
-	var body []byte
-	if req.GetBody != nil && req.Body != nil {
-		b, err := io.ReadAll(req.Body)
-		if err != nil {
-			return nil, err
-		}
-		body = b
-	}
-	attempts := 1
-	if idempotent {
-		attempts += c.retries
-	}
-	var (
-		resp *http.Response
-		err  error
-	)
-	for i := 0; i < attempts; i++ {
-		if i > 0 {
-			backoff := time.Duration(50*(1<<(i-1))) * time.Millisecond
-			backoff += rand.N(backoff)
-			select {
-			case <-time.After(backoff):
-			case <-ctx.Done():
-				return nil, &UnavailableError{Op: req.Method + " " + req.URL.Path, Err: ctx.Err()}
+// keyKindCtx carries the key kind a request was built with, so that a
+// refusal can say whose credential was refused.
+type keyKindCtx struct{}
+
+// Do sends req through the shared path (deadline, retries of idempotent
+// calls, circuit breaker) and decodes a 2xx JSON body into v (when v is not
+// nil). Non-2xx answers become *ErrorResponse, which names the key kind the
+// request carried; a refused customer key is reported to its KeyOwner.
+// Network failures are *roundtrip.UnavailableError.
+func (c *Client) Do(req *http.Request, v any) error {
+	err := c.send.Do(req, v)
+	if e, ok := AsError(err); ok {
+		ctx := req.Context()
+		e.KeyKind, _ = ctx.Value(keyKindCtx{}).(KeyKind)
+		if e.StatusCode == http.StatusUnauthorized && e.KeyKind == KeyCustomer {
+			if k, _ := ctx.Value(customerKeyCtx{}).(customerKey); k.owner != nil {
+				k.owner.CustomerKeyRefused(ctx)
 			}
-			c.logger.Debug("payments retry", "method", req.Method, "path", req.URL.Path, "attempt", i+1)
-		}
-		if body != nil {
-			req.Body = io.NopCloser(bytes.NewReader(body))
-		}
-		resp, err = c.breaker.Execute(func() (*http.Response, error) {
-			r, err := c.http.Do(req)
-			if err != nil {
-				return nil, err
-			}
-			if r.StatusCode >= 500 {
-				// Count server failures against the breaker, but keep the
-				// response so its error body can still be read.
-				return r, errServer
-			}
-			return r, nil
-		})
-		if errors.Is(err, errServer) {
-			err = nil
-		}
-		if err != nil {
-			if errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests) {
-				return nil, &UnavailableError{Op: req.Method + " " + req.URL.Path, Err: errors.New("circuit open")}
-			}
-			if ctx.Err() != nil {
-				return nil, &UnavailableError{Op: req.Method + " " + req.URL.Path, Err: ctx.Err()}
-			}
-			continue
-		}
-		if idempotent && i < attempts-1 && retryableStatus(resp.StatusCode) {
-			drain(resp)
-			continue
-		}
-		break
-	}
-	if err != nil {
-		return nil, &UnavailableError{Op: req.Method + " " + req.URL.Path, Err: scrub(err)}
-	}
-	defer drain(resp)
-	if err := CheckResponse(resp); err != nil {
-		return resp, err
-	}
-	if v != nil && resp.StatusCode != http.StatusNoContent {
-		if err := json.NewDecoder(resp.Body).Decode(v); err != nil && !errors.Is(err, io.EOF) {
-			return resp, &UnavailableError{Op: req.Method + " " + req.URL.Path, Err: fmt.Errorf("decode response: %w", err)}
 		}
 	}
-	return resp, nil
+	return err
 }
 
 // call sends one request and decodes its answer into a new T: the body of
@@ -343,7 +246,7 @@ func call[T any](ctx context.Context, c *Client, kind KeyKind, method, path stri
 		return nil, err
 	}
 	out := new(T)
-	if _, err := c.Do(req, out); err != nil {
+	if err := c.Do(req, out); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -356,25 +259,4 @@ func callList[T any](ctx context.Context, c *Client, kind KeyKind, method, path 
 		return nil, err
 	}
 	return *out, nil
-}
-
-var errServer = errors.New("upstream server error")
-
-func retryableStatus(code int) bool {
-	return code == http.StatusBadGateway || code == http.StatusServiceUnavailable || code == http.StatusGatewayTimeout
-}
-
-func drain(resp *http.Response) {
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
-	_ = resp.Body.Close()
-}
-
-// scrub drops the request URL from *url.Error: it is harmless today, but a
-// query string could one day carry something that must not reach a log.
-func scrub(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
 }

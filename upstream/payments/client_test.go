@@ -15,6 +15,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/fingraph/fingraph/upstream/payments"
+	"github.com/fingraph/fingraph/upstream/roundtrip"
 	"github.com/fingraph/fingraph/upstream/sandbox"
 	"github.com/fingraph/fingraph/upstream/sandbox/paymentsim"
 )
@@ -35,7 +36,7 @@ func newSandbox(t *testing.T) string {
 
 func newClient(t *testing.T, base string, keys payments.Keys) *payments.Client {
 	t.Helper()
-	c, err := payments.NewClient(base, keys, payments.WithTimeout(5*time.Second))
+	c, err := payments.NewClient(base, keys, roundtrip.WithTimeout(5*time.Second), roundtrip.WithBackoff(time.Millisecond, time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,11 +186,8 @@ func TestRetriesOnlyIdempotentCalls(t *testing.T) {
 	c := newClient(t, srv.URL, demoKeys)
 	ctx := context.Background()
 	_, err := c.Customers.List(ctx)
-	var ue *payments.UnavailableError
 	if pe, ok := payments.AsError(err); !ok || pe.StatusCode != http.StatusServiceUnavailable {
-		if !errors.As(err, &ue) {
-			t.Fatalf("GET against a failing server: %v", err)
-		}
+		t.Fatalf("GET against a failing server: want its 503, got %v", err)
 	}
 	_, _ = c.Orders.Create(ctx, payments.OrderCreatable{Currency: "EUR", Items: payments.Items{Number: new(int64)}})
 	if gets.Load() != 3 || posts.Load() != 1 {
@@ -212,8 +210,65 @@ func TestCircuitBreakerOpensAfterRepeatedFailures(t *testing.T) {
 		t.Errorf("upstream saw %d calls; the breaker should open after 5 consecutive failures", n)
 	}
 	_, err := c.Orders.Create(context.Background(), payments.OrderCreatable{Currency: "EUR", Items: payments.Items{Number: new(int64)}})
-	var ue *payments.UnavailableError
-	if !errors.As(err, &ue) {
-		t.Errorf("open breaker: want UnavailableError, got %v", err)
+	if !errors.Is(err, roundtrip.ErrCircuitOpen) || !roundtrip.IsUnavailable(err) {
+		t.Errorf("open breaker: want an UnavailableError of the open circuit, got %v", err)
+	}
+}
+
+// owner records the refusals of the customer key it holds.
+type owner struct{ refused atomic.Int32 }
+
+func (o *owner) CustomerKeyRefused(context.Context) { o.refused.Add(1) }
+
+// TestRefusalsNameWhoseKeyWasRefused: a refused customer key ends the
+// session holding it (its owner is told); the merchant's own keys refused
+// are the gateway's misconfiguration.
+func TestRefusalsNameWhoseKeyWasRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		status        int
+		customer      bool
+		told          int32
+		refused       bool
+		misconfigured bool
+	}{
+		{"customer key refused", http.StatusUnauthorized, true, 1, true, false},
+		{"customer key forbidden", http.StatusForbidden, true, 0, false, false},
+		{"merchant key refused", http.StatusUnauthorized, false, 0, false, true},
+		{"merchant key of the wrong kind", http.StatusForbidden, false, 0, false, true},
+		{"not found", http.StatusNotFound, true, 0, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(tc.status)
+				_, _ = w.Write([]byte(`{"error":{"code":"nope","message":"refused"}}`))
+			}))
+			defer srv.Close()
+			c := newClient(t, srv.URL, demoKeys)
+			o := &owner{}
+			ctx := context.Background()
+			if tc.customer {
+				ctx = payments.WithOwnedCustomerKey(ctx, "ck_x", o)
+			}
+			_, err := c.Customers.Get(ctx, "c1")
+			rj, ok := roundtrip.AsRejection(err)
+			if !ok || rj.Service != "payments" || rj.Status != tc.status || rj.Code != "nope" || rj.Message != "refused" {
+				t.Fatalf("rejection %+v from %v", rj, err)
+			}
+			if rj.CredentialRefused != tc.refused || (rj.Misconfigured != "") != tc.misconfigured {
+				t.Errorf("rejection %+v", rj)
+			}
+			if o.refused.Load() != tc.told {
+				t.Errorf("owner told %d times, want %d", o.refused.Load(), tc.told)
+			}
+		})
+	}
+	// A key given without an owner (a sign-in trying it) tells nobody.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusUnauthorized) }))
+	defer srv.Close()
+	o := &owner{}
+	ctx := payments.WithCustomerKey(payments.WithOwnedCustomerKey(context.Background(), "ck_old", o), "ck_new")
+	if _, err := newClient(t, srv.URL, demoKeys).Customers.Get(ctx, "me"); err == nil || o.refused.Load() != 0 {
+		t.Errorf("a replaced key's owner was told: %d, %v", o.refused.Load(), err)
 	}
 }

@@ -54,16 +54,12 @@ type Subscription struct {
 	Callback string `json:"callback,omitempty"`
 }
 
-// PaymentMethod is a stored card. Its array position is its priority.
+// PaymentMethod is a stored card: the card's details, when it was stored,
+// and the token that pays with it. Its array position is its priority.
 type PaymentMethod struct {
-	Type     string `json:"type"`
-	Scheme   string `json:"scheme,omitempty"`
-	IIN      string `json:"iin,omitempty"`
-	Last4    string `json:"last4,omitempty"`
-	Expires  []int  `json:"expires,omitempty"`
-	Acquirer string `json:"acquirer,omitempty"`
-	Created  string `json:"created,omitempty"`
-	Token    string `json:"token,omitempty"`
+	CardDetails
+	Created string `json:"created,omitempty"`
+	Token   string `json:"token,omitempty"`
 }
 
 // PaymentMethodCreatable adds a card from a single-use card token.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+
+	"github.com/fingraph/fingraph/upstream/roundtrip"
 )
 
 // ErrorResponse is a non-2xx answer of the payments upstream. The spec names
@@ -13,12 +15,15 @@ import (
 // for a failed order, the order id); the rest of the body is read as the
 // upstream documents it: {"error": {"code", "message", "field", "order_id"}}.
 type ErrorResponse struct {
-	StatusCode      int
-	Code            string `json:"code"`
-	Message         string `json:"message"`
-	Field           string `json:"field,omitempty"`
-	OrderID         string `json:"order_id,omitempty"`
-	VerificationURL string `json:"verification_url,omitempty"`
+	StatusCode int
+	// KeyKind is the kind of key the refused request carried; it tells a
+	// refused customer key (the session's) from the merchant's own.
+	KeyKind         KeyKind `json:"-"`
+	Code            string  `json:"code"`
+	Message         string  `json:"message"`
+	Field           string  `json:"field,omitempty"`
+	OrderID         string  `json:"order_id,omitempty"`
+	VerificationURL string  `json:"verification_url,omitempty"`
 }
 
 func (e *ErrorResponse) Error() string {
@@ -38,17 +43,23 @@ func (e *ErrorResponse) VerificationRequired() bool {
 	return e.Code == "verification_required" || e.Message == "verification required"
 }
 
-// UnavailableError means the upstream could not be reached or did not answer
-// in time, or its circuit breaker is open.
-type UnavailableError struct {
-	Op  string
-	Err error
-}
+var _ roundtrip.Rejecter = (*ErrorResponse)(nil)
 
-func (e *UnavailableError) Error() string {
-	return "payments: " + e.Op + ": unavailable: " + e.Err.Error()
+// Rejection presents the refusal to the gateway's edge. A 401 or 403 on the
+// merchant's own keys is the gateway's misconfiguration, which no client
+// can fix; a 401 on a customer key ends that customer's session.
+func (e *ErrorResponse) Rejection() roundtrip.Rejection {
+	r := roundtrip.Rejection{Service: "payments", Status: e.StatusCode, Code: e.Code, Field: e.Field, Message: e.Message}
+	switch {
+	case e.StatusCode == http.StatusUnauthorized && e.KeyKind == KeyCustomer:
+		r.CredentialRefused = true
+	case e.StatusCode == http.StatusUnauthorized:
+		r.Misconfigured = "payments refused the gateway's credentials"
+	case e.StatusCode == http.StatusForbidden && e.KeyKind != KeyCustomer:
+		r.Misconfigured = "payments refused the gateway's credentials: wrong key kind for the route"
+	}
+	return r
 }
-func (e *UnavailableError) Unwrap() error { return e.Err }
 
 // CheckResponse returns nil for a 2xx answer and an *ErrorResponse otherwise.
 func CheckResponse(r *http.Response) error {

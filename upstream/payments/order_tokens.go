@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/fingraph/fingraph/upstream/roundtrip"
 )
 
 // OrderTokensService verifies the signed order tokens the upstream answers
@@ -45,11 +47,8 @@ func (s *OrderTokensService) Verify(ctx context.Context, token string) (*Order, 
 		keyErr = err
 		return key, err
 	}, jwt.WithValidMethods([]string{"EdDSA"}), jwt.WithIssuedAt())
-	if keyErr != nil {
-		var ue *UnavailableError
-		if errors.As(keyErr, &ue) {
-			return nil, keyErr
-		}
+	if roundtrip.IsUnavailable(keyErr) {
+		return nil, keyErr
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidOrderToken, errors.Unwrap(err))
@@ -87,7 +86,7 @@ func (c *Client) fetchKeys(ctx context.Context) (map[string]ed25519.PublicKey, e
 		return nil, err
 	}
 	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", c.userAgent)
+	req.Header.Set("User-Agent", c.send.UserAgent())
 	var set struct {
 		Keys []struct {
 			Kty string `json:"kty"`
@@ -96,7 +95,7 @@ func (c *Client) fetchKeys(ctx context.Context) (map[string]ed25519.PublicKey, e
 			Kid string `json:"kid"`
 		} `json:"keys"`
 	}
-	if _, err := c.Do(req, &set); err != nil {
+	if err := c.Do(req, &set); err != nil {
 		return nil, err
 	}
 	keys := map[string]ed25519.PublicKey{}

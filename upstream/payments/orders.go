@@ -153,7 +153,8 @@ type Order struct {
 	RefundedAmount int64  `json:"refunded_amount,omitempty"`
 }
 
-// CardDetails is the card payment of an order, without any card token.
+// CardDetails describe a card without any card token: an order's card
+// payment, and the card of a stored PaymentMethod.
 type CardDetails struct {
 	Type     string `json:"type"`
 	Scheme   string `json:"scheme,omitempty"`

@@ -2,6 +2,7 @@ package payments
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"time"
@@ -29,10 +30,6 @@ func (s *WebhooksService) List(ctx context.Context) ([]Webhook, error) {
 
 // Delete removes a webhook by id.
 func (s *WebhooksService) Delete(ctx context.Context, id string) error {
-	req, err := s.client.NewRequest(ctx, KeyAccessToken, http.MethodDelete, "v1/webhooks/"+url.PathEscape(id), nil)
-	if err != nil {
-		return err
-	}
-	_, err = s.client.Do(req, nil)
+	_, err := call[json.RawMessage](ctx, s.client, KeyAccessToken, http.MethodDelete, "v1/webhooks/"+url.PathEscape(id), nil)
 	return err
 }

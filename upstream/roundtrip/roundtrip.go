@@ -1,0 +1,515 @@
+// Package roundtrip is the one way the upstream clients (payments, banking)
+// send a request. It owns what the two upstreams have in common: a transport
+// tuned for one busy host, a deadline on every call, retries of idempotent
+// calls with full-jitter backoff that honours Retry-After, one circuit
+// breaker per upstream, the "upstream could not answer" error
+// (UnavailableError), and the shape in which an upstream's refusal reaches
+// the gateway's edge (Rejection).
+//
+// A client keeps what is its own: building requests, credentials, and the
+// typed errors of its CheckResponse. It plugs those in through Upstream and
+// gets a Sender; its options and the shared ones travel in one list of
+// Option values, validated when the client is built.
+package roundtrip
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/sony/gobreaker/v2"
+)
+
+// Defaults of the shared settings; every client starts from these.
+const (
+	// DefaultTimeout bounds one call, retries and waits included.
+	DefaultTimeout = 10 * time.Second
+	// DefaultRetries is how often an idempotent call is tried again.
+	DefaultRetries = 2
+	// DefaultBackoffBase is the first retry's backoff ceiling; it doubles
+	// with each retry.
+	DefaultBackoffBase = 100 * time.Millisecond
+	// DefaultBackoffMax caps every wait between attempts: the backoff, and
+	// the Retry-After an upstream asks for (a longer one is not waited for).
+	DefaultBackoffMax = 2 * time.Second
+	// DefaultTripAfter is how many consecutive failures open the breaker.
+	DefaultTripAfter = 5
+	// DefaultOpenFor is how long an open breaker fails fast before it lets
+	// one probe through.
+	DefaultOpenFor = 10 * time.Second
+	// DefaultUserAgent identifies the gateway to the upstreams.
+	DefaultUserAgent = "fingraph"
+
+	// maxBody bounds how much of an answer is read into memory.
+	maxBody = 16 << 20
+	// maxRetries bounds WithRetries: more attempts than this only prolong
+	// an outage for the caller.
+	maxRetries = 10
+)
+
+// Upstream is what a client plugs into the shared send path.
+type Upstream struct {
+	// Name names the upstream in errors, logs and the breaker ("payments").
+	Name string
+	// Check turns a non-2xx answer into the client's typed error (its
+	// CheckResponse); it returns nil for 2xx. Required.
+	Check func(*http.Response) error
+	// Prepare, when set, finishes each attempt's request (the request is a
+	// fresh clone per attempt): credentials that may change between
+	// attempts, header allowlists. An error stops the call; it is neither
+	// retried nor counted against the upstream.
+	Prepare func(*http.Request) error
+	// Answered, when set, sees every answer of every attempt, before its
+	// status is looked at, with the request as Prepare left it (a refreshed
+	// token is written back here).
+	Answered func(*http.Request, *http.Response)
+}
+
+// settings are the shared knobs, set by Options.
+type settings struct {
+	http        *http.Client
+	timeout     time.Duration
+	retries     int
+	backoffBase time.Duration
+	backoffMax  time.Duration
+	tripAfter   uint32
+	openFor     time.Duration
+	userAgent   string
+	logger      *slog.Logger
+	// client holds the options a client defines for itself, applied to the
+	// client once the shared ones are in place.
+	client []func(any) error
+}
+
+// Option configures a client built on this package: a shared setting
+// (WithTimeout, ...) or, through ClientOption, one of the client's own. An
+// option that is out of range makes the client's constructor fail.
+type Option func(*settings) error
+
+// WithHTTPClient replaces the default HTTP client (one over NewTransport),
+// for example to add instrumentation. Its Timeout should be zero or longer
+// than WithTimeout, which already bounds every call.
+func WithHTTPClient(h *http.Client) Option {
+	return func(s *settings) error {
+		if h == nil {
+			return errors.New("nil http client")
+		}
+		s.http = h
+		return nil
+	}
+}
+
+// WithTimeout bounds each call, retries and the waits between them included.
+func WithTimeout(d time.Duration) Option {
+	return func(s *settings) error {
+		if d <= 0 {
+			return fmt.Errorf("timeout must be positive, got %s", d)
+		}
+		s.timeout = d
+		return nil
+	}
+}
+
+// WithRetries sets how often an idempotent call (GET, HEAD, DELETE,
+// OPTIONS) is tried again after a network error or a 502, 503 or 504; 0
+// turns retries off. Other methods are never retried: repeating them can
+// repeat their effect.
+func WithRetries(n int) Option {
+	return func(s *settings) error {
+		if n < 0 || n > maxRetries {
+			return fmt.Errorf("retries must be 0 to %d, got %d", maxRetries, n)
+		}
+		s.retries = n
+		return nil
+	}
+}
+
+// WithBackoff sets the full-jitter backoff between retries: retry n waits a
+// random time in [0, min(max, base*2^(n-1))]. max also caps the Retry-After
+// an upstream may ask for; a longer one ends the retries instead. Tests
+// shrink both.
+func WithBackoff(base, max time.Duration) Option {
+	return func(s *settings) error {
+		if base <= 0 || max < base {
+			return fmt.Errorf("backoff needs 0 < base <= max, got base %s, max %s", base, max)
+		}
+		s.backoffBase, s.backoffMax = base, max
+		return nil
+	}
+}
+
+// WithBreaker tunes the circuit breaker: it opens after tripAfter
+// consecutive failures (network errors, timeouts, 5xx answers) and fails
+// fast for openFor before letting one probe through.
+func WithBreaker(tripAfter uint32, openFor time.Duration) Option {
+	return func(s *settings) error {
+		if tripAfter == 0 || openFor <= 0 {
+			return fmt.Errorf("breaker needs a positive threshold and open period, got %d and %s", tripAfter, openFor)
+		}
+		s.tripAfter, s.openFor = tripAfter, openFor
+		return nil
+	}
+}
+
+// WithUserAgent sets the User-Agent header of every request.
+func WithUserAgent(ua string) Option {
+	return func(s *settings) error {
+		if ua == "" {
+			return errors.New("empty user agent")
+		}
+		s.userAgent = ua
+		return nil
+	}
+}
+
+// WithLogger sets the logger for retries and breaker changes. It never
+// receives request bodies, header values or credentials.
+func WithLogger(l *slog.Logger) Option {
+	return func(s *settings) error {
+		if l == nil {
+			return errors.New("nil logger")
+		}
+		s.logger = l
+		return nil
+	}
+}
+
+// ClientOption makes an Option of a setting of one client type C, so that a
+// client's own options (the banking API version, ...) travel in the same
+// list as the shared ones. Given to another client type, it fails that
+// client's constructor.
+func ClientOption[C any](set func(*C) error) Option {
+	return func(s *settings) error {
+		s.client = append(s.client, func(c any) error {
+			cc, ok := c.(*C)
+			if !ok {
+				return fmt.Errorf("an option of %T given to %T", (*C)(nil), c)
+			}
+			return set(cc)
+		})
+		return nil
+	}
+}
+
+// NewTransport returns an HTTP transport tuned for one busy upstream host:
+// Go's default keeps only two idle connections per host, which forces new
+// TCP (and TLS) handshakes under any concurrency.
+func NewTransport() *http.Transport {
+	return &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          256,
+		MaxIdleConnsPerHost:   64,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   5 * time.Second,
+		ResponseHeaderTimeout: 15 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+}
+
+// Sender sends the calls of one upstream. It is safe for concurrent use;
+// its breaker is shared by every call to that upstream.
+type Sender struct {
+	up      Upstream
+	cfg     settings
+	breaker *gobreaker.CircuitBreaker[*http.Response]
+	// wait sleeps between attempts; tests record instead of sleeping.
+	wait func(ctx context.Context, d time.Duration) error
+}
+
+// New applies opts (the shared ones to the Sender, a client's own to
+// client) and returns the send path of upstream up. Errors name the upstream.
+func New(up Upstream, client any, opts ...Option) (*Sender, error) {
+	if up.Name == "" || up.Check == nil {
+		return nil, errors.New("roundtrip: an upstream needs a name and a Check")
+	}
+	s := &Sender{up: up, wait: sleep, cfg: settings{
+		timeout:     DefaultTimeout,
+		retries:     DefaultRetries,
+		backoffBase: DefaultBackoffBase,
+		backoffMax:  DefaultBackoffMax,
+		tripAfter:   DefaultTripAfter,
+		openFor:     DefaultOpenFor,
+		userAgent:   DefaultUserAgent,
+		logger:      slog.New(slog.DiscardHandler),
+	}}
+	for _, o := range opts {
+		if err := o(&s.cfg); err != nil {
+			return nil, fmt.Errorf("%s: %w", up.Name, err)
+		}
+	}
+	for _, set := range s.cfg.client {
+		if err := set(client); err != nil {
+			return nil, fmt.Errorf("%s: %w", up.Name, err)
+		}
+	}
+	if s.cfg.http == nil {
+		s.cfg.http = &http.Client{Transport: NewTransport()}
+	}
+	logger := s.cfg.logger
+	s.breaker = gobreaker.NewCircuitBreaker[*http.Response](gobreaker.Settings{
+		Name:    up.Name,
+		Timeout: s.cfg.openFor,
+		ReadyToTrip: func(c gobreaker.Counts) bool {
+			return c.ConsecutiveFailures >= s.cfg.tripAfter
+		},
+		// A caller that gives up says nothing about the upstream's health.
+		IsSuccessful: func(err error) bool { return err == nil || errors.Is(err, context.Canceled) },
+		OnStateChange: func(name string, from, to gobreaker.State) {
+			logger.Warn("circuit breaker", "upstream", name, "from", from.String(), "to", to.String())
+		},
+	})
+	return s, nil
+}
+
+// UserAgent is the User-Agent the client's requests carry.
+func (s *Sender) UserAgent() string { return s.cfg.userAgent }
+
+// Logger is the logger the client was given.
+func (s *Sender) Logger() *slog.Logger { return s.cfg.logger }
+
+// Timeout is the deadline of one call.
+func (s *Sender) Timeout() time.Duration { return s.cfg.timeout }
+
+// BreakerState reports the circuit breaker's state ("closed", "half-open",
+// "open") for readiness probes and metrics.
+func (s *Sender) BreakerState() string { return s.breaker.State().String() }
+
+// errServerStatus tells the breaker that a 5xx answer is a failure while the
+// answer itself is kept, so its error body can still be read.
+var errServerStatus = errors.New("server error status")
+
+// prepareError keeps a failing Prepare apart from upstream trouble.
+type prepareError struct{ err error }
+
+func (e *prepareError) Error() string { return e.err.Error() }
+func (e *prepareError) Unwrap() error { return e.err }
+
+// Do sends req under the call's deadline, through the breaker, retrying an
+// idempotent call where that can help; then it checks the answer with the
+// upstream's Check and decodes a 2xx JSON body into v (when v is not nil; an
+// io.Writer receives the raw body). It returns the client's typed error for
+// a non-2xx answer, *UnavailableError when the upstream could not answer,
+// and an error wrapping context.Canceled when the caller gave up.
+func (s *Sender) Do(req *http.Request, v any) error {
+	ctx, cancel := context.WithTimeout(req.Context(), s.cfg.timeout)
+	defer cancel()
+	var body []byte
+	if req.Body != nil && req.Body != http.NoBody {
+		b, err := io.ReadAll(req.Body)
+		_ = req.Body.Close()
+		if err != nil {
+			return fmt.Errorf("%s: read request body: %w", s.up.Name, err)
+		}
+		body = b
+	}
+	attempts := 1
+	if idempotent(req.Method) {
+		attempts += s.cfg.retries
+	}
+	var (
+		resp *http.Response
+		err  error
+	)
+	for n := 1; ; n++ {
+		resp, err = s.attempt(ctx, req, body)
+		if n == attempts {
+			break
+		}
+		d, again := s.retryWait(n, resp, err)
+		if !again || !fits(ctx, d) || s.wait(ctx, d) != nil {
+			break // keep this attempt's outcome
+		}
+		s.cfg.logger.Debug("upstream retry", "upstream", s.up.Name, "method", req.Method, "path", req.URL.Path, "attempt", n+1)
+	}
+	if err != nil {
+		return s.failure(req, err)
+	}
+	if err := s.up.Check(resp); err != nil {
+		return err
+	}
+	return s.decode(req, resp, v)
+}
+
+// attempt performs one round trip through the breaker. The answer's body is
+// read whole inside the breaker (a body cut off counts as a failure) and
+// replaced by an in-memory reader.
+func (s *Sender) attempt(ctx context.Context, orig *http.Request, body []byte) (*http.Response, error) {
+	req := orig.Clone(ctx)
+	if body != nil {
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		req.ContentLength = int64(len(body))
+	}
+	if s.up.Prepare != nil {
+		if err := s.up.Prepare(req); err != nil {
+			return nil, &prepareError{err}
+		}
+	}
+	resp, err := s.breaker.Execute(func() (*http.Response, error) {
+		resp, err := s.cfg.http.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		raw, rerr := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+		_ = resp.Body.Close()
+		resp.Body = io.NopCloser(bytes.NewReader(raw))
+		if rerr != nil {
+			return resp, rerr
+		}
+		if resp.StatusCode >= 500 {
+			return resp, errServerStatus
+		}
+		return resp, nil
+	})
+	if resp != nil && s.up.Answered != nil {
+		s.up.Answered(req, resp)
+	}
+	switch {
+	case errors.Is(err, errServerStatus):
+		return resp, nil
+	case errors.Is(err, gobreaker.ErrOpenState), errors.Is(err, gobreaker.ErrTooManyRequests):
+		return nil, ErrCircuitOpen
+	case err != nil:
+		return nil, err
+	}
+	return resp, nil
+}
+
+// retryWait decides whether attempt n's outcome is worth another attempt,
+// and how long to wait first.
+func (s *Sender) retryWait(n int, resp *http.Response, err error) (time.Duration, bool) {
+	if err != nil {
+		var pe *prepareError
+		if errors.As(err, &pe) || errors.Is(err, ErrCircuitOpen) ||
+			errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return 0, false
+		}
+		return FullJitter(s.cfg.backoffBase, s.cfg.backoffMax, n), true // network error
+	}
+	switch resp.StatusCode {
+	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout, http.StatusTooManyRequests:
+	default:
+		return 0, false
+	}
+	if d, ok := RetryAfter(resp.Header, time.Now()); ok {
+		// The upstream said when; waiting longer than the cap is not worth
+		// the caller's time, and retrying earlier would ignore it.
+		return d, d <= s.cfg.backoffMax
+	}
+	if resp.StatusCode == http.StatusTooManyRequests {
+		return 0, false // rate limited, and not told when to come back
+	}
+	return FullJitter(s.cfg.backoffBase, s.cfg.backoffMax, n), true
+}
+
+// failure turns a transport-level error into what the caller sees.
+func (s *Sender) failure(req *http.Request, err error) error {
+	var pe *prepareError
+	if errors.As(err, &pe) {
+		return pe.err
+	}
+	op := req.Method + " " + req.URL.Path
+	if errors.Is(err, context.Canceled) && req.Context().Err() != nil {
+		return fmt.Errorf("%s: %s: %w", s.up.Name, op, err)
+	}
+	return &UnavailableError{Service: s.up.Name, Op: op, Err: scrub(err)}
+}
+
+// decode reads a checked 2xx answer into v.
+func (s *Sender) decode(req *http.Request, resp *http.Response, v any) error {
+	if v == nil || resp.StatusCode == http.StatusNoContent {
+		return nil
+	}
+	if w, ok := v.(io.Writer); ok {
+		_, err := io.Copy(w, resp.Body)
+		return err
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return fmt.Errorf("%s: decode %s %s response: %w", s.up.Name, req.Method, req.URL.Path, err)
+	}
+	return nil
+}
+
+// idempotent reports whether repeating a request cannot repeat its effect.
+func idempotent(method string) bool {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodDelete, http.MethodOptions:
+		return true
+	}
+	return false
+}
+
+// FullJitter is the wait before retry n (from 1): a uniformly random time in
+// [0, min(max, base*2^(n-1))], so that many callers failing together do not
+// retry together.
+func FullJitter(base, max time.Duration, n int) time.Duration {
+	ceiling := max
+	if n-1 < 62 && base <= max>>(n-1) {
+		ceiling = base << (n - 1)
+	}
+	return time.Duration(rand.Int64N(int64(ceiling) + 1))
+}
+
+// RetryAfter reads a Retry-After header: delay seconds or an HTTP date
+// (a date in the past means now). ok is false when there is none or it
+// cannot be read.
+func RetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
+	v := h.Get("Retry-After")
+	if v == "" {
+		return 0, false
+	}
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if secs < 0 || secs > int64(24*time.Hour/time.Second) {
+			return 0, false
+		}
+		return time.Duration(secs) * time.Second, true
+	}
+	at, err := http.ParseTime(v)
+	if err != nil {
+		return 0, false
+	}
+	return max(at.Sub(now), 0), true
+}
+
+// fits reports whether waiting d still leaves the call time to try again.
+func fits(ctx context.Context, d time.Duration) bool {
+	deadline, ok := ctx.Deadline()
+	return !ok || time.Until(deadline) > d
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// scrub drops the request URL from *url.Error: harmless today, but a query
+// string could one day carry something that must not reach a log.
+func scrub(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
