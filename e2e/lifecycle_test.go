@@ -20,16 +20,7 @@ import (
 // subscription), shuts it down, and counts goroutines.
 func TestShutdownLeavesNoGoroutines(t *testing.T) {
 	before := runtime.NumGoroutine()
-	cfg, err := app.ParseConfig([]string{"-addr", "127.0.0.1:0", "-sandbox-addr", "127.0.0.1:0", "-data-dir", t.TempDir(),
-		"-reconcile-interval", "20ms"}, func(string) string { return "" }, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := app.Start(context.Background(), cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := &testGateway{URL: "http://" + a.Addr(), SandboxURL: "http://" + a.SandboxAddr(), http: &http.Client{Timeout: 10 * time.Second}}
+	a, g := startApp(t, "-reconcile-interval", "20ms")
 	g = g.as(g.signInAPI(t))
 	ws := g.dialWS(t, nil, nil)
 	ws.subscribeFromNow(g, "1", `subscription($after: String) { events(names: ["IndividualActivated"], after: $after) `+liveFields+` }`, nil)
@@ -114,31 +105,13 @@ func TestReadinessFollowsJetStream(t *testing.T) {
 // Shutdown returning without error shows that nothing held it up to its
 // timeout (http.Server.Shutdown would report the deadline).
 func TestShutdownClosesSocketsWith1012AndEndsStreams(t *testing.T) {
-	cfg, err := app.ParseConfig([]string{"-addr", "127.0.0.1:0", "-sandbox-addr", "127.0.0.1:0", "-data-dir", t.TempDir(),
-		"-reconcile-interval", "0", "-register-webhook", "false"}, func(string) string { return "" }, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := app.Start(context.Background(), cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := &testGateway{URL: "http://" + a.Addr(), SandboxURL: "http://" + a.SandboxAddr(), http: &http.Client{Timeout: 10 * time.Second}}
+	a, g := startApp(t, "-reconcile-interval", "0", "-register-webhook", "false")
 	g = g.as(g.signInAPI(t))
 	const sub = `subscription($after: String) { events(after: $after) { cursor } }`
 	ws := g.dialWS(t, nil, nil)
 	ws.subscribeFromNow(g, "1", sub, nil)
 
-	body, _ := json.Marshal(map[string]any{"query": sub, "variables": map[string]any{"after": g.cursorNow(t)}})
-	req, _ := http.NewRequest(http.MethodPost, g.URL+"/graphql", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Authorization", "Bearer "+g.bearer)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	resp := g.openSSE(t, sub, map[string]any{"after": g.cursorNow(t)})
 	streamEnded := make(chan struct{})
 	go func() { _, _ = io.Copy(io.Discard, resp.Body); close(streamEnded) }()
 
@@ -151,4 +124,40 @@ func TestShutdownClosesSocketsWith1012AndEndsStreams(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("shutdown: %v", err)
 	}
+}
+
+// startApp starts a gateway whose shutdown the test drives itself (the
+// harness's startGateway shuts down at cleanup), with the in-process sandbox.
+func startApp(t *testing.T, args ...string) (*app.App, *testGateway) {
+	t.Helper()
+	cfg, err := app.ParseConfig(append([]string{"-addr", "127.0.0.1:0", "-sandbox-addr", "127.0.0.1:0", "-data-dir", t.TempDir()}, args...),
+		func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := app.Start(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, &testGateway{URL: "http://" + a.Addr(), SandboxURL: "http://" + a.SandboxAddr(), http: &http.Client{Timeout: 10 * time.Second}}
+}
+
+// openSSE starts a subscription over server-sent events with g's session
+// and returns the open stream (closed at cleanup).
+func (g *testGateway) openSSE(t *testing.T, query string, vars map[string]any) *http.Response {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	req, _ := http.NewRequest(http.MethodPost, g.URL+"/graphql", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+g.bearer)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("not an event stream: %s", resp.Header.Get("Content-Type"))
+	}
+	return resp
 }

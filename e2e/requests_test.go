@@ -234,19 +234,7 @@ func TestSubscriptionsOutliveTheReadDeadline(t *testing.T) {
 	ws := g.dialWS(t, nil, nil)
 	ws.subscribe("1", sub, map[string]any{"after": after})
 
-	body, _ := json.Marshal(map[string]any{"query": sub, "variables": map[string]any{"after": after}})
-	req, _ := http.NewRequest(http.MethodPost, g.URL+"/graphql", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Authorization", "Bearer "+g.bearer)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		t.Fatalf("not an event stream: %s", resp.Header.Get("Content-Type"))
-	}
+	resp := g.openSSE(t, sub, map[string]any{"after": after})
 
 	time.Sleep(time.Second) // both connections are now past the read deadline
 	var ev sandboxEvent

@@ -20,15 +20,7 @@ import (
 func TestASlowSubscriberDoesNotHoldBackOthers(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	e, err := engine.Open(ctx, engine.Config{DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	bus, err := events.NewBus(ctx, e.JetStream())
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, bus := openBus(ctx, t)
 	f := events.Filter{Names: []string{"IndividualActivated"}}
 	start, err := bus.Cursor(ctx)
 	if err != nil {
@@ -67,15 +59,7 @@ func TestASlowSubscriberDoesNotHoldBackOthers(t *testing.T) {
 func TestCursorsPastTheEndOrFromAResetStreamAreRefused(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	e, err := engine.Open(ctx, engine.Config{DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	bus, err := events.NewBus(ctx, e.JetStream())
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, bus := openBus(ctx, t)
 	for i := range 3 {
 		if err := bus.Publish(ctx, events.Event{Source: events.SourcePayments, ID: fmt.Sprintf("c-%d", i), Name: "IndividualActivated"}); err != nil {
 			t.Fatal(err)
@@ -121,4 +105,19 @@ func TestCursorsPastTheEndOrFromAResetStreamAreRefused(t *testing.T) {
 	if _, err := bus.Subscribe(ctx, events.Filter{}, "0."+epoch); !errors.Is(err, events.ErrStaleCursor) {
 		t.Errorf("a cursor of the reset stream: %v, want ErrStaleCursor", err)
 	}
+}
+
+// openBus starts an embedded JetStream with the event streams on it.
+func openBus(ctx context.Context, t *testing.T) (*engine.Engine, *events.Bus) {
+	t.Helper()
+	e, err := engine.Open(ctx, engine.Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	bus, err := events.NewBus(ctx, e.JetStream())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, bus
 }
