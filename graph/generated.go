@@ -39,6 +39,7 @@ type ResolverRoot interface {
 	Query() QueryResolver
 	Subscription() SubscriptionResolver
 	Viewer() ViewerResolver
+	Wallet() WalletResolver
 }
 
 type DirectiveRoot struct {
@@ -102,6 +103,8 @@ type ComplexityRoot struct {
 		PostCode      func(childComplexity int) int
 		Region        func(childComplexity int) int
 		Settings      func(childComplexity int) int
+		Wallet        func(childComplexity int, id string) int
+		Wallets       func(childComplexity int) int
 	}
 
 	CorporationPage struct {
@@ -384,6 +387,18 @@ type ComplexityRoot struct {
 		Person      func(childComplexity int) int
 	}
 
+	Wallet struct {
+		Adapter     func(childComplexity int) int
+		Balance     func(childComplexity int) int
+		Corporation func(childComplexity int) int
+		CreatedAt   func(childComplexity int) int
+		Currency    func(childComplexity int) int
+		ID          func(childComplexity int) int
+		Name        func(childComplexity int) int
+		Purpose     func(childComplexity int) int
+		Type        func(childComplexity int) int
+	}
+
 	Webhook struct {
 		CreatedAt func(childComplexity int) int
 		ID        func(childComplexity int) int
@@ -399,6 +414,8 @@ type CorporationResolver interface {
 	Persons(ctx context.Context, obj *model.Corporation) ([]*model.Person, error)
 	APIKeys(ctx context.Context, obj *model.Corporation) ([]*model.APIKey, error)
 	Settings(ctx context.Context, obj *model.Corporation) (*model.CorporationSettings, error)
+	Wallets(ctx context.Context, obj *model.Corporation) ([]*model.Wallet, error)
+	Wallet(ctx context.Context, obj *model.Corporation, id string) (*model.Wallet, error)
 }
 type CustomerResolver interface {
 	Orders(ctx context.Context, obj *model.Customer, start *model.Date, end *model.Date) ([]*model.Order, error)
@@ -474,6 +491,9 @@ type ViewerResolver interface {
 	Corporation(ctx context.Context, obj *model.Viewer) (*model.Corporation, error)
 	Customer(ctx context.Context, obj *model.Viewer) (*model.Customer, error)
 	Permissions(ctx context.Context, obj *model.Viewer) ([]string, error)
+}
+type WalletResolver interface {
+	Corporation(ctx context.Context, obj *model.Wallet) (*model.Corporation, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -733,6 +753,23 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Corporation.Settings(childComplexity), true
+	case "Corporation.wallet":
+		if e.ComplexityRoot.Corporation.Wallet == nil {
+			break
+		}
+
+		args, err := ec.field_Corporation_wallet_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Corporation.Wallet(childComplexity, args["id"].(string)), true
+	case "Corporation.wallets":
+		if e.ComplexityRoot.Corporation.Wallets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Corporation.Wallets(childComplexity), true
 
 	case "CorporationPage.items":
 		if e.ComplexityRoot.CorporationPage.Items == nil {
@@ -2054,6 +2091,61 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Viewer.Person(childComplexity), true
 
+	case "Wallet.adapter":
+		if e.ComplexityRoot.Wallet.Adapter == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Wallet.Adapter(childComplexity), true
+	case "Wallet.balance":
+		if e.ComplexityRoot.Wallet.Balance == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Wallet.Balance(childComplexity), true
+	case "Wallet.corporation":
+		if e.ComplexityRoot.Wallet.Corporation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Wallet.Corporation(childComplexity), true
+	case "Wallet.createdAt":
+		if e.ComplexityRoot.Wallet.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Wallet.CreatedAt(childComplexity), true
+	case "Wallet.currency":
+		if e.ComplexityRoot.Wallet.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Wallet.Currency(childComplexity), true
+	case "Wallet.id":
+		if e.ComplexityRoot.Wallet.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Wallet.ID(childComplexity), true
+	case "Wallet.name":
+		if e.ComplexityRoot.Wallet.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Wallet.Name(childComplexity), true
+	case "Wallet.purpose":
+		if e.ComplexityRoot.Wallet.Purpose == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Wallet.Purpose(childComplexity), true
+	case "Wallet.type":
+		if e.ComplexityRoot.Wallet.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Wallet.Type(childComplexity), true
+
 	case "Webhook.createdAt":
 		if e.ComplexityRoot.Webhook.CreatedAt == nil {
 			break
@@ -3235,6 +3327,51 @@ type Money {
   currency: String!
 }
 `, BuiltIn: false},
+	{Name: "../schema/wallets.graphqls", Input: `# Wallets and money movement over the banking upstream: corporation wallets,
+# their pending wallets and requisites. Money is integer minor units with a
+# currency everywhere.
+
+"Whether a wallet holds available funds or the reserved funds of a real wallet."
+enum WalletType {
+  REAL
+  "Holds the reserved funds of its real wallet; exists after the first transaction from or to it."
+  PENDING
+}
+
+"The processor adapter a wallet runs on."
+enum WalletAdapter {
+  "The current adapter; EUR wallets, SEPA requisites, the only one for cards."
+  ADAPTER_A
+  "Deprecated upstream."
+  ADAPTER_B
+  "Multi-currency wallets."
+  ADAPTER_C
+}
+
+"A corporation wallet."
+type Wallet {
+  id: ID!
+  name: String!
+  "ISO 4217 code."
+  currency: String!
+  "Available funds."
+  balance: Money!
+  type: WalletType!
+  "CARD lets the wallet fund cards; null for an ordinary wallet."
+  purpose: String
+  adapter: WalletAdapter
+  createdAt: Time
+  "The corporation that owns the wallet."
+  corporation: Corporation
+}
+
+extend type Corporation {
+  "Real wallets of the corporation (batched: one upstream listing per corporation per request)."
+  wallets: [Wallet!]!
+  "One wallet of the corporation, served from the same listing as wallets."
+  wallet(id: ID!): Wallet
+}
+`, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
@@ -3352,6 +3489,10 @@ func (ec *executionContext) childFields_Corporation(ctx context.Context, field g
 		return ec.fieldContext_Corporation_apiKeys(ctx, field)
 	case "settings":
 		return ec.fieldContext_Corporation_settings(ctx, field)
+	case "wallets":
+		return ec.fieldContext_Corporation_wallets(ctx, field)
+	case "wallet":
+		return ec.fieldContext_Corporation_wallet(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Corporation", field.Name)
 }
@@ -3766,6 +3907,30 @@ func (ec *executionContext) childFields_Viewer(ctx context.Context, field graphq
 	return nil, fmt.Errorf("no field named %q was found under type Viewer", field.Name)
 }
 
+func (ec *executionContext) childFields_Wallet(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Wallet_id(ctx, field)
+	case "name":
+		return ec.fieldContext_Wallet_name(ctx, field)
+	case "currency":
+		return ec.fieldContext_Wallet_currency(ctx, field)
+	case "balance":
+		return ec.fieldContext_Wallet_balance(ctx, field)
+	case "type":
+		return ec.fieldContext_Wallet_type(ctx, field)
+	case "purpose":
+		return ec.fieldContext_Wallet_purpose(ctx, field)
+	case "adapter":
+		return ec.fieldContext_Wallet_adapter(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Wallet_createdAt(ctx, field)
+	case "corporation":
+		return ec.fieldContext_Wallet_corporation(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Wallet", field.Name)
+}
+
 func (ec *executionContext) childFields_Webhook(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -3905,6 +4070,20 @@ func (ec *executionContext) dir_requires_args(ctx context.Context, rawArgs map[s
 		return nil, err
 	}
 	args["role"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Corporation_wallet_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -5603,6 +5782,82 @@ func (ec *executionContext) fieldContext_Corporation_settings(_ context.Context,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_CorporationSettings(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Corporation_wallets(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Corporation_wallets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Corporation().Wallets(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Wallet) graphql.Marshaler {
+			return ec.marshalNWallet2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Corporation_wallets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Corporation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Wallet(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Corporation_wallet(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Corporation_wallet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Corporation().Wallet(ctx, obj, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Wallet) graphql.Marshaler {
+			return ec.marshalOWallet2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWallet(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Corporation_wallet(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Corporation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Wallet(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Corporation_wallet_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -11726,6 +11981,231 @@ func (ec *executionContext) fieldContext_Viewer_csrfToken(_ context.Context, fie
 	return graphql.NewScalarFieldContext("Viewer", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Wallet_id(ctx context.Context, field graphql.CollectedField, obj *model.Wallet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Wallet_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Wallet_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Wallet", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Wallet_name(ctx context.Context, field graphql.CollectedField, obj *model.Wallet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Wallet_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Wallet_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Wallet", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Wallet_currency(ctx context.Context, field graphql.CollectedField, obj *model.Wallet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Wallet_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Wallet_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Wallet", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Wallet_balance(ctx context.Context, field graphql.CollectedField, obj *model.Wallet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Wallet_balance(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Balance, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Wallet_balance(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Wallet",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Wallet_type(ctx context.Context, field graphql.CollectedField, obj *model.Wallet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Wallet_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.WalletType) graphql.Marshaler {
+			return ec.marshalNWalletType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Wallet_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Wallet", field, false, false, errors.New("field of type WalletType does not have child fields"))
+}
+
+func (ec *executionContext) _Wallet_purpose(ctx context.Context, field graphql.CollectedField, obj *model.Wallet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Wallet_purpose(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Purpose, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Wallet_purpose(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Wallet", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Wallet_adapter(ctx context.Context, field graphql.CollectedField, obj *model.Wallet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Wallet_adapter(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Adapter, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.WalletAdapter) graphql.Marshaler {
+			return ec.marshalOWalletAdapter2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletAdapter(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Wallet_adapter(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Wallet", field, false, false, errors.New("field of type WalletAdapter does not have child fields"))
+}
+
+func (ec *executionContext) _Wallet_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Wallet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Wallet_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Wallet_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Wallet", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Wallet_corporation(ctx context.Context, field graphql.CollectedField, obj *model.Wallet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Wallet_corporation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Wallet().Corporation(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Corporation) graphql.Marshaler {
+			return ec.marshalOCorporation2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporation(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Wallet_corporation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Wallet",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Corporation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Webhook_id(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15334,6 +15814,82 @@ func (ec *executionContext) _Corporation(ctx context.Context, sel ast.SelectionS
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "wallets":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Corporation_wallets(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "wallet":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Corporation_wallet(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -17982,6 +18538,117 @@ func (ec *executionContext) _Viewer(ctx context.Context, sel ast.SelectionSet, o
 	return out
 }
 
+var walletImplementors = []string{"Wallet"}
+
+func (ec *executionContext) _Wallet(ctx context.Context, sel ast.SelectionSet, obj *model.Wallet) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, walletImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Wallet")
+		case "id":
+			out.Values[i] = ec._Wallet_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "name":
+			out.Values[i] = ec._Wallet_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "currency":
+			out.Values[i] = ec._Wallet_currency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "balance":
+			out.Values[i] = ec._Wallet_balance(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._Wallet_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "purpose":
+			out.Values[i] = ec._Wallet_purpose(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "adapter":
+			out.Values[i] = ec._Wallet_adapter(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._Wallet_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "corporation":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Wallet_corporation(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var webhookImplementors = []string{"Webhook"}
 
 func (ec *executionContext) _Webhook(ctx context.Context, sel ast.SelectionSet, obj *model.Webhook) graphql.Marshaler {
@@ -19383,6 +20050,42 @@ func (ec *executionContext) marshalNViewer2ᚖgithubᚗcomᚋfingraphᚋfingraph
 	return ec._Viewer(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNWallet2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Wallet) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWallet2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWallet(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNWallet2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWallet(ctx context.Context, sel ast.SelectionSet, v *model.Wallet) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Wallet(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNWalletType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletType(ctx context.Context, v any) (model.WalletType, error) {
+	var res model.WalletType
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNWalletType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletType(ctx context.Context, sel ast.SelectionSet, v model.WalletType) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) marshalNWebhook2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWebhookᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Webhook) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -19993,6 +20696,29 @@ func (ec *executionContext) marshalOViewer2ᚖgithubᚗcomᚋfingraphᚋfingraph
 		return graphql.Null
 	}
 	return ec._Viewer(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOWallet2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWallet(ctx context.Context, sel ast.SelectionSet, v *model.Wallet) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Wallet(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOWalletAdapter2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletAdapter(ctx context.Context, v any) (*model.WalletAdapter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.WalletAdapter)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOWalletAdapter2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletAdapter(ctx context.Context, sel ast.SelectionSet, v *model.WalletAdapter) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.EnumValue) graphql.Marshaler {

@@ -132,6 +132,10 @@ type Corporation struct {
 	// API keys, without private keys (staff only).
 	APIKeys  []*APIKey            `json:"apiKeys"`
 	Settings *CorporationSettings `json:"settings"`
+	// Real wallets of the corporation (batched: one upstream listing per corporation per request).
+	Wallets []*Wallet `json:"wallets"`
+	// One wallet of the corporation, served from the same listing as wallets.
+	Wallet *Wallet `json:"wallet,omitempty"`
 }
 
 type CorporationPage struct {
@@ -1511,6 +1515,124 @@ func (e *SortDirection) UnmarshalJSON(b []byte) error {
 }
 
 func (e SortDirection) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// The processor adapter a wallet runs on.
+type WalletAdapter string
+
+const (
+	// The current adapter; EUR wallets, SEPA requisites, the only one for cards.
+	WalletAdapterAdapterA WalletAdapter = "ADAPTER_A"
+	// Deprecated upstream.
+	WalletAdapterAdapterB WalletAdapter = "ADAPTER_B"
+	// Multi-currency wallets.
+	WalletAdapterAdapterC WalletAdapter = "ADAPTER_C"
+)
+
+var AllWalletAdapter = []WalletAdapter{
+	WalletAdapterAdapterA,
+	WalletAdapterAdapterB,
+	WalletAdapterAdapterC,
+}
+
+func (e WalletAdapter) IsValid() bool {
+	switch e {
+	case WalletAdapterAdapterA, WalletAdapterAdapterB, WalletAdapterAdapterC:
+		return true
+	}
+	return false
+}
+
+func (e WalletAdapter) String() string {
+	return string(e)
+}
+
+func (e *WalletAdapter) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = WalletAdapter(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid WalletAdapter", str)
+	}
+	return nil
+}
+
+func (e WalletAdapter) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *WalletAdapter) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e WalletAdapter) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// Whether a wallet holds available funds or the reserved funds of a real wallet.
+type WalletType string
+
+const (
+	WalletTypeReal WalletType = "REAL"
+	// Holds the reserved funds of its real wallet; exists after the first transaction from or to it.
+	WalletTypePending WalletType = "PENDING"
+)
+
+var AllWalletType = []WalletType{
+	WalletTypeReal,
+	WalletTypePending,
+}
+
+func (e WalletType) IsValid() bool {
+	switch e {
+	case WalletTypeReal, WalletTypePending:
+		return true
+	}
+	return false
+}
+
+func (e WalletType) String() string {
+	return string(e)
+}
+
+func (e *WalletType) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = WalletType(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid WalletType", str)
+	}
+	return nil
+}
+
+func (e WalletType) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *WalletType) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e WalletType) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

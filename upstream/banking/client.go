@@ -138,6 +138,8 @@ type Client struct {
 	Feedback *FeedbackService
 	// Lookup answers reference questions such as SEPA reachability.
 	Lookup *LookupService
+	// Wallets reads and creates corporation wallets.
+	Wallets *WalletsService
 }
 
 type service struct{ client *Client }
@@ -283,6 +285,7 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 	c.APIKeys = (*APIKeysService)(&s)
 	c.Feedback = (*FeedbackService)(&s)
 	c.Lookup = (*LookupService)(&s)
+	c.Wallets = (*WalletsService)(&s)
 	return c, nil
 }
 

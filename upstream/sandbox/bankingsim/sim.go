@@ -65,6 +65,8 @@ type Sim struct {
 	sms          []message
 	email        []message
 	feedback     []map[string]any
+	wallets      map[string]*wallet    // real and pending, by id
+	requisites   map[string]*requisite // by id
 }
 
 // New returns an empty emulator.
@@ -97,6 +99,8 @@ func New(opts Options) *Sim {
 		challenges:   map[string]*challenge{},
 		active:       map[string]string{},
 		recoveries:   map[string]*recovery{},
+		wallets:      map[string]*wallet{},
+		requisites:   map[string]*requisite{},
 	}
 }
 
@@ -164,6 +168,7 @@ func (s *Sim) api(r chi.Router, version int) {
 		s.personRoutes(r)
 		s.corporationRoutes(r)
 		s.apiKeyRoutes(r)
+		s.walletRoutes(r)
 	})
 }
 
