@@ -13,9 +13,9 @@ func TestWalletsListAndGet(t *testing.T) {
 	f, c := newFake(t, func(w http.ResponseWriter, s seen) {
 		one := map[string]any{"id": "w1", "amount": 12345, "type": "real", "name": "Main", "currency": "EUR",
 			"payment_processor_adapter": "adapter_a", "purpose": "CARD",
-			"pending": map[string]any{"id": "p1", "amount": 500, "currency": "EUR", "extra": true},
+			"pending":           map[string]any{"id": "p1", "amount": 500, "currency": "EUR", "extra": true},
 			"wallet_requisites": []any{map[string]any{"id": "r1", "number": "LV00", "code": "BIC", "type": "sepa"}},
-			"created_at": "2024-01-02T09:00:00Z"}
+			"created_at":        "2024-01-02T09:00:00Z"}
 		if strings.HasSuffix(s.Path, "/wallets") {
 			writeJSON(w, 200, []any{one})
 			return
