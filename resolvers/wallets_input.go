@@ -38,7 +38,7 @@ func ibanChecksumOK(iban string) bool {
 	var digits strings.Builder
 	for _, r := range iban[4:] + iban[:4] {
 		if r >= 'A' && r <= 'Z' {
-			digits.WriteString(big.NewInt(int64(r-'A'+10)).String())
+			digits.WriteString(big.NewInt(int64(r - 'A' + 10)).String())
 		} else {
 			digits.WriteRune(r)
 		}

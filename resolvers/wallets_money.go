@@ -76,7 +76,9 @@ func (r *Resolver) convertOnce(ctx context.Context, key, fp string, convert func
 	}
 	scope := conversionScope(ctx)
 	defer r.conversions.lock(scope + "\x00" + key)()
-	internal := func(err error) error { return &gqlerr.Error{Code: gqlerr.Internal, Message: "internal error", Cause: err} }
+	internal := func(err error) error {
+		return &gqlerr.Error{Code: gqlerr.Internal, Message: "internal error", Cause: err}
+	}
 	prev, err := r.OrderAttempts.Get(ctx, scope, key)
 	if err != nil {
 		return nil, internal(err)
