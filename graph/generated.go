@@ -4266,7 +4266,7 @@ input RequestStatementInput {
 }
 
 input RequestIntroducerFeeReportInput {
-  "Required for staff; an introducer gets its own report when absent."
+  "The introducer; an introducer may ask only for itself (the upstream answers FORBIDDEN otherwise)."
   introducerId: ID
   from: Date!
   "Included."

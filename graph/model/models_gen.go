@@ -628,7 +628,7 @@ type ReportFile struct {
 }
 
 type RequestIntroducerFeeReportInput struct {
-	// Required for staff; an introducer gets its own report when absent.
+	// The introducer; an introducer may ask only for itself (the upstream answers FORBIDDEN otherwise).
 	IntroducerID *string `json:"introducerId,omitempty"`
 	From         Date    `json:"from"`
 	// Included.
