@@ -35,7 +35,11 @@ func (r *corporationResolver) Wallets(ctx context.Context, obj *model.Corporatio
 	if err != nil {
 		return nil, err
 	}
-	return toWallets(list, obj.ID), nil
+	out := toWallets(list, obj.ID)
+	for _, w := range out {
+		w.Owner = obj
+	}
+	return out, nil
 }
 
 func (r *corporationResolver) Wallet(ctx context.Context, obj *model.Corporation, id string) (*model.Wallet, error) {
@@ -43,10 +47,14 @@ func (r *corporationResolver) Wallet(ctx context.Context, obj *model.Corporation
 	if err != nil {
 		return nil, err
 	}
+	w := toWallet(real, obj.ID)
 	if pendingOwner != nil {
-		return pendingOf(pendingOwner, obj.ID), nil
+		w = pendingOf(pendingOwner, obj.ID)
 	}
-	return toWallet(real, obj.ID), nil
+	if w != nil {
+		w.Owner = obj
+	}
+	return w, nil
 }
 
 func (r *corporationResolver) WalletRequisites(ctx context.Context, obj *model.Corporation) ([]*model.WalletRequisites, error) {
@@ -231,6 +239,9 @@ func (r *queryResolver) SepaEnabled(ctx context.Context, sourceWalletID string, 
 }
 
 func (r *walletResolver) Corporation(ctx context.Context, obj *model.Wallet) (*model.Corporation, error) {
+	if obj.Owner != nil {
+		return obj.Owner, nil
+	}
 	if obj.CorporationID == "" {
 		return nil, nil
 	}
@@ -249,6 +260,9 @@ func (r *walletResolver) Requisites(ctx context.Context, obj *model.Wallet) ([]*
 }
 
 func (r *walletResolver) Pending(ctx context.Context, obj *model.Wallet) (*model.Wallet, error) {
+	if obj.PendingWallet != nil && obj.PendingWallet.Owner == nil {
+		obj.PendingWallet.Owner = obj.Owner
+	}
 	return obj.PendingWallet, nil
 }
 

@@ -17,6 +17,9 @@ type Wallet struct {
 
 	// CorporationID is the owner, for Wallet.corporation.
 	CorporationID string
+	// Owner is the owning corporation when the wallet was reached from it,
+	// so Wallet.corporation costs no upstream call.
+	Owner *Corporation
 	// PendingWallet is the pending wallet as the listing gave it, for
 	// Wallet.pending; nil when none.
 	PendingWallet *Wallet
