@@ -376,3 +376,75 @@ func TestConversionLimitCodes(t *testing.T) {
 		})
 	}
 }
+
+func TestLimitsAndInvoicesOfACorporation(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t)
+	anna := g.as(g.signInPerson(t, "anna@demo.test"))
+	var d struct {
+		CurrentCorporation struct {
+			Limits []struct {
+				ID              string `json:"id"`
+				PaymentMethod   string `json:"paymentMethod"`
+				TransactionType string `json:"transactionType"`
+				MaximumAmount   *struct {
+					Amount   int64  `json:"amount"`
+					Currency string `json:"currency"`
+				} `json:"maximumAmount"`
+				AttemptVelocityPerHour *int `json:"attemptVelocityPerHour"`
+			} `json:"limits"`
+			Invoices []struct {
+				Type   string `json:"type"`
+				IsPaid bool   `json:"isPaid"`
+				Amount struct {
+					Amount int64 `json:"amount"`
+				} `json:"amount"`
+			} `json:"invoices"`
+		} `json:"currentCorporation"`
+	}
+	anna.query(t, `{ currentCorporation { limits { id paymentMethod transactionType maximumAmount { amount currency } attemptVelocityPerHour }
+		invoices { type isPaid amount { amount } } } }`, nil).decode(t, &d)
+	c := d.CurrentCorporation
+	if len(c.Limits) != 2 || c.Limits[1].TransactionType != "convert" || c.Limits[1].MaximumAmount == nil ||
+		c.Limits[1].MaximumAmount.Amount != 5_000_000 || c.Limits[1].MaximumAmount.Currency != "EUR" {
+		t.Fatalf("limits = %+v", c.Limits)
+	}
+	if len(c.Invoices) != 1 || c.Invoices[0].Type != "OPENING_FEE" || !c.Invoices[0].IsPaid || c.Invoices[0].Amount.Amount != 50000 {
+		t.Fatalf("invoices = %+v", c.Invoices)
+	}
+	id := c.Limits[1].ID
+	upd := `mutation($input: UpdateLimitInput!) { updateLimit(input: $input) { id maximumAmount { amount } attemptVelocityPerHour } }`
+	in := map[string]any{"corporationId": demoCorpID, "id": id, "limitSet": map[string]any{"attemptVelocityPerHour": 7}}
+	if r := anna.query(t, upd, map[string]any{"input": in}); r.code() != "FORBIDDEN" {
+		t.Errorf("person changing a limit: %+v", r.Errors)
+	}
+	staff := g.as(g.signInStaff(t))
+	var u struct {
+		UpdateLimit struct {
+			MaximumAmount struct {
+				Amount int64 `json:"amount"`
+			} `json:"maximumAmount"`
+			AttemptVelocityPerHour int `json:"attemptVelocityPerHour"`
+		} `json:"updateLimit"`
+	}
+	staff.query(t, upd, map[string]any{"input": in}).decode(t, &u)
+	if u.UpdateLimit.AttemptVelocityPerHour != 7 || u.UpdateLimit.MaximumAmount.Amount != 5_000_000 {
+		t.Errorf("absent fields must stay: %+v", u.UpdateLimit)
+	}
+	in["limitSet"] = map[string]any{"minimumAmount": 10, "maximumAmount": 5}
+	if r := staff.query(t, upd, map[string]any{"input": in}); r.code() != "BAD_USER_INPUT" {
+		t.Errorf("minimum above maximum: %+v", r.Errors)
+	}
+	var del struct {
+		DeleteLimit struct {
+			ID string `json:"id"`
+		} `json:"deleteLimit"`
+	}
+	staff.query(t, `mutation { deleteLimit(input: {corporationId: "`+demoCorpID+`", id: "`+id+`"}) { id } }`, nil).decode(t, &del)
+	if del.DeleteLimit.ID != id {
+		t.Fatalf("deleteLimit = %+v", del)
+	}
+	if r := staff.query(t, `mutation { deleteLimit(input: {corporationId: "`+demoCorpID+`", id: "`+id+`"}) { id } }`, nil); r.code() != "NOT_FOUND" {
+		t.Errorf("deleting twice: %+v", r.Errors)
+	}
+}

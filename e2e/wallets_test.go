@@ -258,3 +258,159 @@ func TestCorporationScreenUpstreamCalls(t *testing.T) {
 		t.Errorf("banking calls = %d, want 3: %v", got, s.Routes)
 	}
 }
+
+const requisitesFields = `id number code type`
+
+func TestStaffCreatesWalletsAndPersonsManageRequisites(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t)
+	staff := g.as(g.signInStaff(t))
+	create := `mutation($input: CreateWalletInput!) { createWallet(input: $input) { wallets { ` + walletFields + ` requisites { ` + requisitesFields + ` } } } }`
+	type created struct {
+		CreateWallet struct {
+			Wallets []struct {
+				walletData
+				Requisites []struct {
+					ID     string `json:"id"`
+					Number string `json:"number"`
+					Code   string `json:"code"`
+					Type   string `json:"type"`
+				} `json:"requisites"`
+			} `json:"wallets"`
+		} `json:"createWallet"`
+	}
+
+	// Adapter A, CARD, automatic requisites: a EUR wallet with a fresh IBAN.
+	var a created
+	staff.query(t, create, map[string]any{"input": map[string]any{"corporationId": demoCorpID, "adapter": "ADAPTER_A",
+		"purpose": "CARD", "name": "Travel cards"}}).decode(t, &a)
+	w := a.CreateWallet.Wallets
+	if len(w) != 1 || w[0].Currency != "EUR" || w[0].Purpose == nil || *w[0].Purpose != "CARD" || w[0].Balance.Amount != 0 ||
+		len(w[0].Requisites) != 1 || w[0].Requisites[0].Type != "SEPA" {
+		t.Fatalf("adapter A wallet = %+v", w)
+	}
+	// The IBAN the bank issued is a valid one: the look-up accepts it.
+	anna := g.as(g.signInPerson(t, "anna@demo.test"))
+	var s struct {
+		SepaEnabled bool `json:"sepaEnabled"`
+	}
+	anna.query(t, `query($w: ID!, $i: String!) { sepaEnabled(sourceWalletId: $w, iban: $i) }`,
+		map[string]any{"w": w[0].ID, "i": w[0].Requisites[0].Number}).decode(t, &s)
+	if !s.SepaEnabled {
+		t.Errorf("issued IBAN %s is not SEPA-reachable", w[0].Requisites[0].Number)
+	}
+
+	// Adapter C: one wallet per currency.
+	var c created
+	staff.query(t, create, map[string]any{"input": map[string]any{"corporationId": demoCorpID, "adapter": "ADAPTER_C",
+		"currencies": []string{"SEK", "NOK"}}}).decode(t, &c)
+	if len(c.CreateWallet.Wallets) != 2 || c.CreateWallet.Wallets[0].Currency != "SEK" || c.CreateWallet.Wallets[1].Currency != "NOK" {
+		t.Fatalf("adapter C wallets = %+v", c.CreateWallet.Wallets)
+	}
+
+	// Adapter rules are checked before the upstream.
+	for name, in := range map[string]map[string]any{
+		"ukLocal on adapter A":       {"adapter": "ADAPTER_A", "ukLocal": map[string]any{"accountNumber": "12345678", "sortCode": "123456"}},
+		"adapter C without currency": {"adapter": "ADAPTER_C"},
+		"purpose on adapter C":       {"adapter": "ADAPTER_C", "currencies": []string{"USD"}, "purpose": "CARD"},
+		"manual adapter A, bad IBAN": {"adapter": "ADAPTER_A", "requisitesMode": "MANUAL", "sepa": map[string]any{"iban": "DE00370400440532013000"}},
+		"adapter B sepa without BIC": {"adapter": "ADAPTER_B", "sepa": map[string]any{"iban": "DE89370400440532013000"}},
+		"currency outside the six":   {"adapter": "ADAPTER_C", "currencies": []string{"CHF"}},
+	} {
+		in["corporationId"] = demoCorpID
+		if r := staff.query(t, create, map[string]any{"input": in}); r.code() != "BAD_USER_INPUT" {
+			t.Errorf("%s: %+v", name, r.Errors)
+		}
+	}
+	// Staff only.
+	if r := anna.query(t, create, map[string]any{"input": map[string]any{"corporationId": demoCorpID, "adapter": "ADAPTER_C", "currencies": []string{"DKK"}}}); r.code() != "FORBIDDEN" {
+		t.Errorf("person creating a wallet: %+v", r.Errors)
+	}
+
+	// A manual adapter A wallet has no requisites until some are attached.
+	manual := g.createWallet(t, staff.bearer, map[string]any{"corporationId": demoCorpID, "adapter": "ADAPTER_A", "requisitesMode": "MANUAL"})
+	var att struct {
+		AttachWalletRequisites []struct {
+			ID     string `json:"id"`
+			Number string `json:"number"`
+			Code   string `json:"code"`
+		} `json:"attachWalletRequisites"`
+	}
+	anna.query(t, `mutation($input: AttachWalletRequisitesInput!) { attachWalletRequisites(input: $input) { `+requisitesFields+` } }`,
+		map[string]any{"input": map[string]any{"corporationId": demoCorpID, "walletId": manual, "mode": "MANUAL",
+			"sepa": map[string]any{"iban": "FR14 2004 1010 0505 0001 3M02 606", "bic": "PSSTFRPPXXX"}}}).decode(t, &att)
+	if len(att.AttachWalletRequisites) != 1 || att.AttachWalletRequisites[0].Number != "FR1420041010050500013M02606" {
+		t.Fatalf("attached = %+v", att.AttachWalletRequisites)
+	}
+	// Unattached requisites, listed on the corporation, then deleted.
+	var cr struct {
+		CreateWalletRequisites []struct {
+			ID string `json:"id"`
+		} `json:"createWalletRequisites"`
+	}
+	anna.query(t, `mutation { createWalletRequisites(input: {corporationId: "`+demoCorpID+`", adapter: ADAPTER_A}) { id } }`, nil).decode(t, &cr)
+	if len(cr.CreateWalletRequisites) != 1 {
+		t.Fatalf("created requisites = %+v", cr)
+	}
+	listed := func() map[string]bool {
+		var d struct {
+			Corporation struct {
+				WalletRequisites []struct {
+					ID string `json:"id"`
+				} `json:"walletRequisites"`
+			} `json:"corporation"`
+		}
+		anna.query(t, `{ corporation(id: "`+demoCorpID+`") { walletRequisites { id } } }`, nil).decode(t, &d)
+		out := map[string]bool{}
+		for _, q := range d.Corporation.WalletRequisites {
+			out[q.ID] = true
+		}
+		return out
+	}
+	id := cr.CreateWalletRequisites[0].ID
+	if !listed()[id] || !listed()[att.AttachWalletRequisites[0].ID] {
+		t.Fatalf("requisites missing from the corporation's list")
+	}
+	var del struct {
+		DeleteWalletRequisites struct {
+			ID string `json:"id"`
+		} `json:"deleteWalletRequisites"`
+	}
+	anna.query(t, `mutation { deleteWalletRequisites(input: {corporationId: "`+demoCorpID+`", id: "`+id+`"}) { id } }`, nil).decode(t, &del)
+	if del.DeleteWalletRequisites.ID != id || listed()[id] {
+		t.Fatalf("delete: %+v", del)
+	}
+	if r := anna.query(t, `mutation { createWalletRequisites(input: {corporationId: "`+demoCorpID+`", adapter: ADAPTER_A, mode: MANUAL}) { id } }`, nil); r.code() != "BAD_USER_INPUT" {
+		t.Errorf("manual without sepa: %+v", r.Errors)
+	}
+}
+
+func TestMoneyEventsReachTheirCorporationOnly(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t)
+	api := g.as(g.signInAPI(t)) // the demo corporation's API client
+	ws := api.dialWS(t, nil, nil)
+	defer ws.close()
+	ws.subscribeFromNow(api, "1", `subscription($after: String) { events(names: ["WalletCreated", "ConversionCreated", "LimitUpdated"], after: $after) `+liveFields+` }`, nil)
+
+	staff := g.signInStaff(t)
+	// The second corporation's wallet must not reach the demo corporation.
+	g.createWallet(t, staff, map[string]any{"corporationId": secondCorpID, "adapter": "ADAPTER_C", "currencies": []string{"USD"}})
+	mine := g.createWallet(t, staff, map[string]any{"corporationId": demoCorpID, "adapter": "ADAPTER_C", "currencies": []string{"DKK"}})
+	anna := g.as(g.signInPerson(t, "anna@demo.test"))
+	conv, _ := anna.convert(t, map[string]any{"sourceWalletId": demoUSDWalletID, "amount": 1000, "currency": "EUR"})
+	g.queryAs(t, staff, `mutation { updateLimit(input: {corporationId: "`+demoCorpID+`", id: "b3000000-0000-4000-8000-000000000002", limitSet: {maximumAmount: 900000}}) { id } }`, nil).decode(t, &struct{}{})
+
+	e := ws.next("1", "events")
+	if e.Event.Name != "WalletCreated" || e.Source != "gateway" || fmt.Sprint(e.Event.Payload["wallet_ids"]) != "["+mine+"]" {
+		t.Fatalf("first event = %+v, want the demo corporation's WalletCreated", e)
+	}
+	e = ws.next("1", "events")
+	if e.Event.Name != "ConversionCreated" || e.Event.Payload["transaction_id"] != conv.ID || e.Event.Payload["corporation_id"] != demoCorpID {
+		t.Fatalf("second event = %+v", e)
+	}
+	e = ws.next("1", "events")
+	if e.Event.Name != "LimitUpdated" || e.Event.Payload["limit_id"] != "b3000000-0000-4000-8000-000000000002" {
+		t.Fatalf("third event = %+v", e)
+	}
+}
