@@ -4277,6 +4277,7 @@ input RequestIntroducerFeeReportInput {
 
 "A generated file, downloadable from the gateway until expiresAt without signing in."
 type ReportFile {
+  "A path on this gateway (/downloads/reports/...), to resolve against the gateway's origin; it carries no credential of the session."
   url: String!
   fileName: String!
   expiresAt: Time!

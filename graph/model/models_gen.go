@@ -622,6 +622,7 @@ type RegisterWebhookPayload struct {
 
 // A generated file, downloadable from the gateway until expiresAt without signing in.
 type ReportFile struct {
+	// A path on this gateway (/downloads/reports/...), to resolve against the gateway's origin; it carries no credential of the session.
 	URL       string    `json:"url"`
 	FileName  string    `json:"fileName"`
 	ExpiresAt time.Time `json:"expiresAt"`
