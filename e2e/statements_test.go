@@ -82,7 +82,7 @@ func TestStatementPDFThroughTheSignedLink(t *testing.T) {
 		t.Fatalf("text: %v", err)
 	}
 	text, _ := io.ReadAll(tr)
-	for _, want := range []string{"Statement", "Operating EUR", "Opening balance: 0.00 EUR", "Closing balance: 14,000.00 EUR", "Office rent January", "Europe/Riga"} {
+	for _, want := range []string{"Statement", "Operating EUR", "Opening balance: 0.00 EUR", "Closing balance: 15,000.00 EUR", "Conversion from USD", "Office rent January", "Europe/Riga"} {
 		if !strings.Contains(string(text), want) {
 			t.Errorf("statement text lacks %q:\n%s", want, text)
 		}
@@ -177,7 +177,7 @@ func TestStatementCSVRowsSumToTheMovements(t *testing.T) {
 			t.Errorf("wallet %s: rows sum to %d, last balance %d, wallet balance %d (pending %d)", id, sums[id], last[id], bal, pending)
 		}
 	}
-	if sums[demoEURWalletID] != 1400000+10000 || sums[demoUSDWalletID] != 500000-10854 {
+	if sums[demoEURWalletID] != 1500000+10000 || sums[demoUSDWalletID] != 391460-10854 {
 		t.Errorf("sums = %v", sums)
 	}
 }
@@ -208,6 +208,10 @@ func TestIntroducerFeeReport(t *testing.T) {
 	rows, err := csv.NewReader(bytes.NewReader(body)).ReadAll()
 	if err != nil || len(rows) != 2 || rows[0][0] != "corporation_id" || rows[1][0] != demoCorpID {
 		t.Fatalf("fee report rows: %v %v", rows, err)
+	}
+	// The seeded conversion: a 5.40 USD charge, 5.00 EUR, of which 20 % is the introducer's.
+	if got := strings.Join(rows[1][3:], ","); got != "1,5.00,1.00" {
+		t.Errorf("fee report row = %v, want 1 transaction, 5.00 charges, 1.00 fee", rows[1])
 	}
 	if r := intro.query(t, `mutation { requestIntroducerFeeReport(input: {introducerId: "someone-else", from: "2024-01-01", to: "2024-12-31"}) { url } }`, nil); r.code() != "FORBIDDEN" {
 		t.Errorf("introducer asking for another introducer: %+v", r.Errors)

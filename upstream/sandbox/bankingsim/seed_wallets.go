@@ -1,6 +1,7 @@
 package bankingsim
 
 import (
+	"sort"
 	"time"
 )
 
@@ -73,6 +74,22 @@ func (s *Sim) seedWalletsLocked() {
 		{2, "transfer-incoming", "Share capital", 5000},
 	})
 
+	// One approved conversion in the history, so statements show one and
+	// the introducer fee report has a charge to share.
+	s.seedConversionLocked(seedID("b4000000", 9100), seedBase.Add(50*day+10*time.Hour),
+		s.wallets[DemoUSDWalletID], s.wallets[DemoEURWalletID], 100000)
+
+	// The seed books out of date order; put each ledger in order and
+	// recompute the running balances.
+	for _, wl := range s.wallets {
+		sort.SliceStable(wl.ledger, func(i, j int) bool { return wl.ledger[i].At.Before(wl.ledger[j].At) })
+		var bal int64
+		for i := range wl.ledger {
+			bal += wl.ledger[i].Amount
+			wl.ledger[i].Balance = bal
+		}
+	}
+
 	req := func(id, corp, walletID, iban, bic string, created time.Time) {
 		s.requisites[id] = &requisite{ID: id, CorpID: corp, Number: iban, Code: bic, Type: "sepa", Adapter: AdapterA,
 			WalletID: walletID, CreatedAt: created, UpdatedAt: created}
@@ -125,4 +142,20 @@ func (s *Sim) seedInvoicesAndLimitsLocked() {
 		"dailyLimitAmount": i64(5_000_000), "weeklyLimitAmount": i64(15_000_000), "monthlyLimitAmount": i64(50_000_000)})
 	mk(DemoConvertLimitID, DemoCorporationID, ConvertPaymentMethod, "convert", convert())
 	mk(SecondConvertLimitID, SecondCorporationID, ConvertPaymentMethod, "convert", convert())
+}
+
+// seedConversionLocked books an approved conversion of amount (in the
+// target's currency) the way a live one settles.
+func (s *Sim) seedConversionLocked(id string, at time.Time, src, dst *wallet, amount int64) {
+	t := &transaction{ID: id, CorpID: src.CorpID, Type: "convert", SourceWalletID: src.ID, TargetWalletID: dst.ID,
+		SourceCurrency: src.Currency, TargetCurrency: dst.Currency, TargetAmount: amount,
+		SourceAmount: convertMinorUp(amount, dst.Currency, src.Currency), AmountEUR: convertMinor(amount, dst.Currency, "EUR"),
+		Code: StatusApproved, CreatedAt: at, UpdatedAt: at, PaymentMethod: ConvertPaymentMethod, TransactionTypeLm: "convert",
+		CreatedBy: &actor{ID: AnnaID, Type: "person", FullName: "Anna Berzina"}}
+	t.Charge = (t.SourceAmount*ChargePermille + 999) / 1000
+	s.transactions[id] = t
+	src.postLocked(at, id, "convert", "Conversion to "+dst.Currency, -t.reserved())
+	dst.postLocked(at, id, "convert", "Conversion from "+src.Currency, amount)
+	s.pendingWalletLocked(src).CreatedAt = at
+	s.pendingWalletLocked(dst).CreatedAt = at
 }
