@@ -88,6 +88,14 @@ func TestStatementPDFThroughTheSignedLink(t *testing.T) {
 		}
 	}
 
+	// Neither the link nor the upstream's capability path reaches a log.
+	sig := f.URL[strings.Index(f.URL, "sig=")+4:]
+	for _, secret := range []string{sig, "rpt_", f.URL[len("/downloads/reports/"):strings.Index(f.URL, "?")]} {
+		if strings.Contains(g.Logs.String(), secret) {
+			t.Errorf("the logs hold part of a download link: %q", secret)
+		}
+	}
+
 	// A tampered or foreign link downloads nothing.
 	if resp, _ := g.download(t, strings.Replace(f.URL, "sig=", "sig=x", 1)); resp.StatusCode != http.StatusForbidden {
 		t.Errorf("tampered signature: %d", resp.StatusCode)
