@@ -83,6 +83,7 @@ func TestParseConfigReadsEveryVariable(t *testing.T) {
 		"FINGRAPH_UPSTREAM_TIMEOUT":    "7s",
 		"FINGRAPH_BANKING_TIMEOUT":     "9s",
 		"FINGRAPH_PAYMENTS_TIMEOUT":    "8s",
+		"FINGRAPH_DOWNLOAD_KEY":        "download-secret",
 	} {
 		e[k] = v
 	}
@@ -116,6 +117,7 @@ func TestParseConfigReadsEveryVariable(t *testing.T) {
 		"FINGRAPH_OPERATION_TIMEOUT":     {c.OperationTimeout, 12 * time.Second},
 		"FINGRAPH_UPSTREAM_TIMEOUT":      {c.UpstreamTimeout, 7 * time.Second},
 		"FINGRAPH_PAYMENTS_TIMEOUT":      {c.PaymentsTimeout, 8 * time.Second},
+		"FINGRAPH_DOWNLOAD_KEY":          {c.DownloadKey, "download-secret"},
 		"FINGRAPH_BANKING_TIMEOUT":       {c.BankingTimeout, 9 * time.Second},
 	}
 	for name, ch := range checks {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/fingraph/fingraph/downloads"
 	"github.com/fingraph/fingraph/upstream/banking"
 	"github.com/fingraph/fingraph/upstream/payments"
 )
@@ -25,6 +26,8 @@ type Resolver struct {
 	Attempts Attempts
 	Events   EventStream
 	Logger   *slog.Logger
+	// Downloads signs the gateway's report download links.
+	Downloads *downloads.Signer
 	// Now is the clock; tests may fix it.
 	Now func() time.Time
 }

@@ -43,6 +43,8 @@ type Loaders struct {
 
 	// Banking holds the loaders of the banking upstream (banking.go).
 	Banking
+	// Money holds the loaders of wallets and money movement (wallets.go).
+	Money
 
 	payments *payments.Client
 	listings *listings
@@ -77,6 +79,7 @@ func New(p *payments.Client, b *banking.Client) *Loaders {
 		PendingActionByEvent: dataloader.NewBatchedLoader(pendingActionBatch(p),
 			dataloader.WithWait[string, *payments.PendingAction](Wait)),
 		Banking:  newBanking(b),
+		Money:    newMoney(b),
 		payments: p,
 		listings: l,
 	}

@@ -387,6 +387,79 @@ func (s *Sender) attempt(ctx context.Context, orig *http.Request, body []byte) (
 	return resp, nil
 }
 
+// Stream sends req once, through the breaker and the upstream's Prepare and
+// Answered hooks, without buffering either body: for uploads that are
+// streamed up (req.Body is read once, so it is never retried) and files
+// streamed down. A 2xx answer is returned with its body open for the caller
+// to read and close; any other answer is checked and returned as the
+// client's typed error. The call's deadline bounds the wait for the answer's
+// headers; the body is bounded by req's context only, so that a large file
+// is not cut off.
+func (s *Sender) Stream(req *http.Request) (*http.Response, error) {
+	if s.up.Prepare != nil {
+		if err := s.up.Prepare(req); err != nil {
+			return nil, err
+		}
+	}
+	ctx, cancel := context.WithCancel(req.Context())
+	headers := time.AfterFunc(s.cfg.timeout, cancel)
+	req = req.WithContext(ctx)
+	resp, err := s.breaker.Execute(func() (*http.Response, error) {
+		resp, err := s.cfg.http.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode >= 500 {
+			return resp, errServerStatus
+		}
+		return resp, nil
+	})
+	if !headers.Stop() && err == nil {
+		// The deadline passed while the answer arrived: the body is cut.
+		err = context.DeadlineExceeded
+	}
+	if resp != nil && s.up.Answered != nil {
+		s.up.Answered(req, resp)
+	}
+	switch {
+	case errors.Is(err, errServerStatus):
+		err = nil
+	case errors.Is(err, gobreaker.ErrOpenState), errors.Is(err, gobreaker.ErrTooManyRequests):
+		cancel()
+		return nil, &UnavailableError{Service: s.up.Name, Op: req.Method + " " + req.URL.Path, Err: ErrCircuitOpen}
+	}
+	if err != nil {
+		cancel()
+		if resp != nil {
+			_ = resp.Body.Close()
+		}
+		return nil, s.failure(req, err)
+	}
+	if resp.StatusCode >= 300 {
+		defer cancel()
+		defer resp.Body.Close()
+		resp.Body = io.NopCloser(io.LimitReader(resp.Body, maxBody))
+		if err := s.up.Check(resp); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%s: %s %s: unexpected status %d", s.up.Name, req.Method, req.URL.Path, resp.StatusCode)
+	}
+	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+// cancelOnClose releases a streamed call's context with its body.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnClose) Close() error {
+	err := c.ReadCloser.Close()
+	c.cancel()
+	return err
+}
+
 // retryWait decides whether attempt n's outcome is worth another attempt,
 // and how long to wait first.
 func (s *Sender) retryWait(n int, resp *http.Response, err error) (time.Duration, bool) {

@@ -54,6 +54,7 @@ func (s *Sim) routes(r chi.Router) {
 	public.Post("/person/recover-password", s.recoverPassword)
 	public.Post("/corporation/signup", s.corporationSignUp)
 	public.Post("/feedback", s.postFeedback)
+	public.Get("/reports/files/{file}", s.getReportFile)
 
 	auth.Post("/persons", s.createPerson)
 	auth.Get("/persons", s.listPersons)
@@ -76,6 +77,24 @@ func (s *Sim) routes(r chi.Router) {
 	auth.Get("/corporations/{corporation_id}/api-keys", s.listAPIKeys)
 	auth.Post("/corporations/{corporation_id}/api-keys", s.createAPIKey)
 	auth.Delete("/corporations/{corporation_id}/api-keys/{id}", s.deleteAPIKey)
+
+	auth.Get("/corporations/{id}/wallets", s.listWallets)
+	auth.Get("/corporations/{id}/wallets/{walletId}", s.getWallet)
+	auth.Post("/corporations/{id}/wallets", s.createWallet)
+	auth.Get("/corporations/{corporation_id}/wallet-requisites", s.listRequisites)
+	auth.Post("/corporations/{corporation_id}/wallet-requisites", s.createRequisites)
+	auth.Post("/corporations/{corporation_id}/wallet-requisites/attach", s.attachRequisites)
+	auth.Delete("/corporations/{corporation_id}/wallet-requisites/{id}", s.deleteRequisites)
+	auth.Get("/lookup/ibans/is-sepa-enabled", s.isSEPAEnabled)
+	auth.Post("/transactions", s.createTransaction)
+	auth.Get("/corporations/{id}/invoices", s.listInvoices)
+	auth.Get("/corporations/{id}/limits", s.listLimits)
+	auth.Get("/corporations/{id}/limits/{limitId}", s.getLimit)
+	auth.Put("/corporations/{id}/limits/{limitId}", s.putLimit)
+	auth.Delete("/corporations/{id}/limits/{limitId}", s.deleteLimit)
+	auth.Get("/reports/statement/pdf", s.statementPDF)
+	auth.Get("/reports/statement/csv", s.statementCSV)
+	auth.Get("/reports/introducers-corporates-fee", s.introducerFeeReport)
 }
 
 // Control registers the banking part of the control API under /_sandbox.
@@ -83,6 +102,8 @@ func (s *Sim) Control(r chi.Router) {
 	r.Get("/sms", s.getSMS)
 	r.Get("/email", s.getEmail)
 	r.Get("/feedback", s.getFeedback)
+	r.Post("/banking/transactions/{id}/settle", s.controlSettle)
+	r.Post("/banking/wallets/{id}/credit", s.controlCredit)
 }
 
 func (s *Sim) refuseVersion(w http.ResponseWriter, r *http.Request) {

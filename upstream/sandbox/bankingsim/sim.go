@@ -37,6 +37,11 @@ type Options struct {
 	TokenTTL time.Duration
 	// Now is the clock; time.Now when nil. Tests move it to expire codes.
 	Now func() time.Time
+	// SettleAfter is how long a conversion stays PENDING, its funds
+	// reserved in the pending wallet, before the sandbox approves it;
+	// DefaultSettleAfter when zero, never (only the control API settles)
+	// when negative.
+	SettleAfter time.Duration
 }
 
 // Sim is the stateful banking emulator. All state sits behind one mutex:
@@ -60,6 +65,13 @@ type Sim struct {
 	sms          []message
 	email        []message
 	feedback     []map[string]any
+	wallets      map[string]*wallet    // real and pending, by id
+	requisites   map[string]*requisite // by id
+	ibanSeq      int
+	transactions map[string]*transaction // by id
+	invoices     map[string]*invoice     // by id
+	limits       map[string]*limit       // by id
+	reports      map[string]*report      // by unguessable file id
 }
 
 // New returns an empty emulator.
@@ -72,6 +84,9 @@ func New(opts Options) *Sim {
 	}
 	if opts.TokenTTL == 0 {
 		opts.TokenTTL = DefaultTokenTTL
+	}
+	if opts.SettleAfter == 0 {
+		opts.SettleAfter = DefaultSettleAfter
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -92,6 +107,12 @@ func New(opts Options) *Sim {
 		challenges:   map[string]*challenge{},
 		active:       map[string]string{},
 		recoveries:   map[string]*recovery{},
+		wallets:      map[string]*wallet{},
+		requisites:   map[string]*requisite{},
+		transactions: map[string]*transaction{},
+		invoices:     map[string]*invoice{},
+		limits:       map[string]*limit{},
+		reports:      map[string]*report{},
 	}
 }
 

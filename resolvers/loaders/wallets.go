@@ -1,0 +1,72 @@
+package loaders
+
+import (
+	"context"
+	"sync"
+
+	"github.com/graph-gophers/dataloader/v7"
+
+	"github.com/fingraph/fingraph/upstream/banking"
+)
+
+// Money is the set of loaders of wallets and money movement of one request.
+type Money struct {
+	// CorporationWallets loads the wallets of corporations by corporation
+	// id: one GET /corporations/:id/wallets per distinct corporation (the
+	// upstream lists per corporation only), the listings of one batch in
+	// parallel. wallet(id) is served from the same listing.
+	CorporationWallets *dataloader.Loader[string, []*banking.Wallet]
+	// CorporationRequisites loads the requisites of corporations: one
+	// GET .../wallet-requisites per distinct corporation.
+	CorporationRequisites *dataloader.Loader[string, []*banking.Requisites]
+	// CorporationInvoices loads invoices, one listing per corporation.
+	CorporationInvoices *dataloader.Loader[string, []*banking.Invoice]
+	// CorporationLimits loads limits, one listing per corporation.
+	CorporationLimits *dataloader.Loader[string, []*banking.Limit]
+}
+
+func newMoney(b *banking.Client) Money {
+	return Money{
+		CorporationWallets:    perCorporation(b.Wallets.List),
+		CorporationRequisites: perCorporation(b.Requisites.List),
+		CorporationInvoices:   perCorporation(b.Invoices.List),
+		CorporationLimits:     perCorporation(b.Limits.List),
+	}
+}
+
+// CorporationWallet finds one wallet of a corporation in the corporation's
+// wallet listing: a real wallet by its id, or a pending wallet by the id its
+// real wallet names. Nil when the corporation has no such wallet.
+func (m *Money) CorporationWallet(ctx context.Context, corporationID, walletID string) (*banking.Wallet, *banking.Wallet, error) {
+	list, err := m.CorporationWallets.Load(ctx, corporationID)()
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, w := range list {
+		if w.ID == walletID {
+			return w, nil, nil
+		}
+		if w.Pending != nil && w.Pending.ID == walletID {
+			return nil, w, nil
+		}
+	}
+	return nil, nil, nil
+}
+
+// perCorporation is a loader of one per-corporation upstream listing:
+// the upstream has no batch route, so each distinct corporation costs one
+// call, made in parallel, and repeated keys within a request cost nothing.
+func perCorporation[T any](list func(ctx context.Context, corporationID string) ([]T, error)) *dataloader.Loader[string, []T] {
+	return dataloader.NewBatchedLoader(func(ctx context.Context, ids []string) []*dataloader.Result[[]T] {
+		out := make([]*dataloader.Result[[]T], len(ids))
+		var wg sync.WaitGroup
+		for i, id := range ids {
+			wg.Go(func() {
+				v, err := list(ctx, id)
+				out[i] = &dataloader.Result[[]T]{Data: v, Error: err}
+			})
+		}
+		wg.Wait()
+		return out
+	}, dataloader.WithWait[string, []T](Wait))
+}
