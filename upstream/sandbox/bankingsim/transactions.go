@@ -372,7 +372,7 @@ func (s *Sim) conversionTargetLocked(c *corporation, source *wallet, targetID, c
 		}
 		return t
 	}
-	var any *wallet
+	var fallback *wallet
 	for _, wl := range s.corporationWalletsLocked(c.ID) {
 		if wl.Currency != currency || wl.ID == source.ID {
 			continue
@@ -380,11 +380,11 @@ func (s *Sim) conversionTargetLocked(c *corporation, source *wallet, targetID, c
 		if wl.Adapter == source.Adapter {
 			return wl
 		}
-		if any == nil {
-			any = wl
+		if fallback == nil {
+			fallback = wl
 		}
 	}
-	return any
+	return fallback
 }
 
 // settleDueLocked approves the PENDING conversions older than SettleAfter.
