@@ -62,6 +62,8 @@ type Sim struct {
 	challenges   map[string]*challenge  // by challenge id
 	active       map[string]string      // subject -> its one pending challenge id
 	recoveries   map[string]*recovery   // by recovery token
+	kyc          map[string]*kycDocument
+	cards        map[string]*card
 	sms          []message
 	email        []message
 	feedback     []map[string]any
@@ -94,6 +96,8 @@ func New(opts Options) *Sim {
 		persons:      map[string]*person{},
 		corporations: map[string]*corporation{},
 		apiKeys:      map[string]*apiKey{},
+		kyc:          map[string]*kycDocument{},
+		cards:        map[string]*card{},
 		tokens:       map[string]*tokenState{},
 		chains:       map[string]string{},
 		challenges:   map[string]*challenge{},
@@ -119,6 +123,8 @@ var versionRe = regexp.MustCompile(`^v(\d+)$`)
 func (s *Sim) Routes(r chi.Router) {
 	r.Route("/v2", func(r chi.Router) { s.api(r, 2) })
 	r.Route("/v3", func(r chi.Router) { s.api(r, 3) })
+	// The spec shows the card routes without a version prefix.
+	r.Group(func(r chi.Router) { r.Use(s.authenticate); s.cardRoutes(r) })
 	// Any other first segment that looks like a version is refused the way
 	// the spec's Errors rule 4 says: 400 with an empty field.
 	r.HandleFunc("/{version}", s.refuseVersion)
@@ -165,6 +171,8 @@ func (s *Sim) api(r chi.Router, version int) {
 	// Routes that need x-access-token.
 	r.Group(func(r chi.Router) {
 		r.Use(s.authenticate)
+		s.kycRoutes(r)
+		s.cardRoutes(r)
 		s.personRoutes(r)
 		s.corporationRoutes(r)
 		s.apiKeyRoutes(r)
@@ -177,6 +185,8 @@ func (s *Sim) Control(r chi.Router) {
 	r.Get("/sms", s.getSMS)
 	r.Get("/email", s.getEmail)
 	r.Get("/feedback", s.getFeedback)
+	r.Get("/kyc-documents", s.getKYCStore)
+	s.cardControl(r)
 }
 
 // Close stops background work; the banking emulator has none.
