@@ -134,6 +134,10 @@ type Client struct {
 	Corporations *CorporationsService
 	// APIKeys manages corporation API keys (staff only).
 	APIKeys *APIKeysService
+	// Cards issues and reads virtual cards and simulates card transactions.
+	Cards *CardsService
+	// KYC manages a corporation's KYC documents.
+	KYC *KYCService
 	// Feedback sends captcha-protected user feedback.
 	Feedback *FeedbackService
 	// Lookup answers reference questions such as SEPA reachability.
@@ -283,6 +287,8 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 	c.Persons = (*PersonsService)(&s)
 	c.Corporations = (*CorporationsService)(&s)
 	c.APIKeys = (*APIKeysService)(&s)
+	c.Cards = (*CardsService)(&s)
+	c.KYC = (*KYCService)(&s)
 	c.Feedback = (*FeedbackService)(&s)
 	c.Lookup = (*LookupService)(&s)
 	c.Wallets = (*WalletsService)(&s)
@@ -349,8 +355,9 @@ func WithOutboundHeaders(ctx context.Context, h http.Header) context.Context {
 }
 
 // NewRequest builds a request for a protected route. path is relative to
-// {baseURL}/{version} ("persons/me", optionally with a query); body, when not
-// nil, is encoded as JSON.
+// {baseURL}/{version} ("persons/me", optionally with a query), or to
+// {baseURL} when it starts with "/" (the unversioned card routes); body,
+// when not nil, is encoded as JSON.
 func (c *Client) NewRequest(ctx context.Context, method, path string, body any) (*http.Request, error) {
 	return c.newRequest(ctx, method, path, body, false)
 }
@@ -366,11 +373,17 @@ func (c *Client) newRequest(ctx context.Context, method, path string, body any, 
 	if ctx == nil {
 		return nil, errors.New("banking: nil context")
 	}
+	// A path with a leading slash is relative to the base URL itself: the
+	// spec shows the card routes without a version prefix.
+	prefix := c.baseURL + "/" + c.version + "/"
+	if strings.HasPrefix(path, "/") {
+		prefix = c.baseURL + "/"
+	}
 	rel, err := url.Parse(strings.TrimLeft(path, "/"))
 	if err != nil || rel.IsAbs() || rel.Host != "" {
 		return nil, fmt.Errorf("banking: bad path %q", path)
 	}
-	full := c.baseURL + "/" + c.version + "/" + rel.EscapedPath()
+	full := prefix + rel.EscapedPath()
 	if rel.RawQuery != "" {
 		full += "?" + rel.RawQuery
 	}
