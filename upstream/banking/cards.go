@@ -41,20 +41,20 @@ type Card struct {
 	ID     string `json:"id"`
 	Status string `json:"status"`
 	// AvailableBalance is in minor units, derived from the card's limits.
-	AvailableBalance int64           `json:"available_balance"`
-	Expiry           CardExpiry      `json:"expiry"`
-	DisplayName      string          `json:"display_name"`
-	FundingSourceID  string          `json:"funding_source_id"`
-	Type             string          `json:"type"`
-	Brand            string          `json:"brand"`
-	Region           string          `json:"region"`
-	Currency         string          `json:"currency"`
-	Address          *CardAddress    `json:"address,omitempty"`
-	EmbossedData     *EmbossedData   `json:"embossed_data,omitempty"`
-	Cardholder       CardholderRef   `json:"cardholder"`
-	PAN              MaskedPAN       `json:"pan"`
-	CreatedAt        Timestamp       `json:"created_at"`
-	ModifiedAt       Timestamp       `json:"modified_at"`
+	AvailableBalance int64         `json:"available_balance"`
+	Expiry           CardExpiry    `json:"expiry"`
+	DisplayName      string        `json:"display_name"`
+	FundingSourceID  string        `json:"funding_source_id"`
+	Type             string        `json:"type"`
+	Brand            string        `json:"brand"`
+	Region           string        `json:"region"`
+	Currency         string        `json:"currency"`
+	Address          *CardAddress  `json:"address,omitempty"`
+	EmbossedData     *EmbossedData `json:"embossed_data,omitempty"`
+	Cardholder       CardholderRef `json:"cardholder"`
+	PAN              MaskedPAN     `json:"pan"`
+	CreatedAt        Timestamp     `json:"created_at"`
+	ModifiedAt       Timestamp     `json:"modified_at"`
 }
 
 // CardExpiry is a card's expiry; the spec sends both parts as strings.
