@@ -93,7 +93,7 @@ func newRouter(d routeDeps) http.Handler {
 	// Sessions come before loaders: loaders hold one principal's view.
 	// Tracing wraps everything, so upstream spans join the request's trace.
 	r.Handle("/graphql", otelhttp.NewHandler(
-		gqlhttp.LimitBody(gqlhttp.DefaultLimits.MaxBodyBytes, sessions.Middleware(loaders.Middleware(d.payments, d.banking, gql))),
+		gqlhttp.LimitBody(gqlhttp.DefaultLimits.MaxBodyBytes, gqlhttp.NoStore(sessions.Middleware(loaders.Middleware(d.payments, d.banking, gql)))),
 		"/graphql", otelhttp.WithTracerProvider(d.tracing.provider), otelhttp.WithPropagators(d.tracing.propagator)))
 	r.Handle("/", playground.Handler("fingraph", "/graphql"))
 	r.Post("/webhooks/payments", (&events.Intake{Bus: d.bus, Logger: d.logger.With("component", "webhooks")}).ServeHTTP)

@@ -7,6 +7,7 @@ package gqlhttp
 import (
 	"context"
 	"log/slog"
+	"mime"
 	"net/http"
 	"time"
 
@@ -89,6 +90,11 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *handler.Server 
 	srv.AddTransport(transport.SSE{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
+	// File uploads (the GraphQL multipart request spec): bounded as a whole,
+	// and files beyond MaxUploadMemory go to temporary files that gqlgen
+	// removes when the request ends, so an upload is never held whole in
+	// memory. Resolvers bound each file again (KYC: MaxKYCFileBytes).
+	srv.AddTransport(transport.MultipartForm{MaxUploadSize: MaxUploadBytes, MaxMemory: MaxUploadMemory})
 
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.SetParserTokenLimit(l.MaxTokens)
@@ -108,11 +114,26 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *handler.Server 
 	return srv
 }
 
-// LimitBody caps request bodies before gqlgen reads them.
+// Upload bounds of the multipart transport.
+const (
+	// MaxUploadBytes bounds a whole multipart request: a 10 MiB file and
+	// its operations.
+	MaxUploadBytes = 11 << 20
+	// MaxUploadMemory is how much of a multipart request is kept in memory;
+	// larger requests spool their files to temporary files.
+	MaxUploadMemory = 1 << 20
+)
+
+// LimitBody caps request bodies before gqlgen reads them; multipart uploads
+// get MaxUploadBytes instead.
 func LimitBody(max int64, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body != nil {
-			r.Body = http.MaxBytesReader(w, r.Body, max)
+			limit := max
+			if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err == nil && mt == "multipart/form-data" {
+				limit = MaxUploadBytes
+			}
+			r.Body = http.MaxBytesReader(w, r.Body, limit)
 		}
 		next.ServeHTTP(w, r)
 	})

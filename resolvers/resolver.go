@@ -36,6 +36,9 @@ type Resolver struct {
 	Logger        *slog.Logger
 	// Now is the clock; tests may fix it.
 	Now func() time.Time
+
+	// credentialReads limits card credential reads per session (cards.go).
+	credentialReads credentialLimiter
 }
 
 func (r *Resolver) now() time.Time {
