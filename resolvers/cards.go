@@ -301,12 +301,14 @@ func (r *Resolver) issueRequest(ctx context.Context, in model.IssueCardInput) (*
 	if req.Company.ExternalID == "" {
 		req.Company.ExternalID = corp.ID
 	}
-	// A person outside the corporation is left for the upstream to refuse,
-	// naming cardholder.external_id.
-	if person != nil {
-		req.Cardholder.FirstName, req.Cardholder.LastName = person.FirstName, person.LastName
-		req.Cardholder.Phone, req.Cardholder.Email = person.Phone, person.Email
+	// A person the viewer cannot see is no cardholder of theirs. One the
+	// viewer sees (staff see all) but of another corporation, or blocked, is
+	// the upstream's to refuse, naming cardholder.external_id.
+	if person == nil {
+		return nil, "", gqlerr.BadInput("input.cardholderId", "input.cardholderId is not a person of the corporation")
 	}
+	req.Cardholder.FirstName, req.Cardholder.LastName = person.FirstName, person.LastName
+	req.Cardholder.Phone, req.Cardholder.Email = person.Phone, person.Email
 	if h := in.Cardholder; h != nil {
 		setIf(&req.Cardholder.FirstName, h.FirstName)
 		setIf(&req.Cardholder.LastName, h.LastName)
@@ -508,4 +510,57 @@ func (r *Resolver) updateKYC(ctx context.Context, in model.UpdateKycDocumentInpu
 			"corporation_id": corpID, "status": doc.VerifyingStatus})
 	}
 	return toKYCDocument(doc, corpID), nil
+}
+
+// primeCardEdges loads what a card list's edges will ask for before the
+// edges run, each in one batch: the cardholders (one person listing), then
+// the corporations and their wallet listings. Left to the edges, a loader's
+// time window could split the keys over two batches on a busy machine, and
+// the cost of a listing would depend on timing.
+func primeCardEdges(ctx context.Context, cards []*model.Card) error {
+	holder, corp, wallet := selects(ctx, "cardholder"), selects(ctx, "corporation"), selects(ctx, "fundingWallet")
+	if len(cards) == 0 || !(holder || corp || wallet) {
+		return nil
+	}
+	l := loaders.For(ctx)
+	needPersons := holder
+	for _, c := range cards {
+		needPersons = needPersons || c.CorporationID == ""
+	}
+	if needPersons {
+		ids := make([]string, len(cards))
+		for i, c := range cards {
+			ids[i] = c.CardholderID
+		}
+		if _, errs := l.Person.LoadMany(ctx, ids)(); len(errs) > 0 && errs[0] != nil {
+			return errs[0]
+		}
+	}
+	seen := map[string]bool{}
+	var corpIDs []string
+	for _, c := range cards {
+		id, err := cardCorporation(ctx, c)
+		if err != nil {
+			return err
+		}
+		if id != "" && !seen[id] {
+			seen[id] = true
+			corpIDs = append(corpIDs, id)
+		}
+	}
+	var corps func() ([]*banking.Corporation, []error)
+	var wallets func() ([][]*banking.Wallet, []error)
+	if corp {
+		corps = l.Corporation.LoadMany(ctx, corpIDs)
+	}
+	if wallet {
+		wallets = l.CorporationWallets.LoadMany(ctx, corpIDs)
+	}
+	if corps != nil {
+		corps()
+	}
+	if wallets != nil {
+		wallets()
+	}
+	return nil
 }

@@ -146,7 +146,11 @@ func (r *queryResolver) Cards(ctx context.Context) ([]*model.Card, error) {
 	if err != nil {
 		return nil, err
 	}
-	return toCards(ctx, all, nil), nil
+	out := toCards(ctx, all, nil)
+	if err := primeCardEdges(ctx, out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 func (r *queryResolver) Card(ctx context.Context, id string) (*model.Card, error) {

@@ -23,9 +23,13 @@ type CardLoaders struct {
 	client *banking.Client
 }
 
+// personListing memoises the request's person listing: a batch window
+// split in two (a loaded machine) reuses it instead of listing again.
+type personListing = memo[*banking.PersonList]
+
 func newCardLoaders(b *banking.Client) CardLoaders {
 	return CardLoaders{
-		Person:         dataloader.NewBatchedLoader(personBatch(b), dataloader.WithWait[string, *banking.Person](Wait)),
+		Person:         dataloader.NewBatchedLoader(personBatch(b, &personListing{}), dataloader.WithWait[string, *banking.Person](Wait)),
 		CorporationKYC: dataloader.NewBatchedLoader(kycBatch(b), dataloader.WithWait[string, []*banking.KYCDocument](Wait)),
 		client:         b,
 	}
@@ -37,10 +41,13 @@ func (l *CardLoaders) AllCards(ctx context.Context) ([]*banking.Card, error) {
 	return l.cards.do(func() ([]*banking.Card, error) { return l.client.Cards.List(ctx) })
 }
 
-func personBatch(b *banking.Client) dataloader.BatchFunc[string, *banking.Person] {
+func personBatch(b *banking.Client, listing *personListing) dataloader.BatchFunc[string, *banking.Person] {
 	return func(ctx context.Context, ids []string) []*dataloader.Result[*banking.Person] {
 		out := make([]*dataloader.Result[*banking.Person], len(ids))
-		list, _, err := b.Persons.List(ctx, &banking.ListOptions{Limit: listLimit})
+		list, err := listing.do(func() (*banking.PersonList, error) {
+			l, _, err := b.Persons.List(ctx, &banking.ListOptions{Limit: listLimit})
+			return l, err
+		})
 		byID := map[string]*banking.Person{}
 		if list != nil {
 			for _, p := range list.List {

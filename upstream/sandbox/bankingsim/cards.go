@@ -421,7 +421,6 @@ func (s *Sim) issueCard(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if len(e) > 0 {
-		sortErrs(e)
 		badRequest(w, e...)
 		return
 	}

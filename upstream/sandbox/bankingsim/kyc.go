@@ -196,7 +196,6 @@ func (s *Sim) uploadKYC(w http.ResponseWriter, r *http.Request) {
 		e.invalid("type", "type must be corporate")
 	}
 	if len(e) > 0 {
-		sortErrs(e)
 		badRequest(w, e...)
 		return
 	}
@@ -214,10 +213,6 @@ func (s *Sim) uploadKYC(w http.ResponseWriter, r *http.Request) {
 	d.Path = "kyc-documents/" + c.ID + "/" + d.ID + "." + format
 	s.kyc[d.ID] = d
 	writeJSON(w, http.StatusOK, s.kycJSONLocked(d))
-}
-
-func sortErrs(e errs) {
-	sort.SliceStable(e, func(i, j int) bool { return e[i].Field < e[j].Field })
 }
 
 func (s *Sim) scopedKYCLocked(w http.ResponseWriter, r *http.Request) *kycDocument {
