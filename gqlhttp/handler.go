@@ -132,6 +132,14 @@ func LimitBody(max int64, next http.Handler) http.Handler {
 			limit := max
 			if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err == nil && mt == "multipart/form-data" {
 				limit = MaxUploadBytes
+				if r.ContentLength > limit {
+					// Refused before a byte is read, with a client code
+					// (gqlgen's own refusal carries none).
+					w.Header().Set("Content-Type", "application/json")
+					w.WriteHeader(http.StatusRequestEntityTooLarge)
+					_, _ = w.Write([]byte(`{"errors":[{"message":"the upload is too large","extensions":{"code":"BAD_USER_INPUT"}}]}`))
+					return
+				}
 			}
 			r.Body = http.MaxBytesReader(w, r.Body, limit)
 		}
