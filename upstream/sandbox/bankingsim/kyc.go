@@ -326,38 +326,59 @@ func sniffKYC(b []byte) string {
 	return ""
 }
 
-// sniffOLE2 reads the first directory sector of a compound file and looks
-// for the stream that makes it a Word document or an Excel workbook.
+// sniffOLE2 reads the directory of a compound file (its sectors chained in
+// the FAT, whose own sectors the header lists) and looks for the stream that
+// makes it a Word document or an Excel workbook.
 func sniffOLE2(b []byte) string {
 	if len(b) < 512 {
 		return ""
 	}
-	shift := binary.LittleEndian.Uint16(b[0x1E:])
+	le := binary.LittleEndian
+	shift := le.Uint16(b[0x1E:])
 	if shift != 9 && shift != 12 {
 		return ""
 	}
 	size := 1 << shift
-	dir := int64(binary.LittleEndian.Uint32(b[0x30:]))
-	off := (dir + 1) * int64(size)
-	if dir >= 0xFFFFFFFA || off+int64(size) > int64(len(b)) {
-		return ""
+	sec := func(n uint32) []byte {
+		off := (int(n) + 1) * size
+		if n >= 0xFFFFFFFA || off < 0 || off+size > len(b) {
+			return nil
+		}
+		return b[off : off+size]
 	}
-	sector := b[off : off+int64(size)]
-	for i := 0; i+128 <= len(sector); i += 128 {
-		e := sector[i : i+128]
-		n := int(binary.LittleEndian.Uint16(e[0x40:]))
-		if n < 2 || n > 64 || e[0x42] != 2 { // a stream entry
-			continue
+	next := func(n uint32) uint32 {
+		per := uint32(size / 4)
+		idx := n / per
+		if idx >= 109 {
+			return 0xFFFFFFFE
 		}
-		u := make([]uint16, 0, n/2-1)
-		for j := 0; j+1 < n-2; j += 2 {
-			u = append(u, binary.LittleEndian.Uint16(e[j:]))
+		fs := sec(le.Uint32(b[0x4C+4*idx:]))
+		if fs == nil {
+			return 0xFFFFFFFE
 		}
-		switch string(utf16.Decode(u)) {
-		case "WordDocument":
-			return "doc"
-		case "Workbook", "Book":
-			return "xls"
+		return le.Uint32(fs[4*(n%per):])
+	}
+	for dir, seen := le.Uint32(b[0x30:]), 0; seen < 1024; dir, seen = next(dir), seen+1 {
+		sector := sec(dir)
+		if sector == nil {
+			return ""
+		}
+		for i := 0; i+128 <= len(sector); i += 128 {
+			e := sector[i : i+128]
+			n := int(le.Uint16(e[0x40:]))
+			if n < 2 || n > 64 || e[0x42] != 2 { // a stream entry
+				continue
+			}
+			u := make([]uint16, 0, n/2-1)
+			for j := 0; j+1 < n-2; j += 2 {
+				u = append(u, le.Uint16(e[j:]))
+			}
+			switch string(utf16.Decode(u)) {
+			case "WordDocument":
+				return "doc"
+			case "Workbook", "Book":
+				return "xls"
+			}
 		}
 	}
 	return ""

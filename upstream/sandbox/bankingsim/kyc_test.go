@@ -58,6 +58,51 @@ func ole2(stream string) []byte {
 	return b
 }
 
+// ole2Chain builds an OLE2 file whose directory holds the given stream names
+// after the root entry, four entries per 512-byte sector, the directory
+// sectors chained in the FAT.
+func ole2Chain(streams ...string) []byte {
+	le := binary.LittleEndian
+	names := append([]string{"Root Entry"}, streams...)
+	dirSectors := (len(names) + 3) / 4
+	b := make([]byte, 512*(2+dirSectors))
+	copy(b, []byte{0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1})
+	le.PutUint16(b[0x1A:], 3)
+	le.PutUint16(b[0x1C:], 0xFFFE)
+	le.PutUint16(b[0x1E:], 9)
+	le.PutUint32(b[0x2C:], 1)
+	le.PutUint32(b[0x30:], 1)
+	for i := 0x4C; i < 512; i += 4 {
+		le.PutUint32(b[i:], 0xFFFFFFFF)
+	}
+	le.PutUint32(b[0x4C:], 0)
+	fat := b[512:1024]
+	for i := 0; i < 512; i += 4 {
+		le.PutUint32(fat[i:], 0xFFFFFFFF)
+	}
+	le.PutUint32(fat[0:], 0xFFFFFFFD)
+	for s := 1; s <= dirSectors; s++ {
+		next := uint32(s + 1)
+		if s == dirSectors {
+			next = 0xFFFFFFFE
+		}
+		le.PutUint32(fat[4*s:], next)
+	}
+	for i, name := range names {
+		e := b[1024+i*128:]
+		u := utf16.Encode([]rune(name))
+		for j, c := range u {
+			le.PutUint16(e[2*j:], c)
+		}
+		le.PutUint16(e[64:], uint16(2*len(u)+2))
+		e[66] = 2
+		if i == 0 {
+			e[66] = 5
+		}
+	}
+	return b
+}
+
 // ooxml builds a zip package with the given part names.
 func ooxml(parts ...string) []byte {
 	var buf bytes.Buffer
@@ -79,6 +124,8 @@ var kycSamples = map[string][]byte{
 	"book.xls":  ole2("Workbook"),
 	"memo.docx": ooxml("word/document.xml"),
 	"book.xlsx": ooxml("xl/workbook.xml"),
+	// The Word stream in the directory's second sector, found along the FAT.
+	"long.doc": ole2Chain("a", "b", "c", "d", "e", "WordDocument"),
 }
 
 func (e *env) upload(token, corp string, fields map[string]string, filename string, data []byte) resp {
