@@ -310,3 +310,35 @@ func TestKYCUploadFromACookieSessionNeedsCSRF(t *testing.T) {
 		t.Fatalf("cookie upload with CSRF: %d %s %+v", resp.StatusCode, out.Data, out.Errors)
 	}
 }
+
+// TestCardAndKYCEventsStayInTheirCorporation: the demo corporation's card
+// and KYC events never reach a person of another corporation, whose first
+// event is the one of its own corporation that came after them.
+func TestCardAndKYCEventsStayInTheirCorporation(t *testing.T) {
+	// Subscriptions need a payments operator; persons become operators here.
+	g := startGateway(t, "-payments-operators", "STAFF,PERSON,API_CLIENT")
+	anna := g.as(g.signInPerson(t, "anna@demo.test"))
+	ben := g.as(g.signInPerson(t, "ben@second.test"))
+	staff := g.as(g.signInStaff(t))
+	ws := ben.dialWS(t, nil, nil)
+	ws.subscribeFromNow(ben, "1", `subscription($after: String) { events(names: ["CardIssued", "CardTransactionSimulated", "KycDocumentStatusChanged"], after: $after) `+liveFields+` }`, nil)
+
+	const update = `mutation($input: UpdateKycDocumentInput!) { updateKycDocument(input: $input) { id status } }`
+	card := anna.issueCard(t, issueInput())
+	anna.simulate(t, card.ID, 100)
+	staff.query(t, update, map[string]any{"input": map[string]any{"id": bankingsim.DemoKYCID,
+		"corporationId": bankingsim.DemoCorporationID, "status": "NOT_VERIFIED"}}).decode(t, &map[string]any{})
+
+	var up struct {
+		Doc struct{ ID string } `json:"uploadKycDocument"`
+	}
+	ben.uploadKYC(t, "register.pdf", []byte("%PDF-1.7\n%%EOF\n")).decode(t, &up)
+	staff.query(t, update, map[string]any{"input": map[string]any{"id": up.Doc.ID,
+		"corporationId": bankingsim.SecondCorporationID, "status": "VERIFIED"}}).decode(t, &map[string]any{})
+
+	e := ws.next("1", "events")
+	if e.Event.Name != "KycDocumentStatusChanged" || e.Event.Payload["document_id"] != up.Doc.ID ||
+		e.Event.Payload["corporation_id"] != bankingsim.SecondCorporationID {
+		t.Fatalf("ben's first event is not his corporation's: %+v", e)
+	}
+}

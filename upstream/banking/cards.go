@@ -8,7 +8,7 @@ import (
 
 // CardsService issues and reads virtual cards, reads their credentials and
 // transactions, and simulates card transactions. The spec shows these routes
-// without a version prefix, so their paths start with "/".
+// without a version prefix, so their paths climb out of it ("../cards").
 type CardsService service
 
 // Card statuses.
@@ -183,7 +183,7 @@ type CardTransactionList struct {
 
 // List reads the cards the principal may see (GET /cards).
 func (s *CardsService) List(ctx context.Context) ([]*Card, error) {
-	out, err := call[[]*Card](ctx, s.client, http.MethodGet, "/cards", nil)
+	out, err := call[[]*Card](ctx, s.client, http.MethodGet, "../cards", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -192,23 +192,23 @@ func (s *CardsService) List(ctx context.Context) ([]*Card, error) {
 
 // Get reads one card (GET /cards/:id).
 func (s *CardsService) Get(ctx context.Context, id string) (*Card, error) {
-	return call[Card](ctx, s.client, http.MethodGet, "/cards/"+pathEscape(id), nil)
+	return call[Card](ctx, s.client, http.MethodGet, "../cards/"+pathEscape(id), nil)
 }
 
 // Credentials reads a card's PAN and CVC (GET /cards/:id/credentials).
 func (s *CardsService) Credentials(ctx context.Context, id string) (*CardCredentials, error) {
-	return call[CardCredentials](ctx, s.client, http.MethodGet, "/cards/"+pathEscape(id)+"/credentials", nil)
+	return call[CardCredentials](ctx, s.client, http.MethodGet, "../cards/"+pathEscape(id)+"/credentials", nil)
 }
 
 // Transactions reads a page of a card's transactions (GET
 // /cards/:id/transactions with the pagination query).
 func (s *CardsService) Transactions(ctx context.Context, id string, opts *ListOptions) (*CardTransactionList, error) {
-	return call[CardTransactionList](ctx, s.client, http.MethodGet, opts.encode("/cards/"+pathEscape(id)+"/transactions"), nil)
+	return call[CardTransactionList](ctx, s.client, http.MethodGet, opts.encode("../cards/"+pathEscape(id)+"/transactions"), nil)
 }
 
 // Issue issues a card (POST /cards/issue) and returns its id.
 func (s *CardsService) Issue(ctx context.Context, in *IssueCardRequest) (string, error) {
-	out, err := call[idResponse](ctx, s.client, http.MethodPost, "/cards/issue", in)
+	out, err := call[idResponse](ctx, s.client, http.MethodPost, "../cards/issue", in)
 	if err != nil {
 		return "", err
 	}
@@ -218,7 +218,7 @@ func (s *CardsService) Issue(ctx context.Context, in *IssueCardRequest) (string,
 // Simulate simulates a card transaction (POST /card/simulation). A decline
 // is an answer, not an error: Authorised false with the code.
 func (s *CardsService) Simulate(ctx context.Context, in *SimulateCardRequest) (*Authorisation, error) {
-	return call[Authorisation](ctx, s.client, http.MethodPost, "/card/simulation", in)
+	return call[Authorisation](ctx, s.client, http.MethodPost, "../card/simulation", in)
 }
 
 // authorisationNames are the spec's card authorisation codes.

@@ -115,3 +115,15 @@ func TestKYCUploadStreamsMultipart(t *testing.T) {
 	tok, _ := store.Token(ctx)
 	assert.Equal(t, "fresh", tok, "the refreshed token is written back")
 }
+
+func TestUnversionedPathsClimbOutOfTheVersion(t *testing.T) {
+	c, err := NewClient("http://up.test/banking/")
+	require.NoError(t, err)
+	req, err := c.NewRequest(t.Context(), http.MethodGet, "../cards/k1?meta%5Blimit%5D=2", nil)
+	require.NoError(t, err)
+	assert.Equal(t, "/banking/cards/k1", req.URL.Path)
+	assert.Equal(t, "2", req.URL.Query().Get("meta[limit]"))
+	req, err = c.NewRequest(t.Context(), http.MethodGet, "/persons", nil)
+	require.NoError(t, err)
+	assert.Equal(t, "/banking/v2/persons", req.URL.Path, "a leading slash stays under the version")
+}

@@ -355,9 +355,9 @@ func WithOutboundHeaders(ctx context.Context, h http.Header) context.Context {
 }
 
 // NewRequest builds a request for a protected route. path is relative to
-// {baseURL}/{version} ("persons/me", optionally with a query), or to
-// {baseURL} when it starts with "/" (the unversioned card routes); body,
-// when not nil, is encoded as JSON.
+// {baseURL}/{version} ("persons/me", optionally with a query); "../cards"
+// is relative to {baseURL} (the unversioned card routes). body, when not
+// nil, is encoded as JSON.
 func (c *Client) NewRequest(ctx context.Context, method, path string, body any) (*http.Request, error) {
 	return c.newRequest(ctx, method, path, body, false)
 }
@@ -373,11 +373,11 @@ func (c *Client) newRequest(ctx context.Context, method, path string, body any, 
 	if ctx == nil {
 		return nil, errors.New("banking: nil context")
 	}
-	// A path with a leading slash is relative to the base URL itself: the
-	// spec shows the card routes without a version prefix.
+	// "../" climbs out of the version, as a relative path would: the spec
+	// shows the card routes without a version prefix.
 	prefix := c.baseURL + "/" + c.version + "/"
-	if strings.HasPrefix(path, "/") {
-		prefix = c.baseURL + "/"
+	if p, ok := strings.CutPrefix(path, unversioned); ok {
+		prefix, path = c.baseURL+"/", p
 	}
 	rel, err := url.Parse(strings.TrimLeft(path, "/"))
 	if err != nil || rel.IsAbs() || rel.Host != "" {
@@ -622,6 +622,10 @@ func (c *Client) wrapTransportError(req *http.Request, err error) error {
 		return fmt.Errorf("banking: %s %s: %w: %w", req.Method, req.URL.Path, ErrUnavailable, err)
 	}
 }
+
+// unversioned starts a path relative to the base URL rather than to the
+// version (see NewRequest).
+const unversioned = "../"
 
 // pathEscape escapes one path segment such as an id.
 func pathEscape(s string) string { return url.PathEscape(s) }
