@@ -69,6 +69,8 @@ type Config struct {
 	// superseded banking token; tests shrink it.
 	SandboxTokenGrace    time.Duration
 	sandboxTokenGraceRaw string
+	// DownloadKey signs report download links; empty draws one per process.
+	DownloadKey string
 }
 
 // operatorKinds are the principal kinds FINGRAPH_PAYMENTS_OPERATORS may name.
@@ -104,6 +106,7 @@ func (c *Config) settings() []setting {
 		{"session-ttl", "FINGRAPH_SESSION_TTL", "12h", "lifetime of a sign-in session", &c.sessionTTLRaw},
 		{"payments-operators", "FINGRAPH_PAYMENTS_OPERATORS", "STAFF,API_CLIENT", "comma-separated principal kinds allowed to operate payments: STAFF, PERSON, INTRODUCER, API_CLIENT", &c.paymentsOperatorsRaw},
 		{"public-rate-limit", "FINGRAPH_PUBLIC_RATE_LIMIT", "60", "public operations (sign-in, createCustomer, feedback) per minute per client address", &c.publicRateLimitRaw},
+		{"download-key", "FINGRAPH_DOWNLOAD_KEY", "", "secret signing report download links (secret); empty draws one per process, so links work only on the replica that made them", &c.DownloadKey},
 		{"sandbox-token-grace", "FINGRAPH_SANDBOX_TOKEN_GRACE", "10s", "in-process sandbox: how long a superseded banking token keeps working", &c.sandboxTokenGraceRaw},
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 
+	"github.com/fingraph/fingraph/downloads"
 	"github.com/fingraph/fingraph/engine"
 	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/gqlhttp"
@@ -56,6 +57,7 @@ func newRouter(d routeDeps) http.Handler {
 		sessions.Anonymous = &session.Anonymous{Store: d.sessions, SignIn: demoAPIClient(d.banking)}
 	}
 	policy := resolvers.NewPolicy(d.cfg.PaymentsOperators, d.cfg.PublicRateLimit)
+	reportLinks := downloads.NewSigner([]byte(d.cfg.DownloadKey), downloads.DefaultTTL)
 	es := graph.NewExecutableSchema(graph.Config{
 		Resolvers: &resolvers.Resolver{
 			Payments:      d.payments,
@@ -64,6 +66,7 @@ func newRouter(d routeDeps) http.Handler {
 			OrderAttempts: d.attempts,
 			Events:        d.bus,
 			Logger:        d.logger,
+			Downloads:     reportLinks,
 		},
 		Directives: policy.Directives(),
 	})
@@ -96,6 +99,7 @@ func newRouter(d routeDeps) http.Handler {
 		gqlhttp.LimitBody(gqlhttp.DefaultLimits.MaxBodyBytes, gqlhttp.NoStore(sessions.Middleware(loaders.Middleware(d.payments, d.banking, gql)))),
 		"/graphql", otelhttp.WithTracerProvider(d.tracing.provider), otelhttp.WithPropagators(d.tracing.propagator)))
 	r.Handle("/", playground.Handler("fingraph", "/graphql"))
+	r.Get(downloads.RoutePattern, downloads.Handler(reportLinks, d.banking, d.logger.With("component", "downloads")))
 	r.Post("/webhooks/payments", (&events.Intake{Bus: d.bus, Logger: d.logger.With("component", "webhooks")}).ServeHTTP)
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})

@@ -30,6 +30,7 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
 	Card() CardResolver
+	Conversion() ConversionResolver
 	Corporation() CorporationResolver
 	Customer() CustomerResolver
 	Event() EventResolver
@@ -144,28 +145,54 @@ type ComplexityRoot struct {
 		Type           func(childComplexity int) int
 	}
 
+	Conversion struct {
+		AmountEquivalents func(childComplexity int) int
+		Charge            func(childComplexity int) int
+		ChargeEquivalents func(childComplexity int) int
+		CreatedAt         func(childComplexity int) int
+		ExchangeRate      func(childComplexity int) int
+		ID                func(childComplexity int) int
+		Source            func(childComplexity int) int
+		SourceWallet      func(childComplexity int) int
+		SourceWalletID    func(childComplexity int) int
+		Status            func(childComplexity int) int
+		StatusCode        func(childComplexity int) int
+		Target            func(childComplexity int) int
+		TargetWalletID    func(childComplexity int) int
+	}
+
+	ConversionRefused struct {
+		Code    func(childComplexity int) int
+		Message func(childComplexity int) int
+		Name    func(childComplexity int) int
+		Reason  func(childComplexity int) int
+	}
+
 	Corporation struct {
-		APIKeys       func(childComplexity int) int
-		Address       func(childComplexity int) int
-		BlockedAt     func(childComplexity int) int
-		Cards         func(childComplexity int) int
-		City          func(childComplexity int) int
-		Country       func(childComplexity int) int
-		CreatedAt     func(childComplexity int) int
-		Currency      func(childComplexity int) int
-		Email         func(childComplexity int) int
-		ID            func(childComplexity int) int
-		IsKycVerified func(childComplexity int) int
-		IsOnboarded   func(childComplexity int) int
-		KycDocuments  func(childComplexity int) int
-		Name          func(childComplexity int) int
-		OnboardedAt   func(childComplexity int) int
-		Persons       func(childComplexity int) int
-		PostCode      func(childComplexity int) int
-		Region        func(childComplexity int) int
-		Settings      func(childComplexity int) int
-		Wallet        func(childComplexity int, id string) int
-		Wallets       func(childComplexity int) int
+		APIKeys          func(childComplexity int) int
+		Address          func(childComplexity int) int
+		BlockedAt        func(childComplexity int) int
+		Cards            func(childComplexity int) int
+		City             func(childComplexity int) int
+		Country          func(childComplexity int) int
+		CreatedAt        func(childComplexity int) int
+		Currency         func(childComplexity int) int
+		Email            func(childComplexity int) int
+		ID               func(childComplexity int) int
+		Invoices         func(childComplexity int) int
+		IsKycVerified    func(childComplexity int) int
+		IsOnboarded      func(childComplexity int) int
+		KycDocuments     func(childComplexity int) int
+		Limits           func(childComplexity int) int
+		Name             func(childComplexity int) int
+		OnboardedAt      func(childComplexity int) int
+		Persons          func(childComplexity int) int
+		PostCode         func(childComplexity int) int
+		Region           func(childComplexity int) int
+		Settings         func(childComplexity int) int
+		Wallet           func(childComplexity int, id string) int
+		WalletRequisites func(childComplexity int) int
+		Wallets          func(childComplexity int) int
 	}
 
 	CorporationPage struct {
@@ -182,6 +209,10 @@ type ComplexityRoot struct {
 	CreateCustomerPayload struct {
 		Customer func(childComplexity int) int
 		Orders   func(childComplexity int) int
+	}
+
+	CreateWalletPayload struct {
+		Wallets func(childComplexity int) int
 	}
 
 	CreatedApiKey struct {
@@ -210,6 +241,10 @@ type ComplexityRoot struct {
 		DeletedID func(childComplexity int) int
 	}
 
+	DeletedWalletRequisites struct {
+		ID func(childComplexity int) int
+	}
+
 	Event struct {
 		CreatedAt      func(childComplexity int) int
 		ID             func(childComplexity int) int
@@ -227,6 +262,23 @@ type ComplexityRoot struct {
 		Status    func(childComplexity int) int
 	}
 
+	Invoice struct {
+		Amount               func(childComplexity int) int
+		CreatedAt            func(childComplexity int) int
+		ID                   func(childComplexity int) int
+		IsPaid               func(childComplexity int) int
+		PaymentTransactionID func(childComplexity int) int
+		Repayments           func(childComplexity int) int
+		Type                 func(childComplexity int) int
+		UnpaidAmount         func(childComplexity int) int
+	}
+
+	InvoiceRepayment struct {
+		Amount func(childComplexity int) int
+		ID     func(childComplexity int) int
+		Type   func(childComplexity int) int
+	}
+
 	KycDocument struct {
 		CorporationID func(childComplexity int) int
 		CreatedAt     func(childComplexity int) int
@@ -237,6 +289,22 @@ type ComplexityRoot struct {
 		Status        func(childComplexity int) int
 		Type          func(childComplexity int) int
 		UpdatedAt     func(childComplexity int) int
+	}
+
+	Limit struct {
+		AttemptVelocityPerHour    func(childComplexity int) int
+		DailyLimitAmount          func(childComplexity int) int
+		DailySuccessfulVelocity   func(childComplexity int) int
+		ID                        func(childComplexity int) int
+		MaximumAmount             func(childComplexity int) int
+		MinimumAmount             func(childComplexity int) int
+		MonthlyLimitAmount        func(childComplexity int) int
+		MonthlySuccessfulVelocity func(childComplexity int) int
+		PaymentMethod             func(childComplexity int) int
+		TransactionType           func(childComplexity int) int
+		UpdatedAt                 func(childComplexity int) int
+		WeeklyLimitAmount         func(childComplexity int) int
+		WeeklySuccessfulVelocity  func(childComplexity int) int
 	}
 
 	LiveEvent struct {
@@ -256,41 +324,50 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		AddPaymentMethod          func(childComplexity int, input model.AddPaymentMethodInput) int
-		BlockPerson               func(childComplexity int, input model.PersonIDInput) int
-		CancelOrder               func(childComplexity int, input model.CancelOrderInput) int
-		CaptureOrder              func(childComplexity int, input model.CaptureOrderInput) int
-		ChangeMyPhone             func(childComplexity int, input model.ChangeMyPhoneInput) int
-		CreateAPIKey              func(childComplexity int, input model.CreateAPIKeyInput) int
-		CreateCustomer            func(childComplexity int, input model.CreateCustomerInput) int
-		CreateOrder               func(childComplexity int, input model.CreateOrderInput) int
-		CreatePerson              func(childComplexity int, input model.CreatePersonInput) int
-		DeleteAPIKey              func(childComplexity int, input model.DeleteAPIKeyInput) int
-		DeleteKycDocument         func(childComplexity int, input model.DeleteKycDocumentInput) int
-		DeleteWebhook             func(childComplexity int, input model.DeleteWebhookInput) int
-		ForgotPassword            func(childComplexity int, input model.ForgotPasswordInput) int
-		IssueCard                 func(childComplexity int, input model.IssueCardInput) int
-		Noop                      func(childComplexity int) int
-		OnboardIndividual         func(childComplexity int, input model.OnboardIndividualInput) int
-		RecoverPassword           func(childComplexity int, input model.RecoverPasswordInput) int
-		RefundOrder               func(childComplexity int, input model.RefundOrderInput) int
-		RegisterWebhook           func(childComplexity int, input model.RegisterWebhookInput) int
-		RestorePerson             func(childComplexity int, input model.PersonIDInput) int
-		RevealCardCredentials     func(childComplexity int, input model.RevealCardCredentialsInput) int
-		SendFeedback              func(childComplexity int, input model.SendFeedbackInput) int
-		SetPaymentMethods         func(childComplexity int, input model.SetPaymentMethodsInput) int
-		SignIn                    func(childComplexity int, input model.SignInInput) int
-		SignInCustomer            func(childComplexity int, input model.SignInCustomerInput) int
-		SignOut                   func(childComplexity int) int
-		SignUpCorporation         func(childComplexity int, input model.SignUpCorporationInput) int
-		SimulateCardTransaction   func(childComplexity int, input model.SimulateCardTransactionInput) int
-		UpdateCorporation         func(childComplexity int, input model.UpdateCorporationInput) int
-		UpdateCorporationSettings func(childComplexity int, input model.UpdateCorporationSettingsInput) int
-		UpdateCustomerContact     func(childComplexity int, input model.UpdateCustomerContactInput) int
-		UpdateKycDocument         func(childComplexity int, input model.UpdateKycDocumentInput) int
-		UpdateMe                  func(childComplexity int, input model.UpdateMeInput) int
-		UpdatePerson              func(childComplexity int, input model.UpdatePersonInput) int
-		UploadKycDocument         func(childComplexity int, input model.UploadKycDocumentInput) int
+		AddPaymentMethod           func(childComplexity int, input model.AddPaymentMethodInput) int
+		AttachWalletRequisites     func(childComplexity int, input model.AttachWalletRequisitesInput) int
+		BlockPerson                func(childComplexity int, input model.PersonIDInput) int
+		CancelOrder                func(childComplexity int, input model.CancelOrderInput) int
+		CaptureOrder               func(childComplexity int, input model.CaptureOrderInput) int
+		ChangeMyPhone              func(childComplexity int, input model.ChangeMyPhoneInput) int
+		CreateAPIKey               func(childComplexity int, input model.CreateAPIKeyInput) int
+		CreateConversion           func(childComplexity int, input model.CreateConversionInput) int
+		CreateCustomer             func(childComplexity int, input model.CreateCustomerInput) int
+		CreateOrder                func(childComplexity int, input model.CreateOrderInput) int
+		CreatePerson               func(childComplexity int, input model.CreatePersonInput) int
+		CreateWallet               func(childComplexity int, input model.CreateWalletInput) int
+		CreateWalletRequisites     func(childComplexity int, input model.CreateWalletRequisitesInput) int
+		DeleteAPIKey               func(childComplexity int, input model.DeleteAPIKeyInput) int
+		DeleteKycDocument          func(childComplexity int, input model.DeleteKycDocumentInput) int
+		DeleteLimit                func(childComplexity int, input model.DeleteLimitInput) int
+		DeleteWalletRequisites     func(childComplexity int, input model.DeleteWalletRequisitesInput) int
+		DeleteWebhook              func(childComplexity int, input model.DeleteWebhookInput) int
+		ForgotPassword             func(childComplexity int, input model.ForgotPasswordInput) int
+		IssueCard                  func(childComplexity int, input model.IssueCardInput) int
+		Noop                       func(childComplexity int) int
+		OnboardIndividual          func(childComplexity int, input model.OnboardIndividualInput) int
+		RecoverPassword            func(childComplexity int, input model.RecoverPasswordInput) int
+		RefundOrder                func(childComplexity int, input model.RefundOrderInput) int
+		RegisterWebhook            func(childComplexity int, input model.RegisterWebhookInput) int
+		RequestIntroducerFeeReport func(childComplexity int, input model.RequestIntroducerFeeReportInput) int
+		RequestStatement           func(childComplexity int, input model.RequestStatementInput) int
+		RestorePerson              func(childComplexity int, input model.PersonIDInput) int
+		RevealCardCredentials      func(childComplexity int, input model.RevealCardCredentialsInput) int
+		SendFeedback               func(childComplexity int, input model.SendFeedbackInput) int
+		SetPaymentMethods          func(childComplexity int, input model.SetPaymentMethodsInput) int
+		SignIn                     func(childComplexity int, input model.SignInInput) int
+		SignInCustomer             func(childComplexity int, input model.SignInCustomerInput) int
+		SignOut                    func(childComplexity int) int
+		SignUpCorporation          func(childComplexity int, input model.SignUpCorporationInput) int
+		SimulateCardTransaction    func(childComplexity int, input model.SimulateCardTransactionInput) int
+		UpdateCorporation          func(childComplexity int, input model.UpdateCorporationInput) int
+		UpdateCorporationSettings  func(childComplexity int, input model.UpdateCorporationSettingsInput) int
+		UpdateCustomerContact      func(childComplexity int, input model.UpdateCustomerContactInput) int
+		UpdateKycDocument          func(childComplexity int, input model.UpdateKycDocumentInput) int
+		UpdateLimit                func(childComplexity int, input model.UpdateLimitInput) int
+		UpdateMe                   func(childComplexity int, input model.UpdateMeInput) int
+		UpdatePerson               func(childComplexity int, input model.UpdatePersonInput) int
+		UploadKycDocument          func(childComplexity int, input model.UploadKycDocumentInput) int
 	}
 
 	OnboardIndividualPayload struct {
@@ -420,12 +497,19 @@ type ComplexityRoot struct {
 		PendingActions     func(childComplexity int, eventID *string, individualID *string) int
 		Person             func(childComplexity int, id string) int
 		Persons            func(childComplexity int, first *int64, offset *int64, sortBy *model.PersonSortField, sortDirection *model.SortDirection) int
+		SepaEnabled        func(childComplexity int, sourceWalletID string, iban string) int
 		Viewer             func(childComplexity int) int
 		Webhooks           func(childComplexity int) int
 	}
 
 	RegisterWebhookPayload struct {
 		Webhook func(childComplexity int) int
+	}
+
+	ReportFile struct {
+		ExpiresAt func(childComplexity int) int
+		FileName  func(childComplexity int) int
+		URL       func(childComplexity int) int
 	}
 
 	SetPaymentMethodsPayload struct {
@@ -487,8 +571,18 @@ type ComplexityRoot struct {
 		Currency    func(childComplexity int) int
 		ID          func(childComplexity int) int
 		Name        func(childComplexity int) int
+		Pending     func(childComplexity int) int
 		Purpose     func(childComplexity int) int
+		Requisites  func(childComplexity int) int
 		Type        func(childComplexity int) int
+	}
+
+	WalletRequisites struct {
+		Code      func(childComplexity int) int
+		CreatedAt func(childComplexity int) int
+		ID        func(childComplexity int) int
+		Number    func(childComplexity int) int
+		Type      func(childComplexity int) int
 	}
 
 	Webhook struct {
@@ -510,6 +604,9 @@ type CardResolver interface {
 	Transactions(ctx context.Context, obj *model.Card, first *int64, offset *int64, sortDirection *model.SortDirection) (*model.CardTransactionPage, error)
 	Credentials(ctx context.Context, obj *model.Card) (*model.CardCredentials, error)
 }
+type ConversionResolver interface {
+	SourceWallet(ctx context.Context, obj *model.Conversion) (*model.Wallet, error)
+}
 type CorporationResolver interface {
 	Persons(ctx context.Context, obj *model.Corporation) ([]*model.Person, error)
 	APIKeys(ctx context.Context, obj *model.Corporation) ([]*model.APIKey, error)
@@ -518,6 +615,9 @@ type CorporationResolver interface {
 	KycDocuments(ctx context.Context, obj *model.Corporation) ([]*model.KycDocument, error)
 	Wallets(ctx context.Context, obj *model.Corporation) ([]*model.Wallet, error)
 	Wallet(ctx context.Context, obj *model.Corporation, id string) (*model.Wallet, error)
+	WalletRequisites(ctx context.Context, obj *model.Corporation) ([]*model.WalletRequisites, error)
+	Invoices(ctx context.Context, obj *model.Corporation) ([]*model.Invoice, error)
+	Limits(ctx context.Context, obj *model.Corporation) ([]*model.Limit, error)
 }
 type CustomerResolver interface {
 	Orders(ctx context.Context, obj *model.Customer, start *model.Date, end *model.Date) ([]*model.Order, error)
@@ -561,6 +661,15 @@ type MutationResolver interface {
 	UpdateCustomerContact(ctx context.Context, input model.UpdateCustomerContactInput) (*model.UpdateCustomerContactPayload, error)
 	AddPaymentMethod(ctx context.Context, input model.AddPaymentMethodInput) (*model.AddPaymentMethodPayload, error)
 	SetPaymentMethods(ctx context.Context, input model.SetPaymentMethodsInput) (*model.SetPaymentMethodsPayload, error)
+	CreateWallet(ctx context.Context, input model.CreateWalletInput) (*model.CreateWalletPayload, error)
+	CreateWalletRequisites(ctx context.Context, input model.CreateWalletRequisitesInput) ([]*model.WalletRequisites, error)
+	AttachWalletRequisites(ctx context.Context, input model.AttachWalletRequisitesInput) ([]*model.WalletRequisites, error)
+	DeleteWalletRequisites(ctx context.Context, input model.DeleteWalletRequisitesInput) (*model.DeletedWalletRequisites, error)
+	CreateConversion(ctx context.Context, input model.CreateConversionInput) (model.CreateConversionResult, error)
+	UpdateLimit(ctx context.Context, input model.UpdateLimitInput) (*model.Limit, error)
+	DeleteLimit(ctx context.Context, input model.DeleteLimitInput) (*model.Limit, error)
+	RequestStatement(ctx context.Context, input model.RequestStatementInput) (*model.ReportFile, error)
+	RequestIntroducerFeeReport(ctx context.Context, input model.RequestIntroducerFeeReportInput) (*model.ReportFile, error)
 }
 type OrderResolver interface {
 	Customer(ctx context.Context, obj *model.Order) (*model.Customer, error)
@@ -591,6 +700,7 @@ type QueryResolver interface {
 	Customer(ctx context.Context, id string) (*model.Customer, error)
 	Orders(ctx context.Context, start *model.Date, end *model.Date) ([]*model.Order, error)
 	CurrentCustomer(ctx context.Context) (*model.Customer, error)
+	SepaEnabled(ctx context.Context, sourceWalletID string, iban string) (bool, error)
 }
 type SubscriptionResolver interface {
 	Events(ctx context.Context, names []string, after *string) (<-chan *model.LiveEvent, error)
@@ -606,6 +716,8 @@ type ViewerResolver interface {
 type WalletResolver interface {
 	Corporation(ctx context.Context, obj *model.Wallet) (*model.Corporation, error)
 	Cards(ctx context.Context, obj *model.Wallet) ([]*model.Card, error)
+	Requisites(ctx context.Context, obj *model.Wallet) ([]*model.WalletRequisites, error)
+	Pending(ctx context.Context, obj *model.Wallet) (*model.Wallet, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -1014,6 +1126,110 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Contact.Type(childComplexity), true
 
+	case "Conversion.amountEquivalents":
+		if e.ComplexityRoot.Conversion.AmountEquivalents == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Conversion.AmountEquivalents(childComplexity), true
+	case "Conversion.charge":
+		if e.ComplexityRoot.Conversion.Charge == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Conversion.Charge(childComplexity), true
+	case "Conversion.chargeEquivalents":
+		if e.ComplexityRoot.Conversion.ChargeEquivalents == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Conversion.ChargeEquivalents(childComplexity), true
+	case "Conversion.createdAt":
+		if e.ComplexityRoot.Conversion.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Conversion.CreatedAt(childComplexity), true
+	case "Conversion.exchangeRate":
+		if e.ComplexityRoot.Conversion.ExchangeRate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Conversion.ExchangeRate(childComplexity), true
+	case "Conversion.id":
+		if e.ComplexityRoot.Conversion.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Conversion.ID(childComplexity), true
+	case "Conversion.source":
+		if e.ComplexityRoot.Conversion.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Conversion.Source(childComplexity), true
+	case "Conversion.sourceWallet":
+		if e.ComplexityRoot.Conversion.SourceWallet == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Conversion.SourceWallet(childComplexity), true
+	case "Conversion.sourceWalletId":
+		if e.ComplexityRoot.Conversion.SourceWalletID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Conversion.SourceWalletID(childComplexity), true
+	case "Conversion.status":
+		if e.ComplexityRoot.Conversion.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Conversion.Status(childComplexity), true
+	case "Conversion.statusCode":
+		if e.ComplexityRoot.Conversion.StatusCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Conversion.StatusCode(childComplexity), true
+	case "Conversion.target":
+		if e.ComplexityRoot.Conversion.Target == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Conversion.Target(childComplexity), true
+	case "Conversion.targetWalletId":
+		if e.ComplexityRoot.Conversion.TargetWalletID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Conversion.TargetWalletID(childComplexity), true
+
+	case "ConversionRefused.code":
+		if e.ComplexityRoot.ConversionRefused.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversionRefused.Code(childComplexity), true
+	case "ConversionRefused.message":
+		if e.ComplexityRoot.ConversionRefused.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversionRefused.Message(childComplexity), true
+	case "ConversionRefused.name":
+		if e.ComplexityRoot.ConversionRefused.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversionRefused.Name(childComplexity), true
+	case "ConversionRefused.reason":
+		if e.ComplexityRoot.ConversionRefused.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversionRefused.Reason(childComplexity), true
+
 	case "Corporation.apiKeys":
 		if e.ComplexityRoot.Corporation.APIKeys == nil {
 			break
@@ -1074,6 +1290,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Corporation.ID(childComplexity), true
+	case "Corporation.invoices":
+		if e.ComplexityRoot.Corporation.Invoices == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Corporation.Invoices(childComplexity), true
 	case "Corporation.isKycVerified":
 		if e.ComplexityRoot.Corporation.IsKycVerified == nil {
 			break
@@ -1092,6 +1314,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Corporation.KycDocuments(childComplexity), true
+	case "Corporation.limits":
+		if e.ComplexityRoot.Corporation.Limits == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Corporation.Limits(childComplexity), true
 	case "Corporation.name":
 		if e.ComplexityRoot.Corporation.Name == nil {
 			break
@@ -1139,6 +1367,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Corporation.Wallet(childComplexity, args["id"].(string)), true
+	case "Corporation.walletRequisites":
+		if e.ComplexityRoot.Corporation.WalletRequisites == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Corporation.WalletRequisites(childComplexity), true
 	case "Corporation.wallets":
 		if e.ComplexityRoot.Corporation.Wallets == nil {
 			break
@@ -1190,6 +1424,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CreateCustomerPayload.Orders(childComplexity), true
+
+	case "CreateWalletPayload.wallets":
+		if e.ComplexityRoot.CreateWalletPayload.Wallets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateWalletPayload.Wallets(childComplexity), true
 
 	case "CreatedApiKey.id":
 		if e.ComplexityRoot.CreatedApiKey.ID == nil {
@@ -1284,6 +1525,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DeleteWebhookPayload.DeletedID(childComplexity), true
 
+	case "DeletedWalletRequisites.id":
+		if e.ComplexityRoot.DeletedWalletRequisites.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeletedWalletRequisites.ID(childComplexity), true
+
 	case "Event.createdAt":
 		if e.ComplexityRoot.Event.CreatedAt == nil {
 			break
@@ -1352,6 +1600,74 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Individual.Status(childComplexity), true
 
+	case "Invoice.amount":
+		if e.ComplexityRoot.Invoice.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Invoice.Amount(childComplexity), true
+	case "Invoice.createdAt":
+		if e.ComplexityRoot.Invoice.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Invoice.CreatedAt(childComplexity), true
+	case "Invoice.id":
+		if e.ComplexityRoot.Invoice.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Invoice.ID(childComplexity), true
+	case "Invoice.isPaid":
+		if e.ComplexityRoot.Invoice.IsPaid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Invoice.IsPaid(childComplexity), true
+	case "Invoice.paymentTransactionId":
+		if e.ComplexityRoot.Invoice.PaymentTransactionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Invoice.PaymentTransactionID(childComplexity), true
+	case "Invoice.repayments":
+		if e.ComplexityRoot.Invoice.Repayments == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Invoice.Repayments(childComplexity), true
+	case "Invoice.type":
+		if e.ComplexityRoot.Invoice.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Invoice.Type(childComplexity), true
+	case "Invoice.unpaidAmount":
+		if e.ComplexityRoot.Invoice.UnpaidAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Invoice.UnpaidAmount(childComplexity), true
+
+	case "InvoiceRepayment.amount":
+		if e.ComplexityRoot.InvoiceRepayment.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InvoiceRepayment.Amount(childComplexity), true
+	case "InvoiceRepayment.id":
+		if e.ComplexityRoot.InvoiceRepayment.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InvoiceRepayment.ID(childComplexity), true
+	case "InvoiceRepayment.type":
+		if e.ComplexityRoot.InvoiceRepayment.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InvoiceRepayment.Type(childComplexity), true
+
 	case "KycDocument.corporationId":
 		if e.ComplexityRoot.KycDocument.CorporationID == nil {
 			break
@@ -1406,6 +1722,85 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.KycDocument.UpdatedAt(childComplexity), true
+
+	case "Limit.attemptVelocityPerHour":
+		if e.ComplexityRoot.Limit.AttemptVelocityPerHour == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Limit.AttemptVelocityPerHour(childComplexity), true
+	case "Limit.dailyLimitAmount":
+		if e.ComplexityRoot.Limit.DailyLimitAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Limit.DailyLimitAmount(childComplexity), true
+	case "Limit.dailySuccessfulVelocity":
+		if e.ComplexityRoot.Limit.DailySuccessfulVelocity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Limit.DailySuccessfulVelocity(childComplexity), true
+	case "Limit.id":
+		if e.ComplexityRoot.Limit.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Limit.ID(childComplexity), true
+	case "Limit.maximumAmount":
+		if e.ComplexityRoot.Limit.MaximumAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Limit.MaximumAmount(childComplexity), true
+	case "Limit.minimumAmount":
+		if e.ComplexityRoot.Limit.MinimumAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Limit.MinimumAmount(childComplexity), true
+	case "Limit.monthlyLimitAmount":
+		if e.ComplexityRoot.Limit.MonthlyLimitAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Limit.MonthlyLimitAmount(childComplexity), true
+	case "Limit.monthlySuccessfulVelocity":
+		if e.ComplexityRoot.Limit.MonthlySuccessfulVelocity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Limit.MonthlySuccessfulVelocity(childComplexity), true
+	case "Limit.paymentMethod":
+		if e.ComplexityRoot.Limit.PaymentMethod == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Limit.PaymentMethod(childComplexity), true
+	case "Limit.transactionType":
+		if e.ComplexityRoot.Limit.TransactionType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Limit.TransactionType(childComplexity), true
+	case "Limit.updatedAt":
+		if e.ComplexityRoot.Limit.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Limit.UpdatedAt(childComplexity), true
+	case "Limit.weeklyLimitAmount":
+		if e.ComplexityRoot.Limit.WeeklyLimitAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Limit.WeeklyLimitAmount(childComplexity), true
+	case "Limit.weeklySuccessfulVelocity":
+		if e.ComplexityRoot.Limit.WeeklySuccessfulVelocity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Limit.WeeklySuccessfulVelocity(childComplexity), true
 
 	case "LiveEvent.cursor":
 		if e.ComplexityRoot.LiveEvent.Cursor == nil {
@@ -1463,6 +1858,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AddPaymentMethod(childComplexity, args["input"].(model.AddPaymentMethodInput)), true
+	case "Mutation.attachWalletRequisites":
+		if e.ComplexityRoot.Mutation.AttachWalletRequisites == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_attachWalletRequisites_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AttachWalletRequisites(childComplexity, args["input"].(model.AttachWalletRequisitesInput)), true
 	case "Mutation.blockPerson":
 		if e.ComplexityRoot.Mutation.BlockPerson == nil {
 			break
@@ -1518,6 +1924,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateAPIKey(childComplexity, args["input"].(model.CreateAPIKeyInput)), true
+	case "Mutation.createConversion":
+		if e.ComplexityRoot.Mutation.CreateConversion == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createConversion_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateConversion(childComplexity, args["input"].(model.CreateConversionInput)), true
 	case "Mutation.createCustomer":
 		if e.ComplexityRoot.Mutation.CreateCustomer == nil {
 			break
@@ -1551,6 +1968,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreatePerson(childComplexity, args["input"].(model.CreatePersonInput)), true
+	case "Mutation.createWallet":
+		if e.ComplexityRoot.Mutation.CreateWallet == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createWallet_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateWallet(childComplexity, args["input"].(model.CreateWalletInput)), true
+	case "Mutation.createWalletRequisites":
+		if e.ComplexityRoot.Mutation.CreateWalletRequisites == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createWalletRequisites_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateWalletRequisites(childComplexity, args["input"].(model.CreateWalletRequisitesInput)), true
 	case "Mutation.deleteApiKey":
 		if e.ComplexityRoot.Mutation.DeleteAPIKey == nil {
 			break
@@ -1573,6 +2012,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteKycDocument(childComplexity, args["input"].(model.DeleteKycDocumentInput)), true
+	case "Mutation.deleteLimit":
+		if e.ComplexityRoot.Mutation.DeleteLimit == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteLimit_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteLimit(childComplexity, args["input"].(model.DeleteLimitInput)), true
+	case "Mutation.deleteWalletRequisites":
+		if e.ComplexityRoot.Mutation.DeleteWalletRequisites == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteWalletRequisites_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteWalletRequisites(childComplexity, args["input"].(model.DeleteWalletRequisitesInput)), true
 	case "Mutation.deleteWebhook":
 		if e.ComplexityRoot.Mutation.DeleteWebhook == nil {
 			break
@@ -1656,6 +2117,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RegisterWebhook(childComplexity, args["input"].(model.RegisterWebhookInput)), true
+	case "Mutation.requestIntroducerFeeReport":
+		if e.ComplexityRoot.Mutation.RequestIntroducerFeeReport == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_requestIntroducerFeeReport_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RequestIntroducerFeeReport(childComplexity, args["input"].(model.RequestIntroducerFeeReportInput)), true
+	case "Mutation.requestStatement":
+		if e.ComplexityRoot.Mutation.RequestStatement == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_requestStatement_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RequestStatement(childComplexity, args["input"].(model.RequestStatementInput)), true
 	case "Mutation.restorePerson":
 		if e.ComplexityRoot.Mutation.RestorePerson == nil {
 			break
@@ -1794,6 +2277,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateKycDocument(childComplexity, args["input"].(model.UpdateKycDocumentInput)), true
+	case "Mutation.updateLimit":
+		if e.ComplexityRoot.Mutation.UpdateLimit == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateLimit_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateLimit(childComplexity, args["input"].(model.UpdateLimitInput)), true
 	case "Mutation.updateMe":
 		if e.ComplexityRoot.Mutation.UpdateMe == nil {
 			break
@@ -2448,6 +2942,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Persons(childComplexity, args["first"].(*int64), args["offset"].(*int64), args["sortBy"].(*model.PersonSortField), args["sortDirection"].(*model.SortDirection)), true
+	case "Query.sepaEnabled":
+		if e.ComplexityRoot.Query.SepaEnabled == nil {
+			break
+		}
+
+		args, err := ec.field_Query_sepaEnabled_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.SepaEnabled(childComplexity, args["sourceWalletId"].(string), args["iban"].(string)), true
 	case "Query.viewer":
 		if e.ComplexityRoot.Query.Viewer == nil {
 			break
@@ -2467,6 +2972,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RegisterWebhookPayload.Webhook(childComplexity), true
+
+	case "ReportFile.expiresAt":
+		if e.ComplexityRoot.ReportFile.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReportFile.ExpiresAt(childComplexity), true
+	case "ReportFile.fileName":
+		if e.ComplexityRoot.ReportFile.FileName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReportFile.FileName(childComplexity), true
+	case "ReportFile.url":
+		if e.ComplexityRoot.ReportFile.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReportFile.URL(childComplexity), true
 
 	case "SetPaymentMethodsPayload.customer":
 		if e.ComplexityRoot.SetPaymentMethodsPayload.Customer == nil {
@@ -2678,18 +3202,61 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Wallet.Name(childComplexity), true
+	case "Wallet.pending":
+		if e.ComplexityRoot.Wallet.Pending == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Wallet.Pending(childComplexity), true
 	case "Wallet.purpose":
 		if e.ComplexityRoot.Wallet.Purpose == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Wallet.Purpose(childComplexity), true
+	case "Wallet.requisites":
+		if e.ComplexityRoot.Wallet.Requisites == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Wallet.Requisites(childComplexity), true
 	case "Wallet.type":
 		if e.ComplexityRoot.Wallet.Type == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Wallet.Type(childComplexity), true
+
+	case "WalletRequisites.code":
+		if e.ComplexityRoot.WalletRequisites.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletRequisites.Code(childComplexity), true
+	case "WalletRequisites.createdAt":
+		if e.ComplexityRoot.WalletRequisites.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletRequisites.CreatedAt(childComplexity), true
+	case "WalletRequisites.id":
+		if e.ComplexityRoot.WalletRequisites.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletRequisites.ID(childComplexity), true
+	case "WalletRequisites.number":
+		if e.ComplexityRoot.WalletRequisites.Number == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletRequisites.Number(childComplexity), true
+	case "WalletRequisites.type":
+		if e.ComplexityRoot.WalletRequisites.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletRequisites.Type(childComplexity), true
 
 	case "Webhook.createdAt":
 		if e.ComplexityRoot.Webhook.CreatedAt == nil {
@@ -2720,6 +3287,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
 		ec.unmarshalInputAddPaymentMethodInput,
 		ec.unmarshalInputAddressInput,
+		ec.unmarshalInputAttachWalletRequisitesInput,
 		ec.unmarshalInputCancelOrderInput,
 		ec.unmarshalInputCaptureOrderInput,
 		ec.unmarshalInputCardAddressInput,
@@ -2729,15 +3297,22 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputChangeMyPhoneInput,
 		ec.unmarshalInputContactInput,
 		ec.unmarshalInputCreateApiKeyInput,
+		ec.unmarshalInputCreateConversionInput,
 		ec.unmarshalInputCreateCustomerInput,
 		ec.unmarshalInputCreateOrderInput,
 		ec.unmarshalInputCreatePersonInput,
+		ec.unmarshalInputCreateWalletInput,
+		ec.unmarshalInputCreateWalletRequisitesInput,
+		ec.unmarshalInputCrossBorderRequisitesInput,
 		ec.unmarshalInputCustomerPaymentInput,
 		ec.unmarshalInputDeleteApiKeyInput,
 		ec.unmarshalInputDeleteKycDocumentInput,
+		ec.unmarshalInputDeleteLimitInput,
+		ec.unmarshalInputDeleteWalletRequisitesInput,
 		ec.unmarshalInputDeleteWebhookInput,
 		ec.unmarshalInputForgotPasswordInput,
 		ec.unmarshalInputIssueCardInput,
+		ec.unmarshalInputLimitSetInput,
 		ec.unmarshalInputNewOrderInput,
 		ec.unmarshalInputOnboardIndividualInput,
 		ec.unmarshalInputOrderItemInput,
@@ -2747,18 +3322,23 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputRecoverPasswordInput,
 		ec.unmarshalInputRefundOrderInput,
 		ec.unmarshalInputRegisterWebhookInput,
+		ec.unmarshalInputRequestIntroducerFeeReportInput,
+		ec.unmarshalInputRequestStatementInput,
 		ec.unmarshalInputRevealCardCredentialsInput,
 		ec.unmarshalInputSavedCardPaymentInput,
 		ec.unmarshalInputSendFeedbackInput,
+		ec.unmarshalInputSepaRequisitesInput,
 		ec.unmarshalInputSetPaymentMethodsInput,
 		ec.unmarshalInputSignInCustomerInput,
 		ec.unmarshalInputSignInInput,
 		ec.unmarshalInputSignUpCorporationInput,
 		ec.unmarshalInputSimulateCardTransactionInput,
+		ec.unmarshalInputUkLocalRequisitesInput,
 		ec.unmarshalInputUpdateCorporationInput,
 		ec.unmarshalInputUpdateCorporationSettingsInput,
 		ec.unmarshalInputUpdateCustomerContactInput,
 		ec.unmarshalInputUpdateKycDocumentInput,
+		ec.unmarshalInputUpdateLimitInput,
 		ec.unmarshalInputUpdateMeInput,
 		ec.unmarshalInputUpdatePersonInput,
 		ec.unmarshalInputUploadKycDocumentInput,
@@ -4209,6 +4789,337 @@ extend type Corporation {
   "One wallet of the corporation, served from the same listing as wallets."
   wallet(id: ID!): Wallet
 }
+
+extend type Wallet {
+  "Requisites attached to the wallet (from the same listing as the wallet)."
+  requisites: [WalletRequisites!]!
+  "The wallet holding this wallet's reserved funds; null until the first transaction from or to it."
+  pending: Wallet
+}
+
+extend type Corporation {
+  "Every requisites record of the corporation, attached or not."
+  walletRequisites: [WalletRequisites!]!
+  invoices: [Invoice!]!
+  limits: [Limit!]!
+}
+
+extend type Query {
+  """
+  Whether a transfer from the wallet can reach the IBAN by SEPA. The IBAN's
+  format and checksum are checked by the gateway first (BAD_USER_INPUT); the
+  upstream checks the country's length (UPSTREAM_REJECTED, code 10001).
+  """
+  sepaEnabled(sourceWalletId: ID!, iban: String!): Boolean! @requires(role: BANKING)
+}
+
+extend type Mutation {
+  "Creates wallets for a corporation (staff only); adapter C makes one per currency."
+  createWallet(input: CreateWalletInput!): CreateWalletPayload! @requires(role: STAFF)
+  "Creates requisites, not attached to a wallet."
+  createWalletRequisites(input: CreateWalletRequisitesInput!): [WalletRequisites!]! @requires(role: BANKING)
+  "Creates requisites attached to an adapter A wallet; answers the wallet's requisites."
+  attachWalletRequisites(input: AttachWalletRequisitesInput!): [WalletRequisites!]! @requires(role: BANKING)
+  deleteWalletRequisites(input: DeleteWalletRequisitesInput!): DeletedWalletRequisites! @requires(role: BANKING)
+  """
+  Converts money between two wallets of the signed-in person's corporation
+  (persons only, as upstream). Insufficient funds, an unpaid invoice and the
+  corporation limits are expected outcomes: ConversionRefused. With an
+  idempotencyKey a retried request never converts twice.
+  """
+  createConversion(input: CreateConversionInput!): CreateConversionResult! @requires(role: BANKING)
+  "Changes a corporation limit (staff only); absent limitSet fields stay."
+  updateLimit(input: UpdateLimitInput!): Limit! @requires(role: STAFF)
+  "Removes a corporation limit (staff only) and answers it."
+  deleteLimit(input: DeleteLimitInput!): Limit! @requires(role: STAFF)
+  "Builds a statement; the answer's url downloads it from the gateway for a short time, without signing in."
+  requestStatement(input: RequestStatementInput!): ReportFile! @requires(role: BANKING)
+  "Builds an introducer's corporate fee report (staff, or the introducer itself)."
+  requestIntroducerFeeReport(input: RequestIntroducerFeeReportInput!): ReportFile! @requires(role: BANKING)
+}
+
+enum RequisitesType {
+  SEPA
+  CROSS_BORDER
+  UK_LOCAL
+  OTHER
+}
+
+"A wallet's bank details."
+type WalletRequisites {
+  id: ID!
+  "The IBAN for SEPA requisites, the account number otherwise."
+  number: String!
+  "The BIC for SEPA and cross-border requisites, the sort code for UK local ones."
+  code: String!
+  type: RequisitesType!
+  createdAt: Time
+}
+
+type DeletedWalletRequisites {
+  id: ID!
+}
+
+enum RequisitesMode {
+  "The bank issues the IBAN."
+  AUTOMATIC
+  "The IBAN (and BIC) are given."
+  MANUAL
+}
+
+enum WalletPurpose {
+  "The wallet may fund cards."
+  CARD
+}
+
+input SepaRequisitesInput {
+  iban: String!
+  "Required for adapter B and for requisites created or attached by hand; adapter A wallets take the bank's BIC."
+  bic: String
+}
+
+input UkLocalRequisitesInput {
+  "Eight digits."
+  accountNumber: String!
+  "Six digits."
+  sortCode: String!
+}
+
+input CrossBorderRequisitesInput {
+  accountNumber: String!
+  bic: String!
+}
+
+input CreateWalletInput {
+  corporationId: ID!
+  adapter: WalletAdapter!
+  "Shown in the wallet list; the upstream names the wallet after its currency when absent."
+  name: String
+  "Adapter A only."
+  purpose: WalletPurpose
+  "Adapter A only; AUTOMATIC when absent. MANUAL without sepa leaves the wallet not set up until requisites are attached."
+  requisitesMode: RequisitesMode
+  "Adapter A (MANUAL, iban only) or adapter B."
+  sepa: SepaRequisitesInput
+  "Adapter B only; makes a GBP wallet."
+  ukLocal: UkLocalRequisitesInput
+  "Adapter B only."
+  crossBorder: CrossBorderRequisitesInput
+  "Adapter C only, and required there: one wallet per currency."
+  currencies: [String!]
+}
+
+type CreateWalletPayload {
+  wallets: [Wallet!]!
+}
+
+input CreateWalletRequisitesInput {
+  corporationId: ID!
+  "ADAPTER_A or ADAPTER_B."
+  adapter: WalletAdapter!
+  mode: RequisitesMode = AUTOMATIC
+  "Required when mode is MANUAL, with its bic."
+  sepa: SepaRequisitesInput
+}
+
+input AttachWalletRequisitesInput {
+  corporationId: ID!
+  "An adapter A wallet of the corporation."
+  walletId: ID!
+  mode: RequisitesMode = AUTOMATIC
+  "Required when mode is MANUAL, with its bic."
+  sepa: SepaRequisitesInput
+}
+
+input DeleteWalletRequisitesInput {
+  corporationId: ID!
+  id: ID!
+}
+
+"The authorisation code of a transaction, which is its state."
+enum TransactionStatus {
+  APPROVED
+  AUTHORIZED
+  DECLINED
+  REFUNDED
+  HOLD
+  REJECTED
+  "Amount reserved in the pending wallet; processing not started."
+  PENDING
+  PENDING_AUTH
+  UNDER_REVIEW
+  INITIALIZED
+  "A code the gateway does not know."
+  UNKNOWN
+}
+
+input CreateConversionInput {
+  sourceWalletId: ID!
+  "What the target wallet receives, in minor units of currency."
+  amount: Int!
+  "The currency converted into (USD, EUR, GBP, SEK, NOK, DKK)."
+  currency: String!
+  "The wallet to credit; the corporation's wallet in currency when absent."
+  targetWalletId: ID
+  "A client-chosen key: a retried request with the same key and input answers the first conversion instead of converting again."
+  idempotencyKey: String
+}
+
+union CreateConversionResult = Conversion | ConversionRefused
+
+"A conversion between two wallets."
+type Conversion {
+  id: ID!
+  status: TransactionStatus!
+  "The upstream's authorisation code."
+  statusCode: Int!
+  "What the source wallet gives, the charge included; reserved in its pending wallet while PENDING."
+  source: Money!
+  "What the target wallet receives."
+  target: Money!
+  "The charge, in the source currency."
+  charge: Money!
+  "Target units per source unit."
+  exchangeRate: Float
+  "The amount in the equivalent of each of the six currencies."
+  amountEquivalents: [Money!]!
+  "The charge in the equivalent of each of the six currencies."
+  chargeEquivalents: [Money!]!
+  sourceWalletId: ID!
+  targetWalletId: ID
+  "The source wallet after the conversion."
+  sourceWallet: Wallet
+  createdAt: Time
+}
+
+"Why a conversion was refused."
+enum ConversionRefusal {
+  INSUFFICIENT_FUNDS
+  UNPAID_INVOICE
+  CORPORATION_LIMIT_REACHED
+  CORPORATION_VELOCITY_REACHED
+  CORPORATION_ATTEMPT_VELOCITY_PER_HOUR_REACHED
+  CORPORATION_AMOUNT_REACHED
+  CORPORATION_AMOUNT_BELOW_MIN
+  CORPORATION_AMOUNT_ABOVE_MAX
+}
+
+"An expected refusal of a conversion: nothing was converted."
+type ConversionRefused {
+  reason: ConversionRefusal!
+  "The upstream's code, e.g. 20002 or -117."
+  code: Int!
+  "The code's name from the spec's tables."
+  name: String!
+  message: String!
+}
+
+enum InvoiceType {
+  OPENING_FEE
+  MONTHLY_SERVICE_FEE
+  OTHER
+}
+
+type Invoice {
+  id: ID!
+  type: InvoiceType!
+  isPaid: Boolean!
+  amount: Money!
+  unpaidAmount: Money!
+  "The invoice-payment transaction."
+  paymentTransactionId: ID
+  repayments: [InvoiceRepayment!]!
+  createdAt: Time
+}
+
+type InvoiceRepayment {
+  id: ID!
+  amount: Money!
+  "How it was repaid, e.g. balance."
+  type: String!
+}
+
+"Limits of one payment method and transaction type. Amounts are in the corporation's currency; null is no limit."
+type Limit {
+  id: ID!
+  "For example bank-transfer, or internal for conversions."
+  paymentMethod: String!
+  "For example transfer-outgoing or convert."
+  transactionType: String!
+  dailySuccessfulVelocity: Int
+  weeklySuccessfulVelocity: Int
+  monthlySuccessfulVelocity: Int
+  attemptVelocityPerHour: Int
+  minimumAmount: Money
+  maximumAmount: Money
+  dailyLimitAmount: Money
+  weeklyLimitAmount: Money
+  monthlyLimitAmount: Money
+  updatedAt: Time
+}
+
+"Limit values to change; absent fields stay. Amounts in minor units of the corporation's currency."
+input LimitSetInput {
+  dailySuccessfulVelocity: Int
+  weeklySuccessfulVelocity: Int
+  monthlySuccessfulVelocity: Int
+  attemptVelocityPerHour: Int
+  minimumAmount: Int
+  maximumAmount: Int
+  dailyLimitAmount: Int
+  weeklyLimitAmount: Int
+  monthlyLimitAmount: Int
+}
+
+input UpdateLimitInput {
+  corporationId: ID!
+  id: ID!
+  paymentMethod: String
+  transactionType: String
+  limitSet: LimitSetInput!
+}
+
+input DeleteLimitInput {
+  corporationId: ID!
+  id: ID!
+}
+
+enum StatementFormat {
+  "Exactly one wallet."
+  PDF
+  "One or more wallets."
+  CSV
+}
+
+input RequestStatementInput {
+  format: StatementFormat!
+  walletIds: [ID!]!
+  from: Date
+  "Included."
+  to: Date
+  "A tz database name; UTC when absent."
+  timezone: String
+  "Required for staff and API clients; ignored for persons (their own corporation)."
+  corporationId: ID
+}
+
+input RequestIntroducerFeeReportInput {
+  "The introducer; an introducer may ask only for itself (the upstream answers FORBIDDEN otherwise)."
+  introducerId: ID
+  from: Date!
+  "Included."
+  to: Date!
+  "Omitted means all the introducer's corporations."
+  corporationIds: [ID!]
+}
+
+"A generated file, downloadable from the gateway until expiresAt without signing in."
+type ReportFile {
+  "A path on this gateway (/downloads/reports/...), to resolve against the gateway's origin; it carries no credential of the session."
+  url: String!
+  fileName: String!
+  expiresAt: Time!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -4423,6 +5334,12 @@ func (ec *executionContext) childFields_Corporation(ctx context.Context, field g
 		return ec.fieldContext_Corporation_wallets(ctx, field)
 	case "wallet":
 		return ec.fieldContext_Corporation_wallet(ctx, field)
+	case "walletRequisites":
+		return ec.fieldContext_Corporation_walletRequisites(ctx, field)
+	case "invoices":
+		return ec.fieldContext_Corporation_invoices(ctx, field)
+	case "limits":
+		return ec.fieldContext_Corporation_limits(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Corporation", field.Name)
 }
@@ -4457,6 +5374,14 @@ func (ec *executionContext) childFields_CreateCustomerPayload(ctx context.Contex
 		return ec.fieldContext_CreateCustomerPayload_orders(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CreateCustomerPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_CreateWalletPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "wallets":
+		return ec.fieldContext_CreateWalletPayload_wallets(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CreateWalletPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_CreatedApiKey(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4511,6 +5436,14 @@ func (ec *executionContext) childFields_DeleteWebhookPayload(ctx context.Context
 	return nil, fmt.Errorf("no field named %q was found under type DeleteWebhookPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_DeletedWalletRequisites(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_DeletedWalletRequisites_id(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DeletedWalletRequisites", field.Name)
+}
+
 func (ec *executionContext) childFields_Event(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -4545,6 +5478,40 @@ func (ec *executionContext) childFields_Individual(ctx context.Context, field gr
 	return nil, fmt.Errorf("no field named %q was found under type Individual", field.Name)
 }
 
+func (ec *executionContext) childFields_Invoice(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Invoice_id(ctx, field)
+	case "type":
+		return ec.fieldContext_Invoice_type(ctx, field)
+	case "isPaid":
+		return ec.fieldContext_Invoice_isPaid(ctx, field)
+	case "amount":
+		return ec.fieldContext_Invoice_amount(ctx, field)
+	case "unpaidAmount":
+		return ec.fieldContext_Invoice_unpaidAmount(ctx, field)
+	case "paymentTransactionId":
+		return ec.fieldContext_Invoice_paymentTransactionId(ctx, field)
+	case "repayments":
+		return ec.fieldContext_Invoice_repayments(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Invoice_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Invoice", field.Name)
+}
+
+func (ec *executionContext) childFields_InvoiceRepayment(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_InvoiceRepayment_id(ctx, field)
+	case "amount":
+		return ec.fieldContext_InvoiceRepayment_amount(ctx, field)
+	case "type":
+		return ec.fieldContext_InvoiceRepayment_type(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type InvoiceRepayment", field.Name)
+}
+
 func (ec *executionContext) childFields_KycDocument(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -4567,6 +5534,38 @@ func (ec *executionContext) childFields_KycDocument(ctx context.Context, field g
 		return ec.fieldContext_KycDocument_corporationId(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type KycDocument", field.Name)
+}
+
+func (ec *executionContext) childFields_Limit(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Limit_id(ctx, field)
+	case "paymentMethod":
+		return ec.fieldContext_Limit_paymentMethod(ctx, field)
+	case "transactionType":
+		return ec.fieldContext_Limit_transactionType(ctx, field)
+	case "dailySuccessfulVelocity":
+		return ec.fieldContext_Limit_dailySuccessfulVelocity(ctx, field)
+	case "weeklySuccessfulVelocity":
+		return ec.fieldContext_Limit_weeklySuccessfulVelocity(ctx, field)
+	case "monthlySuccessfulVelocity":
+		return ec.fieldContext_Limit_monthlySuccessfulVelocity(ctx, field)
+	case "attemptVelocityPerHour":
+		return ec.fieldContext_Limit_attemptVelocityPerHour(ctx, field)
+	case "minimumAmount":
+		return ec.fieldContext_Limit_minimumAmount(ctx, field)
+	case "maximumAmount":
+		return ec.fieldContext_Limit_maximumAmount(ctx, field)
+	case "dailyLimitAmount":
+		return ec.fieldContext_Limit_dailyLimitAmount(ctx, field)
+	case "weeklyLimitAmount":
+		return ec.fieldContext_Limit_weeklyLimitAmount(ctx, field)
+	case "monthlyLimitAmount":
+		return ec.fieldContext_Limit_monthlyLimitAmount(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Limit_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Limit", field.Name)
 }
 
 func (ec *executionContext) childFields_LiveEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4817,6 +5816,18 @@ func (ec *executionContext) childFields_RegisterWebhookPayload(ctx context.Conte
 	return nil, fmt.Errorf("no field named %q was found under type RegisterWebhookPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_ReportFile(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "url":
+		return ec.fieldContext_ReportFile_url(ctx, field)
+	case "fileName":
+		return ec.fieldContext_ReportFile_fileName(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_ReportFile_expiresAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReportFile", field.Name)
+}
+
 func (ec *executionContext) childFields_SetPaymentMethodsPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "customer":
@@ -4903,8 +5914,28 @@ func (ec *executionContext) childFields_Wallet(ctx context.Context, field graphq
 		return ec.fieldContext_Wallet_corporation(ctx, field)
 	case "cards":
 		return ec.fieldContext_Wallet_cards(ctx, field)
+	case "requisites":
+		return ec.fieldContext_Wallet_requisites(ctx, field)
+	case "pending":
+		return ec.fieldContext_Wallet_pending(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Wallet", field.Name)
+}
+
+func (ec *executionContext) childFields_WalletRequisites(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_WalletRequisites_id(ctx, field)
+	case "number":
+		return ec.fieldContext_WalletRequisites_number(ctx, field)
+	case "code":
+		return ec.fieldContext_WalletRequisites_code(ctx, field)
+	case "type":
+		return ec.fieldContext_WalletRequisites_type(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_WalletRequisites_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WalletRequisites", field.Name)
 }
 
 func (ec *executionContext) childFields_Webhook(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5129,6 +6160,20 @@ func (ec *executionContext) field_Mutation_addPaymentMethod_args(ctx context.Con
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_attachWalletRequisites_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.AttachWalletRequisitesInput, error) {
+			return ec.unmarshalNAttachWalletRequisitesInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐAttachWalletRequisitesInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_blockPerson_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5199,6 +6244,20 @@ func (ec *executionContext) field_Mutation_createApiKey_args(ctx context.Context
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_createConversion_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CreateConversionInput, error) {
+			return ec.unmarshalNCreateConversionInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCreateConversionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createCustomer_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5241,6 +6300,34 @@ func (ec *executionContext) field_Mutation_createPerson_args(ctx context.Context
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_createWalletRequisites_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CreateWalletRequisitesInput, error) {
+			return ec.unmarshalNCreateWalletRequisitesInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCreateWalletRequisitesInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createWallet_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CreateWalletInput, error) {
+			return ec.unmarshalNCreateWalletInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCreateWalletInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_deleteApiKey_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5261,6 +6348,34 @@ func (ec *executionContext) field_Mutation_deleteKycDocument_args(ctx context.Co
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.DeleteKycDocumentInput, error) {
 			return ec.unmarshalNDeleteKycDocumentInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐDeleteKycDocumentInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteLimit_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.DeleteLimitInput, error) {
+			return ec.unmarshalNDeleteLimitInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐDeleteLimitInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteWalletRequisites_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.DeleteWalletRequisitesInput, error) {
+			return ec.unmarshalNDeleteWalletRequisitesInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐDeleteWalletRequisitesInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -5359,6 +6474,34 @@ func (ec *executionContext) field_Mutation_registerWebhook_args(ctx context.Cont
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.RegisterWebhookInput, error) {
 			return ec.unmarshalNRegisterWebhookInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRegisterWebhookInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_requestIntroducerFeeReport_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.RequestIntroducerFeeReportInput, error) {
+			return ec.unmarshalNRequestIntroducerFeeReportInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRequestIntroducerFeeReportInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_requestStatement_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.RequestStatementInput, error) {
+			return ec.unmarshalNRequestStatementInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRequestStatementInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -5527,6 +6670,20 @@ func (ec *executionContext) field_Mutation_updateKycDocument_args(ctx context.Co
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.UpdateKycDocumentInput, error) {
 			return ec.unmarshalNUpdateKycDocumentInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐUpdateKycDocumentInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateLimit_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdateLimitInput, error) {
+			return ec.unmarshalNUpdateLimitInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐUpdateLimitInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -5792,6 +6949,28 @@ func (ec *executionContext) field_Query_persons_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["sortDirection"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_sepaEnabled_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sourceWalletId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sourceWalletId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "iban",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["iban"] = arg1
 	return args, nil
 }
 
@@ -7503,6 +8682,451 @@ func (ec *executionContext) fieldContext_Contact_address(_ context.Context, fiel
 	return fc, nil
 }
 
+func (ec *executionContext) _Conversion_id(ctx context.Context, field graphql.CollectedField, obj *model.Conversion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Conversion_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Conversion_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Conversion", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Conversion_status(ctx context.Context, field graphql.CollectedField, obj *model.Conversion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Conversion_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.TransactionStatus) graphql.Marshaler {
+			return ec.marshalNTransactionStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐTransactionStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Conversion_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Conversion", field, false, false, errors.New("field of type TransactionStatus does not have child fields"))
+}
+
+func (ec *executionContext) _Conversion_statusCode(ctx context.Context, field graphql.CollectedField, obj *model.Conversion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Conversion_statusCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StatusCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Conversion_statusCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Conversion", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Conversion_source(ctx context.Context, field graphql.CollectedField, obj *model.Conversion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Conversion_source(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Source, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Conversion_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Conversion",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Conversion_target(ctx context.Context, field graphql.CollectedField, obj *model.Conversion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Conversion_target(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Target, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Conversion_target(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Conversion",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Conversion_charge(ctx context.Context, field graphql.CollectedField, obj *model.Conversion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Conversion_charge(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Charge, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Conversion_charge(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Conversion",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Conversion_exchangeRate(ctx context.Context, field graphql.CollectedField, obj *model.Conversion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Conversion_exchangeRate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExchangeRate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Conversion_exchangeRate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Conversion", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Conversion_amountEquivalents(ctx context.Context, field graphql.CollectedField, obj *model.Conversion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Conversion_amountEquivalents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AmountEquivalents, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Money) graphql.Marshaler {
+			return ec.marshalNMoney2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoneyᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Conversion_amountEquivalents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Conversion",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Conversion_chargeEquivalents(ctx context.Context, field graphql.CollectedField, obj *model.Conversion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Conversion_chargeEquivalents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ChargeEquivalents, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Money) graphql.Marshaler {
+			return ec.marshalNMoney2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoneyᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Conversion_chargeEquivalents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Conversion",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Conversion_sourceWalletId(ctx context.Context, field graphql.CollectedField, obj *model.Conversion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Conversion_sourceWalletId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SourceWalletID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Conversion_sourceWalletId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Conversion", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Conversion_targetWalletId(ctx context.Context, field graphql.CollectedField, obj *model.Conversion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Conversion_targetWalletId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TargetWalletID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Conversion_targetWalletId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Conversion", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Conversion_sourceWallet(ctx context.Context, field graphql.CollectedField, obj *model.Conversion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Conversion_sourceWallet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Conversion().SourceWallet(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Wallet) graphql.Marshaler {
+			return ec.marshalOWallet2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWallet(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Conversion_sourceWallet(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Conversion",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Wallet(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Conversion_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Conversion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Conversion_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Conversion_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Conversion", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ConversionRefused_reason(ctx context.Context, field graphql.CollectedField, obj *model.ConversionRefused) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversionRefused_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.ConversionRefusal) graphql.Marshaler {
+			return ec.marshalNConversionRefusal2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐConversionRefusal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversionRefused_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversionRefused", field, false, false, errors.New("field of type ConversionRefusal does not have child fields"))
+}
+
+func (ec *executionContext) _ConversionRefused_code(ctx context.Context, field graphql.CollectedField, obj *model.ConversionRefused) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversionRefused_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversionRefused_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversionRefused", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ConversionRefused_name(ctx context.Context, field graphql.CollectedField, obj *model.ConversionRefused) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversionRefused_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversionRefused_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversionRefused", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConversionRefused_message(ctx context.Context, field graphql.CollectedField, obj *model.ConversionRefused) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversionRefused_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversionRefused_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversionRefused", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Corporation_id(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8079,6 +9703,102 @@ func (ec *executionContext) fieldContext_Corporation_wallet(ctx context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _Corporation_walletRequisites(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Corporation_walletRequisites(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Corporation().WalletRequisites(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.WalletRequisites) graphql.Marshaler {
+			return ec.marshalNWalletRequisites2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletRequisitesᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Corporation_walletRequisites(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Corporation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WalletRequisites(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Corporation_invoices(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Corporation_invoices(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Corporation().Invoices(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Invoice) graphql.Marshaler {
+			return ec.marshalNInvoice2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐInvoiceᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Corporation_invoices(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Corporation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Invoice(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Corporation_limits(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Corporation_limits(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Corporation().Limits(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Limit) graphql.Marshaler {
+			return ec.marshalNLimit2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐLimitᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Corporation_limits(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Corporation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Limit(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _CorporationPage_items(ctx context.Context, field graphql.CollectedField, obj *model.CorporationPage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8271,6 +9991,38 @@ func (ec *executionContext) fieldContext_CreateCustomerPayload_orders(_ context.
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_SignedOrder(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CreateWalletPayload_wallets(ctx context.Context, field graphql.CollectedField, obj *model.CreateWalletPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateWalletPayload_wallets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Wallets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Wallet) graphql.Marshaler {
+			return ec.marshalNWallet2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreateWalletPayload_wallets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CreateWalletPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Wallet(ctx, field)
 		},
 	}
 	return fc, nil
@@ -8637,6 +10389,29 @@ func (ec *executionContext) fieldContext_DeleteWebhookPayload_deletedId(_ contex
 	return graphql.NewScalarFieldContext("DeleteWebhookPayload", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
+func (ec *executionContext) _DeletedWalletRequisites_id(ctx context.Context, field graphql.CollectedField, obj *model.DeletedWalletRequisites) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeletedWalletRequisites_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeletedWalletRequisites_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeletedWalletRequisites", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
 func (ec *executionContext) _Event_id(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8899,6 +10674,295 @@ func (ec *executionContext) fieldContext_Individual_formUrl(_ context.Context, f
 	return graphql.NewScalarFieldContext("Individual", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Invoice_id(ctx context.Context, field graphql.CollectedField, obj *model.Invoice) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Invoice_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Invoice_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Invoice_type(ctx context.Context, field graphql.CollectedField, obj *model.Invoice) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Invoice_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.InvoiceType) graphql.Marshaler {
+			return ec.marshalNInvoiceType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐInvoiceType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Invoice_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type InvoiceType does not have child fields"))
+}
+
+func (ec *executionContext) _Invoice_isPaid(ctx context.Context, field graphql.CollectedField, obj *model.Invoice) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Invoice_isPaid(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IsPaid, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Invoice_isPaid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Invoice_amount(ctx context.Context, field graphql.CollectedField, obj *model.Invoice) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Invoice_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Invoice_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Invoice",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Invoice_unpaidAmount(ctx context.Context, field graphql.CollectedField, obj *model.Invoice) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Invoice_unpaidAmount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UnpaidAmount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Invoice_unpaidAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Invoice",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Invoice_paymentTransactionId(ctx context.Context, field graphql.CollectedField, obj *model.Invoice) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Invoice_paymentTransactionId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PaymentTransactionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Invoice_paymentTransactionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Invoice_repayments(ctx context.Context, field graphql.CollectedField, obj *model.Invoice) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Invoice_repayments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Repayments, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.InvoiceRepayment) graphql.Marshaler {
+			return ec.marshalNInvoiceRepayment2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐInvoiceRepaymentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Invoice_repayments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Invoice",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_InvoiceRepayment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Invoice_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Invoice) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Invoice_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Invoice_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _InvoiceRepayment_id(ctx context.Context, field graphql.CollectedField, obj *model.InvoiceRepayment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InvoiceRepayment_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InvoiceRepayment_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InvoiceRepayment", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _InvoiceRepayment_amount(ctx context.Context, field graphql.CollectedField, obj *model.InvoiceRepayment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InvoiceRepayment_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InvoiceRepayment_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InvoiceRepayment",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InvoiceRepayment_type(ctx context.Context, field graphql.CollectedField, obj *model.InvoiceRepayment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InvoiceRepayment_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InvoiceRepayment_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InvoiceRepayment", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _KycDocument_id(ctx context.Context, field graphql.CollectedField, obj *model.KycDocument) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9104,6 +11168,350 @@ func (ec *executionContext) _KycDocument_corporationId(ctx context.Context, fiel
 }
 func (ec *executionContext) fieldContext_KycDocument_corporationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("KycDocument", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Limit_id(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Limit_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Limit_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Limit", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Limit_paymentMethod(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Limit_paymentMethod(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PaymentMethod, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Limit_paymentMethod(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Limit", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Limit_transactionType(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Limit_transactionType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TransactionType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Limit_transactionType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Limit", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Limit_dailySuccessfulVelocity(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Limit_dailySuccessfulVelocity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DailySuccessfulVelocity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Limit_dailySuccessfulVelocity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Limit", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Limit_weeklySuccessfulVelocity(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Limit_weeklySuccessfulVelocity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WeeklySuccessfulVelocity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Limit_weeklySuccessfulVelocity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Limit", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Limit_monthlySuccessfulVelocity(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Limit_monthlySuccessfulVelocity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MonthlySuccessfulVelocity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Limit_monthlySuccessfulVelocity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Limit", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Limit_attemptVelocityPerHour(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Limit_attemptVelocityPerHour(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AttemptVelocityPerHour, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Limit_attemptVelocityPerHour(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Limit", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Limit_minimumAmount(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Limit_minimumAmount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MinimumAmount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalOMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Limit_minimumAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Limit",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Limit_maximumAmount(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Limit_maximumAmount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaximumAmount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalOMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Limit_maximumAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Limit",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Limit_dailyLimitAmount(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Limit_dailyLimitAmount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DailyLimitAmount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalOMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Limit_dailyLimitAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Limit",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Limit_weeklyLimitAmount(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Limit_weeklyLimitAmount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WeeklyLimitAmount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalOMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Limit_weeklyLimitAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Limit",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Limit_monthlyLimitAmount(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Limit_monthlyLimitAmount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MonthlyLimitAmount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalOMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Limit_monthlyLimitAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Limit",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Limit_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Limit_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Limit_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Limit", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
 func (ec *executionContext) _LiveEvent_cursor(ctx context.Context, field graphql.CollectedField, obj *model.LiveEvent) (ret graphql.Marshaler) {
@@ -11322,6 +13730,564 @@ func (ec *executionContext) fieldContext_Mutation_setPaymentMethods(ctx context.
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_setPaymentMethods_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createWallet(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createWallet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateWallet(ctx, fc.Args["input"].(model.CreateWalletInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "STAFF")
+				if err != nil {
+					var zeroVal *model.CreateWalletPayload
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal *model.CreateWalletPayload
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CreateWalletPayload) graphql.Marshaler {
+			return ec.marshalNCreateWalletPayload2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCreateWalletPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createWallet(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CreateWalletPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createWallet_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createWalletRequisites(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createWalletRequisites(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateWalletRequisites(ctx, fc.Args["input"].(model.CreateWalletRequisitesInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "BANKING")
+				if err != nil {
+					var zeroVal []*model.WalletRequisites
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal []*model.WalletRequisites
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.WalletRequisites) graphql.Marshaler {
+			return ec.marshalNWalletRequisites2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletRequisitesᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createWalletRequisites(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WalletRequisites(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createWalletRequisites_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_attachWalletRequisites(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_attachWalletRequisites(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AttachWalletRequisites(ctx, fc.Args["input"].(model.AttachWalletRequisitesInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "BANKING")
+				if err != nil {
+					var zeroVal []*model.WalletRequisites
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal []*model.WalletRequisites
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.WalletRequisites) graphql.Marshaler {
+			return ec.marshalNWalletRequisites2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletRequisitesᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_attachWalletRequisites(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WalletRequisites(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_attachWalletRequisites_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteWalletRequisites(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteWalletRequisites(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteWalletRequisites(ctx, fc.Args["input"].(model.DeleteWalletRequisitesInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "BANKING")
+				if err != nil {
+					var zeroVal *model.DeletedWalletRequisites
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal *model.DeletedWalletRequisites
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DeletedWalletRequisites) graphql.Marshaler {
+			return ec.marshalNDeletedWalletRequisites2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐDeletedWalletRequisites(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteWalletRequisites(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeletedWalletRequisites(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteWalletRequisites_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createConversion(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createConversion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateConversion(ctx, fc.Args["input"].(model.CreateConversionInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "BANKING")
+				if err != nil {
+					var zeroVal model.CreateConversionResult
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal model.CreateConversionResult
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v model.CreateConversionResult) graphql.Marshaler {
+			return ec.marshalNCreateConversionResult2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCreateConversionResult(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createConversion(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type CreateConversionResult does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createConversion_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateLimit(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateLimit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateLimit(ctx, fc.Args["input"].(model.UpdateLimitInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "STAFF")
+				if err != nil {
+					var zeroVal *model.Limit
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal *model.Limit
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Limit) graphql.Marshaler {
+			return ec.marshalNLimit2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐLimit(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateLimit(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Limit(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateLimit_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteLimit(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteLimit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteLimit(ctx, fc.Args["input"].(model.DeleteLimitInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "STAFF")
+				if err != nil {
+					var zeroVal *model.Limit
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal *model.Limit
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Limit) graphql.Marshaler {
+			return ec.marshalNLimit2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐLimit(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteLimit(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Limit(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteLimit_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_requestStatement(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_requestStatement(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RequestStatement(ctx, fc.Args["input"].(model.RequestStatementInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "BANKING")
+				if err != nil {
+					var zeroVal *model.ReportFile
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal *model.ReportFile
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ReportFile) graphql.Marshaler {
+			return ec.marshalNReportFile2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐReportFile(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_requestStatement(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReportFile(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_requestStatement_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_requestIntroducerFeeReport(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_requestIntroducerFeeReport(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RequestIntroducerFeeReport(ctx, fc.Args["input"].(model.RequestIntroducerFeeReportInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "BANKING")
+				if err != nil {
+					var zeroVal *model.ReportFile
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal *model.ReportFile
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ReportFile) graphql.Marshaler {
+			return ec.marshalNReportFile2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐReportFile(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_requestIntroducerFeeReport(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReportFile(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_requestIntroducerFeeReport_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -14173,6 +17139,68 @@ func (ec *executionContext) fieldContext_Query_currentCustomer(_ context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_sepaEnabled(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_sepaEnabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().SepaEnabled(ctx, fc.Args["sourceWalletId"].(string), fc.Args["iban"].(string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "BANKING")
+				if err != nil {
+					var zeroVal bool
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal bool
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_sepaEnabled(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_sepaEnabled_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -14279,6 +17307,75 @@ func (ec *executionContext) fieldContext_RegisterWebhookPayload_webhook(_ contex
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _ReportFile_url(ctx context.Context, field graphql.CollectedField, obj *model.ReportFile) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReportFile_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReportFile_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReportFile", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReportFile_fileName(ctx context.Context, field graphql.CollectedField, obj *model.ReportFile) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReportFile_fileName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FileName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReportFile_fileName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReportFile", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReportFile_expiresAt(ctx context.Context, field graphql.CollectedField, obj *model.ReportFile) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReportFile_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReportFile_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReportFile", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
 func (ec *executionContext) _SetPaymentMethodsPayload_customer(ctx context.Context, field graphql.CollectedField, obj *model.SetPaymentMethodsPayload) (ret graphql.Marshaler) {
@@ -15245,6 +18342,185 @@ func (ec *executionContext) fieldContext_Wallet_cards(_ context.Context, field g
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Wallet_requisites(ctx context.Context, field graphql.CollectedField, obj *model.Wallet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Wallet_requisites(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Wallet().Requisites(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.WalletRequisites) graphql.Marshaler {
+			return ec.marshalNWalletRequisites2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletRequisitesᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Wallet_requisites(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Wallet",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WalletRequisites(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Wallet_pending(ctx context.Context, field graphql.CollectedField, obj *model.Wallet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Wallet_pending(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Wallet().Pending(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Wallet) graphql.Marshaler {
+			return ec.marshalOWallet2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWallet(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Wallet_pending(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Wallet",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Wallet(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WalletRequisites_id(ctx context.Context, field graphql.CollectedField, obj *model.WalletRequisites) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletRequisites_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WalletRequisites_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletRequisites", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _WalletRequisites_number(ctx context.Context, field graphql.CollectedField, obj *model.WalletRequisites) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletRequisites_number(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Number, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WalletRequisites_number(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletRequisites", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _WalletRequisites_code(ctx context.Context, field graphql.CollectedField, obj *model.WalletRequisites) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletRequisites_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WalletRequisites_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletRequisites", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _WalletRequisites_type(ctx context.Context, field graphql.CollectedField, obj *model.WalletRequisites) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletRequisites_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.RequisitesType) graphql.Marshaler {
+			return ec.marshalNRequisitesType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRequisitesType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WalletRequisites_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletRequisites", field, false, false, errors.New("field of type RequisitesType does not have child fields"))
+}
+
+func (ec *executionContext) _WalletRequisites_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.WalletRequisites) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletRequisites_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WalletRequisites_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletRequisites", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
 func (ec *executionContext) _Webhook_id(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
@@ -16477,6 +19753,61 @@ func (ec *executionContext) unmarshalInputAddressInput(ctx context.Context, obj 
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputAttachWalletRequisitesInput(ctx context.Context, obj any) (model.AttachWalletRequisitesInput, error) {
+	var it model.AttachWalletRequisitesInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["mode"]; !present {
+		asMap["mode"] = "AUTOMATIC"
+	}
+
+	fieldsInOrder := [...]string{"corporationId", "walletId", "mode", "sepa"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "corporationId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("corporationId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CorporationID = data
+		case "walletId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("walletId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WalletID = data
+		case "mode":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mode"))
+			data, err := ec.unmarshalORequisitesMode2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRequisitesMode(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Mode = data
+		case "sepa":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sepa"))
+			data, err := ec.unmarshalOSepaRequisitesInput2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSepaRequisitesInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Sepa = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCancelOrderInput(ctx context.Context, obj any) (model.CancelOrderInput, error) {
 	var it model.CancelOrderInput
 	if obj == nil {
@@ -16908,6 +20239,64 @@ func (ec *executionContext) unmarshalInputCreateApiKeyInput(ctx context.Context,
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputCreateConversionInput(ctx context.Context, obj any) (model.CreateConversionInput, error) {
+	var it model.CreateConversionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"sourceWalletId", "amount", "currency", "targetWalletId", "idempotencyKey"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "sourceWalletId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sourceWalletId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SourceWalletID = data
+		case "amount":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amount"))
+			data, err := ec.unmarshalNInt2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Amount = data
+		case "currency":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("currency"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Currency = data
+		case "targetWalletId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("targetWalletId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TargetWalletID = data
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCreateCustomerInput(ctx context.Context, obj any) (model.CreateCustomerInput, error) {
 	var it model.CreateCustomerInput
 	if obj == nil {
@@ -17198,6 +20587,184 @@ func (ec *executionContext) unmarshalInputCreatePersonInput(ctx context.Context,
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputCreateWalletInput(ctx context.Context, obj any) (model.CreateWalletInput, error) {
+	var it model.CreateWalletInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"corporationId", "adapter", "name", "purpose", "requisitesMode", "sepa", "ukLocal", "crossBorder", "currencies"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "corporationId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("corporationId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CorporationID = data
+		case "adapter":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("adapter"))
+			data, err := ec.unmarshalNWalletAdapter2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletAdapter(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Adapter = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "purpose":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("purpose"))
+			data, err := ec.unmarshalOWalletPurpose2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletPurpose(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Purpose = data
+		case "requisitesMode":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("requisitesMode"))
+			data, err := ec.unmarshalORequisitesMode2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRequisitesMode(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RequisitesMode = data
+		case "sepa":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sepa"))
+			data, err := ec.unmarshalOSepaRequisitesInput2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSepaRequisitesInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Sepa = data
+		case "ukLocal":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ukLocal"))
+			data, err := ec.unmarshalOUkLocalRequisitesInput2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐUkLocalRequisitesInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UkLocal = data
+		case "crossBorder":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("crossBorder"))
+			data, err := ec.unmarshalOCrossBorderRequisitesInput2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCrossBorderRequisitesInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CrossBorder = data
+		case "currencies":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("currencies"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Currencies = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCreateWalletRequisitesInput(ctx context.Context, obj any) (model.CreateWalletRequisitesInput, error) {
+	var it model.CreateWalletRequisitesInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["mode"]; !present {
+		asMap["mode"] = "AUTOMATIC"
+	}
+
+	fieldsInOrder := [...]string{"corporationId", "adapter", "mode", "sepa"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "corporationId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("corporationId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CorporationID = data
+		case "adapter":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("adapter"))
+			data, err := ec.unmarshalNWalletAdapter2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletAdapter(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Adapter = data
+		case "mode":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mode"))
+			data, err := ec.unmarshalORequisitesMode2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRequisitesMode(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Mode = data
+		case "sepa":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sepa"))
+			data, err := ec.unmarshalOSepaRequisitesInput2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSepaRequisitesInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Sepa = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCrossBorderRequisitesInput(ctx context.Context, obj any) (model.CrossBorderRequisitesInput, error) {
+	var it model.CrossBorderRequisitesInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"accountNumber", "bic"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "accountNumber":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("accountNumber"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AccountNumber = data
+		case "bic":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("bic"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Bic = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCustomerPaymentInput(ctx context.Context, obj any) (model.CustomerPaymentInput, error) {
 	var it model.CustomerPaymentInput
 	if obj == nil {
@@ -17301,6 +20868,80 @@ func (ec *executionContext) unmarshalInputDeleteKycDocumentInput(ctx context.Con
 				return it, err
 			}
 			it.CorporationID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputDeleteLimitInput(ctx context.Context, obj any) (model.DeleteLimitInput, error) {
+	var it model.DeleteLimitInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"corporationId", "id"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "corporationId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("corporationId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CorporationID = data
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputDeleteWalletRequisitesInput(ctx context.Context, obj any) (model.DeleteWalletRequisitesInput, error) {
+	var it model.DeleteWalletRequisitesInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"corporationId", "id"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "corporationId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("corporationId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CorporationID = data
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
 		}
 	}
 	return it, nil
@@ -17498,6 +21139,92 @@ func (ec *executionContext) unmarshalInputIssueCardInput(ctx context.Context, ob
 				return it, err
 			}
 			it.TemplateID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputLimitSetInput(ctx context.Context, obj any) (model.LimitSetInput, error) {
+	var it model.LimitSetInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"dailySuccessfulVelocity", "weeklySuccessfulVelocity", "monthlySuccessfulVelocity", "attemptVelocityPerHour", "minimumAmount", "maximumAmount", "dailyLimitAmount", "weeklyLimitAmount", "monthlyLimitAmount"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "dailySuccessfulVelocity":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("dailySuccessfulVelocity"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DailySuccessfulVelocity = data
+		case "weeklySuccessfulVelocity":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("weeklySuccessfulVelocity"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WeeklySuccessfulVelocity = data
+		case "monthlySuccessfulVelocity":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("monthlySuccessfulVelocity"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MonthlySuccessfulVelocity = data
+		case "attemptVelocityPerHour":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("attemptVelocityPerHour"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AttemptVelocityPerHour = data
+		case "minimumAmount":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("minimumAmount"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MinimumAmount = data
+		case "maximumAmount":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maximumAmount"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaximumAmount = data
+		case "dailyLimitAmount":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("dailyLimitAmount"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DailyLimitAmount = data
+		case "weeklyLimitAmount":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("weeklyLimitAmount"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WeeklyLimitAmount = data
+		case "monthlyLimitAmount":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("monthlyLimitAmount"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MonthlyLimitAmount = data
 		}
 	}
 	return it, nil
@@ -17858,6 +21585,122 @@ func (ec *executionContext) unmarshalInputRegisterWebhookInput(ctx context.Conte
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputRequestIntroducerFeeReportInput(ctx context.Context, obj any) (model.RequestIntroducerFeeReportInput, error) {
+	var it model.RequestIntroducerFeeReportInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"introducerId", "from", "to", "corporationIds"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "introducerId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("introducerId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IntroducerID = data
+		case "from":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("from"))
+			data, err := ec.unmarshalNDate2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐDate(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.From = data
+		case "to":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("to"))
+			data, err := ec.unmarshalNDate2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐDate(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.To = data
+		case "corporationIds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("corporationIds"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CorporationIds = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputRequestStatementInput(ctx context.Context, obj any) (model.RequestStatementInput, error) {
+	var it model.RequestStatementInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"format", "walletIds", "from", "to", "timezone", "corporationId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "format":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("format"))
+			data, err := ec.unmarshalNStatementFormat2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐStatementFormat(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Format = data
+		case "walletIds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("walletIds"))
+			data, err := ec.unmarshalNID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WalletIds = data
+		case "from":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("from"))
+			data, err := ec.unmarshalODate2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐDate(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.From = data
+		case "to":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("to"))
+			data, err := ec.unmarshalODate2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐDate(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.To = data
+		case "timezone":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("timezone"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Timezone = data
+		case "corporationId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("corporationId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CorporationID = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputRevealCardCredentialsInput(ctx context.Context, obj any) (model.RevealCardCredentialsInput, error) {
 	var it model.RevealCardCredentialsInput
 	if obj == nil {
@@ -17985,6 +21828,43 @@ func (ec *executionContext) unmarshalInputSendFeedbackInput(ctx context.Context,
 				return it, err
 			}
 			it.Captcha = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSepaRequisitesInput(ctx context.Context, obj any) (model.SepaRequisitesInput, error) {
+	var it model.SepaRequisitesInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"iban", "bic"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "iban":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("iban"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Iban = data
+		case "bic":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("bic"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Bic = data
 		}
 	}
 	return it, nil
@@ -18249,6 +22129,43 @@ func (ec *executionContext) unmarshalInputSimulateCardTransactionInput(ctx conte
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputUkLocalRequisitesInput(ctx context.Context, obj any) (model.UkLocalRequisitesInput, error) {
+	var it model.UkLocalRequisitesInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"accountNumber", "sortCode"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "accountNumber":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("accountNumber"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AccountNumber = data
+		case "sortCode":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sortCode"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SortCode = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputUpdateCorporationInput(ctx context.Context, obj any) (model.UpdateCorporationInput, error) {
 	var it model.UpdateCorporationInput
 	if obj == nil {
@@ -18476,6 +22393,64 @@ func (ec *executionContext) unmarshalInputUpdateKycDocumentInput(ctx context.Con
 				return it, err
 			}
 			it.Status = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputUpdateLimitInput(ctx context.Context, obj any) (model.UpdateLimitInput, error) {
+	var it model.UpdateLimitInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"corporationId", "id", "paymentMethod", "transactionType", "limitSet"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "corporationId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("corporationId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CorporationID = data
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "paymentMethod":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("paymentMethod"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PaymentMethod = data
+		case "transactionType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("transactionType"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TransactionType = data
+		case "limitSet":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("limitSet"))
+			data, err := ec.unmarshalNLimitSetInput2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐLimitSetInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LimitSet = data
 		}
 	}
 	return it, nil
@@ -18867,6 +22842,33 @@ func (ec *executionContext) _ChangeMyPhoneResult(ctx context.Context, sel ast.Se
 			return typedObj
 		} else {
 			panic(fmt.Errorf("unexpected type %T; non-generated variants of ChangeMyPhoneResult must implement graphql.Marshaler", obj))
+		}
+	}
+}
+
+func (ec *executionContext) _CreateConversionResult(ctx context.Context, sel ast.SelectionSet, obj model.CreateConversionResult) graphql.Marshaler {
+	switch obj := (obj).(type) {
+	case nil:
+		return graphql.Null
+	case model.ConversionRefused:
+		return ec._ConversionRefused(ctx, sel, &obj)
+	case *model.ConversionRefused:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ConversionRefused(ctx, sel, obj)
+	case model.Conversion:
+		return ec._Conversion(ctx, sel, &obj)
+	case *model.Conversion:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Conversion(ctx, sel, obj)
+	default:
+		if typedObj, ok := obj.(graphql.Marshaler); ok {
+			return typedObj
+		} else {
+			panic(fmt.Errorf("unexpected type %T; non-generated variants of CreateConversionResult must implement graphql.Marshaler", obj))
 		}
 	}
 }
@@ -19774,6 +23776,190 @@ func (ec *executionContext) _Contact(ctx context.Context, sel ast.SelectionSet, 
 	return out
 }
 
+var conversionImplementors = []string{"Conversion", "CreateConversionResult"}
+
+func (ec *executionContext) _Conversion(ctx context.Context, sel ast.SelectionSet, obj *model.Conversion) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, conversionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Conversion")
+		case "id":
+			out.Values[i] = ec._Conversion_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._Conversion_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "statusCode":
+			out.Values[i] = ec._Conversion_statusCode(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "source":
+			out.Values[i] = ec._Conversion_source(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "target":
+			out.Values[i] = ec._Conversion_target(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "charge":
+			out.Values[i] = ec._Conversion_charge(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "exchangeRate":
+			out.Values[i] = ec._Conversion_exchangeRate(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "amountEquivalents":
+			out.Values[i] = ec._Conversion_amountEquivalents(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "chargeEquivalents":
+			out.Values[i] = ec._Conversion_chargeEquivalents(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "sourceWalletId":
+			out.Values[i] = ec._Conversion_sourceWalletId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "targetWalletId":
+			out.Values[i] = ec._Conversion_targetWalletId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "sourceWallet":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Conversion_sourceWallet(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "createdAt":
+			out.Values[i] = ec._Conversion_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var conversionRefusedImplementors = []string{"ConversionRefused", "CreateConversionResult"}
+
+func (ec *executionContext) _ConversionRefused(ctx context.Context, sel ast.SelectionSet, obj *model.ConversionRefused) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, conversionRefusedImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConversionRefused")
+		case "reason":
+			out.Values[i] = ec._ConversionRefused_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "code":
+			out.Values[i] = ec._ConversionRefused_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._ConversionRefused_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._ConversionRefused_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var corporationImplementors = []string{"Corporation"}
 
 func (ec *executionContext) _Corporation(ctx context.Context, sel ast.SelectionSet, obj *model.Corporation) graphql.Marshaler {
@@ -20122,6 +24308,120 @@ func (ec *executionContext) _Corporation(ctx context.Context, sel ast.SelectionS
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "walletRequisites":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Corporation_walletRequisites(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "invoices":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Corporation_invoices(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "limits":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Corporation_limits(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -20253,6 +24553,44 @@ func (ec *executionContext) _CreateCustomerPayload(ctx context.Context, sel ast.
 			}
 		case "orders":
 			out.Values[i] = ec._CreateCustomerPayload_orders(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var createWalletPayloadImplementors = []string{"CreateWalletPayload"}
+
+func (ec *executionContext) _CreateWalletPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateWalletPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, createWalletPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CreateWalletPayload")
+		case "wallets":
+			out.Values[i] = ec._CreateWalletPayload_wallets(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -20512,6 +24850,44 @@ func (ec *executionContext) _DeleteWebhookPayload(ctx context.Context, sel ast.S
 	return out
 }
 
+var deletedWalletRequisitesImplementors = []string{"DeletedWalletRequisites"}
+
+func (ec *executionContext) _DeletedWalletRequisites(ctx context.Context, sel ast.SelectionSet, obj *model.DeletedWalletRequisites) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, deletedWalletRequisitesImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DeletedWalletRequisites")
+		case "id":
+			out.Values[i] = ec._DeletedWalletRequisites_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var eventImplementors = []string{"Event"}
 
 func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, obj *model.Event) graphql.Marshaler {
@@ -20666,6 +25042,127 @@ func (ec *executionContext) _Individual(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
+var invoiceImplementors = []string{"Invoice"}
+
+func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, obj *model.Invoice) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, invoiceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Invoice")
+		case "id":
+			out.Values[i] = ec._Invoice_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._Invoice_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "isPaid":
+			out.Values[i] = ec._Invoice_isPaid(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "amount":
+			out.Values[i] = ec._Invoice_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unpaidAmount":
+			out.Values[i] = ec._Invoice_unpaidAmount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "paymentTransactionId":
+			out.Values[i] = ec._Invoice_paymentTransactionId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "repayments":
+			out.Values[i] = ec._Invoice_repayments(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._Invoice_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var invoiceRepaymentImplementors = []string{"InvoiceRepayment"}
+
+func (ec *executionContext) _InvoiceRepayment(ctx context.Context, sel ast.SelectionSet, obj *model.InvoiceRepayment) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, invoiceRepaymentImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("InvoiceRepayment")
+		case "id":
+			out.Values[i] = ec._InvoiceRepayment_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "amount":
+			out.Values[i] = ec._InvoiceRepayment_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._InvoiceRepayment_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var kycDocumentImplementors = []string{"KycDocument"}
 
 func (ec *executionContext) _KycDocument(ctx context.Context, sel ast.SelectionSet, obj *model.KycDocument) graphql.Marshaler {
@@ -20721,6 +25218,104 @@ func (ec *executionContext) _KycDocument(ctx context.Context, sel ast.SelectionS
 		case "corporationId":
 			out.Values[i] = ec._KycDocument_corporationId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var limitImplementors = []string{"Limit"}
+
+func (ec *executionContext) _Limit(ctx context.Context, sel ast.SelectionSet, obj *model.Limit) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, limitImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Limit")
+		case "id":
+			out.Values[i] = ec._Limit_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "paymentMethod":
+			out.Values[i] = ec._Limit_paymentMethod(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "transactionType":
+			out.Values[i] = ec._Limit_transactionType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dailySuccessfulVelocity":
+			out.Values[i] = ec._Limit_dailySuccessfulVelocity(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "weeklySuccessfulVelocity":
+			out.Values[i] = ec._Limit_weeklySuccessfulVelocity(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "monthlySuccessfulVelocity":
+			out.Values[i] = ec._Limit_monthlySuccessfulVelocity(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "attemptVelocityPerHour":
+			out.Values[i] = ec._Limit_attemptVelocityPerHour(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "minimumAmount":
+			out.Values[i] = ec._Limit_minimumAmount(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "maximumAmount":
+			out.Values[i] = ec._Limit_maximumAmount(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "dailyLimitAmount":
+			out.Values[i] = ec._Limit_dailyLimitAmount(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "weeklyLimitAmount":
+			out.Values[i] = ec._Limit_weeklyLimitAmount(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "monthlyLimitAmount":
+			out.Values[i] = ec._Limit_monthlyLimitAmount(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._Limit_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -21139,6 +25734,69 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "setPaymentMethods":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_setPaymentMethods(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createWallet":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createWallet(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createWalletRequisites":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createWalletRequisites(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "attachWalletRequisites":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_attachWalletRequisites(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteWalletRequisites":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteWalletRequisites(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createConversion":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createConversion(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateLimit":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateLimit(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteLimit":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteLimit(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "requestStatement":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_requestStatement(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "requestIntroducerFeeReport":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_requestIntroducerFeeReport(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -22460,6 +27118,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "sepaEnabled":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_sepaEnabled(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -22509,6 +27189,54 @@ func (ec *executionContext) _RegisterWebhookPayload(ctx context.Context, sel ast
 			out.Values[i] = graphql.MarshalString("RegisterWebhookPayload")
 		case "webhook":
 			out.Values[i] = ec._RegisterWebhookPayload_webhook(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var reportFileImplementors = []string{"ReportFile"}
+
+func (ec *executionContext) _ReportFile(ctx context.Context, sel ast.SelectionSet, obj *model.ReportFile) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, reportFileImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReportFile")
+		case "url":
+			out.Values[i] = ec._ReportFile_url(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fileName":
+			out.Values[i] = ec._ReportFile_fileName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "expiresAt":
+			out.Values[i] = ec._ReportFile_expiresAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -23181,6 +27909,140 @@ func (ec *executionContext) _Wallet(ctx context.Context, sel ast.SelectionSet, o
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "requisites":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Wallet_requisites(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "pending":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Wallet_pending(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var walletRequisitesImplementors = []string{"WalletRequisites"}
+
+func (ec *executionContext) _WalletRequisites(ctx context.Context, sel ast.SelectionSet, obj *model.WalletRequisites) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, walletRequisitesImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WalletRequisites")
+		case "id":
+			out.Values[i] = ec._WalletRequisites_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "number":
+			out.Values[i] = ec._WalletRequisites_number(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "code":
+			out.Values[i] = ec._WalletRequisites_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._WalletRequisites_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._WalletRequisites_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -23683,6 +28545,11 @@ func (ec *executionContext) marshalNApiKey2ᚖgithubᚗcomᚋfingraphᚋfingraph
 	return ec._ApiKey(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNAttachWalletRequisitesInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐAttachWalletRequisitesInput(ctx context.Context, v any) (model.AttachWalletRequisitesInput, error) {
+	res, err := ec.unmarshalInputAttachWalletRequisitesInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -23871,6 +28738,16 @@ func (ec *executionContext) unmarshalNContactInput2ᚖgithubᚗcomᚋfingraphᚋ
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNConversionRefusal2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐConversionRefusal(ctx context.Context, v any) (model.ConversionRefusal, error) {
+	var res model.ConversionRefusal
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNConversionRefusal2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐConversionRefusal(ctx context.Context, sel ast.SelectionSet, v model.ConversionRefusal) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) marshalNCorporation2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Corporation) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -23922,6 +28799,21 @@ func (ec *executionContext) unmarshalNCreateApiKeyInput2githubᚗcomᚋfingraph�
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNCreateConversionInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCreateConversionInput(ctx context.Context, v any) (model.CreateConversionInput, error) {
+	res, err := ec.unmarshalInputCreateConversionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCreateConversionResult2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCreateConversionResult(ctx context.Context, sel ast.SelectionSet, v model.CreateConversionResult) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CreateConversionResult(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNCreateCustomerInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCreateCustomerInput(ctx context.Context, v any) (model.CreateCustomerInput, error) {
 	res, err := ec.unmarshalInputCreateCustomerInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -23954,6 +28846,26 @@ func (ec *executionContext) marshalNCreateOrderResult2githubᚗcomᚋfingraphᚋ
 
 func (ec *executionContext) unmarshalNCreatePersonInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCreatePersonInput(ctx context.Context, v any) (model.CreatePersonInput, error) {
 	res, err := ec.unmarshalInputCreatePersonInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNCreateWalletInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCreateWalletInput(ctx context.Context, v any) (model.CreateWalletInput, error) {
+	res, err := ec.unmarshalInputCreateWalletInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCreateWalletPayload2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCreateWalletPayload(ctx context.Context, sel ast.SelectionSet, v *model.CreateWalletPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CreateWalletPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCreateWalletRequisitesInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCreateWalletRequisitesInput(ctx context.Context, v any) (model.CreateWalletRequisitesInput, error) {
+	res, err := ec.unmarshalInputCreateWalletRequisitesInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -23993,6 +28905,16 @@ func (ec *executionContext) marshalNCustomer2ᚖgithubᚗcomᚋfingraphᚋfingra
 	return ec._Customer(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNDate2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐDate(ctx context.Context, v any) (model.Date, error) {
+	var res model.Date
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNDate2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐDate(ctx context.Context, sel ast.SelectionSet, v model.Date) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) unmarshalNDeleteApiKeyInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐDeleteAPIKeyInput(ctx context.Context, v any) (model.DeleteAPIKeyInput, error) {
 	res, err := ec.unmarshalInputDeleteApiKeyInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -24013,6 +28935,16 @@ func (ec *executionContext) marshalNDeleteKycDocumentPayload2ᚖgithubᚗcomᚋf
 	return ec._DeleteKycDocumentPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNDeleteLimitInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐDeleteLimitInput(ctx context.Context, v any) (model.DeleteLimitInput, error) {
+	res, err := ec.unmarshalInputDeleteLimitInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNDeleteWalletRequisitesInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐDeleteWalletRequisitesInput(ctx context.Context, v any) (model.DeleteWalletRequisitesInput, error) {
+	res, err := ec.unmarshalInputDeleteWalletRequisitesInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNDeleteWebhookInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐDeleteWebhookInput(ctx context.Context, v any) (model.DeleteWebhookInput, error) {
 	res, err := ec.unmarshalInputDeleteWebhookInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -24026,6 +28958,16 @@ func (ec *executionContext) marshalNDeleteWebhookPayload2ᚖgithubᚗcomᚋfingr
 		return graphql.Null
 	}
 	return ec._DeleteWebhookPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDeletedWalletRequisites2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐDeletedWalletRequisites(ctx context.Context, sel ast.SelectionSet, v *model.DeletedWalletRequisites) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DeletedWalletRequisites(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNEvent2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐEvent(ctx context.Context, sel ast.SelectionSet, v *model.Event) graphql.Marshaler {
@@ -24166,6 +29108,68 @@ func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.Selec
 	return res
 }
 
+func (ec *executionContext) marshalNInvoice2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐInvoiceᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Invoice) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNInvoice2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐInvoice(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNInvoice2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐInvoice(ctx context.Context, sel ast.SelectionSet, v *model.Invoice) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Invoice(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNInvoiceRepayment2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐInvoiceRepaymentᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.InvoiceRepayment) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNInvoiceRepayment2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐInvoiceRepayment(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNInvoiceRepayment2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐInvoiceRepayment(ctx context.Context, sel ast.SelectionSet, v *model.InvoiceRepayment) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._InvoiceRepayment(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNInvoiceType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐInvoiceType(ctx context.Context, v any) (model.InvoiceType, error) {
+	var res model.InvoiceType
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNInvoiceType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐInvoiceType(ctx context.Context, sel ast.SelectionSet, v model.InvoiceType) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) unmarshalNIssueCardInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐIssueCardInput(ctx context.Context, v any) (model.IssueCardInput, error) {
 	res, err := ec.unmarshalInputIssueCardInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -24249,6 +29253,37 @@ func (ec *executionContext) marshalNKycDocumentType2githubᚗcomᚋfingraphᚋfi
 	return v
 }
 
+func (ec *executionContext) marshalNLimit2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐLimitᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Limit) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNLimit2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐLimit(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNLimit2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐLimit(ctx context.Context, sel ast.SelectionSet, v *model.Limit) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Limit(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNLimitSetInput2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐLimitSetInput(ctx context.Context, v any) (*model.LimitSetInput, error) {
+	res, err := ec.unmarshalInputLimitSetInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNLiveEvent2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐLiveEvent(ctx context.Context, sel ast.SelectionSet, v *model.LiveEvent) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -24267,6 +29302,22 @@ func (ec *executionContext) marshalNMaskedPan2ᚖgithubᚗcomᚋfingraphᚋfingr
 		return graphql.Null
 	}
 	return ec._MaskedPan(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNMoney2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoneyᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Money) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx context.Context, sel ast.SelectionSet, v *model.Money) graphql.Marshaler {
@@ -24584,6 +29635,36 @@ func (ec *executionContext) marshalNRegisterWebhookPayload2ᚖgithubᚗcomᚋfin
 	return ec._RegisterWebhookPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNReportFile2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐReportFile(ctx context.Context, sel ast.SelectionSet, v *model.ReportFile) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ReportFile(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRequestIntroducerFeeReportInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRequestIntroducerFeeReportInput(ctx context.Context, v any) (model.RequestIntroducerFeeReportInput, error) {
+	res, err := ec.unmarshalInputRequestIntroducerFeeReportInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNRequestStatementInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRequestStatementInput(ctx context.Context, v any) (model.RequestStatementInput, error) {
+	res, err := ec.unmarshalInputRequestStatementInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNRequisitesType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRequisitesType(ctx context.Context, v any) (model.RequisitesType, error) {
+	var res model.RequisitesType
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRequisitesType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRequisitesType(ctx context.Context, sel ast.SelectionSet, v model.RequisitesType) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) unmarshalNRevealCardCredentialsInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRevealCardCredentialsInput(ctx context.Context, v any) (model.RevealCardCredentialsInput, error) {
 	res, err := ec.unmarshalInputRevealCardCredentialsInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -24705,6 +29786,16 @@ func (ec *executionContext) unmarshalNSimulateCardTransactionInput2githubᚗcom�
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNStatementFormat2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐStatementFormat(ctx context.Context, v any) (model.StatementFormat, error) {
+	var res model.StatementFormat
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNStatementFormat2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐStatementFormat(ctx context.Context, sel ast.SelectionSet, v model.StatementFormat) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalString(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -24766,6 +29857,16 @@ func (ec *executionContext) marshalNTime2timeᚐTime(ctx context.Context, sel as
 	return res
 }
 
+func (ec *executionContext) unmarshalNTransactionStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐTransactionStatus(ctx context.Context, v any) (model.TransactionStatus, error) {
+	var res model.TransactionStatus
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNTransactionStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐTransactionStatus(ctx context.Context, sel ast.SelectionSet, v model.TransactionStatus) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) unmarshalNUpdateCorporationInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐUpdateCorporationInput(ctx context.Context, v any) (model.UpdateCorporationInput, error) {
 	res, err := ec.unmarshalInputUpdateCorporationInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -24793,6 +29894,11 @@ func (ec *executionContext) marshalNUpdateCustomerContactPayload2ᚖgithubᚗcom
 
 func (ec *executionContext) unmarshalNUpdateKycDocumentInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐUpdateKycDocumentInput(ctx context.Context, v any) (model.UpdateKycDocumentInput, error) {
 	res, err := ec.unmarshalInputUpdateKycDocumentInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNUpdateLimitInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐUpdateLimitInput(ctx context.Context, v any) (model.UpdateLimitInput, error) {
+	res, err := ec.unmarshalInputUpdateLimitInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -24861,6 +29967,42 @@ func (ec *executionContext) marshalNWallet2ᚖgithubᚗcomᚋfingraphᚋfingraph
 		return graphql.Null
 	}
 	return ec._Wallet(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNWalletAdapter2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletAdapter(ctx context.Context, v any) (model.WalletAdapter, error) {
+	var res model.WalletAdapter
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNWalletAdapter2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletAdapter(ctx context.Context, sel ast.SelectionSet, v model.WalletAdapter) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNWalletRequisites2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletRequisitesᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.WalletRequisites) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWalletRequisites2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletRequisites(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNWalletRequisites2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletRequisites(ctx context.Context, sel ast.SelectionSet, v *model.WalletRequisites) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._WalletRequisites(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNWalletType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletType(ctx context.Context, v any) (model.WalletType, error) {
@@ -25176,6 +30318,14 @@ func (ec *executionContext) marshalOCorporationSortField2ᚖgithubᚗcomᚋfingr
 	return v
 }
 
+func (ec *executionContext) unmarshalOCrossBorderRequisitesInput2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCrossBorderRequisitesInput(ctx context.Context, v any) (*model.CrossBorderRequisitesInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputCrossBorderRequisitesInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalOCustomer2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCustomer(ctx context.Context, sel ast.SelectionSet, v *model.Customer) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -25245,6 +30395,41 @@ func (ec *executionContext) marshalOGender2ᚖgithubᚗcomᚋfingraphᚋfingraph
 		return graphql.Null
 	}
 	return v
+}
+
+func (ec *executionContext) unmarshalOID2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNID2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOID2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNID2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalOID2ᚖstring(ctx context.Context, v any) (*string, error) {
@@ -25349,6 +30534,13 @@ func (ec *executionContext) marshalOKycDocumentStatus2ᚖgithubᚗcomᚋfingraph
 	return v
 }
 
+func (ec *executionContext) marshalOMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx context.Context, sel ast.SelectionSet, v *model.Money) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Money(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalONewOrderInput2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐNewOrderInputᚄ(ctx context.Context, v any) ([]*model.NewOrderInput, error) {
 	if v == nil {
 		return nil, nil
@@ -25437,11 +30629,35 @@ func (ec *executionContext) marshalOPersonType2ᚖgithubᚗcomᚋfingraphᚋfing
 	return v
 }
 
+func (ec *executionContext) unmarshalORequisitesMode2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRequisitesMode(ctx context.Context, v any) (*model.RequisitesMode, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.RequisitesMode)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalORequisitesMode2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRequisitesMode(ctx context.Context, sel ast.SelectionSet, v *model.RequisitesMode) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
 func (ec *executionContext) unmarshalOSavedCardPaymentInput2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSavedCardPaymentInput(ctx context.Context, v any) (*model.SavedCardPaymentInput, error) {
 	if v == nil {
 		return nil, nil
 	}
 	res, err := ec.unmarshalInputSavedCardPaymentInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOSepaRequisitesInput2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSepaRequisitesInput(ctx context.Context, v any) (*model.SepaRequisitesInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputSepaRequisitesInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -25532,6 +30748,14 @@ func (ec *executionContext) marshalOTime2ᚖtimeᚐTime(ctx context.Context, sel
 	return res
 }
 
+func (ec *executionContext) unmarshalOUkLocalRequisitesInput2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐUkLocalRequisitesInput(ctx context.Context, v any) (*model.UkLocalRequisitesInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputUkLocalRequisitesInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalOViewer2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐViewer(ctx context.Context, sel ast.SelectionSet, v *model.Viewer) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -25556,6 +30780,22 @@ func (ec *executionContext) unmarshalOWalletAdapter2ᚖgithubᚗcomᚋfingraph�
 }
 
 func (ec *executionContext) marshalOWalletAdapter2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletAdapter(ctx context.Context, sel ast.SelectionSet, v *model.WalletAdapter) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalOWalletPurpose2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletPurpose(ctx context.Context, v any) (*model.WalletPurpose, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.WalletPurpose)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOWalletPurpose2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletPurpose(ctx context.Context, sel ast.SelectionSet, v *model.WalletPurpose) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}

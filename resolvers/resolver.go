@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/fingraph/fingraph/downloads"
 	"github.com/fingraph/fingraph/idempotency"
 	"github.com/fingraph/fingraph/upstream/banking"
 	"github.com/fingraph/fingraph/upstream/payments"
@@ -34,6 +35,11 @@ type Resolver struct {
 	OrderAttempts OrderAttempts
 	Events        EventStream
 	Logger        *slog.Logger
+	// Downloads signs the gateway's report download links.
+	Downloads *downloads.Signer
+	// conversions serialises createConversion per idempotency key within
+	// this process (wallets_money.go).
+	conversions keyedMutex
 	// Now is the clock; tests may fix it.
 	Now func() time.Time
 

@@ -8,17 +8,38 @@ package resolvers
 import (
 	"context"
 
+	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph"
 	"github.com/fingraph/fingraph/graph/model"
 	"github.com/fingraph/fingraph/resolvers/loaders"
+	"github.com/fingraph/fingraph/session"
+	"github.com/fingraph/fingraph/upstream/banking"
 )
+
+func (r *conversionResolver) SourceWallet(ctx context.Context, obj *model.Conversion) (*model.Wallet, error) {
+	if obj.CorporationID == "" {
+		return nil, nil
+	}
+	real, pendingOwner, err := loaders.For(ctx).CorporationWallet(ctx, obj.CorporationID, obj.SourceWalletID)
+	if err != nil {
+		return nil, err
+	}
+	if pendingOwner != nil {
+		return pendingOf(pendingOwner, obj.CorporationID), nil
+	}
+	return toWallet(real, obj.CorporationID), nil
+}
 
 func (r *corporationResolver) Wallets(ctx context.Context, obj *model.Corporation) ([]*model.Wallet, error) {
 	list, err := loaders.For(ctx).CorporationWallets.Load(ctx, obj.ID)()
 	if err != nil {
 		return nil, err
 	}
-	return toWallets(list, obj.ID), nil
+	out := toWallets(list, obj.ID)
+	for _, w := range out {
+		w.Owner = obj
+	}
+	return out, nil
 }
 
 func (r *corporationResolver) Wallet(ctx context.Context, obj *model.Corporation, id string) (*model.Wallet, error) {
@@ -26,13 +47,201 @@ func (r *corporationResolver) Wallet(ctx context.Context, obj *model.Corporation
 	if err != nil {
 		return nil, err
 	}
+	w := toWallet(real, obj.ID)
 	if pendingOwner != nil {
-		return pendingOf(pendingOwner, obj.ID), nil
+		w = pendingOf(pendingOwner, obj.ID)
 	}
-	return toWallet(real, obj.ID), nil
+	if w != nil {
+		w.Owner = obj
+	}
+	return w, nil
+}
+
+func (r *corporationResolver) WalletRequisites(ctx context.Context, obj *model.Corporation) ([]*model.WalletRequisites, error) {
+	list, err := loaders.For(ctx).CorporationRequisites.Load(ctx, obj.ID)()
+	if err != nil {
+		return nil, err
+	}
+	return toRequisitesList(list), nil
+}
+
+func (r *corporationResolver) Invoices(ctx context.Context, obj *model.Corporation) ([]*model.Invoice, error) {
+	list, err := loaders.For(ctx).CorporationInvoices.Load(ctx, obj.ID)()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*model.Invoice, 0, len(list))
+	for _, inv := range list {
+		out = append(out, toInvoice(inv))
+	}
+	return out, nil
+}
+
+func (r *corporationResolver) Limits(ctx context.Context, obj *model.Corporation) ([]*model.Limit, error) {
+	list, err := loaders.For(ctx).CorporationLimits.Load(ctx, obj.ID)()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*model.Limit, 0, len(list))
+	for _, l := range list {
+		out = append(out, toLimit(l, corporationCurrency(obj)))
+	}
+	return out, nil
+}
+
+func (r *mutationResolver) CreateWallet(ctx context.Context, input model.CreateWalletInput) (*model.CreateWalletPayload, error) {
+	req, err := walletCreateRequest(input)
+	if err != nil {
+		return nil, err
+	}
+	list, err := r.Banking.Wallets.Create(ctx, input.CorporationID, req)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(list))
+	for _, w := range list {
+		ids = append(ids, w.ID)
+	}
+	r.publishGatewayEvent(ctx, "WalletCreated", map[string]any{"corporation_id": input.CorporationID, "wallet_ids": ids, "adapter": req.Adapter})
+	return &model.CreateWalletPayload{Wallets: toWallets(list, input.CorporationID)}, nil
+}
+
+func (r *mutationResolver) CreateWalletRequisites(ctx context.Context, input model.CreateWalletRequisitesInput) ([]*model.WalletRequisites, error) {
+	var v validator
+	v.id("input.corporationId", input.CorporationID)
+	if input.Adapter == model.WalletAdapterAdapterC {
+		v.fail("input.adapter", "requisites are created for ADAPTER_A or ADAPTER_B")
+	}
+	if v.err != nil {
+		return nil, v.err
+	}
+	req, err := requisitesRequest(input.Adapter, input.Mode, input.Sepa)
+	if err != nil {
+		return nil, err
+	}
+	list, err := r.Banking.Requisites.Create(ctx, input.CorporationID, req)
+	if err != nil {
+		return nil, err
+	}
+	return toRequisitesList(list), nil
+}
+
+func (r *mutationResolver) AttachWalletRequisites(ctx context.Context, input model.AttachWalletRequisitesInput) ([]*model.WalletRequisites, error) {
+	var v validator
+	v.id("input.corporationId", input.CorporationID)
+	v.id("input.walletId", input.WalletID)
+	if v.err != nil {
+		return nil, v.err
+	}
+	req, err := requisitesRequest(model.WalletAdapterAdapterA, input.Mode, input.Sepa)
+	if err != nil {
+		return nil, err
+	}
+	req.WalletID = input.WalletID
+	list, err := r.Banking.Requisites.Attach(ctx, input.CorporationID, req)
+	if err != nil {
+		return nil, err
+	}
+	return toRequisitesList(list), nil
+}
+
+func (r *mutationResolver) DeleteWalletRequisites(ctx context.Context, input model.DeleteWalletRequisitesInput) (*model.DeletedWalletRequisites, error) {
+	var v validator
+	v.id("input.corporationId", input.CorporationID)
+	v.id("input.id", input.ID)
+	if v.err != nil {
+		return nil, v.err
+	}
+	id, err := r.Banking.Requisites.Delete(ctx, input.CorporationID, input.ID)
+	if err != nil {
+		return nil, err
+	}
+	if id == "" {
+		id = input.ID
+	}
+	return &model.DeletedWalletRequisites{ID: id}, nil
+}
+
+func (r *mutationResolver) CreateConversion(ctx context.Context, input model.CreateConversionInput) (model.CreateConversionResult, error) {
+	s, err := mustSession(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if s.Kind != session.Person {
+		return nil, gqlerr.Forbiddenf("conversions are created by persons of the corporation only")
+	}
+	req, err := conversionRequest(input)
+	if err != nil {
+		return nil, err
+	}
+	t, err := r.convertOnce(ctx, deref(input.IdempotencyKey), conversionFingerprint(req), func() (*banking.Transaction, error) {
+		return r.Banking.Transactions.CreateConversion(ctx, req)
+	})
+	if refused, ok := asRefusal(err); ok {
+		return refused, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	c := toConversion(t, s.CorporationID, req.SourceID)
+	r.publishGatewayEvent(ctx, "ConversionCreated", map[string]any{"corporation_id": s.CorporationID,
+		"transaction_id": t.ID, "source_wallet_id": c.SourceWalletID, "target_wallet_id": deref(c.TargetWalletID),
+		"amount": t.TargetAmount, "currency": t.TargetCurrency, "status": string(c.Status)})
+	return c, nil
+}
+
+func (r *mutationResolver) UpdateLimit(ctx context.Context, input model.UpdateLimitInput) (*model.Limit, error) {
+	req, err := limitUpdate(input)
+	if err != nil {
+		return nil, err
+	}
+	l, err := r.Banking.Limits.Update(ctx, input.CorporationID, input.ID, req)
+	if err != nil {
+		return nil, err
+	}
+	r.publishGatewayEvent(ctx, "LimitUpdated", map[string]any{"corporation_id": input.CorporationID, "limit_id": l.ID,
+		"payment_method": l.PaymentMethod, "transaction_type": l.TransactionType})
+	return toLimit(l, r.corporationCurrencyOf(ctx, input.CorporationID)), nil
+}
+
+func (r *mutationResolver) DeleteLimit(ctx context.Context, input model.DeleteLimitInput) (*model.Limit, error) {
+	var v validator
+	v.id("input.corporationId", input.CorporationID)
+	v.id("input.id", input.ID)
+	if v.err != nil {
+		return nil, v.err
+	}
+	l, err := r.Banking.Limits.Delete(ctx, input.CorporationID, input.ID)
+	if err != nil {
+		return nil, err
+	}
+	r.publishGatewayEvent(ctx, "LimitDeleted", map[string]any{"corporation_id": input.CorporationID, "limit_id": l.ID})
+	return toLimit(l, r.corporationCurrencyOf(ctx, input.CorporationID)), nil
+}
+
+func (r *mutationResolver) RequestStatement(ctx context.Context, input model.RequestStatementInput) (*model.ReportFile, error) {
+	return r.requestStatement(ctx, input)
+}
+
+func (r *mutationResolver) RequestIntroducerFeeReport(ctx context.Context, input model.RequestIntroducerFeeReportInput) (*model.ReportFile, error) {
+	return r.requestIntroducerFeeReport(ctx, input)
+}
+
+func (r *queryResolver) SepaEnabled(ctx context.Context, sourceWalletID string, iban string) (bool, error) {
+	var v validator
+	v.id("sourceWalletId", sourceWalletID)
+	normalized := v.iban("iban", iban)
+	if v.err != nil {
+		return false, v.err
+	}
+	ok, _, err := r.Banking.Lookup.IsSEPAEnabled(ctx, sourceWalletID, normalized)
+	return ok, err
 }
 
 func (r *walletResolver) Corporation(ctx context.Context, obj *model.Wallet) (*model.Corporation, error) {
+	if obj.Owner != nil {
+		return obj.Owner, nil
+	}
 	if obj.CorporationID == "" {
 		return nil, nil
 	}
@@ -43,6 +252,25 @@ func (r *walletResolver) Corporation(ctx context.Context, obj *model.Wallet) (*m
 	return toCorporation(c), nil
 }
 
+func (r *walletResolver) Requisites(ctx context.Context, obj *model.Wallet) ([]*model.WalletRequisites, error) {
+	if obj.PartialRequisites == nil {
+		return []*model.WalletRequisites{}, nil
+	}
+	return obj.PartialRequisites, nil
+}
+
+func (r *walletResolver) Pending(ctx context.Context, obj *model.Wallet) (*model.Wallet, error) {
+	if obj.PendingWallet != nil && obj.PendingWallet.Owner == nil {
+		obj.PendingWallet.Owner = obj.Owner
+	}
+	return obj.PendingWallet, nil
+}
+
+func (r *Resolver) Conversion() graph.ConversionResolver { return &conversionResolver{r} }
+
 func (r *Resolver) Wallet() graph.WalletResolver { return &walletResolver{r} }
 
-type walletResolver struct{ *Resolver }
+type (
+	conversionResolver struct{ *Resolver }
+	walletResolver     struct{ *Resolver }
+)

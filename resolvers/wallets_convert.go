@@ -15,30 +15,29 @@ func toWallet(w *banking.Wallet, corporationID string) *model.Wallet {
 		return nil
 	}
 	out := &model.Wallet{
-		ID:            w.ID,
-		Name:          w.Name,
-		Currency:      w.Currency,
-		Balance:       &model.Money{Amount: w.Amount, Currency: w.Currency},
-		Type:          model.WalletTypeReal,
-		Purpose:       w.Purpose,
-		CreatedAt:     timePtr(w.CreatedAt),
-		CorporationID: corporationID,
+		ID:                w.ID,
+		Name:              w.Name,
+		Currency:          w.Currency,
+		Balance:           &model.Money{Amount: w.Amount, Currency: w.Currency},
+		Type:              model.WalletTypeReal,
+		Purpose:           w.Purpose,
+		Adapter:           toAdapter(w.Adapter),
+		CreatedAt:         timePtr(w.CreatedAt),
+		CorporationID:     corporationID,
+		PartialRequisites: toRequisitesList(w.Requisites),
 	}
 	if strings.EqualFold(w.Type, banking.WalletTypePending) {
 		out.Type = model.WalletTypePending
 	}
-	if a := model.WalletAdapter(strings.ToUpper(w.Adapter)); a.IsValid() {
-		out.Adapter = &a
-	}
-	if w.Pending != nil && w.Pending.ID != "" {
-		out.PendingID = w.Pending.ID
-		cur := w.Pending.Currency
-		if cur == "" {
-			cur = w.Currency
-		}
-		out.PendingBalance = &model.Money{Amount: w.Pending.Amount, Currency: cur}
-	}
+	out.PendingWallet = pendingOf(w, corporationID)
 	return out
+}
+
+func toAdapter(s string) *model.WalletAdapter {
+	if a := model.WalletAdapter(strings.ToUpper(s)); a.IsValid() {
+		return &a
+	}
+	return nil
 }
 
 // pendingOf is the pending wallet of real as the listing shows it: the spec
@@ -52,24 +51,131 @@ func pendingOf(real *banking.Wallet, corporationID string) *model.Wallet {
 	if cur == "" {
 		cur = real.Currency
 	}
-	out := &model.Wallet{
-		ID:            real.Pending.ID,
-		Name:          real.Name + " (pending)",
-		Currency:      cur,
-		Balance:       &model.Money{Amount: real.Pending.Amount, Currency: cur},
-		Type:          model.WalletTypePending,
-		CorporationID: corporationID,
+	return &model.Wallet{
+		ID:                real.Pending.ID,
+		Name:              real.Name + " (pending)",
+		Currency:          cur,
+		Balance:           &model.Money{Amount: real.Pending.Amount, Currency: cur},
+		Type:              model.WalletTypePending,
+		Adapter:           toAdapter(real.Adapter),
+		CorporationID:     corporationID,
+		PartialRequisites: []*model.WalletRequisites{},
 	}
-	if a := model.WalletAdapter(strings.ToUpper(real.Adapter)); a.IsValid() {
-		out.Adapter = &a
-	}
-	return out
 }
 
 func toWallets(list []*banking.Wallet, corporationID string) []*model.Wallet {
 	out := make([]*model.Wallet, 0, len(list))
 	for _, w := range list {
 		out = append(out, toWallet(w, corporationID))
+	}
+	return out
+}
+
+func toRequisites(q *banking.Requisites) *model.WalletRequisites {
+	t := model.RequisitesTypeOther
+	switch strings.ToLower(q.Type) {
+	case "sepa":
+		t = model.RequisitesTypeSepa
+	case "cross-border":
+		t = model.RequisitesTypeCrossBorder
+	case "uk-local":
+		t = model.RequisitesTypeUkLocal
+	}
+	return &model.WalletRequisites{ID: q.ID, Number: q.Number, Code: q.Code, Type: t, CreatedAt: timePtr(q.CreatedAt)}
+}
+
+func toRequisitesList(list []*banking.Requisites) []*model.WalletRequisites {
+	out := make([]*model.WalletRequisites, 0, len(list))
+	for _, q := range list {
+		if q != nil {
+			out = append(out, toRequisites(q))
+		}
+	}
+	return out
+}
+
+func toInvoice(inv *banking.Invoice) *model.Invoice {
+	t := model.InvoiceTypeOther
+	switch inv.Type {
+	case "opening-fee":
+		t = model.InvoiceTypeOpeningFee
+	case "monthly-service-fee":
+		t = model.InvoiceTypeMonthlyServiceFee
+	}
+	out := &model.Invoice{
+		ID: inv.ID, Type: t, IsPaid: inv.IsPaid,
+		Amount:               &model.Money{Amount: inv.Amount, Currency: inv.Currency},
+		UnpaidAmount:         &model.Money{Amount: inv.UnpaidAmount, Currency: inv.Currency},
+		PaymentTransactionID: strPtr(inv.InvoicePaymentTransactionID),
+		Repayments:           []*model.InvoiceRepayment{},
+		CreatedAt:            timePtr(inv.CreatedAt),
+	}
+	for _, rp := range inv.Repayments {
+		out.Repayments = append(out.Repayments, &model.InvoiceRepayment{ID: rp.ID, Type: rp.Type,
+			Amount: &model.Money{Amount: rp.Amount, Currency: inv.Currency}})
+	}
+	return out
+}
+
+// toLimit maps a limit; its amounts are in the corporation's currency.
+func toLimit(l *banking.Limit, currency string) *model.Limit {
+	money := func(v *int64) *model.Money {
+		if v == nil {
+			return nil
+		}
+		return &model.Money{Amount: *v, Currency: currency}
+	}
+	s := l.LimitSet
+	return &model.Limit{
+		ID: l.ID, PaymentMethod: l.PaymentMethod, TransactionType: l.TransactionType,
+		DailySuccessfulVelocity:   s.DailySuccessfulVelocity,
+		WeeklySuccessfulVelocity:  s.WeeklySuccessfulVelocity,
+		MonthlySuccessfulVelocity: s.MonthlySuccessfulVelocity,
+		AttemptVelocityPerHour:    s.AttemptVelocityPerHour,
+		MinimumAmount:             money(s.MinimumAmount),
+		MaximumAmount:             money(s.MaximumAmount),
+		DailyLimitAmount:          money(s.DailyLimitAmount),
+		WeeklyLimitAmount:         money(s.WeeklyLimitAmount),
+		MonthlyLimitAmount:        money(s.MonthlyLimitAmount),
+		UpdatedAt:                 timePtr(l.UpdatedAt),
+	}
+}
+
+var sixCurrencies = []string{"DKK", "EUR", "GBP", "NOK", "SEK", "USD"}
+
+func toConversion(t *banking.Transaction, corporationID, sourceWalletID string) *model.Conversion {
+	code, ok := t.StatusCode()
+	status := model.TransactionStatusUnknown
+	if ok {
+		if s := model.TransactionStatus(banking.TransactionStatusName(code)); s.IsValid() {
+			status = s
+		}
+	}
+	amounts := map[string]int64{"DKK": t.AmountDKK, "EUR": t.AmountEUR, "GBP": t.AmountGBP, "NOK": t.AmountNOK, "SEK": t.AmountSEK, "USD": t.AmountUSD}
+	charges := map[string]int64{"DKK": t.ChargeDKK, "EUR": t.ChargeEUR, "GBP": t.ChargeGBP, "NOK": t.ChargeNOK, "SEK": t.ChargeSEK, "USD": t.ChargeUSD}
+	out := &model.Conversion{
+		ID: t.ID, Status: status, StatusCode: int64(code),
+		Source:         &model.Money{Amount: t.SourceAmount, Currency: t.SourceCurrency},
+		Target:         &model.Money{Amount: t.TargetAmount, Currency: t.TargetCurrency},
+		ExchangeRate:   t.ExchangeRate,
+		SourceWalletID: sourceWalletID,
+		TargetWalletID: strPtr(t.TargetCounterpartyID),
+		CreatedAt:      timePtr(t.CreatedAt),
+		CorporationID:  corporationID,
+	}
+	if t.SourceCounterpartyID != "" {
+		out.SourceWalletID = t.SourceCounterpartyID
+	}
+	for _, cur := range sixCurrencies {
+		out.AmountEquivalents = append(out.AmountEquivalents, &model.Money{Amount: amounts[cur], Currency: cur})
+		out.ChargeEquivalents = append(out.ChargeEquivalents, &model.Money{Amount: charges[cur], Currency: cur})
+	}
+	// The charge in the source currency: the equivalent in that currency
+	// when it is one of the six.
+	if c, ok := charges[t.SourceCurrency]; ok {
+		out.Charge = &model.Money{Amount: c, Currency: t.SourceCurrency}
+	} else {
+		out.Charge = &model.Money{Amount: 0, Currency: t.SourceCurrency}
 	}
 	return out
 }

@@ -20,6 +20,10 @@ type ChangeMyPhoneResult interface {
 	IsChangeMyPhoneResult()
 }
 
+type CreateConversionResult interface {
+	IsCreateConversionResult()
+}
+
 type CreateOrderResult interface {
 	IsCreateOrderResult()
 }
@@ -60,6 +64,15 @@ type AddressInput struct {
 type APIKey struct {
 	ID   string `json:"id"`
 	Name string `json:"name"`
+}
+
+type AttachWalletRequisitesInput struct {
+	CorporationID string `json:"corporationId"`
+	// An adapter A wallet of the corporation.
+	WalletID string          `json:"walletId"`
+	Mode     *RequisitesMode `json:"mode,omitempty"`
+	// Required when mode is MANUAL, with its bic.
+	Sepa *SepaRequisitesInput `json:"sepa,omitempty"`
 }
 
 type CancelOrderInput struct {
@@ -195,6 +208,18 @@ type ContactInput struct {
 	Address        *AddressInput `json:"address,omitempty"`
 }
 
+// An expected refusal of a conversion: nothing was converted.
+type ConversionRefused struct {
+	Reason ConversionRefusal `json:"reason"`
+	// The upstream's code, e.g. 20002 or -117.
+	Code int64 `json:"code"`
+	// The code's name from the spec's tables.
+	Name    string `json:"name"`
+	Message string `json:"message"`
+}
+
+func (ConversionRefused) IsCreateConversionResult() {}
+
 type Corporation struct {
 	ID       string  `json:"id"`
 	Name     string  `json:"name"`
@@ -224,6 +249,10 @@ type Corporation struct {
 	Wallets []*Wallet `json:"wallets"`
 	// One wallet of the corporation, served from the same listing as wallets.
 	Wallet *Wallet `json:"wallet,omitempty"`
+	// Every requisites record of the corporation, attached or not.
+	WalletRequisites []*WalletRequisites `json:"walletRequisites"`
+	Invoices         []*Invoice          `json:"invoices"`
+	Limits           []*Limit            `json:"limits"`
 }
 
 type CorporationPage struct {
@@ -241,6 +270,18 @@ type CorporationSettings struct {
 type CreateAPIKeyInput struct {
 	CorporationID string `json:"corporationId"`
 	Name          string `json:"name"`
+}
+
+type CreateConversionInput struct {
+	SourceWalletID string `json:"sourceWalletId"`
+	// What the target wallet receives, in minor units of currency.
+	Amount int64 `json:"amount"`
+	// The currency converted into (USD, EUR, GBP, SEK, NOK, DKK).
+	Currency string `json:"currency"`
+	// The wallet to credit; the corporation's wallet in currency when absent.
+	TargetWalletID *string `json:"targetWalletId,omitempty"`
+	// A client-chosen key: a retried request with the same key and input answers the first conversion instead of converting again.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
 type CreateCustomerInput struct {
@@ -312,12 +353,49 @@ type CreatePersonInput struct {
 	CorporationID *string `json:"corporationId,omitempty"`
 }
 
+type CreateWalletInput struct {
+	CorporationID string        `json:"corporationId"`
+	Adapter       WalletAdapter `json:"adapter"`
+	// Shown in the wallet list; the upstream names the wallet after its currency when absent.
+	Name *string `json:"name,omitempty"`
+	// Adapter A only.
+	Purpose *WalletPurpose `json:"purpose,omitempty"`
+	// Adapter A only; AUTOMATIC when absent. MANUAL without sepa leaves the wallet not set up until requisites are attached.
+	RequisitesMode *RequisitesMode `json:"requisitesMode,omitempty"`
+	// Adapter A (MANUAL, iban only) or adapter B.
+	Sepa *SepaRequisitesInput `json:"sepa,omitempty"`
+	// Adapter B only; makes a GBP wallet.
+	UkLocal *UkLocalRequisitesInput `json:"ukLocal,omitempty"`
+	// Adapter B only.
+	CrossBorder *CrossBorderRequisitesInput `json:"crossBorder,omitempty"`
+	// Adapter C only, and required there: one wallet per currency.
+	Currencies []string `json:"currencies,omitempty"`
+}
+
+type CreateWalletPayload struct {
+	Wallets []*Wallet `json:"wallets"`
+}
+
+type CreateWalletRequisitesInput struct {
+	CorporationID string `json:"corporationId"`
+	// ADAPTER_A or ADAPTER_B.
+	Adapter WalletAdapter   `json:"adapter"`
+	Mode    *RequisitesMode `json:"mode,omitempty"`
+	// Required when mode is MANUAL, with its bic.
+	Sepa *SepaRequisitesInput `json:"sepa,omitempty"`
+}
+
 // A new API key; the private key is shown here only, once.
 type CreatedAPIKey struct {
 	ID         string `json:"id"`
 	Name       string `json:"name"`
 	IsActive   bool   `json:"isActive"`
 	PrivateKey string `json:"privateKey"`
+}
+
+type CrossBorderRequisitesInput struct {
+	AccountNumber string `json:"accountNumber"`
+	Bic           string `json:"bic"`
 }
 
 // A customer record of the merchant.
@@ -357,12 +435,26 @@ type DeleteKycDocumentPayload struct {
 	ID string `json:"id"`
 }
 
+type DeleteLimitInput struct {
+	CorporationID string `json:"corporationId"`
+	ID            string `json:"id"`
+}
+
+type DeleteWalletRequisitesInput struct {
+	CorporationID string `json:"corporationId"`
+	ID            string `json:"id"`
+}
+
 type DeleteWebhookInput struct {
 	ID string `json:"id"`
 }
 
 type DeleteWebhookPayload struct {
 	DeletedID string `json:"deletedId"`
+}
+
+type DeletedWalletRequisites struct {
+	ID string `json:"id"`
 }
 
 type ForgotPasswordInput struct {
@@ -375,6 +467,25 @@ type Individual struct {
 	CreatedAt *time.Time       `json:"createdAt,omitempty"`
 	// Where the individual fills in the onboarding form, when the upstream gives one.
 	FormURL *string `json:"formUrl,omitempty"`
+}
+
+type Invoice struct {
+	ID           string      `json:"id"`
+	Type         InvoiceType `json:"type"`
+	IsPaid       bool        `json:"isPaid"`
+	Amount       *Money      `json:"amount"`
+	UnpaidAmount *Money      `json:"unpaidAmount"`
+	// The invoice-payment transaction.
+	PaymentTransactionID *string             `json:"paymentTransactionId,omitempty"`
+	Repayments           []*InvoiceRepayment `json:"repayments"`
+	CreatedAt            *time.Time          `json:"createdAt,omitempty"`
+}
+
+type InvoiceRepayment struct {
+	ID     string `json:"id"`
+	Amount *Money `json:"amount"`
+	// How it was repaid, e.g. balance.
+	Type string `json:"type"`
 }
 
 type IssueCardInput struct {
@@ -417,6 +528,38 @@ type KycDocument struct {
 	CreatedAt     *time.Time `json:"createdAt,omitempty"`
 	UpdatedAt     *time.Time `json:"updatedAt,omitempty"`
 	CorporationID string     `json:"corporationId"`
+}
+
+// Limits of one payment method and transaction type. Amounts are in the corporation's currency; null is no limit.
+type Limit struct {
+	ID string `json:"id"`
+	// For example bank-transfer, or internal for conversions.
+	PaymentMethod string `json:"paymentMethod"`
+	// For example transfer-outgoing or convert.
+	TransactionType           string     `json:"transactionType"`
+	DailySuccessfulVelocity   *int64     `json:"dailySuccessfulVelocity,omitempty"`
+	WeeklySuccessfulVelocity  *int64     `json:"weeklySuccessfulVelocity,omitempty"`
+	MonthlySuccessfulVelocity *int64     `json:"monthlySuccessfulVelocity,omitempty"`
+	AttemptVelocityPerHour    *int64     `json:"attemptVelocityPerHour,omitempty"`
+	MinimumAmount             *Money     `json:"minimumAmount,omitempty"`
+	MaximumAmount             *Money     `json:"maximumAmount,omitempty"`
+	DailyLimitAmount          *Money     `json:"dailyLimitAmount,omitempty"`
+	WeeklyLimitAmount         *Money     `json:"weeklyLimitAmount,omitempty"`
+	MonthlyLimitAmount        *Money     `json:"monthlyLimitAmount,omitempty"`
+	UpdatedAt                 *time.Time `json:"updatedAt,omitempty"`
+}
+
+// Limit values to change; absent fields stay. Amounts in minor units of the corporation's currency.
+type LimitSetInput struct {
+	DailySuccessfulVelocity   *int64 `json:"dailySuccessfulVelocity,omitempty"`
+	WeeklySuccessfulVelocity  *int64 `json:"weeklySuccessfulVelocity,omitempty"`
+	MonthlySuccessfulVelocity *int64 `json:"monthlySuccessfulVelocity,omitempty"`
+	AttemptVelocityPerHour    *int64 `json:"attemptVelocityPerHour,omitempty"`
+	MinimumAmount             *int64 `json:"minimumAmount,omitempty"`
+	MaximumAmount             *int64 `json:"maximumAmount,omitempty"`
+	DailyLimitAmount          *int64 `json:"dailyLimitAmount,omitempty"`
+	WeeklyLimitAmount         *int64 `json:"weeklyLimitAmount,omitempty"`
+	MonthlyLimitAmount        *int64 `json:"monthlyLimitAmount,omitempty"`
 }
 
 // An event as it streams to a subscriber.
@@ -626,6 +769,36 @@ type RegisterWebhookPayload struct {
 	Webhook *Webhook `json:"webhook"`
 }
 
+// A generated file, downloadable from the gateway until expiresAt without signing in.
+type ReportFile struct {
+	// A path on this gateway (/downloads/reports/...), to resolve against the gateway's origin; it carries no credential of the session.
+	URL       string    `json:"url"`
+	FileName  string    `json:"fileName"`
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
+type RequestIntroducerFeeReportInput struct {
+	// The introducer; an introducer may ask only for itself (the upstream answers FORBIDDEN otherwise).
+	IntroducerID *string `json:"introducerId,omitempty"`
+	From         Date    `json:"from"`
+	// Included.
+	To Date `json:"to"`
+	// Omitted means all the introducer's corporations.
+	CorporationIds []string `json:"corporationIds,omitempty"`
+}
+
+type RequestStatementInput struct {
+	Format    StatementFormat `json:"format"`
+	WalletIds []string        `json:"walletIds"`
+	From      *Date           `json:"from,omitempty"`
+	// Included.
+	To *Date `json:"to,omitempty"`
+	// A tz database name; UTC when absent.
+	Timezone *string `json:"timezone,omitempty"`
+	// Required for staff and API clients; ignored for persons (their own corporation).
+	CorporationID *string `json:"corporationId,omitempty"`
+}
+
 type RevealCardCredentialsInput struct {
 	CardID string `json:"cardId"`
 }
@@ -646,6 +819,12 @@ type SendFeedbackInput struct {
 	Feedback string `json:"feedback"`
 	// The captcha response token.
 	Captcha string `json:"captcha"`
+}
+
+type SepaRequisitesInput struct {
+	Iban string `json:"iban"`
+	// Required for adapter B and for requisites created or attached by hand; adapter A wallets take the bank's BIC.
+	Bic *string `json:"bic,omitempty"`
 }
 
 type SetPaymentMethodsInput struct {
@@ -738,6 +917,13 @@ func (TwoFactorChallenge) IsSignInResult() {}
 
 func (TwoFactorChallenge) IsChangeMyPhoneResult() {}
 
+type UkLocalRequisitesInput struct {
+	// Eight digits.
+	AccountNumber string `json:"accountNumber"`
+	// Six digits.
+	SortCode string `json:"sortCode"`
+}
+
 type UpdateCorporationInput struct {
 	ID    string  `json:"id"`
 	Name  *string `json:"name,omitempty"`
@@ -782,6 +968,14 @@ type UpdateKycDocumentInput struct {
 	ExpiresAt     *Date   `json:"expiresAt,omitempty"`
 	// Staff only: a corporation does not verify its own documents.
 	Status *KycDocumentStatus `json:"status,omitempty"`
+}
+
+type UpdateLimitInput struct {
+	CorporationID   string         `json:"corporationId"`
+	ID              string         `json:"id"`
+	PaymentMethod   *string        `json:"paymentMethod,omitempty"`
+	TransactionType *string        `json:"transactionType,omitempty"`
+	LimitSet        *LimitSetInput `json:"limitSet"`
 }
 
 type UpdateMeInput struct {
@@ -862,6 +1056,17 @@ type Viewer struct {
 	Permissions []string `json:"permissions"`
 	// Send it as X-CSRF-Token with cookie-authenticated POST requests.
 	CsrfToken string `json:"csrfToken"`
+}
+
+// A wallet's bank details.
+type WalletRequisites struct {
+	ID string `json:"id"`
+	// The IBAN for SEPA requisites, the account number otherwise.
+	Number string `json:"number"`
+	// The BIC for SEPA and cross-border requisites, the sort code for UK local ones.
+	Code      string         `json:"code"`
+	Type      RequisitesType `json:"type"`
+	CreatedAt *time.Time     `json:"createdAt,omitempty"`
 }
 
 type Webhook struct {
@@ -1155,6 +1360,74 @@ func (e ContactType) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// Why a conversion was refused.
+type ConversionRefusal string
+
+const (
+	ConversionRefusalInsufficientFunds                        ConversionRefusal = "INSUFFICIENT_FUNDS"
+	ConversionRefusalUnpaidInvoice                            ConversionRefusal = "UNPAID_INVOICE"
+	ConversionRefusalCorporationLimitReached                  ConversionRefusal = "CORPORATION_LIMIT_REACHED"
+	ConversionRefusalCorporationVelocityReached               ConversionRefusal = "CORPORATION_VELOCITY_REACHED"
+	ConversionRefusalCorporationAttemptVelocityPerHourReached ConversionRefusal = "CORPORATION_ATTEMPT_VELOCITY_PER_HOUR_REACHED"
+	ConversionRefusalCorporationAmountReached                 ConversionRefusal = "CORPORATION_AMOUNT_REACHED"
+	ConversionRefusalCorporationAmountBelowMin                ConversionRefusal = "CORPORATION_AMOUNT_BELOW_MIN"
+	ConversionRefusalCorporationAmountAboveMax                ConversionRefusal = "CORPORATION_AMOUNT_ABOVE_MAX"
+)
+
+var AllConversionRefusal = []ConversionRefusal{
+	ConversionRefusalInsufficientFunds,
+	ConversionRefusalUnpaidInvoice,
+	ConversionRefusalCorporationLimitReached,
+	ConversionRefusalCorporationVelocityReached,
+	ConversionRefusalCorporationAttemptVelocityPerHourReached,
+	ConversionRefusalCorporationAmountReached,
+	ConversionRefusalCorporationAmountBelowMin,
+	ConversionRefusalCorporationAmountAboveMax,
+}
+
+func (e ConversionRefusal) IsValid() bool {
+	switch e {
+	case ConversionRefusalInsufficientFunds, ConversionRefusalUnpaidInvoice, ConversionRefusalCorporationLimitReached, ConversionRefusalCorporationVelocityReached, ConversionRefusalCorporationAttemptVelocityPerHourReached, ConversionRefusalCorporationAmountReached, ConversionRefusalCorporationAmountBelowMin, ConversionRefusalCorporationAmountAboveMax:
+		return true
+	}
+	return false
+}
+
+func (e ConversionRefusal) String() string {
+	return string(e)
+}
+
+func (e *ConversionRefusal) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = ConversionRefusal(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid ConversionRefusal", str)
+	}
+	return nil
+}
+
+func (e ConversionRefusal) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *ConversionRefusal) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e ConversionRefusal) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
 type CorporationSortField string
 
 const (
@@ -1382,6 +1655,63 @@ func (e *Initiator) UnmarshalJSON(b []byte) error {
 }
 
 func (e Initiator) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type InvoiceType string
+
+const (
+	InvoiceTypeOpeningFee        InvoiceType = "OPENING_FEE"
+	InvoiceTypeMonthlyServiceFee InvoiceType = "MONTHLY_SERVICE_FEE"
+	InvoiceTypeOther             InvoiceType = "OTHER"
+)
+
+var AllInvoiceType = []InvoiceType{
+	InvoiceTypeOpeningFee,
+	InvoiceTypeMonthlyServiceFee,
+	InvoiceTypeOther,
+}
+
+func (e InvoiceType) IsValid() bool {
+	switch e {
+	case InvoiceTypeOpeningFee, InvoiceTypeMonthlyServiceFee, InvoiceTypeOther:
+		return true
+	}
+	return false
+}
+
+func (e InvoiceType) String() string {
+	return string(e)
+}
+
+func (e *InvoiceType) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = InvoiceType(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid InvoiceType", str)
+	}
+	return nil
+}
+
+func (e InvoiceType) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *InvoiceType) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e InvoiceType) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil
@@ -1856,6 +2186,122 @@ func (e PrincipalKind) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+type RequisitesMode string
+
+const (
+	// The bank issues the IBAN.
+	RequisitesModeAutomatic RequisitesMode = "AUTOMATIC"
+	// The IBAN (and BIC) are given.
+	RequisitesModeManual RequisitesMode = "MANUAL"
+)
+
+var AllRequisitesMode = []RequisitesMode{
+	RequisitesModeAutomatic,
+	RequisitesModeManual,
+}
+
+func (e RequisitesMode) IsValid() bool {
+	switch e {
+	case RequisitesModeAutomatic, RequisitesModeManual:
+		return true
+	}
+	return false
+}
+
+func (e RequisitesMode) String() string {
+	return string(e)
+}
+
+func (e *RequisitesMode) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = RequisitesMode(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid RequisitesMode", str)
+	}
+	return nil
+}
+
+func (e RequisitesMode) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *RequisitesMode) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e RequisitesMode) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type RequisitesType string
+
+const (
+	RequisitesTypeSepa        RequisitesType = "SEPA"
+	RequisitesTypeCrossBorder RequisitesType = "CROSS_BORDER"
+	RequisitesTypeUkLocal     RequisitesType = "UK_LOCAL"
+	RequisitesTypeOther       RequisitesType = "OTHER"
+)
+
+var AllRequisitesType = []RequisitesType{
+	RequisitesTypeSepa,
+	RequisitesTypeCrossBorder,
+	RequisitesTypeUkLocal,
+	RequisitesTypeOther,
+}
+
+func (e RequisitesType) IsValid() bool {
+	switch e {
+	case RequisitesTypeSepa, RequisitesTypeCrossBorder, RequisitesTypeUkLocal, RequisitesTypeOther:
+		return true
+	}
+	return false
+}
+
+func (e RequisitesType) String() string {
+	return string(e)
+}
+
+func (e *RequisitesType) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = RequisitesType(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid RequisitesType", str)
+	}
+	return nil
+}
+
+func (e RequisitesType) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *RequisitesType) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e RequisitesType) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
 // Roles of the policy directive @requires.
 type Role string
 
@@ -2039,6 +2485,139 @@ func (e SortDirection) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+type StatementFormat string
+
+const (
+	// Exactly one wallet.
+	StatementFormatPDF StatementFormat = "PDF"
+	// One or more wallets.
+	StatementFormatCSV StatementFormat = "CSV"
+)
+
+var AllStatementFormat = []StatementFormat{
+	StatementFormatPDF,
+	StatementFormatCSV,
+}
+
+func (e StatementFormat) IsValid() bool {
+	switch e {
+	case StatementFormatPDF, StatementFormatCSV:
+		return true
+	}
+	return false
+}
+
+func (e StatementFormat) String() string {
+	return string(e)
+}
+
+func (e *StatementFormat) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = StatementFormat(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid StatementFormat", str)
+	}
+	return nil
+}
+
+func (e StatementFormat) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *StatementFormat) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e StatementFormat) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// The authorisation code of a transaction, which is its state.
+type TransactionStatus string
+
+const (
+	TransactionStatusApproved   TransactionStatus = "APPROVED"
+	TransactionStatusAuthorized TransactionStatus = "AUTHORIZED"
+	TransactionStatusDeclined   TransactionStatus = "DECLINED"
+	TransactionStatusRefunded   TransactionStatus = "REFUNDED"
+	TransactionStatusHold       TransactionStatus = "HOLD"
+	TransactionStatusRejected   TransactionStatus = "REJECTED"
+	// Amount reserved in the pending wallet; processing not started.
+	TransactionStatusPending     TransactionStatus = "PENDING"
+	TransactionStatusPendingAuth TransactionStatus = "PENDING_AUTH"
+	TransactionStatusUnderReview TransactionStatus = "UNDER_REVIEW"
+	TransactionStatusInitialized TransactionStatus = "INITIALIZED"
+	// A code the gateway does not know.
+	TransactionStatusUnknown TransactionStatus = "UNKNOWN"
+)
+
+var AllTransactionStatus = []TransactionStatus{
+	TransactionStatusApproved,
+	TransactionStatusAuthorized,
+	TransactionStatusDeclined,
+	TransactionStatusRefunded,
+	TransactionStatusHold,
+	TransactionStatusRejected,
+	TransactionStatusPending,
+	TransactionStatusPendingAuth,
+	TransactionStatusUnderReview,
+	TransactionStatusInitialized,
+	TransactionStatusUnknown,
+}
+
+func (e TransactionStatus) IsValid() bool {
+	switch e {
+	case TransactionStatusApproved, TransactionStatusAuthorized, TransactionStatusDeclined, TransactionStatusRefunded, TransactionStatusHold, TransactionStatusRejected, TransactionStatusPending, TransactionStatusPendingAuth, TransactionStatusUnderReview, TransactionStatusInitialized, TransactionStatusUnknown:
+		return true
+	}
+	return false
+}
+
+func (e TransactionStatus) String() string {
+	return string(e)
+}
+
+func (e *TransactionStatus) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = TransactionStatus(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid TransactionStatus", str)
+	}
+	return nil
+}
+
+func (e TransactionStatus) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *TransactionStatus) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e TransactionStatus) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
 // The processor adapter a wallet runs on.
 type WalletAdapter string
 
@@ -2095,6 +2674,60 @@ func (e *WalletAdapter) UnmarshalJSON(b []byte) error {
 }
 
 func (e WalletAdapter) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type WalletPurpose string
+
+const (
+	// The wallet may fund cards.
+	WalletPurposeCard WalletPurpose = "CARD"
+)
+
+var AllWalletPurpose = []WalletPurpose{
+	WalletPurposeCard,
+}
+
+func (e WalletPurpose) IsValid() bool {
+	switch e {
+	case WalletPurposeCard:
+		return true
+	}
+	return false
+}
+
+func (e WalletPurpose) String() string {
+	return string(e)
+}
+
+func (e *WalletPurpose) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = WalletPurpose(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid WalletPurpose", str)
+	}
+	return nil
+}
+
+func (e WalletPurpose) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *WalletPurpose) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e WalletPurpose) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

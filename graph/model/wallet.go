@@ -17,8 +17,36 @@ type Wallet struct {
 
 	// CorporationID is the owner, for Wallet.corporation.
 	CorporationID string
-	// PendingID is the pending wallet, for Wallet.pending; "" when none.
-	PendingID string
-	// PendingBalance is the pending wallet's amount as the listing gave it.
-	PendingBalance *Money
+	// Owner is the owning corporation when the wallet was reached from it,
+	// so Wallet.corporation costs no upstream call.
+	Owner *Corporation
+	// PendingWallet is the pending wallet as the listing gave it, for
+	// Wallet.pending; nil when none.
+	PendingWallet *Wallet
+	// PartialRequisites are the attached requisites the listing carried,
+	// for Wallet.requisites.
+	PartialRequisites []*WalletRequisites
 }
+
+// Conversion is a conversion transaction. Written by hand for the
+// corporation its sourceWallet edge resolves in.
+type Conversion struct {
+	ID                string
+	Status            TransactionStatus
+	StatusCode        int64
+	Source            *Money
+	Target            *Money
+	Charge            *Money
+	ExchangeRate      *float64
+	AmountEquivalents []*Money
+	ChargeEquivalents []*Money
+	SourceWalletID    string
+	TargetWalletID    *string
+	CreatedAt         *time.Time
+
+	// CorporationID is the corporation of the wallets.
+	CorporationID string
+}
+
+// IsCreateConversionResult marks Conversion as a member of the union.
+func (Conversion) IsCreateConversionResult() {}

@@ -16,29 +16,21 @@ type Money struct {
 	// upstream lists per corporation only), the listings of one batch in
 	// parallel. wallet(id) is served from the same listing.
 	CorporationWallets *dataloader.Loader[string, []*banking.Wallet]
+	// CorporationRequisites loads the requisites of corporations: one
+	// GET .../wallet-requisites per distinct corporation.
+	CorporationRequisites *dataloader.Loader[string, []*banking.Requisites]
+	// CorporationInvoices loads invoices, one listing per corporation.
+	CorporationInvoices *dataloader.Loader[string, []*banking.Invoice]
+	// CorporationLimits loads limits, one listing per corporation.
+	CorporationLimits *dataloader.Loader[string, []*banking.Limit]
 }
 
 func newMoney(b *banking.Client) Money {
 	return Money{
-		CorporationWallets: dataloader.NewBatchedLoader(corporationWalletsBatch(b),
-			dataloader.WithWait[string, []*banking.Wallet](Wait)),
-	}
-}
-
-func corporationWalletsBatch(b *banking.Client) dataloader.BatchFunc[string, []*banking.Wallet] {
-	return func(ctx context.Context, ids []string) []*dataloader.Result[[]*banking.Wallet] {
-		out := make([]*dataloader.Result[[]*banking.Wallet], len(ids))
-		var wg sync.WaitGroup
-		for i, id := range ids {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				list, err := b.Wallets.List(ctx, id)
-				out[i] = &dataloader.Result[[]*banking.Wallet]{Data: list, Error: err}
-			}()
-		}
-		wg.Wait()
-		return out
+		CorporationWallets:    perCorporation(b.Wallets.List),
+		CorporationRequisites: perCorporation(b.Requisites.List),
+		CorporationInvoices:   perCorporation(b.Invoices.List),
+		CorporationLimits:     perCorporation(b.Limits.List),
 	}
 }
 
@@ -59,4 +51,22 @@ func (m *Money) CorporationWallet(ctx context.Context, corporationID, walletID s
 		}
 	}
 	return nil, nil, nil
+}
+
+// perCorporation is a loader of one per-corporation upstream listing:
+// the upstream has no batch route, so each distinct corporation costs one
+// call, made in parallel, and repeated keys within a request cost nothing.
+func perCorporation[T any](list func(ctx context.Context, corporationID string) ([]T, error)) *dataloader.Loader[string, []T] {
+	return dataloader.NewBatchedLoader(func(ctx context.Context, ids []string) []*dataloader.Result[[]T] {
+		out := make([]*dataloader.Result[[]T], len(ids))
+		var wg sync.WaitGroup
+		for i, id := range ids {
+			wg.Go(func() {
+				v, err := list(ctx, id)
+				out[i] = &dataloader.Result[[]T]{Data: v, Error: err}
+			})
+		}
+		wg.Wait()
+		return out
+	}, dataloader.WithWait[string, []T](Wait))
 }

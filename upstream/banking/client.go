@@ -144,6 +144,16 @@ type Client struct {
 	Lookup *LookupService
 	// Wallets reads and creates corporation wallets.
 	Wallets *WalletsService
+	// Requisites manages wallet requisites.
+	Requisites *RequisitesService
+	// Transactions creates conversions.
+	Transactions *TransactionsService
+	// Invoices reads corporation invoices.
+	Invoices *InvoicesService
+	// Limits reads and changes corporation limits.
+	Limits *LimitsService
+	// Reports requests statements and fee reports.
+	Reports *ReportsService
 }
 
 type service struct{ client *Client }
@@ -292,6 +302,11 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 	c.Feedback = (*FeedbackService)(&s)
 	c.Lookup = (*LookupService)(&s)
 	c.Wallets = (*WalletsService)(&s)
+	c.Requisites = (*RequisitesService)(&s)
+	c.Transactions = (*TransactionsService)(&s)
+	c.Invoices = (*InvoicesService)(&s)
+	c.Limits = (*LimitsService)(&s)
+	c.Reports = (*ReportsService)(&s)
 	return c, nil
 }
 

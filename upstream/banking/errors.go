@@ -65,9 +65,58 @@ var codeNames = map[int]string{
 	CodeSameAccount:              "SAME_ACCOUNT",
 }
 
+// Corporation limit codes of a transaction (-114 to -119).
+const (
+	CodeCorporationLimitReached           = -114
+	CodeCorporationVelocityReached        = -115
+	CodeCorporationAttemptVelocityReached = -116
+	CodeCorporationAmountReached          = -117
+	CodeCorporationAmountBelowMin         = -118
+	CodeCorporationAmountAboveMax         = -119
+)
+
+// transactionCodeNames is the spec's table of transaction error codes,
+// with the spec's own names.
+var transactionCodeNames = map[int]string{
+	101: "PICK_UP", 1300: "INVALID_DATA_FORMAT", 1301: "INVALID_OR_INCOMPLETE_DATA_PROVIDED", 1310: "INVALID_AMOUNT",
+	1318: "INVALID_DATE", 1320: "INVALID_CURRENCY_CODE", 1322: "INVALID_CUSTOMER_DATA", 1330: "INVALID_ACCOUNT",
+	1352: "INVALID_AGENT", 1360: "BAD_PROCESSING_CODE", 1385: "INVALID_BANK_OPERATION_CODE", 1392: "INVALID_REFERENCE",
+	1393: "TRANSACTION_CANNOT_BE_COMPLETED", 5100: "GENERIC_DECLINE", 5101: "DECLINED_BY_PERSON",
+	5120: "INSUFFICIENT_FUNDS", 5121: "AMOUNT_EXCEED_LIMIT", 5141: "CLOSED_ACCOUNT_NUMBER", 5160: "UNAUTHORIZED_USER",
+	5161: "UNAUTHORIZED", 5173: "ACCOUNT_TYPE_INVALID", 5200: "DUPLICATE_TRANSACTION", 5450: "WRONG_IBAN",
+	5501: "SYSTEM_VELOCITY_REACHED", 5700: "TRANSACTION_NOT_PERMITTED", 5701: "NO_TRANSACTION",
+	5800: "REVERSAL_REJECTED", 5801: "CANCELLATION_REQUEST", 5802: "FINAL_RESPONSE_MANDATE_CANCELLED",
+	5803: "NO_MANDATE", 5804: "RETURN_FUNDS", 5805: "RETURN_AFTER_INVESTIGATION", 6301: "ACCOUNT_IN_BLACKLIST",
+	6303: "WHITELIST_VALIDATION_ERROR", 6400: "SPECIFIC_SERVICE_OFFERED", 7710: "AUTHENTICATION_FAILED",
+	7721: "AUTHORISATION_WAITING", 7730: "AUTHORISED_AND_CANCELLED", 8000: "PROCESSOR_SYSTEM_ERROR",
+	8040: "CUT_OFF_TIME", 8100: "FATAL_COMMUNICATION_ERROR", 9110: "TRANSACTION_DECLINED", 9500: "SUSPECTED_FRAUD",
+	9505: "PAYMENT_DATA_ARE_BLOCKED", 9542: "BANK_NOT_SUPPORTED", 9544: "BANK_NOT_REGISTERED_UNDER_BIC",
+	9600: "UNRECOGNIZED_RESPONSE_CODE", 9610: "UNRECOGNIZED_INITIAL_PARTY", 9620: "UNKNOWN_END_CUSTOMER",
+	9621: "DECEASED_END_CUSTOMER", 9630: "UNKNOWN_REASON", 9631: "REASON", 9700: "BALANCE_REQUEST",
+	9800: "HTTP_ERROR", 9900: "TECHNICAL_PROBLEM", -100: "TRANSACTION_SCORE_TOO_LOW",
+	CodeCorporationLimitReached:           "CORPORATION_LIMIT_REACHED",
+	CodeCorporationVelocityReached:        "CORPORATION_VELOCITY_REACHED",
+	CodeCorporationAttemptVelocityReached: "CORPORATION_ATTEMPT_VELOCITY_PER_HOUR_REACHED",
+	CodeCorporationAmountReached:          "CORPORATION_AMOUNT_REACHED",
+	CodeCorporationAmountBelowMin:         "CORPORATION_AMOUNT_BELOW_MIN",
+	CodeCorporationAmountAboveMax:         "CORPORATION_AMOUNT_ABOVE_MAX",
+	-300:                                  "PAYMENT_PROCESSOR_NOT_FOUND", -420: "TOTAL_CARD_LIMIT_REACHED",
+}
+
+// IsLimitCode reports whether code is one of the corporation limit codes
+// -114 to -119.
+func IsLimitCode(code int) bool {
+	return code >= CodeCorporationAmountAboveMax && code <= CodeCorporationLimitReached
+}
+
 // CodeName names an upstream error code for GraphQL error extensions; the
 // spec gives meanings, these names condense them. Unknown codes give "".
-func CodeName(code int) string { return codeNames[code] }
+func CodeName(code int) string {
+	if n, ok := codeNames[code]; ok {
+		return n
+	}
+	return transactionCodeNames[code]
+}
 
 // ErrorItem is one entry of the upstream's error body.
 type ErrorItem struct {

@@ -1,20 +1,26 @@
 package bankingsim
 
 import (
+	"sort"
 	"time"
 )
 
 // Demo wallet ids, the same on every start. The card-funding wallet is the
 // one with purpose CARD.
 var (
-	DemoCardWalletID   = seedID("b0000000", 1)
-	DemoEURWalletID    = seedID("b0000000", 2)
-	DemoUSDWalletID    = seedID("b0000000", 3)
-	DemoGBPWalletID    = seedID("b0000000", 4)
-	SecondEURWalletID  = seedID("b0000000", 11)
-	DemoRequisiteID    = seedID("b1000000", 1)
-	SecondRequisiteID  = seedID("b1000000", 11)
-	DemoEURRequisiteID = seedID("b1000000", 2)
+	DemoCardWalletID     = seedID("b0000000", 1)
+	DemoEURWalletID      = seedID("b0000000", 2)
+	DemoUSDWalletID      = seedID("b0000000", 3)
+	DemoGBPWalletID      = seedID("b0000000", 4)
+	SecondEURWalletID    = seedID("b0000000", 11)
+	DemoRequisiteID      = seedID("b1000000", 1)
+	SecondRequisiteID    = seedID("b1000000", 11)
+	DemoEURRequisiteID   = seedID("b1000000", 2)
+	DemoPaidInvoiceID    = seedID("b2000000", 1)
+	SecondInvoiceID      = seedID("b2000000", 11)
+	DemoTransferLimitID  = seedID("b3000000", 1)
+	DemoConvertLimitID   = seedID("b3000000", 2)
+	SecondConvertLimitID = seedID("b3000000", 11)
 )
 
 // seedMovement is one movement of the demo history.
@@ -49,6 +55,7 @@ func (s *Sim) seedWalletsLocked() {
 	})
 	mk(DemoEURWalletID, DemoCorporationID, "Operating EUR", "EUR", AdapterC, nil, seedBase.Add(4*time.Hour), []seedMovement{
 		{3, "transfer-incoming", "Invoice 2024-001 paid by Nordic Retail AB", 1000000},
+		{3, "invoice-payment", "Opening fee invoice repaid", -50000},
 		{9, "transfer-incoming", "Invoice 2024-002 paid by Baltic Foods UAB", 450000},
 		{15, "transfer-outgoing", "Office rent January", -120000},
 		{30, "transfer-outgoing", "Salaries January", -300000},
@@ -67,6 +74,22 @@ func (s *Sim) seedWalletsLocked() {
 		{2, "transfer-incoming", "Share capital", 5000},
 	})
 
+	// One approved conversion in the history, so statements show one and
+	// the introducer fee report has a charge to share.
+	s.seedConversionLocked(seedID("b4000000", 9100), seedBase.Add(50*day+10*time.Hour),
+		s.wallets[DemoUSDWalletID], s.wallets[DemoEURWalletID], 100000)
+
+	// The seed books out of date order; put each ledger in order and
+	// recompute the running balances.
+	for _, wl := range s.wallets {
+		sort.SliceStable(wl.ledger, func(i, j int) bool { return wl.ledger[i].At.Before(wl.ledger[j].At) })
+		var bal int64
+		for i := range wl.ledger {
+			bal += wl.ledger[i].Amount
+			wl.ledger[i].Balance = bal
+		}
+	}
+
 	req := func(id, corp, walletID, iban, bic string, created time.Time) {
 		s.requisites[id] = &requisite{ID: id, CorpID: corp, Number: iban, Code: bic, Type: "sepa", Adapter: AdapterA,
 			WalletID: walletID, CreatedAt: created, UpdatedAt: created}
@@ -77,4 +100,62 @@ func (s *Sim) seedWalletsLocked() {
 	req(DemoRequisiteID, DemoCorporationID, DemoCardWalletID, makeIBAN("LV", "SAND0000000000001"), "SANDLV22", seedBase.Add(3*time.Hour))
 	req(DemoEURRequisiteID, DemoCorporationID, DemoEURWalletID, makeIBAN("LT", "7000000000000002"), "SANDLT2X", seedBase.Add(4*time.Hour))
 	req(SecondRequisiteID, SecondCorporationID, SecondEURWalletID, makeIBAN("EE", "7700000000000011"), "SANDEE2X", seedBase.Add(day))
+
+	s.seedInvoicesAndLimitsLocked()
+}
+
+func i64(v int64) *int64 { return &v }
+
+// seedInvoicesAndLimitsLocked loads a paid opening fee of the demo
+// corporation, an unpaid monthly fee of the second one (it blocks its
+// conversions with 20006 until money arrives), and limits.
+func (s *Sim) seedInvoicesAndLimitsLocked() {
+	paidAt := seedBase.Add(3 * 24 * time.Hour)
+	payTx := seedID("b4000000", 9001)
+	s.transactions[payTx] = &transaction{ID: payTx, CorpID: DemoCorporationID, Type: "invoice-payment",
+		SourceWalletID: DemoEURWalletID, SourceCurrency: "EUR", TargetCurrency: "EUR", TargetAmount: 50000,
+		AmountEUR: 50000, Code: StatusApproved, CreatedAt: seedBase, UpdatedAt: paidAt}
+	s.invoices[DemoPaidInvoiceID] = &invoice{ID: DemoPaidInvoiceID, CorpID: DemoCorporationID, Type: "opening-fee",
+		Currency: "EUR", Amount: 50000, PaymentTxID: payTx, CreatedAt: seedBase, UpdatedAt: paidAt,
+		Repayments: []repayment{{ID: seedID("b5000000", 1), Amount: 50000, Type: "balance"}}}
+	unpaidTx := seedID("b4000000", 9011)
+	s.transactions[unpaidTx] = &transaction{ID: unpaidTx, CorpID: SecondCorporationID, Type: "invoice-payment",
+		SourceCurrency: "EUR", TargetCurrency: "EUR", TargetAmount: 9900, AmountEUR: 9900, Code: StatusInitialized,
+		CreatedAt: seedBase.Add(30 * 24 * time.Hour), UpdatedAt: seedBase.Add(30 * 24 * time.Hour)}
+	s.invoices[SecondInvoiceID] = &invoice{ID: SecondInvoiceID, CorpID: SecondCorporationID, Type: "monthly-service-fee",
+		Currency: "EUR", Amount: 9900, Unpaid: 9900, PaymentTxID: unpaidTx,
+		CreatedAt: seedBase.Add(30 * 24 * time.Hour), UpdatedAt: seedBase.Add(30 * 24 * time.Hour)}
+
+	mk := func(id, corp, method, typ string, set map[string]*int64) {
+		s.limits[id] = &limit{ID: id, CorpID: corp, PaymentMethod: method, TransactionType: typ, Set: set,
+			SetID: "set-" + id, CreatedAt: seedBase, UpdatedAt: seedBase, SetCreatedAt: seedBase, SetUpdatedAt: seedBase}
+	}
+	convert := func() map[string]*int64 {
+		return map[string]*int64{"dailySuccessfulVelocity": i64(50), "weeklySuccessfulVelocity": i64(200),
+			"monthlySuccessfulVelocity": i64(500), "attemptVelocityPerHour": i64(60), "minimumAmount": i64(100),
+			"maximumAmount": i64(5_000_000), "dailyLimitAmount": i64(10_000_000), "weeklyLimitAmount": i64(30_000_000),
+			"monthlyLimitAmount": i64(100_000_000)}
+	}
+	mk(DemoTransferLimitID, DemoCorporationID, "bank-transfer", "transfer-outgoing", map[string]*int64{
+		"dailySuccessfulVelocity": i64(20), "weeklySuccessfulVelocity": i64(100), "monthlySuccessfulVelocity": i64(300),
+		"attemptVelocityPerHour": i64(30), "minimumAmount": i64(100), "maximumAmount": i64(2_000_000),
+		"dailyLimitAmount": i64(5_000_000), "weeklyLimitAmount": i64(15_000_000), "monthlyLimitAmount": i64(50_000_000)})
+	mk(DemoConvertLimitID, DemoCorporationID, ConvertPaymentMethod, "convert", convert())
+	mk(SecondConvertLimitID, SecondCorporationID, ConvertPaymentMethod, "convert", convert())
+}
+
+// seedConversionLocked books an approved conversion of amount (in the
+// target's currency) the way a live one settles.
+func (s *Sim) seedConversionLocked(id string, at time.Time, src, dst *wallet, amount int64) {
+	t := &transaction{ID: id, CorpID: src.CorpID, Type: "convert", SourceWalletID: src.ID, TargetWalletID: dst.ID,
+		SourceCurrency: src.Currency, TargetCurrency: dst.Currency, TargetAmount: amount,
+		SourceAmount: convertMinorUp(amount, dst.Currency, src.Currency), AmountEUR: convertMinor(amount, dst.Currency, "EUR"),
+		Code: StatusApproved, CreatedAt: at, UpdatedAt: at, PaymentMethod: ConvertPaymentMethod, TransactionTypeLm: "convert",
+		CreatedBy: &actor{ID: AnnaID, Type: "person", FullName: "Anna Berzina"}}
+	t.Charge = (t.SourceAmount*ChargePermille + 999) / 1000
+	s.transactions[id] = t
+	src.postLocked(at, id, "convert", "Conversion to "+dst.Currency, -t.reserved())
+	dst.postLocked(at, id, "convert", "Conversion from "+src.Currency, amount)
+	s.pendingWalletLocked(src).CreatedAt = at
+	s.pendingWalletLocked(dst).CreatedAt = at
 }

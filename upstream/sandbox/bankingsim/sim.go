@@ -42,6 +42,11 @@ type Options struct {
 	TokenTTL time.Duration
 	// Now is the clock; time.Now when nil. Tests move it to expire codes.
 	Now func() time.Time
+	// SettleAfter is how long a conversion stays PENDING, its funds
+	// reserved in the pending wallet, before the sandbox approves it;
+	// DefaultSettleAfter when zero, never (only the control API settles)
+	// when negative.
+	SettleAfter time.Duration
 }
 
 // Sim is the stateful banking emulator. All state sits behind one mutex:
@@ -69,6 +74,11 @@ type Sim struct {
 	feedback     []map[string]any
 	wallets      map[string]*wallet    // real and pending, by id
 	requisites   map[string]*requisite // by id
+	ibanSeq      int
+	transactions map[string]*transaction // by id
+	invoices     map[string]*invoice     // by id
+	limits       map[string]*limit       // by id
+	reports      map[string]*report      // by unguessable file id
 }
 
 // New returns an empty emulator.
@@ -81,6 +91,9 @@ func New(opts Options) *Sim {
 	}
 	if opts.TokenTTL == 0 {
 		opts.TokenTTL = DefaultTokenTTL
+	}
+	if opts.SettleAfter == 0 {
+		opts.SettleAfter = DefaultSettleAfter
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -105,6 +118,10 @@ func New(opts Options) *Sim {
 		recoveries:   map[string]*recovery{},
 		wallets:      map[string]*wallet{},
 		requisites:   map[string]*requisite{},
+		transactions: map[string]*transaction{},
+		invoices:     map[string]*invoice{},
+		limits:       map[string]*limit{},
+		reports:      map[string]*report{},
 	}
 }
 
@@ -167,6 +184,7 @@ func (s *Sim) api(r chi.Router, version int) {
 	r.Post("/person/recover-password", s.recoverPassword)
 	r.Post("/corporation/signup", s.corporationSignUp)
 	r.Post("/feedback", s.postFeedback)
+	r.Get("/reports/files/{file}", s.getReportFile)
 
 	// Routes that need x-access-token.
 	r.Group(func(r chi.Router) {
@@ -177,6 +195,8 @@ func (s *Sim) api(r chi.Router, version int) {
 		s.corporationRoutes(r)
 		s.apiKeyRoutes(r)
 		s.walletRoutes(r)
+		s.walletWriteRoutes(r)
+		s.moneyRoutes(r)
 	})
 }
 
@@ -187,6 +207,7 @@ func (s *Sim) Control(r chi.Router) {
 	r.Get("/feedback", s.getFeedback)
 	r.Get("/kyc-documents", s.getKYCStore)
 	s.cardControl(r)
+	s.moneyControl(r)
 }
 
 // Close stops background work; the banking emulator has none.

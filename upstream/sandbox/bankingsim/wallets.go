@@ -145,6 +145,7 @@ func (s *Sim) listWallets(w http.ResponseWriter, r *http.Request) {
 	pr := principalOf(r)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.settleDueLocked()
 	c := s.scopedCorporationLocked(w, pr, chi.URLParam(r, "id"))
 	if c == nil {
 		return
@@ -161,6 +162,7 @@ func (s *Sim) getWallet(w http.ResponseWriter, r *http.Request) {
 	pr := principalOf(r)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.settleDueLocked()
 	c := s.scopedCorporationLocked(w, pr, chi.URLParam(r, "id"))
 	if c == nil {
 		return
@@ -178,4 +180,13 @@ func (wl *wallet) postLocked(at time.Time, txID, typ, desc string, amount int64)
 	wl.Amount += amount
 	wl.UpdatedAt = at
 	wl.ledger = append(wl.ledger, entry{At: at, TxID: txID, Type: typ, Description: desc, Amount: amount, Balance: wl.Amount})
+}
+
+func sortRequisites(list []*requisite) {
+	sort.Slice(list, func(i, j int) bool {
+		if !list[i].CreatedAt.Equal(list[j].CreatedAt) {
+			return list[i].CreatedAt.Before(list[j].CreatedAt)
+		}
+		return list[i].ID < list[j].ID
+	})
 }

@@ -1,0 +1,177 @@
+// Package downloads hands report files to frontends without the upstream
+// token: the gateway answers a short-lived signed link to itself, and the
+// handler behind it streams the file from the upstream.
+//
+// A link is /downloads/reports/{id}?exp={unix seconds}&sig={mac}. The id is
+// the upstream's report URL and file name sealed with AES-GCM, so the link
+// neither reveals the upstream's address nor can point anywhere else; sig
+// is an HMAC-SHA256 over id and expiry. Both keys derive from one secret:
+// per process by default (links then work on the replica that made them
+// until it restarts), or configured, so that every replica accepts them.
+package downloads
+
+import (
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+)
+
+// DefaultTTL is how long a link works.
+const DefaultTTL = 10 * time.Minute
+
+// RoutePattern is where Handler is mounted.
+const RoutePattern = "/downloads/reports/{id}"
+
+// Signer makes and checks links.
+type Signer struct {
+	aead   cipher.AEAD
+	macKey []byte
+	ttl    time.Duration
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+}
+
+// NewSigner derives the sealing and signing keys from secret; an empty
+// secret draws a random one for this process. ttl <= 0 is DefaultTTL.
+func NewSigner(secret []byte, ttl time.Duration) *Signer {
+	if len(secret) == 0 {
+		secret = make([]byte, 32)
+		_, _ = rand.Read(secret) // crypto/rand.Read never fails (Go 1.24)
+	}
+	if ttl <= 0 {
+		ttl = DefaultTTL
+	}
+	derive := func(label string) []byte {
+		m := hmac.New(sha256.New, secret)
+		m.Write([]byte(label))
+		return m.Sum(nil)
+	}
+	// A 32-byte key always makes an AES-256 block, and GCM over AES
+	// always builds: neither error can happen.
+	block, _ := aes.NewCipher(derive("fingraph downloads seal"))
+	aead, _ := cipher.NewGCM(block)
+	return &Signer{aead: aead, macKey: derive("fingraph downloads sign"), ttl: ttl}
+}
+
+func (s *Signer) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+type sealed struct {
+	URL  string `json:"u"`
+	Name string `json:"n"`
+}
+
+func (s *Signer) mac(id string, exp int64) string {
+	m := hmac.New(sha256.New, s.macKey)
+	m.Write([]byte(id + "." + strconv.FormatInt(exp, 10)))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// Sign returns the gateway path (to be joined to the gateway's origin) that
+// downloads the upstream file at reportURL as fileName, and its expiry.
+func (s *Signer) Sign(reportURL, fileName string) (string, time.Time, error) {
+	plain, err := json.Marshal(sealed{URL: reportURL, Name: fileName})
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	nonce := make([]byte, s.aead.NonceSize())
+	if _, err := rand.Read(nonce); err != nil {
+		return "", time.Time{}, err
+	}
+	id := base64.RawURLEncoding.EncodeToString(s.aead.Seal(nonce, nonce, plain, nil))
+	exp := s.now().Add(s.ttl).Truncate(time.Second)
+	q := url.Values{"exp": {strconv.FormatInt(exp.Unix(), 10)}, "sig": {s.mac(id, exp.Unix())}}
+	return "/downloads/reports/" + id + "?" + q.Encode(), exp, nil
+}
+
+// Errors of Open.
+var (
+	ErrBadLink = errors.New("downloads: link is not valid")
+	ErrExpired = errors.New("downloads: link has expired")
+)
+
+// Open checks a link's signature and expiry and unseals its target.
+func (s *Signer) Open(id, exp, sig string) (reportURL, fileName string, err error) {
+	e, err := strconv.ParseInt(exp, 10, 64)
+	if err != nil || !hmac.Equal([]byte(sig), []byte(s.mac(id, e))) {
+		return "", "", ErrBadLink
+	}
+	if s.now().Unix() > e {
+		return "", "", ErrExpired
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(id)
+	n := s.aead.NonceSize()
+	if err != nil || len(raw) < n {
+		return "", "", ErrBadLink
+	}
+	plain, err := s.aead.Open(nil, raw[:n], raw[n:], nil)
+	if err != nil {
+		return "", "", ErrBadLink
+	}
+	var v sealed
+	if err := json.Unmarshal(plain, &v); err != nil {
+		return "", "", ErrBadLink
+	}
+	return v.URL, v.Name, nil
+}
+
+// Opener fetches an upstream report file; *banking.Client is one.
+type Opener interface {
+	OpenReport(ctx context.Context, reportURL string) (*http.Response, error)
+}
+
+// Handler serves signed links: it streams the upstream file with its
+// content type, as an attachment, never cached. Nothing of the link or the
+// upstream address is logged.
+func Handler(s *Signer, upstream Opener, logger *slog.Logger) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		u, name, err := s.Open(chi.URLParam(r, "id"), r.URL.Query().Get("exp"), r.URL.Query().Get("sig"))
+		switch {
+		case errors.Is(err, ErrExpired):
+			http.Error(w, "this download link has expired; request the report again", http.StatusGone)
+			return
+		case err != nil:
+			http.Error(w, "this download link is not valid", http.StatusForbidden)
+			return
+		}
+		resp, err := upstream.OpenReport(r.Context(), u)
+		if err != nil {
+			logger.WarnContext(r.Context(), "report download failed", "err_kind", fmt.Sprintf("%T", err))
+			http.Error(w, "the report is not available", http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		ct := resp.Header.Get("Content-Type")
+		if ct == "" {
+			ct = "application/octet-stream"
+		}
+		w.Header().Set("Content-Type", ct)
+		w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name}))
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		if resp.ContentLength >= 0 {
+			w.Header().Set("Content-Length", strconv.FormatInt(resp.ContentLength, 10))
+		}
+		_, _ = io.Copy(w, resp.Body)
+	}
+}
