@@ -108,7 +108,7 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 	// Sessions come before loaders: loaders hold one principal's view.
 	// Tracing wraps everything, so upstream spans join the request's trace.
 	r.Handle("/graphql", otelhttp.NewHandler(
-		gqlhttp.LimitBody(gqlhttp.DefaultLimits.MaxBodyBytes, sessions.Middleware(loaders.Middleware(d.payments, d.banking, gql))),
+		gqlhttp.LimitBody(gqlhttp.DefaultLimits.MaxBodyBytes, gqlhttp.NoStore(sessions.Middleware(loaders.Middleware(d.payments, d.banking, gql)))),
 		"/graphql", otelhttp.WithTracerProvider(d.tracing.provider), otelhttp.WithPropagators(d.tracing.propagator)))
 	r.Handle("/", playground.Handler("fingraph", "/graphql"))
 	r.Get(downloads.RoutePattern, downloads.Handler(reportLinks, d.banking, d.logger.With("component", "downloads")))

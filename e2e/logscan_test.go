@@ -59,12 +59,21 @@ var (
 	// tokens. Card data is never logged either.
 	cardTokenRE   = regexp.MustCompile(`tok_(ok|3ds|fail)_[A-Za-z0-9_]+|pm_[0-9a-f]{8}-`)
 	responseTokRE = regexp.MustCompile(`"(sessionToken|csrfToken|privateKey)":"([^"]+)"`)
+	// Card numbers of the banking sandbox (its test BIN), and the
+	// credentials a response showed.
+	panRE         = regexp.MustCompile(`555544[0-9]{10}`)
+	credentialsRE = regexp.MustCompile(`"pan":"([0-9]{12,19})","cvc":"([0-9]{3,4})"`)
 )
 
 // noteResponse registers the secrets a GraphQL response body shows.
 func noteResponse(body []byte) {
 	for _, m := range responseTokRE.FindAllSubmatch(body, -1) {
 		seenSecrets.add(string(m[1]), string(m[2]))
+	}
+	for _, m := range credentialsRE.FindAllSubmatch(body, -1) {
+		seenSecrets.add("card PAN", string(m[1]))
+		// A CVC is three digits: only a whole JSON value counts.
+		seenSecrets.add("card CVC", `"`+string(m[2])+`"`)
 	}
 }
 
@@ -112,13 +121,16 @@ func scanLogs(logs string) string {
 	if m := cardTokenRE.FindString(logs); m != "" {
 		fmt.Fprintf(&b, "- a card token (%.8s…)\n", m)
 	}
+	if m := panRE.FindString(logs); m != "" {
+		fmt.Fprintf(&b, "- a card number (%.6s…)\n", m)
+	}
 	return b.String()
 }
 
 func TestLogScanFindsPlantedSecrets(t *testing.T) {
-	logs := `{"msg":"request"}` + "\n" + `{"msg":"x","token":"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjMifQ.sig"}` + "\n" + `{"pw":"demo-password"}` + "\n" + `{"card":"tok_ok_123"}`
+	logs := `{"msg":"request"}` + "\n" + `{"msg":"x","token":"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjMifQ.sig"}` + "\n" + `{"pw":"demo-password"}` + "\n" + `{"card":"tok_ok_123"}` + "\n" + `{"pan":"5555440123456789"}`
 	msg := scanLogs(logs)
-	if !strings.Contains(msg, "JWT") || !strings.Contains(msg, "demo password") || !strings.Contains(msg, "card token") {
+	if !strings.Contains(msg, "JWT") || !strings.Contains(msg, "demo password") || !strings.Contains(msg, "card token") || !strings.Contains(msg, "card number") {
 		t.Errorf("scan missed planted secrets: %q", msg)
 	}
 	if scanLogs(`{"msg":"request","ok":true}`) != "" {

@@ -78,3 +78,59 @@ func TestTracesFollowARequestUpstreamWithoutSecrets(t *testing.T) {
 		}
 	}
 }
+
+// TestTracesCarryNoCardCredentials: issuing a card, simulating with it and
+// reading its credentials are traced end to end, and no span (name,
+// attribute or event) carries the PAN or the CVC.
+func TestTracesCarryNoCardCredentials(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	cfg, err := app.ParseConfig([]string{"-addr", "127.0.0.1:0", "-sandbox-addr", "127.0.0.1:0", "-data-dir", t.TempDir(),
+		"-register-webhook", "false", "-reconcile-interval", "0", "-sandbox-anonymous", "false"}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.TracerProvider = tp
+	a, err := app.Start(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Shutdown() })
+	g := &testGateway{URL: "http://" + a.Addr(), SandboxURL: "http://" + a.SandboxAddr(), http: &http.Client{Timeout: 10 * time.Second}}
+	g = g.as(g.signInPerson(t, "anna@demo.test"))
+	exp.Reset()
+	card := g.issueCard(t, issueInput())
+	g.simulate(t, card.ID, 100)
+	var d struct {
+		Reveal struct{ Pan, Cvc string } `json:"revealCardCredentials"`
+	}
+	g.query(t, revealMutation, map[string]any{"id": card.ID}).decode(t, &d)
+	if len(d.Reveal.Pan) != 16 {
+		t.Fatalf("credentials: %d digits", len(d.Reveal.Pan))
+	}
+	spans := exp.GetSpans()
+	var sawCredentialsCall bool
+	for _, s := range spans {
+		texts := []string{s.Name}
+		for _, kv := range s.Attributes {
+			texts = append(texts, kv.Value.Emit())
+			if strings.Contains(kv.Value.Emit(), "/credentials") {
+				sawCredentialsCall = true
+			}
+		}
+		for _, ev := range s.Events {
+			texts = append(texts, ev.Name)
+			for _, kv := range ev.Attributes {
+				texts = append(texts, kv.Value.Emit())
+			}
+		}
+		for _, txt := range texts {
+			if strings.Contains(txt, d.Reveal.Pan) || strings.Contains(txt, d.Reveal.Pan[6:12]) || txt == d.Reveal.Cvc {
+				t.Errorf("span %q carries card data", s.Name)
+			}
+		}
+	}
+	if !sawCredentialsCall {
+		t.Fatalf("the credentials call was not traced, so the scan proves nothing (%d spans)", len(spans))
+	}
+}

@@ -7,6 +7,7 @@ package gqlhttp
 import (
 	"context"
 	"log/slog"
+	"mime"
 	"net/http"
 	"strings"
 	"sync"
@@ -215,6 +216,11 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *Handler {
 	srv.AddTransport(SSE{MaxBodyBytes: l.MaxBodyBytes})
 	srv.AddTransport(GET{})
 	srv.AddTransport(POST{MaxBodyBytes: l.MaxBodyBytes})
+	// File uploads (the GraphQL multipart request spec): bounded as a whole,
+	// and files beyond MaxUploadMemory go to temporary files that gqlgen
+	// removes when the request ends, so an upload is never held whole in
+	// memory. Resolvers bound each file again (KYC: MaxKYCFileBytes).
+	srv.AddTransport(transport.MultipartForm{MaxUploadSize: MaxUploadBytes, MaxMemory: MaxUploadMemory})
 	srv.AddTransport(Unsupported{})
 
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
@@ -274,11 +280,34 @@ func operationGuard(cfg HandlerConfig) graphql.OperationMiddleware {
 	}
 }
 
-// LimitBody caps request bodies before gqlgen reads them.
+// Upload bounds of the multipart transport.
+const (
+	// MaxUploadBytes bounds a whole multipart request: a 10 MiB file and
+	// its operations.
+	MaxUploadBytes = 11 << 20
+	// MaxUploadMemory is how much of a multipart request is kept in memory;
+	// larger requests spool their files to temporary files.
+	MaxUploadMemory = 1 << 20
+)
+
+// LimitBody caps request bodies before gqlgen reads them; multipart uploads
+// get MaxUploadBytes instead.
 func LimitBody(max int64, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body != nil {
-			r.Body = http.MaxBytesReader(w, r.Body, max)
+			limit := max
+			if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err == nil && mt == "multipart/form-data" {
+				limit = MaxUploadBytes
+				if r.ContentLength > limit {
+					// Refused before a byte is read, with a client code
+					// (gqlgen's own refusal carries none).
+					w.Header().Set("Content-Type", "application/json")
+					w.WriteHeader(http.StatusRequestEntityTooLarge)
+					_, _ = w.Write([]byte(`{"errors":[{"message":"the upload is too large","extensions":{"code":"BAD_USER_INPUT"}}]}`))
+					return
+				}
+			}
+			r.Body = http.MaxBytesReader(w, r.Body, limit)
 		}
 		next.ServeHTTP(w, r)
 	})

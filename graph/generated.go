@@ -29,6 +29,7 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	Card() CardResolver
 	Conversion() ConversionResolver
 	Corporation() CorporationResolver
 	Customer() CustomerResolver
@@ -66,6 +67,50 @@ type ComplexityRoot struct {
 		Name func(childComplexity int) int
 	}
 
+	Card struct {
+		AvailableBalance func(childComplexity int) int
+		Brand            func(childComplexity int) int
+		Cardholder       func(childComplexity int) int
+		CardholderID     func(childComplexity int) int
+		Corporation      func(childComplexity int) int
+		CreatedAt        func(childComplexity int) int
+		Credentials      func(childComplexity int) int
+		Currency         func(childComplexity int) int
+		DisplayName      func(childComplexity int) int
+		EmbossedName     func(childComplexity int) int
+		ExpiryMonth      func(childComplexity int) int
+		ExpiryYear       func(childComplexity int) int
+		FundingWallet    func(childComplexity int) int
+		FundingWalletID  func(childComplexity int) int
+		ID               func(childComplexity int) int
+		MaskedPan        func(childComplexity int) int
+		Region           func(childComplexity int) int
+		Status           func(childComplexity int) int
+		Transactions     func(childComplexity int, first *int64, offset *int64, sortDirection *model.SortDirection) int
+		Type             func(childComplexity int) int
+		UpdatedAt        func(childComplexity int) int
+	}
+
+	CardAuthorised struct {
+		Amount func(childComplexity int) int
+		Card   func(childComplexity int) int
+		Code   func(childComplexity int) int
+		Name   func(childComplexity int) int
+	}
+
+	CardCredentials struct {
+		CardID func(childComplexity int) int
+		Cvc    func(childComplexity int) int
+		Pan    func(childComplexity int) int
+	}
+
+	CardDeclined struct {
+		Card   func(childComplexity int) int
+		CardID func(childComplexity int) int
+		Code   func(childComplexity int) int
+		Name   func(childComplexity int) int
+	}
+
 	CardPayment struct {
 		Acquirer     func(childComplexity int) int
 		ExpiresMonth func(childComplexity int) int
@@ -74,6 +119,20 @@ type ComplexityRoot struct {
 		Last4        func(childComplexity int) int
 		Scheme       func(childComplexity int) int
 		Type         func(childComplexity int) int
+	}
+
+	CardTransaction struct {
+		Amount      func(childComplexity int) int
+		CreatedAt   func(childComplexity int) int
+		Description func(childComplexity int) int
+		ID          func(childComplexity int) int
+		Status      func(childComplexity int) int
+		Type        func(childComplexity int) int
+	}
+
+	CardTransactionPage struct {
+		Items    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
 	}
 
 	Contact struct {
@@ -113,6 +172,7 @@ type ComplexityRoot struct {
 		APIKeys          func(childComplexity int) int
 		Address          func(childComplexity int) int
 		BlockedAt        func(childComplexity int) int
+		Cards            func(childComplexity int) int
 		City             func(childComplexity int) int
 		Country          func(childComplexity int) int
 		CreatedAt        func(childComplexity int) int
@@ -122,6 +182,7 @@ type ComplexityRoot struct {
 		Invoices         func(childComplexity int) int
 		IsKycVerified    func(childComplexity int) int
 		IsOnboarded      func(childComplexity int) int
+		KycDocuments     func(childComplexity int) int
 		Limits           func(childComplexity int) int
 		Name             func(childComplexity int) int
 		OnboardedAt      func(childComplexity int) int
@@ -172,6 +233,10 @@ type ComplexityRoot struct {
 		Total          func(childComplexity int) int
 	}
 
+	DeleteKycDocumentPayload struct {
+		ID func(childComplexity int) int
+	}
+
 	DeleteWebhookPayload struct {
 		DeletedID func(childComplexity int) int
 	}
@@ -214,6 +279,18 @@ type ComplexityRoot struct {
 		Type   func(childComplexity int) int
 	}
 
+	KycDocument struct {
+		CorporationID func(childComplexity int) int
+		CreatedAt     func(childComplexity int) int
+		ExpiresAt     func(childComplexity int) int
+		ID            func(childComplexity int) int
+		Name          func(childComplexity int) int
+		Path          func(childComplexity int) int
+		Status        func(childComplexity int) int
+		Type          func(childComplexity int) int
+		UpdatedAt     func(childComplexity int) int
+	}
+
 	Limit struct {
 		AttemptVelocityPerHour    func(childComplexity int) int
 		DailyLimitAmount          func(childComplexity int) int
@@ -236,6 +313,11 @@ type ComplexityRoot struct {
 		Source func(childComplexity int) int
 	}
 
+	MaskedPan struct {
+		Bin      func(childComplexity int) int
+		LastFour func(childComplexity int) int
+	}
+
 	Money struct {
 		Amount   func(childComplexity int) int
 		Currency func(childComplexity int) int
@@ -256,10 +338,12 @@ type ComplexityRoot struct {
 		CreateWallet               func(childComplexity int, input model.CreateWalletInput) int
 		CreateWalletRequisites     func(childComplexity int, input model.CreateWalletRequisitesInput) int
 		DeleteAPIKey               func(childComplexity int, input model.DeleteAPIKeyInput) int
+		DeleteKycDocument          func(childComplexity int, input model.DeleteKycDocumentInput) int
 		DeleteLimit                func(childComplexity int, input model.DeleteLimitInput) int
 		DeleteWalletRequisites     func(childComplexity int, input model.DeleteWalletRequisitesInput) int
 		DeleteWebhook              func(childComplexity int, input model.DeleteWebhookInput) int
 		ForgotPassword             func(childComplexity int, input model.ForgotPasswordInput) int
+		IssueCard                  func(childComplexity int, input model.IssueCardInput) int
 		Noop                       func(childComplexity int) int
 		OnboardIndividual          func(childComplexity int, input model.OnboardIndividualInput) int
 		RecoverPassword            func(childComplexity int, input model.RecoverPasswordInput) int
@@ -268,18 +352,22 @@ type ComplexityRoot struct {
 		RequestIntroducerFeeReport func(childComplexity int, input model.RequestIntroducerFeeReportInput) int
 		RequestStatement           func(childComplexity int, input model.RequestStatementInput) int
 		RestorePerson              func(childComplexity int, input model.PersonIDInput) int
+		RevealCardCredentials      func(childComplexity int, input model.RevealCardCredentialsInput) int
 		SendFeedback               func(childComplexity int, input model.SendFeedbackInput) int
 		SetPaymentMethods          func(childComplexity int, input model.SetPaymentMethodsInput) int
 		SignIn                     func(childComplexity int, input model.SignInInput) int
 		SignInCustomer             func(childComplexity int, input model.SignInCustomerInput) int
 		SignOut                    func(childComplexity int) int
 		SignUpCorporation          func(childComplexity int, input model.SignUpCorporationInput) int
+		SimulateCardTransaction    func(childComplexity int, input model.SimulateCardTransactionInput) int
 		UpdateCorporation          func(childComplexity int, input model.UpdateCorporationInput) int
 		UpdateCorporationSettings  func(childComplexity int, input model.UpdateCorporationSettingsInput) int
 		UpdateCustomerContact      func(childComplexity int, input model.UpdateCustomerContactInput) int
+		UpdateKycDocument          func(childComplexity int, input model.UpdateKycDocumentInput) int
 		UpdateLimit                func(childComplexity int, input model.UpdateLimitInput) int
 		UpdateMe                   func(childComplexity int, input model.UpdateMeInput) int
 		UpdatePerson               func(childComplexity int, input model.UpdatePersonInput) int
+		UploadKycDocument          func(childComplexity int, input model.UploadKycDocumentInput) int
 	}
 
 	OnboardIndividualPayload struct {
@@ -356,6 +444,7 @@ type ComplexityRoot struct {
 
 	Person struct {
 		BlockedAt            func(childComplexity int) int
+		Cards                func(childComplexity int) int
 		City                 func(childComplexity int) int
 		Corporation          func(childComplexity int) int
 		CorporationID        func(childComplexity int) int
@@ -392,6 +481,8 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
+		Card               func(childComplexity int, id string) int
+		Cards              func(childComplexity int) int
 		Corporation        func(childComplexity int, id string) int
 		Corporations       func(childComplexity int, first *int64, offset *int64, sortBy *model.CorporationSortField, sortDirection *model.SortDirection) int
 		CurrentCorporation func(childComplexity int) int
@@ -474,6 +565,7 @@ type ComplexityRoot struct {
 	Wallet struct {
 		Adapter     func(childComplexity int) int
 		Balance     func(childComplexity int) int
+		Cards       func(childComplexity int) int
 		Corporation func(childComplexity int) int
 		CreatedAt   func(childComplexity int) int
 		Currency    func(childComplexity int) int
@@ -504,6 +596,14 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type CardResolver interface {
+	FundingWallet(ctx context.Context, obj *model.Card) (*model.Wallet, error)
+
+	Cardholder(ctx context.Context, obj *model.Card) (*model.Person, error)
+	Corporation(ctx context.Context, obj *model.Card) (*model.Corporation, error)
+	Transactions(ctx context.Context, obj *model.Card, first *int64, offset *int64, sortDirection *model.SortDirection) (*model.CardTransactionPage, error)
+	Credentials(ctx context.Context, obj *model.Card) (*model.CardCredentials, error)
+}
 type ConversionResolver interface {
 	SourceWallet(ctx context.Context, obj *model.Conversion) (*model.Wallet, error)
 }
@@ -511,6 +611,8 @@ type CorporationResolver interface {
 	Persons(ctx context.Context, obj *model.Corporation) ([]*model.Person, error)
 	APIKeys(ctx context.Context, obj *model.Corporation) ([]*model.APIKey, error)
 	Settings(ctx context.Context, obj *model.Corporation) (*model.CorporationSettings, error)
+	Cards(ctx context.Context, obj *model.Corporation) ([]*model.Card, error)
+	KycDocuments(ctx context.Context, obj *model.Corporation) ([]*model.KycDocument, error)
 	Wallets(ctx context.Context, obj *model.Corporation) ([]*model.Wallet, error)
 	Wallet(ctx context.Context, obj *model.Corporation, id string) (*model.Wallet, error)
 	WalletRequisites(ctx context.Context, obj *model.Corporation) ([]*model.WalletRequisites, error)
@@ -525,6 +627,12 @@ type EventResolver interface {
 }
 type MutationResolver interface {
 	Noop(ctx context.Context) (bool, error)
+	IssueCard(ctx context.Context, input model.IssueCardInput) (*model.Card, error)
+	SimulateCardTransaction(ctx context.Context, input model.SimulateCardTransactionInput) (model.CardSimulationResult, error)
+	RevealCardCredentials(ctx context.Context, input model.RevealCardCredentialsInput) (*model.CardCredentials, error)
+	UploadKycDocument(ctx context.Context, input model.UploadKycDocumentInput) (*model.KycDocument, error)
+	UpdateKycDocument(ctx context.Context, input model.UpdateKycDocumentInput) (*model.KycDocument, error)
+	DeleteKycDocument(ctx context.Context, input model.DeleteKycDocumentInput) (*model.DeleteKycDocumentPayload, error)
 	RegisterWebhook(ctx context.Context, input model.RegisterWebhookInput) (*model.RegisterWebhookPayload, error)
 	DeleteWebhook(ctx context.Context, input model.DeleteWebhookInput) (*model.DeleteWebhookPayload, error)
 	OnboardIndividual(ctx context.Context, input model.OnboardIndividualInput) (*model.OnboardIndividualPayload, error)
@@ -571,9 +679,12 @@ type OrderChangePayloadResolver interface {
 }
 type PersonResolver interface {
 	Corporation(ctx context.Context, obj *model.Person) (*model.Corporation, error)
+	Cards(ctx context.Context, obj *model.Person) ([]*model.Card, error)
 }
 type QueryResolver interface {
 	Ok(ctx context.Context) (bool, error)
+	Cards(ctx context.Context) ([]*model.Card, error)
+	Card(ctx context.Context, id string) (*model.Card, error)
 	Webhooks(ctx context.Context) ([]*model.Webhook, error)
 	Event(ctx context.Context, id string) (*model.Event, error)
 	PendingActions(ctx context.Context, eventID *string, individualID *string) ([]*model.PendingAction, error)
@@ -604,6 +715,7 @@ type ViewerResolver interface {
 }
 type WalletResolver interface {
 	Corporation(ctx context.Context, obj *model.Wallet) (*model.Corporation, error)
+	Cards(ctx context.Context, obj *model.Wallet) ([]*model.Card, error)
 	Requisites(ctx context.Context, obj *model.Wallet) ([]*model.WalletRequisites, error)
 	Pending(ctx context.Context, obj *model.Wallet) (*model.Wallet, error)
 }
@@ -677,6 +789,207 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ApiKey.Name(childComplexity), true
 
+	case "Card.availableBalance":
+		if e.ComplexityRoot.Card.AvailableBalance == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Card.AvailableBalance(childComplexity), true
+	case "Card.brand":
+		if e.ComplexityRoot.Card.Brand == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Card.Brand(childComplexity), true
+	case "Card.cardholder":
+		if e.ComplexityRoot.Card.Cardholder == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Card.Cardholder(childComplexity), true
+	case "Card.cardholderId":
+		if e.ComplexityRoot.Card.CardholderID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Card.CardholderID(childComplexity), true
+	case "Card.corporation":
+		if e.ComplexityRoot.Card.Corporation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Card.Corporation(childComplexity), true
+	case "Card.createdAt":
+		if e.ComplexityRoot.Card.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Card.CreatedAt(childComplexity), true
+	case "Card.credentials":
+		if e.ComplexityRoot.Card.Credentials == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Card.Credentials(childComplexity), true
+	case "Card.currency":
+		if e.ComplexityRoot.Card.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Card.Currency(childComplexity), true
+	case "Card.displayName":
+		if e.ComplexityRoot.Card.DisplayName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Card.DisplayName(childComplexity), true
+	case "Card.embossedName":
+		if e.ComplexityRoot.Card.EmbossedName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Card.EmbossedName(childComplexity), true
+	case "Card.expiryMonth":
+		if e.ComplexityRoot.Card.ExpiryMonth == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Card.ExpiryMonth(childComplexity), true
+	case "Card.expiryYear":
+		if e.ComplexityRoot.Card.ExpiryYear == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Card.ExpiryYear(childComplexity), true
+	case "Card.fundingWallet":
+		if e.ComplexityRoot.Card.FundingWallet == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Card.FundingWallet(childComplexity), true
+	case "Card.fundingWalletId":
+		if e.ComplexityRoot.Card.FundingWalletID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Card.FundingWalletID(childComplexity), true
+	case "Card.id":
+		if e.ComplexityRoot.Card.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Card.ID(childComplexity), true
+	case "Card.maskedPan":
+		if e.ComplexityRoot.Card.MaskedPan == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Card.MaskedPan(childComplexity), true
+	case "Card.region":
+		if e.ComplexityRoot.Card.Region == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Card.Region(childComplexity), true
+	case "Card.status":
+		if e.ComplexityRoot.Card.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Card.Status(childComplexity), true
+	case "Card.transactions":
+		if e.ComplexityRoot.Card.Transactions == nil {
+			break
+		}
+
+		args, err := ec.field_Card_transactions_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Card.Transactions(childComplexity, args["first"].(*int64), args["offset"].(*int64), args["sortDirection"].(*model.SortDirection)), true
+	case "Card.type":
+		if e.ComplexityRoot.Card.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Card.Type(childComplexity), true
+	case "Card.updatedAt":
+		if e.ComplexityRoot.Card.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Card.UpdatedAt(childComplexity), true
+
+	case "CardAuthorised.amount":
+		if e.ComplexityRoot.CardAuthorised.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CardAuthorised.Amount(childComplexity), true
+	case "CardAuthorised.card":
+		if e.ComplexityRoot.CardAuthorised.Card == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CardAuthorised.Card(childComplexity), true
+	case "CardAuthorised.code":
+		if e.ComplexityRoot.CardAuthorised.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CardAuthorised.Code(childComplexity), true
+	case "CardAuthorised.name":
+		if e.ComplexityRoot.CardAuthorised.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CardAuthorised.Name(childComplexity), true
+
+	case "CardCredentials.cardId":
+		if e.ComplexityRoot.CardCredentials.CardID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CardCredentials.CardID(childComplexity), true
+	case "CardCredentials.cvc":
+		if e.ComplexityRoot.CardCredentials.Cvc == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CardCredentials.Cvc(childComplexity), true
+	case "CardCredentials.pan":
+		if e.ComplexityRoot.CardCredentials.Pan == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CardCredentials.Pan(childComplexity), true
+
+	case "CardDeclined.card":
+		if e.ComplexityRoot.CardDeclined.Card == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CardDeclined.Card(childComplexity), true
+	case "CardDeclined.cardId":
+		if e.ComplexityRoot.CardDeclined.CardID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CardDeclined.CardID(childComplexity), true
+	case "CardDeclined.code":
+		if e.ComplexityRoot.CardDeclined.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CardDeclined.Code(childComplexity), true
+	case "CardDeclined.name":
+		if e.ComplexityRoot.CardDeclined.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CardDeclined.Name(childComplexity), true
+
 	case "CardPayment.acquirer":
 		if e.ComplexityRoot.CardPayment.Acquirer == nil {
 			break
@@ -719,6 +1032,56 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CardPayment.Type(childComplexity), true
+
+	case "CardTransaction.amount":
+		if e.ComplexityRoot.CardTransaction.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CardTransaction.Amount(childComplexity), true
+	case "CardTransaction.createdAt":
+		if e.ComplexityRoot.CardTransaction.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CardTransaction.CreatedAt(childComplexity), true
+	case "CardTransaction.description":
+		if e.ComplexityRoot.CardTransaction.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CardTransaction.Description(childComplexity), true
+	case "CardTransaction.id":
+		if e.ComplexityRoot.CardTransaction.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CardTransaction.ID(childComplexity), true
+	case "CardTransaction.status":
+		if e.ComplexityRoot.CardTransaction.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CardTransaction.Status(childComplexity), true
+	case "CardTransaction.type":
+		if e.ComplexityRoot.CardTransaction.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CardTransaction.Type(childComplexity), true
+
+	case "CardTransactionPage.items":
+		if e.ComplexityRoot.CardTransactionPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CardTransactionPage.Items(childComplexity), true
+	case "CardTransactionPage.pageInfo":
+		if e.ComplexityRoot.CardTransactionPage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CardTransactionPage.PageInfo(childComplexity), true
 
 	case "Contact.address":
 		if e.ComplexityRoot.Contact.Address == nil {
@@ -885,6 +1248,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Corporation.BlockedAt(childComplexity), true
+	case "Corporation.cards":
+		if e.ComplexityRoot.Corporation.Cards == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Corporation.Cards(childComplexity), true
 	case "Corporation.city":
 		if e.ComplexityRoot.Corporation.City == nil {
 			break
@@ -939,6 +1308,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Corporation.IsOnboarded(childComplexity), true
+	case "Corporation.kycDocuments":
+		if e.ComplexityRoot.Corporation.KycDocuments == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Corporation.KycDocuments(childComplexity), true
 	case "Corporation.limits":
 		if e.ComplexityRoot.Corporation.Limits == nil {
 			break
@@ -1136,6 +1511,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Customer.Total(childComplexity), true
 
+	case "DeleteKycDocumentPayload.id":
+		if e.ComplexityRoot.DeleteKycDocumentPayload.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeleteKycDocumentPayload.ID(childComplexity), true
+
 	case "DeleteWebhookPayload.deletedId":
 		if e.ComplexityRoot.DeleteWebhookPayload.DeletedID == nil {
 			break
@@ -1286,6 +1668,61 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.InvoiceRepayment.Type(childComplexity), true
 
+	case "KycDocument.corporationId":
+		if e.ComplexityRoot.KycDocument.CorporationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KycDocument.CorporationID(childComplexity), true
+	case "KycDocument.createdAt":
+		if e.ComplexityRoot.KycDocument.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KycDocument.CreatedAt(childComplexity), true
+	case "KycDocument.expiresAt":
+		if e.ComplexityRoot.KycDocument.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KycDocument.ExpiresAt(childComplexity), true
+	case "KycDocument.id":
+		if e.ComplexityRoot.KycDocument.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KycDocument.ID(childComplexity), true
+	case "KycDocument.name":
+		if e.ComplexityRoot.KycDocument.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KycDocument.Name(childComplexity), true
+	case "KycDocument.path":
+		if e.ComplexityRoot.KycDocument.Path == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KycDocument.Path(childComplexity), true
+	case "KycDocument.status":
+		if e.ComplexityRoot.KycDocument.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KycDocument.Status(childComplexity), true
+	case "KycDocument.type":
+		if e.ComplexityRoot.KycDocument.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KycDocument.Type(childComplexity), true
+	case "KycDocument.updatedAt":
+		if e.ComplexityRoot.KycDocument.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KycDocument.UpdatedAt(childComplexity), true
+
 	case "Limit.attemptVelocityPerHour":
 		if e.ComplexityRoot.Limit.AttemptVelocityPerHour == nil {
 			break
@@ -1383,6 +1820,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LiveEvent.Source(childComplexity), true
+
+	case "MaskedPan.bin":
+		if e.ComplexityRoot.MaskedPan.Bin == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MaskedPan.Bin(childComplexity), true
+	case "MaskedPan.lastFour":
+		if e.ComplexityRoot.MaskedPan.LastFour == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MaskedPan.LastFour(childComplexity), true
 
 	case "Money.amount":
 		if e.ComplexityRoot.Money.Amount == nil {
@@ -1551,6 +2001,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteAPIKey(childComplexity, args["input"].(model.DeleteAPIKeyInput)), true
+	case "Mutation.deleteKycDocument":
+		if e.ComplexityRoot.Mutation.DeleteKycDocument == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteKycDocument_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteKycDocument(childComplexity, args["input"].(model.DeleteKycDocumentInput)), true
 	case "Mutation.deleteLimit":
 		if e.ComplexityRoot.Mutation.DeleteLimit == nil {
 			break
@@ -1595,6 +2056,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ForgotPassword(childComplexity, args["input"].(model.ForgotPasswordInput)), true
+	case "Mutation.issueCard":
+		if e.ComplexityRoot.Mutation.IssueCard == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_issueCard_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.IssueCard(childComplexity, args["input"].(model.IssueCardInput)), true
 	case "Mutation.noop":
 		if e.ComplexityRoot.Mutation.Noop == nil {
 			break
@@ -1678,6 +2150,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RestorePerson(childComplexity, args["input"].(model.PersonIDInput)), true
+	case "Mutation.revealCardCredentials":
+		if e.ComplexityRoot.Mutation.RevealCardCredentials == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_revealCardCredentials_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RevealCardCredentials(childComplexity, args["input"].(model.RevealCardCredentialsInput)), true
 	case "Mutation.sendFeedback":
 		if e.ComplexityRoot.Mutation.SendFeedback == nil {
 			break
@@ -1739,6 +2222,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SignUpCorporation(childComplexity, args["input"].(model.SignUpCorporationInput)), true
+	case "Mutation.simulateCardTransaction":
+		if e.ComplexityRoot.Mutation.SimulateCardTransaction == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_simulateCardTransaction_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SimulateCardTransaction(childComplexity, args["input"].(model.SimulateCardTransactionInput)), true
 	case "Mutation.updateCorporation":
 		if e.ComplexityRoot.Mutation.UpdateCorporation == nil {
 			break
@@ -1772,6 +2266,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateCustomerContact(childComplexity, args["input"].(model.UpdateCustomerContactInput)), true
+	case "Mutation.updateKycDocument":
+		if e.ComplexityRoot.Mutation.UpdateKycDocument == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateKycDocument_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateKycDocument(childComplexity, args["input"].(model.UpdateKycDocumentInput)), true
 	case "Mutation.updateLimit":
 		if e.ComplexityRoot.Mutation.UpdateLimit == nil {
 			break
@@ -1805,6 +2310,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdatePerson(childComplexity, args["input"].(model.UpdatePersonInput)), true
+	case "Mutation.uploadKycDocument":
+		if e.ComplexityRoot.Mutation.UploadKycDocument == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_uploadKycDocument_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UploadKycDocument(childComplexity, args["input"].(model.UploadKycDocumentInput)), true
 
 	case "OnboardIndividualPayload.individual":
 		if e.ComplexityRoot.OnboardIndividualPayload.Individual == nil {
@@ -2091,6 +2607,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Person.BlockedAt(childComplexity), true
+	case "Person.cards":
+		if e.ComplexityRoot.Person.Cards == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Person.Cards(childComplexity), true
 	case "Person.city":
 		if e.ComplexityRoot.Person.City == nil {
 			break
@@ -2273,6 +2795,23 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PersonPage.PageInfo(childComplexity), true
 
+	case "Query.card":
+		if e.ComplexityRoot.Query.Card == nil {
+			break
+		}
+
+		args, err := ec.field_Query_card_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Card(childComplexity, args["id"].(string)), true
+	case "Query.cards":
+		if e.ComplexityRoot.Query.Cards == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Cards(childComplexity), true
 	case "Query.corporation":
 		if e.ComplexityRoot.Query.Corporation == nil {
 			break
@@ -2627,6 +3166,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Wallet.Balance(childComplexity), true
+	case "Wallet.cards":
+		if e.ComplexityRoot.Wallet.Cards == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Wallet.Cards(childComplexity), true
 	case "Wallet.corporation":
 		if e.ComplexityRoot.Wallet.Corporation == nil {
 			break
@@ -2745,7 +3290,10 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputAttachWalletRequisitesInput,
 		ec.unmarshalInputCancelOrderInput,
 		ec.unmarshalInputCaptureOrderInput,
+		ec.unmarshalInputCardAddressInput,
+		ec.unmarshalInputCardCompanyInput,
 		ec.unmarshalInputCardPaymentInput,
+		ec.unmarshalInputCardholderDetailsInput,
 		ec.unmarshalInputChangeMyPhoneInput,
 		ec.unmarshalInputContactInput,
 		ec.unmarshalInputCreateApiKeyInput,
@@ -2758,10 +3306,12 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputCrossBorderRequisitesInput,
 		ec.unmarshalInputCustomerPaymentInput,
 		ec.unmarshalInputDeleteApiKeyInput,
+		ec.unmarshalInputDeleteKycDocumentInput,
 		ec.unmarshalInputDeleteLimitInput,
 		ec.unmarshalInputDeleteWalletRequisitesInput,
 		ec.unmarshalInputDeleteWebhookInput,
 		ec.unmarshalInputForgotPasswordInput,
+		ec.unmarshalInputIssueCardInput,
 		ec.unmarshalInputLimitSetInput,
 		ec.unmarshalInputNewOrderInput,
 		ec.unmarshalInputOnboardIndividualInput,
@@ -2774,6 +3324,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputRegisterWebhookInput,
 		ec.unmarshalInputRequestIntroducerFeeReportInput,
 		ec.unmarshalInputRequestStatementInput,
+		ec.unmarshalInputRevealCardCredentialsInput,
 		ec.unmarshalInputSavedCardPaymentInput,
 		ec.unmarshalInputSendFeedbackInput,
 		ec.unmarshalInputSepaRequisitesInput,
@@ -2781,13 +3332,16 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputSignInCustomerInput,
 		ec.unmarshalInputSignInInput,
 		ec.unmarshalInputSignUpCorporationInput,
+		ec.unmarshalInputSimulateCardTransactionInput,
 		ec.unmarshalInputUkLocalRequisitesInput,
 		ec.unmarshalInputUpdateCorporationInput,
 		ec.unmarshalInputUpdateCorporationSettingsInput,
 		ec.unmarshalInputUpdateCustomerContactInput,
+		ec.unmarshalInputUpdateKycDocumentInput,
 		ec.unmarshalInputUpdateLimitInput,
 		ec.unmarshalInputUpdateMeInput,
 		ec.unmarshalInputUpdatePersonInput,
+		ec.unmarshalInputUploadKycDocumentInput,
 	)
 	first := true
 
@@ -2880,6 +3434,290 @@ func newExecutionContext(
 }
 
 var sources = []*ast.Source{
+	{Name: "../schema/cards.graphqls", Input: `# Cards and KYC documents over the banking upstream. A card's number and
+# security code are never part of Card itself: they are read on purpose
+# (revealCardCredentials, or Card.credentials), by a person of the card's
+# own corporation, rate limited per session and answered with
+# Cache-Control: no-store.
+
+"A file sent with the GraphQL multipart request spec."
+scalar Upload
+
+enum CardStatus {
+  ACTIVE
+  INACTIVE
+  CANCELED
+  LOST
+  STOLEN
+  PENDING
+}
+
+"Only VIRTUAL cards can be issued."
+enum CardType {
+  VIRTUAL
+  PHYSICAL
+}
+
+"Only MASTERCARD cards can be issued."
+enum CardBrand {
+  MASTERCARD
+  VISA
+}
+
+enum CardholderType {
+  PRIMARY
+  AUTHORISED
+}
+
+"The part of a card number that may be shown."
+type MaskedPan {
+  "The first six digits."
+  bin: String!
+  lastFour: String!
+}
+
+"A virtual card."
+type Card {
+  id: ID!
+  status: CardStatus!
+  "The card's alias."
+  displayName: String
+  type: CardType!
+  brand: CardBrand!
+  region: String!
+  "ISO 4217 code."
+  currency: String!
+  "What the card can spend now: its limits, bounded by its funding wallet."
+  availableBalance: Money!
+  "1 to 12."
+  expiryMonth: Int!
+  expiryYear: Int!
+  maskedPan: MaskedPan!
+  "The name embossed on the card."
+  embossedName: String
+  createdAt: Time
+  updatedAt: Time
+  fundingWalletId: ID!
+  "The wallet the card spends from (batched with the corporation's wallet listing)."
+  fundingWallet: Wallet
+  "The person the card belongs to."
+  cardholderId: ID!
+  cardholder: Person
+  corporation: Corporation
+  "The card's transactions, newest first by default."
+  transactions(first: Int = 20, offset: Int = 0, sortDirection: SortDirection): CardTransactionPage!
+  """
+  The full number and security code, asked for on purpose: persons of the
+  card's corporation only, rate limited per session, never cached.
+  """
+  credentials: CardCredentials
+}
+
+"A card's secrets. Keep them out of logs, stores and screenshots."
+type CardCredentials {
+  cardId: ID!
+  pan: String!
+  cvc: String!
+}
+
+"A transaction made with a card."
+type CardTransaction {
+  id: ID!
+  "The upstream's transaction type, e.g. card-transaction."
+  type: String!
+  amount: Money!
+  "The upstream's status name, e.g. APPROVED, when it gives one."
+  status: String
+  "Merchant or description, when the upstream gives one."
+  description: String
+  createdAt: Time
+}
+
+type CardTransactionPage {
+  items: [CardTransaction!]!
+  pageInfo: PageInfo!
+}
+
+extend type Wallet {
+  "Cards funded by this wallet."
+  cards: [Card!]!
+}
+
+extend type Person {
+  "Cards of which this person is the cardholder."
+  cards: [Card!]!
+}
+
+enum KycDocumentStatus {
+  NO_MARK
+  VERIFIED
+  NOT_VERIFIED
+}
+
+"A corporation's KYC document."
+type KycDocument {
+  id: ID!
+  name: String!
+  status: KycDocumentStatus!
+  "corporate"
+  type: String!
+  "Where the upstream keeps the file."
+  path: String
+  expiresAt: Date
+  createdAt: Time
+  updatedAt: Time
+  corporationId: ID!
+}
+
+extend type Corporation {
+  "The corporation's cards (one card listing per request)."
+  cards: [Card!]!
+  "The corporation's KYC documents (one listing per corporation per request)."
+  kycDocuments: [KycDocument!]!
+}
+
+extend type Query {
+  "The cards the viewer may see."
+  cards: [Card!]! @requires(role: BANKING)
+  "One card; null when there is none or it is outside the viewer's scope."
+  card(id: ID!): Card @requires(role: BANKING)
+}
+
+"What issueCard takes from the person and the corporation unless given here."
+input CardholderDetailsInput {
+  "At most 255 characters."
+  firstName: String
+  "At most 255 characters."
+  lastName: String
+  "Used for 3-D Secure."
+  phone: String
+  email: String
+  address: CardAddressInput
+}
+
+input CardCompanyInput {
+  "At most 255 characters."
+  name: String
+  email: String
+  phone: String
+  address: CardAddressInput
+}
+
+input CardAddressInput {
+  street: String!
+  city: String!
+  postCode: String!
+  "Two-letter code."
+  country: String!
+  region: String
+}
+
+input IssueCardInput {
+  "A wallet of the corporation whose purpose is CARD."
+  fundingWalletId: ID!
+  "A person of the corporation."
+  cardholderId: ID!
+  cardholderType: CardholderType! = PRIMARY
+  "1 to 12."
+  expiryMonth: Int!
+  "A year after 2018."
+  expiryYear: Int!
+  displayName: String
+  type: CardType! = VIRTUAL
+  brand: CardBrand! = MASTERCARD
+  "Only EUROPE."
+  region: String! = "EUROPE"
+  "Only EUR."
+  currency: String! = "EUR"
+  "Required for staff; others issue for their own corporation."
+  corporationId: ID
+  "Overrides of the cardholder details read from the person."
+  cardholder: CardholderDetailsInput
+  "Overrides of the company details read from the corporation."
+  company: CardCompanyInput
+  "The one predefined template, when the issuer asks for it."
+  templateId: String
+}
+
+input SimulateCardTransactionInput {
+  cardId: ID!
+  "Minor units, more than 0."
+  amount: Int!
+  "Only EUR."
+  currency: String! = "EUR"
+}
+
+"The simulated transaction was authorised; it is now one of the card's transactions."
+type CardAuthorised {
+  card: Card
+  "00"
+  code: String!
+  "APPROVED"
+  name: String!
+  amount: Money!
+}
+
+"The simulated transaction was declined with a card authorisation code."
+type CardDeclined {
+  cardId: ID!
+  card: Card
+  "The card authorisation code, e.g. 51."
+  code: String!
+  "Its name in the spec's table, e.g. NOT_SUFFICENT_FUNDS."
+  name: String!
+}
+
+union CardSimulationResult = CardAuthorised | CardDeclined
+
+input RevealCardCredentialsInput {
+  cardId: ID!
+}
+
+enum KycDocumentType {
+  CORPORATE
+}
+
+input UploadKycDocumentInput {
+  "JPEG, PNG, PDF, DOC, DOCX, XLS or XLSX, recognised by content; at most 10 MiB."
+  file: Upload!
+  type: KycDocumentType! = CORPORATE
+  "Required for staff; others upload for their own corporation."
+  corporationId: ID
+}
+
+input UpdateKycDocumentInput {
+  id: ID!
+  "Required for staff; others act on their own corporation."
+  corporationId: ID
+  name: String
+  expiresAt: Date
+  "Staff only: a corporation does not verify its own documents."
+  status: KycDocumentStatus
+}
+
+input DeleteKycDocumentInput {
+  id: ID!
+  "Required for staff; others act on their own corporation."
+  corporationId: ID
+}
+
+type DeleteKycDocumentPayload {
+  id: ID!
+}
+
+extend type Mutation {
+  "Issues a virtual card. Returns it as the upstream now shows it."
+  issueCard(input: IssueCardInput!): Card! @requires(role: BANKING)
+  "Simulates a card transaction: a decline is a result, not an error."
+  simulateCardTransaction(input: SimulateCardTransactionInput!): CardSimulationResult! @requires(role: BANKING)
+  "Reads a card's number and security code (persons of its corporation; rate limited; no-store)."
+  revealCardCredentials(input: RevealCardCredentialsInput!): CardCredentials! @requires(role: BANKING)
+  "Uploads a KYC document (GraphQL multipart request)."
+  uploadKycDocument(input: UploadKycDocumentInput!): KycDocument! @requires(role: BANKING)
+  updateKycDocument(input: UpdateKycDocumentInput!): KycDocument! @requires(role: BANKING)
+  deleteKycDocument(input: DeleteKycDocumentInput!): DeleteKycDocumentPayload! @requires(role: BANKING)
+}
+`, BuiltIn: false},
 	{Name: "../schema/events.graphqls", Input: `# Payments events, webhooks, individual onboarding and pending actions.
 
 extend type Query {
@@ -4332,6 +5170,66 @@ func (ec *executionContext) childFields_ApiKey(ctx context.Context, field graphq
 	return nil, fmt.Errorf("no field named %q was found under type ApiKey", field.Name)
 }
 
+func (ec *executionContext) childFields_Card(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Card_id(ctx, field)
+	case "status":
+		return ec.fieldContext_Card_status(ctx, field)
+	case "displayName":
+		return ec.fieldContext_Card_displayName(ctx, field)
+	case "type":
+		return ec.fieldContext_Card_type(ctx, field)
+	case "brand":
+		return ec.fieldContext_Card_brand(ctx, field)
+	case "region":
+		return ec.fieldContext_Card_region(ctx, field)
+	case "currency":
+		return ec.fieldContext_Card_currency(ctx, field)
+	case "availableBalance":
+		return ec.fieldContext_Card_availableBalance(ctx, field)
+	case "expiryMonth":
+		return ec.fieldContext_Card_expiryMonth(ctx, field)
+	case "expiryYear":
+		return ec.fieldContext_Card_expiryYear(ctx, field)
+	case "maskedPan":
+		return ec.fieldContext_Card_maskedPan(ctx, field)
+	case "embossedName":
+		return ec.fieldContext_Card_embossedName(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Card_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Card_updatedAt(ctx, field)
+	case "fundingWalletId":
+		return ec.fieldContext_Card_fundingWalletId(ctx, field)
+	case "fundingWallet":
+		return ec.fieldContext_Card_fundingWallet(ctx, field)
+	case "cardholderId":
+		return ec.fieldContext_Card_cardholderId(ctx, field)
+	case "cardholder":
+		return ec.fieldContext_Card_cardholder(ctx, field)
+	case "corporation":
+		return ec.fieldContext_Card_corporation(ctx, field)
+	case "transactions":
+		return ec.fieldContext_Card_transactions(ctx, field)
+	case "credentials":
+		return ec.fieldContext_Card_credentials(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Card", field.Name)
+}
+
+func (ec *executionContext) childFields_CardCredentials(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cardId":
+		return ec.fieldContext_CardCredentials_cardId(ctx, field)
+	case "pan":
+		return ec.fieldContext_CardCredentials_pan(ctx, field)
+	case "cvc":
+		return ec.fieldContext_CardCredentials_cvc(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CardCredentials", field.Name)
+}
+
 func (ec *executionContext) childFields_CardPayment(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "type":
@@ -4350,6 +5248,34 @@ func (ec *executionContext) childFields_CardPayment(ctx context.Context, field g
 		return ec.fieldContext_CardPayment_acquirer(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CardPayment", field.Name)
+}
+
+func (ec *executionContext) childFields_CardTransaction(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_CardTransaction_id(ctx, field)
+	case "type":
+		return ec.fieldContext_CardTransaction_type(ctx, field)
+	case "amount":
+		return ec.fieldContext_CardTransaction_amount(ctx, field)
+	case "status":
+		return ec.fieldContext_CardTransaction_status(ctx, field)
+	case "description":
+		return ec.fieldContext_CardTransaction_description(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_CardTransaction_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CardTransaction", field.Name)
+}
+
+func (ec *executionContext) childFields_CardTransactionPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_CardTransactionPage_items(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_CardTransactionPage_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CardTransactionPage", field.Name)
 }
 
 func (ec *executionContext) childFields_Contact(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4408,6 +5334,10 @@ func (ec *executionContext) childFields_Corporation(ctx context.Context, field g
 		return ec.fieldContext_Corporation_apiKeys(ctx, field)
 	case "settings":
 		return ec.fieldContext_Corporation_settings(ctx, field)
+	case "cards":
+		return ec.fieldContext_Corporation_cards(ctx, field)
+	case "kycDocuments":
+		return ec.fieldContext_Corporation_kycDocuments(ctx, field)
 	case "wallets":
 		return ec.fieldContext_Corporation_wallets(ctx, field)
 	case "wallet":
@@ -4498,6 +5428,14 @@ func (ec *executionContext) childFields_Customer(ctx context.Context, field grap
 	return nil, fmt.Errorf("no field named %q was found under type Customer", field.Name)
 }
 
+func (ec *executionContext) childFields_DeleteKycDocumentPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_DeleteKycDocumentPayload_id(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DeleteKycDocumentPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_DeleteWebhookPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "deletedId":
@@ -4582,6 +5520,30 @@ func (ec *executionContext) childFields_InvoiceRepayment(ctx context.Context, fi
 	return nil, fmt.Errorf("no field named %q was found under type InvoiceRepayment", field.Name)
 }
 
+func (ec *executionContext) childFields_KycDocument(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_KycDocument_id(ctx, field)
+	case "name":
+		return ec.fieldContext_KycDocument_name(ctx, field)
+	case "status":
+		return ec.fieldContext_KycDocument_status(ctx, field)
+	case "type":
+		return ec.fieldContext_KycDocument_type(ctx, field)
+	case "path":
+		return ec.fieldContext_KycDocument_path(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_KycDocument_expiresAt(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_KycDocument_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_KycDocument_updatedAt(ctx, field)
+	case "corporationId":
+		return ec.fieldContext_KycDocument_corporationId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type KycDocument", field.Name)
+}
+
 func (ec *executionContext) childFields_Limit(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -4624,6 +5586,16 @@ func (ec *executionContext) childFields_LiveEvent(ctx context.Context, field gra
 		return ec.fieldContext_LiveEvent_event(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type LiveEvent", field.Name)
+}
+
+func (ec *executionContext) childFields_MaskedPan(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "bin":
+		return ec.fieldContext_MaskedPan_bin(ctx, field)
+	case "lastFour":
+		return ec.fieldContext_MaskedPan_lastFour(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MaskedPan", field.Name)
 }
 
 func (ec *executionContext) childFields_Money(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4828,6 +5800,8 @@ func (ec *executionContext) childFields_Person(ctx context.Context, field graphq
 		return ec.fieldContext_Person_corporationId(ctx, field)
 	case "corporation":
 		return ec.fieldContext_Person_corporation(ctx, field)
+	case "cards":
+		return ec.fieldContext_Person_cards(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Person", field.Name)
 }
@@ -4946,6 +5920,8 @@ func (ec *executionContext) childFields_Wallet(ctx context.Context, field graphq
 		return ec.fieldContext_Wallet_createdAt(ctx, field)
 	case "corporation":
 		return ec.fieldContext_Wallet_corporation(ctx, field)
+	case "cards":
+		return ec.fieldContext_Wallet_cards(ctx, field)
 	case "requisites":
 		return ec.fieldContext_Wallet_requisites(ctx, field)
 	case "pending":
@@ -5109,6 +6085,36 @@ func (ec *executionContext) dir_requires_args(ctx context.Context, rawArgs map[s
 		return nil, err
 	}
 	args["role"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Card_transactions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "sortDirection",
+		func(ctx context.Context, v any) (*model.SortDirection, error) {
+			return ec.unmarshalOSortDirection2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSortDirection(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sortDirection"] = arg2
 	return args, nil
 }
 
@@ -5344,6 +6350,20 @@ func (ec *executionContext) field_Mutation_deleteApiKey_args(ctx context.Context
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_deleteKycDocument_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.DeleteKycDocumentInput, error) {
+			return ec.unmarshalNDeleteKycDocumentInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐDeleteKycDocumentInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_deleteLimit_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5392,6 +6412,20 @@ func (ec *executionContext) field_Mutation_forgotPassword_args(ctx context.Conte
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.ForgotPasswordInput, error) {
 			return ec.unmarshalNForgotPasswordInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐForgotPasswordInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_issueCard_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.IssueCardInput, error) {
+			return ec.unmarshalNIssueCardInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐIssueCardInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -5498,6 +6532,20 @@ func (ec *executionContext) field_Mutation_restorePerson_args(ctx context.Contex
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_revealCardCredentials_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.RevealCardCredentialsInput, error) {
+			return ec.unmarshalNRevealCardCredentialsInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRevealCardCredentialsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_sendFeedback_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5568,6 +6616,20 @@ func (ec *executionContext) field_Mutation_signUpCorporation_args(ctx context.Co
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_simulateCardTransaction_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.SimulateCardTransactionInput, error) {
+			return ec.unmarshalNSimulateCardTransactionInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSimulateCardTransactionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_updateCorporationSettings_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5602,6 +6664,20 @@ func (ec *executionContext) field_Mutation_updateCustomerContact_args(ctx contex
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.UpdateCustomerContactInput, error) {
 			return ec.unmarshalNUpdateCustomerContactInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐUpdateCustomerContactInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateKycDocument_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdateKycDocumentInput, error) {
+			return ec.unmarshalNUpdateKycDocumentInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐUpdateKycDocumentInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -5652,6 +6728,20 @@ func (ec *executionContext) field_Mutation_updatePerson_args(ctx context.Context
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_uploadKycDocument_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UploadKycDocumentInput, error) {
+			return ec.unmarshalNUploadKycDocumentInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐUploadKycDocumentInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5663,6 +6753,20 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_card_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -6206,6 +7310,844 @@ func (ec *executionContext) fieldContext_ApiKey_name(_ context.Context, field gr
 	return graphql.NewScalarFieldContext("ApiKey", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Card_id(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Card_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Card_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Card", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Card_status(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Card_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.CardStatus) graphql.Marshaler {
+			return ec.marshalNCardStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Card_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Card", field, false, false, errors.New("field of type CardStatus does not have child fields"))
+}
+
+func (ec *executionContext) _Card_displayName(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Card_displayName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DisplayName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Card_displayName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Card", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Card_type(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Card_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.CardType) graphql.Marshaler {
+			return ec.marshalNCardType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Card_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Card", field, false, false, errors.New("field of type CardType does not have child fields"))
+}
+
+func (ec *executionContext) _Card_brand(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Card_brand(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Brand, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.CardBrand) graphql.Marshaler {
+			return ec.marshalNCardBrand2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardBrand(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Card_brand(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Card", field, false, false, errors.New("field of type CardBrand does not have child fields"))
+}
+
+func (ec *executionContext) _Card_region(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Card_region(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Region, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Card_region(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Card", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Card_currency(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Card_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Card_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Card", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Card_availableBalance(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Card_availableBalance(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AvailableBalance, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Card_availableBalance(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Card",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Card_expiryMonth(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Card_expiryMonth(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiryMonth, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Card_expiryMonth(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Card", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Card_expiryYear(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Card_expiryYear(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiryYear, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Card_expiryYear(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Card", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Card_maskedPan(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Card_maskedPan(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaskedPan, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.MaskedPan) graphql.Marshaler {
+			return ec.marshalNMaskedPan2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMaskedPan(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Card_maskedPan(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Card",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MaskedPan(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Card_embossedName(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Card_embossedName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EmbossedName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Card_embossedName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Card", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Card_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Card_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Card_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Card", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Card_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Card_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Card_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Card", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Card_fundingWalletId(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Card_fundingWalletId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FundingWalletID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Card_fundingWalletId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Card", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Card_fundingWallet(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Card_fundingWallet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Card().FundingWallet(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Wallet) graphql.Marshaler {
+			return ec.marshalOWallet2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWallet(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Card_fundingWallet(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Card",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Wallet(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Card_cardholderId(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Card_cardholderId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CardholderID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Card_cardholderId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Card", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Card_cardholder(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Card_cardholder(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Card().Cardholder(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Person) graphql.Marshaler {
+			return ec.marshalOPerson2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPerson(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Card_cardholder(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Card",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Person(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Card_corporation(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Card_corporation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Card().Corporation(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Corporation) graphql.Marshaler {
+			return ec.marshalOCorporation2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporation(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Card_corporation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Card",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Corporation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Card_transactions(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Card_transactions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Card().Transactions(ctx, obj, fc.Args["first"].(*int64), fc.Args["offset"].(*int64), fc.Args["sortDirection"].(*model.SortDirection))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CardTransactionPage) graphql.Marshaler {
+			return ec.marshalNCardTransactionPage2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransactionPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Card_transactions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Card",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CardTransactionPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Card_transactions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Card_credentials(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Card_credentials(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Card().Credentials(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CardCredentials) graphql.Marshaler {
+			return ec.marshalOCardCredentials2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardCredentials(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Card_credentials(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Card",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CardCredentials(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CardAuthorised_card(ctx context.Context, field graphql.CollectedField, obj *model.CardAuthorised) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CardAuthorised_card(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Card, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Card) graphql.Marshaler {
+			return ec.marshalOCard2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCard(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CardAuthorised_card(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CardAuthorised",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Card(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CardAuthorised_code(ctx context.Context, field graphql.CollectedField, obj *model.CardAuthorised) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CardAuthorised_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CardAuthorised_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CardAuthorised", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CardAuthorised_name(ctx context.Context, field graphql.CollectedField, obj *model.CardAuthorised) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CardAuthorised_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CardAuthorised_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CardAuthorised", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CardAuthorised_amount(ctx context.Context, field graphql.CollectedField, obj *model.CardAuthorised) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CardAuthorised_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CardAuthorised_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CardAuthorised",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CardCredentials_cardId(ctx context.Context, field graphql.CollectedField, obj *model.CardCredentials) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CardCredentials_cardId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CardID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CardCredentials_cardId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CardCredentials", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _CardCredentials_pan(ctx context.Context, field graphql.CollectedField, obj *model.CardCredentials) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CardCredentials_pan(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Pan, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CardCredentials_pan(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CardCredentials", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CardCredentials_cvc(ctx context.Context, field graphql.CollectedField, obj *model.CardCredentials) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CardCredentials_cvc(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cvc, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CardCredentials_cvc(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CardCredentials", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CardDeclined_cardId(ctx context.Context, field graphql.CollectedField, obj *model.CardDeclined) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CardDeclined_cardId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CardID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CardDeclined_cardId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CardDeclined", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _CardDeclined_card(ctx context.Context, field graphql.CollectedField, obj *model.CardDeclined) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CardDeclined_card(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Card, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Card) graphql.Marshaler {
+			return ec.marshalOCard2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCard(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CardDeclined_card(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CardDeclined",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Card(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CardDeclined_code(ctx context.Context, field graphql.CollectedField, obj *model.CardDeclined) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CardDeclined_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CardDeclined_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CardDeclined", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CardDeclined_name(ctx context.Context, field graphql.CollectedField, obj *model.CardDeclined) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CardDeclined_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CardDeclined_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CardDeclined", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _CardPayment_type(ctx context.Context, field graphql.CollectedField, obj *model.CardPayment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6365,6 +8307,217 @@ func (ec *executionContext) _CardPayment_acquirer(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_CardPayment_acquirer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CardPayment", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CardTransaction_id(ctx context.Context, field graphql.CollectedField, obj *model.CardTransaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CardTransaction_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CardTransaction_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _CardTransaction_type(ctx context.Context, field graphql.CollectedField, obj *model.CardTransaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CardTransaction_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CardTransaction_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CardTransaction_amount(ctx context.Context, field graphql.CollectedField, obj *model.CardTransaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CardTransaction_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CardTransaction_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CardTransaction",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CardTransaction_status(ctx context.Context, field graphql.CollectedField, obj *model.CardTransaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CardTransaction_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CardTransaction_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CardTransaction_description(ctx context.Context, field graphql.CollectedField, obj *model.CardTransaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CardTransaction_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CardTransaction_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CardTransaction_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.CardTransaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CardTransaction_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CardTransaction_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _CardTransactionPage_items(ctx context.Context, field graphql.CollectedField, obj *model.CardTransactionPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CardTransactionPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.CardTransaction) graphql.Marshaler {
+			return ec.marshalNCardTransaction2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransactionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CardTransactionPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CardTransactionPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CardTransaction(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CardTransactionPage_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.CardTransactionPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CardTransactionPage_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CardTransactionPage_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CardTransactionPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Contact_type(ctx context.Context, field graphql.CollectedField, obj *model.Contact) (ret graphql.Marshaler) {
@@ -7418,6 +9571,70 @@ func (ec *executionContext) fieldContext_Corporation_settings(_ context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _Corporation_cards(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Corporation_cards(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Corporation().Cards(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Card) graphql.Marshaler {
+			return ec.marshalNCard2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Corporation_cards(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Corporation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Card(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Corporation_kycDocuments(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Corporation_kycDocuments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Corporation().KycDocuments(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.KycDocument) graphql.Marshaler {
+			return ec.marshalNKycDocument2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐKycDocumentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Corporation_kycDocuments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Corporation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KycDocument(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Corporation_wallets(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8134,6 +10351,29 @@ func (ec *executionContext) fieldContext_Customer_orders(ctx context.Context, fi
 	return fc, nil
 }
 
+func (ec *executionContext) _DeleteKycDocumentPayload_id(ctx context.Context, field graphql.CollectedField, obj *model.DeleteKycDocumentPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeleteKycDocumentPayload_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeleteKycDocumentPayload_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeleteKycDocumentPayload", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
 func (ec *executionContext) _DeleteWebhookPayload_deletedId(ctx context.Context, field graphql.CollectedField, obj *model.DeleteWebhookPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8731,6 +10971,213 @@ func (ec *executionContext) fieldContext_InvoiceRepayment_type(_ context.Context
 	return graphql.NewScalarFieldContext("InvoiceRepayment", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _KycDocument_id(ctx context.Context, field graphql.CollectedField, obj *model.KycDocument) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KycDocument_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KycDocument_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KycDocument", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _KycDocument_name(ctx context.Context, field graphql.CollectedField, obj *model.KycDocument) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KycDocument_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KycDocument_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KycDocument", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _KycDocument_status(ctx context.Context, field graphql.CollectedField, obj *model.KycDocument) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KycDocument_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.KycDocumentStatus) graphql.Marshaler {
+			return ec.marshalNKycDocumentStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐKycDocumentStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KycDocument_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KycDocument", field, false, false, errors.New("field of type KycDocumentStatus does not have child fields"))
+}
+
+func (ec *executionContext) _KycDocument_type(ctx context.Context, field graphql.CollectedField, obj *model.KycDocument) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KycDocument_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KycDocument_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KycDocument", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _KycDocument_path(ctx context.Context, field graphql.CollectedField, obj *model.KycDocument) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KycDocument_path(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Path, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_KycDocument_path(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KycDocument", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _KycDocument_expiresAt(ctx context.Context, field graphql.CollectedField, obj *model.KycDocument) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KycDocument_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Date) graphql.Marshaler {
+			return ec.marshalODate2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐDate(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_KycDocument_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KycDocument", field, false, false, errors.New("field of type Date does not have child fields"))
+}
+
+func (ec *executionContext) _KycDocument_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.KycDocument) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KycDocument_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_KycDocument_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KycDocument", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _KycDocument_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.KycDocument) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KycDocument_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_KycDocument_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KycDocument", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _KycDocument_corporationId(ctx context.Context, field graphql.CollectedField, obj *model.KycDocument) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KycDocument_corporationId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CorporationID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KycDocument_corporationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KycDocument", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
 func (ec *executionContext) _Limit_id(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9153,6 +11600,52 @@ func (ec *executionContext) fieldContext_LiveEvent_event(_ context.Context, fiel
 	return fc, nil
 }
 
+func (ec *executionContext) _MaskedPan_bin(ctx context.Context, field graphql.CollectedField, obj *model.MaskedPan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MaskedPan_bin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Bin, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MaskedPan_bin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MaskedPan", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _MaskedPan_lastFour(ctx context.Context, field graphql.CollectedField, obj *model.MaskedPan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MaskedPan_lastFour(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastFour, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MaskedPan_lastFour(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MaskedPan", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Money_amount(ctx context.Context, field graphql.CollectedField, obj *model.Money) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9220,6 +11713,378 @@ func (ec *executionContext) _Mutation_noop(ctx context.Context, field graphql.Co
 }
 func (ec *executionContext) fieldContext_Mutation_noop(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Mutation", field, true, true, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Mutation_issueCard(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_issueCard(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().IssueCard(ctx, fc.Args["input"].(model.IssueCardInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "BANKING")
+				if err != nil {
+					var zeroVal *model.Card
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal *model.Card
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Card) graphql.Marshaler {
+			return ec.marshalNCard2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCard(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_issueCard(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Card(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_issueCard_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_simulateCardTransaction(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_simulateCardTransaction(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SimulateCardTransaction(ctx, fc.Args["input"].(model.SimulateCardTransactionInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "BANKING")
+				if err != nil {
+					var zeroVal model.CardSimulationResult
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal model.CardSimulationResult
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v model.CardSimulationResult) graphql.Marshaler {
+			return ec.marshalNCardSimulationResult2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardSimulationResult(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_simulateCardTransaction(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type CardSimulationResult does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_simulateCardTransaction_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_revealCardCredentials(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_revealCardCredentials(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RevealCardCredentials(ctx, fc.Args["input"].(model.RevealCardCredentialsInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "BANKING")
+				if err != nil {
+					var zeroVal *model.CardCredentials
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal *model.CardCredentials
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CardCredentials) graphql.Marshaler {
+			return ec.marshalNCardCredentials2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardCredentials(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_revealCardCredentials(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CardCredentials(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_revealCardCredentials_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_uploadKycDocument(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_uploadKycDocument(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UploadKycDocument(ctx, fc.Args["input"].(model.UploadKycDocumentInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "BANKING")
+				if err != nil {
+					var zeroVal *model.KycDocument
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal *model.KycDocument
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *model.KycDocument) graphql.Marshaler {
+			return ec.marshalNKycDocument2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐKycDocument(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_uploadKycDocument(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KycDocument(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_uploadKycDocument_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateKycDocument(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateKycDocument(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateKycDocument(ctx, fc.Args["input"].(model.UpdateKycDocumentInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "BANKING")
+				if err != nil {
+					var zeroVal *model.KycDocument
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal *model.KycDocument
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *model.KycDocument) graphql.Marshaler {
+			return ec.marshalNKycDocument2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐKycDocument(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateKycDocument(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KycDocument(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateKycDocument_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteKycDocument(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteKycDocument(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteKycDocument(ctx, fc.Args["input"].(model.DeleteKycDocumentInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "BANKING")
+				if err != nil {
+					var zeroVal *model.DeleteKycDocumentPayload
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal *model.DeleteKycDocumentPayload
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DeleteKycDocumentPayload) graphql.Marshaler {
+			return ec.marshalNDeleteKycDocumentPayload2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐDeleteKycDocumentPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteKycDocument(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeleteKycDocumentPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteKycDocument_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Mutation_registerWebhook(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -13238,6 +16103,38 @@ func (ec *executionContext) fieldContext_Person_corporation(_ context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _Person_cards(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Person_cards(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Person().Cards(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Card) graphql.Marshaler {
+			return ec.marshalNCard2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Person_cards(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Person",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Card(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PersonPage_items(ctx context.Context, field graphql.CollectedField, obj *model.PersonPage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13323,6 +16220,118 @@ func (ec *executionContext) _Query_ok(ctx context.Context, field graphql.Collect
 }
 func (ec *executionContext) fieldContext_Query_ok(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Query", field, true, true, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Query_cards(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_cards(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Cards(ctx)
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "BANKING")
+				if err != nil {
+					var zeroVal []*model.Card
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal []*model.Card
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Card) graphql.Marshaler {
+			return ec.marshalNCard2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_cards(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Card(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_card(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_card(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Card(ctx, fc.Args["id"].(string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "BANKING")
+				if err != nil {
+					var zeroVal *model.Card
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal *model.Card
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Card) graphql.Marshaler {
+			return ec.marshalOCard2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCard(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_card(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Card(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_card_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Query_webhooks(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -15311,6 +18320,38 @@ func (ec *executionContext) fieldContext_Wallet_corporation(_ context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _Wallet_cards(ctx context.Context, field graphql.CollectedField, obj *model.Wallet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Wallet_cards(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Wallet().Cards(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Card) graphql.Marshaler {
+			return ec.marshalNCard2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Wallet_cards(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Wallet",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Card(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Wallet_requisites(ctx context.Context, field graphql.CollectedField, obj *model.Wallet) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -16842,6 +19883,115 @@ func (ec *executionContext) unmarshalInputCaptureOrderInput(ctx context.Context,
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputCardAddressInput(ctx context.Context, obj any) (model.CardAddressInput, error) {
+	var it model.CardAddressInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"street", "city", "postCode", "country", "region"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "street":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("street"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Street = data
+		case "city":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("city"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.City = data
+		case "postCode":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("postCode"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PostCode = data
+		case "country":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("country"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Country = data
+		case "region":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("region"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Region = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCardCompanyInput(ctx context.Context, obj any) (model.CardCompanyInput, error) {
+	var it model.CardCompanyInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "email", "phone", "address"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "email":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("email"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Email = data
+		case "phone":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("phone"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Phone = data
+		case "address":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("address"))
+			data, err := ec.unmarshalOCardAddressInput2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardAddressInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Address = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCardPaymentInput(ctx context.Context, obj any) (model.CardPaymentInput, error) {
 	var it model.CardPaymentInput
 	if obj == nil {
@@ -16874,6 +20024,64 @@ func (ec *executionContext) unmarshalInputCardPaymentInput(ctx context.Context, 
 				return it, err
 			}
 			it.Browser = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCardholderDetailsInput(ctx context.Context, obj any) (model.CardholderDetailsInput, error) {
+	var it model.CardholderDetailsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"firstName", "lastName", "phone", "email", "address"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "firstName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("firstName"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FirstName = data
+		case "lastName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lastName"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LastName = data
+		case "phone":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("phone"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Phone = data
+		case "email":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("email"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Email = data
+		case "address":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("address"))
+			data, err := ec.unmarshalOCardAddressInput2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardAddressInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Address = data
 		}
 	}
 	return it, nil
@@ -17636,6 +20844,43 @@ func (ec *executionContext) unmarshalInputDeleteApiKeyInput(ctx context.Context,
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputDeleteKycDocumentInput(ctx context.Context, obj any) (model.DeleteKycDocumentInput, error) {
+	var it model.DeleteKycDocumentInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "corporationId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "corporationId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("corporationId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CorporationID = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputDeleteLimitInput(ctx context.Context, obj any) (model.DeleteLimitInput, error) {
 	var it model.DeleteLimitInput
 	if obj == nil {
@@ -17765,6 +21010,143 @@ func (ec *executionContext) unmarshalInputForgotPasswordInput(ctx context.Contex
 				return it, err
 			}
 			it.Email = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputIssueCardInput(ctx context.Context, obj any) (model.IssueCardInput, error) {
+	var it model.IssueCardInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["cardholderType"]; !present {
+		asMap["cardholderType"] = "PRIMARY"
+	}
+	if _, present := asMap["type"]; !present {
+		asMap["type"] = "VIRTUAL"
+	}
+	if _, present := asMap["brand"]; !present {
+		asMap["brand"] = "MASTERCARD"
+	}
+	if _, present := asMap["region"]; !present {
+		asMap["region"] = "EUROPE"
+	}
+	if _, present := asMap["currency"]; !present {
+		asMap["currency"] = "EUR"
+	}
+
+	fieldsInOrder := [...]string{"fundingWalletId", "cardholderId", "cardholderType", "expiryMonth", "expiryYear", "displayName", "type", "brand", "region", "currency", "corporationId", "cardholder", "company", "templateId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "fundingWalletId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("fundingWalletId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FundingWalletID = data
+		case "cardholderId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cardholderId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CardholderID = data
+		case "cardholderType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cardholderType"))
+			data, err := ec.unmarshalNCardholderType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardholderType(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CardholderType = data
+		case "expiryMonth":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expiryMonth"))
+			data, err := ec.unmarshalNInt2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpiryMonth = data
+		case "expiryYear":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expiryYear"))
+			data, err := ec.unmarshalNInt2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpiryYear = data
+		case "displayName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("displayName"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DisplayName = data
+		case "type":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("type"))
+			data, err := ec.unmarshalNCardType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardType(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Type = data
+		case "brand":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("brand"))
+			data, err := ec.unmarshalNCardBrand2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardBrand(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Brand = data
+		case "region":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("region"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Region = data
+		case "currency":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("currency"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Currency = data
+		case "corporationId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("corporationId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CorporationID = data
+		case "cardholder":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cardholder"))
+			data, err := ec.unmarshalOCardholderDetailsInput2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardholderDetailsInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Cardholder = data
+		case "company":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("company"))
+			data, err := ec.unmarshalOCardCompanyInput2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardCompanyInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Company = data
+		case "templateId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("templateId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TemplateID = data
 		}
 	}
 	return it, nil
@@ -18327,6 +21709,36 @@ func (ec *executionContext) unmarshalInputRequestStatementInput(ctx context.Cont
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputRevealCardCredentialsInput(ctx context.Context, obj any) (model.RevealCardCredentialsInput, error) {
+	var it model.RevealCardCredentialsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"cardId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "cardId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cardId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CardID = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputSavedCardPaymentInput(ctx context.Context, obj any) (model.SavedCardPaymentInput, error) {
 	var it model.SavedCardPaymentInput
 	if obj == nil {
@@ -18677,6 +22089,54 @@ func (ec *executionContext) unmarshalInputSignUpCorporationInput(ctx context.Con
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputSimulateCardTransactionInput(ctx context.Context, obj any) (model.SimulateCardTransactionInput, error) {
+	var it model.SimulateCardTransactionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["currency"]; !present {
+		asMap["currency"] = "EUR"
+	}
+
+	fieldsInOrder := [...]string{"cardId", "amount", "currency"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "cardId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cardId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CardID = data
+		case "amount":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amount"))
+			data, err := ec.unmarshalNInt2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Amount = data
+		case "currency":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("currency"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Currency = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputUkLocalRequisitesInput(ctx context.Context, obj any) (model.UkLocalRequisitesInput, error) {
 	var it model.UkLocalRequisitesInput
 	if obj == nil {
@@ -18883,6 +22343,64 @@ func (ec *executionContext) unmarshalInputUpdateCustomerContactInput(ctx context
 				return it, err
 			}
 			it.Contact = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputUpdateKycDocumentInput(ctx context.Context, obj any) (model.UpdateKycDocumentInput, error) {
+	var it model.UpdateKycDocumentInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "corporationId", "name", "expiresAt", "status"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "corporationId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("corporationId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CorporationID = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "expiresAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expiresAt"))
+			data, err := ec.unmarshalODate2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐDate(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpiresAt = data
+		case "status":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
+			data, err := ec.unmarshalOKycDocumentStatus2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐKycDocumentStatus(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Status = data
 		}
 	}
 	return it, nil
@@ -19230,9 +22748,84 @@ func (ec *executionContext) unmarshalInputUpdatePersonInput(ctx context.Context,
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputUploadKycDocumentInput(ctx context.Context, obj any) (model.UploadKycDocumentInput, error) {
+	var it model.UploadKycDocumentInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["type"]; !present {
+		asMap["type"] = "CORPORATE"
+	}
+
+	fieldsInOrder := [...]string{"file", "type", "corporationId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "file":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("file"))
+			data, err := ec.unmarshalNUpload2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.File = data
+		case "type":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("type"))
+			data, err := ec.unmarshalNKycDocumentType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐKycDocumentType(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Type = data
+		case "corporationId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("corporationId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CorporationID = data
+		}
+	}
+	return it, nil
+}
+
 // endregion **************************** input.gotpl *****************************
 
 // region    ************************** interface.gotpl ***************************
+
+func (ec *executionContext) _CardSimulationResult(ctx context.Context, sel ast.SelectionSet, obj model.CardSimulationResult) graphql.Marshaler {
+	switch obj := (obj).(type) {
+	case nil:
+		return graphql.Null
+	case model.CardDeclined:
+		return ec._CardDeclined(ctx, sel, &obj)
+	case *model.CardDeclined:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._CardDeclined(ctx, sel, obj)
+	case model.CardAuthorised:
+		return ec._CardAuthorised(ctx, sel, &obj)
+	case *model.CardAuthorised:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._CardAuthorised(ctx, sel, obj)
+	default:
+		if typedObj, ok := obj.(graphql.Marshaler); ok {
+			return typedObj
+		} else {
+			panic(fmt.Errorf("unexpected type %T; non-generated variants of CardSimulationResult must implement graphql.Marshaler", obj))
+		}
+	}
+}
 
 func (ec *executionContext) _ChangeMyPhoneResult(ctx context.Context, sel ast.SelectionSet, obj model.ChangeMyPhoneResult) graphql.Marshaler {
 	switch obj := (obj).(type) {
@@ -19492,6 +23085,463 @@ func (ec *executionContext) _ApiKey(ctx context.Context, sel ast.SelectionSet, o
 	return out
 }
 
+var cardImplementors = []string{"Card"}
+
+func (ec *executionContext) _Card(ctx context.Context, sel ast.SelectionSet, obj *model.Card) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, cardImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Card")
+		case "id":
+			out.Values[i] = ec._Card_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._Card_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "displayName":
+			out.Values[i] = ec._Card_displayName(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._Card_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "brand":
+			out.Values[i] = ec._Card_brand(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "region":
+			out.Values[i] = ec._Card_region(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "currency":
+			out.Values[i] = ec._Card_currency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "availableBalance":
+			out.Values[i] = ec._Card_availableBalance(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "expiryMonth":
+			out.Values[i] = ec._Card_expiryMonth(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "expiryYear":
+			out.Values[i] = ec._Card_expiryYear(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "maskedPan":
+			out.Values[i] = ec._Card_maskedPan(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "embossedName":
+			out.Values[i] = ec._Card_embossedName(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._Card_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._Card_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "fundingWalletId":
+			out.Values[i] = ec._Card_fundingWalletId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "fundingWallet":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Card_fundingWallet(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "cardholderId":
+			out.Values[i] = ec._Card_cardholderId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "cardholder":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Card_cardholder(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "corporation":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Card_corporation(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "transactions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Card_transactions(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "credentials":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Card_credentials(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var cardAuthorisedImplementors = []string{"CardAuthorised", "CardSimulationResult"}
+
+func (ec *executionContext) _CardAuthorised(ctx context.Context, sel ast.SelectionSet, obj *model.CardAuthorised) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, cardAuthorisedImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CardAuthorised")
+		case "card":
+			out.Values[i] = ec._CardAuthorised_card(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "code":
+			out.Values[i] = ec._CardAuthorised_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._CardAuthorised_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "amount":
+			out.Values[i] = ec._CardAuthorised_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var cardCredentialsImplementors = []string{"CardCredentials"}
+
+func (ec *executionContext) _CardCredentials(ctx context.Context, sel ast.SelectionSet, obj *model.CardCredentials) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, cardCredentialsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CardCredentials")
+		case "cardId":
+			out.Values[i] = ec._CardCredentials_cardId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pan":
+			out.Values[i] = ec._CardCredentials_pan(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cvc":
+			out.Values[i] = ec._CardCredentials_cvc(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var cardDeclinedImplementors = []string{"CardDeclined", "CardSimulationResult"}
+
+func (ec *executionContext) _CardDeclined(ctx context.Context, sel ast.SelectionSet, obj *model.CardDeclined) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, cardDeclinedImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CardDeclined")
+		case "cardId":
+			out.Values[i] = ec._CardDeclined_cardId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "card":
+			out.Values[i] = ec._CardDeclined_card(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "code":
+			out.Values[i] = ec._CardDeclined_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._CardDeclined_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var cardPaymentImplementors = []string{"CardPayment"}
 
 func (ec *executionContext) _CardPayment(ctx context.Context, sel ast.SelectionSet, obj *model.CardPayment) graphql.Marshaler {
@@ -19537,6 +23587,112 @@ func (ec *executionContext) _CardPayment(ctx context.Context, sel ast.SelectionS
 		case "acquirer":
 			out.Values[i] = ec._CardPayment_acquirer(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var cardTransactionImplementors = []string{"CardTransaction"}
+
+func (ec *executionContext) _CardTransaction(ctx context.Context, sel ast.SelectionSet, obj *model.CardTransaction) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, cardTransactionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CardTransaction")
+		case "id":
+			out.Values[i] = ec._CardTransaction_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._CardTransaction_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "amount":
+			out.Values[i] = ec._CardTransaction_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._CardTransaction_status(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "description":
+			out.Values[i] = ec._CardTransaction_description(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._CardTransaction_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var cardTransactionPageImplementors = []string{"CardTransactionPage"}
+
+func (ec *executionContext) _CardTransactionPage(ctx context.Context, sel ast.SelectionSet, obj *model.CardTransactionPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, cardTransactionPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CardTransactionPage")
+		case "items":
+			out.Values[i] = ec._CardTransactionPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._CardTransactionPage_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -19980,6 +24136,82 @@ func (ec *executionContext) _Corporation(ctx context.Context, sel ast.SelectionS
 					}
 				}()
 				res = ec._Corporation_settings(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "cards":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Corporation_cards(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "kycDocuments":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Corporation_kycDocuments(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -20550,6 +24782,44 @@ func (ec *executionContext) _Customer(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
+var deleteKycDocumentPayloadImplementors = []string{"DeleteKycDocumentPayload"}
+
+func (ec *executionContext) _DeleteKycDocumentPayload(ctx context.Context, sel ast.SelectionSet, obj *model.DeleteKycDocumentPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, deleteKycDocumentPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DeleteKycDocumentPayload")
+		case "id":
+			out.Values[i] = ec._DeleteKycDocumentPayload_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var deleteWebhookPayloadImplementors = []string{"DeleteWebhookPayload"}
 
 func (ec *executionContext) _DeleteWebhookPayload(ctx context.Context, sel ast.SelectionSet, obj *model.DeleteWebhookPayload) graphql.Marshaler {
@@ -20901,6 +25171,84 @@ func (ec *executionContext) _InvoiceRepayment(ctx context.Context, sel ast.Selec
 	return out
 }
 
+var kycDocumentImplementors = []string{"KycDocument"}
+
+func (ec *executionContext) _KycDocument(ctx context.Context, sel ast.SelectionSet, obj *model.KycDocument) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, kycDocumentImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("KycDocument")
+		case "id":
+			out.Values[i] = ec._KycDocument_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._KycDocument_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._KycDocument_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._KycDocument_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "path":
+			out.Values[i] = ec._KycDocument_path(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "expiresAt":
+			out.Values[i] = ec._KycDocument_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._KycDocument_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._KycDocument_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "corporationId":
+			out.Values[i] = ec._KycDocument_corporationId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var limitImplementors = []string{"Limit"}
 
 func (ec *executionContext) _Limit(ctx context.Context, sel ast.SelectionSet, obj *model.Limit) graphql.Marshaler {
@@ -21047,6 +25395,49 @@ func (ec *executionContext) _LiveEvent(ctx context.Context, sel ast.SelectionSet
 	return out
 }
 
+var maskedPanImplementors = []string{"MaskedPan"}
+
+func (ec *executionContext) _MaskedPan(ctx context.Context, sel ast.SelectionSet, obj *model.MaskedPan) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, maskedPanImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MaskedPan")
+		case "bin":
+			out.Values[i] = ec._MaskedPan_bin(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lastFour":
+			out.Values[i] = ec._MaskedPan_lastFour(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var moneyImplementors = []string{"Money"}
 
 func (ec *executionContext) _Money(ctx context.Context, sel ast.SelectionSet, obj *model.Money) graphql.Marshaler {
@@ -21113,6 +25504,48 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "noop":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_noop(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "issueCard":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_issueCard(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "simulateCardTransaction":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_simulateCardTransaction(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "revealCardCredentials":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_revealCardCredentials(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "uploadKycDocument":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_uploadKycDocument(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateKycDocument":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateKycDocument(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteKycDocument":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteKycDocument(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -22175,6 +26608,44 @@ func (ec *executionContext) _Person(ctx context.Context, sel ast.SelectionSet, o
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "cards":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Person_cards(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -22270,6 +26741,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_ok(ctx, field)
 				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "cards":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_cards(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "card":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_card(ctx, field)
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -23364,6 +27879,44 @@ func (ec *executionContext) _Wallet(ctx context.Context, sel ast.SelectionSet, o
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "cards":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Wallet_cards(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "requisites":
 			field := field
 
@@ -24031,6 +28584,52 @@ func (ec *executionContext) unmarshalNCaptureOrderInput2githubᚗcomᚋfingraph�
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNCard2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Card) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCard2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCard(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNCard2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCard(ctx context.Context, sel ast.SelectionSet, v *model.Card) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Card(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCardBrand2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardBrand(ctx context.Context, v any) (model.CardBrand, error) {
+	var res model.CardBrand
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCardBrand2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardBrand(ctx context.Context, sel ast.SelectionSet, v model.CardBrand) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNCardCredentials2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardCredentials(ctx context.Context, sel ast.SelectionSet, v *model.CardCredentials) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CardCredentials(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNCardPayment2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardPayment(ctx context.Context, sel ast.SelectionSet, v *model.CardPayment) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -24039,6 +28638,82 @@ func (ec *executionContext) marshalNCardPayment2ᚖgithubᚗcomᚋfingraphᚋfin
 		return graphql.Null
 	}
 	return ec._CardPayment(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCardSimulationResult2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardSimulationResult(ctx context.Context, sel ast.SelectionSet, v model.CardSimulationResult) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CardSimulationResult(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCardStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardStatus(ctx context.Context, v any) (model.CardStatus, error) {
+	var res model.CardStatus
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCardStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardStatus(ctx context.Context, sel ast.SelectionSet, v model.CardStatus) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNCardTransaction2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransactionᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.CardTransaction) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCardTransaction2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransaction(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNCardTransaction2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransaction(ctx context.Context, sel ast.SelectionSet, v *model.CardTransaction) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CardTransaction(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCardTransactionPage2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransactionPage(ctx context.Context, sel ast.SelectionSet, v *model.CardTransactionPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CardTransactionPage(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCardType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardType(ctx context.Context, v any) (model.CardType, error) {
+	var res model.CardType
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCardType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardType(ctx context.Context, sel ast.SelectionSet, v model.CardType) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNCardholderType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardholderType(ctx context.Context, v any) (model.CardholderType, error) {
+	var res model.CardholderType
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCardholderType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardholderType(ctx context.Context, sel ast.SelectionSet, v model.CardholderType) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) unmarshalNChangeMyPhoneInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐChangeMyPhoneInput(ctx context.Context, v any) (model.ChangeMyPhoneInput, error) {
@@ -24251,6 +28926,21 @@ func (ec *executionContext) marshalNDate2githubᚗcomᚋfingraphᚋfingraphᚋgr
 func (ec *executionContext) unmarshalNDeleteApiKeyInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐDeleteAPIKeyInput(ctx context.Context, v any) (model.DeleteAPIKeyInput, error) {
 	res, err := ec.unmarshalInputDeleteApiKeyInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNDeleteKycDocumentInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐDeleteKycDocumentInput(ctx context.Context, v any) (model.DeleteKycDocumentInput, error) {
+	res, err := ec.unmarshalInputDeleteKycDocumentInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNDeleteKycDocumentPayload2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐDeleteKycDocumentPayload(ctx context.Context, sel ast.SelectionSet, v *model.DeleteKycDocumentPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DeleteKycDocumentPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNDeleteLimitInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐDeleteLimitInput(ctx context.Context, v any) (model.DeleteLimitInput, error) {
@@ -24488,6 +29178,11 @@ func (ec *executionContext) marshalNInvoiceType2githubᚗcomᚋfingraphᚋfingra
 	return v
 }
 
+func (ec *executionContext) unmarshalNIssueCardInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐIssueCardInput(ctx context.Context, v any) (model.IssueCardInput, error) {
+	res, err := ec.unmarshalInputIssueCardInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNItemsShape2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐItemsShape(ctx context.Context, v any) (model.ItemsShape, error) {
 	var res model.ItemsShape
 	err := res.UnmarshalGQL(v)
@@ -24518,6 +29213,52 @@ func (ec *executionContext) marshalNJSON2map(ctx context.Context, sel ast.Select
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNKycDocument2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐKycDocumentᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.KycDocument) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNKycDocument2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐKycDocument(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNKycDocument2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐKycDocument(ctx context.Context, sel ast.SelectionSet, v *model.KycDocument) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._KycDocument(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNKycDocumentStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐKycDocumentStatus(ctx context.Context, v any) (model.KycDocumentStatus, error) {
+	var res model.KycDocumentStatus
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNKycDocumentStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐKycDocumentStatus(ctx context.Context, sel ast.SelectionSet, v model.KycDocumentStatus) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNKycDocumentType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐKycDocumentType(ctx context.Context, v any) (model.KycDocumentType, error) {
+	var res model.KycDocumentType
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNKycDocumentType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐKycDocumentType(ctx context.Context, sel ast.SelectionSet, v model.KycDocumentType) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) marshalNLimit2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐLimitᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Limit) graphql.Marshaler {
@@ -24559,6 +29300,16 @@ func (ec *executionContext) marshalNLiveEvent2ᚖgithubᚗcomᚋfingraphᚋfingr
 		return graphql.Null
 	}
 	return ec._LiveEvent(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNMaskedPan2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMaskedPan(ctx context.Context, sel ast.SelectionSet, v *model.MaskedPan) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._MaskedPan(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNMoney2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoneyᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Money) graphql.Marshaler {
@@ -24922,6 +29673,11 @@ func (ec *executionContext) marshalNRequisitesType2githubᚗcomᚋfingraphᚋfin
 	return v
 }
 
+func (ec *executionContext) unmarshalNRevealCardCredentialsInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRevealCardCredentialsInput(ctx context.Context, v any) (model.RevealCardCredentialsInput, error) {
+	res, err := ec.unmarshalInputRevealCardCredentialsInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx context.Context, v any) (model.Role, error) {
 	var res model.Role
 	err := res.UnmarshalGQL(v)
@@ -25033,6 +29789,11 @@ func (ec *executionContext) marshalNSignedOrder2ᚖgithubᚗcomᚋfingraphᚋfin
 	return ec._SignedOrder(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNSimulateCardTransactionInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSimulateCardTransactionInput(ctx context.Context, v any) (model.SimulateCardTransactionInput, error) {
+	res, err := ec.unmarshalInputSimulateCardTransactionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNStatementFormat2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐStatementFormat(ctx context.Context, v any) (model.StatementFormat, error) {
 	var res model.StatementFormat
 	err := res.UnmarshalGQL(v)
@@ -25139,6 +29900,11 @@ func (ec *executionContext) marshalNUpdateCustomerContactPayload2ᚖgithubᚗcom
 	return ec._UpdateCustomerContactPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNUpdateKycDocumentInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐUpdateKycDocumentInput(ctx context.Context, v any) (model.UpdateKycDocumentInput, error) {
+	res, err := ec.unmarshalInputUpdateKycDocumentInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNUpdateLimitInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐUpdateLimitInput(ctx context.Context, v any) (model.UpdateLimitInput, error) {
 	res, err := ec.unmarshalInputUpdateLimitInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -25151,6 +29917,27 @@ func (ec *executionContext) unmarshalNUpdateMeInput2githubᚗcomᚋfingraphᚋfi
 
 func (ec *executionContext) unmarshalNUpdatePersonInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐUpdatePersonInput(ctx context.Context, v any) (model.UpdatePersonInput, error) {
 	res, err := ec.unmarshalInputUpdatePersonInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNUpload2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx context.Context, v any) (graphql.Upload, error) {
+	res, err := graphql.UnmarshalUpload(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNUpload2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx context.Context, sel ast.SelectionSet, v graphql.Upload) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalUpload(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNUploadKycDocumentInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐUploadKycDocumentInput(ctx context.Context, v any) (model.UploadKycDocumentInput, error) {
+	res, err := ec.unmarshalInputUploadKycDocumentInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -25447,11 +30234,49 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	return res
 }
 
+func (ec *executionContext) marshalOCard2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCard(ctx context.Context, sel ast.SelectionSet, v *model.Card) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Card(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOCardAddressInput2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardAddressInput(ctx context.Context, v any) (*model.CardAddressInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputCardAddressInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOCardCompanyInput2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardCompanyInput(ctx context.Context, v any) (*model.CardCompanyInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputCardCompanyInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOCardCredentials2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardCredentials(ctx context.Context, sel ast.SelectionSet, v *model.CardCredentials) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CardCredentials(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOCardPaymentInput2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardPaymentInput(ctx context.Context, v any) (*model.CardPaymentInput, error) {
 	if v == nil {
 		return nil, nil
 	}
 	res, err := ec.unmarshalInputCardPaymentInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOCardholderDetailsInput2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardholderDetailsInput(ctx context.Context, v any) (*model.CardholderDetailsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputCardholderDetailsInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -25699,6 +30524,22 @@ func (ec *executionContext) marshalOJSON2map(ctx context.Context, sel ast.Select
 	_ = ctx
 	res := graphql.MarshalMap(v)
 	return res
+}
+
+func (ec *executionContext) unmarshalOKycDocumentStatus2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐKycDocumentStatus(ctx context.Context, v any) (*model.KycDocumentStatus, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.KycDocumentStatus)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOKycDocumentStatus2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐKycDocumentStatus(ctx context.Context, sel ast.SelectionSet, v *model.KycDocumentStatus) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) marshalOMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx context.Context, sel ast.SelectionSet, v *model.Money) graphql.Marshaler {

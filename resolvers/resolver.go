@@ -30,6 +30,9 @@ type Resolver struct {
 	Downloads *downloads.Signer
 	// Now is the clock; tests may fix it.
 	Now func() time.Time
+
+	// credentialReads limits card credential reads per session (cards.go).
+	credentialReads credentialLimiter
 }
 
 func (r *Resolver) now() time.Time {

@@ -8,7 +8,13 @@ import (
 	"io"
 	"strconv"
 	"time"
+
+	"github.com/99designs/gqlgen/graphql"
 )
+
+type CardSimulationResult interface {
+	IsCardSimulationResult()
+}
 
 type ChangeMyPhoneResult interface {
 	IsChangeMyPhoneResult()
@@ -79,6 +85,54 @@ type CaptureOrderInput struct {
 	Amount *int64 `json:"amount,omitempty"`
 }
 
+type CardAddressInput struct {
+	Street   string `json:"street"`
+	City     string `json:"city"`
+	PostCode string `json:"postCode"`
+	// Two-letter code.
+	Country string  `json:"country"`
+	Region  *string `json:"region,omitempty"`
+}
+
+// The simulated transaction was authorised; it is now one of the card's transactions.
+type CardAuthorised struct {
+	Card *Card `json:"card,omitempty"`
+	// 00
+	Code string `json:"code"`
+	// APPROVED
+	Name   string `json:"name"`
+	Amount *Money `json:"amount"`
+}
+
+func (CardAuthorised) IsCardSimulationResult() {}
+
+type CardCompanyInput struct {
+	// At most 255 characters.
+	Name    *string           `json:"name,omitempty"`
+	Email   *string           `json:"email,omitempty"`
+	Phone   *string           `json:"phone,omitempty"`
+	Address *CardAddressInput `json:"address,omitempty"`
+}
+
+// A card's secrets. Keep them out of logs, stores and screenshots.
+type CardCredentials struct {
+	CardID string `json:"cardId"`
+	Pan    string `json:"pan"`
+	Cvc    string `json:"cvc"`
+}
+
+// The simulated transaction was declined with a card authorisation code.
+type CardDeclined struct {
+	CardID string `json:"cardId"`
+	Card   *Card  `json:"card,omitempty"`
+	// The card authorisation code, e.g. 51.
+	Code string `json:"code"`
+	// Its name in the spec's table, e.g. NOT_SUFFICENT_FUNDS.
+	Name string `json:"name"`
+}
+
+func (CardDeclined) IsCardSimulationResult() {}
+
 // The card an order was paid with. Never carries a card number or token.
 type CardPayment struct {
 	Type         string  `json:"type"`
@@ -93,6 +147,36 @@ type CardPayment struct {
 type CardPaymentInput struct {
 	Token   string         `json:"token"`
 	Browser map[string]any `json:"browser,omitempty"`
+}
+
+// A transaction made with a card.
+type CardTransaction struct {
+	ID string `json:"id"`
+	// The upstream's transaction type, e.g. card-transaction.
+	Type   string `json:"type"`
+	Amount *Money `json:"amount"`
+	// The upstream's status name, e.g. APPROVED, when it gives one.
+	Status *string `json:"status,omitempty"`
+	// Merchant or description, when the upstream gives one.
+	Description *string    `json:"description,omitempty"`
+	CreatedAt   *time.Time `json:"createdAt,omitempty"`
+}
+
+type CardTransactionPage struct {
+	Items    []*CardTransaction `json:"items"`
+	PageInfo *PageInfo          `json:"pageInfo"`
+}
+
+// What issueCard takes from the person and the corporation unless given here.
+type CardholderDetailsInput struct {
+	// At most 255 characters.
+	FirstName *string `json:"firstName,omitempty"`
+	// At most 255 characters.
+	LastName *string `json:"lastName,omitempty"`
+	// Used for 3-D Secure.
+	Phone   *string           `json:"phone,omitempty"`
+	Email   *string           `json:"email,omitempty"`
+	Address *CardAddressInput `json:"address,omitempty"`
 }
 
 type ChangeMyPhoneInput struct {
@@ -159,6 +243,10 @@ type Corporation struct {
 	APIKeys []*APIKey `json:"apiKeys"`
 	// Batched: one upstream call per corporation, 8 at a time.
 	Settings *CorporationSettings `json:"settings"`
+	// The corporation's cards (one card listing per request).
+	Cards []*Card `json:"cards"`
+	// The corporation's KYC documents (one listing per corporation per request).
+	KycDocuments []*KycDocument `json:"kycDocuments"`
 	// Real wallets of the corporation (batched: one upstream listing per corporation per request).
 	Wallets []*Wallet `json:"wallets"`
 	// One wallet of the corporation, served from the same listing as wallets.
@@ -339,6 +427,16 @@ type DeleteAPIKeyInput struct {
 	ID            string `json:"id"`
 }
 
+type DeleteKycDocumentInput struct {
+	ID string `json:"id"`
+	// Required for staff; others act on their own corporation.
+	CorporationID *string `json:"corporationId,omitempty"`
+}
+
+type DeleteKycDocumentPayload struct {
+	ID string `json:"id"`
+}
+
 type DeleteLimitInput struct {
 	CorporationID string `json:"corporationId"`
 	ID            string `json:"id"`
@@ -392,6 +490,48 @@ type InvoiceRepayment struct {
 	Type string `json:"type"`
 }
 
+type IssueCardInput struct {
+	// A wallet of the corporation whose purpose is CARD.
+	FundingWalletID string `json:"fundingWalletId"`
+	// A person of the corporation.
+	CardholderID   string         `json:"cardholderId"`
+	CardholderType CardholderType `json:"cardholderType"`
+	// 1 to 12.
+	ExpiryMonth int64 `json:"expiryMonth"`
+	// A year after 2018.
+	ExpiryYear  int64     `json:"expiryYear"`
+	DisplayName *string   `json:"displayName,omitempty"`
+	Type        CardType  `json:"type"`
+	Brand       CardBrand `json:"brand"`
+	// Only EUROPE.
+	Region string `json:"region"`
+	// Only EUR.
+	Currency string `json:"currency"`
+	// Required for staff; others issue for their own corporation.
+	CorporationID *string `json:"corporationId,omitempty"`
+	// Overrides of the cardholder details read from the person.
+	Cardholder *CardholderDetailsInput `json:"cardholder,omitempty"`
+	// Overrides of the company details read from the corporation.
+	Company *CardCompanyInput `json:"company,omitempty"`
+	// The one predefined template, when the issuer asks for it.
+	TemplateID *string `json:"templateId,omitempty"`
+}
+
+// A corporation's KYC document.
+type KycDocument struct {
+	ID     string            `json:"id"`
+	Name   string            `json:"name"`
+	Status KycDocumentStatus `json:"status"`
+	// corporate
+	Type string `json:"type"`
+	// Where the upstream keeps the file.
+	Path          *string    `json:"path,omitempty"`
+	ExpiresAt     *Date      `json:"expiresAt,omitempty"`
+	CreatedAt     *time.Time `json:"createdAt,omitempty"`
+	UpdatedAt     *time.Time `json:"updatedAt,omitempty"`
+	CorporationID string     `json:"corporationId"`
+}
+
 // Limits of one payment method and transaction type. Amounts are in the corporation's currency; null is no limit.
 type Limit struct {
 	ID string `json:"id"`
@@ -431,6 +571,13 @@ type LiveEvent struct {
 	// Where it comes from: payments (an upstream event) or gateway.
 	Source string `json:"source"`
 	Event  *Event `json:"event"`
+}
+
+// The part of a card number that may be shown.
+type MaskedPan struct {
+	// The first six digits.
+	Bin      string `json:"bin"`
+	LastFour string `json:"lastFour"`
 }
 
 // An amount of money in minor units (cents) of a currency.
@@ -584,6 +731,8 @@ type Person struct {
 	CorporationID *string `json:"corporationId,omitempty"`
 	// The person's corporation (batched, as Query.corporation); null outside the viewer's scope.
 	Corporation *Corporation `json:"corporation,omitempty"`
+	// Cards of which this person is the cardholder.
+	Cards []*Card `json:"cards"`
 }
 
 func (Person) IsChangeMyPhoneResult() {}
@@ -650,6 +799,10 @@ type RequestStatementInput struct {
 	Timezone *string `json:"timezone,omitempty"`
 	// Required for staff and API clients; ignored for persons (their own corporation).
 	CorporationID *string `json:"corporationId,omitempty"`
+}
+
+type RevealCardCredentialsInput struct {
+	CardID string `json:"cardId"`
 }
 
 type SavedCardPaymentInput struct {
@@ -738,6 +891,14 @@ type SignedOrder struct {
 	Order *Order `json:"order"`
 }
 
+type SimulateCardTransactionInput struct {
+	CardID string `json:"cardId"`
+	// Minor units, more than 0.
+	Amount int64 `json:"amount"`
+	// Only EUR.
+	Currency string `json:"currency"`
+}
+
 // Live events for dashboards, over websocket (graphql-transport-ws) or SSE.
 // Every event carries a cursor: subscribe again with after: <cursor> to get
 // what was missed (up to 7 days back). An event reaches a subscriber once.
@@ -801,6 +962,16 @@ type UpdateCustomerContactPayload struct {
 	Contact *Contact `json:"contact"`
 }
 
+type UpdateKycDocumentInput struct {
+	ID string `json:"id"`
+	// Required for staff; others act on their own corporation.
+	CorporationID *string `json:"corporationId,omitempty"`
+	Name          *string `json:"name,omitempty"`
+	ExpiresAt     *Date   `json:"expiresAt,omitempty"`
+	// Staff only: a corporation does not verify its own documents.
+	Status *KycDocumentStatus `json:"status,omitempty"`
+}
+
 type UpdateLimitInput struct {
 	CorporationID   string         `json:"corporationId"`
 	ID              string         `json:"id"`
@@ -855,6 +1026,14 @@ type UpdatePersonInput struct {
 	Phone *string `json:"phone,omitempty"`
 }
 
+type UploadKycDocumentInput struct {
+	// JPEG, PNG, PDF, DOC, DOCX, XLS or XLSX, recognised by content; at most 10 MiB.
+	File graphql.Upload  `json:"file"`
+	Type KycDocumentType `json:"type"`
+	// Required for staff; others upload for their own corporation.
+	CorporationID *string `json:"corporationId,omitempty"`
+}
+
 // 3-D Secure must be performed; then retry createOrder with the same idempotencyKey.
 type VerificationRequired struct {
 	OrderID string `json:"orderId"`
@@ -896,6 +1075,236 @@ type Webhook struct {
 	ID        string    `json:"id"`
 	URL       string    `json:"url"`
 	CreatedAt time.Time `json:"createdAt"`
+}
+
+// Only MASTERCARD cards can be issued.
+type CardBrand string
+
+const (
+	CardBrandMastercard CardBrand = "MASTERCARD"
+	CardBrandVisa       CardBrand = "VISA"
+)
+
+var AllCardBrand = []CardBrand{
+	CardBrandMastercard,
+	CardBrandVisa,
+}
+
+func (e CardBrand) IsValid() bool {
+	switch e {
+	case CardBrandMastercard, CardBrandVisa:
+		return true
+	}
+	return false
+}
+
+func (e CardBrand) String() string {
+	return string(e)
+}
+
+func (e *CardBrand) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = CardBrand(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid CardBrand", str)
+	}
+	return nil
+}
+
+func (e CardBrand) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *CardBrand) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e CardBrand) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type CardStatus string
+
+const (
+	CardStatusActive   CardStatus = "ACTIVE"
+	CardStatusInactive CardStatus = "INACTIVE"
+	CardStatusCanceled CardStatus = "CANCELED"
+	CardStatusLost     CardStatus = "LOST"
+	CardStatusStolen   CardStatus = "STOLEN"
+	CardStatusPending  CardStatus = "PENDING"
+)
+
+var AllCardStatus = []CardStatus{
+	CardStatusActive,
+	CardStatusInactive,
+	CardStatusCanceled,
+	CardStatusLost,
+	CardStatusStolen,
+	CardStatusPending,
+}
+
+func (e CardStatus) IsValid() bool {
+	switch e {
+	case CardStatusActive, CardStatusInactive, CardStatusCanceled, CardStatusLost, CardStatusStolen, CardStatusPending:
+		return true
+	}
+	return false
+}
+
+func (e CardStatus) String() string {
+	return string(e)
+}
+
+func (e *CardStatus) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = CardStatus(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid CardStatus", str)
+	}
+	return nil
+}
+
+func (e CardStatus) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *CardStatus) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e CardStatus) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// Only VIRTUAL cards can be issued.
+type CardType string
+
+const (
+	CardTypeVirtual  CardType = "VIRTUAL"
+	CardTypePhysical CardType = "PHYSICAL"
+)
+
+var AllCardType = []CardType{
+	CardTypeVirtual,
+	CardTypePhysical,
+}
+
+func (e CardType) IsValid() bool {
+	switch e {
+	case CardTypeVirtual, CardTypePhysical:
+		return true
+	}
+	return false
+}
+
+func (e CardType) String() string {
+	return string(e)
+}
+
+func (e *CardType) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = CardType(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid CardType", str)
+	}
+	return nil
+}
+
+func (e CardType) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *CardType) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e CardType) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type CardholderType string
+
+const (
+	CardholderTypePrimary    CardholderType = "PRIMARY"
+	CardholderTypeAuthorised CardholderType = "AUTHORISED"
+)
+
+var AllCardholderType = []CardholderType{
+	CardholderTypePrimary,
+	CardholderTypeAuthorised,
+}
+
+func (e CardholderType) IsValid() bool {
+	switch e {
+	case CardholderTypePrimary, CardholderTypeAuthorised:
+		return true
+	}
+	return false
+}
+
+func (e CardholderType) String() string {
+	return string(e)
+}
+
+func (e *CardholderType) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = CardholderType(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid CardholderType", str)
+	}
+	return nil
+}
+
+func (e CardholderType) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *CardholderType) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e CardholderType) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
 }
 
 type ContactType string
@@ -1363,6 +1772,116 @@ func (e *ItemsShape) UnmarshalJSON(b []byte) error {
 }
 
 func (e ItemsShape) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type KycDocumentStatus string
+
+const (
+	KycDocumentStatusNoMark      KycDocumentStatus = "NO_MARK"
+	KycDocumentStatusVerified    KycDocumentStatus = "VERIFIED"
+	KycDocumentStatusNotVerified KycDocumentStatus = "NOT_VERIFIED"
+)
+
+var AllKycDocumentStatus = []KycDocumentStatus{
+	KycDocumentStatusNoMark,
+	KycDocumentStatusVerified,
+	KycDocumentStatusNotVerified,
+}
+
+func (e KycDocumentStatus) IsValid() bool {
+	switch e {
+	case KycDocumentStatusNoMark, KycDocumentStatusVerified, KycDocumentStatusNotVerified:
+		return true
+	}
+	return false
+}
+
+func (e KycDocumentStatus) String() string {
+	return string(e)
+}
+
+func (e *KycDocumentStatus) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = KycDocumentStatus(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid KycDocumentStatus", str)
+	}
+	return nil
+}
+
+func (e KycDocumentStatus) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *KycDocumentStatus) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e KycDocumentStatus) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type KycDocumentType string
+
+const (
+	KycDocumentTypeCorporate KycDocumentType = "CORPORATE"
+)
+
+var AllKycDocumentType = []KycDocumentType{
+	KycDocumentTypeCorporate,
+}
+
+func (e KycDocumentType) IsValid() bool {
+	switch e {
+	case KycDocumentTypeCorporate:
+		return true
+	}
+	return false
+}
+
+func (e KycDocumentType) String() string {
+	return string(e)
+}
+
+func (e *KycDocumentType) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = KycDocumentType(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid KycDocumentType", str)
+	}
+	return nil
+}
+
+func (e KycDocumentType) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *KycDocumentType) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e KycDocumentType) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

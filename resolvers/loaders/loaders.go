@@ -43,6 +43,8 @@ type Loaders struct {
 
 	// Banking holds the loaders of the banking upstream (banking.go).
 	Banking
+	// CardLoaders holds the loaders of cards and KYC documents (cards.go).
+	CardLoaders
 	// Money holds the loaders of wallets and money movement (wallets.go).
 	Money
 
@@ -78,10 +80,11 @@ func New(p *payments.Client, b *banking.Client) *Loaders {
 		Orders:   dataloader.NewBatchedLoader(ordersBatch(p, l), dataloader.WithWait[OrdersKey, []payments.Order](Wait)),
 		PendingActionByEvent: dataloader.NewBatchedLoader(pendingActionBatch(p),
 			dataloader.WithWait[string, *payments.PendingAction](Wait)),
-		Banking:  newBanking(b),
-		Money:    newMoney(b),
-		payments: p,
-		listings: l,
+		Banking:     newBanking(b),
+		CardLoaders: newCardLoaders(b),
+		Money:       newMoney(b),
+		payments:    p,
+		listings:    l,
 	}
 }
 

@@ -106,6 +106,10 @@ type Client struct {
 	Corporations *CorporationsService
 	// APIKeys manages corporation API keys (staff only).
 	APIKeys *APIKeysService
+	// Cards issues and reads virtual cards and simulates card transactions.
+	Cards *CardsService
+	// KYC manages a corporation's KYC documents.
+	KYC *KYCService
 	// Feedback sends captcha-protected user feedback.
 	Feedback *FeedbackService
 	// Lookup answers reference questions such as SEPA reachability.
@@ -170,6 +174,8 @@ func NewClient(baseURL string, opts ...roundtrip.Option) (*Client, error) {
 	c.Persons = (*PersonsService)(&s)
 	c.Corporations = (*CorporationsService)(&s)
 	c.APIKeys = (*APIKeysService)(&s)
+	c.Cards = (*CardsService)(&s)
+	c.KYC = (*KYCService)(&s)
 	c.Feedback = (*FeedbackService)(&s)
 	c.Lookup = (*LookupService)(&s)
 	c.Wallets = (*WalletsService)(&s)
@@ -212,8 +218,9 @@ func WithOutboundHeaders(ctx context.Context, h http.Header) context.Context {
 }
 
 // NewRequest builds a request for a protected route. path is relative to
-// {baseURL}/{version} ("persons/me", optionally with a query); body, when not
-// nil, is encoded as JSON.
+// {baseURL}/{version} ("persons/me", optionally with a query); body, when
+// not nil, is encoded as JSON. Every route is versioned: the spec's
+// Versioning rule 1 puts the version in the path of all endpoints.
 func (c *Client) NewRequest(ctx context.Context, method, path string, body any) (*http.Request, error) {
 	return c.newRequest(ctx, method, path, body, false)
 }
@@ -229,11 +236,12 @@ func (c *Client) newRequest(ctx context.Context, method, path string, body any, 
 	if ctx == nil {
 		return nil, errors.New("banking: nil context")
 	}
+	prefix := c.baseURL + "/" + c.version + "/"
 	rel, err := url.Parse(strings.TrimLeft(path, "/"))
-	if err != nil || rel.IsAbs() || rel.Host != "" {
+	if err != nil || rel.IsAbs() || rel.Host != "" || dotSegment(rel.Path) {
 		return nil, fmt.Errorf("banking: bad path %q", path)
 	}
-	full := c.baseURL + "/" + c.version + "/" + rel.EscapedPath()
+	full := prefix + rel.EscapedPath()
 	if rel.RawQuery != "" {
 		full += "?" + rel.RawQuery
 	}
@@ -375,4 +383,16 @@ func send[T any](c *Client, req *http.Request) (*T, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// dotSegment reports whether a path has a "." or ".." segment: an id such as
+// ".." (which url.PathEscape leaves as it is) must never move a call to
+// another route.
+func dotSegment(p string) bool {
+	for seg := range strings.SplitSeq(p, "/") {
+		if seg == "." || seg == ".." {
+			return true
+		}
+	}
+	return false
 }

@@ -78,6 +78,17 @@ func (s *Sim) routes(r chi.Router) {
 	auth.Post("/corporations/{corporation_id}/api-keys", s.createAPIKey)
 	auth.Delete("/corporations/{corporation_id}/api-keys/{id}", s.deleteAPIKey)
 
+	auth.Get("/corporations/{id}/kyc-documents", s.listKYC)
+	auth.Post("/corporations/{id}/kyc-documents", s.uploadKYC)
+	auth.Put("/corporations/{id}/kyc-documents/{documentId}", s.updateKYC)
+	auth.Delete("/corporations/{id}/kyc-documents/{documentId}", s.deleteKYC)
+	auth.Get("/cards", s.listCards)
+	auth.Get("/cards/{id}", s.getCard)
+	auth.Get("/cards/{id}/credentials", s.getCardCredentials)
+	auth.Get("/cards/{id}/transactions", s.listCardTransactions)
+	auth.Post("/cards/issue", s.issueCard)
+	auth.Post("/card/simulation", s.simulateCard)
+
 	auth.Get("/corporations/{id}/wallets", s.listWallets)
 	auth.Get("/corporations/{id}/wallets/{walletId}", s.getWallet)
 	auth.Post("/corporations/{id}/wallets", s.createWallet)
@@ -102,6 +113,9 @@ func (s *Sim) Control(r chi.Router) {
 	r.Get("/sms", s.getSMS)
 	r.Get("/email", s.getEmail)
 	r.Get("/feedback", s.getFeedback)
+	r.Get("/kyc-documents", s.getKYCStore)
+	r.Post("/cards/{id}/status", s.controlCardStatus)
+	r.Post("/cards/{id}/limit", s.controlCardLimit)
 	r.Post("/banking/transactions/{id}/settle", s.controlSettle)
 	r.Post("/banking/wallets/{id}/credit", s.controlCredit)
 }

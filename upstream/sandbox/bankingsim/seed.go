@@ -105,4 +105,5 @@ func (s *Sim) Seed() {
 	s.apiKeys[DemoAPIKeyID] = &apiKey{ID: DemoAPIKeyID, CorpID: DemoCorporationID, Name: "demo",
 		IsActive: true, CreatedAt: seedBase, hash: keyHash(DemoAPIKey)}
 	s.seedWalletsLocked()
+	s.seedCardsLocked()
 }

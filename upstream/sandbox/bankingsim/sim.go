@@ -62,6 +62,8 @@ type Sim struct {
 	challenges   map[string]*challenge  // by challenge id
 	active       map[string]string      // subject -> its one pending challenge id
 	recoveries   map[string]*recovery   // by recovery token
+	kyc          map[string]*kycDocument
+	cards        map[string]*card
 	sms          []message
 	email        []message
 	feedback     []map[string]any
@@ -102,6 +104,8 @@ func New(opts Options) *Sim {
 		persons:      map[string]*person{},
 		corporations: map[string]*corporation{},
 		apiKeys:      map[string]*apiKey{},
+		kyc:          map[string]*kycDocument{},
+		cards:        map[string]*card{},
 		tokens:       map[string]*tokenState{},
 		chains:       map[string]string{},
 		challenges:   map[string]*challenge{},

@@ -1,0 +1,84 @@
+package loaders
+
+import (
+	"context"
+
+	"github.com/graph-gophers/dataloader/v7"
+
+	"github.com/fingraph/fingraph/upstream/banking"
+)
+
+// CardLoaders holds the card and KYC loaders of one request. Card
+// credentials never pass through here: a loader's cache would keep them for
+// the rest of the request, and nothing that caches may ever hold a PAN.
+type CardLoaders struct {
+	// Person loads persons by id (cardholders): one person listing for any
+	// number of keys, and a read by id only for a key the listing lacks.
+	Person *dataloader.Loader[string, *banking.Person]
+	// CorporationKYC loads KYC documents by corporation id: one listing
+	// per distinct corporation.
+	CorporationKYC *dataloader.Loader[string, []*banking.KYCDocument]
+
+	cards  memo[[]*banking.Card]
+	client *banking.Client
+}
+
+// personListing memoises the request's person listing: a batch window
+// split in two (a loaded machine) reuses it instead of listing again.
+type personListing = memo[*banking.PersonList]
+
+func newCardLoaders(b *banking.Client) CardLoaders {
+	return CardLoaders{
+		Person:         dataloader.NewBatchedLoader(personBatch(b, &personListing{}), dataloader.WithWait[string, *banking.Person](Wait)),
+		CorporationKYC: dataloader.NewBatchedLoader(kycBatch(b), dataloader.WithWait[string, []*banking.KYCDocument](Wait)),
+		client:         b,
+	}
+}
+
+// AllCards reads GET /cards once per request: every card edge (root,
+// Corporation.cards, Person.cards, Wallet.cards) filters this one listing.
+func (l *CardLoaders) AllCards(ctx context.Context) ([]*banking.Card, error) {
+	return l.cards.do(func() ([]*banking.Card, error) { return l.client.Cards.List(ctx) })
+}
+
+func personBatch(b *banking.Client, listing *personListing) dataloader.BatchFunc[string, *banking.Person] {
+	return func(ctx context.Context, ids []string) []*dataloader.Result[*banking.Person] {
+		out := make([]*dataloader.Result[*banking.Person], len(ids))
+		list, err := listing.do(func() (*banking.PersonList, error) {
+			l, err := b.Persons.List(ctx, &banking.ListOptions{Limit: pageSize})
+			return l, err
+		})
+		byID := map[string]*banking.Person{}
+		if list != nil {
+			for _, p := range list.List {
+				byID[p.ID] = p
+			}
+		}
+		for i, id := range ids {
+			p := byID[id]
+			if p == nil && err == nil && list != nil && list.Meta.HasMore {
+				// Past the first page: read this one person.
+				var gerr error
+				p, gerr = b.Persons.Get(ctx, id)
+				if banking.IsNotFound(gerr) {
+					p, gerr = nil, nil
+				}
+				out[i] = &dataloader.Result[*banking.Person]{Data: p, Error: gerr}
+				continue
+			}
+			out[i] = &dataloader.Result[*banking.Person]{Data: p, Error: err}
+		}
+		return out
+	}
+}
+
+func kycBatch(b *banking.Client) dataloader.BatchFunc[string, []*banking.KYCDocument] {
+	return func(ctx context.Context, ids []string) []*dataloader.Result[[]*banking.KYCDocument] {
+		out := make([]*dataloader.Result[[]*banking.KYCDocument], len(ids))
+		for i, id := range ids {
+			docs, err := b.KYC.List(ctx, id)
+			out[i] = &dataloader.Result[[]*banking.KYCDocument]{Data: docs, Error: err}
+		}
+		return out
+	}
+}
