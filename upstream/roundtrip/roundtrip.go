@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/sony/gobreaker/v2"
@@ -402,10 +403,15 @@ func (s *Sender) Stream(req *http.Request) (*http.Response, error) {
 		}
 	}
 	ctx, cancel := context.WithCancel(req.Context())
-	headers := time.AfterFunc(s.cfg.timeout, cancel)
+	var expired atomic.Bool
+	headers := time.AfterFunc(s.cfg.timeout, func() { expired.Store(true); cancel() })
 	req = req.WithContext(ctx)
 	resp, err := s.breaker.Execute(func() (*http.Response, error) {
 		resp, err := s.cfg.http.Do(req)
+		if err != nil && expired.Load() {
+			// Our deadline, not the caller giving up: a failure.
+			return nil, context.DeadlineExceeded
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,68 @@
+package roundtrip
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Stream sends a body once, as it is read, and hands back an open 2xx body;
+// a refusal is the upstream's typed error; 5xx answers count against the
+// breaker like any call; a slow answer is cut at the call's deadline.
+func TestStreamSendsOnceAndLeavesTheBodyOpen(t *testing.T) {
+	var got []string
+	u := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got = append(got, string(b))
+		switch r.URL.Path {
+		case "/ok":
+			_, _ = io.WriteString(w, strings.Repeat("x", 1<<16))
+		case "/refused":
+			w.WriteHeader(http.StatusUnprocessableEntity)
+		case "/down":
+			w.WriteHeader(http.StatusServiceUnavailable)
+		case "/slow":
+			hang(r)
+		}
+	})
+	// Three failures open the breaker: the timeout below and two 5xx.
+	s, _ := newSender(t, WithBreaker(3, time.Minute), WithTimeout(200*time.Millisecond))
+
+	pr, pw := io.Pipe()
+	go func() { _, _ = io.WriteString(pw, "streamed"); _ = pw.Close() }()
+	req, _ := http.NewRequest(http.MethodPost, u.srv.URL+"/ok", pr)
+	resp, err := s.Stream(req)
+	require.NoError(t, err)
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	assert.Len(t, b, 1<<16)
+	assert.Equal(t, []string{"streamed"}, got)
+
+	req, _ = http.NewRequest(http.MethodPost, u.srv.URL+"/refused", strings.NewReader("a"))
+	_, err = s.Stream(req)
+	var se *statusError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, http.StatusUnprocessableEntity, se.status)
+
+	req, _ = http.NewRequest(http.MethodGet, u.srv.URL+"/slow", nil)
+	_, err = s.Stream(req)
+	assert.True(t, IsUnavailable(err), "a slow answer is cut at the deadline: %v", err)
+
+	for range 2 {
+		req, _ = http.NewRequest(http.MethodPost, u.srv.URL+"/down", strings.NewReader("a"))
+		_, err = s.Stream(req)
+		require.ErrorAs(t, err, &se, "a 5xx is the upstream's answer")
+	}
+	calls := u.calls.Load()
+	req, _ = http.NewRequest(http.MethodPost, u.srv.URL+"/ok", strings.NewReader("a"))
+	_, err = s.Stream(req)
+	assert.True(t, errors.Is(err, ErrCircuitOpen), "the breaker opened: %v", err)
+	assert.Equal(t, calls, u.calls.Load(), "an open breaker calls nobody")
+}
