@@ -22,6 +22,7 @@ import (
 	"github.com/fingraph/fingraph/engine"
 	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/idempotency"
+	"github.com/fingraph/fingraph/redact"
 	"github.com/fingraph/fingraph/session"
 	"github.com/fingraph/fingraph/upstream/banking"
 	"github.com/fingraph/fingraph/upstream/payments"
@@ -100,6 +101,8 @@ var sandboxPaymentsKeys = payments.Keys{Public: paymentsim.PublicKey, Private: p
 
 // Start wires and starts the gateway; it returns once the listener accepts.
 func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err error) {
+	// Every part logs through redaction (package redact), whatever it logs.
+	logger = slog.New(redact.NewHandler(logger.Handler()))
 	a := &App{cfg: cfg, logger: logger, served: make(chan error, 1)}
 	defer func() {
 		if err != nil {

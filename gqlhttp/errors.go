@@ -11,6 +11,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/fingraph/fingraph/gqlerr"
+	"github.com/fingraph/fingraph/redact"
 	"github.com/fingraph/fingraph/upstream/roundtrip"
 )
 
@@ -19,7 +20,7 @@ import (
 // extensions.upstream; internal errors are logged and shown only as
 // "internal error".
 func ErrorPresenter(logger *slog.Logger) graphql.ErrorPresenterFunc {
-	return func(ctx context.Context, err error) *gqlerror.Error {
+	present := func(ctx context.Context, err error) *gqlerror.Error {
 		gqlErr := graphql.DefaultErrorPresenter(ctx, err)
 		// Errors about the request itself: parse, validation, limits.
 		if c, ok := gqlErr.Extensions["code"].(string); ok {
@@ -37,6 +38,13 @@ func ErrorPresenter(logger *slog.Logger) graphql.ErrorPresenterFunc {
 			}
 		}
 		presentCause(ctx, logger, gqlErr, err)
+		return gqlErr
+	}
+	return func(ctx context.Context, err error) *gqlerror.Error {
+		// Whatever an upstream or a validator put into a message (an
+		// argument's value, an echoed field), no secret reaches the client.
+		gqlErr := present(ctx, err)
+		gqlErr.Message = redact.String(gqlErr.Message)
 		return gqlErr
 	}
 }
