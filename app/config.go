@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -55,6 +56,10 @@ type Config struct {
 	// OperationTimeout bounds one query or mutation.
 	OperationTimeout    time.Duration
 	operationTimeoutRaw string
+	// TrustedProxies are the proxies whose forwarding headers name the
+	// client address rate limits are keyed on.
+	TrustedProxies    []netip.Prefix
+	trustedProxiesRaw string
 	// Introspection answers __schema and __type and lets validation errors
 	// suggest field names. On in sandbox mode, off by default with real
 	// upstreams, where the schema is for the gateway's own frontends.
@@ -126,6 +131,7 @@ func (c *Config) settings() []setting {
 		{"session-ttl", "FINGRAPH_SESSION_TTL", "12h", "lifetime of a sign-in session", &c.sessionTTLRaw},
 		{"payments-operators", "FINGRAPH_PAYMENTS_OPERATORS", "STAFF,API_CLIENT", "comma-separated principal kinds allowed to operate payments: STAFF, PERSON, INTRODUCER, API_CLIENT", &c.paymentsOperatorsRaw},
 		{"public-rate-limit", "FINGRAPH_PUBLIC_RATE_LIMIT", "60", "public operations (sign-in, createCustomer, feedback) per minute per client address", &c.publicRateLimitRaw},
+		{"trusted-proxies", "FINGRAPH_TRUSTED_PROXIES", "", "comma-separated addresses or CIDRs of proxies whose X-Forwarded-For or Forwarded header names the client; empty trusts none", &c.trustedProxiesRaw},
 		{"read-timeout", "FINGRAPH_READ_TIMEOUT", "30s", "longest time to read one request, body included", &c.readTimeoutRaw},
 		{"operation-timeout", "FINGRAPH_OPERATION_TIMEOUT", "30s", "longest time one query or mutation may run (subscriptions are not bounded)", &c.operationTimeoutRaw},
 		{"download-key", "FINGRAPH_DOWNLOAD_KEY", "", "secret signing report download links (secret); empty draws one per process, so links work only on the replica that made them", &c.DownloadKey},
@@ -255,6 +261,21 @@ func (c *Config) parseIdentity() error {
 	}
 	if c.SandboxTokenGrace, err = time.ParseDuration(c.sandboxTokenGraceRaw); err != nil || c.SandboxTokenGrace <= 0 {
 		return fmt.Errorf("FINGRAPH_SANDBOX_TOKEN_GRACE: %q is not a positive duration, such as 10s", c.sandboxTokenGraceRaw)
+	}
+	c.TrustedProxies = nil
+	for _, p := range strings.Split(c.trustedProxiesRaw, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		pfx, err := netip.ParsePrefix(p)
+		if err != nil {
+			addr, aerr := netip.ParseAddr(p)
+			if aerr != nil {
+				return fmt.Errorf("FINGRAPH_TRUSTED_PROXIES: %q is not an address or a CIDR such as 10.0.0.0/8", p)
+			}
+			pfx = netip.PrefixFrom(addr, addr.BitLen())
+		}
+		c.TrustedProxies = append(c.TrustedProxies, pfx.Masked())
 	}
 	if c.ReadTimeout, err = time.ParseDuration(c.readTimeoutRaw); err != nil || c.ReadTimeout <= 0 {
 		return fmt.Errorf("FINGRAPH_READ_TIMEOUT: %q is not a positive duration, such as 30s", c.readTimeoutRaw)

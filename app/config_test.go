@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"net/netip"
 	"os"
 	"regexp"
 	"strings"
@@ -84,6 +85,7 @@ func TestParseConfigReadsEveryVariable(t *testing.T) {
 		"FINGRAPH_BANKING_TIMEOUT":     "9s",
 		"FINGRAPH_PAYMENTS_TIMEOUT":    "8s",
 		"FINGRAPH_DOWNLOAD_KEY":        "download-secret",
+		"FINGRAPH_TRUSTED_PROXIES":     "10.0.0.0/8, 192.0.2.7",
 	} {
 		e[k] = v
 	}
@@ -118,6 +120,7 @@ func TestParseConfigReadsEveryVariable(t *testing.T) {
 		"FINGRAPH_UPSTREAM_TIMEOUT":      {c.UpstreamTimeout, 7 * time.Second},
 		"FINGRAPH_PAYMENTS_TIMEOUT":      {c.PaymentsTimeout, 8 * time.Second},
 		"FINGRAPH_DOWNLOAD_KEY":          {c.DownloadKey, "download-secret"},
+		"FINGRAPH_TRUSTED_PROXIES":       {c.TrustedProxies, []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.0.2.7/32")}},
 		"FINGRAPH_BANKING_TIMEOUT":       {c.BankingTimeout, 9 * time.Second},
 	}
 	for name, ch := range checks {
@@ -215,6 +218,7 @@ func TestInvalidValuesAreRefusedNamingTheSetting(t *testing.T) {
 		{"rate limit zero", nil, []string{"-public-rate-limit", "0"}, "FINGRAPH_PUBLIC_RATE_LIMIT"},
 		{"rate limit text", map[string]string{"FINGRAPH_PUBLIC_RATE_LIMIT": "many"}, nil, "FINGRAPH_PUBLIC_RATE_LIMIT"},
 		{"negative token grace", nil, []string{"-sandbox-token-grace", "-1s"}, "FINGRAPH_SANDBOX_TOKEN_GRACE"},
+		{"trusted proxies", map[string]string{"FINGRAPH_TRUSTED_PROXIES": "10.0.0.0/8, proxy.internal"}, nil, "FINGRAPH_TRUSTED_PROXIES"},
 		{"introspection not a bool", map[string]string{"FINGRAPH_INTROSPECTION": "sometimes"}, nil, "FINGRAPH_INTROSPECTION"},
 		{"read timeout", map[string]string{"FINGRAPH_READ_TIMEOUT": "0s"}, nil, "FINGRAPH_READ_TIMEOUT"},
 		{"operation timeout", nil, []string{"-operation-timeout", "soon"}, "FINGRAPH_OPERATION_TIMEOUT"},

@@ -56,6 +56,7 @@ type routeDeps struct {
 func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 	sessions := session.NewHandler(d.sessions, d.logger)
 	sessions.Sockets = d.sockets
+	sessions.TrustedProxies = d.cfg.TrustedProxies
 	if d.cfg.SandboxAnonymous {
 		sessions.Anonymous = &session.Anonymous{Store: d.sessions, SignIn: demoAPIClient(d.banking)}
 	}

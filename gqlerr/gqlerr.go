@@ -31,6 +31,9 @@ type Error struct {
 	Message string
 	// Field is the input path at fault, e.g. "input.items.amount".
 	Field string
+	// RetryAfter, for RATE_LIMITED, is how many seconds the client should
+	// wait (extensions.retryAfter).
+	RetryAfter int
 	// Cause is logged, never shown.
 	Cause error
 }

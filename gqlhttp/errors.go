@@ -70,6 +70,9 @@ func presentCause(ctx context.Context, logger *slog.Logger, gqlErr *gqlerror.Err
 		if e.Field != "" {
 			ext["field"] = e.Field
 		}
+		if e.RetryAfter > 0 {
+			ext["retryAfter"] = e.RetryAfter
+		}
 		if e.Code == gqlerr.Internal {
 			// The cause is what is worth logging; the *Error's own text is
 			// only the code and the message shown.

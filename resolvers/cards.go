@@ -33,7 +33,8 @@ type credentialLimiter struct {
 
 func (c *credentialLimiter) allow(sessionID string) bool {
 	c.once.Do(func() { c.lim = newAddressLimiter(credentialReadsPerMinute) })
-	return c.lim.allow("session:" + sessionID)
+	ok, _ := c.lim.allow("session:" + sessionID)
+	return ok
 }
 
 // Gateway event names of cards and KYC documents.

@@ -2,6 +2,9 @@ package resolvers
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,13 +23,25 @@ import (
 type Policy struct {
 	operators map[session.Kind]bool
 	public    *addressLimiter
+	// accounts limits sign-in and two-factor attempts per account, across
+	// all addresses: credential stuffing from many addresses against one
+	// account is slowed as much as from one.
+	accounts *addressLimiter
 }
+
+// Per-account limit of sign-in, two-factor and recovery attempts: a burst
+// of 10, then one every 6 seconds.
+const (
+	accountBurst     = 10
+	accountPerMinute = 10
+)
 
 // NewPolicy returns a policy where the principal kinds in operators may
 // operate the merchant's payments, and public operations are limited to
 // perMinute calls per client address (with a burst of the same size).
 func NewPolicy(operators []string, perMinute int) *Policy {
-	p := &Policy{operators: map[session.Kind]bool{}, public: newAddressLimiter(perMinute)}
+	p := &Policy{operators: map[session.Kind]bool{}, public: newAddressLimiter(perMinute),
+		accounts: &addressLimiter{limit: rate.Limit(float64(accountPerMinute) / 60), burst: accountBurst, buckets: map[string]*bucket{}}}
 	for _, k := range operators {
 		p.operators[session.Kind(k)] = true
 	}
@@ -74,10 +89,51 @@ func (p *Policy) requires(ctx context.Context, obj any, next graphql.Resolver, r
 }
 
 func (p *Policy) rateLimited(ctx context.Context, obj any, next graphql.Resolver) (any, error) {
-	if !p.public.allow(session.ClientAddr(ctx)) {
-		return nil, &gqlerr.Error{Code: gqlerr.RateLimited, Message: "too many requests from this address; slow down"}
+	if ok, wait := p.public.allow(session.ClientAddr(ctx)); !ok {
+		return nil, rateLimitedError("too many requests from this address; slow down", wait)
+	}
+	if acct := accountKey(ctx); acct != "" {
+		if ok, wait := p.accounts.allow(acct); !ok {
+			return nil, rateLimitedError("too many attempts for this account; wait before trying again", wait)
+		}
 	}
 	return next(ctx)
+}
+
+// rateLimitedError tells the client when to come back
+// (extensions.retryAfter, whole seconds).
+func rateLimitedError(msg string, wait time.Duration) error {
+	secs := int((wait + time.Second - 1) / time.Second)
+	return &gqlerr.Error{Code: gqlerr.RateLimited, Message: msg, RetryAfter: max(secs, 1)}
+}
+
+// accountKey names the account a sign-in, two-factor or recovery attempt
+// is about, from the field's input: the e-mail of a password sign-in, or a
+// digest of an API or customer key (a secret, so never kept as it is).
+func accountKey(ctx context.Context) string {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return ""
+	}
+	in, _ := fc.Args["input"]
+	var parts []string
+	switch v := in.(type) {
+	case model.SignInInput:
+		parts = []string{string(v.Kind), strings.ToLower(strings.TrimSpace(deref(v.Email))), deref(v.APIKey)}
+	case *model.SignInInput:
+		if v != nil {
+			parts = []string{string(v.Kind), strings.ToLower(strings.TrimSpace(deref(v.Email))), deref(v.APIKey)}
+		}
+	case model.SignInCustomerInput:
+		parts = []string{"customer", v.CustomerKey}
+	case model.ForgotPasswordInput:
+		parts = []string{"recovery", strings.ToLower(strings.TrimSpace(v.Email))}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
+	return fc.Field.Name + ":" + hex.EncodeToString(sum[:16])
 }
 
 // addressLimiter keeps one token bucket per client address. Idle buckets
@@ -102,7 +158,9 @@ func newAddressLimiter(perMinute int) *addressLimiter {
 	return &addressLimiter{limit: rate.Limit(float64(perMinute) / 60), burst: perMinute, buckets: map[string]*bucket{}}
 }
 
-func (l *addressLimiter) allow(addr string) bool {
+// allow takes one token from addr's bucket, or reports how long until one
+// is there.
+func (l *addressLimiter) allow(addr string) (bool, time.Duration) {
 	now := time.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -120,5 +178,10 @@ func (l *addressLimiter) allow(addr string) bool {
 		l.buckets[addr] = b
 	}
 	b.seen = now
-	return b.lim.AllowN(now, 1)
+	r := b.lim.ReserveN(now, 1)
+	if d := r.DelayFrom(now); d > 0 {
+		r.CancelAt(now)
+		return false, d
+	}
+	return true, 0
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -66,8 +67,8 @@ func From(ctx context.Context) *Session {
 	return &c
 }
 
-// ClientAddr returns the address of the client that sent the request (the
-// TCP peer; the gateway trusts no forwarding header).
+// ClientAddr returns the address of the client that sent the request: the
+// TCP peer, or behind trusted proxies the address they forwarded.
 func ClientAddr(ctx context.Context) string {
 	if st := stateFrom(ctx); st != nil {
 		return st.client
@@ -85,6 +86,9 @@ type Handler struct {
 	// Sockets, when set, tracks websocket connections so that a session
 	// that ends closes them (see TrackSocket).
 	Sockets *Sockets
+	// TrustedProxies are the proxies whose X-Forwarded-For or Forwarded
+	// header names the client (see ClientAddr); empty trusts none.
+	TrustedProxies []netip.Prefix
 }
 
 // NewHandler returns a Handler over store. Use one per process: it holds
@@ -101,7 +105,7 @@ func NewHandler(store Store, logger *slog.Logger) *Handler {
 func (h *Handler) Middleware(next http.Handler) http.Handler {
 	store, logger := h.store, h.logger
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		st := &state{store: store, logger: logger, locks: h.locks, w: w, client: clientIP(r.RemoteAddr)}
+		st := &state{store: store, logger: logger, locks: h.locks, w: w, client: h.clientAddr(r)}
 		token, fromCookie := requestToken(r)
 		if token != "" {
 			sess, err := store.Get(r.Context(), token)
