@@ -51,11 +51,16 @@ type routeDeps struct {
 	reconciler *events.Reconciler
 }
 
+// maxSocketsPerSession caps one session's websockets on a replica: a
+// dashboard keeps one per open tab.
+const maxSocketsPerSession = 20
+
 // newRouter maps every route of the gateway, in one place. It also returns
 // the GraphQL handler, whose long-lived connections shutdown ends.
 func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 	sessions := session.NewHandler(d.sessions, d.logger)
 	sessions.Sockets = d.sockets
+	d.sockets.MaxPerSession = maxSocketsPerSession
 	sessions.TrustedProxies = d.cfg.TrustedProxies
 	if d.cfg.SandboxAnonymous {
 		sessions.Anonymous = &session.Anonymous{Store: d.sessions, SignIn: demoAPIClient(d.banking)}
@@ -83,6 +88,7 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 		CheckOrigin:    originChecker(d.cfg.AllowedOrigins),
 		WebsocketInit:  websocketInit(sessions),
 		RecheckSession: sessions.Recheck,
+		ClientAddr:     func(r *http.Request) string { return session.ClientAddr(r.Context()) },
 		Tracer:         d.tracing.tracer(),
 	})
 
@@ -180,9 +186,14 @@ func websocketInit(sessions *session.Handler) transport.WebsocketInitFunc {
 			return ctx, nil, err
 		}
 		connCtx := authed
-		untrack := sessions.TrackSocket(authed, func() {
+		untrack, err := sessions.TrackSocket(authed, func() {
 			gqlhttp.CloseSocket(connCtx, gqlhttp.CloseUnauthorized, "session ended")
 		})
+		if err != nil {
+			ctx = transport.WithWebsocketCloseCode(ctx, gqlhttp.CloseTooMany)
+			ctx = transport.AppendCloseReason(ctx, "too many connections for this session")
+			return ctx, nil, err
+		}
 		return gqlhttp.WithSocketCleanup(authed, untrack), nil, nil
 	}
 }

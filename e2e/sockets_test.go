@@ -164,3 +164,85 @@ func TestSubscriptionCursorsAreChecked(t *testing.T) {
 		}
 	}
 }
+
+// Abuse caps on websockets: one session's connections (20 per replica),
+// the operations in flight on one connection (50), and one address's
+// connections (200), each refused with a code the client can act on, while
+// what is under the cap keeps working.
+func TestWebsocketCapsPerSessionConnectionAndAddress(t *testing.T) {
+	g := startGateway(t)
+	g = g.as(g.signInAPI(t))
+	var open []*wsClient
+	for range 20 {
+		open = append(open, g.dialWS(t, nil, nil))
+	}
+	c, err := g.tryDialWS(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.t = t
+	c.send(wsMessage{Type: "connection_init", Payload: []byte(`{"sessionToken":"` + g.bearer + `"}`)})
+	if code, _ := c.closeCode(); code != 4429 {
+		t.Errorf("21st connection of one session: close %d, want 4429", code)
+	}
+	c.close()
+
+	// 51 subscriptions on one connection: gqlgen starts each in its own
+	// goroutine, so which one is over the cap is not known in advance;
+	// exactly one is refused, and it completes.
+	ws := open[0]
+	after := g.cursorNow(t)
+	for i := range 51 {
+		ws.subscribe(fmt.Sprint(i), `subscription($after: String) { events(after: $after) { cursor } }`, map[string]any{"after": after})
+	}
+	m := ws.read()
+	if m.Type != "next" || !strings.Contains(string(m.Payload), "RATE_LIMITED") {
+		t.Errorf("51 operations on one connection: %s %s %s", m.ID, m.Type, m.Payload)
+	}
+	if c := ws.read(); c.Type != "complete" || c.ID != m.ID {
+		t.Errorf("the refused operation did not complete: %s %s", c.ID, c.Type)
+	}
+	// Completing one frees its place.
+	other := "0"
+	if m.ID == "0" {
+		other = "1"
+	}
+	ws.send(wsMessage{ID: other, Type: "complete"})
+	// The server confirms once the operation has wound down (gqlgen sends
+	// complete after its last response), and only then is its place free.
+	for r := ws.read(); r.ID != other || r.Type != "complete"; r = ws.read() {
+	}
+	ws.subscribe("again", `{ viewer { kind } }`, nil)
+	for {
+		r := ws.read()
+		if r.ID != "again" {
+			continue
+		}
+		if r.Type != "next" || !strings.Contains(string(r.Payload), "API_CLIENT") {
+			t.Errorf("an operation after one completed: %s %s", r.Type, r.Payload)
+		}
+		break
+	}
+	for _, c := range open {
+		c.close()
+	}
+
+	// One address: 200 connections (signed out sockets count too).
+	anon := startGateway(t)
+	var conns []*wsClient
+	defer func() {
+		for _, c := range conns {
+			c.close()
+		}
+	}()
+	for range 200 {
+		c, err := anon.tryDialWS(nil)
+		if err != nil {
+			t.Fatalf("connection %d under the cap: %v", len(conns)+1, err)
+		}
+		conns = append(conns, c)
+	}
+	if _, err := anon.tryDialWS(nil); err == nil || !strings.Contains(err.Error(), "bad handshake") {
+		t.Errorf("201st connection from one address: %v", err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"log/slog"
 	"mime"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -58,6 +59,12 @@ type Limits struct {
 	// ReadTimeout bounds reading a request, body included, so that a
 	// client trickling bytes cannot hold a connection.
 	ReadTimeout time.Duration
+	// MaxSocketsPerAddress caps the websocket connections of one client
+	// address on this replica; more are refused with 429 before the upgrade.
+	MaxSocketsPerAddress int
+	// MaxOperationsPerSocket caps the operations in flight on one
+	// websocket, subscriptions included.
+	MaxOperationsPerSocket int
 }
 
 // DefaultLimits are sized from real screens and tight for abuse. The
@@ -77,6 +84,10 @@ var DefaultLimits = Limits{
 	WebsocketReadLimit:    64 << 10,
 	OperationTimeout:      30 * time.Second,
 	ReadTimeout:           30 * time.Second,
+	// A dashboard opens one socket per tab and a handful of subscriptions
+	// on it; an office behind one NAT address opens many sockets.
+	MaxSocketsPerAddress:   200,
+	MaxOperationsPerSocket: 50,
 }
 
 // HandlerConfig configures NewHandler.
@@ -97,6 +108,10 @@ type HandlerConfig struct {
 	RecheckSession func(context.Context) error
 	// Tracer, when set, traces operations and root fields.
 	Tracer trace.Tracer
+	// ClientAddr names the client of a request, for the per-address
+	// websocket cap (the session layer's address, proxies considered);
+	// nil uses the TCP peer.
+	ClientAddr func(*http.Request) string
 }
 
 // Close codes of the graphql-transport-ws protocol that the gateway sends.
@@ -105,6 +120,9 @@ const (
 	CloseUnauthorized = 4401
 	// CloseForbidden refuses a connection_init with an unknown session.
 	CloseForbidden = 4403
+	// CloseTooMany refuses a connection over a cap (graphql-ws does not
+	// retry it).
+	CloseTooMany = 4429
 )
 
 // Handler is the GraphQL endpoint. Besides serving, it knows its
@@ -113,10 +131,13 @@ const (
 type Handler struct {
 	srv         *handler.Server
 	readTimeout time.Duration
+	maxPerAddr  int
+	clientAddr  func(*http.Request) string
 
 	mu      sync.Mutex
 	sockets map[*socketSlot]struct{}
 	streams map[*context.CancelFunc]struct{}
+	perAddr map[string]int
 }
 
 // CloseUpgrading is the close code of a shutdown: 1012 Service Restart,
@@ -155,14 +176,25 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Header.Get("Upgrade") != "":
 		// gorilla clears the read deadline on upgrade.
+		addr := h.clientAddr(r)
 		slot := &socketSlot{}
 		r = r.WithContext(context.WithValue(r.Context(), slotKey{}, slot))
 		h.mu.Lock()
+		if h.maxPerAddr > 0 && h.perAddr[addr] >= h.maxPerAddr {
+			h.mu.Unlock()
+			w.Header().Set("Retry-After", "30")
+			writeError(w, http.StatusTooManyRequests, gqlerr.RateLimited, "too many websocket connections from this address")
+			return
+		}
+		h.perAddr[addr]++
 		h.sockets[slot] = struct{}{}
 		h.mu.Unlock()
 		defer func() {
 			h.mu.Lock()
 			delete(h.sockets, slot)
+			if h.perAddr[addr]--; h.perAddr[addr] <= 0 {
+				delete(h.perAddr, addr)
+			}
 			h.mu.Unlock()
 		}()
 	case strings.Contains(r.Header.Get("Accept"), "text/event-stream"):
@@ -248,34 +280,65 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *Handler {
 		cfg.Logger.ErrorContext(ctx, "resolver panic", "panic", v)
 		return errInternal
 	})
-	return &Handler{srv: srv, readTimeout: l.ReadTimeout,
-		sockets: map[*socketSlot]struct{}{}, streams: map[*context.CancelFunc]struct{}{}}
+	clientAddr := cfg.ClientAddr
+	if clientAddr == nil {
+		clientAddr = func(r *http.Request) string {
+			host, _, err := net.SplitHostPort(r.RemoteAddr)
+			if err != nil {
+				return r.RemoteAddr
+			}
+			return host
+		}
+	}
+	return &Handler{srv: srv, readTimeout: l.ReadTimeout, maxPerAddr: l.MaxSocketsPerAddress, clientAddr: clientAddr,
+		sockets: map[*socketSlot]struct{}{}, streams: map[*context.CancelFunc]struct{}{}, perAddr: map[string]int{}}
 }
 
 // operationGuard bounds each query and mutation by the operation timeout
-// (subscriptions live as long as their connection), and re-checks the
-// session of a websocket before each operation on it.
+// (subscriptions live as long as their connection), re-checks the session
+// of a websocket before each operation on it, and caps the operations in
+// flight on one websocket.
 func operationGuard(cfg HandlerConfig) graphql.OperationMiddleware {
 	timeout := cfg.Limits.OperationTimeout
+	maxOps := int32(cfg.Limits.MaxOperationsPerSocket)
+	refuse := func(code gqlerr.Code, msg string) graphql.ResponseHandler {
+		return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{{
+			Message: msg, Extensions: map[string]any{"code": string(code)}}}})
+	}
 	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-		if cfg.RecheckSession != nil && IsWebsocket(ctx) {
+		slot, onSocket := ctx.Value(slotKey{}).(*socketSlot)
+		if onSocket && cfg.RecheckSession != nil {
 			if err := cfg.RecheckSession(ctx); err != nil {
 				CloseSocket(ctx, CloseUnauthorized, "session ended")
-				return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{{
-					Message:    "the session has ended; sign in again",
-					Extensions: map[string]any{"code": string(gqlerr.Unauthenticated)},
-				}}})
+				return refuse(gqlerr.Unauthenticated, "the session has ended; sign in again")
 			}
 		}
-		oc := graphql.GetOperationContext(ctx)
-		if timeout <= 0 || oc.Operation == nil || oc.Operation.Operation == ast.Subscription {
-			return next(ctx)
+		var release func()
+		if onSocket && maxOps > 0 {
+			if slot.ops.Add(1) > maxOps {
+				slot.ops.Add(-1)
+				return refuse(gqlerr.RateLimited, "too many operations in flight on this connection; complete some first")
+			}
+			var once sync.Once
+			release = func() { once.Do(func() { slot.ops.Add(-1) }) }
 		}
-		ctx, cancel := context.WithTimeout(ctx, timeout)
+		cancel := context.CancelFunc(func() {})
+		oc := graphql.GetOperationContext(ctx)
+		if timeout > 0 && oc.Operation != nil && oc.Operation.Operation != ast.Subscription {
+			ctx, cancel = context.WithTimeout(ctx, timeout)
+		}
 		h := next(ctx)
+		// The operation ends when its response handler runs dry (a query
+		// after its one response, a subscription when it completes).
 		return func(ctx context.Context) *graphql.Response {
-			defer cancel()
-			return h(ctx)
+			r := h(ctx)
+			if r == nil || oc.Operation == nil || oc.Operation.Operation != ast.Subscription {
+				cancel()
+			}
+			if r == nil && release != nil {
+				release()
+			}
+			return r
 		}
 	}
 }
@@ -311,4 +374,12 @@ func LimitBody(max int64, next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// writeError answers a request that never reached GraphQL with a code.
+func writeError(w http.ResponseWriter, status int, code gqlerr.Code, msg string) {
+	w.Header().Set("Content-Type", mediaJSON)
+	w.WriteHeader(status)
+	writeResponse(w, &graphql.Response{Errors: gqlerror.List{{Message: msg,
+		Extensions: map[string]any{"code": string(code)}}}})
 }

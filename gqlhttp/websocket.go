@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql/handler/transport"
@@ -47,6 +48,9 @@ type (
 	socketSlot struct {
 		mu   sync.Mutex
 		conn *gorillaConn
+		// ops counts the operations in flight on the connection,
+		// subscriptions included.
+		ops atomic.Int32
 	}
 )
 

@@ -55,6 +55,9 @@ func (s *JetStreamStore) WatchEnded(ctx context.Context, fn func(key string)) er
 // them when their session ends on any replica or reaches its expiry.
 type Sockets struct {
 	logger *slog.Logger
+	// MaxPerSession caps one session's connections on this replica; 0 is
+	// no cap.
+	MaxPerSession int
 
 	mu    sync.Mutex
 	byKey map[string]map[*socket]struct{}
@@ -114,9 +117,13 @@ func (s *Sockets) Count() int {
 
 // track registers end under key until untrack is called; end runs at most
 // once, when the session ends or at expires.
-func (s *Sockets) track(key string, expires time.Time, end func()) (untrack func()) {
+func (s *Sockets) track(key string, expires time.Time, end func()) (untrack func(), err error) {
 	c := &socket{end: end}
 	s.mu.Lock()
+	if s.MaxPerSession > 0 && len(s.byKey[key]) >= s.MaxPerSession {
+		s.mu.Unlock()
+		return nil, ErrTooManySockets
+	}
 	if s.byKey[key] == nil {
 		s.byKey[key] = map[*socket]struct{}{}
 	}
@@ -130,7 +137,7 @@ func (s *Sockets) track(key string, expires time.Time, end func()) (untrack func
 	return func() {
 		s.forget(key, c)
 		c.timer.Stop()
-	}
+	}, nil
 }
 
 func (s *Sockets) forget(key string, c *socket) {
@@ -144,6 +151,9 @@ func (s *Sockets) forget(key string, c *socket) {
 	}
 }
 
+// ErrTooManySockets refuses a connection over the per-session cap.
+var ErrTooManySockets = errors.New("session: too many connections for this session")
+
 // ErrEnded is returned by Recheck when the connection's session has ended.
 var ErrEnded = errors.New("session: ended")
 
@@ -151,16 +161,18 @@ var ErrEnded = errors.New("session: ended")
 // upgrade's cookie or connection_init): end runs when that session ends. A
 // connection without a session, or on sandbox mode's shared anonymous
 // session, is not tracked (untrack is a no-op).
-func (h *Handler) TrackSocket(ctx context.Context, end func()) (untrack func()) {
+// It refuses a connection over Sockets.MaxPerSession with
+// ErrTooManySockets.
+func (h *Handler) TrackSocket(ctx context.Context, end func()) (untrack func(), err error) {
 	st := stateFrom(ctx)
 	if st == nil || h.Sockets == nil {
-		return func() {}
+		return func() {}, nil
 	}
 	st.mu.Lock()
 	token, sess, shared := st.token, st.sess, st.anonymous
 	st.mu.Unlock()
 	if token == "" || sess == nil || shared {
-		return func() {}
+		return func() {}, nil
 	}
 	return h.Sockets.track(Key(token), sess.ExpiresAt, end)
 }

@@ -32,9 +32,14 @@ func TestSocketsEndWithTheirSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	ended := make(chan struct{}, 2)
-	h.TrackSocket(connCtx, func() { ended <- struct{}{} })
+	if _, err := h.TrackSocket(connCtx, func() { ended <- struct{}{} }); err != nil {
+		t.Fatal(err)
+	}
 	untracked := make(chan struct{}, 1)
-	untrack := h.TrackSocket(connCtx, func() { untracked <- struct{}{} })
+	untrack, err := h.TrackSocket(connCtx, func() { untracked <- struct{}{} })
+	if err != nil {
+		t.Fatal(err)
+	}
 	untrack()
 	if n := sockets.Count(); n != 1 {
 		t.Fatalf("tracked %d connections, want 1", n)
@@ -78,7 +83,9 @@ func TestSocketsEndAtExpiry(t *testing.T) {
 		t.Fatal(err)
 	}
 	ended := make(chan struct{}, 1)
-	h.TrackSocket(connCtx, func() { ended <- struct{}{} })
+	if _, err := h.TrackSocket(connCtx, func() { ended <- struct{}{} }); err != nil {
+		t.Fatal(err)
+	}
 	select {
 	case <-ended:
 	case <-time.After(10 * time.Second): // bounds a hung test only
@@ -86,5 +93,30 @@ func TestSocketsEndAtExpiry(t *testing.T) {
 	}
 	if h.Sockets.Count() != 0 {
 		t.Error("an expired session's socket is still tracked")
+	}
+}
+
+func TestSocketsPerSessionAreCapped(t *testing.T) {
+	store, _ := openStore(t, time.Hour)
+	ctx := context.Background()
+	h := session.NewHandler(store, nil)
+	h.Sockets = session.NewSockets(nil)
+	h.Sockets.MaxPerSession = 2
+	tok, _ := store.Create(ctx, &session.Session{Kind: session.APIClient})
+	connCtx, _ := h.WebsocketInit(ctx, map[string]any{"sessionToken": tok})
+	var untracks []func()
+	for range 2 {
+		u, err := h.TrackSocket(connCtx, func() {})
+		if err != nil {
+			t.Fatal(err)
+		}
+		untracks = append(untracks, u)
+	}
+	if _, err := h.TrackSocket(connCtx, func() {}); !errors.Is(err, session.ErrTooManySockets) {
+		t.Fatalf("a third connection: %v", err)
+	}
+	untracks[0]()
+	if _, err := h.TrackSocket(connCtx, func() {}); err != nil {
+		t.Fatalf("a connection after one closed: %v", err)
 	}
 }
