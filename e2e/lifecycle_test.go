@@ -60,35 +60,46 @@ func firstStacks(all string, n int) string {
 // at /readyz (and webhooks are refused for a retry), while /healthz, which
 // only says the process serves, stays up.
 func TestReadinessFollowsJetStream(t *testing.T) {
-	cfg, err := app.ParseConfig([]string{"-addr", "127.0.0.1:0", "-sandbox-addr", "127.0.0.1:0", "-data-dir", t.TempDir(),
-		"-register-webhook", "false", "-reconcile-interval", "0"}, func(string) string { return "" }, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := app.Start(context.Background(), cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, g := startApp(t, "-register-webhook", "false", "-reconcile-interval", "0")
 	t.Cleanup(func() { _ = a.Shutdown() })
+	ready := func() (int, map[string]string, string) {
+		resp, err := http.Get(g.URL + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		var body struct {
+			Checks map[string]string `json:"checks"`
+		}
+		_ = json.Unmarshal(raw, &body)
+		return resp.StatusCode, body.Checks, string(raw)
+	}
 	status := func(path string) int {
-		resp, err := http.Get("http://" + a.Addr() + path)
+		resp, err := http.Get(g.URL + path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	if status("/readyz") != http.StatusOK {
-		t.Fatal("not ready after start")
+	if code, checks, _ := ready(); code != http.StatusOK || checks["payments_upstream"] != "ok" || checks["banking_upstream"] != "ok" {
+		t.Fatalf("after start: %d %v", code, checks)
 	}
 	a.CloseEngine()
-	if got := status("/readyz"); got != http.StatusServiceUnavailable {
-		t.Errorf("readyz with JetStream gone: %d", got)
+	code, checks, raw := ready()
+	if code != http.StatusServiceUnavailable || checks["jetstream"] != "unavailable" {
+		t.Errorf("readyz with JetStream gone: %d %v", code, checks)
+	}
+	for _, internal := range []string{"127.0.0.1", "nats:", "localhost", "dial"} {
+		if strings.Contains(raw, internal) {
+			t.Errorf("readyz names internals (%q): %s", internal, raw)
+		}
 	}
 	if got := status("/healthz"); got != http.StatusOK {
 		t.Errorf("healthz with JetStream gone: %d", got)
 	}
-	resp, err := http.Post("http://"+a.Addr()+"/webhooks/payments", "application/json",
+	resp, err := http.Post(g.URL+"/webhooks/payments", "application/json",
 		strings.NewReader(`{"id":"e-1","name":"IndividualActivated","createdAt":"2026-01-01T00:00:00Z"}`))
 	if err != nil {
 		t.Fatal(err)

@@ -260,3 +260,7 @@ func callList[T any](ctx context.Context, c *Client, kind KeyKind, method, path 
 	}
 	return *out, nil
 }
+
+// BreakerState reports the circuit breaker's state ("closed", "half-open",
+// "open") for readiness probes.
+func (c *Client) BreakerState() string { return c.send.BreakerState() }

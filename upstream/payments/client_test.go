@@ -203,11 +203,11 @@ func TestCircuitBreakerOpensAfterRepeatedFailures(t *testing.T) {
 	}))
 	defer srv.Close()
 	c := newClient(t, srv.URL, demoKeys)
-	for i := 0; i < 10; i++ {
+	for i := 0; i < 2*roundtrip.DefaultTripAfter; i++ {
 		_, _ = c.Orders.Create(context.Background(), payments.OrderCreatable{Currency: "EUR", Items: payments.Items{Number: new(int64)}})
 	}
-	if n := calls.Load(); n != 5 {
-		t.Errorf("upstream saw %d calls; the breaker should open after 5 consecutive failures", n)
+	if n := calls.Load(); n != roundtrip.DefaultTripAfter {
+		t.Errorf("upstream saw %d calls; the breaker should open after %d consecutive failures", n, roundtrip.DefaultTripAfter)
 	}
 	_, err := c.Orders.Create(context.Background(), payments.OrderCreatable{Currency: "EUR", Items: payments.Items{Number: new(int64)}})
 	if !errors.Is(err, roundtrip.ErrCircuitOpen) || !roundtrip.IsUnavailable(err) {

@@ -44,7 +44,16 @@ const (
 	// the Retry-After an upstream asks for (a longer one is not waited for).
 	DefaultBackoffMax = 2 * time.Second
 	// DefaultTripAfter is how many consecutive failures open the breaker.
-	DefaultTripAfter = 5
+	// Every attempt counts, retries included, so it is set well above what
+	// a flaky-but-working upstream produces: at a 30% failure rate, 10 in a
+	// row happen once in about 170,000 attempts.
+	DefaultTripAfter = 10
+	// A breaker also opens when at least 60% of the calls of its current
+	// window (tripWindow, at least tripMinCalls calls) failed: far above
+	// what a 30% failure rate produces by chance over 50 calls.
+	tripMinCalls = 50
+	tripRatio    = 0.6
+	tripWindow   = 30 * time.Second
 	// DefaultOpenFor is how long an open breaker fails fast before it lets
 	// one probe through.
 	DefaultOpenFor = 10 * time.Second
@@ -262,8 +271,10 @@ func New(up Upstream, client any, opts ...Option) (*Sender, error) {
 	s.breaker = gobreaker.NewCircuitBreaker[*http.Response](gobreaker.Settings{
 		Name:    up.Name,
 		Timeout: s.cfg.openFor,
+		Interval: tripWindow,
 		ReadyToTrip: func(c gobreaker.Counts) bool {
-			return c.ConsecutiveFailures >= s.cfg.tripAfter
+			return c.ConsecutiveFailures >= s.cfg.tripAfter ||
+				(c.Requests >= tripMinCalls && float64(c.TotalFailures) >= tripRatio*float64(c.Requests))
 		},
 		// A caller that gives up says nothing about the upstream's health.
 		IsSuccessful: func(err error) bool { return err == nil || errors.Is(err, context.Canceled) },
