@@ -6,6 +6,7 @@ package app
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -85,6 +86,9 @@ type App struct {
 	sbSrv   *http.Server
 	sbAddr  string
 	served  chan error
+	// metricsSrv serves /metrics on FINGRAPH_METRICS_ADDR, when set.
+	metricsSrv  *http.Server
+	metricsAddr string
 
 	enricher   *events.Enricher
 	reconciler *events.Reconciler
@@ -227,13 +231,32 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 		enricher:   a.enricher,
 		reconciler: a.reconciler,
 	})
+	var tlsConfig *tls.Config
+	if cfg.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
+		if err != nil {
+			return nil, fmt.Errorf("FINGRAPH_TLS_CERT: cannot load the certificate and key: %w", err)
+		}
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	if cfg.MetricsAddr != "" {
+		mln, err := net.Listen("tcp", cfg.MetricsAddr)
+		if err != nil {
+			return nil, fmt.Errorf("FINGRAPH_METRICS_ADDR: cannot listen on %s: %w", cfg.MetricsAddr, err)
+		}
+		a.metricsAddr = mln.Addr().String()
+		a.metricsSrv = &http.Server{Handler: m.handler(), ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = a.metricsSrv.Serve(mln) }()
+		logger.Info("metrics listening", "url", "http://"+displayAddr(a.metricsAddr)+"/metrics")
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("FINGRAPH_ADDR: cannot listen on %s: %w", cfg.Addr, err)
 	}
 	a.addr = ln.Addr().String()
 	a.server = &http.Server{
-		Handler: handler,
+		TLSConfig: tlsConfig,
+		Handler:   handler,
 		// Headers within 10 s. The whole request's deadline is set per
 		// request by the GraphQL handler (gqlhttp.Limits.ReadTimeout), so
 		// that it can be lifted once a long-lived stream (SSE) has read its
@@ -247,8 +270,14 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 	// and SSE streams end, so clients reconnect to another replica instead
 	// of holding this one up.
 	a.server.RegisterOnShutdown(gql.Shutdown)
-	go func() { a.served <- a.server.Serve(ln) }()
-	logger.Info("gateway listening", "graphql", "http://"+displayAddr(a.addr)+"/graphql", "playground", "http://"+displayAddr(a.addr)+"/")
+	scheme := "http"
+	if tlsConfig != nil {
+		scheme = "https"
+		go func() { a.served <- a.server.ServeTLS(ln, "", "") }()
+	} else {
+		go func() { a.served <- a.server.Serve(ln) }()
+	}
+	logger.Info("gateway listening", "graphql", scheme+"://"+displayAddr(a.addr)+"/graphql", "playground", scheme+"://"+displayAddr(a.addr)+"/")
 
 	if err := a.registerWebhook(ctx, pay); err != nil {
 		return nil, err
@@ -330,6 +359,9 @@ func (a *App) Shutdown() error {
 			errs = append(errs, err)
 		}
 	}
+	if a.metricsSrv != nil {
+		errs = append(errs, a.metricsSrv.Shutdown(ctx))
+	}
 	if a.stop != nil {
 		a.stop()
 	}
@@ -354,6 +386,9 @@ func (a *App) Shutdown() error {
 
 // Addr is the gateway's listening address, such as 127.0.0.1:8080.
 func (a *App) Addr() string { return a.addr }
+
+// MetricsAddr is the address of the separate /metrics listener, or "".
+func (a *App) MetricsAddr() string { return a.metricsAddr }
 
 // SandboxAddr is the in-process sandbox's listening address, or "" when the
 // gateway talks to real upstreams.

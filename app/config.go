@@ -56,6 +56,11 @@ type Config struct {
 	// OperationTimeout bounds one query or mutation.
 	OperationTimeout    time.Duration
 	operationTimeoutRaw string
+	// MetricsAddr, when set, serves /metrics on its own listener (for
+	// example loopback or an internal interface) instead of the public one.
+	MetricsAddr string
+	// TLSCert and TLSKey, when both set, make the gateway serve HTTPS.
+	TLSCert, TLSKey string
 	// TrustedProxies are the proxies whose forwarding headers name the
 	// client address rate limits are keyed on.
 	TrustedProxies    []netip.Prefix
@@ -131,6 +136,9 @@ func (c *Config) settings() []setting {
 		{"session-ttl", "FINGRAPH_SESSION_TTL", "12h", "lifetime of a sign-in session", &c.sessionTTLRaw},
 		{"payments-operators", "FINGRAPH_PAYMENTS_OPERATORS", "STAFF,API_CLIENT", "comma-separated principal kinds allowed to operate payments: STAFF, PERSON, INTRODUCER, API_CLIENT", &c.paymentsOperatorsRaw},
 		{"public-rate-limit", "FINGRAPH_PUBLIC_RATE_LIMIT", "60", "public operations (sign-in, createCustomer, feedback) per minute per client address", &c.publicRateLimitRaw},
+		{"metrics-addr", "FINGRAPH_METRICS_ADDR", "", "listen address of /metrics on its own listener (e.g. 127.0.0.1:9100); empty serves it on the gateway's address", &c.MetricsAddr},
+		{"tls-cert", "FINGRAPH_TLS_CERT", "", "PEM certificate file; with FINGRAPH_TLS_KEY the gateway serves HTTPS", &c.TLSCert},
+		{"tls-key", "FINGRAPH_TLS_KEY", "", "PEM private key file of FINGRAPH_TLS_CERT", &c.TLSKey},
 		{"trusted-proxies", "FINGRAPH_TRUSTED_PROXIES", "", "comma-separated addresses or CIDRs of proxies whose X-Forwarded-For or Forwarded header names the client; empty trusts none", &c.trustedProxiesRaw},
 		{"read-timeout", "FINGRAPH_READ_TIMEOUT", "30s", "longest time to read one request, body included", &c.readTimeoutRaw},
 		{"operation-timeout", "FINGRAPH_OPERATION_TIMEOUT", "30s", "longest time one query or mutation may run (subscriptions are not bounded)", &c.operationTimeoutRaw},
@@ -261,6 +269,14 @@ func (c *Config) parseIdentity() error {
 	}
 	if c.SandboxTokenGrace, err = time.ParseDuration(c.sandboxTokenGraceRaw); err != nil || c.SandboxTokenGrace <= 0 {
 		return fmt.Errorf("FINGRAPH_SANDBOX_TOKEN_GRACE: %q is not a positive duration, such as 10s", c.sandboxTokenGraceRaw)
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		return errors.New("FINGRAPH_TLS_CERT: set both FINGRAPH_TLS_CERT and FINGRAPH_TLS_KEY, or neither")
+	}
+	if c.MetricsAddr != "" {
+		if err := checkAddr("FINGRAPH_METRICS_ADDR", c.MetricsAddr); err != nil {
+			return err
+		}
 	}
 	c.TrustedProxies = nil
 	for _, p := range strings.Split(c.trustedProxiesRaw, ",") {

@@ -86,6 +86,9 @@ func TestParseConfigReadsEveryVariable(t *testing.T) {
 		"FINGRAPH_PAYMENTS_TIMEOUT":    "8s",
 		"FINGRAPH_DOWNLOAD_KEY":        "download-secret",
 		"FINGRAPH_TRUSTED_PROXIES":     "10.0.0.0/8, 192.0.2.7",
+		"FINGRAPH_METRICS_ADDR":        "127.0.0.1:9100",
+		"FINGRAPH_TLS_CERT":            "/etc/fingraph/cert.pem",
+		"FINGRAPH_TLS_KEY":             "/etc/fingraph/key.pem",
 	} {
 		e[k] = v
 	}
@@ -120,6 +123,9 @@ func TestParseConfigReadsEveryVariable(t *testing.T) {
 		"FINGRAPH_UPSTREAM_TIMEOUT":      {c.UpstreamTimeout, 7 * time.Second},
 		"FINGRAPH_PAYMENTS_TIMEOUT":      {c.PaymentsTimeout, 8 * time.Second},
 		"FINGRAPH_DOWNLOAD_KEY":          {c.DownloadKey, "download-secret"},
+		"FINGRAPH_METRICS_ADDR":          {c.MetricsAddr, "127.0.0.1:9100"},
+		"FINGRAPH_TLS_CERT":              {c.TLSCert, "/etc/fingraph/cert.pem"},
+		"FINGRAPH_TLS_KEY":               {c.TLSKey, "/etc/fingraph/key.pem"},
 		"FINGRAPH_TRUSTED_PROXIES":       {c.TrustedProxies, []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.0.2.7/32")}},
 		"FINGRAPH_BANKING_TIMEOUT":       {c.BankingTimeout, 9 * time.Second},
 	}
@@ -218,6 +224,8 @@ func TestInvalidValuesAreRefusedNamingTheSetting(t *testing.T) {
 		{"rate limit zero", nil, []string{"-public-rate-limit", "0"}, "FINGRAPH_PUBLIC_RATE_LIMIT"},
 		{"rate limit text", map[string]string{"FINGRAPH_PUBLIC_RATE_LIMIT": "many"}, nil, "FINGRAPH_PUBLIC_RATE_LIMIT"},
 		{"negative token grace", nil, []string{"-sandbox-token-grace", "-1s"}, "FINGRAPH_SANDBOX_TOKEN_GRACE"},
+		{"a certificate without its key", map[string]string{"FINGRAPH_TLS_CERT": "/etc/cert.pem"}, nil, "FINGRAPH_TLS_CERT"},
+		{"metrics address", map[string]string{"FINGRAPH_METRICS_ADDR": "9100"}, nil, "FINGRAPH_METRICS_ADDR"},
 		{"trusted proxies", map[string]string{"FINGRAPH_TRUSTED_PROXIES": "10.0.0.0/8, proxy.internal"}, nil, "FINGRAPH_TRUSTED_PROXIES"},
 		{"introspection not a bool", map[string]string{"FINGRAPH_INTROSPECTION": "sometimes"}, nil, "FINGRAPH_INTROSPECTION"},
 		{"read timeout", map[string]string{"FINGRAPH_READ_TIMEOUT": "0s"}, nil, "FINGRAPH_READ_TIMEOUT"},

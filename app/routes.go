@@ -146,7 +146,9 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 		}
 		writeJSON(w, status, map[string]any{"ready": status == http.StatusOK, "checks": checks})
 	})
-	r.Handle("/metrics", d.metrics.handler())
+	if d.cfg.MetricsAddr == "" {
+		r.Handle("/metrics", d.metrics.handler())
+	}
 	return r, gql
 }
 
