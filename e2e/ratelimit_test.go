@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -65,5 +66,54 @@ func TestForwardedAddressesOnlyFromTrustedProxies(t *testing.T) {
 	limited(direct, "203.0.113.2")
 	if !limited(direct, "203.0.113.3") {
 		t.Error("without trusted proxies, X-Forwarded-For chose the client's address")
+	}
+}
+
+// Batching attempts into one request does not get around the limits: every
+// aliased signIn counts, against the address and against the account.
+func TestBatchedSignInAttemptsCountOneByOne(t *testing.T) {
+	g := startGateway(t, "-public-rate-limit", "1000")
+	var b strings.Builder
+	b.WriteString("mutation {")
+	for i := range 18 {
+		fmt.Fprintf(&b, ` a%d: signIn(input: {kind: PERSON, email: "anna@demo.test", password: "guess-%d", deviceFingerprint: 7}) { __typename }`, i, i)
+	}
+	b.WriteString(" }")
+	r := g.query(t, b.String(), nil)
+	limited := 0
+	for _, e := range r.Errors {
+		if c, _ := e.Extensions["code"].(string); c == "RATE_LIMITED" {
+			limited++
+		}
+	}
+	if limited != 8 {
+		t.Errorf("18 aliased attempts on one account: %d refused as RATE_LIMITED, want 8 (10 allowed): %+v", limited, r.Errors)
+	}
+}
+
+// Ids are data, never paths: an id that tries to reach another route or
+// another tenant's object gets NOT_FOUND or BAD_USER_INPUT, and no upstream
+// route other than the one the field names is called.
+func TestInjectionInIdsStaysInItsRoute(t *testing.T) {
+	g := startGateway(t)
+	g = g.as(g.signInAPI(t))
+	ids := []string{"..", "../corporations", "%2e%2e", "a/../../v2/persons", "x?meta[limit]=1000", "x#frag", "a\nb", strings.Repeat("9", 300)}
+	for _, q := range []string{`query($id: ID!) { person(id: $id) { id } }`, `query($id: ID!) { card(id: $id) { id } }`,
+		`query($id: ID!) { customer(id: $id) { id } }`, `query($id: ID!) { corporation(id: $id) { id } }`} {
+		for _, id := range ids {
+			g.resetStats(t)
+			r := g.query(t, q, map[string]any{"id": id})
+			if c := r.code(); c != "" && c != "NOT_FOUND" && c != "BAD_USER_INPUT" && c != "FORBIDDEN" {
+				t.Errorf("%s with id %q: %s %+v", q, id, c, r.Errors)
+			}
+			if strings.Contains(string(r.Data), `"id":`) && !strings.Contains(string(r.Data), "null") {
+				t.Errorf("%s with id %q found something: %s", q, id, r.Data)
+			}
+			for route := range g.stats(t).Routes {
+				if strings.Contains(route, "..") {
+					t.Errorf("%s with id %q reached route %q", q, id, route)
+				}
+			}
+		}
 	}
 }

@@ -89,6 +89,11 @@ func presentCause(ctx context.Context, logger *slog.Logger, gqlErr *gqlerror.Err
 		presentRejection(ctx, logger, gqlErr, rj)
 		return
 	}
+	if errors.Is(err, roundtrip.ErrInvalidID) {
+		ext["code"] = string(gqlerr.NotFound)
+		gqlErr.Message = "not found"
+		return
+	}
 	if errors.Is(err, context.Canceled) {
 		// The client went away; nobody reads this answer, and it says
 		// nothing about the upstream.

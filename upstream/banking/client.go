@@ -238,7 +238,10 @@ func (c *Client) newRequest(ctx context.Context, method, path string, body any, 
 	}
 	prefix := c.baseURL + "/" + c.version + "/"
 	rel, err := url.Parse(strings.TrimLeft(path, "/"))
-	if err != nil || rel.IsAbs() || rel.Host != "" || dotSegment(rel.Path) {
+	if err == nil && roundtrip.DotSegment(rel.Path) {
+		return nil, fmt.Errorf("banking: %w", roundtrip.ErrInvalidID)
+	}
+	if err != nil || rel.IsAbs() || rel.Host != "" {
 		return nil, fmt.Errorf("banking: bad path %q", path)
 	}
 	full := prefix + rel.EscapedPath()
@@ -383,16 +386,4 @@ func send[T any](c *Client, req *http.Request) (*T, error) {
 		return nil, err
 	}
 	return out, nil
-}
-
-// dotSegment reports whether a path has a "." or ".." segment: an id such as
-// ".." (which url.PathEscape leaves as it is) must never move a call to
-// another route.
-func dotSegment(p string) bool {
-	for seg := range strings.SplitSeq(p, "/") {
-		if seg == "." || seg == ".." {
-			return true
-		}
-	}
-	return false
 }

@@ -188,7 +188,10 @@ func privateOrCustomer(ctx context.Context) KeyKind {
 func (c *Client) NewRequest(ctx context.Context, kind KeyKind, method, path string, body any) (*http.Request, error) {
 	u, err := c.baseURL.Parse(strings.TrimPrefix(path, "/"))
 	if err != nil {
-		return nil, fmt.Errorf("payments: bad path %q: %w", path, err)
+		return nil, fmt.Errorf("payments: bad path: %w", err)
+	}
+	if roundtrip.DotSegment(u.Path) {
+		return nil, fmt.Errorf("payments: %w", roundtrip.ErrInvalidID)
 	}
 	var buf io.Reader
 	if body != nil {

@@ -1,10 +1,29 @@
 package roundtrip
 
-import "errors"
+import (
+	"errors"
+	"strings"
+)
 
 // ErrCircuitOpen is the cause of an UnavailableError returned without
 // calling the upstream, while its circuit breaker is open.
 var ErrCircuitOpen = errors.New("circuit open")
+
+// ErrInvalidID refuses a call whose path, once its ids are in it, has a
+// "." or ".." segment (escaped or not): an id is data, and must never move
+// a call to another route. No object has such an id, so the edge shows it
+// as NOT_FOUND without calling the upstream.
+var ErrInvalidID = errors.New("an id that names no object")
+
+// DotSegment reports whether a decoded URL path has a "." or ".." segment.
+func DotSegment(path string) bool {
+	for seg := range strings.SplitSeq(path, "/") {
+		if seg == "." || seg == ".." {
+			return true
+		}
+	}
+	return false
+}
 
 // UnavailableError means an upstream could not answer: a network failure,
 // the call's deadline, a cut-off answer, or an open circuit. It is the one

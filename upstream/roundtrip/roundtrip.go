@@ -269,8 +269,8 @@ func New(up Upstream, client any, opts ...Option) (*Sender, error) {
 	}
 	logger := s.cfg.logger
 	s.breaker = gobreaker.NewCircuitBreaker[*http.Response](gobreaker.Settings{
-		Name:    up.Name,
-		Timeout: s.cfg.openFor,
+		Name:     up.Name,
+		Timeout:  s.cfg.openFor,
 		Interval: tripWindow,
 		ReadyToTrip: func(c gobreaker.Counts) bool {
 			return c.ConsecutiveFailures >= s.cfg.tripAfter ||
