@@ -23,8 +23,8 @@ var (
 	// Token-shaped secrets, matched anywhere in a text.
 	secretRE = regexp.MustCompile(strings.Join([]string{
 		`eyJ[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]{6,}(\.[A-Za-z0-9_-]*)?`, // JWT (banking access tokens)
-		`(?i)bearer\s+[A-Za-z0-9._~+/=-]{8,}`,                         // Authorization values
-		`\b(tok|pm|sk|pk_live|at|ck)_[A-Za-z0-9_-]{6,}`,               // card tokens, merchant and customer keys
+		`(?i)bearer\s+[A-Za-z0-9._~+/=-]{8,}`,                        // Authorization values
+		`\b(tok|pm|sk|pk_live|at|ck)_[A-Za-z0-9_-]{6,}`,              // card tokens, merchant and customer keys
 	}, "|"))
 	// Digit runs that may be card numbers, spaces or dashes allowed.
 	digitsRE = regexp.MustCompile(`\b\d(?:[ -]?\d){12,18}\b`)

@@ -15,7 +15,7 @@ func TestString(t *testing.T) {
 		{"card 4111111111111111 declined", "card [REDACTED] declined"},
 		{"card 4111 1111 1111 1111 declined", "card [REDACTED] declined"},
 		{"card 5555-4400-0000-1234?", "card 5555-4400-0000-1234?"}, // fails Luhn: not a card number
-		{"pan=5555440000001235", "pan=5555440000001235"},          // fails Luhn
+		{"pan=5555440000001235", "pan=5555440000001235"},           // fails Luhn
 		{"order 1234567 of 2026", "order 1234567 of 2026"},
 		{"token tok_ok_abcdef123 used", "token [REDACTED] used"},
 		{"method pm_0a1b2c3d-4e5f", "method [REDACTED]"},
