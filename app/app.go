@@ -22,6 +22,7 @@ import (
 
 	"github.com/fingraph/fingraph/engine"
 	"github.com/fingraph/fingraph/events"
+	"github.com/fingraph/fingraph/gqlhttp"
 	"github.com/fingraph/fingraph/idempotency"
 	"github.com/fingraph/fingraph/redact"
 	"github.com/fingraph/fingraph/session"
@@ -216,7 +217,15 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 	if err := sockets.Run(bgCtx, sessions); err != nil {
 		return nil, fmt.Errorf("watching sessions: %w", err)
 	}
+	var trusted *gqlhttp.TrustedDocuments
+	if cfg.TrustedDocuments != "" {
+		if trusted, err = gqlhttp.LoadTrustedDocuments(cfg.TrustedDocuments); err != nil {
+			return nil, fmt.Errorf("FINGRAPH_TRUSTED_DOCUMENTS: %w", err)
+		}
+		logger.Info("trusted documents: only registered operations run", "documents", trusted.Len())
+	}
 	handler, gql := newRouter(routeDeps{
+		trusted:    trusted,
 		cfg:        cfg,
 		logger:     logger,
 		metrics:    m,

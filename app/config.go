@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/fingraph/fingraph/gqlhttp"
 )
 
 // Config is the gateway's configuration, from flags and FINGRAPH_*
@@ -56,6 +58,13 @@ type Config struct {
 	// OperationTimeout bounds one query or mutation.
 	OperationTimeout    time.Duration
 	operationTimeoutRaw string
+	// TrustedDocuments, when set, is a manifest of the only operations the
+	// gateway runs (Apollo's persisted query manifest or Relay's map).
+	TrustedDocuments string
+	// Limits are the operation limits, DefaultLimits with the overrides
+	// of FINGRAPH_LIMITS.
+	Limits    gqlhttp.Limits
+	limitsRaw string
 	// MetricsAddr, when set, serves /metrics on its own listener (for
 	// example loopback or an internal interface) instead of the public one.
 	MetricsAddr string
@@ -136,6 +145,8 @@ func (c *Config) settings() []setting {
 		{"session-ttl", "FINGRAPH_SESSION_TTL", "12h", "lifetime of a sign-in session", &c.sessionTTLRaw},
 		{"payments-operators", "FINGRAPH_PAYMENTS_OPERATORS", "STAFF,API_CLIENT", "comma-separated principal kinds allowed to operate payments: STAFF, PERSON, INTRODUCER, API_CLIENT", &c.paymentsOperatorsRaw},
 		{"public-rate-limit", "FINGRAPH_PUBLIC_RATE_LIMIT", "60", "public operations (sign-in, createCustomer, feedback) per minute per client address", &c.publicRateLimitRaw},
+		{"trusted-documents", "FINGRAPH_TRUSTED_DOCUMENTS", "", "manifest of the only operations to run (Apollo persisted query manifest or Relay map of sha256 to text); empty runs any operation within the limits", &c.TrustedDocuments},
+		{"limits", "FINGRAPH_LIMITS", "", "operation limits to change, e.g. depth=8,fields=600 (tokens, fields, depth, introspectionDepth, aliases, rootFields, sameName, complexity, bodyBytes, socketsPerAddress, operationsPerSocket)", &c.limitsRaw},
 		{"metrics-addr", "FINGRAPH_METRICS_ADDR", "", "listen address of /metrics on its own listener (e.g. 127.0.0.1:9100); empty serves it on the gateway's address", &c.MetricsAddr},
 		{"tls-cert", "FINGRAPH_TLS_CERT", "", "PEM certificate file; with FINGRAPH_TLS_KEY the gateway serves HTTPS", &c.TLSCert},
 		{"tls-key", "FINGRAPH_TLS_KEY", "", "PEM private key file of FINGRAPH_TLS_CERT", &c.TLSKey},
@@ -269,6 +280,9 @@ func (c *Config) parseIdentity() error {
 	}
 	if c.SandboxTokenGrace, err = time.ParseDuration(c.sandboxTokenGraceRaw); err != nil || c.SandboxTokenGrace <= 0 {
 		return fmt.Errorf("FINGRAPH_SANDBOX_TOKEN_GRACE: %q is not a positive duration, such as 10s", c.sandboxTokenGraceRaw)
+	}
+	if err := c.parseLimits(); err != nil {
+		return err
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return errors.New("FINGRAPH_TLS_CERT: set both FINGRAPH_TLS_CERT and FINGRAPH_TLS_KEY, or neither")
@@ -428,4 +442,39 @@ func defaultDataDir(getenv func(string) string) (string, error) {
 		return "", err
 	}
 	return filepath.Join(d, "fingraph", "jetstream"), nil
+}
+
+// parseLimits applies FINGRAPH_LIMITS, "name=value" pairs, to the default
+// limits; an unknown name or a value that is not a positive number is
+// refused.
+func (c *Config) parseLimits() error {
+	c.Limits = gqlhttp.DefaultLimits
+	fields := map[string]*int{
+		"tokens": &c.Limits.MaxTokens, "fields": &c.Limits.MaxFields, "depth": &c.Limits.MaxDepth,
+		"introspectionDepth": &c.Limits.MaxIntrospectionDepth, "aliases": &c.Limits.MaxAliases,
+		"rootFields": &c.Limits.MaxRootFields, "sameName": &c.Limits.MaxSameName,
+		"complexity": &c.Limits.MaxComplexity, "socketsPerAddress": &c.Limits.MaxSocketsPerAddress,
+		"operationsPerSocket": &c.Limits.MaxOperationsPerSocket,
+	}
+	for _, pair := range strings.Split(c.limitsRaw, ",") {
+		if pair = strings.TrimSpace(pair); pair == "" {
+			continue
+		}
+		name, val, _ := strings.Cut(pair, "=")
+		n, err := strconv.Atoi(strings.TrimSpace(val))
+		name = strings.TrimSpace(name)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("FINGRAPH_LIMITS: %q is not name=positive number", pair)
+		}
+		if name == "bodyBytes" {
+			c.Limits.MaxBodyBytes = int64(n)
+			continue
+		}
+		dst, ok := fields[name]
+		if !ok {
+			return fmt.Errorf("FINGRAPH_LIMITS: %q is not a limit (tokens, fields, depth, introspectionDepth, aliases, rootFields, sameName, complexity, bodyBytes, socketsPerAddress, operationsPerSocket)", name)
+		}
+		*dst = n
+	}
+	return nil
 }

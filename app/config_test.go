@@ -15,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fingraph/fingraph/gqlhttp"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -87,6 +89,8 @@ func TestParseConfigReadsEveryVariable(t *testing.T) {
 		"FINGRAPH_DOWNLOAD_KEY":        "download-secret",
 		"FINGRAPH_TRUSTED_PROXIES":     "10.0.0.0/8, 192.0.2.7",
 		"FINGRAPH_METRICS_ADDR":        "127.0.0.1:9100",
+		"FINGRAPH_TRUSTED_DOCUMENTS":   "/etc/fingraph/manifest.json",
+		"FINGRAPH_LIMITS":              "depth=8, fields=600,bodyBytes=65536",
 		"FINGRAPH_TLS_CERT":            "/etc/fingraph/cert.pem",
 		"FINGRAPH_TLS_KEY":             "/etc/fingraph/key.pem",
 	} {
@@ -124,6 +128,8 @@ func TestParseConfigReadsEveryVariable(t *testing.T) {
 		"FINGRAPH_PAYMENTS_TIMEOUT":      {c.PaymentsTimeout, 8 * time.Second},
 		"FINGRAPH_DOWNLOAD_KEY":          {c.DownloadKey, "download-secret"},
 		"FINGRAPH_METRICS_ADDR":          {c.MetricsAddr, "127.0.0.1:9100"},
+		"FINGRAPH_TRUSTED_DOCUMENTS":     {c.TrustedDocuments, "/etc/fingraph/manifest.json"},
+		"FINGRAPH_LIMITS":                {[]any{c.Limits.MaxDepth, c.Limits.MaxFields, c.Limits.MaxBodyBytes, c.Limits.MaxAliases}, []any{8, 600, int64(65536), gqlhttp.DefaultLimits.MaxAliases}},
 		"FINGRAPH_TLS_CERT":              {c.TLSCert, "/etc/fingraph/cert.pem"},
 		"FINGRAPH_TLS_KEY":               {c.TLSKey, "/etc/fingraph/key.pem"},
 		"FINGRAPH_TRUSTED_PROXIES":       {c.TrustedProxies, []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.0.2.7/32")}},
@@ -225,6 +231,8 @@ func TestInvalidValuesAreRefusedNamingTheSetting(t *testing.T) {
 		{"rate limit text", map[string]string{"FINGRAPH_PUBLIC_RATE_LIMIT": "many"}, nil, "FINGRAPH_PUBLIC_RATE_LIMIT"},
 		{"negative token grace", nil, []string{"-sandbox-token-grace", "-1s"}, "FINGRAPH_SANDBOX_TOKEN_GRACE"},
 		{"a certificate without its key", map[string]string{"FINGRAPH_TLS_CERT": "/etc/cert.pem"}, nil, "FINGRAPH_TLS_CERT"},
+		{"an unknown limit", map[string]string{"FINGRAPH_LIMITS": "depth=8,speed=3"}, nil, "FINGRAPH_LIMITS"},
+		{"a limit that is not a number", nil, []string{"-limits", "depth=deep"}, "FINGRAPH_LIMITS"},
 		{"metrics address", map[string]string{"FINGRAPH_METRICS_ADDR": "9100"}, nil, "FINGRAPH_METRICS_ADDR"},
 		{"trusted proxies", map[string]string{"FINGRAPH_TRUSTED_PROXIES": "10.0.0.0/8, proxy.internal"}, nil, "FINGRAPH_TRUSTED_PROXIES"},
 		{"introspection not a bool", map[string]string{"FINGRAPH_INTROSPECTION": "sometimes"}, nil, "FINGRAPH_INTROSPECTION"},

@@ -42,6 +42,7 @@ type routeDeps struct {
 	banking  *banking.Client
 	sessions session.Store
 	sockets  *session.Sockets
+	trusted  *gqlhttp.TrustedDocuments
 	attempts *idempotency.Store
 
 	metrics    *metrics
@@ -79,12 +80,16 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 		},
 		Directives: policy.Directives(),
 	})
-	limits := gqlhttp.DefaultLimits
+	limits := d.cfg.Limits
+	if limits == (gqlhttp.Limits{}) {
+		limits = gqlhttp.DefaultLimits
+	}
 	limits.ReadTimeout, limits.OperationTimeout = d.cfg.ReadTimeout, d.cfg.OperationTimeout
 	gql := gqlhttp.NewHandler(es, gqlhttp.HandlerConfig{
 		Logger:         d.logger,
 		Limits:         limits,
 		Introspection:  d.cfg.Introspection,
+		Trusted:        d.trusted,
 		CheckOrigin:    originChecker(d.cfg.AllowedOrigins),
 		WebsocketInit:  websocketInit(sessions),
 		RecheckSession: sessions.Recheck,
@@ -115,7 +120,7 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 	// Sessions come before loaders: loaders hold one principal's view.
 	// Tracing wraps everything, so upstream spans join the request's trace.
 	r.Handle("/graphql", otelhttp.NewHandler(
-		gqlhttp.LimitBody(gqlhttp.DefaultLimits.MaxBodyBytes, gqlhttp.NoStore(sessions.Middleware(loaders.Middleware(d.payments, d.banking, gql)))),
+		gqlhttp.LimitBody(limits.MaxBodyBytes, gqlhttp.NoStore(sessions.Middleware(loaders.Middleware(d.payments, d.banking, gql)))),
 		"/graphql", otelhttp.WithTracerProvider(d.tracing.provider), otelhttp.WithPropagators(d.tracing.propagator)))
 	r.Handle("/", playground.Handler("fingraph", "/graphql"))
 	r.Get(downloads.RoutePattern, downloads.Handler(reportLinks, d.banking, d.logger.With("component", "downloads")))

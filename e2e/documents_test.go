@@ -204,3 +204,18 @@ func BenchmarkRefusingExpensiveDocuments(b *testing.B) {
 		}
 	})
 }
+
+// Every limit is configurable: FINGRAPH_LIMITS tightens them for one
+// deployment.
+func TestLimitsAreConfigurable(t *testing.T) {
+	g := startGateway(t, "-limits", "depth=3,aliases=2")
+	if r := g.query(t, nested(4), nil); r.code() != "BAD_USER_INPUT" {
+		t.Errorf("depth 5 with a limit of 3: %+v", r.Errors)
+	}
+	if r := g.query(t, "{ "+aliases(3)+" }", nil); r.code() != "BAD_USER_INPUT" {
+		t.Errorf("3 aliases with a limit of 2: %+v", r.Errors)
+	}
+	if r := g.query(t, "{ "+aliases(2)+" }", nil); len(r.Errors) > 0 {
+		t.Errorf("2 aliases with a limit of 2: %+v", r.Errors)
+	}
+}

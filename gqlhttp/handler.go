@@ -108,6 +108,8 @@ type HandlerConfig struct {
 	RecheckSession func(context.Context) error
 	// Tracer, when set, traces operations and root fields.
 	Tracer trace.Tracer
+	// Trusted, when set, admits only its registered documents.
+	Trusted *TrustedDocuments
 	// ClientAddr names the client of a request, for the per-address
 	// websocket cap (the session layer's address, proxies considered);
 	// nil uses the TCP peer.
@@ -261,8 +263,11 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *Handler {
 	if cfg.Introspection {
 		srv.Use(extension.Introspection{})
 	}
-	// The persisted-query extension fills in the document, so it runs
-	// before the document is measured.
+	// Trusted documents and the persisted-query extension fill in the
+	// document, so they run before the document is measured.
+	if cfg.Trusted != nil {
+		srv.Use(cfg.Trusted)
+	}
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](1000)})
 	srv.Use(&DocumentLimit{
 		MaxTokens: l.MaxTokens, MaxFields: l.MaxFields, MaxDepth: l.MaxDepth,
