@@ -193,7 +193,9 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 
 	bgCtx, stop := context.WithCancel(context.Background())
 	a.stop = stop
-	a.enricher = &events.Enricher{Bus: bus, Payments: pay, Logger: logger.With("component", "events")}
+	// Ids the upstream did not know, shared by the intake and the enricher.
+	unknown := events.NewUnknown(10000)
+	a.enricher = &events.Enricher{Bus: bus, Payments: pay, Unknown: unknown, Logger: logger.With("component", "events")}
 	if err := a.enricher.Start(ctx); err != nil {
 		return nil, err
 	}
@@ -226,6 +228,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 	}
 	handler, gql := newRouter(routeDeps{
 		trusted:    trusted,
+		unknown:    unknown,
 		cfg:        cfg,
 		logger:     logger,
 		metrics:    m,

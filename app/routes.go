@@ -43,6 +43,7 @@ type routeDeps struct {
 	sessions session.Store
 	sockets  *session.Sockets
 	trusted  *gqlhttp.TrustedDocuments
+	unknown  *events.Unknown
 	attempts *idempotency.Store
 
 	metrics    *metrics
@@ -124,7 +125,7 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 		"/graphql", otelhttp.WithTracerProvider(d.tracing.provider), otelhttp.WithPropagators(d.tracing.propagator)))
 	r.Handle("/", playground.Handler("fingraph", "/graphql"))
 	r.Get(downloads.RoutePattern, downloads.Handler(reportLinks, d.banking, d.logger.With("component", "downloads")))
-	r.Post("/webhooks/payments", (&events.Intake{Bus: d.bus, Logger: d.logger.With("component", "webhooks")}).ServeHTTP)
+	r.Post("/webhooks/payments", (&events.Intake{Bus: d.bus, Unknown: d.unknown, Logger: d.logger.With("component", "webhooks")}).ServeHTTP)
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -313,5 +316,78 @@ func TestWebsocketLimitsAreEnforced(t *testing.T) {
 	var ce *websocket.CloseError
 	if errors.As(err, &ce) && ce.Code != websocket.CloseMessageTooBig {
 		t.Errorf("an oversized message closed with %d, want %d", ce.Code, websocket.CloseMessageTooBig)
+	}
+}
+
+// A flood of forged webhooks costs the upstream one look-up per distinct id
+// at most: ids it does not know are remembered, and a repeat (even after
+// the bus's dedupe window) is acknowledged without being stored or looked
+// up. One sender past its rate gets 429 with Retry-After. A real event
+// still arrives.
+func TestForgedWebhookFloodIsBounded(t *testing.T) {
+	g := liveGateway(t)
+	g = g.as(g.signInAPI(t))
+	lookups := func() int { return g.stats(t).Routes["GET /payments/v3/events/{id}"] }
+	g.resetStats(t)
+	const forged = 30
+	post := func() {
+		for i := range forged {
+			if code := g.postWebhook(t, map[string]any{"id": fmt.Sprintf("forged-%d", i), "name": "IndividualBlocked"}); code != http.StatusAccepted {
+				t.Fatalf("forged webhook %d: %d", i, code)
+			}
+		}
+	}
+	post()
+	// Each forged id is looked up once (bounded wait for the enricher).
+	deadline := time.Now().Add(20 * time.Second)
+	for lookups() < forged && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := lookups(); n != forged {
+		t.Fatalf("%d look-ups for %d forged ids: %v", n, forged, g.stats(t).Routes)
+	}
+	// The same ids again: acknowledged, never looked up again; a real
+	// event behind them still arrives.
+	ws := g.dialWS(t, nil, nil)
+	ws.subscribeFromNow(g, "1", `subscription($after: String) { events(names: ["IndividualBlocked"], after: $after) `+liveFields+` }`, nil)
+	post()
+	var ev sandboxEvent
+	g.sandbox(t, http.MethodPost, "/_sandbox/trigger", map[string]any{"name": "IndividualBlocked"}, &ev)
+	if e := ws.next("1", "events"); e.Event.ID != ev.ID {
+		t.Fatalf("want the real event %s, got %+v", ev.ID, e)
+	}
+	if n := lookups(); n >= 2*forged {
+		t.Errorf("repeated forged ids were looked up again: %d look-ups", n)
+	}
+}
+
+func TestWebhookSenderIsRateLimited(t *testing.T) {
+	g := startGateway(t)
+	var limited atomic.Int32
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 125 {
+				b, _ := json.Marshal(map[string]any{"id": fmt.Sprintf("burst-%d-%d", w, i), "name": "IndividualBlocked"})
+				resp, err := http.Post(g.URL+"/webhooks/payments", "application/json", bytes.NewReader(b))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusTooManyRequests {
+					if resp.Header.Get("Retry-After") == "" {
+						t.Error("429 without Retry-After")
+					}
+					limited.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if limited.Load() == 0 {
+		t.Error("1,000 webhooks at once from one address were never refused (200/s, burst 400)")
 	}
 }

@@ -23,6 +23,15 @@ type Enricher struct {
 	Bus      *Bus
 	Payments *payments.Client
 	Logger   *slog.Logger
+	// Unknown, when set, remembers ids the upstream answered 404 for, so
+	// that they are never asked about again.
+	Unknown *Unknown
+	// Workers bounds the enrichments in flight (default 8): a slow or
+	// refused one does not hold back the rest.
+	Workers int
+
+	slots   chan struct{}
+	working sync.WaitGroup
 
 	mu      sync.Mutex
 	cc      jetstream.ConsumeContext
@@ -46,7 +55,23 @@ func (e *Enricher) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("events: enricher consumer: %w", err)
 	}
-	cc, err := cons.Consume(e.handle)
+	workers := e.Workers
+	if workers <= 0 {
+		workers = 8
+	}
+	e.slots = make(chan struct{}, workers)
+	cc, err := cons.Consume(func(msg jetstream.Msg) {
+		// Consume hands messages over one at a time; each is enriched in
+		// its own goroutine, at most Workers at once, so that a webhook
+		// whose upstream call is slow (or forged, and refused) does not
+		// delay the ones behind it.
+		e.slots <- struct{}{}
+		e.working.Add(1)
+		go func() {
+			defer func() { <-e.slots; e.working.Done() }()
+			e.handle(msg)
+		}()
+	}, jetstream.PullMaxMessages(2*workers))
 	if err != nil {
 		return fmt.Errorf("events: enricher: %w", err)
 	}
@@ -65,6 +90,7 @@ func (e *Enricher) Stop() {
 		cc.Drain()
 		<-cc.Closed()
 	}
+	e.working.Wait()
 }
 
 // Health reports the last enrichment failure, nil when the last one worked.
@@ -89,12 +115,17 @@ func (e *Enricher) handle(msg jetstream.Msg) {
 		_ = msg.Term()
 		return
 	}
+	if e.Unknown.Has(w.ID) {
+		_ = msg.Term()
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	ev, err := e.enrich(ctx, w)
 	if pe, ok := payments.AsError(err); ok && pe.StatusCode == http.StatusNotFound {
 		// Announced but unknown upstream: forged, or not ours. Nothing is
-		// published from a webhook body alone.
+		// published from a webhook body alone, and the id is remembered.
+		e.Unknown.Add(w.ID)
 		e.Logger.Warn("webhook for an event the upstream does not know; dropped", "event_id", w.ID)
 		_ = msg.Term()
 		return

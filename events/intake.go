@@ -6,15 +6,29 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 )
 
 // Intake receives the payments upstream's webhooks. It stores each on the
 // bus and only then answers 2xx; when the bus cannot take it, it answers
 // 503 so that the sender slows down and retries.
+//
+// A sender is rate limited (PerSecond, Burst; 429 with Retry-After past
+// them), and a repeat of an id the upstream did not know (Unknown) is
+// acknowledged without being stored.
 type Intake struct {
 	Bus    *Bus
 	Logger *slog.Logger
+	// Unknown, when set, holds the ids the upstream answered 404 for.
+	Unknown *Unknown
+	// PerSecond and Burst bound one sending address (defaults 200 and 400:
+	// the upstream sends one webhook per event, retried at 1-16 s).
+	PerSecond float64
+	Burst     int
+
+	once    sync.Once
+	senders *senderLimiter
 }
 
 // maxWebhookBody bounds a webhook body: it only ever holds id, name and time.
@@ -25,6 +39,17 @@ func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		http.Error(w, "POST only", http.StatusMethodNotAllowed)
+		return
+	}
+	in.once.Do(func() {
+		if in.PerSecond <= 0 {
+			in.PerSecond, in.Burst = 200, 400
+		}
+		in.senders = newSenderLimiter(in.PerSecond, max(in.Burst, 1))
+	})
+	if !in.senders.allow(r) {
+		w.Header().Set("Retry-After", "1")
+		webhookError(w, http.StatusTooManyRequests, "too many webhooks from this address; retry")
 		return
 	}
 	var body struct {
@@ -40,6 +65,15 @@ func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if !tokenRe.MatchString(body.ID) || !tokenRe.MatchString(body.Name) {
 		webhookError(w, http.StatusBadRequest, "id and name must be 1-128 letters, digits, - or _")
+		return
+	}
+	if in.Unknown.Has(body.ID) {
+		// Acknowledged so that the sender stops, but not stored: the
+		// upstream already said it does not know this event.
+		in.Logger.DebugContext(r.Context(), "webhook for an event known to be unknown upstream; not stored", "event_id", body.ID)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusAccepted)
+		_, _ = w.Write([]byte(`{"received":true}`))
 		return
 	}
 	wh := webhook{Source: SourcePayments, ID: body.ID, Name: body.Name}
