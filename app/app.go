@@ -222,6 +222,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 		bus:        bus,
 		enricher:   a.enricher,
 		reconciler: a.reconciler,
+		sandbox:    a.sandboxHandler(),
 	})
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -346,6 +347,15 @@ func (a *App) Shutdown() error {
 
 // Addr is the gateway's listening address, such as 127.0.0.1:8080.
 func (a *App) Addr() string { return a.addr }
+
+// sandboxHandler is the in-process sandbox as a handler, or nil (not a
+// typed nil) with real upstreams.
+func (a *App) sandboxHandler() http.Handler {
+	if a.sandbox == nil {
+		return nil
+	}
+	return a.sandbox
+}
 
 // SandboxAddr is the in-process sandbox's listening address, or "" when the
 // gateway talks to real upstreams.

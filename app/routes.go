@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/99designs/gqlgen/graphql/playground"
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/go-chi/cors"
@@ -30,6 +29,7 @@ import (
 	"github.com/fingraph/fingraph/upstream/banking"
 	"github.com/fingraph/fingraph/upstream/payments"
 	"github.com/fingraph/fingraph/upstream/sandbox/bankingsim"
+	"github.com/fingraph/fingraph/web"
 )
 
 // routeDeps is what the routes need.
@@ -42,6 +42,8 @@ type routeDeps struct {
 	sessions session.Store
 	sockets  *session.Sockets
 	attempts *idempotency.Store
+	// sandbox is the in-process sandbox, nil with real upstreams.
+	sandbox http.Handler
 
 	metrics    *metrics
 	tracing    *tracing
@@ -106,7 +108,10 @@ func newRouter(d routeDeps) http.Handler {
 	r.Handle("/graphql", otelhttp.NewHandler(
 		gqlhttp.LimitBody(gqlhttp.DefaultLimits.MaxBodyBytes, sessions.Middleware(loaders.Middleware(d.payments, d.banking, gql))),
 		"/graphql", otelhttp.WithTracerProvider(d.tracing.provider), otelhttp.WithPropagators(d.tracing.propagator)))
-	r.Handle("/", playground.Handler("fingraph", "/graphql"))
+	r.Mount("/", web.Handler(es, web.Options{PublishSchema: d.cfg.Introspection}))
+	if d.sandbox != nil {
+		r.Handle("/sandbox/trigger", gqlhttp.LimitBody(4<<10, sessions.Middleware(http.HandlerFunc(sandboxTrigger(d.sandbox)))))
+	}
 	r.Post("/webhooks/payments", (&events.Intake{Bus: d.bus, Logger: d.logger.With("component", "webhooks")}).ServeHTTP)
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
