@@ -6,6 +6,7 @@ import { createRoot } from 'react-dom/client';
 import { GraphiQL } from 'graphiql';
 import { createGraphiQLFetcher } from '@graphiql/toolkit';
 import { createClient } from 'graphql-ws/client';
+import { parse, Kind } from 'graphql';
 import 'graphiql/style.css';
 import { examples } from './examples.js';
 
@@ -46,7 +47,26 @@ const wsClient = createClient({
   shouldRetry: (e) => !(e && (e.code === 4401 || e.code === 4403)),
 });
 
-const fetcher = createGraphiQLFetcher({ url: http, fetch: csrfFetch, wsClient });
+const baseFetcher = createGraphiQLFetcher({ url: http, fetch: csrfFetch, wsClient });
+
+// GraphiQL updates the operation name a moment after the editor changes, so
+// a run right after switching tabs sent the previous tab's name, which the
+// gateway rightly refuses ("operation SignIn not found"). A name that is not
+// in the document is replaced by the document's only operation.
+function operationNameIn(query, name) {
+  let doc;
+  try {
+    doc = parse(query);
+  } catch {
+    return name; // let the gateway report the syntax error
+  }
+  const ops = doc.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION);
+  if (ops.some((op) => op.name?.value === name)) return name;
+  return ops.length === 1 ? ops[0].name?.value : name;
+}
+
+const fetcher = (params, opts) =>
+  baseFetcher({ ...params, operationName: operationNameIn(params.query, params.operationName) }, opts);
 
 function Playground() {
   return (
