@@ -108,9 +108,12 @@ func newRouter(d routeDeps) http.Handler {
 	r.Handle("/graphql", otelhttp.NewHandler(
 		gqlhttp.LimitBody(gqlhttp.DefaultLimits.MaxBodyBytes, sessions.Middleware(loaders.Middleware(d.payments, d.banking, gql))),
 		"/graphql", otelhttp.WithTracerProvider(d.tracing.provider), otelhttp.WithPropagators(d.tracing.propagator)))
-	r.Mount("/", web.Handler(es, web.Options{PublishSchema: d.cfg.Introspection}))
+	pages := web.Handler(es, web.Options{PublishSchema: d.cfg.Introspection})
+	for _, p := range web.Paths {
+		r.Get(p, pages.ServeHTTP)
+	}
 	if d.sandbox != nil {
-		r.Handle("/sandbox/trigger", gqlhttp.LimitBody(4<<10, sessions.Middleware(http.HandlerFunc(sandboxTrigger(d.sandbox)))))
+		r.Post("/sandbox/trigger", gqlhttp.LimitBody(4<<10, sessions.Middleware(http.HandlerFunc(sandboxTrigger(d.sandbox)))).ServeHTTP)
 	}
 	r.Post("/webhooks/payments", (&events.Intake{Bus: d.bus, Logger: d.logger.With("component", "webhooks")}).ServeHTTP)
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {

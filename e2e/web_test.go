@@ -147,6 +147,11 @@ func TestSandboxTriggerRoute(t *testing.T) {
 		s, _ := ext["code"].(string)
 		return s
 	}
+	if resp, err := g.http.Get(g.URL + "/sandbox/trigger"); err != nil || resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("GET /sandbox/trigger: %v %v, want 405", err, resp.StatusCode)
+	} else {
+		resp.Body.Close()
+	}
 	if s, out := post("", "application/json", `{"name":"IndividualActivated"}`); s != http.StatusUnauthorized || code(out) != "UNAUTHENTICATED" {
 		t.Errorf("signed out: %d %v", s, out)
 	}

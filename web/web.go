@@ -21,6 +21,11 @@ import (
 //go:embed playground/index.html playground/dist dashboard/index.html dashboard/dashboard.js dashboard/dashboard.css dashboard/vendor
 var files embed.FS
 
+// Paths are the route patterns (chi's syntax) that Handler serves. The
+// gateway registers these rather than mounting Handler at "/", so that every
+// other path keeps the router's own 404 and 405 answers.
+var Paths = []string{"/", "/dashboard", "/dashboard/*", "/playground/dist/*", "/schema.graphql"}
+
 // Options configure Handler.
 type Options struct {
 	// PublishSchema serves /schema.graphql. It follows the gateway's
