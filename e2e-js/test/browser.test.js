@@ -87,6 +87,11 @@ test('the playground loads offline, runs a query and shows a subscription event'
   await result.getByText('C-1001').first().waitFor({ timeout: 30_000 });
   assert.match(await result.innerText(), /"customers"/);
 
+  // The example mutation, with its card token in the variables.
+  await run('CreateOrder', 'mutation CreateOrder');
+  await result.getByText('"Order"').first().waitFor({ timeout: 30_000 });
+  assert.match(await result.innerText(), /AUTHORIZED/);
+
   // The live feed over graphql-ws. The subscription is live once the
   // socket acknowledged it; fire events until one shows (at most ten).
   await run('LiveEvents', 'subscription LiveEvents');

@@ -73,6 +73,9 @@ function Playground() {
     <GraphiQL
       fetcher={fetcher}
       defaultTabs={examples}
+      // GraphiQL 4 fills the variables editor on first load from this prop,
+      // not from the first tab.
+      variables={examples[0].variables}
       defaultEditorToolsVisibility="variables"
       isHeadersEditorEnabled
     />
