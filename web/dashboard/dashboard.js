@@ -269,9 +269,11 @@ function startFeed(after) {
     // 4401: the session ended; graphql-ws treats it as fatal already. 4403:
     // the session is unknown; a retry cannot help either.
     shouldRetry: (e) => !(e && (e.code === 4401 || e.code === 4403)),
+    // A replaced client closes after its successor connected: only the
+    // current client may set the status.
     on: {
-      connected: () => feedStatus('live', true),
-      closed: (e) => feedStatus(`reconnecting (${e?.code ?? 'closed'})`),
+      connected: () => { if (state.client === client) feedStatus('live', true); },
+      closed: (e) => { if (state.client === client) feedStatus(`reconnecting (${e?.code ?? 'closed'})`); },
     },
   });
   // graphql-ws re-sends this same payload on every reconnect, so keeping
@@ -287,6 +289,7 @@ function startFeed(after) {
       showEvent(ev);
     },
     error: (err) => {
+      if (state.client !== client) return;
       const code = err?.code ?? err?.[0]?.extensions?.code;
       feedStatus(code === 4401 ? 'session ended: sign in again' : `stopped (${code ?? 'error'})`);
     },
