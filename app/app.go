@@ -242,6 +242,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 		bus:        bus,
 		enricher:   a.enricher,
 		reconciler: a.reconciler,
+		sandbox:    a.sandboxHandler(),
 	})
 	var tlsConfig *tls.Config
 	if cfg.TLSCert != "" {
@@ -401,6 +402,15 @@ func (a *App) Addr() string { return a.addr }
 
 // MetricsAddr is the address of the separate /metrics listener, or "".
 func (a *App) MetricsAddr() string { return a.metricsAddr }
+
+// sandboxHandler is the in-process sandbox as a handler, or nil (not a
+// typed nil) with real upstreams.
+func (a *App) sandboxHandler() http.Handler {
+	if a.sandbox == nil {
+		return nil
+	}
+	return a.sandbox
+}
 
 // SandboxAddr is the in-process sandbox's listening address, or "" when the
 // gateway talks to real upstreams.

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/99designs/gqlgen/graphql/playground"
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/go-chi/cors"
@@ -31,6 +30,7 @@ import (
 	"github.com/fingraph/fingraph/upstream/banking"
 	"github.com/fingraph/fingraph/upstream/payments"
 	"github.com/fingraph/fingraph/upstream/sandbox/bankingsim"
+	"github.com/fingraph/fingraph/web"
 )
 
 // routeDeps is what the routes need.
@@ -45,6 +45,8 @@ type routeDeps struct {
 	trusted  *gqlhttp.TrustedDocuments
 	unknown  *events.Unknown
 	attempts *idempotency.Store
+	// sandbox is the in-process sandbox, nil with real upstreams.
+	sandbox http.Handler
 
 	metrics    *metrics
 	tracing    *tracing
@@ -123,7 +125,13 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 	r.Handle("/graphql", otelhttp.NewHandler(
 		gqlhttp.LimitBody(limits.MaxBodyBytes, gqlhttp.NoStore(sessions.Middleware(loaders.Middleware(d.payments, d.banking, gql)))),
 		"/graphql", otelhttp.WithTracerProvider(d.tracing.provider), otelhttp.WithPropagators(d.tracing.propagator)))
-	r.Handle("/", playground.Handler("fingraph", "/graphql"))
+	pages := web.Handler(es, web.Options{PublishSchema: d.cfg.Introspection})
+	for _, p := range web.Paths {
+		r.Get(p, pages.ServeHTTP)
+	}
+	if d.sandbox != nil {
+		r.Post("/sandbox/trigger", gqlhttp.LimitBody(4<<10, sessions.Middleware(http.HandlerFunc(sandboxTrigger(d.sandbox)))).ServeHTTP)
+	}
 	r.Get(downloads.RoutePattern, downloads.Handler(reportLinks, d.banking, d.logger.With("component", "downloads")))
 	r.Post("/webhooks/payments", (&events.Intake{Bus: d.bus, Unknown: d.unknown, Logger: d.logger.With("component", "webhooks")}).ServeHTTP)
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {

@@ -1,0 +1,106 @@
+// Apollo Client against the gateway: the dashboard query normalised in the
+// InMemoryCache (every object with an id stored once and referenced from
+// wherever it appears), a mutation whose answer updates the cached order in
+// every place the screen shows it with no refetch, and a subscription over
+// graphql-ws through Apollo's GraphQLWsLink.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { ApolloClient, InMemoryCache, HttpLink, ApolloLink, gql } from '@apollo/client';
+import { GraphQLWsLink } from '@apollo/client/link/subscriptions';
+import { createClient } from 'graphql-ws';
+import WebSocket from 'ws';
+import { startGateway, waitFor } from './harness.js';
+
+let gw;
+let token;
+before(async () => {
+  gw = await startGateway();
+  token = (await gw.signInStaff()).token;
+});
+after(async () => { await gw?.stop(); });
+
+function apollo() {
+  const http = new HttpLink({ uri: gw.graphql, headers: { Authorization: `Bearer ${token}` } });
+  const ws = new GraphQLWsLink(createClient({
+    url: gw.ws, webSocketImpl: WebSocket, connectionParams: { sessionToken: token }, retryAttempts: 0,
+  }));
+  const link = ApolloLink.split(
+    ({ operationType }) => operationType === 'subscription',
+    ws, http,
+  );
+  return new ApolloClient({ link, cache: new InMemoryCache() });
+}
+
+const DASHBOARD = gql`query Dashboard {
+  viewer { kind }
+  customers { id number contact { name email } orders { id status amount { amount currency } } }
+  orders { id status customer { id } }
+}`;
+
+test('the dashboard query is normalised: each customer and order is stored once', async () => {
+  const client = apollo();
+  const { data } = await client.query({ query: DASHBOARD });
+  assert.ok(data.customers.length > 0);
+  const cache = client.cache.extract();
+  const orderKeys = Object.keys(cache).filter((k) => k.startsWith('Order:'));
+  const customerKeys = Object.keys(cache).filter((k) => k.startsWith('Customer:'));
+  assert.equal(customerKeys.length, data.customers.length, 'one entry per customer');
+
+  // Orders reached through customers and through the root orders field are
+  // the same entries, referenced from both.
+  const nested = new Set(data.customers.flatMap((c) => c.orders.map((o) => o.id)));
+  const root = new Set(data.orders.map((o) => o.id));
+  const shared = [...nested].filter((id) => root.has(id));
+  assert.ok(shared.length > 0, 'some orders appear in both lists');
+  assert.equal(orderKeys.length, new Set([...nested, ...root]).size, 'one entry per order, however often it appears');
+  const rootRefs = cache.ROOT_QUERY.orders.map((r) => r.__ref);
+  assert.ok(rootRefs.includes(`Order:${shared[0]}`));
+  const owner = data.customers.find((c) => c.orders.some((o) => o.id === shared[0]));
+  assert.ok(cache[`Customer:${owner.id}`].orders.some((r) => r.__ref === `Order:${shared[0]}`));
+  client.stop();
+});
+
+test('a mutation updates the cached order everywhere, with no refetch', async () => {
+  const client = apollo();
+  const { data } = await client.query({ query: DASHBOARD });
+  const authorised = data.orders.find((o) => o.status === 'AUTHORIZED');
+  assert.ok(authorised, 'the demo data has an authorised order');
+  await gw.sandbox('POST', '/_sandbox/stats/reset');
+
+  const { data: m } = await client.mutate({
+    mutation: gql`mutation Capture($id: ID!) { captureOrder(input: {orderId: $id}) { orderId applied order { id status } } }`,
+    variables: { id: authorised.id },
+  });
+  assert.equal(m.captureOrder.order.status, 'CAPTURED');
+  const callsAfterMutation = (await gw.stats()).total;
+
+  // Read the screen back from the cache only: both places show CAPTURED.
+  const cached = client.readQuery({ query: DASHBOARD });
+  assert.equal(cached.orders.find((o) => o.id === authorised.id).status, 'CAPTURED');
+  const nested = cached.customers.flatMap((c) => c.orders).find((o) => o.id === authorised.id);
+  if (nested) assert.equal(nested.status, 'CAPTURED');
+  const again = await client.query({ query: DASHBOARD, fetchPolicy: 'cache-first' });
+  assert.equal(again.data.orders.find((o) => o.id === authorised.id).status, 'CAPTURED');
+  assert.equal((await gw.stats()).total, callsAfterMutation, 'the cache answered: no upstream call');
+  client.stop();
+});
+
+test('a subscription through Apollo receives a webhook-derived event', async () => {
+  const client = apollo();
+  const seen = [];
+  // Read the cursor first, subscribe after it: the event fired next arrives
+  // even if it is stored before the subscription reaches the gateway.
+  const { data: c } = await client.query({ query: gql`{ eventsCursor }`, fetchPolicy: 'network-only' });
+  const sub = client.subscribe({
+    query: gql`subscription($after: String) { events(names: ["IndividualActivated"], after: $after) { cursor source event { id name individualId } } }`,
+    variables: { after: c.eventsCursor },
+  }).subscribe({ next: ({ data }) => seen.push(data.events) });
+  const fired = await gw.trigger('IndividualActivated');
+  await waitFor(() => seen.length > 0, 15_000, 'an event');
+  assert.equal(seen[0].event.id, fired.id, 'the event the sandbox fired');
+  assert.equal(seen[0].event.name, 'IndividualActivated');
+  assert.equal(seen[0].source, 'payments');
+  assert.ok(seen[0].cursor);
+  sub.unsubscribe();
+  client.stop();
+});

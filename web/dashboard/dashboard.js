@@ -1,0 +1,326 @@
+// The reference dashboard: how a web frontend uses the gateway, in plain
+// JavaScript (ES modules, no framework). It is a model to copy, not a
+// product. What it shows:
+//   - sign-in with SMS two-factor over a cookie session: the cookie is
+//     HttpOnly and set by the gateway; the page keeps only the CSRF token
+//     (in memory) and sends it as X-CSRF-Token with every POST;
+//   - one query for the screen, read before subscribing, then the live
+//     event feed subscribed with `after:` the cursor the query returned, so
+//     no event falls in between;
+//   - on a dropped connection graphql-ws reconnects (bounded back-off) and
+//     re-sends the subscription, whose `after` variable always holds the
+//     last cursor received: the feed resumes without loss or repeats;
+//   - an ended session (close 4401) is final: the page asks to sign in
+//     again instead of reconnecting in a loop;
+//   - wallets and cards, shown only when the schema has them (read through
+//     introspection), so the page works across schema versions.
+import { createClient } from './vendor/graphql-ws.js';
+
+const $ = (sel) => document.querySelector(sel);
+const state = { csrf: '', client: null, stopFeed: null, cursor: null };
+
+/** GraphQL error with the gateway's extensions.code. */
+class GraphQLError extends Error {
+  constructor(err) {
+    super(err.message);
+    this.code = err.extensions?.code ?? 'UNKNOWN';
+  }
+}
+
+/** POSTs one operation with the session cookie and the CSRF header. */
+async function gql(query, variables = {}) {
+  const headers = { 'Content-Type': 'application/json', Accept: 'application/graphql-response+json' };
+  if (state.csrf) headers['X-CSRF-Token'] = state.csrf;
+  const res = await fetch('/graphql', {
+    method: 'POST', credentials: 'same-origin', headers, body: JSON.stringify({ query, variables }),
+  });
+  const body = await res.json();
+  if (body.errors?.length) throw new GraphQLError(body.errors[0]);
+  return body.data;
+}
+
+/** Reads the current session with GET, which needs no CSRF header. */
+async function currentViewer() {
+  const q = encodeURIComponent('{ viewer { kind csrfToken } }');
+  const res = await fetch(`/graphql?query=${q}`, { credentials: 'same-origin' });
+  const body = await res.json();
+  return body.data?.viewer ?? null;
+}
+
+const SIGN_IN = `mutation SignIn($input: SignInInput!) {
+  signIn(input: $input) {
+    __typename
+    ... on TwoFactorChallenge { maskedPhone challengeId }
+    ... on SignedIn { csrfToken viewer { kind } }
+  }
+}`;
+
+const DASHBOARD = `query Dashboard {
+  viewer { kind permissions csrfToken }
+  customers {
+    id number status
+    contact { name email }
+    orders { id number status created amount { amount currency } }
+  }
+  eventsCursor
+}`;
+
+const EVENTS = `subscription Events($after: String) {
+  events(after: $after) {
+    cursor source
+    event { id name createdAt orderId individualId }
+  }
+}`;
+
+function text(tag, value, cls) {
+  const el = document.createElement(tag);
+  el.textContent = value ?? '';
+  if (cls) el.className = cls;
+  return el;
+}
+
+function table(headers, rows) {
+  const t = document.createElement('table');
+  const head = t.createTHead().insertRow();
+  for (const h of headers) head.append(text('th', h));
+  const body = t.createTBody();
+  for (const row of rows) {
+    const tr = body.insertRow();
+    for (const cell of row) {
+      // Long ids are cut for the eye; the whole id stays in the title.
+      const long = typeof cell === 'string' && /^[0-9a-f-]{36}$/.test(cell);
+      const td = text('td', long ? `${cell.slice(0, 8)}…` : cell, long ? 'id' : '');
+      if (long) td.title = cell;
+      tr.append(td);
+    }
+  }
+  return t;
+}
+
+const money = (m) => (m ? `${(m.amount / 100).toFixed(2)} ${m.currency}` : '');
+
+function showViewer(viewer, signedInHere) {
+  $('#who').textContent = viewer ? `Signed in: ${viewer.kind}` : 'Signed out';
+  $('#sign-out').hidden = !signedInHere;
+  $('#sign-in-card').hidden = signedInHere;
+}
+
+// --- sign-in -------------------------------------------------------------
+
+let challenge = null;
+
+async function signIn(ev) {
+  ev.preventDefault();
+  const f = ev.target;
+  const input = { kind: f.kind.value, email: f.email.value, password: f.password.value };
+  if (f.kind.value === 'PERSON') input.deviceFingerprint = 1;
+  if (challenge) {
+    input.twoFactorCode = f.code.value.trim();
+    if (challenge.challengeId) input.challengeId = challenge.challengeId;
+  }
+  const hint = $('#sign-in-hint');
+  hint.classList.remove('error');
+  try {
+    const { signIn: r } = await gql(SIGN_IN, { input });
+    if (r.__typename === 'TwoFactorChallenge') {
+      challenge = r;
+      $('#code-row').hidden = false;
+      f.code.focus();
+      hint.textContent = `A code went to ${r.maskedPhone}. Enter it and sign in again.`;
+      return;
+    }
+    challenge = null;
+    f.code.value = '';
+    $('#code-row').hidden = true;
+    state.csrf = r.csrfToken;
+    showViewer(r.viewer, true);
+    await refresh();
+  } catch (err) {
+    hint.textContent = `${err.code}: ${err.message}`;
+    hint.classList.add('error');
+  }
+}
+
+async function signOut() {
+  await gql('mutation { signOut }').catch(() => {});
+  state.csrf = '';
+  stopFeed('signed out');
+  location.reload();
+}
+
+// --- the screen ----------------------------------------------------------
+
+async function refresh() {
+  let data;
+  try {
+    data = await gql(DASHBOARD);
+  } catch (err) {
+    $('#customers').replaceChildren(text('p', `${err.code}: ${err.message}`, 'error'));
+    return;
+  }
+  state.csrf = data.viewer?.csrfToken || state.csrf;
+  const rows = [];
+  for (const c of data.customers) {
+    if (c.orders.length === 0) rows.push([c.number, c.contact.name, c.contact.email, '', '', '']);
+    for (const o of c.orders) rows.push([c.number, c.contact.name, c.contact.email, o.id, o.status, money(o.amount)]);
+  }
+  $('#customers').replaceChildren(
+    text('p', `${data.customers.length} customers, ${rows.filter((r) => r[3]).length} orders in the last 30 days`, 'hint'),
+    table(['customer', 'name', 'e-mail', 'order', 'status', 'amount'], rows),
+  );
+  optionalSections().catch(() => {});
+  // Subscribe after the cursor read with the screen's data: every event
+  // newer than what the screen shows arrives, none is missed in between.
+  startFeed(state.cursor ?? data.eventsCursor);
+}
+
+// --- wallets and cards, when the schema has them -------------------------
+
+const TYPE_REF = 'kind name ofType { kind name ofType { kind name ofType { kind name } } }';
+
+async function typeFields(name) {
+  const d = await gql(`query($n: String!) { __type(name: $n) { fields { name args { type { kind } } type { ${TYPE_REF} } } } }`, { n: name });
+  return d.__type?.fields ?? [];
+}
+
+function named(t) {
+  while (t.ofType) t = t.ofType;
+  return t;
+}
+
+// selection builds a selection of the scalar fields of a type, and of the
+// scalar fields of its object fields one level down (money, addresses).
+async function selection(typeName, depth = 0) {
+  const parts = [];
+  for (const f of await typeFields(typeName)) {
+    if (f.args.some((a) => a.type.kind === 'NON_NULL')) continue;
+    const t = named(f.type);
+    if (t.kind === 'SCALAR' || t.kind === 'ENUM') parts.push(f.name);
+    else if (t.kind === 'OBJECT' && depth === 0) {
+      const sub = await selection(t.name, 1);
+      if (sub) parts.push(`${f.name} { ${sub} }`);
+    }
+  }
+  return parts.join(' ');
+}
+
+function flatten(obj, prefix = '') {
+  const out = {};
+  for (const [k, v] of Object.entries(obj ?? {})) {
+    if (v && typeof v === 'object' && !Array.isArray(v)) Object.assign(out, flatten(v, `${prefix}${k}.`));
+    else out[prefix + k] = Array.isArray(v) ? v.join(', ') : v;
+  }
+  return out;
+}
+
+// optionalSections shows Query.wallets and Query.cards when the schema has
+// them and they need no argument. With introspection off (the default in
+// front of real upstreams) the sections stay hidden.
+async function optionalSections() {
+  const query = await typeFields('Query');
+  for (const name of ['wallets', 'cards']) {
+    const f = query.find((q) => q.name === name && !q.args.some((a) => a.type.kind === 'NON_NULL'));
+    if (!f) continue;
+    const t = named(f.type);
+    if (t.kind !== 'OBJECT') continue;
+    const sel = await selection(t.name);
+    const data = await gql(`query { ${name} { ${sel} } }`);
+    const list = [].concat(data[name] ?? []).map((x) => flatten(x));
+    const cols = [...new Set(list.flatMap(Object.keys))];
+    $(`#${name}`).replaceChildren(
+      list.length ? table(cols, list.map((x) => cols.map((c) => String(x[c] ?? '')))) : text('p', 'None.', 'hint'),
+    );
+    $(`#${name}-card`).hidden = false;
+  }
+}
+
+// --- live events ---------------------------------------------------------
+
+function feedStatus(s, live = false) {
+  const el = $('#feed-status');
+  el.textContent = s;
+  el.classList.toggle('live', live);
+}
+
+function stopFeed(why) {
+  state.stopFeed?.();
+  state.client?.dispose();
+  state.client = state.stopFeed = null;
+  feedStatus(why);
+}
+
+function showEvent(e) {
+  const li = document.createElement('li');
+  li.dataset.eventId = e.event.id;
+  li.append(text('span', e.event.name, 'name'), text('span', ` ${e.source}`),
+    text('time', new Date(e.event.createdAt).toLocaleTimeString()),
+    text('span', e.event.orderId ? ` order ${e.event.orderId}` : e.event.individualId ? ` individual ${e.event.individualId}` : ''));
+  $('#events').prepend(li);
+}
+
+function startFeed(after) {
+  stopFeed('connecting');
+  const url = new URL('/graphql', location.href);
+  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+  const client = createClient({
+    url: url.toString(),
+    // The upgrade request carries the session cookie: no token in the page.
+    retryAttempts: 8,
+    // 4401: the session ended; graphql-ws treats it as fatal already. 4403:
+    // the session is unknown; a retry cannot help either.
+    shouldRetry: (e) => !(e && (e.code === 4401 || e.code === 4403)),
+    // A replaced client closes after its successor connected: only the
+    // current client may set the status.
+    on: {
+      connected: () => { if (state.client === client) feedStatus('live', true); },
+      closed: (e) => { if (state.client === client) feedStatus(`reconnecting (${e?.code ?? 'closed'})`); },
+    },
+  });
+  // graphql-ws re-sends this same payload on every reconnect, so keeping
+  // the last cursor in its variables makes a reconnect resume after it.
+  const payload = { query: EVENTS, variables: { after } };
+  state.cursor = after;
+  state.client = client;
+  state.stopFeed = client.subscribe(payload, {
+    next: ({ data, errors }) => {
+      if (errors?.length) return feedStatus(`error: ${errors[0].extensions?.code ?? errors[0].message}`);
+      const ev = data.events;
+      payload.variables.after = state.cursor = ev.cursor;
+      showEvent(ev);
+    },
+    error: (err) => {
+      if (state.client !== client) return;
+      const code = err?.code ?? err?.[0]?.extensions?.code;
+      feedStatus(code === 4401 ? 'session ended: sign in again' : `stopped (${code ?? 'error'})`);
+    },
+    complete: () => {},
+  });
+}
+
+async function trigger(ev) {
+  ev.preventDefault();
+  const out = $('#trigger-result');
+  const headers = { 'Content-Type': 'application/json' };
+  if (state.csrf) headers['X-CSRF-Token'] = state.csrf;
+  const res = await fetch('/sandbox/trigger', {
+    method: 'POST', credentials: 'same-origin', headers, body: JSON.stringify({ name: ev.target.name.value }),
+  });
+  if (res.status === 404) out.textContent = 'Only in sandbox mode.';
+  else if (!res.ok) out.textContent = (await res.json()).errors?.[0]?.message ?? `HTTP ${res.status}`;
+  else out.textContent = `fired ${(await res.json()).name ?? ''}`;
+}
+
+// --- start ---------------------------------------------------------------
+
+$('#sign-in').addEventListener('submit', signIn);
+$('#sign-out').addEventListener('click', signOut);
+$('#trigger').addEventListener('submit', trigger);
+
+const viewer = await currentViewer().catch(() => null);
+if (viewer) {
+  state.csrf = viewer.csrfToken;
+  showViewer(viewer, false);
+  await refresh();
+} else {
+  showViewer(null, false);
+}

@@ -1,0 +1,81 @@
+// Example operations the playground opens with, one tab each, for the
+// sandbox's demo data (README "Demo sign-ins").
+
+const signIn = `# Sign in as the demo staff member, who has SMS two-factor.
+# 1. Run it as it is: the answer is a TwoFactorChallenge.
+# 2. Read the code from the sandbox: GET <sandbox>/_sandbox/sms (the sandbox's
+#    address is in the gateway's start-up log; FINGRAPH_SANDBOX_ADDR fixes it).
+# 3. Put it in the variables as "code" and run again: SignedIn sets the session
+#    cookie, and the playground sends its csrfToken with every later request.
+mutation SignIn($code: String) {
+  signIn(input: {
+    kind: STAFF
+    email: "staff@demo.test"
+    password: "demo-password"
+    twoFactorCode: $code
+  }) {
+    __typename
+    ... on TwoFactorChallenge { maskedPhone expiresAt }
+    ... on SignedIn { csrfToken viewer { kind permissions } }
+  }
+}
+`;
+
+const dashboard = `# The dashboard screen in one request: who is signed in, the customers
+# with their orders (batched: two upstream calls in all), and the cursor
+# to subscribe after so that no event falls in between.
+query Dashboard {
+  viewer { kind permissions }
+  customers {
+    id
+    number
+    contact { name email }
+    orders { id status amount { amount currency } }
+  }
+  eventsCursor
+}
+`;
+
+const createOrder = `# Authorise a card payment. Card tokens go in variables, never in the
+# query text. tok_ok_* succeeds, tok_3ds_* asks for 3-D Secure, tok_fail_*
+# is declined; retry with the same idempotencyKey.
+mutation CreateOrder($input: CreateOrderInput!) {
+  createOrder(input: $input) {
+    __typename
+    ... on Order { id status amount { amount currency } }
+    ... on VerificationRequired { orderId verificationUrl message }
+    ... on OrderFailed { orderId code message }
+  }
+}
+`;
+
+const events = `# The live event feed (websocket, graphql-transport-ws). Run it, then
+# create an order in the other tab or fire a sandbox event:
+#   curl -XPOST <sandbox>/_sandbox/trigger -d '{"name":"IndividualActivated"}'
+# Keep the last cursor: subscribe again with after: it to get what was missed.
+subscription LiveEvents($after: String) {
+  events(after: $after) {
+    cursor
+    source
+    event { id name createdAt orderId individualId }
+  }
+}
+`;
+
+/** The default tabs: sign in, the dashboard query, a mutation, live events. */
+export const examples = [
+  { query: signIn, variables: '{\n  "code": null\n}' },
+  { query: dashboard },
+  {
+    query: createOrder,
+    variables: JSON.stringify({
+      input: {
+        idempotencyKey: 'playground-1',
+        currency: 'EUR',
+        items: { amount: 1250 },
+        payment: { card: { token: 'tok_ok_playground' } },
+      },
+    }, null, 2),
+  },
+  { query: events },
+];
