@@ -12,8 +12,8 @@
 //     last cursor received: the feed resumes without loss or repeats;
 //   - an ended session (close 4401) is final: the page asks to sign in
 //     again instead of reconnecting in a loop;
-//   - wallets and cards, shown only when the schema has them (read through
-//     introspection), so the page works across schema versions.
+//   - the corporation's wallets and its cards, for principals that have
+//     them (persons and API clients of a corporation).
 import { createClient } from './vendor/graphql-ws.js';
 
 const $ = (sel) => document.querySelector(sel);
@@ -174,63 +174,54 @@ async function refresh() {
   startFeed(state.cursor ?? data.eventsCursor);
 }
 
-// --- wallets and cards, when the schema has them -------------------------
+// --- wallets and cards --------------------------------------------------
 
-const TYPE_REF = 'kind name ofType { kind name ofType { kind name ofType { kind name } } }';
-
-async function typeFields(name) {
-  const d = await gql(`query($n: String!) { __type(name: $n) { fields { name args { type { kind } } type { ${TYPE_REF} } } } }`, { n: name });
-  return d.__type?.fields ?? [];
-}
-
-function named(t) {
-  while (t.ofType) t = t.ofType;
-  return t;
-}
-
-// selection builds a selection of the scalar fields of a type, and of the
-// scalar fields of its object fields one level down (money, addresses).
-async function selection(typeName, depth = 0) {
-  const parts = [];
-  for (const f of await typeFields(typeName)) {
-    if (f.args.some((a) => a.type.kind === 'NON_NULL')) continue;
-    const t = named(f.type);
-    if (t.kind === 'SCALAR' || t.kind === 'ENUM') parts.push(f.name);
-    else if (t.kind === 'OBJECT' && depth === 0) {
-      const sub = await selection(t.name, 1);
-      if (sub) parts.push(`${f.name} { ${sub} }`);
-    }
+// The banking half of the screen: the corporation's wallets and its cards,
+// each edge batched by the gateway (a fixed number of upstream calls however
+// many there are). Principals without a corporation (staff, a payments-only
+// API client) get an error for these fields, and the sections stay hidden.
+const WALLETS = `query Wallets {
+  currentCorporation {
+    name
+    wallets { id name currency purpose balance { amount currency } }
   }
-  return parts.join(' ');
-}
+}`;
 
-function flatten(obj, prefix = '') {
-  const out = {};
-  for (const [k, v] of Object.entries(obj ?? {})) {
-    if (v && typeof v === 'object' && !Array.isArray(v)) Object.assign(out, flatten(v, `${prefix}${k}.`));
-    else out[prefix + k] = Array.isArray(v) ? v.join(', ') : v;
+const CARDS = `query Cards {
+  cards {
+    id displayName status
+    maskedPan { lastFour }
+    availableBalance { amount currency }
+    fundingWallet { name }
+    cardholder { firstName lastName }
   }
-  return out;
-}
+}`;
 
-// optionalSections shows Query.wallets and Query.cards when the schema has
-// them and they need no argument. With introspection off (the default in
-// front of real upstreams) the sections stay hidden.
+// optional runs a query whose refusal (a principal without a corporation)
+// just leaves its section hidden.
+const optional = (query) => gql(query).catch(() => ({}));
+
 async function optionalSections() {
-  const query = await typeFields('Query');
-  for (const name of ['wallets', 'cards']) {
-    const f = query.find((q) => q.name === name && !q.args.some((a) => a.type.kind === 'NON_NULL'));
-    if (!f) continue;
-    const t = named(f.type);
-    if (t.kind !== 'OBJECT') continue;
-    const sel = await selection(t.name);
-    const data = await gql(`query { ${name} { ${sel} } }`);
-    const list = [].concat(data[name] ?? []).map((x) => flatten(x));
-    const cols = [...new Set(list.flatMap(Object.keys))];
-    $(`#${name}`).replaceChildren(
-      list.length ? table(cols, list.map((x) => cols.map((c) => String(x[c] ?? '')))) : text('p', 'None.', 'hint'),
+  const [walletData, cardData] = await Promise.all([optional(WALLETS), optional(CARDS)]);
+  const corp = walletData.currentCorporation;
+  if (corp) {
+    $('#wallets').replaceChildren(
+      text('p', corp.name, 'hint'),
+      table(['wallet', 'currency', 'purpose', 'balance'],
+        corp.wallets.map((w) => [w.name, w.currency, w.purpose ?? '', money(w.balance)])),
     );
-    $(`#${name}-card`).hidden = false;
+    $('#wallets-card').hidden = false;
+  }
+  if (cardData.cards) {
+    $('#cards').replaceChildren(
+      cardData.cards.length
+        ? table(['card', 'status', 'cardholder', 'wallet', 'available'],
+          cardData.cards.map((c) => [`${c.displayName ?? 'card'} ·${c.maskedPan.lastFour}`, c.status,
+            c.cardholder ? `${c.cardholder.firstName} ${c.cardholder.lastName}` : '',
+            c.fundingWallet?.name ?? '', money(c.availableBalance)]))
+        : text('p', 'None.', 'hint'),
+    );
+    $('#cards-card').hidden = false;
   }
 }
 
