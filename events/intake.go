@@ -3,6 +3,7 @@ package events
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -52,36 +53,24 @@ func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		webhookError(w, http.StatusTooManyRequests, "too many webhooks from this address; retry")
 		return
 	}
-	var body struct {
-		ID        string `json:"id"`
-		Name      string `json:"name"`
-		CreatedAt string `json:"createdAt"`
-		// The onboarding examples spell the time created_at.
-		CreatedAtSnake string `json:"created_at"`
-	}
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxWebhookBody)).Decode(&body); err != nil {
-		webhookError(w, http.StatusBadRequest, "body must be JSON {id, name, createdAt}")
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxWebhookBody))
+	if err != nil {
+		webhookError(w, http.StatusBadRequest, "body must be JSON {id, name, createdAt} of at most 16 KiB")
 		return
 	}
-	if !tokenRe.MatchString(body.ID) || !tokenRe.MatchString(body.Name) {
-		webhookError(w, http.StatusBadRequest, "id and name must be 1-128 letters, digits, - or _")
+	wh, msg := parseWebhook(raw)
+	if msg != "" {
+		webhookError(w, http.StatusBadRequest, msg)
 		return
 	}
-	if in.Unknown.Has(body.ID) {
+	if in.Unknown.Has(wh.ID) {
 		// Acknowledged so that the sender stops, but not stored: the
 		// upstream already said it does not know this event.
-		in.Logger.DebugContext(r.Context(), "webhook for an event known to be unknown upstream; not stored", "event_id", body.ID)
+		in.Logger.DebugContext(r.Context(), "webhook for an event known to be unknown upstream; not stored", "event_id", wh.ID)
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusAccepted)
 		_, _ = w.Write([]byte(`{"received":true}`))
 		return
-	}
-	wh := webhook{Source: SourcePayments, ID: body.ID, Name: body.Name}
-	for _, v := range []string{body.CreatedAt, body.CreatedAtSnake} {
-		if t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(v)); err == nil {
-			wh.CreatedAt = t
-			break
-		}
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
 	defer cancel()
@@ -95,6 +84,33 @@ func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusAccepted)
 	_, _ = w.Write([]byte(`{"received":true}`))
+}
+
+// parseWebhook reads a webhook body: only an id, a name and a creation time
+// (createdAt, or the onboarding examples' created_at). It answers a message
+// for the sender when the body is not one; the message quotes nothing of it.
+func parseWebhook(raw []byte) (webhook, string) {
+	var body struct {
+		ID        string `json:"id"`
+		Name      string `json:"name"`
+		CreatedAt string `json:"createdAt"`
+		// The onboarding examples spell the time created_at.
+		CreatedAtSnake string `json:"created_at"`
+	}
+	if err := json.Unmarshal(raw, &body); err != nil {
+		return webhook{}, "body must be JSON {id, name, createdAt}"
+	}
+	if !tokenRe.MatchString(body.ID) || !tokenRe.MatchString(body.Name) {
+		return webhook{}, "id and name must be 1-128 letters, digits, - or _"
+	}
+	wh := webhook{Source: SourcePayments, ID: body.ID, Name: body.Name}
+	for _, v := range []string{body.CreatedAt, body.CreatedAtSnake} {
+		if t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(v)); err == nil {
+			wh.CreatedAt = t
+			break
+		}
+	}
+	return wh, ""
 }
 
 func webhookError(w http.ResponseWriter, status int, msg string) {
