@@ -82,6 +82,7 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 			Downloads: reportLinks,
 		},
 		Directives: policy.Directives(),
+		Complexity: resolvers.Complexity(),
 	})
 	limits := d.cfg.Limits
 	if limits == (gqlhttp.Limits{}) {

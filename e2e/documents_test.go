@@ -219,3 +219,21 @@ func TestLimitsAreConfigurable(t *testing.T) {
 		t.Errorf("2 aliases with a limit of 2: %+v", r.Errors)
 	}
 }
+
+// The complexity limit counts page sizes: the same selection costs a
+// hundred times more with first: 100 than with first: 1.
+func TestComplexityCountsPageSizes(t *testing.T) {
+	g := startGateway(t)
+	g = g.as(g.signInAPI(t))
+	const fields = `id firstName lastName email phone country city street postCode region gender nationality
+		dateOfBirth isBlocked isDirector isUbo position corporationId createdAt updatedAt`
+	small := `{ persons(first: 1) { items { ` + fields + ` } } }`
+	large := `{ persons(first: 100) { items { ` + fields + ` } } }`
+	if r := g.query(t, small, nil); r.code() == "BAD_USER_INPUT" {
+		t.Fatalf("one person's page refused: %+v", r.Errors)
+	}
+	r := g.query(t, large, nil)
+	if r.code() != "BAD_USER_INPUT" || r.Errors[0].Extensions["reason"] != "COMPLEXITY_LIMIT_EXCEEDED" {
+		t.Errorf("a hundred persons' page of 20 fields (2,000+): %+v", r.Errors)
+	}
+}
