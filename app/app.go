@@ -60,7 +60,7 @@ func runSandbox(ctx context.Context, args []string, getenv func(string) string, 
 		cfg.SandboxAddr = "127.0.0.1:9090"
 	}
 	logger := cfg.logger(stdout)
-	sb, srv, addr, err := startSandbox(cfg.SandboxAddr, cfg.SandboxTokenGrace, logger)
+	sb, srv, addr, err := startSandbox(cfg.SandboxAddr, cfg, logger)
 	if err != nil {
 		return err
 	}
@@ -112,7 +112,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 		if addr == "" {
 			addr = "127.0.0.1:0"
 		}
-		a.sandbox, a.sbSrv, a.sbAddr, err = startSandbox(addr, cfg.SandboxTokenGrace, logger.With("component", "sandbox"))
+		a.sandbox, a.sbSrv, a.sbAddr, err = startSandbox(addr, cfg, logger.With("component", "sandbox"))
 		if err != nil {
 			return nil, err
 		}
@@ -297,15 +297,19 @@ func displayAddr(addr string) string {
 }
 
 // startSandbox starts a seeded sandbox on addr (loopback is expected).
-func startSandbox(addr string, tokenGrace time.Duration, logger *slog.Logger) (*sandbox.Sandbox, *http.Server, string, error) {
-	sb := sandbox.New(sandbox.Config{Logger: logger, TokenGrace: tokenGrace})
+func startSandbox(addr string, cfg Config, logger *slog.Logger) (*sandbox.Sandbox, *http.Server, string, error) {
+	sb := sandbox.New(sandbox.Config{Logger: logger, TokenGrace: cfg.SandboxTokenGrace})
 	sb.Seed()
+	var handler http.Handler = sb
+	if cfg.SandboxMiddleware != nil {
+		handler = cfg.SandboxMiddleware(handler)
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		sb.Close()
 		return nil, nil, "", fmt.Errorf("FINGRAPH_SANDBOX_ADDR: cannot listen on %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: sb, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			logger.Error("sandbox server stopped", "err", err)

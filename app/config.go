@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -91,6 +92,10 @@ type Config struct {
 	sandboxTokenGraceRaw string
 	// DownloadKey signs report download links; empty draws one per process.
 	DownloadKey string
+	// SandboxMiddleware wraps the in-process sandbox's handler. Only tests
+	// set it (the e2e contract validator), like TracerProvider; it has no
+	// flag, so production never runs it.
+	SandboxMiddleware func(http.Handler) http.Handler
 }
 
 // operatorKinds are the principal kinds FINGRAPH_PAYMENTS_OPERATORS may name.

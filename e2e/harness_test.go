@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/fingraph/fingraph/app"
+	"github.com/fingraph/fingraph/e2e/contract"
 	"io"
 	"log/slog"
 	"net/http"
@@ -79,6 +80,27 @@ func startGateway(t testing.TB, extraArgs ...string) *testGateway {
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
+	// Every upstream exchange of the test is checked against the sandbox's
+	// OpenAPI documents; a violation fails the test that caused it. The
+	// check runs after shutdown (cleanups run last-in first-out), when all
+	// of the test's traffic is done.
+	var validator *contract.Validator
+	cfg.SandboxMiddleware = func(next http.Handler) http.Handler {
+		v, err := contract.Wrap(next)
+		if err != nil {
+			t.Fatalf("contract validator: %v", err)
+		}
+		validator = v
+		return v
+	}
+	t.Cleanup(func() {
+		if validator == nil {
+			return
+		}
+		for _, v := range validator.Violations() {
+			t.Errorf("contract: %s", v)
+		}
+	})
 	logs := &syncBuffer{}
 	logger := slog.New(slog.NewJSONHandler(io.MultiWriter(logs, allLogs), &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

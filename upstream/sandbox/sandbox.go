@@ -166,14 +166,24 @@ func (s *Sandbox) countAndFault(next http.Handler) http.Handler {
 				if status == 0 {
 					status = http.StatusServiceUnavailable
 				}
-				writeJSON(w, status, map[string]any{"error": map[string]any{
-					"code": "injected_fault", "message": "fault injected by the sandbox control API",
-				}})
+				writeInjected(w, r, status)
 				return
 			}
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// writeInjected answers an injected failure in the error shape of the
+// upstream the request went to, so a client (and the contract validator)
+// sees what that upstream's errors look like.
+func writeInjected(w http.ResponseWriter, r *http.Request, status int) {
+	const msg = "fault injected by the sandbox control API"
+	if strings.HasPrefix(r.URL.Path, "/banking/") {
+		writeJSON(w, status, map[string]any{"errors": []any{map[string]any{"field": "", "message": msg}}})
+		return
+	}
+	writeJSON(w, status, map[string]any{"error": map[string]any{"code": "injected_fault", "message": msg}})
 }
 
 func (s *Sandbox) getStats(w http.ResponseWriter, _ *http.Request) {

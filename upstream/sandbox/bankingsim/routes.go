@@ -123,8 +123,8 @@ func (s *Sim) routeTable() []route {
 		{"PUT", "/corporations/{id}/limits/{limitId}", false, s.putLimit, "updateLimit", "Update a corporation limit", nil, "LimitUpdate", "Limit", false},
 		{"DELETE", "/corporations/{id}/limits/{limitId}", false, s.deleteLimit, "deleteLimit", "Remove a corporation limit", nil, "", "Limit", false},
 		{"GET", "/reports/statement/pdf", false, s.statementPDF, "createStatementPDF", "Build a PDF statement of one wallet", append([]string{"walletId"}, statement...), "", "ReportPath", false},
-		{"GET", "/reports/statement/csv", false, s.statementCSV, "createStatementCSV", "Build a CSV statement of wallets", append([]string{"wallets"}, statement...), "", "ReportPath", false},
-		{"GET", "/reports/introducers-corporates-fee", false, s.introducerFeeReport, "createIntroducerFeeReport", "Build the introducer fee report", []string{"introducerId", "from", "to", "corporationIds"}, "", "ReportPath", false},
+		{"GET", "/reports/statement/csv", false, s.statementCSV, "createStatementCSV", "Build a CSV statement of wallets", append([]string{"wallets", "wallets[]"}, statement...), "", "ReportPath", false},
+		{"GET", "/reports/introducers-corporates-fee", false, s.introducerFeeReport, "createIntroducerFeeReport", "Build the introducer fee report", []string{"introducerId", "from", "to", "corporationIds", "corporationIds[]"}, "", "ReportPath", false},
 	}
 }
 
