@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fingraph/fingraph/upstream/sandbox"
+	"github.com/fingraph/fingraph/upstream/sandbox/paymentsim"
 )
 
 var updateOpenAPI = flag.Bool("update-openapi", false, "rewrite docs/openapi/*.json from what the sandbox serves")
@@ -102,3 +103,38 @@ func TestBankingOpenAPIMatchesRoutes(t *testing.T) {
 }
 
 func served2(t *testing.T, base string) []byte { return served(t, base, "/banking/openapi.json") }
+
+// TestStrictServesOnlyWhatTheSpecShows: in strict mode the additions answer
+// 404 (meta[offset] 400) and leave the documents, which stay valid.
+func TestStrictServesOnlyWhatTheSpecShows(t *testing.T) {
+	sb := sandbox.New(sandbox.Config{Strict: true})
+	sb.Seed()
+	srv := httptest.NewServer(sb)
+	t.Cleanup(func() { srv.Close(); sb.Close() })
+	for _, p := range []string{"/payments/v1/events", "/payments/v3/individuals", "/payments/.well-known/jwks.json"} {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+p, nil)
+		req.Header.Set("Authorization", "Bearer "+paymentsim.AccessToken)
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		res.Body.Close()
+		assert.Equal(t, http.StatusNotFound, res.StatusCode, p)
+	}
+	code, _ := do(t, http.MethodGet, srv.URL+"/payments/v1/customer", "")
+	assert.Equal(t, http.StatusOK, code, "what the spec shows is served")
+
+	for _, name := range []string{"payments", "banking"} {
+		doc, err := openapi3.NewLoader().LoadFromData(served(t, srv.URL, "/"+name+"/openapi.json"))
+		require.NoError(t, err)
+		require.NoError(t, doc.Validate(context.Background()))
+		for p, item := range doc.Paths.Map() {
+			for m, op := range item.Operations() {
+				if p != "/openapi.json" { // the document describes the routes; it is not one of them
+					assert.Nil(t, op.Extensions["x-sandbox-addition"], "%s %s", m, p)
+				}
+				for _, prm := range op.Parameters {
+					assert.NotEqual(t, "meta[offset]", prm.Value.Name)
+				}
+			}
+		}
+	}
+}

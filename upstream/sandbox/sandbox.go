@@ -38,6 +38,11 @@ type Config struct {
 	// superseded access token; its default (10 s) when zero. Tests shrink
 	// it to prove that refreshed tokens are written back.
 	TokenGrace time.Duration
+	// Strict serves only what the specs show (-sandbox-strict): no event
+	// or individuals listing, no order-token JWKS, no meta[offset] paging,
+	// no route aliases. Integration tests run against it to prove they need
+	// nothing the real upstreams may lack.
+	Strict bool
 }
 
 // Sandbox emulates both upstream interfaces. It is an http.Handler.
@@ -80,10 +85,12 @@ func New(cfg Config) *Sandbox {
 			Logger:     cfg.Logger.With("sandbox", "payments"),
 			RetryUnit:  cfg.RetryUnit,
 			HTTPClient: cfg.HTTPClient,
+			Strict:     cfg.Strict,
 		}),
 		Banking: bankingsim.New(bankingsim.Options{
 			Logger:     cfg.Logger.With("sandbox", "banking"),
 			TokenGrace: cfg.TokenGrace,
+			Strict:     cfg.Strict,
 		}),
 	}
 	s.routes()

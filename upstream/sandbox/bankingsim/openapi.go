@@ -317,7 +317,7 @@ func (s *Sim) openAPIDoc() map[string]any {
 	errResp := map[string]any{"description": "errors: an array of {field, message, code}",
 		"content": map[string]any{"application/json": map[string]any{"schema": ref("Errors")}}}
 	tokenHeader := map[string]any{"x-access-token": map[string]any{"description": "the refreshed access token", "schema": str}}
-	for _, rt := range s.routeTable() {
+	for _, rt := range s.served() {
 		item, _ := paths[rt.pattern].(map[string]any)
 		if item == nil {
 			item = map[string]any{}
@@ -333,6 +333,9 @@ func (s *Sim) openAPIDoc() map[string]any {
 			params = append(params, map[string]any{"name": m[1], "in": "path", "required": true, "schema": str})
 		}
 		for _, q := range rt.query {
+			if s.opts.Strict && queryParams[q]["x-sandbox-addition"] == true {
+				continue
+			}
 			p := map[string]any{"name": q, "in": "query"}
 			for k, v := range queryParams[q] {
 				p[k] = v

@@ -72,7 +72,7 @@ func (s *Sim) routeTable() []route {
 		{"POST", "/person/recover-password", true, s.recoverPassword, "recoverPassword", "Set a new password with the recovery token", nil, "RecoverPassword", "Empty", false},
 		{"POST", "/corporation/signup", true, s.corporationSignUp, "signUpCorporation", "Sign a corporation up (captcha)", nil, "CorporationSignUp", "IDObject", false},
 		{"POST", "/feedback", true, s.postFeedback, "sendFeedback", "Send feedback (captcha)", nil, "Feedback", "Empty", false},
-		{"GET", "/reports/files/{file}", true, s.getReportFile, "downloadReportFile", "Download a generated report; the path is the capability", []string{"name"}, "", "", true},
+		{"GET", "/reports/files/{file}", true, s.getReportFile, "downloadReportFile", "Download a generated report: the file behind a report_path URL (the spec gives the URL, not its route); the path is the capability", []string{"name"}, "", "", false},
 
 		{"POST", "/persons", false, s.createPerson, "createPerson", "Create a person of the corporation", nil, "PersonCreate", "Person", false},
 		{"GET", "/persons", false, s.listPersons, "listPersons", "List persons (staff may filter by corporation_id)", append([]string{"corporation_id"}, pageQuery...), "", "PersonList", false},
@@ -131,13 +131,24 @@ func (s *Sim) routeTable() []route {
 // routes registers the route table on one version's router.
 func (s *Sim) routes(r chi.Router) {
 	auth := r.With(s.authenticate)
-	for _, rt := range s.routeTable() {
+	for _, rt := range s.served() {
 		if rt.public {
 			r.Method(rt.method, rt.pattern, rt.handler)
 			continue
 		}
 		auth.Method(rt.method, rt.pattern, rt.handler)
 	}
+}
+
+// served is the route table less, in strict mode, the sandbox's additions.
+func (s *Sim) served() []route {
+	var out []route
+	for _, rt := range s.routeTable() {
+		if !s.opts.Strict || !rt.addition {
+			out = append(out, rt)
+		}
+	}
+	return out
 }
 
 // Control registers the banking part of the control API under /_sandbox.

@@ -136,7 +136,7 @@ var queryParams = map[string][]any{
 func (s *Sim) openAPIDoc() map[string]any {
 	paths := map[string]any{}
 	errResp := map[string]any{"description": "error", "content": map[string]any{"application/json": map[string]any{"schema": ref("Error")}}}
-	for _, rt := range s.routeTable() {
+	for _, rt := range s.served() {
 		item, _ := paths[rt.pattern].(map[string]any)
 		if item == nil {
 			item = map[string]any{}

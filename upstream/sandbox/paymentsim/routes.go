@@ -54,13 +54,28 @@ func (s *Sim) routeTable() []route {
 // Routes registers the payments routes; the caller mounts them at /payments.
 // The same table feeds the OpenAPI document, so the two cannot drift.
 func (s *Sim) Routes(r chi.Router) {
-	for _, rt := range s.routeTable() {
+	for _, rt := range s.served() {
 		if rt.keys == 0 {
 			r.Method(rt.method, rt.pattern, rt.handler)
 			continue
 		}
 		r.With(s.authorize(rt.keys)).Method(rt.method, rt.pattern, rt.handler)
 	}
+}
+
+// served is the route table less, in strict mode, the sandbox's additions.
+// The document itself stays: it describes the routes, it is not one.
+func (s *Sim) served() []route {
+	if !s.opts.Strict {
+		return s.routeTable()
+	}
+	var out []route
+	for _, rt := range s.routeTable() {
+		if key := rt.method + " " + rt.pattern; !additions[key] || key == "GET /openapi.json" {
+			out = append(out, rt)
+		}
+	}
+	return out
 }
 
 // Control registers the payments part of the control API under /_sandbox.

@@ -75,6 +75,10 @@ type Options struct {
 	RetryUnit time.Duration
 	// HTTPClient sends webhooks; nil uses a client with a 5 s timeout.
 	HTTPClient *http.Client
+	// Strict serves only the routes the spec shows: the sandbox's additions
+	// (event listing, individuals listing, the order-token JWKS) answer 404
+	// and leave the OpenAPI document.
+	Strict bool
 }
 
 // Sim is the stateful payments emulator. All its state is in memory and
