@@ -98,6 +98,13 @@ type App struct {
 // (docs/sandbox.md); only sandbox mode uses them.
 var sandboxPaymentsKeys = payments.Keys{Public: paymentsim.PublicKey, Private: paymentsim.PrivateKey, AccessToken: paymentsim.AccessToken}
 
+// specOnlyNotice is logged once when the gateway runs against upstreams that
+// serve only what the specs show (the strict sandbox).
+const specOnlyNotice = "strict sandbox: features that need the sandbox's additions are off or degraded: " +
+	"event polling is off (no GET /v1/events; webhooks only); the individuals listing is unavailable (no GET /v3/individuals); " +
+	"signed orders are confirmed against the order listing instead of their signature (no JWKS); banking listings read one page of 100 and " +
+	"offset paging is refused (no meta[offset])"
+
 // Start wires and starts the gateway; it returns once the listener accepts.
 func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err error) {
 	a := &App{cfg: cfg, logger: logger, served: make(chan error, 1)}
@@ -177,6 +184,13 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 		roundtrip.WithTimeout(cfg.BankingTimeout), roundtrip.WithLogger(logger.With("upstream", "banking")))
 	if err != nil {
 		return nil, fmt.Errorf("FINGRAPH_BANKING_URL: %w", err)
+	}
+	if cfg.SandboxStrict {
+		// The strict sandbox serves only what the specs show; say once what
+		// that turns off rather than failing call by call.
+		cfg.ReconcileInterval = 0
+		bank.SpecOnly = true
+		logger.Warn(specOnlyNotice)
 	}
 	sessionsKV, err := a.engine.KeyValue(ctx, session.Bucket, cfg.SessionTTL)
 	if err != nil {
@@ -298,7 +312,7 @@ func displayAddr(addr string) string {
 
 // startSandbox starts a seeded sandbox on addr (loopback is expected).
 func startSandbox(addr string, cfg Config, logger *slog.Logger) (*sandbox.Sandbox, *http.Server, string, error) {
-	sb := sandbox.New(sandbox.Config{Logger: logger, TokenGrace: cfg.SandboxTokenGrace})
+	sb := sandbox.New(sandbox.Config{Logger: logger, TokenGrace: cfg.SandboxTokenGrace, Strict: cfg.SandboxStrict})
 	sb.Seed()
 	var handler http.Handler = sb
 	if cfg.SandboxMiddleware != nil {

@@ -96,6 +96,10 @@ type Config struct {
 	// set it (the e2e contract validator), like TracerProvider; it has no
 	// flag, so production never runs it.
 	SandboxMiddleware func(http.Handler) http.Handler
+	// SandboxStrict runs the in-process sandbox serving only what the specs
+	// show, and the gateway without the features that need the sandbox's
+	// additions (see specOnlyNotice).
+	SandboxStrict bool
 }
 
 // operatorKinds are the principal kinds FINGRAPH_PAYMENTS_OPERATORS may name.
@@ -158,6 +162,7 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 	anonymous := fs.String("sandbox-anonymous", getenv("FINGRAPH_SANDBOX_ANONYMOUS"), "sandbox mode: requests without a session act as the demo API client: true or false (default true in sandbox mode) ($FINGRAPH_SANDBOX_ANONYMOUS)")
 	reconcile := fs.String("reconcile-interval", getenv("FINGRAPH_RECONCILE_INTERVAL"), "how often to poll the upstream event listing for missed webhooks; 0 turns it off (default 30s) ($FINGRAPH_RECONCILE_INTERVAL)")
 	introspection := fs.String("introspection", getenv("FINGRAPH_INTROSPECTION"), "answer introspection and suggest field names in errors: true or false (default true in sandbox mode, false with real upstreams) ($FINGRAPH_INTROSPECTION)")
+	strict := fs.String("sandbox-strict", getenv("FINGRAPH_SANDBOX_STRICT"), "sandbox mode: serve only what the upstream specs show (no event or individuals listing, no order-token JWKS, no offset paging) and run the gateway without what needs them: true or false ($FINGRAPH_SANDBOX_STRICT)")
 	origins := fs.String("allowed-origins", getenv("FINGRAPH_ALLOWED_ORIGINS"), "comma-separated origins of web frontends: allowed by CORS (with credentials) and to open websockets, besides the gateway's own ($FINGRAPH_ALLOWED_ORIGINS)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -189,6 +194,16 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 			return c, errors.New("FINGRAPH_SANDBOX_ANONYMOUS: only the in-process sandbox may serve requests without a session; with real upstreams every request signs in")
 		}
 		c.SandboxAnonymous = b
+	}
+	if *strict != "" {
+		b, err := strconv.ParseBool(*strict)
+		if err != nil {
+			return c, fmt.Errorf("FINGRAPH_SANDBOX_STRICT: %q is not true or false", *strict)
+		}
+		if b && !c.sandboxMode() {
+			return c, errors.New("FINGRAPH_SANDBOX_STRICT: only the in-process sandbox has a strict mode")
+		}
+		c.SandboxStrict = b
 	}
 	c.Introspection = c.sandboxMode()
 	if *introspection != "" {
