@@ -31,11 +31,15 @@ import (
 )
 
 // Run starts the gateway (or, with the argument "sandbox", only the sandbox)
-// and serves until ctx is done, then shuts down gracefully.
+// and serves until ctx is done, then shuts down gracefully. With the argument
+// "trigger" it fires one sandbox event and returns (runTrigger).
 func Run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	args = args[1:]
 	if len(args) > 0 && args[0] == "sandbox" {
 		return runSandbox(ctx, args[1:], getenv, stdout)
+	}
+	if len(args) > 0 && args[0] == "trigger" {
+		return runTrigger(ctx, args[1:], getenv, stdout)
 	}
 	cfg, err := ParseConfig(args, getenv, stdout)
 	if err != nil {

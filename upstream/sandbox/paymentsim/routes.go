@@ -91,4 +91,5 @@ func (s *Sim) Control(r chi.Router) {
 	r.Post("/individuals/{id}/block", s.ctlBlockIndividual)
 	r.Post("/pending_actions/{id}/complete", s.ctlCompletePendingAction)
 	r.Post("/trigger", s.ctlTrigger)
+	r.Get("/triggers", s.ctlTriggers)
 }
