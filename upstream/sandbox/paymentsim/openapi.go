@@ -30,7 +30,7 @@ func schemas() map[string]any {
 	method := obj(map[string]any{"type": str, "scheme": str, "iin": str, "last4": str, "expires": arr(intg), "acquirer": str, "created": str, "token": str})
 	contact := obj(map[string]any{"type": str, "identity_number": str, "id": str, "name": str, "email": str, "phone": str,
 		"address": obj(map[string]any{"street": str, "zip_code": str, "city": str, "country_code": str})}, "name", "email")
-	methodCreatable := obj(map[string]any{"type": str, "card": str, "client": obj(map[string]any{"browser": anyObj})}, "type", "card", "client")
+	methodCreatable := obj(map[string]any{"type": str, "card": str, "client": obj(map[string]any{"browser": anyObj}, "browser")}, "type", "card", "client")
 	items := map[string]any{"oneOf": []any{intg, ref("Item"), arr(ref("Item"))}}
 	orderCreatable := obj(map[string]any{"id": str, "number": str, "items": items, "currency": str, "charge": str,
 		"customer": map[string]any{"oneOf": []any{str, ref("Contact")}}, "payment": anyObj}, "items", "currency")
