@@ -318,6 +318,12 @@ func displayAddr(addr string) string {
 func startSandbox(addr string, cfg Config, logger *slog.Logger) (*sandbox.Sandbox, *http.Server, string, error) {
 	sb := sandbox.New(sandbox.Config{Logger: logger, TokenGrace: cfg.SandboxTokenGrace, Strict: cfg.SandboxStrict})
 	sb.Seed()
+	for _, f := range cfg.SandboxFaults {
+		if err := sb.SetFault(f); err != nil {
+			sb.Close()
+			return nil, nil, "", fmt.Errorf("FINGRAPH_SANDBOX_FAULTS: %s: %w", f.Route, err)
+		}
+	}
 	var handler http.Handler = sb
 	if cfg.SandboxMiddleware != nil {
 		handler = cfg.SandboxMiddleware(handler)

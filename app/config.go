@@ -1,6 +1,7 @@
 package app
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -18,6 +19,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/fingraph/fingraph/upstream/sandbox"
 )
 
 // Config is the gateway's configuration, from flags and FINGRAPH_*
@@ -100,6 +103,11 @@ type Config struct {
 	// show, and the gateway without the features that need the sandbox's
 	// additions (see specOnlyNotice).
 	SandboxStrict bool
+	// SandboxFaults are faults the sandbox starts with, as the control API
+	// takes them (POST /_sandbox/faults), for demos of a slow or failing
+	// upstream without a script.
+	SandboxFaults    []sandbox.Fault
+	sandboxFaultsRaw string
 }
 
 // operatorKinds are the principal kinds FINGRAPH_PAYMENTS_OPERATORS may name.
@@ -138,6 +146,7 @@ func (c *Config) settings() []setting {
 		{"read-timeout", "FINGRAPH_READ_TIMEOUT", "30s", "longest time to read one request, body included", &c.readTimeoutRaw},
 		{"operation-timeout", "FINGRAPH_OPERATION_TIMEOUT", "30s", "longest time one query or mutation may run (subscriptions are not bounded)", &c.operationTimeoutRaw},
 		{"download-key", "FINGRAPH_DOWNLOAD_KEY", "", "secret signing report download links (secret); empty draws one per process, so links work only on the replica that made them", &c.DownloadKey},
+		{"sandbox-faults", "FINGRAPH_SANDBOX_FAULTS", "", `sandbox: faults to start with, a JSON array as POST /_sandbox/faults takes, e.g. [{"route":"GET /payments/v1/customer","latency_ms":100,"latency_max_ms":900,"error_rate":0.1,"status":502,"drop_rate":0.01}]`, &c.sandboxFaultsRaw},
 		{"sandbox-token-grace", "FINGRAPH_SANDBOX_TOKEN_GRACE", "10s", "in-process sandbox: how long a superseded banking token keeps working", &c.sandboxTokenGraceRaw},
 		{"upstream-timeout", "FINGRAPH_UPSTREAM_TIMEOUT", "10s", "deadline of one upstream call, retries included", &c.upstreamTimeoutRaw},
 		{"payments-timeout", "FINGRAPH_PAYMENTS_TIMEOUT", "", "deadline of one payments call; empty uses the upstream timeout", &c.paymentsTimeoutRaw},
@@ -194,6 +203,13 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 			return c, errors.New("FINGRAPH_SANDBOX_ANONYMOUS: only the in-process sandbox may serve requests without a session; with real upstreams every request signs in")
 		}
 		c.SandboxAnonymous = b
+	}
+	if c.sandboxFaultsRaw != "" {
+		dec := json.NewDecoder(strings.NewReader(c.sandboxFaultsRaw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&c.SandboxFaults); err != nil {
+			return c, fmt.Errorf("FINGRAPH_SANDBOX_FAULTS: not a JSON array of faults: %v", err)
+		}
 	}
 	if *strict != "" {
 		b, err := strconv.ParseBool(*strict)

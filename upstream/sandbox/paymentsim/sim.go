@@ -114,6 +114,9 @@ type Sim struct {
 	webhook     *webhook
 	deliveries  []delivery
 	slowUntil   map[string]time.Time // webhook URL -> end of the 503 slowdown
+	// resumed is non-nil while webhook deliveries are paused; closing it
+	// resumes them.
+	resumed     chan struct{}
 	individuals map[string]*individual
 	indList     []string
 	actions     map[string]*pendingAction
