@@ -122,6 +122,23 @@ func startGateway(t testing.TB, extraArgs ...string) *testGateway {
 	}
 }
 
+// validated puts the contract validator in front of a sandbox a test starts
+// on its own (replicas, real-upstream setups): its traffic is checked like
+// the in-process sandbox's, and a violation fails the test.
+func validated(t testing.TB, sandbox http.Handler) http.Handler {
+	t.Helper()
+	v, err := contract.Wrap(sandbox)
+	if err != nil {
+		t.Fatalf("contract validator: %v", err)
+	}
+	t.Cleanup(func() {
+		for _, msg := range v.Violations() {
+			t.Errorf("contract: %s", msg)
+		}
+	})
+	return v
+}
+
 type gqlError struct {
 	Message    string         `json:"message"`
 	Path       []any          `json:"path"`

@@ -147,6 +147,14 @@ func (v *Validator) check(router routers.Router, r *http.Request, reqBody []byte
 		// Files and signed tokens: the status and content type are
 		// checked, the bytes are not JSON to validate.
 		respOpts.ExcludeResponseBody = true
+		resp := route.Operation.Responses.Status(rec.Code)
+		if resp == nil {
+			resp = route.Operation.Responses.Default()
+		}
+		if resp != nil && resp.Value != nil && len(resp.Value.Content) > 0 && resp.Value.Content.Get(ct) == nil {
+			v.record("%s (operation %s): answer %d has content type %s, which the document does not list",
+				name, route.Operation.OperationID, rec.Code, ct)
+		}
 	}
 	out := &openapi3filter.ResponseValidationInput{
 		RequestValidationInput: in,
