@@ -22,7 +22,9 @@ func TestTriggerEveryEventReachesASubscriber(t *testing.T) {
 	if err := app.Run(context.Background(), []string{"fingraph", "trigger", "--list"}, func(string) string { return "" }, &list); err != nil {
 		t.Fatalf("trigger --list: %v", err)
 	}
-	names := paymentsim.TriggerNames()
+	// The sandbox's payments events, then the gateway's own (banking has
+	// no upstream events; those go through the gateway's API).
+	names := append(paymentsim.TriggerNames(), "CardIssued", "CardTransactionSimulated")
 	for _, n := range names {
 		if !strings.Contains(list.String(), n) {
 			t.Errorf("trigger --list does not name %s:\n%s", n, list.String())
@@ -34,12 +36,12 @@ func TestTriggerEveryEventReachesASubscriber(t *testing.T) {
 		map[string]any{"names": names})
 	for _, name := range names {
 		var out bytes.Buffer
-		err := app.Run(context.Background(), []string{"fingraph", "trigger", "-sandbox-url", g.SandboxURL, name},
+		err := app.Run(context.Background(), []string{"fingraph", "trigger", "-sandbox-url", g.SandboxURL, "-gateway-url", g.URL, name},
 			func(string) string { return "" }, &out)
 		if err != nil {
 			t.Fatalf("trigger %s: %v", name, err)
 		}
-		if !strings.Contains(out.String(), `"name": "`+name+`"`) {
+		if !strings.HasPrefix(name, "Card") && !strings.Contains(out.String(), `"name": "`+name+`"`) {
 			t.Errorf("trigger %s printed %s", name, out.String())
 		}
 		// A trigger goes through the real flow, so earlier events of that
@@ -57,6 +59,9 @@ func TestTriggerEveryEventReachesASubscriber(t *testing.T) {
 			}
 			if strings.HasPrefix(name, "PendingAction") && len(e.Event.PendingActions) == 0 {
 				t.Errorf("%s without its pending action: %+v", name, e)
+			}
+			if strings.HasPrefix(name, "Card") && (e.Source != "gateway" || e.Event.Payload["card_id"] == nil) {
+				t.Errorf("%s is not the gateway's, with its card: %+v", name, e)
 			}
 			break
 		}
