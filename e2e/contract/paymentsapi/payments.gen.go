@@ -173,7 +173,7 @@ type CustomerCreatable_Order struct {
 // CustomerList defines model for CustomerList.
 type CustomerList = []Customer
 
-// Error defines model for Error.
+// Error the spec shows only that a failed order's error carries its id; the shape is the sandbox's
 type Error struct {
 	Error *struct {
 		Code            string  `json:"code"`
@@ -212,7 +212,7 @@ type IndividualList = []struct {
 	UpdatedAt     *string `json:"updated_at,omitempty"`
 }
 
-// Item defines model for Item.
+// Item fields of an item object: not shown in the spec
 type Item struct {
 	Amount   int    `json:"amount"`
 	Name     string `json:"name"`
@@ -233,7 +233,7 @@ type MethodCreatable struct {
 	Type string `json:"type"`
 }
 
-// Onboard defines model for Onboard.
+// Onboard response of onboard: not shown in the spec
 type Onboard struct {
 	FormUrl *string `json:"form_url,omitempty"`
 	Id      *string `json:"id,omitempty"`
@@ -373,7 +373,7 @@ type PaymentMethodList = []struct {
 	Type     *string `json:"type,omitempty"`
 }
 
-// PendingAction defines model for PendingAction.
+// PendingAction fields of a pending action: not shown in the spec
 type PendingAction struct {
 	CompletedAt  *string `json:"completed_at"`
 	CreatedAt    *string `json:"created_at,omitempty"`

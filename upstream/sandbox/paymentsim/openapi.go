@@ -24,6 +24,16 @@ var (
 	anyObj = map[string]any{"type": "object", "additionalProperties": true}
 )
 
+// choice marks a schema the spec leaves "not shown" as the sandbox's own
+// (docs/sandbox.md lists each).
+func choice(s map[string]any, why string) map[string]any {
+	out := map[string]any{"x-sandbox-choice": true, "description": why}
+	for k, v := range s {
+		out[k] = v
+	}
+	return out
+}
+
 func arr(items map[string]any) map[string]any { return map[string]any{"type": "array", "items": items} }
 
 func schemas() map[string]any {
@@ -36,10 +46,12 @@ func schemas() map[string]any {
 		"customer": map[string]any{"oneOf": []any{str, ref("Contact")}}, "payment": anyObj}, "items", "currency")
 	event := obj(map[string]any{"id": str, "name": str, "payload": anyObj, "created_at": str})
 	webhook := obj(map[string]any{"id": str, "url": str, "created_at": str})
-	individual := obj(map[string]any{"id": str, "status": str, "created_at": str, "updated_at": str, "blocked_reason": str})
+	individual := choice(obj(map[string]any{"id": str, "status": str, "created_at": str, "updated_at": str, "blocked_reason": str}),
+		"the spec shows id and status; the other fields are the sandbox's")
 	return map[string]any{
-		"Error":             obj(map[string]any{"error": obj(map[string]any{"code": str, "message": str, "field": str, "order_id": str, "verification_url": str}, "code", "message")}),
-		"Item":              obj(map[string]any{"name": str, "amount": intg, "quantity": intg}, "name", "amount"),
+		"Error": choice(obj(map[string]any{"error": obj(map[string]any{"code": str, "message": str, "field": str, "order_id": str, "verification_url": str}, "code", "message")}),
+			"the spec shows only that a failed order's error carries its id; the shape is the sandbox's"),
+		"Item":              choice(obj(map[string]any{"name": str, "amount": intg, "quantity": intg}, "name", "amount"), "fields of an item object: not shown in the spec"),
 		"Contact":           contact,
 		"PaymentMethod":     method,
 		"PaymentMethodList": arr(method),
@@ -67,10 +79,10 @@ func schemas() map[string]any {
 		"EventPage":        obj(map[string]any{"events": arr(event), "has_more": map[string]any{"type": "boolean"}}),
 		"PendingActions": map[string]any{"oneOf": []any{ref("PendingAction"), arr(ref("PendingAction"))},
 			"x-sandbox-choice": true, "description": "with event_id: the one pending action; with individual_id: the array (the spec shows no shape)"},
-		"PendingAction": obj(map[string]any{"id": str, "individual_id": str, "event_id": str, "type": str, "status": str,
-			"created_at": str, "completed_at": map[string]any{"type": "string", "nullable": true}}),
+		"PendingAction": choice(obj(map[string]any{"id": str, "individual_id": str, "event_id": str, "type": str, "status": str,
+			"created_at": str, "completed_at": map[string]any{"type": "string", "nullable": true}}), "fields of a pending action: not shown in the spec"),
 		"IndividualList": arr(individual),
-		"Onboard":        obj(map[string]any{"id": str, "status": str, "form_url": str}),
+		"Onboard":        choice(obj(map[string]any{"id": str, "status": str, "form_url": str}), "response of onboard: not shown in the spec"),
 		"JWKS":           obj(map[string]any{"keys": arr(anyObj)}),
 	}
 }
