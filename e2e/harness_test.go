@@ -97,6 +97,7 @@ func startGateway(t testing.TB, extraArgs ...string) *testGateway {
 		if validator == nil {
 			return
 		}
+		t.Logf("contract: %d upstream exchanges validated", validator.Checked())
 		for _, v := range validator.Violations() {
 			t.Errorf("contract: %s", v)
 		}
