@@ -34,11 +34,15 @@ import (
 )
 
 // Run starts the gateway (or, with the argument "sandbox", only the sandbox)
-// and serves until ctx is done, then shuts down gracefully.
+// and serves until ctx is done, then shuts down gracefully. With the argument
+// "trigger" it fires one sandbox event and returns (runTrigger).
 func Run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	args = args[1:]
 	if len(args) > 0 && args[0] == "sandbox" {
 		return runSandbox(ctx, args[1:], getenv, stdout)
+	}
+	if len(args) > 0 && args[0] == "trigger" {
+		return runTrigger(ctx, args[1:], getenv, stdout)
 	}
 	cfg, err := ParseConfig(args, getenv, stdout)
 	if err != nil {
@@ -63,7 +67,7 @@ func runSandbox(ctx context.Context, args []string, getenv func(string) string, 
 		cfg.SandboxAddr = "127.0.0.1:9090"
 	}
 	logger := cfg.logger(stdout)
-	sb, srv, addr, err := startSandbox(cfg.SandboxAddr, cfg.SandboxTokenGrace, logger)
+	sb, srv, addr, err := startSandbox(cfg.SandboxAddr, cfg, logger)
 	if err != nil {
 		return err
 	}
@@ -104,6 +108,13 @@ type App struct {
 // (docs/sandbox.md); only sandbox mode uses them.
 var sandboxPaymentsKeys = payments.Keys{Public: paymentsim.PublicKey, Private: paymentsim.PrivateKey, AccessToken: paymentsim.AccessToken}
 
+// specOnlyNotice is logged once when the gateway runs against upstreams that
+// serve only what the specs show (the strict sandbox).
+const specOnlyNotice = "strict sandbox: features that need the sandbox's additions are off or degraded: " +
+	"event polling is off (no GET /v1/events; webhooks only); the individuals listing is unavailable (no GET /v3/individuals); " +
+	"signed orders are confirmed against the order listing instead of their signature (no JWKS); banking listings read one page of 100 and " +
+	"offset paging is refused (no meta[offset])"
+
 // Start wires and starts the gateway; it returns once the listener accepts.
 func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err error) {
 	// Every part logs through redaction (package redact), whatever it logs.
@@ -120,7 +131,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 		if addr == "" {
 			addr = "127.0.0.1:0"
 		}
-		a.sandbox, a.sbSrv, a.sbAddr, err = startSandbox(addr, cfg.SandboxTokenGrace, logger.With("component", "sandbox"))
+		a.sandbox, a.sbSrv, a.sbAddr, err = startSandbox(addr, cfg, logger.With("component", "sandbox"))
 		if err != nil {
 			return nil, err
 		}
@@ -185,6 +196,13 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 		roundtrip.WithTimeout(cfg.BankingTimeout), roundtrip.WithLogger(logger.With("upstream", "banking")))
 	if err != nil {
 		return nil, fmt.Errorf("FINGRAPH_BANKING_URL: %w", err)
+	}
+	if cfg.SandboxStrict {
+		// The strict sandbox serves only what the specs show; say once what
+		// that turns off rather than failing call by call.
+		cfg.ReconcileInterval = 0
+		bank.SpecOnly = true
+		logger.Warn(specOnlyNotice)
 	}
 	sessionsKV, err := a.engine.KeyValue(ctx, session.Bucket, cfg.SessionTTL)
 	if err != nil {
@@ -342,15 +360,25 @@ func displayAddr(addr string) string {
 }
 
 // startSandbox starts a seeded sandbox on addr (loopback is expected).
-func startSandbox(addr string, tokenGrace time.Duration, logger *slog.Logger) (*sandbox.Sandbox, *http.Server, string, error) {
-	sb := sandbox.New(sandbox.Config{Logger: logger, TokenGrace: tokenGrace})
+func startSandbox(addr string, cfg Config, logger *slog.Logger) (*sandbox.Sandbox, *http.Server, string, error) {
+	sb := sandbox.New(sandbox.Config{Logger: logger, TokenGrace: cfg.SandboxTokenGrace, Strict: cfg.SandboxStrict})
 	sb.Seed()
+	for _, f := range cfg.SandboxFaults {
+		if err := sb.SetFault(f); err != nil {
+			sb.Close()
+			return nil, nil, "", fmt.Errorf("FINGRAPH_SANDBOX_FAULTS: %s: %w", f.Route, err)
+		}
+	}
+	var handler http.Handler = sb
+	if cfg.SandboxMiddleware != nil {
+		handler = cfg.SandboxMiddleware(handler)
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		sb.Close()
 		return nil, nil, "", fmt.Errorf("FINGRAPH_SANDBOX_ADDR: cannot listen on %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: sb, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			logger.Error("sandbox server stopped", "err", err)

@@ -1,12 +1,14 @@
 package app
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/netip"
 	"net/url"
 	"os"
@@ -20,6 +22,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/fingraph/fingraph/gqlhttp"
+	"github.com/fingraph/fingraph/upstream/sandbox"
 )
 
 // Config is the gateway's configuration, from flags and FINGRAPH_*
@@ -110,6 +113,19 @@ type Config struct {
 	sandboxTokenGraceRaw string
 	// DownloadKey signs report download links; empty draws one per process.
 	DownloadKey string
+	// SandboxMiddleware wraps the in-process sandbox's handler. Only tests
+	// set it (the e2e contract validator), like TracerProvider; it has no
+	// flag, so production never runs it.
+	SandboxMiddleware func(http.Handler) http.Handler
+	// SandboxStrict runs the in-process sandbox serving only what the specs
+	// show, and the gateway without the features that need the sandbox's
+	// additions (see specOnlyNotice).
+	SandboxStrict bool
+	// SandboxFaults are faults the sandbox starts with, as the control API
+	// takes them (POST /_sandbox/faults), for demos of a slow or failing
+	// upstream without a script.
+	SandboxFaults    []sandbox.Fault
+	sandboxFaultsRaw string
 }
 
 // operatorKinds are the principal kinds FINGRAPH_PAYMENTS_OPERATORS may name.
@@ -154,6 +170,7 @@ func (c *Config) settings() []setting {
 		{"read-timeout", "FINGRAPH_READ_TIMEOUT", "30s", "longest time to read one request, body included", &c.readTimeoutRaw},
 		{"operation-timeout", "FINGRAPH_OPERATION_TIMEOUT", "30s", "longest time one query or mutation may run (subscriptions are not bounded)", &c.operationTimeoutRaw},
 		{"download-key", "FINGRAPH_DOWNLOAD_KEY", "", "secret signing report download links (secret); empty draws one per process, so links work only on the replica that made them", &c.DownloadKey},
+		{"sandbox-faults", "FINGRAPH_SANDBOX_FAULTS", "", `sandbox: faults to start with, a JSON array as POST /_sandbox/faults takes, e.g. [{"route":"GET /payments/v1/customer","latency_ms":100,"latency_max_ms":900,"error_rate":0.1,"status":502,"drop_rate":0.01}]`, &c.sandboxFaultsRaw},
 		{"sandbox-token-grace", "FINGRAPH_SANDBOX_TOKEN_GRACE", "10s", "in-process sandbox: how long a superseded banking token keeps working", &c.sandboxTokenGraceRaw},
 		{"upstream-timeout", "FINGRAPH_UPSTREAM_TIMEOUT", "10s", "deadline of one upstream call, retries included", &c.upstreamTimeoutRaw},
 		{"payments-timeout", "FINGRAPH_PAYMENTS_TIMEOUT", "", "deadline of one payments call; empty uses the upstream timeout", &c.paymentsTimeoutRaw},
@@ -178,6 +195,7 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 	anonymous := fs.String("sandbox-anonymous", getenv("FINGRAPH_SANDBOX_ANONYMOUS"), "sandbox mode: requests without a session act as the demo API client: true or false (default true in sandbox mode) ($FINGRAPH_SANDBOX_ANONYMOUS)")
 	reconcile := fs.String("reconcile-interval", getenv("FINGRAPH_RECONCILE_INTERVAL"), "how often to poll the upstream event listing for missed webhooks; 0 turns it off (default 30s) ($FINGRAPH_RECONCILE_INTERVAL)")
 	introspection := fs.String("introspection", getenv("FINGRAPH_INTROSPECTION"), "answer introspection and suggest field names in errors: true or false (default true in sandbox mode, false with real upstreams) ($FINGRAPH_INTROSPECTION)")
+	strict := fs.String("sandbox-strict", getenv("FINGRAPH_SANDBOX_STRICT"), "sandbox mode: serve only what the upstream specs show (no event or individuals listing, no order-token JWKS, no offset paging) and run the gateway without what needs them: true or false ($FINGRAPH_SANDBOX_STRICT)")
 	origins := fs.String("allowed-origins", getenv("FINGRAPH_ALLOWED_ORIGINS"), "comma-separated origins of web frontends: allowed by CORS (with credentials) and to open websockets, besides the gateway's own ($FINGRAPH_ALLOWED_ORIGINS)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -209,6 +227,23 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 			return c, errors.New("FINGRAPH_SANDBOX_ANONYMOUS: only the in-process sandbox may serve requests without a session; with real upstreams every request signs in")
 		}
 		c.SandboxAnonymous = b
+	}
+	if c.sandboxFaultsRaw != "" {
+		dec := json.NewDecoder(strings.NewReader(c.sandboxFaultsRaw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&c.SandboxFaults); err != nil {
+			return c, fmt.Errorf("FINGRAPH_SANDBOX_FAULTS: not a JSON array of faults: %v", err)
+		}
+	}
+	if *strict != "" {
+		b, err := strconv.ParseBool(*strict)
+		if err != nil {
+			return c, fmt.Errorf("FINGRAPH_SANDBOX_STRICT: %q is not true or false", *strict)
+		}
+		if b && !c.sandboxMode() {
+			return c, errors.New("FINGRAPH_SANDBOX_STRICT: only the in-process sandbox has a strict mode")
+		}
+		c.SandboxStrict = b
 	}
 	c.Introspection = c.sandboxMode()
 	if *introspection != "" {

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fingraph/fingraph/gqlhttp"
+	"github.com/fingraph/fingraph/upstream/sandbox"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -78,6 +79,8 @@ func TestParseConfigReadsEveryVariable(t *testing.T) {
 		"FINGRAPH_SANDBOX_TOKEN_GRACE": "250ms",
 		"FINGRAPH_REGISTER_WEBHOOK":    "true",
 		"FINGRAPH_SANDBOX_ANONYMOUS":   "false",
+		"FINGRAPH_SANDBOX_STRICT":      "false",
+		"FINGRAPH_SANDBOX_FAULTS":      `[{"route": "*", "latency_ms": 5, "latency_max_ms": 9, "drop_rate": 0.5}]`,
 		"FINGRAPH_RECONCILE_INTERVAL":  "0",
 		"FINGRAPH_ALLOWED_ORIGINS":     "https://app.example, http://localhost:3000",
 		"FINGRAPH_INTROSPECTION":       "true",
@@ -119,6 +122,8 @@ func TestParseConfigReadsEveryVariable(t *testing.T) {
 		"FINGRAPH_SANDBOX_TOKEN_GRACE":   {c.SandboxTokenGrace, 250 * time.Millisecond},
 		"FINGRAPH_REGISTER_WEBHOOK":      {c.RegisterWebhook, true},
 		"FINGRAPH_SANDBOX_ANONYMOUS":     {c.SandboxAnonymous, false},
+		"FINGRAPH_SANDBOX_STRICT":        {c.SandboxStrict, false},
+		"FINGRAPH_SANDBOX_FAULTS":        {c.SandboxFaults, []sandbox.Fault{{Route: "*", LatencyMS: 5, LatencyMaxMS: 9, DropRate: 0.5}}},
 		"FINGRAPH_RECONCILE_INTERVAL":    {c.ReconcileInterval, time.Duration(0)},
 		"FINGRAPH_ALLOWED_ORIGINS":       {c.AllowedOrigins, []string{"https://app.example", "http://localhost:3000"}},
 		"FINGRAPH_INTROSPECTION":         {c.Introspection, true},
@@ -213,6 +218,9 @@ func TestInvalidValuesAreRefusedNamingTheSetting(t *testing.T) {
 		{"register webhook", map[string]string{"FINGRAPH_REGISTER_WEBHOOK": "sometimes"}, nil, "FINGRAPH_REGISTER_WEBHOOK"},
 		{"anonymous", map[string]string{"FINGRAPH_SANDBOX_ANONYMOUS": "yes please"}, nil, "FINGRAPH_SANDBOX_ANONYMOUS"},
 		{"anonymous with real upstreams", real(map[string]string{"FINGRAPH_SANDBOX_ANONYMOUS": "true"}), nil, "FINGRAPH_SANDBOX_ANONYMOUS"},
+		{"strict", map[string]string{"FINGRAPH_SANDBOX_STRICT": "very"}, nil, "FINGRAPH_SANDBOX_STRICT"},
+		{"faults", map[string]string{"FINGRAPH_SANDBOX_FAULTS": `{"route": "*"}`}, nil, "FINGRAPH_SANDBOX_FAULTS"},
+		{"strict with real upstreams", real(map[string]string{"FINGRAPH_SANDBOX_STRICT": "true"}), nil, "FINGRAPH_SANDBOX_STRICT"},
 		{"reconcile interval", map[string]string{"FINGRAPH_RECONCILE_INTERVAL": "often"}, nil, "FINGRAPH_RECONCILE_INTERVAL"},
 		{"negative reconcile interval", map[string]string{"FINGRAPH_RECONCILE_INTERVAL": "-1s"}, nil, "FINGRAPH_RECONCILE_INTERVAL"},
 		{"busy-loop reconcile interval", map[string]string{"FINGRAPH_RECONCILE_INTERVAL": "1ms"}, nil, "FINGRAPH_RECONCILE_INTERVAL"},

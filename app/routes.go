@@ -80,6 +80,7 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 			Events:    d.bus,
 			Logger:    d.logger,
 			Downloads: reportLinks,
+			SpecOnly:  d.cfg.SandboxStrict,
 		},
 		Directives: policy.Directives(),
 		Complexity: resolvers.Complexity(),

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/fingraph/fingraph/app"
+	"github.com/fingraph/fingraph/e2e/contract"
 	"io"
 	"log/slog"
 	"net/http"
@@ -79,6 +80,28 @@ func startGateway(t testing.TB, extraArgs ...string) *testGateway {
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
+	// Every upstream exchange of the test is checked against the sandbox's
+	// OpenAPI documents; a violation fails the test that caused it. The
+	// check runs after shutdown (cleanups run last-in first-out), when all
+	// of the test's traffic is done.
+	var validator *contract.Validator
+	cfg.SandboxMiddleware = func(next http.Handler) http.Handler {
+		v, err := contract.Wrap(next)
+		if err != nil {
+			t.Fatalf("contract validator: %v", err)
+		}
+		validator = v
+		return v
+	}
+	t.Cleanup(func() {
+		if validator == nil {
+			return
+		}
+		t.Logf("contract: %d upstream exchanges validated", validator.Checked())
+		for _, v := range validator.Violations() {
+			t.Errorf("contract: %s", v)
+		}
+	})
 	logs := &syncBuffer{}
 	logger := slog.New(slog.NewJSONHandler(io.MultiWriter(logs, allLogs), &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -98,6 +121,23 @@ func startGateway(t testing.TB, extraArgs ...string) *testGateway {
 		Logs:       logs,
 		http:       &http.Client{Timeout: 20 * time.Second},
 	}
+}
+
+// validated puts the contract validator in front of a sandbox a test starts
+// on its own (replicas, real-upstream setups): its traffic is checked like
+// the in-process sandbox's, and a violation fails the test.
+func validated(t testing.TB, sandbox http.Handler) http.Handler {
+	t.Helper()
+	v, err := contract.Wrap(sandbox)
+	if err != nil {
+		t.Fatalf("contract validator: %v", err)
+	}
+	t.Cleanup(func() {
+		for _, msg := range v.Violations() {
+			t.Errorf("contract: %s", msg)
+		}
+	})
+	return v
 }
 
 type gqlError struct {

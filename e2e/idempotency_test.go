@@ -30,7 +30,7 @@ func TestConcurrentCreateOrderWithOneKeyOnTwoReplicasIsOneOrder(t *testing.T) {
 	}
 	sb := sandbox.New(sandbox.Config{})
 	sb.Seed()
-	up := httptest.NewServer(sb)
+	up := httptest.NewServer(validated(t, sb))
 	t.Cleanup(func() { up.Close(); sb.Close() })
 	replica := func() *testGateway {
 		g := startGateway(t, "-nats-url", ns.ClientURL(),

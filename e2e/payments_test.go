@@ -562,7 +562,7 @@ func TestUpstreamFaultsBecomeUpstreamUnavailable(t *testing.T) {
 func TestWrongKeyKindIsAConfigurationErrorNotALeak(t *testing.T) {
 	sb := sandbox.New(sandbox.Config{})
 	sb.Seed()
-	srv := httptest.NewServer(sb)
+	srv := httptest.NewServer(validated(t, sb))
 	t.Cleanup(func() { srv.Close(); sb.Close() })
 	g := startGateway(t,
 		"-payments-url", srv.URL+"/payments", "-banking-url", srv.URL+"/banking",

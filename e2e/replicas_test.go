@@ -82,7 +82,7 @@ func twoReplicas(t *testing.T) (*testGateway, *testGateway) {
 	}
 	sb := sandbox.New(sandbox.Config{})
 	sb.Seed()
-	up := httptest.NewServer(sb)
+	up := httptest.NewServer(validated(t, sb))
 	t.Cleanup(func() { up.Close(); sb.Close() })
 
 	replica := func() *testGateway {

@@ -48,6 +48,9 @@ func (r *cardResolver) Corporation(ctx context.Context, obj *model.Card) (*model
 
 func (r *cardResolver) Transactions(ctx context.Context, obj *model.Card, first *int64, offset *int64, sortDirection *model.SortDirection) (*model.CardTransactionPage, error) {
 	opts, off, err := listOptions(first, offset, "createdAt", sortDirection)
+	if err == nil {
+		err = r.offsetServed(off)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -123,6 +123,10 @@ func (r *queryResolver) Individuals(ctx context.Context, status *model.Individua
 		}
 		st = strings.ToLower(string(*status))
 	}
+	if r.SpecOnly {
+		return nil, &gqlerr.Error{Code: gqlerr.UpstreamUnavailable,
+			Message: "listing individuals needs the sandbox's listing addition; the upstream shows none (strict mode)"}
+	}
 	list, err := r.Payments.Individuals.List(ctx, st)
 	if err != nil {
 		return nil, err

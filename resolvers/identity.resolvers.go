@@ -334,6 +334,9 @@ func (r *queryResolver) Persons(ctx context.Context, first *int64, offset *int64
 		}[*sortBy]
 	}
 	opts, off, err := listOptions(first, offset, field, sortDirection)
+	if err == nil {
+		err = r.offsetServed(off)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -368,6 +371,9 @@ func (r *queryResolver) Corporations(ctx context.Context, first *int64, offset *
 		}[*sortBy]
 	}
 	opts, off, err := listOptions(first, offset, field, sortDirection)
+	if err == nil {
+		err = r.offsetServed(off)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -211,6 +211,15 @@ func feedbackRequest(in model.SendFeedbackInput) (*banking.FeedbackRequest, erro
 }
 
 // listOptions maps GraphQL paging to the upstream's meta[...] query.
+// offsetServed refuses an offset the upstream cannot serve: offset paging
+// is a sandbox addition (meta[offset]) the strict sandbox leaves out.
+func (r *Resolver) offsetServed(off int) error {
+	if r.SpecOnly && off > 0 {
+		return gqlerr.BadInput("offset", "offset paging is not available: the upstream serves only the first page (strict mode)")
+	}
+	return nil
+}
+
 func listOptions(first, offset *int64, sortBy string, dir *model.SortDirection) (*banking.ListOptions, int, error) {
 	var v validator
 	limit, off := int64(20), int64(0)

@@ -28,6 +28,10 @@ type Resolver struct {
 	Logger   *slog.Logger
 	// Downloads signs the gateway's report download links.
 	Downloads *downloads.Signer
+	// SpecOnly says the upstreams serve only what the specs show (the strict
+	// sandbox): features that need the sandbox's additions are off or
+	// degraded (app's specOnlyNotice lists them).
+	SpecOnly bool
 	// Now is the clock; tests may fix it.
 	Now func() time.Time
 

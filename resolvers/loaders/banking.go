@@ -3,6 +3,7 @@ package loaders
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"sync"
 
@@ -167,6 +168,9 @@ func listAll[T any](ctx context.Context, list func(context.Context, *banking.Lis
 	for p := 1; p < len(pages); p++ {
 		g.Go(func() error {
 			page, err := list(gctx, &banking.ListOptions{Limit: pageSize, Offset: p * pageSize})
+			if errors.Is(err, banking.ErrOffsetNotShown) {
+				return err // degraded below to the first page
+			}
 			if err != nil {
 				return err
 			}
@@ -174,7 +178,11 @@ func listAll[T any](ctx context.Context, list func(context.Context, *banking.Lis
 			return nil
 		})
 	}
-	if err := g.Wait(); err != nil {
+	if err := g.Wait(); errors.Is(err, banking.ErrOffsetNotShown) {
+		// An upstream without offset paging (the strict sandbox): the first
+		// page is all that can be read.
+		return first.List, nil
+	} else if err != nil {
 		return nil, err
 	}
 	seen := make(map[string]bool, total)

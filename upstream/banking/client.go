@@ -94,6 +94,11 @@ var clientSet = []string{"Accept", "Content-Type", "User-Agent"}
 // meant to be shared by all sessions; credentials travel per call in the
 // context (see TokenSource).
 type Client struct {
+	// SpecOnly says the upstream serves only what the spec shows: a listing
+	// asking for an offset (meta[offset], a sandbox addition) fails with
+	// ErrOffsetNotShown before any call.
+	SpecOnly bool
+
 	baseURL string
 	version string
 	send    *roundtrip.Sender
@@ -362,12 +367,22 @@ func pathEscape(s string) string { return url.PathEscape(s) }
 // new T: the whole body of most service methods, so that a route is a
 // declaration of method, path, input and output.
 func call[T any](ctx context.Context, c *Client, method, path string, body any) (*T, error) {
+	if c.SpecOnly && strings.Contains(path, offsetParam) {
+		return nil, ErrOffsetNotShown
+	}
 	req, err := c.NewRequest(ctx, method, path, body)
 	if err != nil {
 		return nil, err
 	}
 	return send[T](c, req)
 }
+
+// offsetParam is meta[offset] as ListOptions encodes it into a path.
+var offsetParam = url.Values{"meta[offset]": {""}}.Encode()[:len("meta%5Boffset%5D")]
+
+// ErrOffsetNotShown is the answer of a listing with an offset when the
+// upstream serves only what the spec shows (Client.SpecOnly).
+var ErrOffsetNotShown = errors.New("banking: offset paging (meta[offset]) is not in the spec and this upstream does not serve it")
 
 // callPublic is call for routes that take no access token (sign-in,
 // recovery, feedback, sign-up).

@@ -11,6 +11,7 @@ package sandbox
 
 import (
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
@@ -38,6 +39,11 @@ type Config struct {
 	// superseded access token; its default (10 s) when zero. Tests shrink
 	// it to prove that refreshed tokens are written back.
 	TokenGrace time.Duration
+	// Strict serves only what the specs show (-sandbox-strict): no event
+	// or individuals listing, no order-token JWKS, no meta[offset] paging,
+	// no route aliases. Integration tests run against it to prove they need
+	// nothing the real upstreams may lack.
+	Strict bool
 }
 
 // Sandbox emulates both upstream interfaces. It is an http.Handler.
@@ -54,11 +60,55 @@ type Sandbox struct {
 // Fault makes matching requests slower or fail. Route is "METHOD /pattern"
 // (the chi pattern, as /_sandbox/stats reports it, or a literal path) or "*".
 type Fault struct {
-	Route     string  `json:"route"`
-	LatencyMS int     `json:"latency_ms"`
+	Route string `json:"route"`
+	// LatencyMS delays every matching call; with LatencyMaxMS the delay is
+	// drawn uniformly from [LatencyMS, LatencyMaxMS] per call.
+	LatencyMS    int `json:"latency_ms"`
+	LatencyMaxMS int `json:"latency_max_ms,omitempty"`
+	// ErrorRate is the share of calls answered with Status (503 when zero)
+	// in the upstream's error shape instead of reaching the route.
 	ErrorRate float64 `json:"error_rate"`
-	// Status is the status of an injected failure; 503 when zero.
-	Status int `json:"status,omitempty"`
+	Status    int     `json:"status,omitempty"`
+	// DropRate is the share of calls whose connection is closed without an
+	// answer, as a crashed upstream or a cut network would.
+	DropRate float64 `json:"drop_rate,omitempty"`
+}
+
+// idle reports whether f injects nothing (posting it removes the fault).
+func (f Fault) idle() bool {
+	return f.LatencyMS == 0 && f.LatencyMaxMS == 0 && f.ErrorRate == 0 && f.DropRate == 0
+}
+
+// check explains what is wrong with f, or "".
+func (f Fault) check() string {
+	switch {
+	case f.Route == "":
+		return `route is required ("METHOD /path" or "*")`
+	case f.ErrorRate < 0 || f.ErrorRate > 1, f.DropRate < 0 || f.DropRate > 1:
+		return "error_rate and drop_rate are shares in [0,1]"
+	case f.LatencyMS < 0 || (f.LatencyMaxMS != 0 && f.LatencyMaxMS < f.LatencyMS):
+		return "latency_ms >= 0, and latency_max_ms (random latency) >= latency_ms"
+	case f.Status != 0 && (f.Status < 400 || f.Status > 599):
+		return "status is an error status, 400 to 599"
+	}
+	return ""
+}
+
+// SetFault installs f (or removes the fault of its route when f is idle);
+// the control API and the -sandbox-fault setting both use it.
+func (s *Sandbox) SetFault(f Fault) error {
+	f.Route = strings.TrimSpace(f.Route)
+	if msg := f.check(); msg != "" {
+		return errors.New(msg)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f.idle() {
+		delete(s.faults, f.Route)
+	} else {
+		s.faults[f.Route] = f
+	}
+	return nil
 }
 
 // New returns a sandbox with empty state; call Seed for the demo data.
@@ -80,10 +130,12 @@ func New(cfg Config) *Sandbox {
 			Logger:     cfg.Logger.With("sandbox", "payments"),
 			RetryUnit:  cfg.RetryUnit,
 			HTTPClient: cfg.HTTPClient,
+			Strict:     cfg.Strict,
 		}),
 		Banking: bankingsim.New(bankingsim.Options{
 			Logger:     cfg.Logger.With("sandbox", "banking"),
 			TokenGrace: cfg.TokenGrace,
+			Strict:     cfg.Strict,
 		}),
 	}
 	s.routes()
@@ -103,6 +155,8 @@ func (s *Sandbox) routes() {
 		r.Get("/faults", s.getFaults)
 		r.Post("/faults", s.postFault)
 		r.Delete("/faults", s.clearFaults)
+		r.Post("/webhooks/pause", s.pauseWebhooks)
+		r.Post("/webhooks/resume", s.resumeWebhooks)
 		s.Payments.Control(r)
 		s.Banking.Control(r)
 	})
@@ -154,26 +208,62 @@ func (s *Sandbox) countAndFault(next http.Handler) http.Handler {
 		}
 		s.mu.Unlock()
 		if ok {
-			if f.LatencyMS > 0 {
+			if d := f.latency(); d > 0 {
 				select {
-				case <-time.After(time.Duration(f.LatencyMS) * time.Millisecond):
+				case <-time.After(d):
 				case <-r.Context().Done():
 					return
 				}
+			}
+			if f.DropRate > 0 && rand.Float64() < f.DropRate {
+				drop(w)
+				return
 			}
 			if f.ErrorRate > 0 && rand.Float64() < f.ErrorRate {
 				status := f.Status
 				if status == 0 {
 					status = http.StatusServiceUnavailable
 				}
-				writeJSON(w, status, map[string]any{"error": map[string]any{
-					"code": "injected_fault", "message": "fault injected by the sandbox control API",
-				}})
+				writeInjected(w, r, status)
 				return
 			}
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// latency is this call's delay: fixed, or uniform in [min, max].
+func (f Fault) latency() time.Duration {
+	ms := f.LatencyMS
+	if f.LatencyMaxMS > f.LatencyMS {
+		ms += rand.IntN(f.LatencyMaxMS - f.LatencyMS + 1)
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+// drop closes the connection without an answer.
+func drop(w http.ResponseWriter) {
+	if hj, ok := w.(http.Hijacker); ok {
+		if conn, _, err := hj.Hijack(); err == nil {
+			_ = conn.Close()
+			return
+		}
+	}
+	// Not hijackable (HTTP/2, a recorder): abort the handler, which the
+	// server turns into a reset stream or a closed connection.
+	panic(http.ErrAbortHandler)
+}
+
+// writeInjected answers an injected failure in the error shape of the
+// upstream the request went to, so a client (and the contract validator)
+// sees what that upstream's errors look like.
+func writeInjected(w http.ResponseWriter, r *http.Request, status int) {
+	const msg = "fault injected by the sandbox control API"
+	if strings.HasPrefix(r.URL.Path, "/banking/") {
+		writeJSON(w, status, map[string]any{"errors": []any{map[string]any{"field": "", "message": msg}}})
+		return
+	}
+	writeJSON(w, status, map[string]any{"error": map[string]any{"code": "injected_fault", "message": msg}})
 }
 
 func (s *Sandbox) getStats(w http.ResponseWriter, _ *http.Request) {
@@ -213,21 +303,23 @@ func (s *Sandbox) postFault(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]any{"code": "invalid_json", "message": err.Error()}})
 		return
 	}
-	f.Route = strings.TrimSpace(f.Route)
-	if f.Route == "" || f.ErrorRate < 0 || f.ErrorRate > 1 || f.LatencyMS < 0 {
-		writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]any{
-			"code": "invalid_fault", "message": `route is required ("METHOD /path" or "*"), error_rate in [0,1], latency_ms >= 0`,
-		}})
+	if err := s.SetFault(f); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]any{"code": "invalid_fault", "message": err.Error()}})
 		return
 	}
-	s.mu.Lock()
-	if f.LatencyMS == 0 && f.ErrorRate == 0 {
-		delete(s.faults, f.Route)
-	} else {
-		s.faults[f.Route] = f
-	}
-	s.mu.Unlock()
+	f.Route = strings.TrimSpace(f.Route)
 	writeJSON(w, http.StatusOK, f)
+}
+
+// pauseWebhooks holds every payments webhook delivery until resume.
+func (s *Sandbox) pauseWebhooks(w http.ResponseWriter, _ *http.Request) {
+	s.Payments.PauseWebhooks()
+	writeJSON(w, http.StatusOK, map[string]any{"paused": true})
+}
+
+func (s *Sandbox) resumeWebhooks(w http.ResponseWriter, _ *http.Request) {
+	s.Payments.ResumeWebhooks()
+	writeJSON(w, http.StatusOK, map[string]any{"paused": false})
 }
 
 func (s *Sandbox) clearFaults(w http.ResponseWriter, _ *http.Request) {

@@ -102,6 +102,9 @@ func TestFaultValidation(t *testing.T) {
 		`{"route": "*", "error_rate": 1.5}`,
 		`{"route": "*", "error_rate": -0.1}`,
 		`{"route": "*", "latency_ms": -1}`,
+		`{"route": "*", "latency_ms": 50, "latency_max_ms": 10}`,
+		`{"route": "*", "drop_rate": 2}`,
+		`{"route": "*", "error_rate": 1, "status": 200}`,
 		`{"route": "*", "colour": "red"}`,
 		`not json`,
 	} {

@@ -200,7 +200,7 @@ func (s *Sim) getCardCredentials(w http.ResponseWriter, r *http.Request) {
 var cardTxSorts = map[string]string{"createdAt": "created_at", "created_at": "created_at", "amount": "amount"}
 
 func (s *Sim) listCardTransactions(w http.ResponseWriter, r *http.Request) {
-	pg, e := parsePage(r, "createdAt", "DESC", cardTxSorts)
+	pg, e := s.parsePage(r, "createdAt", "DESC", cardTxSorts)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := s.scopedCardLocked(w, principalOf(r), chi.URLParam(r, "id"))

@@ -103,7 +103,7 @@ var corporationSorts = map[string]string{
 
 func (s *Sim) listCorporations(w http.ResponseWriter, r *http.Request) {
 	pr := principalOf(r)
-	pg, e := parsePage(r, "name", "ASC", corporationSorts)
+	pg, e := s.parsePage(r, "name", "ASC", corporationSorts)
 	if len(e) > 0 {
 		badRequest(w, e...)
 		return

@@ -25,7 +25,7 @@ type page struct {
 
 // parsePage reads the pagination query. sortable maps each accepted
 // spelling of a sort field to its canonical key.
-func parsePage(r *http.Request, defSortBy, defSortType string, sortable map[string]string) (page, errs) {
+func (s *Sim) parsePage(r *http.Request, defSortBy, defSortType string, sortable map[string]string) (page, errs) {
 	q := r.URL.Query()
 	var e errs
 	pg := page{sortBy: defSortBy, sortType: defSortType, limit: DefaultPageLimit}
@@ -50,7 +50,9 @@ func parsePage(r *http.Request, defSortBy, defSortType string, sortable map[stri
 		}
 		pg.limit = n
 	}
-	if v := q.Get("meta[offset]"); v != "" {
+	if v := q.Get("meta[offset]"); v != "" && s.opts.Strict {
+		e.invalid("meta[offset]", "meta[offset] is a sandbox addition, not served in strict mode")
+	} else if v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
 			e.invalid("meta[offset]", "meta[offset] must be a number from 0")

@@ -631,7 +631,7 @@ func (s *Sim) listPersons(w http.ResponseWriter, r *http.Request) {
 		forbidden(w, "", "introducers cannot manage persons")
 		return
 	}
-	pg, e := parsePage(r, "createdAt", "DESC", personSorts)
+	pg, e := s.parsePage(r, "createdAt", "DESC", personSorts)
 	if len(e) > 0 {
 		badRequest(w, e...)
 		return

@@ -42,6 +42,9 @@ type Options struct {
 	// DefaultSettleAfter when zero, never (only the control API settles)
 	// when negative.
 	SettleAfter time.Duration
+	// Strict serves only what the spec shows: the routes it does not list
+	// answer 404, and the meta[offset] paging addition is refused.
+	Strict bool
 }
 
 // Sim is the stateful banking emulator. All state sits behind one mutex:

@@ -417,7 +417,17 @@ func TestTrigger(t *testing.T) {
 			assert.True(t, found, "individual moved to %s", c.indStatus)
 		})
 	}
-	r := e.call("POST", "/_sandbox/trigger", "", map[string]any{"name": "OrderCreated"})
+	// Order events go through the real flow: OrderRefunded is preceded by
+	// the order's creation and capture.
+	var refunded eventJSON
+	r := e.call("POST", "/_sandbox/trigger", "", map[string]any{"name": "OrderRefunded"})
+	require.Equal(t, 200, r.status)
+	r.json(t, &refunded)
+	assert.Equal(t, "OrderRefunded", refunded.Name)
+	assert.Equal(t, "refunded", refunded.Payload["status"])
+	assert.EqualValues(t, 1250, refunded.Payload["amount"])
+
+	r = e.call("POST", "/_sandbox/trigger", "", map[string]any{"name": "OrderShipped"})
 	require.Equal(t, 400, r.status)
 	assert.Equal(t, "name", r.err(t).Error.Field)
 }

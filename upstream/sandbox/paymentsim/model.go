@@ -48,7 +48,7 @@ func (c *customer) toJSON() customerJSON {
 		ms = []method{}
 	}
 	return customerJSON{
-		ID: c.ID, Number: c.Number, Contact: c.Contact, Method: append([]method(nil), ms...),
+		ID: c.ID, Number: c.Number, Contact: c.Contact, Method: append([]method{}, ms...),
 		Status: "active", Total: 0, Balance: []any{}, Currency: c.Currency,
 	}
 }

@@ -75,6 +75,10 @@ type Options struct {
 	RetryUnit time.Duration
 	// HTTPClient sends webhooks; nil uses a client with a 5 s timeout.
 	HTTPClient *http.Client
+	// Strict serves only the routes the spec shows: the sandbox's additions
+	// (event listing, individuals listing, the order-token JWKS) answer 404
+	// and leave the OpenAPI document.
+	Strict bool
 }
 
 // Sim is the stateful payments emulator. All its state is in memory and
@@ -110,6 +114,9 @@ type Sim struct {
 	webhook     *webhook
 	deliveries  []delivery
 	slowUntil   map[string]time.Time // webhook URL -> end of the 503 slowdown
+	// resumed is non-nil while webhook deliveries are paused; closing it
+	// resumes them.
+	resumed     chan struct{}
 	individuals map[string]*individual
 	indList     []string
 	actions     map[string]*pendingAction

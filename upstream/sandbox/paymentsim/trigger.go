@@ -3,6 +3,7 @@ package paymentsim
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 )
 
 // ctlTrigger fires one onboarding or pending-action event, creating and
@@ -38,6 +39,8 @@ func (s *Sim) ctlTrigger(w http.ResponseWriter, r *http.Request) {
 // individual when ind is nil, and returns it.
 func (s *Sim) triggerLocked(name string, ind *individual, reason string) (*event, *apiError) {
 	switch name {
+	case EventOrderCreated, EventOrderCaptured, EventOrderRefunded, EventOrderCancelled:
+		return s.triggerOrderLocked(name), nil
 	case EventIndividualOnboardingDataProvided:
 		if ind == nil {
 			ind = s.newIndividualLocked(s.now())
@@ -74,8 +77,67 @@ func (s *Sim) triggerLocked(name string, ind *individual, reason string) (*event
 		}
 		return s.completeActionLocked(s.openActionLocked(ind))
 	}
-	return nil, badRequest("name", "the sandbox triggers %s, %s, %s, %s or %s", EventIndividualOnboardingDataProvided,
-		EventIndividualActivated, EventIndividualBlocked, EventPendingActionCreated, EventPendingActionCompleted)
+	return nil, badRequest("name", "the sandbox triggers %s", strings.Join(TriggerNames(), ", "))
+}
+
+// Trigger describes one event the sandbox can fire on demand.
+type Trigger struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+// Triggers lists what POST /_sandbox/trigger fires, in a stable order.
+func Triggers() []Trigger {
+	return []Trigger{
+		{EventOrderCreated, "a 12.50 EUR order authorised on a test card"},
+		{EventOrderCaptured, "an order authorised, then captured in full"},
+		{EventOrderRefunded, "an order authorised, captured, then refunded in full"},
+		{EventOrderCancelled, "an order authorised, then cancelled"},
+		{EventIndividualOnboardingDataProvided, "a new individual submits the onboarding form"},
+		{EventIndividualActivated, "an individual is onboarded (form submitted, then activated)"},
+		{EventIndividualBlocked, "an individual's onboarding is rejected"},
+		{EventPendingActionCreated, "a pending action (consent flow) is opened for an individual"},
+		{EventPendingActionCompleted, "the user completes a pending action's consent flow"},
+	}
+}
+
+// TriggerNames are the names of Triggers.
+func TriggerNames() []string {
+	var out []string
+	for _, t := range Triggers() {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+// triggerOrderLocked creates an order on the test card, moves it as far as
+// name needs, emitting every event on the way as the real flow would, and
+// returns the event called name.
+func (s *Sim) triggerOrderLocked(name string) *event {
+	now := s.now()
+	in := &orderIn{Number: "trigger-" + s.newID()[:8], Items: json.RawMessage(`{"name":"Sandbox trigger","amount":1250}`),
+		Amount: 1250, Currency: "EUR"}
+	o := s.createOrderLocked(in, "", nil, json.RawMessage(`{"name":"Trigger Test","email":"trigger@example.com"}`), testCard(), now)
+	last := s.events[len(s.events)-1]
+	var steps []string
+	switch name {
+	case EventOrderCaptured:
+		steps = []string{"capture"}
+	case EventOrderRefunded:
+		steps = []string{"capture", "refund"}
+	case EventOrderCancelled:
+		steps = []string{"cancel"}
+	}
+	for _, typ := range steps {
+		evName, amt, _ := applyEvent(o, typ, nil)
+		last = s.emitLocked(evName, orderPayload(o, amt), now)
+	}
+	return last
+}
+
+// ctlTriggers lists the trigger names with what each does.
+func (s *Sim) ctlTriggers(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, Triggers())
 }
 
 // providedLocked brings ind (a new individual when nil) to

@@ -41,6 +41,9 @@ func (s *Sim) deliver(ev event, hookID, hookURL string) {
 		if slowed && !s.sleep(unit) {
 			return
 		}
+		if !s.waitResumed() {
+			return
+		}
 		status, errText := s.post(hookURL, body)
 		s.mu.Lock()
 		s.deliveries = append(s.deliveries, delivery{
@@ -57,6 +60,50 @@ func (s *Sim) deliver(ev event, hookID, hookURL string) {
 			return
 		}
 		s.log.Info("webhook delivery failed", "event", ev.ID, "attempt", attempt, "status", status, "err", errText)
+	}
+}
+
+// PauseWebhooks holds every webhook delivery (first sends and resends)
+// until ResumeWebhooks: the control API's fault for a receiver that must
+// catch up by polling or a delivery backlog that arrives at once.
+func (s *Sim) PauseWebhooks() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.resumed == nil {
+		s.resumed = make(chan struct{})
+	}
+}
+
+// ResumeWebhooks lets held deliveries go.
+func (s *Sim) ResumeWebhooks() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.resumed != nil {
+		close(s.resumed)
+		s.resumed = nil
+	}
+}
+
+// WebhooksPaused reports whether deliveries are held.
+func (s *Sim) WebhooksPaused() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.resumed != nil
+}
+
+// waitResumed blocks while deliveries are paused; false on Close.
+func (s *Sim) waitResumed() bool {
+	s.mu.Lock()
+	ch := s.resumed
+	s.mu.Unlock()
+	if ch == nil {
+		return true
+	}
+	select {
+	case <-ch:
+		return true
+	case <-s.ctx.Done():
+		return false
 	}
 }
 
