@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -42,5 +43,43 @@ func TestIntakeAsksForARetryWhenTheBusCannotStore(t *testing.T) {
 	resp := post()
 	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("bus down: want 503 with Retry-After, got %d %q", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+}
+
+// One sending address past its allowance gets 429 with Retry-After (the
+// upstream's sender retries); another address is not affected. The rate is
+// near zero here, so that the count does not depend on how fast the test
+// runs.
+func TestIntakeLimitsEachSender(t *testing.T) {
+	ctx := context.Background()
+	e, err := engine.Open(ctx, engine.Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	bus, err := events.NewBus(ctx, e.JetStream())
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := &events.Intake{Bus: bus, Logger: slog.New(slog.DiscardHandler), PerSecond: 0.001, Burst: 5}
+	post := func(addr string, i int) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(http.MethodPost, "/webhooks/payments",
+			strings.NewReader(`{"id":"e-`+addr+`-`+strconv.Itoa(i)+`","name":"IndividualActivated"}`))
+		r.RemoteAddr = addr + ":4000"
+		w := httptest.NewRecorder()
+		in.ServeHTTP(w, r)
+		return w
+	}
+	for i := range 5 {
+		if w := post("192.0.2.1", i); w.Code != http.StatusAccepted {
+			t.Fatalf("webhook %d within the burst: %d", i, w.Code)
+		}
+	}
+	w := post("192.0.2.1", 5)
+	if w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") == "" {
+		t.Errorf("past the burst: %d, Retry-After %q", w.Code, w.Header().Get("Retry-After"))
+	}
+	if w := post("192.0.2.2", 0); w.Code != http.StatusAccepted {
+		t.Errorf("another sender: %d", w.Code)
 	}
 }
