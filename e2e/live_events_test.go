@@ -358,4 +358,3 @@ func TestForgedWebhookFloodIsBounded(t *testing.T) {
 		t.Errorf("repeated forged ids were looked up again: %d look-ups", n)
 	}
 }
-

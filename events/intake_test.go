@@ -64,7 +64,7 @@ func TestIntakeLimitsEachSender(t *testing.T) {
 	in := &events.Intake{Bus: bus, Logger: slog.New(slog.DiscardHandler), PerSecond: 0.001, Burst: 5}
 	post := func(addr string, i int) *httptest.ResponseRecorder {
 		r := httptest.NewRequest(http.MethodPost, "/webhooks/payments",
-			strings.NewReader(`{"id":"e-`+addr+`-`+strconv.Itoa(i)+`","name":"IndividualActivated"}`))
+			strings.NewReader(`{"id":"e-`+strings.ReplaceAll(addr, ".", "-")+`-`+strconv.Itoa(i)+`","name":"IndividualActivated"}`))
 		r.RemoteAddr = addr + ":4000"
 		w := httptest.NewRecorder()
 		in.ServeHTTP(w, r)
