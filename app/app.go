@@ -86,6 +86,7 @@ type App struct {
 	served  chan error
 
 	enricher   *events.Enricher
+	bus        *events.Bus
 	reconciler *events.Reconciler
 	tracing    *tracing
 	// stop ends the contexts of background work and of open subscriptions:
@@ -147,6 +148,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 	if err != nil {
 		return nil, err
 	}
+	a.bus = bus
 	cursorKV, err := a.engine.KeyValue(ctx, "events_cursor", 0)
 	if err != nil {
 		return nil, err
@@ -331,6 +333,9 @@ func (a *App) Shutdown() error {
 		a.stop()
 	}
 	a.bg.Wait()
+	if a.bus != nil {
+		a.bus.Close()
+	}
 	if a.enricher != nil {
 		a.enricher.Stop()
 	}

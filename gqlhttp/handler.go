@@ -268,7 +268,10 @@ func operationGuard(cfg HandlerConfig) graphql.OperationMiddleware {
 			}
 		}
 		oc := graphql.GetOperationContext(ctx)
-		if timeout <= 0 || oc.Operation == nil || oc.Operation.Operation == ast.Subscription {
+		if oc.Operation != nil && oc.Operation.Operation == ast.Subscription {
+			return endWithReason(ctx, next)
+		}
+		if timeout <= 0 || oc.Operation == nil {
 			return next(ctx)
 		}
 		ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -277,6 +280,31 @@ func operationGuard(cfg HandlerConfig) graphql.OperationMiddleware {
 			defer cancel()
 			return h(ctx)
 		}
+	}
+}
+
+// endWithReason lets a subscription resolver end its stream with an error
+// (gqlerr.EndStream): gqlgen reads a closed channel as a normal completion,
+// so the reason is sent as one last errors-only response before it.
+func endWithReason(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	ctx, end := gqlerr.WithStreamEnd(ctx)
+	h := next(ctx)
+	return func(ctx context.Context) *graphql.Response {
+		resp := h(ctx)
+		if resp != nil {
+			return resp
+		}
+		err := end.Take()
+		if err == nil {
+			return nil
+		}
+		e, ok := gqlerr.As(err)
+		if !ok {
+			e = gqlerr.InternalError(err)
+		}
+		return &graphql.Response{Errors: gqlerror.List{{
+			Message: e.Message, Extensions: map[string]any{"code": string(e.Code)},
+		}}}
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 
 // EventStream is where subscriptions read live events from.
 type EventStream interface {
-	Subscribe(ctx context.Context, f events.Filter, cursor string) (<-chan events.Event, error)
+	Subscribe(ctx context.Context, f events.Filter, cursor string) (*events.Subscription, error)
 	Cursor(ctx context.Context) (string, error)
 	Publish(ctx context.Context, e events.Event) error
 }
@@ -32,7 +32,7 @@ func (r *Resolver) subscribe(ctx context.Context, f events.Filter, after *string
 		return nil, gqlerr.BadInput("names", "at most %d names", maxNames)
 	}
 	f.Match = visibleTo(session.From(ctx), f.Match)
-	in, err := r.Events.Subscribe(ctx, f, deref(after))
+	sub, err := r.Events.Subscribe(ctx, f, deref(after))
 	switch {
 	case errors.Is(err, events.ErrBadCursor):
 		return nil, gqlerr.BadInput("after", "after must be a cursor from an earlier event")
@@ -49,7 +49,7 @@ func (r *Resolver) subscribe(ctx context.Context, f events.Filter, after *string
 	out := make(chan *model.LiveEvent)
 	go func() {
 		defer close(out)
-		for e := range in {
+		for e := range sub.C {
 			ev, err := toLiveEvent(&e)
 			if err != nil {
 				r.Logger.Warn("undecodable event on the bus", "event_id", e.ID, "err", err)
@@ -61,8 +61,22 @@ func (r *Resolver) subscribe(ctx context.Context, f events.Filter, after *string
 				return
 			}
 		}
+		// The bus dropped this subscriber (too slow) or lost its stream:
+		// end the subscription with an error the client sees, saying it
+		// may resume with the last cursor it received.
+		if err := sub.Err(); err != nil && ctx.Err() == nil {
+			gqlerr.EndStream(ctx, endReason(err))
+		}
 	}()
 	return out, nil
+}
+
+// endReason is the client's error for a subscription the bus ended.
+func endReason(err error) error {
+	if errors.Is(err, events.ErrSlowSubscriber) {
+		return gqlerr.New(gqlerr.RateLimited, "subscription dropped: events arrived faster than it read them; subscribe again with after set to the cursor of the last event received")
+	}
+	return gqlerr.New(gqlerr.UpstreamUnavailable, "subscription ended: the event stream is unavailable; subscribe again with after set to the cursor of the last event received")
 }
 
 func toLiveEvent(e *events.Event) (*model.LiveEvent, error) {
