@@ -137,7 +137,7 @@ func TestCursorsPastTheEndOrFromAResetStreamAreRefused(t *testing.T) {
 }
 
 // openBus starts an embedded JetStream with the event streams on it.
-func openBus(ctx context.Context, t *testing.T) (*engine.Engine, *events.Bus) {
+func openBus(ctx context.Context, t testing.TB) (*engine.Engine, *events.Bus) {
 	t.Helper()
 	e, err := engine.Open(ctx, engine.Config{DataDir: t.TempDir()})
 	if err != nil {
