@@ -82,6 +82,7 @@ type App struct {
 	engine  *engine.Engine
 	sandbox *sandbox.Sandbox
 	sbSrv   *http.Server
+	pprof   *http.Server
 	sbAddr  string
 	served  chan error
 
@@ -247,6 +248,9 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 	// of holding this one up.
 	a.server.RegisterOnShutdown(gql.Shutdown)
 	go func() { a.served <- a.server.Serve(ln) }()
+	if err := a.startPprof(); err != nil {
+		return nil, err
+	}
 	logger.Info("gateway listening", "graphql", "http://"+displayAddr(a.addr)+"/graphql", "playground", "http://"+displayAddr(a.addr)+"/")
 
 	if err := a.registerWebhook(ctx, pay); err != nil {
@@ -328,6 +332,9 @@ func (a *App) Shutdown() error {
 		if err := <-a.served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 			errs = append(errs, err)
 		}
+	}
+	if a.pprof != nil {
+		errs = append(errs, a.pprof.Shutdown(ctx))
 	}
 	if a.stop != nil {
 		a.stop()

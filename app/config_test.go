@@ -84,6 +84,7 @@ func TestParseConfigReadsEveryVariable(t *testing.T) {
 		"FINGRAPH_BANKING_TIMEOUT":     "9s",
 		"FINGRAPH_PAYMENTS_TIMEOUT":    "8s",
 		"FINGRAPH_DOWNLOAD_KEY":        "download-secret",
+		"FINGRAPH_PPROF_ADDR":          "127.0.0.1:6060",
 	} {
 		e[k] = v
 	}
@@ -118,6 +119,7 @@ func TestParseConfigReadsEveryVariable(t *testing.T) {
 		"FINGRAPH_UPSTREAM_TIMEOUT":      {c.UpstreamTimeout, 7 * time.Second},
 		"FINGRAPH_PAYMENTS_TIMEOUT":      {c.PaymentsTimeout, 8 * time.Second},
 		"FINGRAPH_DOWNLOAD_KEY":          {c.DownloadKey, "download-secret"},
+		"FINGRAPH_PPROF_ADDR":            {c.PprofAddr, "127.0.0.1:6060"},
 		"FINGRAPH_BANKING_TIMEOUT":       {c.BankingTimeout, 9 * time.Second},
 	}
 	for name, ch := range checks {
@@ -197,6 +199,9 @@ func TestInvalidValuesAreRefusedNamingTheSetting(t *testing.T) {
 		{"webhook without public URL", real(map[string]string{"FINGRAPH_REGISTER_WEBHOOK": "true"}), nil, "FINGRAPH_PUBLIC_URL"},
 		{"register webhook", map[string]string{"FINGRAPH_REGISTER_WEBHOOK": "sometimes"}, nil, "FINGRAPH_REGISTER_WEBHOOK"},
 		{"anonymous", map[string]string{"FINGRAPH_SANDBOX_ANONYMOUS": "yes please"}, nil, "FINGRAPH_SANDBOX_ANONYMOUS"},
+		{"pprof on every interface", map[string]string{"FINGRAPH_PPROF_ADDR": ":6060"}, nil, "FINGRAPH_PPROF_ADDR"},
+		{"pprof on a public address", map[string]string{"FINGRAPH_PPROF_ADDR": "0.0.0.0:6060"}, nil, "FINGRAPH_PPROF_ADDR"},
+		{"pprof without port", map[string]string{"FINGRAPH_PPROF_ADDR": "127.0.0.1"}, nil, "FINGRAPH_PPROF_ADDR"},
 		{"anonymous with real upstreams", real(map[string]string{"FINGRAPH_SANDBOX_ANONYMOUS": "true"}), nil, "FINGRAPH_SANDBOX_ANONYMOUS"},
 		{"reconcile interval", map[string]string{"FINGRAPH_RECONCILE_INTERVAL": "often"}, nil, "FINGRAPH_RECONCILE_INTERVAL"},
 		{"negative reconcile interval", map[string]string{"FINGRAPH_RECONCILE_INTERVAL": "-1s"}, nil, "FINGRAPH_RECONCILE_INTERVAL"},
