@@ -39,8 +39,9 @@ type Filter struct {
 type Subscription struct {
 	// C delivers the events in stream order, each once. It closes when the
 	// subscriber's context ends or the subscription is dropped; Err then
-	// says why.
-	C <-chan Event
+	// says why. An event is shared by every subscriber that gets it: read
+	// it, never change it.
+	C <-chan *Event
 
 	s *subscriber
 }
@@ -58,7 +59,7 @@ type subscriber struct {
 	fan   *fanout
 	names map[string]struct{}
 	match func(*Event) bool
-	ch    chan Event
+	ch    chan *Event
 	// after is the subscriber's cursor: the fan-out, which may not have
 	// reached it yet, skips what it already has.
 	after uint64
@@ -67,7 +68,7 @@ type subscriber struct {
 	// owns ch (it sends and closes it) and live events wait in pending;
 	// afterwards the fan-out sends, and end closes.
 	catching bool
-	pending  []Event
+	pending  []*Event
 	closed   bool
 	err      error
 }
@@ -132,7 +133,7 @@ func (b *Bus) Subscribe(ctx context.Context, f Filter, cursor string) (*Subscrip
 	if err != nil {
 		return nil, fmt.Errorf("events: subscribe: %w", err)
 	}
-	s := &subscriber{fan: fan, names: names, match: f.Match, ch: make(chan Event, SubscriberBuffer), after: from}
+	s := &subscriber{fan: fan, names: names, match: f.Match, ch: make(chan *Event, SubscriberBuffer), after: from}
 
 	fan.mu.Lock()
 	if fan.failed {
@@ -238,7 +239,7 @@ func (s *subscriber) replay(ctx context.Context, js jetstream.JetStream, subject
 		if md.Sequence.Stream > live {
 			return nil // the live fan-out has it
 		}
-		if e, ok := s.fan.decode(msg.Data(), md.Sequence.Stream); ok && (s.match == nil || s.match(&e)) {
+		if e, ok := s.fan.decode(msg.Data(), md.Sequence.Stream); ok && (s.match == nil || s.match(e)) {
 			select {
 			case s.ch <- e:
 			case <-ctx.Done():
@@ -251,10 +252,10 @@ func (s *subscriber) replay(ctx context.Context, js jetstream.JetStream, subject
 	}
 }
 
-func (f *fanout) decode(data []byte, seq uint64) (Event, bool) {
-	var e Event
-	if json.Unmarshal(data, &e) != nil {
-		return e, false
+func (f *fanout) decode(data []byte, seq uint64) (*Event, bool) {
+	e := &Event{}
+	if json.Unmarshal(data, e) != nil {
+		return nil, false
 	}
 	e.seq = seq
 	e.Cursor = formatCursor(seq, f.epoch)
@@ -318,7 +319,7 @@ func (f *fanout) run(it jetstream.MessagesContext) {
 		f.mu.Lock()
 		f.last = md.Sequence.Stream
 		if ok {
-			f.dispatch(&e)
+			f.dispatch(e)
 		}
 		f.mu.Unlock()
 	}
@@ -342,11 +343,11 @@ func (f *fanout) dispatch(e *Event) {
 				f.end(s, ErrSlowSubscriber)
 				continue
 			}
-			s.pending = append(s.pending, *e)
+			s.pending = append(s.pending, e)
 			continue
 		}
 		select {
-		case s.ch <- *e:
+		case s.ch <- e:
 		default:
 			f.end(s, ErrSlowSubscriber)
 		}

@@ -50,7 +50,7 @@ func (r *Resolver) subscribe(ctx context.Context, f events.Filter, after *string
 	go func() {
 		defer close(out)
 		for e := range sub.C {
-			ev, err := toLiveEvent(&e)
+			ev, err := toLiveEvent(e)
 			if err != nil {
 				r.Logger.Warn("undecodable event on the bus", "event_id", e.ID, "err", err)
 				continue

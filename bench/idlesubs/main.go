@@ -31,8 +31,9 @@ func main() {
 	sandbox := flag.String("sandbox", "", "the gateway's in-process sandbox (for /_sandbox/trigger); read from the gateway's log line, or empty to skip the event")
 	n := flag.Int("n", 10000, "subscriptions to hold, one per websocket")
 	parallel := flag.Int("parallel", 50, "sockets opened at once")
+	hold := flag.Duration("hold", 0, "keep the subscriptions open this long after measuring (to profile the gateway meanwhile)")
 	flag.Parse()
-	if err := run(*url, *sandbox, *n, *parallel); err != nil {
+	if err := run(*url, *sandbox, *n, *parallel, *hold); err != nil {
 		fmt.Fprintln(os.Stderr, "idlesubs:", err)
 		os.Exit(1)
 	}
@@ -44,7 +45,7 @@ func (m metrics) String() string {
 	return fmt.Sprintf("goroutines %.0f, heap in use %.1f MB, resident %.1f MB", m.goroutines, m.heapInuse/1e6, m.rss/1e6)
 }
 
-func run(url, sandbox string, n, parallel int) error {
+func run(url, sandbox string, n, parallel int, hold time.Duration) error {
 	token, err := signIn(url)
 	if err != nil {
 		return err
@@ -90,6 +91,7 @@ func run(url, sandbox string, n, parallel int) error {
 	fmt.Printf("per subscription: %.2f goroutines, %.1f KB heap, %.1f KB resident\n",
 		(held.goroutines-base.goroutines)/float64(n), (held.heapInuse-base.heapInuse)/float64(n)/1e3, (held.rss-base.rss)/float64(n)/1e3)
 
+	time.Sleep(hold)
 	if sandbox != "" {
 		if err := oneEvent(sandbox, conns); err != nil {
 			return err
