@@ -198,9 +198,13 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *Handler {
 	l := cfg.Limits
 	srv := handler.New(es)
 	srv.AddTransport(transport.Websocket{
+		// Idle subscriptions are the common case: read through the HTTP
+		// server's own buffer (ReadBufferSize 0) instead of a second one,
+		// and borrow a write buffer only while writing, so an idle socket
+		// holds neither (docs/performance.md: ~8 KB of ~55 KB each).
 		Implementation: GorillaWebsocket{Upgrader: websocket.Upgrader{
-			ReadBufferSize:  4096,
 			WriteBufferSize: 4096,
+			WriteBufferPool: &sync.Pool{},
 			CheckOrigin:     cfg.CheckOrigin,
 		}},
 		InitFunc:              cfg.WebsocketInit,
