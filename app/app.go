@@ -162,6 +162,9 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 	// Upstream calls are traced and measured over each client's own tuned
 	// transport.
 	upstream := func(name string, rt http.RoundTripper) http.RoundTripper {
+		if cfg.wrapUpstream != nil {
+			rt = cfg.wrapUpstream(name, rt)
+		}
 		return otelhttp.NewTransport(m.instrument(name, rt),
 			otelhttp.WithTracerProvider(a.tracing.provider), otelhttp.WithPropagators(a.tracing.propagator))
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -93,6 +94,9 @@ type Config struct {
 	DownloadKey string
 	// PprofAddr, when set, serves net/http/pprof there; loopback only.
 	PprofAddr string
+	// wrapUpstream, set by benchmarks only, wraps each upstream client's
+	// transport (name is "payments" or "banking").
+	wrapUpstream func(name string, rt http.RoundTripper) http.RoundTripper
 }
 
 // operatorKinds are the principal kinds FINGRAPH_PAYMENTS_OPERATORS may name.
