@@ -10,9 +10,10 @@ import (
 
 // TestIdleSubscriptionGoroutines counts the goroutines that idle websocket
 // subscriptions cost the gateway (which runs in this process): every
-// subscription shares the replica's one stream consumer, so what is left is
-// the transport's own (the connection's read loop and keep-alive, gqlgen's
-// loop per operation) and the resolver's adapter. Each subscription is
+// subscription shares the replica's one stream consumer and the resolver
+// hands events straight to gqlgen's channel, so what is left is the
+// transport's own: per socket its read loop, keep-alive and close-on-cancel
+// goroutines, per subscription gqlgen's operation loop. Each subscription is
 // proven live by an event before counting.
 func TestIdleSubscriptionGoroutines(t *testing.T) {
 	g := liveGateway(t)
@@ -51,10 +52,10 @@ func TestIdleSubscriptionGoroutines(t *testing.T) {
 	added := runtime.NumGoroutine() - before
 	perSub := float64(added) / float64(sockets*perSocket)
 	t.Logf("%d sockets x %d subscriptions: %d goroutines (%.2f per subscription)", sockets, perSocket, added, perSub)
-	// Per socket: its read loop, keep-alive pings and gqlgen's writer side;
-	// per subscription: gqlgen's operation loop and the resolver's adapter.
-	// A consumer per subscription would add its own goroutines on top.
-	if max := sockets*3 + sockets*perSocket*2; added > max {
+	// Per socket: its read loop, keep-alive pings and close-on-cancel; per
+	// subscription: gqlgen's operation loop. A consumer or an adapter per
+	// subscription would add goroutines on top.
+	if max := sockets*3 + sockets*perSocket; added > max {
 		t.Fatalf("%d goroutines for %d idle subscriptions on %d sockets, want at most %d", added, sockets*perSocket, sockets, max)
 	}
 }

@@ -66,6 +66,30 @@ type Event struct {
 type payloadFields struct {
 	once sync.Once
 	m    map[string]any
+
+	memoMu sync.Mutex
+	memo   map[string]any
+}
+
+// Memo returns build(e), built once per event and key for every subscriber
+// that asks (the GraphQL value of an event is the same for all of them).
+// The value is shared: it must be read-only.
+func (e *Event) Memo(key string, build func(*Event) any) any {
+	if e.payload == nil {
+		return build(e)
+	}
+	p := e.payload
+	p.memoMu.Lock()
+	defer p.memoMu.Unlock()
+	if v, ok := p.memo[key]; ok {
+		return v
+	}
+	v := build(e)
+	if p.memo == nil {
+		p.memo = map[string]any{}
+	}
+	p.memo[key] = v
+	return v
 }
 
 // PayloadString returns a string field of the payload, or "".

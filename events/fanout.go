@@ -55,17 +55,53 @@ func (s *Subscription) Err() error {
 	return s.s.err
 }
 
+// Sink receives one subscriber's events.
+type Sink interface {
+	// Offer hands over a live event without waiting; false means the
+	// subscriber's buffer is full, and it is dropped (ErrSlowSubscriber).
+	Offer(e *Event) bool
+	// Send hands over a replayed event, waiting for room until ctx ends.
+	Send(ctx context.Context, e *Event) error
+	// Close ends the subscription, once: err is nil when the subscriber's
+	// context ended, else why it was ended (ErrSlowSubscriber,
+	// ErrBusClosed, a failed replay).
+	Close(err error)
+}
+
+// chanSink delivers to a channel.
+type chanSink chan *Event
+
+func (c chanSink) Offer(e *Event) bool {
+	select {
+	case c <- e:
+		return true
+	default:
+		return false
+	}
+}
+
+func (c chanSink) Send(ctx context.Context, e *Event) error {
+	select {
+	case c <- e:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (c chanSink) Close(error) { close(c) }
+
 type subscriber struct {
 	fan   *fanout
 	names map[string]struct{}
 	match func(*Event) bool
-	ch    chan *Event
+	sink  Sink
 	// after is the subscriber's cursor: the fan-out, which may not have
 	// reached it yet, skips what it already has.
 	after uint64
 
 	// Guarded by fan.mu. While catching is set, the catch-up goroutine
-	// owns ch (it sends and closes it) and live events wait in pending;
+	// owns the sink (it sends and closes it) and live events wait in pending;
 	// afterwards the fan-out sends, and end closes.
 	catching bool
 	pending  []*Event
@@ -107,6 +143,26 @@ type fanout struct {
 // temporary consumer, then joins the shared one with no gap and no
 // duplicate. An idle subscription costs no goroutine here.
 func (b *Bus) Subscribe(ctx context.Context, f Filter, cursor string) (*Subscription, error) {
+	ch := make(chan *Event, SubscriberBuffer)
+	sub := &Subscription{C: ch}
+	s, err := b.subscribe(ctx, f, cursor, chanSink(ch))
+	if err != nil {
+		return nil, err
+	}
+	sub.s = s
+	return sub, nil
+}
+
+// SubscribeSink is Subscribe delivering to sink instead of a channel, for a
+// subscriber that turns events into values of its own: it needs no
+// goroutine in between. Offer and Close are called under the fan-out's
+// lock, so they must never block.
+func (b *Bus) SubscribeSink(ctx context.Context, f Filter, cursor string, sink Sink) error {
+	_, err := b.subscribe(ctx, f, cursor, sink)
+	return err
+}
+
+func (b *Bus) subscribe(ctx context.Context, f Filter, cursor string, sink Sink) (*subscriber, error) {
 	var names map[string]struct{}
 	var subjects []string
 	for _, n := range f.Names {
@@ -133,7 +189,7 @@ func (b *Bus) Subscribe(ctx context.Context, f Filter, cursor string) (*Subscrip
 	if err != nil {
 		return nil, fmt.Errorf("events: subscribe: %w", err)
 	}
-	s := &subscriber{fan: fan, names: names, match: f.Match, ch: make(chan *Event, SubscriberBuffer), after: from}
+	s := &subscriber{fan: fan, names: names, match: f.Match, sink: sink, after: from}
 
 	fan.mu.Lock()
 	if fan.failed {
@@ -153,7 +209,7 @@ func (b *Bus) Subscribe(ctx context.Context, f Filter, cursor string) (*Subscrip
 	if s.catching {
 		go s.catchUp(ctx, b.js, subjects, from, live)
 	}
-	return &Subscription{C: s.ch, s: s}, nil
+	return s, nil
 }
 
 // end removes s, recording why (nil: its subscriber left). Call with mu held.
@@ -165,7 +221,7 @@ func (f *fanout) end(s *subscriber, err error) {
 	delete(f.subs, s)
 	s.pending = nil
 	if !s.catching {
-		close(s.ch)
+		s.sink.Close(err)
 	}
 }
 
@@ -185,12 +241,7 @@ func (s *subscriber) catchUp(ctx context.Context, js jetstream.JetStream, subjec
 		}
 		fan.mu.Unlock()
 		for _, e := range batch {
-			select {
-			case s.ch <- e:
-			case <-ctx.Done():
-				err = ctx.Err()
-			}
-			if err != nil {
+			if err = s.sink.Send(ctx, e); err != nil {
 				break
 			}
 		}
@@ -201,7 +252,7 @@ func (s *subscriber) catchUp(ctx context.Context, js jetstream.JetStream, subjec
 	} else {
 		fan.end(s, nil)
 	}
-	close(s.ch)
+	s.sink.Close(s.err)
 	fan.mu.Unlock()
 }
 
@@ -240,10 +291,8 @@ func (s *subscriber) replay(ctx context.Context, js jetstream.JetStream, subject
 			return nil // the live fan-out has it
 		}
 		if e, ok := s.fan.decode(msg.Data(), md.Sequence.Stream); ok && (s.match == nil || s.match(e)) {
-			select {
-			case s.ch <- e:
-			case <-ctx.Done():
-				return ctx.Err()
+			if err := s.sink.Send(ctx, e); err != nil {
+				return err
 			}
 		}
 		if md.Sequence.Stream == live || md.NumPending == 0 {
@@ -346,9 +395,7 @@ func (f *fanout) dispatch(e *Event) {
 			s.pending = append(s.pending, e)
 			continue
 		}
-		select {
-		case s.ch <- e:
-		default:
+		if !s.sink.Offer(e) {
 			f.end(s, ErrSlowSubscriber)
 		}
 	}
