@@ -54,8 +54,11 @@ func TestIdleSubscriptionGoroutines(t *testing.T) {
 	t.Logf("%d sockets x %d subscriptions: %d goroutines (%.2f per subscription)", sockets, perSocket, added, perSub)
 	// Per socket: its read loop, keep-alive pings and close-on-cancel; per
 	// subscription: gqlgen's operation loop. A consumer or an adapter per
-	// subscription would add goroutines on top.
-	if max := sockets*3 + sockets*perSocket; added > max {
+	// subscription would add at least 60 more. The slack is for HTTP
+	// keep-alive connections (3 goroutines each) that the sandbox's webhook
+	// sender and the test's client may open or close meanwhile.
+	const slack = 9
+	if max := sockets*3 + sockets*perSocket + slack; added > max {
 		t.Fatalf("%d goroutines for %d idle subscriptions on %d sockets, want at most %d", added, sockets*perSocket, sockets, max)
 	}
 }
