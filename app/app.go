@@ -89,6 +89,7 @@ type App struct {
 	engine  *engine.Engine
 	sandbox *sandbox.Sandbox
 	sbSrv   *http.Server
+	pprof   *http.Server
 	sbAddr  string
 	served  chan error
 	// metricsSrv serves /metrics on FINGRAPH_METRICS_ADDR, when set.
@@ -96,6 +97,7 @@ type App struct {
 	metricsAddr string
 
 	enricher   *events.Enricher
+	bus        *events.Bus
 	reconciler *events.Reconciler
 	tracing    *tracing
 	// stop ends the contexts of background work and of open subscriptions:
@@ -166,6 +168,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 	if err != nil {
 		return nil, err
 	}
+	a.bus = bus
 	cursorKV, err := a.engine.KeyValue(ctx, "events_cursor", 0)
 	if err != nil {
 		return nil, err
@@ -178,6 +181,9 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 	// Upstream calls are traced and measured over each client's own tuned
 	// transport.
 	upstream := func(name string, rt http.RoundTripper) http.RoundTripper {
+		if cfg.wrapUpstream != nil {
+			rt = cfg.wrapUpstream(name, rt)
+		}
 		return otelhttp.NewTransport(m.instrument(name, rt),
 			otelhttp.WithTracerProvider(a.tracing.provider), otelhttp.WithPropagators(a.tracing.propagator))
 	}
@@ -308,6 +314,9 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 	} else {
 		go func() { a.served <- a.server.Serve(ln) }()
 	}
+	if err := a.startPprof(); err != nil {
+		return nil, err
+	}
 	logger.Info("gateway listening", "graphql", scheme+"://"+displayAddr(a.addr)+"/graphql", "playground", scheme+"://"+displayAddr(a.addr)+"/")
 
 	if err := a.registerWebhook(ctx, pay); err != nil {
@@ -403,10 +412,16 @@ func (a *App) Shutdown() error {
 	if a.metricsSrv != nil {
 		errs = append(errs, a.metricsSrv.Shutdown(ctx))
 	}
+	if a.pprof != nil {
+		errs = append(errs, a.pprof.Shutdown(ctx))
+	}
 	if a.stop != nil {
 		a.stop()
 	}
 	a.bg.Wait()
+	if a.bus != nil {
+		a.bus.Close()
+	}
 	if a.enricher != nil {
 		a.enricher.Stop()
 	}

@@ -126,6 +126,11 @@ type Config struct {
 	// upstream without a script.
 	SandboxFaults    []sandbox.Fault
 	sandboxFaultsRaw string
+	// PprofAddr, when set, serves net/http/pprof there; loopback only.
+	PprofAddr string
+	// wrapUpstream, set by benchmarks only, wraps each upstream client's
+	// transport (name is "payments" or "banking").
+	wrapUpstream func(name string, rt http.RoundTripper) http.RoundTripper
 }
 
 // operatorKinds are the principal kinds FINGRAPH_PAYMENTS_OPERATORS may name.
@@ -174,6 +179,7 @@ func (c *Config) settings() []setting {
 		{"sandbox-token-grace", "FINGRAPH_SANDBOX_TOKEN_GRACE", "10s", "in-process sandbox: how long a superseded banking token keeps working", &c.sandboxTokenGraceRaw},
 		{"upstream-timeout", "FINGRAPH_UPSTREAM_TIMEOUT", "10s", "deadline of one upstream call, retries included", &c.upstreamTimeoutRaw},
 		{"payments-timeout", "FINGRAPH_PAYMENTS_TIMEOUT", "", "deadline of one payments call; empty uses the upstream timeout", &c.paymentsTimeoutRaw},
+		{"pprof-addr", "FINGRAPH_PPROF_ADDR", "", "loopback address serving Go profiles (net/http/pprof), e.g. 127.0.0.1:6060; empty serves none", &c.PprofAddr},
 		{"banking-timeout", "FINGRAPH_BANKING_TIMEOUT", "", "deadline of one banking call; empty uses the upstream timeout", &c.bankingTimeoutRaw},
 	}
 }
@@ -202,6 +208,9 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if err := checkPprofAddr(c.PprofAddr); err != nil {
+		return c, err
 	}
 	for _, o := range strings.Split(*origins, ",") {
 		if o = strings.TrimSpace(o); o != "" {

@@ -96,6 +96,7 @@ func TestParseConfigReadsEveryVariable(t *testing.T) {
 		"FINGRAPH_LIMITS":              "depth=8, fields=600,bodyBytes=65536",
 		"FINGRAPH_TLS_CERT":            "/etc/fingraph/cert.pem",
 		"FINGRAPH_TLS_KEY":             "/etc/fingraph/key.pem",
+		"FINGRAPH_PPROF_ADDR":          "127.0.0.1:6060",
 	} {
 		e[k] = v
 	}
@@ -138,6 +139,7 @@ func TestParseConfigReadsEveryVariable(t *testing.T) {
 		"FINGRAPH_TLS_CERT":              {c.TLSCert, "/etc/fingraph/cert.pem"},
 		"FINGRAPH_TLS_KEY":               {c.TLSKey, "/etc/fingraph/key.pem"},
 		"FINGRAPH_TRUSTED_PROXIES":       {c.TrustedProxies, []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.0.2.7/32")}},
+		"FINGRAPH_PPROF_ADDR":            {c.PprofAddr, "127.0.0.1:6060"},
 		"FINGRAPH_BANKING_TIMEOUT":       {c.BankingTimeout, 9 * time.Second},
 	}
 	for name, ch := range checks {
@@ -217,6 +219,9 @@ func TestInvalidValuesAreRefusedNamingTheSetting(t *testing.T) {
 		{"webhook without public URL", real(map[string]string{"FINGRAPH_REGISTER_WEBHOOK": "true"}), nil, "FINGRAPH_PUBLIC_URL"},
 		{"register webhook", map[string]string{"FINGRAPH_REGISTER_WEBHOOK": "sometimes"}, nil, "FINGRAPH_REGISTER_WEBHOOK"},
 		{"anonymous", map[string]string{"FINGRAPH_SANDBOX_ANONYMOUS": "yes please"}, nil, "FINGRAPH_SANDBOX_ANONYMOUS"},
+		{"pprof on every interface", map[string]string{"FINGRAPH_PPROF_ADDR": ":6060"}, nil, "FINGRAPH_PPROF_ADDR"},
+		{"pprof on a public address", map[string]string{"FINGRAPH_PPROF_ADDR": "0.0.0.0:6060"}, nil, "FINGRAPH_PPROF_ADDR"},
+		{"pprof without port", map[string]string{"FINGRAPH_PPROF_ADDR": "127.0.0.1"}, nil, "FINGRAPH_PPROF_ADDR"},
 		{"anonymous with real upstreams", real(map[string]string{"FINGRAPH_SANDBOX_ANONYMOUS": "true"}), nil, "FINGRAPH_SANDBOX_ANONYMOUS"},
 		{"strict", map[string]string{"FINGRAPH_SANDBOX_STRICT": "very"}, nil, "FINGRAPH_SANDBOX_STRICT"},
 		{"faults", map[string]string{"FINGRAPH_SANDBOX_FAULTS": `{"route": "*"}`}, nil, "FINGRAPH_SANDBOX_FAULTS"},

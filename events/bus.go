@@ -19,6 +19,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -53,12 +54,51 @@ type Event struct {
 	PendingAction *payments.PendingAction `json:"pending_action,omitempty"`
 	// Cursor is the event's position in the stream; resume after it.
 	Cursor string `json:"-"`
+
+	// seq is the stream sequence behind Cursor, which orders the hand-over
+	// from a catch-up to the live fan-out.
+	seq uint64
+	// payload, when set, decodes Payload once for every subscriber that
+	// filters on it, instead of once per subscriber.
+	payload *payloadFields
+}
+
+type payloadFields struct {
+	once sync.Once
+	m    map[string]any
+
+	memoMu sync.Mutex
+	memo   map[string]any
+}
+
+// Memo returns build(e), built once per event and key for every subscriber
+// that asks (the GraphQL value of an event is the same for all of them).
+// The value is shared: it must be read-only.
+func (e *Event) Memo(key string, build func(*Event) any) any {
+	if e.payload == nil {
+		return build(e)
+	}
+	p := e.payload
+	p.memoMu.Lock()
+	defer p.memoMu.Unlock()
+	if v, ok := p.memo[key]; ok {
+		return v
+	}
+	v := build(e)
+	if p.memo == nil {
+		p.memo = map[string]any{}
+	}
+	p.memo[key] = v
+	return v
 }
 
 // PayloadString returns a string field of the payload, or "".
 func (e *Event) PayloadString(key string) string {
 	var m map[string]any
-	if json.Unmarshal(e.Payload, &m) != nil {
+	if e.payload != nil {
+		e.payload.once.Do(func() { _ = json.Unmarshal(e.Payload, &e.payload.m) })
+		m = e.payload.m
+	} else if json.Unmarshal(e.Payload, &m) != nil {
 		return ""
 	}
 	s, _ := m[key].(string)
@@ -78,6 +118,13 @@ var tokenRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
 // Bus is the JetStream side of the pipeline.
 type Bus struct {
 	js jetstream.JetStream
+
+	// The fan-out is started by the first subscription, and again after
+	// it failed; ctx ends it (Close).
+	ctx    context.Context
+	cancel context.CancelFunc
+	mu     sync.Mutex
+	fan    *fanout
 }
 
 // Dedupe is how long an event id is remembered: longer than the upstream's
@@ -109,7 +156,8 @@ func NewBus(ctx context.Context, js jetstream.JetStream) (*Bus, error) {
 	}); err != nil {
 		return nil, fmt.Errorf("events: stream %s: %w", EventsStream, err)
 	}
-	return &Bus{js: js}, nil
+	bctx, cancel := context.WithCancel(context.Background())
+	return &Bus{js: js, ctx: bctx, cancel: cancel}, nil
 }
 
 func msgID(source, id string) string { return source + ":" + id }
@@ -207,74 +255,3 @@ var (
 // ErrBadName means an event name in a filter is not a name events can have
 // (letters, digits, '_' and '-').
 var ErrBadName = errors.New("events: bad event name")
-
-// Filter selects events; empty fields select everything.
-type Filter struct {
-	Names []string
-	// Match, when set, further selects among the events of Names.
-	Match func(*Event) bool
-}
-
-// Subscribe streams events matching f, starting after cursor (or with new
-// events when cursor is empty), until ctx ends. Each subscription has its own
-// ordered consumer, so a slow subscriber only falls behind itself: the others,
-// and the stream, never wait for it. The channel closes when ctx ends.
-func (b *Bus) Subscribe(ctx context.Context, f Filter, cursor string) (<-chan Event, error) {
-	cfg := jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverNewPolicy, InactiveThreshold: time.Minute}
-	for _, n := range f.Names {
-		if !tokenRe.MatchString(n) {
-			return nil, ErrBadName
-		}
-		cfg.FilterSubjects = append(cfg.FilterSubjects, eventSubject+"*."+n)
-	}
-	pos, err := b.position(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("events: subscribe: %w", err)
-	}
-	if cursor != "" {
-		seq, err := parseCursor(cursor, pos)
-		if err != nil {
-			return nil, err
-		}
-		cfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
-		cfg.OptStartSeq = seq + 1
-	}
-	cons, err := b.js.OrderedConsumer(ctx, EventsStream, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("events: subscribe: %w", err)
-	}
-	it, err := cons.Messages()
-	if err != nil {
-		return nil, fmt.Errorf("events: subscribe: %w", err)
-	}
-	out := make(chan Event, 16)
-	go func() {
-		<-ctx.Done()
-		it.Stop()
-	}()
-	go func() {
-		defer close(out)
-		for {
-			msg, err := it.Next()
-			if err != nil {
-				return
-			}
-			var e Event
-			if json.Unmarshal(msg.Data(), &e) != nil {
-				continue
-			}
-			if md, err := msg.Metadata(); err == nil {
-				e.Cursor = formatCursor(md.Sequence.Stream, pos.epoch)
-			}
-			if f.Match != nil && !f.Match(&e) {
-				continue
-			}
-			select {
-			case out <- e:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	return out, nil
-}

@@ -232,9 +232,13 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *Handler {
 	l := cfg.Limits
 	srv := handler.New(es)
 	srv.AddTransport(transport.Websocket{
+		// Idle subscriptions are the common case: read through the HTTP
+		// server's own buffer (ReadBufferSize 0) instead of a second one,
+		// and borrow a write buffer only while writing, so an idle socket
+		// holds neither (docs/performance.md: ~8 KB of ~55 KB each).
 		Implementation: GorillaWebsocket{Upgrader: websocket.Upgrader{
-			ReadBufferSize:  4096,
 			WriteBufferSize: 4096,
+			WriteBufferPool: &sync.Pool{},
 			CheckOrigin:     cfg.CheckOrigin,
 		}},
 		InitFunc:              cfg.WebsocketInit,
@@ -329,10 +333,18 @@ func operationGuard(cfg HandlerConfig) graphql.OperationMiddleware {
 		}
 		cancel := context.CancelFunc(func() {})
 		oc := graphql.GetOperationContext(ctx)
-		if timeout > 0 && oc.Operation != nil && oc.Operation.Operation != ast.Subscription {
-			ctx, cancel = context.WithTimeout(ctx, timeout)
+		subscription := oc.Operation != nil && oc.Operation.Operation == ast.Subscription
+		var h graphql.ResponseHandler
+		if subscription {
+			// A subscription the server ends (a slow subscriber dropped)
+			// says why before it completes.
+			h = endWithReason(ctx, next)
+		} else {
+			if timeout > 0 && oc.Operation != nil {
+				ctx, cancel = context.WithTimeout(ctx, timeout)
+			}
+			h = next(ctx)
 		}
-		h := next(ctx)
 		// The operation ends when its response handler runs dry (a query
 		// after its one response, a subscription when it completes).
 		return func(ctx context.Context) *graphql.Response {
@@ -345,6 +357,31 @@ func operationGuard(cfg HandlerConfig) graphql.OperationMiddleware {
 			}
 			return r
 		}
+	}
+}
+
+// endWithReason lets a subscription resolver end its stream with an error
+// (gqlerr.EndStream): gqlgen reads a closed channel as a normal completion,
+// so the reason is sent as one last errors-only response before it.
+func endWithReason(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	ctx, end := gqlerr.WithStreamEnd(ctx)
+	h := next(ctx)
+	return func(ctx context.Context) *graphql.Response {
+		resp := h(ctx)
+		if resp != nil {
+			return resp
+		}
+		err := end.Take()
+		if err == nil {
+			return nil
+		}
+		e, ok := gqlerr.As(err)
+		if !ok {
+			e = gqlerr.InternalError(err)
+		}
+		return &graphql.Response{Errors: gqlerror.List{{
+			Message: e.Message, Extensions: map[string]any{"code": string(e.Code)},
+		}}}
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 
 // EventStream is where subscriptions read live events from.
 type EventStream interface {
-	Subscribe(ctx context.Context, f events.Filter, cursor string) (<-chan events.Event, error)
+	SubscribeSink(ctx context.Context, f events.Filter, cursor string, sink events.Sink) error
 	Cursor(ctx context.Context) (string, error)
 	Publish(ctx context.Context, e events.Event) error
 }
@@ -32,7 +32,8 @@ func (r *Resolver) subscribe(ctx context.Context, f events.Filter, after *string
 		return nil, gqlerr.BadInput("names", "at most %d names", maxNames)
 	}
 	f.Match = visibleTo(session.From(ctx), f.Match)
-	in, err := r.Events.Subscribe(ctx, f, deref(after))
+	out := make(chan *model.LiveEvent, events.SubscriberBuffer)
+	err := r.Events.SubscribeSink(ctx, f, deref(after), &liveSink{ctx: ctx, out: out, r: r})
 	switch {
 	case errors.Is(err, events.ErrBadCursor):
 		return nil, gqlerr.BadInput("after", "after must be a cursor from an earlier event")
@@ -46,23 +47,78 @@ func (r *Resolver) subscribe(ctx context.Context, f events.Filter, after *string
 	if err != nil {
 		return nil, err
 	}
-	out := make(chan *model.LiveEvent)
-	go func() {
-		defer close(out)
-		for e := range in {
-			ev, err := toLiveEvent(&e)
-			if err != nil {
-				r.Logger.Warn("undecodable event on the bus", "event_id", e.ID, "err", err)
-				continue
-			}
-			select {
-			case out <- ev:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
 	return out, nil
+}
+
+// liveSink turns bus events into GraphQL values straight into the channel
+// gqlgen reads: no goroutine per subscription in between. The value of an
+// event is built once and shared by every subscription that gets it.
+type liveSink struct {
+	ctx context.Context
+	out chan *model.LiveEvent
+	r   *Resolver
+}
+
+// liveEventMemo keys the shared GraphQL value of an event.
+const liveEventMemo = "resolvers.LiveEvent"
+
+func (s *liveSink) convert(e *events.Event) (*model.LiveEvent, bool) {
+	v := e.Memo(liveEventMemo, func(e *events.Event) any {
+		ev, err := toLiveEvent(e)
+		if err != nil {
+			s.r.Logger.Warn("undecodable event on the bus", "event_id", e.ID, "err", err)
+			return (*model.LiveEvent)(nil)
+		}
+		return ev
+	})
+	ev, _ := v.(*model.LiveEvent)
+	return ev, ev != nil
+}
+
+// Offer implements events.Sink.
+func (s *liveSink) Offer(e *events.Event) bool {
+	ev, ok := s.convert(e)
+	if !ok {
+		return true // skipped, not full
+	}
+	select {
+	case s.out <- ev:
+		return true
+	default:
+		return false
+	}
+}
+
+// Send implements events.Sink.
+func (s *liveSink) Send(ctx context.Context, e *events.Event) error {
+	ev, ok := s.convert(e)
+	if !ok {
+		return nil
+	}
+	select {
+	case s.out <- ev:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close implements events.Sink: the bus dropped this subscriber (too slow)
+// or lost its stream, so the subscription ends with an error the client
+// sees, saying it may resume with the last cursor it received.
+func (s *liveSink) Close(err error) {
+	if err != nil && s.ctx.Err() == nil {
+		gqlerr.EndStream(s.ctx, endReason(err))
+	}
+	close(s.out)
+}
+
+// endReason is the client's error for a subscription the bus ended.
+func endReason(err error) error {
+	if errors.Is(err, events.ErrSlowSubscriber) {
+		return gqlerr.New(gqlerr.RateLimited, "subscription dropped: events arrived faster than it read them; subscribe again with after set to the cursor of the last event received")
+	}
+	return gqlerr.New(gqlerr.UpstreamUnavailable, "subscription ended: the event stream is unavailable; subscribe again with after set to the cursor of the last event received")
 }
 
 func toLiveEvent(e *events.Event) (*model.LiveEvent, error) {

@@ -106,11 +106,27 @@ func (ls *Loaders) PrimeAllCustomers(ctx context.Context) error {
 
 type ctxKey struct{}
 
-// Middleware gives every request its own loaders.
+// Middleware gives every request its own loaders, made when a resolver
+// first asks for them: mutations, subscriptions and most small queries
+// never do, and an idle websocket subscription would otherwise hold a
+// whole set (~3.5 KB, docs/performance.md).
 func Middleware(p *payments.Client, b *banking.Client, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		next.ServeHTTP(w, r.WithContext(With(r.Context(), New(p, b))))
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, &lazy{p: p, b: b})))
 	})
+}
+
+// lazy makes a request's loaders on first use.
+type lazy struct {
+	once sync.Once
+	l    *Loaders
+	p    *payments.Client
+	b    *banking.Client
+}
+
+func (z *lazy) get() *Loaders {
+	z.once.Do(func() { z.l = New(z.p, z.b) })
+	return z.l
 }
 
 // With returns ctx carrying l.
@@ -120,11 +136,13 @@ func With(ctx context.Context, l *Loaders) context.Context {
 
 // For returns the loaders of the request ctx belongs to.
 func For(ctx context.Context) *Loaders {
-	l, _ := ctx.Value(ctxKey{}).(*Loaders)
-	if l == nil {
-		panic("loaders: no loaders in context; is loaders.Middleware installed?")
+	switch l := ctx.Value(ctxKey{}).(type) {
+	case *Loaders:
+		return l
+	case *lazy:
+		return l.get()
 	}
-	return l
+	panic("loaders: no loaders in context; is loaders.Middleware installed?")
 }
 
 func customerBatch(p *payments.Client, l *listings) dataloader.BatchFunc[string, *payments.Customer] {

@@ -1,0 +1,178 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// BenchmarkGatewayCost measures what the gateway itself costs per request,
+// without the upstreams: every upstream call is answered from memory with
+// bytes recorded once from the in-process sandbox (cannedTransport), and
+// requests go straight to the gateway's handler (no sockets). What is left
+// is the gateway's own work: middleware, the session read, parsing and
+// validation (with the query cache), execution with the per-request
+// loaders, the upstream clients' encoding and decoding, and the response.
+//
+//	go test -run '^$' -bench GatewayCost -benchtime 2000x ./app
+func BenchmarkGatewayCost(b *testing.B) {
+	canned := &cannedTransport{recorded: map[string]*cannedResponse{}}
+	cfg, err := ParseConfig([]string{"-addr", "127.0.0.1:0", "-sandbox-addr", "127.0.0.1:0", "-data-dir", b.TempDir(),
+		"-log-level", "warn", "-register-webhook", "false", "-reconcile-interval", "0"}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.wrapUpstream = func(_ string, rt http.RoundTripper) http.RoundTripper { canned.inner = rt; return canned }
+	a, err := Start(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = a.Shutdown() })
+	h := a.server.Handler
+
+	person := signInToken(b, h, map[string]any{"kind": "PERSON", "email": "anna@demo.test", "password": "demo-password", "deviceFingerprint": 1})
+	api := signInToken(b, h, map[string]any{"kind": "API_KEY", "apiKey": "demo-api-key"})
+	var customers struct {
+		Data struct{ Customers []struct{ ID string } }
+	}
+	if err := json.Unmarshal(serve(b, h, api, `{ customers { id } }`, nil), &customers); err != nil || len(customers.Data.Customers) == 0 {
+		b.Fatalf("customers: %v", err)
+	}
+
+	cases := []struct {
+		name, token, query string
+		vars               map[string]any
+	}{
+		// The README's query, as the anonymous demo session.
+		{"readme-query", "", `{ customers { id number contact { name email } orders { id } } }`, nil},
+		{"corporation-dashboard", person, `{ currentCorporation { id name isOnboarded settings { allowedPersonTypes }
+			persons { id } wallets { id requisites { id } } cards { id } } }`, nil},
+		{"mutation", api, `mutation($input: UpdateCustomerContactInput!) { updateCustomerContact(input: $input) { contact { name email } } }`,
+			map[string]any{"input": map[string]any{"customerId": customers.Data.Customers[0].ID, "contact": map[string]any{"name": "Bench Mark", "email": "bench@demo.test"}}}},
+	}
+	for _, c := range cases {
+		serve(b, h, c.token, c.query, c.vars) // records the upstream answers
+	}
+	canned.replay.Store(true)
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			canned.calls.Store(0)
+			b.ReportAllocs()
+			cpu0 := processCPU()
+			for b.Loop() {
+				serve(b, h, c.token, c.query, c.vars)
+			}
+			b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+			b.ReportMetric(float64(canned.calls.Load())/float64(b.N), "upstream-calls/op")
+			if m := canned.misses.Load(); m > 0 {
+				b.Fatalf("%d upstream calls were not recorded", m)
+			}
+		})
+	}
+}
+
+// processCPU is the CPU time the process has used (user and system): the
+// gateway's cost per request, where wall time also counts the loaders'
+// batching wait.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// serve runs one GraphQL request through the handler and returns the body,
+// failing on anything but a clean answer.
+func serve(b *testing.B, h http.Handler, token, query string, vars map[string]any) []byte {
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
+	req.RemoteAddr = "127.0.0.1:1"
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	if w.Code != http.StatusOK || bytes.Contains(w.Body.Bytes(), []byte(`"errors"`)) {
+		b.Fatalf("%s: status %d: %s", strings.Fields(query)[0], w.Code, w.Body.Bytes())
+	}
+	return w.Body.Bytes()
+}
+
+func signInToken(b *testing.B, h http.Handler, input map[string]any) string {
+	raw := serve(b, h, "", `mutation($input: SignInInput!) { signIn(input: $input) { ... on SignedIn { sessionToken } } }`, map[string]any{"input": input})
+	var d struct {
+		Data struct{ SignIn struct{ SessionToken string } }
+	}
+	if err := json.Unmarshal(raw, &d); err != nil || d.Data.SignIn.SessionToken == "" {
+		b.Fatalf("sign-in: %s", raw)
+	}
+	return d.Data.SignIn.SessionToken
+}
+
+// cannedTransport records each upstream answer once (by method, URI and
+// body) through the real transport, then, in replay, serves it from memory.
+type cannedTransport struct {
+	inner  http.RoundTripper
+	replay atomic.Bool
+	calls  atomic.Int64
+	misses atomic.Int64
+
+	mu       sync.RWMutex
+	recorded map[string]*cannedResponse
+}
+
+type cannedResponse struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (c *cannedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	key := req.Method + " " + req.URL.RequestURI()
+	if req.Body != nil {
+		body, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		key += " " + string(body)
+		req.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	if c.replay.Load() {
+		c.calls.Add(1)
+		c.mu.RLock()
+		r := c.recorded[key]
+		c.mu.RUnlock()
+		if r == nil {
+			c.misses.Add(1)
+			return nil, errors.New("canned: not recorded: " + req.Method + " " + req.URL.Path)
+		}
+		return &http.Response{StatusCode: r.status, Header: r.header.Clone(), Body: io.NopCloser(bytes.NewReader(r.body)),
+			ContentLength: int64(len(r.body)), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Request: req}, nil
+	}
+	resp, err := c.inner.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.recorded[key] = &cannedResponse{status: resp.StatusCode, header: resp.Header.Clone(), body: body}
+	c.mu.Unlock()
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	return resp, nil
+}
