@@ -3,15 +3,8 @@ package e2e
 import (
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"sync"
 	"testing"
-	"time"
-
-	natsserver "github.com/nats-io/nats-server/v2/server"
-
-	"github.com/fingraph/fingraph/upstream/sandbox"
-	"github.com/fingraph/fingraph/upstream/sandbox/paymentsim"
 )
 
 // TestConcurrentCreateOrderWithOneKeyOnTwoReplicasIsOneOrder sends the
@@ -19,28 +12,7 @@ import (
 // two replicas sharing one JetStream, while the upstream is slow: the
 // upstream must see one order, and every caller must get that order.
 func TestConcurrentCreateOrderWithOneKeyOnTwoReplicasIsOneOrder(t *testing.T) {
-	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoSigs: true, NoLog: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns.Start()
-	t.Cleanup(ns.Shutdown)
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("NATS did not start")
-	}
-	sb := sandbox.New(sandbox.Config{})
-	sb.Seed()
-	up := httptest.NewServer(validated(t, sb))
-	t.Cleanup(func() { up.Close(); sb.Close() })
-	replica := func() *testGateway {
-		g := startGateway(t, "-nats-url", ns.ClientURL(),
-			"-payments-url", up.URL+"/payments", "-banking-url", up.URL+"/banking",
-			"-payments-private-key", paymentsim.PrivateKey, "-payments-public-key", paymentsim.PublicKey,
-			"-payments-access-token", paymentsim.AccessToken)
-		g.SandboxURL = up.URL
-		return g
-	}
-	a, b := replica(), replica()
+	a, b := twoReplicas(t)
 	token := a.signInAPI(t)
 	a, b = a.as(token), b.as(token)
 
