@@ -57,6 +57,7 @@ func TestExpensiveDocumentsAreRefused(t *testing.T) {
 		{"a fragment cycle", "{ viewer { ...A } } fragment A on Viewer { ...B } fragment B on Viewer { ...A }", "QUERY_TOO_LARGE"},
 		{"nesting past the depth limit", nested(12), "QUERY_TOO_LARGE"},
 		{"too many aliases", "{ " + aliases(40) + " }", "QUERY_TOO_LARGE"},
+		{"too many directives", "{ viewer { kind" + strings.Repeat(" @include(if: true)", 60) + " } }", "QUERY_TOO_LARGE"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

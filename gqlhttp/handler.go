@@ -48,6 +48,9 @@ type Limits struct {
 	// MaxSameName bounds how often one response name occurs in a merged
 	// selection set (the quadratic part of validation).
 	MaxSameName int
+	// MaxDirectives bounds the directives of an operation, fragments
+	// expanded.
+	MaxDirectives int
 	// MaxComplexity bounds gqlgen's complexity (1 per field by default).
 	MaxComplexity int
 	// MaxBodyBytes bounds a POST body.
@@ -79,6 +82,7 @@ var DefaultLimits = Limits{
 	MaxAliases:            30,
 	MaxRootFields:         20,
 	MaxSameName:           30,
+	MaxDirectives:         50,
 	MaxComplexity:         2000,
 	MaxBodyBytes:          1 << 20,
 	WebsocketReadLimit:    64 << 10,
@@ -276,7 +280,7 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *Handler {
 	srv.Use(&DocumentLimit{
 		MaxTokens: l.MaxTokens, MaxFields: l.MaxFields, MaxDepth: l.MaxDepth,
 		MaxIntrospectionDepth: l.MaxIntrospectionDepth, MaxAliases: l.MaxAliases, MaxRootFields: l.MaxRootFields,
-		MaxSameName: l.MaxSameName, Introspection: cfg.Introspection,
+		MaxSameName: l.MaxSameName, MaxDirectives: l.MaxDirectives, Introspection: cfg.Introspection,
 	})
 	srv.Use(extension.FixedComplexityLimit(l.MaxComplexity))
 	srv.AroundOperations(operationGuard(cfg))

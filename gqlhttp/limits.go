@@ -50,6 +50,9 @@ type DocumentLimit struct {
 	// overlapping-fields rule compares those fields pairwise, so its cost
 	// grows with the square of this number.
 	MaxSameName int
+	// MaxDirectives bounds the directives of an operation once its
+	// fragments are expanded (@include, @skip, ... on every selection).
+	MaxDirectives int
 	// Introspection allows __schema and __type; when false a document that
 	// asks for them is refused here, with a client code.
 	Introspection bool
@@ -68,7 +71,7 @@ func (*DocumentLimit) ExtensionName() string { return "DocumentLimit" }
 // Validate implements graphql.HandlerExtension.
 func (d *DocumentLimit) Validate(graphql.ExecutableSchema) error {
 	if d.MaxTokens <= 0 || d.MaxFields <= 0 || d.MaxDepth <= 0 || d.MaxIntrospectionDepth <= 0 ||
-		d.MaxAliases < 0 || d.MaxRootFields <= 0 || d.MaxSameName <= 0 {
+		d.MaxAliases < 0 || d.MaxRootFields <= 0 || d.MaxSameName <= 0 || d.MaxDirectives < 0 {
 		return errors.New("DocumentLimit: limits must be positive")
 	}
 	if d.passed == nil {
@@ -132,6 +135,8 @@ func (d *DocumentLimit) Measure(doc *ast.QueryDocument) string {
 			return fmt.Sprintf("operation nests %d levels deep; the limit is %d", s.depth, d.MaxDepth)
 		case s.introDepth > d.MaxIntrospectionDepth:
 			return fmt.Sprintf("introspection nests %d levels deep; the limit is %d", s.introDepth, d.MaxIntrospectionDepth)
+		case s.directives > d.MaxDirectives:
+			return fmt.Sprintf("operation uses %d directives; the limit is %d", s.directives, d.MaxDirectives)
 		case s.aliases > d.MaxAliases:
 			return fmt.Sprintf("operation uses %d aliases; the limit is %d", s.aliases, d.MaxAliases)
 		}
@@ -147,7 +152,10 @@ const errIntrospectionOff = "introspection is disabled on this gateway"
 type shape struct {
 	fields  int // fields, every spread expanded
 	aliases int // aliased fields, every spread expanded
-	roots   int // fields directly in the set (through fragments)
+	// directives on fields, inline fragments and spreads, every spread
+	// expanded
+	directives int
+	roots      int // fields directly in the set (through fragments)
 	// depth is the nesting below and including this set, introspection
 	// subtrees excluded; introDepth is the nesting of __schema and __type
 	// subtrees, counted from the set.
@@ -182,6 +190,7 @@ func (m *measurer) set(sel ast.SelectionSet, intro bool) (shape, string) {
 	merge := func(s shape) {
 		out.fields = m.add(out.fields, s.fields)
 		out.aliases = m.add(out.aliases, s.aliases)
+		out.directives = m.add(out.directives, s.directives)
 		out.roots = m.add(out.roots, s.roots)
 		out.depth = max(out.depth, s.depth)
 		out.introDepth = max(out.introDepth, s.introDepth)
@@ -213,7 +222,8 @@ func (m *measurer) set(sel ast.SelectionSet, intro bool) (shape, string) {
 			if err != "" {
 				return out, err
 			}
-			f := shape{fields: m.add(child.fields, 1), aliases: child.aliases, roots: 1, introspects: inIntro}
+			f := shape{fields: m.add(child.fields, 1), aliases: child.aliases, roots: 1, introspects: inIntro,
+				directives: m.add(child.directives, len(s.Directives))}
 			name := s.Alias
 			if name == "" {
 				name = s.Name
@@ -239,6 +249,7 @@ func (m *measurer) set(sel ast.SelectionSet, intro bool) (shape, string) {
 			if err := mergeNames(child.names); err != "" {
 				return out, err
 			}
+			child.directives = m.add(child.directives, len(s.Directives))
 			merge(child)
 		case *ast.FragmentSpread:
 			child, err := m.fragment(s.Name, intro)
@@ -248,6 +259,7 @@ func (m *measurer) set(sel ast.SelectionSet, intro bool) (shape, string) {
 			if err := mergeNames(child.names); err != "" {
 				return out, err
 			}
+			child.directives = m.add(child.directives, len(s.Directives))
 			merge(child)
 		}
 		if out.fields >= m.cap {

@@ -12,7 +12,7 @@ import (
 
 func testLimit() *DocumentLimit {
 	d := &DocumentLimit{MaxTokens: 5000, MaxFields: 100, MaxDepth: 4, MaxIntrospectionDepth: 6,
-		MaxAliases: 3, MaxRootFields: 3, MaxSameName: 5}
+		MaxAliases: 3, MaxRootFields: 3, MaxSameName: 5, MaxDirectives: 4}
 	if err := d.Validate(nil); err != nil {
 		panic(err)
 	}
@@ -51,6 +51,8 @@ func TestDocumentLimitMeasure(t *testing.T) {
 		{"fan-out of 200 does not overflow", fanOut(200), "\"x\" is selected more than 5"},
 		{"a cycle", "{ a { ...A } } fragment A on T { ...B } fragment B on T { ...A }", "spreads itself"},
 		{"an unknown fragment is the validator's", "{ a { ...Nope } }", ""},
+		{"directives at the limit", "{ a @skip(if: false) { b @include(if: true) ... on T @skip(if: false) { c } ...F @skip(if: false) } } fragment F on T { d }", ""},
+		{"directives through a fragment", "{ a { ...F ...F } } fragment F on T { b @skip(if: false) c @skip(if: false) d @skip(if: false) }", "operation uses 6 directives"},
 	}
 	// The aliases case above trips the alias limit before names repeat.
 	cases[8].want = "4 aliases"
@@ -90,7 +92,7 @@ func TestDocumentLimitMeasure(t *testing.T) {
 // HTTP: go test -run '^$' -bench DocumentLimit ./gqlhttp
 func BenchmarkDocumentLimit(b *testing.B) {
 	d := &DocumentLimit{MaxTokens: 5000, MaxFields: 1000, MaxDepth: 10, MaxIntrospectionDepth: 16,
-		MaxAliases: 30, MaxRootFields: 20, MaxSameName: 30}
+		MaxAliases: 30, MaxRootFields: 20, MaxSameName: 30, MaxDirectives: 50}
 	_ = d.Validate(nil)
 	for _, bc := range []struct{ name, doc string }{
 		{"repeated-fields-10000", "{ viewer { " + strings.Repeat("kind ", 10000) + "} }"},
