@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/graph-gophers/dataloader/v7"
 	"golang.org/x/sync/errgroup"
@@ -50,18 +51,18 @@ type Banking struct {
 	bankingCl    *banking.Client
 }
 
-func newBanking(b *banking.Client) Banking {
+func newBanking(b *banking.Client, wait time.Duration) Banking {
 	l := Banking{
-		CorporationSettings: dataloader.NewBatchedLoader(perKey(b.Corporations.Settings), dataloader.WithWait[string, *banking.CorporationSettings](Wait)),
-		CorporationAPIKeys:  dataloader.NewBatchedLoader(perKey(b.APIKeys.List), dataloader.WithWait[string, []*banking.APIKey](Wait)),
+		CorporationSettings: dataloader.NewBatchedLoader(perKey(b.Corporations.Settings), dataloader.WithWait[string, *banking.CorporationSettings](wait)),
+		CorporationAPIKeys:  dataloader.NewBatchedLoader(perKey(b.APIKeys.List), dataloader.WithWait[string, []*banking.APIKey](wait)),
 		me:                  &memo[*banking.Person]{},
 		current:             &memo[*banking.Corporation]{},
 		persons:             &memo[[]*banking.Person]{},
 		corporations:        &memo[[]*banking.Corporation]{},
 		bankingCl:           b,
 	}
-	l.Corporation = dataloader.NewBatchedLoader(l.corporationBatch, dataloader.WithWait[string, *banking.Corporation](Wait))
-	l.CorporationPersons = dataloader.NewBatchedLoader(l.corporationPersonsBatch, dataloader.WithWait[string, []*banking.Person](Wait))
+	l.Corporation = dataloader.NewBatchedLoader(l.corporationBatch, dataloader.WithWait[string, *banking.Corporation](wait))
+	l.CorporationPersons = dataloader.NewBatchedLoader(l.corporationPersonsBatch, dataloader.WithWait[string, []*banking.Person](wait))
 	return l
 }
 

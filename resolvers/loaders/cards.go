@@ -2,6 +2,7 @@ package loaders
 
 import (
 	"context"
+	"time"
 
 	"github.com/graph-gophers/dataloader/v7"
 
@@ -27,10 +28,10 @@ type CardLoaders struct {
 // split in two (a loaded machine) reuses it instead of listing again.
 type personListing = memo[*banking.PersonList]
 
-func newCardLoaders(b *banking.Client) CardLoaders {
+func newCardLoaders(b *banking.Client, wait time.Duration) CardLoaders {
 	return CardLoaders{
-		Person:         dataloader.NewBatchedLoader(personBatch(b, &personListing{}), dataloader.WithWait[string, *banking.Person](Wait)),
-		CorporationKYC: dataloader.NewBatchedLoader(kycBatch(b), dataloader.WithWait[string, []*banking.KYCDocument](Wait)),
+		Person:         dataloader.NewBatchedLoader(personBatch(b, &personListing{}), dataloader.WithWait[string, *banking.Person](wait)),
+		CorporationKYC: dataloader.NewBatchedLoader(kycBatch(b), dataloader.WithWait[string, []*banking.KYCDocument](wait)),
 		client:         b,
 	}
 }

@@ -72,17 +72,31 @@ func (l *listings) ordersFor(start, end string) *memo[[]payments.Order] {
 	return l.orders[k]
 }
 
+// Option tunes New.
+type Option func(*options)
+
+type options struct{ wait time.Duration }
+
+// WithWait sets how long the loaders gather keys before a batch
+// (Wait by default). Tests that assert how a batch is served lengthen it,
+// so that a slow machine does not split their batch.
+func WithWait(d time.Duration) Option { return func(o *options) { o.wait = d } }
+
 // New returns fresh loaders over the payments and banking clients.
-func New(p *payments.Client, b *banking.Client) *Loaders {
+func New(p *payments.Client, b *banking.Client, opts ...Option) *Loaders {
+	o := options{wait: Wait}
+	for _, f := range opts {
+		f(&o)
+	}
 	l := &listings{customers: &memo[[]payments.Customer]{}, orders: map[[2]string]*memo[[]payments.Order]{}}
 	return &Loaders{
-		Customer: dataloader.NewBatchedLoader(customerBatch(p, l), dataloader.WithWait[string, *payments.Customer](Wait)),
-		Orders:   dataloader.NewBatchedLoader(ordersBatch(p, l), dataloader.WithWait[OrdersKey, []payments.Order](Wait)),
+		Customer: dataloader.NewBatchedLoader(customerBatch(p, l), dataloader.WithWait[string, *payments.Customer](o.wait)),
+		Orders:   dataloader.NewBatchedLoader(ordersBatch(p, l), dataloader.WithWait[OrdersKey, []payments.Order](o.wait)),
 		PendingActionByEvent: dataloader.NewBatchedLoader(pendingActionBatch(p),
-			dataloader.WithWait[string, *payments.PendingAction](Wait)),
-		Banking:     newBanking(b),
-		CardLoaders: newCardLoaders(b),
-		Money:       newMoney(b),
+			dataloader.WithWait[string, *payments.PendingAction](o.wait)),
+		Banking:     newBanking(b, o.wait),
+		CardLoaders: newCardLoaders(b, o.wait),
+		Money:       newMoney(b, o.wait),
 		payments:    p,
 		listings:    l,
 	}

@@ -122,7 +122,7 @@ func TestCustomerLoaderBatchesKeysIntoOneListing(t *testing.T) {
 	keys := []string{ids[3], "no-such-customer", ids[0], ids[2], ids[0]}
 	before := u.calls("GET /payments/v1/customer")
 
-	l := loaders.New(u.payments, u.banking)
+	l := u.loaders()
 	got, errs := l.Customer.LoadMany(context.Background(), keys)()
 
 	assert.Equal(t, 1, u.calls("GET /payments/v1/customer")-before, "N keys, one listing")
@@ -142,12 +142,12 @@ func TestCustomerLoaderBatchesKeysIntoOneListing(t *testing.T) {
 func TestCustomerLoaderReadsOneKeyByID(t *testing.T) {
 	u := newUpstream(t)
 	ids := u.customerIDs(t)
-	l := loaders.New(u.payments, u.banking)
+	l := u.loaders()
 
 	c, err := l.Customer.Load(context.Background(), ids[1])()
 	require.NoError(t, err)
 	assert.Equal(t, ids[1], c.ID)
-	missing, err := loaders.New(u.payments, u.banking).Customer.Load(context.Background(), "no-such-customer")()
+	missing, err := u.loaders().Customer.Load(context.Background(), "no-such-customer")()
 	require.NoError(t, err, "404 of one key is an absent customer, not an error")
 	assert.Nil(t, missing)
 	assert.Equal(t, 2, u.calls("GET /payments/v1/customer/{customer_id}"))
@@ -165,7 +165,7 @@ func TestCustomerLoaderInACustomerSessionSeesOnlyItself(t *testing.T) {
 	if other == me.ID {
 		other = ids[1]
 	}
-	got, errs := loaders.New(u.payments, u.banking).Customer.LoadMany(ctx, []string{other, me.ID})()
+	got, errs := u.loaders().Customer.LoadMany(ctx, []string{other, me.ID})()
 	assert.Nil(t, got[0], "another customer must not load in a customer session")
 	require.NotNil(t, got[1])
 	assert.Equal(t, me.ID, got[1].ID)
@@ -185,7 +185,7 @@ func TestOrdersLoaderListsOncePerWindowAndFailsOnlyBadKeys(t *testing.T) {
 		{CustomerID: ids[0], Start: "last week", End: "today"},
 	}
 
-	got, errs := loaders.New(u.payments, u.banking).Orders.LoadMany(context.Background(), keys)()
+	got, errs := u.loaders().Orders.LoadMany(context.Background(), keys)()
 
 	assert.Equal(t, 2, u.calls("GET /payments/v1/order"), "one listing per distinct window")
 	require.Len(t, got, len(keys))
@@ -245,7 +245,7 @@ func TestPendingActionLoaderDedupesAndFailsPerKey(t *testing.T) {
 	}
 	keys := []string{e2, broken, e1, "no-such-event", e2, e1}
 
-	got, errs := loaders.New(u.payments, u.banking).PendingActionByEvent.LoadMany(context.Background(), keys)()
+	got, errs := u.loaders().PendingActionByEvent.LoadMany(context.Background(), keys)()
 
 	for _, id := range []string{e1, e2, broken, "no-such-event"} {
 		assert.Equal(t, 1, u.received("GET /payments/v3/pending_actions?event_id="+id), "one upstream read of %s", id)
@@ -272,7 +272,7 @@ func TestCorporationLoaderOneListingKeyOrder(t *testing.T) {
 	before := u.calls("GET /banking/v2/corporations")
 	keys := []string{bankingsim.SecondCorporationID, "no-such-corporation", bankingsim.DemoCorporationID, bankingsim.DemoAccountID}
 
-	got, errs := loaders.New(u.payments, u.banking).Corporation.LoadMany(ctx, keys)()
+	got, errs := u.loaders().Corporation.LoadMany(ctx, keys)()
 
 	assert.Equal(t, 1, u.calls("GET /banking/v2/corporations")-before)
 	noErrors(t, errs)
@@ -288,7 +288,7 @@ func TestCorporationPersonsLoaderGroupsOneListing(t *testing.T) {
 	ctx := u.staff(t)
 	before := u.calls("GET /banking/v2/persons")
 
-	got, errs := loaders.New(u.payments, u.banking).CorporationPersons.LoadMany(ctx,
+	got, errs := u.loaders().CorporationPersons.LoadMany(ctx,
 		[]string{bankingsim.DemoCorporationID, bankingsim.SecondCorporationID, "no-such-corporation"})()
 
 	assert.Equal(t, 1, u.calls("GET /banking/v2/persons")-before)
@@ -306,7 +306,7 @@ func TestLoadersArePerRequest(t *testing.T) {
 	u := newUpstream(t)
 	ids := u.customerIDs(t)
 	ctx := context.Background()
-	first := loaders.New(u.payments, u.banking)
+	first := u.loaders()
 	c, err := first.Customer.Load(ctx, ids[0])()
 	require.NoError(t, err)
 	oldName := c.Contact.Name
@@ -323,7 +323,7 @@ func TestLoadersArePerRequest(t *testing.T) {
 	assert.Equal(t, oldName, again.Contact.Name, "within a request the loader answers from its cache")
 	assert.Equal(t, reads, u.calls("GET /payments/v1/customer/{customer_id}"))
 
-	next, err := loaders.New(u.payments, u.banking).Customer.Load(ctx, ids[0])()
+	next, err := u.loaders().Customer.Load(ctx, ids[0])()
 	require.NoError(t, err)
 	assert.Equal(t, "Renamed Between Requests", next.Contact.Name, "a new request must not see the last one's cache")
 	assert.Equal(t, reads+1, u.calls("GET /payments/v1/customer/{customer_id}"))
@@ -332,7 +332,7 @@ func TestLoadersArePerRequest(t *testing.T) {
 func TestMeIsReadOncePerRequestAndPerSession(t *testing.T) {
 	u := newUpstream(t)
 	anna, staff := u.person(t), u.staff(t)
-	l := loaders.New(u.payments, u.banking)
+	l := u.loaders()
 
 	var wg sync.WaitGroup
 	for range 5 {
@@ -348,7 +348,7 @@ func TestMeIsReadOncePerRequestAndPerSession(t *testing.T) {
 	assert.Equal(t, 1, u.calls("GET /banking/v2/persons/me"), "five fields asking, one read")
 
 	// Another request of another session has its own answer.
-	_, err := loaders.New(u.payments, u.banking).Me(staff)
+	_, err := u.loaders().Me(staff)
 	assert.Error(t, err, "staff have no person profile; Anna's must not leak into their request")
 }
 
@@ -377,4 +377,11 @@ func noErrors(t *testing.T, errs []error) {
 	for i, err := range errs {
 		assert.NoError(t, err, "key %d", i)
 	}
+}
+
+// loaders returns fresh loaders whose batch window is long enough that a
+// slow (or -race) run never splits a test's batch: what the tests assert is
+// how one batch is served, not how the window splits keys.
+func (u *upstream) loaders() *loaders.Loaders {
+	return loaders.New(u.payments, u.banking, loaders.WithWait(50*time.Millisecond))
 }

@@ -3,6 +3,7 @@ package loaders
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/graph-gophers/dataloader/v7"
 
@@ -25,12 +26,12 @@ type Money struct {
 	CorporationLimits *dataloader.Loader[string, []*banking.Limit]
 }
 
-func newMoney(b *banking.Client) Money {
+func newMoney(b *banking.Client, wait time.Duration) Money {
 	return Money{
-		CorporationWallets:    perCorporation(b.Wallets.List),
-		CorporationRequisites: perCorporation(b.Requisites.List),
-		CorporationInvoices:   perCorporation(b.Invoices.List),
-		CorporationLimits:     perCorporation(b.Limits.List),
+		CorporationWallets:    perCorporation(b.Wallets.List, wait),
+		CorporationRequisites: perCorporation(b.Requisites.List, wait),
+		CorporationInvoices:   perCorporation(b.Invoices.List, wait),
+		CorporationLimits:     perCorporation(b.Limits.List, wait),
 	}
 }
 
@@ -56,7 +57,7 @@ func (m *Money) CorporationWallet(ctx context.Context, corporationID, walletID s
 // perCorporation is a loader of one per-corporation upstream listing:
 // the upstream has no batch route, so each distinct corporation costs one
 // call, made in parallel, and repeated keys within a request cost nothing.
-func perCorporation[T any](list func(ctx context.Context, corporationID string) ([]T, error)) *dataloader.Loader[string, []T] {
+func perCorporation[T any](list func(ctx context.Context, corporationID string) ([]T, error), wait time.Duration) *dataloader.Loader[string, []T] {
 	return dataloader.NewBatchedLoader(func(ctx context.Context, ids []string) []*dataloader.Result[[]T] {
 		out := make([]*dataloader.Result[[]T], len(ids))
 		var wg sync.WaitGroup
@@ -68,5 +69,5 @@ func perCorporation[T any](list func(ctx context.Context, corporationID string) 
 		}
 		wg.Wait()
 		return out
-	}, dataloader.WithWait[string, []T](Wait))
+	}, dataloader.WithWait[string, []T](wait))
 }
