@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -54,7 +55,7 @@ func runTrigger(ctx context.Context, args []string, getenv func(string) string, 
 	}
 	name := fs.Arg(0)
 	if g, ok := gatewayTriggers[name]; ok {
-		return g.fire(ctx, strings.TrimRight(*gateway, "/"), stdout)
+		return g.fire(ctx, strings.TrimRight(*gateway, "/"), strings.TrimRight(*base, "/"), stdout)
 	}
 	if !slices.Contains(paymentsim.TriggerNames(), name) {
 		return fmt.Errorf("trigger: unknown event %q; one of: %s", name, strings.Join(triggerNames(), ", "))
@@ -91,6 +92,12 @@ func runTrigger(ctx context.Context, args []string, getenv func(string) string, 
 type gatewayTrigger struct {
 	description string
 	steps       []gqlStep
+	// person signs in as the demo person (conversions are persons'
+	// operations) instead of the demo API client.
+	person bool
+	// settle, when set, is a sandbox control path, with %s for the id the
+	// last step answered, posted after the steps (a conversion settles).
+	settle string
 }
 
 // gqlStep is one GraphQL call; vars may use the id the step before answered.
@@ -100,7 +107,7 @@ type gqlStep struct {
 	id    string // the path of the id to pass on: "issueCard"
 }
 
-var gatewayTriggerOrder = []string{"CardIssued", "CardTransactionSimulated"}
+var gatewayTriggerOrder = []string{"CardIssued", "CardTransactionSimulated", "ConversionCreated"}
 
 var issueStep = gqlStep{
 	query: `mutation($input: IssueCardInput!) { issueCard(input: $input) { id } }`,
@@ -112,8 +119,20 @@ var issueStep = gqlStep{
 }
 
 var gatewayTriggers = map[string]gatewayTrigger{
-	"CardIssued": {"a virtual card is issued to a demo person on the demo card wallet", []gqlStep{issueStep}},
-	"CardTransactionSimulated": {"a card is issued, then a 9.99 EUR card authorisation is simulated on it", []gqlStep{issueStep, {
+	"ConversionCreated": {
+		description: "the demo person converts 10.00 EUR from the demo USD wallet, and the sandbox settles it at once",
+		person:      true,
+		steps: []gqlStep{{
+			query: `mutation($input: CreateConversionInput!) { createConversion(input: $input) { __typename ... on Conversion { id status } } }`,
+			vars: func(string) map[string]any {
+				return map[string]any{"input": map[string]any{"sourceWalletId": bankingsim.DemoUSDWalletID, "amount": 1000, "currency": "EUR"}}
+			},
+			id: "createConversion",
+		}},
+		settle: "/_sandbox/banking/transactions/%s/settle",
+	},
+	"CardIssued": {description: "a virtual card is issued to a demo person on the demo card wallet", steps: []gqlStep{issueStep}},
+	"CardTransactionSimulated": {description: "a card is issued, then a 9.99 EUR card authorisation is simulated on it", steps: []gqlStep{issueStep, {
 		query: `mutation($input: SimulateCardTransactionInput!) { simulateCardTransaction(input: $input) { __typename } }`,
 		vars: func(card string) map[string]any {
 			return map[string]any{"input": map[string]any{"cardId": card, "amount": 999, "currency": "EUR"}}
@@ -124,7 +143,7 @@ var gatewayTriggers = map[string]gatewayTrigger{
 // triggerNames are all the names trigger fires.
 func triggerNames() []string { return append(paymentsim.TriggerNames(), gatewayTriggerOrder...) }
 
-func (g gatewayTrigger) fire(ctx context.Context, base string, stdout io.Writer) error {
+func (g gatewayTrigger) fire(ctx context.Context, base, sandboxBase string, stdout io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	var signIn struct {
@@ -132,8 +151,12 @@ func (g gatewayTrigger) fire(ctx context.Context, base string, stdout io.Writer)
 			SessionToken string `json:"sessionToken"`
 		} `json:"signIn"`
 	}
+	who := map[string]any{"kind": "API_KEY", "apiKey": bankingsim.DemoAPIKey}
+	if g.person {
+		who = map[string]any{"kind": "PERSON", "email": bankingsim.AnnaEmail, "password": bankingsim.DemoPassword, "deviceFingerprint": 1}
+	}
 	if err := gql(ctx, base, "", `mutation($input: SignInInput!) { signIn(input: $input) { ... on SignedIn { sessionToken } } }`,
-		map[string]any{"input": map[string]any{"kind": "API_KEY", "apiKey": bankingsim.DemoAPIKey}}, &signIn); err != nil {
+		map[string]any{"input": who}, &signIn); err != nil {
 		return err
 	}
 	prev := ""
@@ -150,6 +173,21 @@ func (g gatewayTrigger) fire(ctx context.Context, base string, stdout io.Writer)
 			prev = v.ID
 		}
 		fmt.Fprintf(stdout, "%s\n", bytes.TrimSpace(mustJSON(out)))
+	}
+	if g.settle != "" && prev != "" {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, sandboxBase+fmt.Sprintf(g.settle, url.PathEscape(prev)), nil)
+		if err != nil {
+			return err
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return fmt.Errorf("trigger: is the sandbox running at %s? %w", sandboxBase, err)
+		}
+		res.Body.Close()
+		if res.StatusCode >= 300 {
+			return fmt.Errorf("trigger: the sandbox did not settle %s: %d", prev, res.StatusCode)
+		}
+		fmt.Fprintf(stdout, "settled %s\n", prev)
 	}
 	return nil
 }

@@ -24,7 +24,7 @@ func TestTriggerEveryEventReachesASubscriber(t *testing.T) {
 	}
 	// The sandbox's payments events, then the gateway's own (banking has
 	// no upstream events; those go through the gateway's API).
-	names := append(paymentsim.TriggerNames(), "CardIssued", "CardTransactionSimulated")
+	names := append(paymentsim.TriggerNames(), "CardIssued", "CardTransactionSimulated", "ConversionCreated")
 	for _, n := range names {
 		if !strings.Contains(list.String(), n) {
 			t.Errorf("trigger --list does not name %s:\n%s", n, list.String())
@@ -41,7 +41,10 @@ func TestTriggerEveryEventReachesASubscriber(t *testing.T) {
 		if err != nil {
 			t.Fatalf("trigger %s: %v", name, err)
 		}
-		if !strings.HasPrefix(name, "Card") && !strings.Contains(out.String(), `"name": "`+name+`"`) {
+		if name == "ConversionCreated" && !strings.Contains(out.String(), "settled ") {
+			t.Errorf("trigger %s did not settle the conversion: %s", name, out.String())
+		}
+		if !strings.HasPrefix(name, "Card") && !strings.HasPrefix(name, "Conversion") && !strings.Contains(out.String(), `"name": "`+name+`"`) {
 			t.Errorf("trigger %s printed %s", name, out.String())
 		}
 		// A trigger goes through the real flow, so earlier events of that
