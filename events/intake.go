@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/fingraph/fingraph/ratelimit"
 )
 
 // Intake receives the payments upstream's webhooks. It stores each on the
@@ -29,7 +32,7 @@ type Intake struct {
 	Burst     int
 
 	once    sync.Once
-	senders *senderLimiter
+	senders *ratelimit.Keyed
 }
 
 // maxWebhookBody bounds a webhook body: it only ever holds id, name and time.
@@ -46,9 +49,13 @@ func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if in.PerSecond <= 0 {
 			in.PerSecond, in.Burst = 200, 400
 		}
-		in.senders = newSenderLimiter(in.PerSecond, max(in.Burst, 1))
+		in.senders = ratelimit.New(in.PerSecond, in.Burst)
 	})
-	if !in.senders.allow(r) {
+	sender, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		sender = r.RemoteAddr
+	}
+	if ok, _ := in.senders.Allow(sender); !ok {
 		w.Header().Set("Retry-After", "1")
 		webhookError(w, http.StatusTooManyRequests, "too many webhooks from this address; retry")
 		return

@@ -14,6 +14,7 @@ import (
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/gqlhttp"
 	"github.com/fingraph/fingraph/graph/model"
+	"github.com/fingraph/fingraph/ratelimit"
 	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/session"
 	"github.com/fingraph/fingraph/upstream/banking"
@@ -28,12 +29,12 @@ const credentialReadsPerMinute = 5
 // first use so that Resolver needs no constructor.
 type credentialLimiter struct {
 	once sync.Once
-	lim  *addressLimiter
+	lim  *ratelimit.Keyed
 }
 
 func (c *credentialLimiter) allow(sessionID string) bool {
-	c.once.Do(func() { c.lim = newAddressLimiter(credentialReadsPerMinute) })
-	ok, _ := c.lim.allow("session:" + sessionID)
+	c.once.Do(func() { c.lim = ratelimit.PerMinute(credentialReadsPerMinute) })
+	ok, _ := c.lim.Allow("session:" + sessionID)
 	return ok
 }
 

@@ -5,15 +5,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
-	"golang.org/x/time/rate"
 
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph"
 	"github.com/fingraph/fingraph/graph/model"
+	"github.com/fingraph/fingraph/ratelimit"
 	"github.com/fingraph/fingraph/session"
 )
 
@@ -22,11 +21,11 @@ import (
 // upstream call) runs.
 type Policy struct {
 	operators map[session.Kind]bool
-	public    *addressLimiter
+	public    *ratelimit.Keyed
 	// accounts limits sign-in and two-factor attempts per account, across
 	// all addresses: credential stuffing from many addresses against one
 	// account is slowed as much as from one.
-	accounts *addressLimiter
+	accounts *ratelimit.Keyed
 }
 
 // Per-account limit of sign-in, two-factor and recovery attempts: a burst
@@ -40,8 +39,8 @@ const (
 // operate the merchant's payments, and public operations are limited to
 // perMinute calls per client address (with a burst of the same size).
 func NewPolicy(operators []string, perMinute int) *Policy {
-	p := &Policy{operators: map[session.Kind]bool{}, public: newAddressLimiter(perMinute),
-		accounts: &addressLimiter{limit: rate.Limit(float64(accountPerMinute) / 60), burst: accountBurst, buckets: map[string]*bucket{}}}
+	p := &Policy{operators: map[session.Kind]bool{}, public: ratelimit.PerMinute(perMinute),
+		accounts: ratelimit.New(float64(accountPerMinute)/60, accountBurst)}
 	for _, k := range operators {
 		p.operators[session.Kind(k)] = true
 	}
@@ -89,11 +88,11 @@ func (p *Policy) requires(ctx context.Context, obj any, next graphql.Resolver, r
 }
 
 func (p *Policy) rateLimited(ctx context.Context, obj any, next graphql.Resolver) (any, error) {
-	if ok, wait := p.public.allow(session.ClientAddr(ctx)); !ok {
+	if ok, wait := p.public.Allow(session.ClientAddr(ctx)); !ok {
 		return nil, rateLimitedError("too many requests from this address; slow down", wait)
 	}
 	if acct := accountKey(ctx); acct != "" {
-		if ok, wait := p.accounts.allow(acct); !ok {
+		if ok, wait := p.accounts.Allow(acct); !ok {
 			return nil, rateLimitedError("too many attempts for this account; wait before trying again", wait)
 		}
 	}
@@ -134,54 +133,4 @@ func accountKey(ctx context.Context) string {
 	}
 	sum := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
 	return fc.Field.Name + ":" + hex.EncodeToString(sum[:16])
-}
-
-// addressLimiter keeps one token bucket per client address. Idle buckets
-// are dropped, so the map stays as large as the set of recent clients.
-type addressLimiter struct {
-	limit rate.Limit
-	burst int
-
-	mu      sync.Mutex
-	buckets map[string]*bucket
-	swept   time.Time
-}
-
-type bucket struct {
-	lim  *rate.Limiter
-	seen time.Time
-}
-
-const idleBucket = 10 * time.Minute
-
-func newAddressLimiter(perMinute int) *addressLimiter {
-	return &addressLimiter{limit: rate.Limit(float64(perMinute) / 60), burst: perMinute, buckets: map[string]*bucket{}}
-}
-
-// allow takes one token from addr's bucket, or reports how long until one
-// is there.
-func (l *addressLimiter) allow(addr string) (bool, time.Duration) {
-	now := time.Now()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if now.Sub(l.swept) > idleBucket {
-		for a, b := range l.buckets {
-			if now.Sub(b.seen) > idleBucket {
-				delete(l.buckets, a)
-			}
-		}
-		l.swept = now
-	}
-	b := l.buckets[addr]
-	if b == nil {
-		b = &bucket{lim: rate.NewLimiter(l.limit, l.burst)}
-		l.buckets[addr] = b
-	}
-	b.seen = now
-	r := b.lim.ReserveN(now, 1)
-	if d := r.DelayFrom(now); d > 0 {
-		r.CancelAt(now)
-		return false, d
-	}
-	return true, 0
 }
