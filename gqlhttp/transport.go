@@ -286,10 +286,8 @@ func writeResponse(w http.ResponseWriter, resp *graphql.Response) {
 	_, _ = w.Write(b)
 }
 
-// writeRequestError answers a request that never reached GraphQL.
+// writeRequestError answers a request that never reached GraphQL: the
+// client's fault, so BAD_USER_INPUT.
 func writeRequestError(w http.ResponseWriter, status int, msg string) {
-	w.Header().Set("Content-Type", mediaJSON)
-	w.WriteHeader(status)
-	writeResponse(w, &graphql.Response{Errors: gqlerror.List{{Message: msg,
-		Extensions: map[string]any{"code": string(gqlerr.BadUserInput)}}}})
+	writeError(w, status, gqlerr.BadUserInput, msg)
 }
