@@ -22,9 +22,10 @@ const (
 	// (every page up to it): the schema says so where it matters.
 	MaxListed = 5000
 	// fanOut is how many upstream calls one batch makes at a time where the
-	// upstream has no batch route (settings, API keys) or a listing spans
-	// several pages: enough to hide latency, few enough not to flood one
-	// upstream from one request.
+	// upstream has no batch route (settings, API keys, per-corporation
+	// listings, KYC documents, pending actions, persons past the first page)
+	// or a listing spans several pages: enough to hide latency, few enough
+	// not to flood one upstream from one request.
 	fanOut = 8
 )
 
@@ -136,18 +137,29 @@ func (l *Banking) corporationPersonsBatch(ctx context.Context, ids []string) []*
 func perKey[V any](get func(context.Context, string) (V, error)) dataloader.BatchFunc[string, V] {
 	return func(ctx context.Context, keys []string) []*dataloader.Result[V] {
 		out := make([]*dataloader.Result[V], len(keys))
-		var g errgroup.Group
-		g.SetLimit(fanOut)
-		for i, k := range keys {
-			g.Go(func() error {
-				v, err := get(ctx, k)
-				out[i] = &dataloader.Result[V]{Data: v, Error: err}
-				return nil // one key's error is that key's, not the batch's
-			})
-		}
-		_ = g.Wait()
+		each(len(keys), func(i int) {
+			v, err := get(ctx, keys[i])
+			out[i] = &dataloader.Result[V]{Data: v, Error: err}
+		})
 		return out
 	}
+}
+
+// each runs f(0) to f(n-1), fanOut at a time, and returns when all are
+// done. A batch's keys are distinct (the loader's cache answers a repeated
+// key), so this is one upstream call per distinct key with a bounded number
+// in flight; f records its key's own error, never the batch's.
+func each(n int, f func(i int)) {
+	if n == 1 {
+		f(0) // the common single key needs no goroutine
+		return
+	}
+	var g errgroup.Group
+	g.SetLimit(fanOut)
+	for i := range n {
+		g.Go(func() error { f(i); return nil })
+	}
+	_ = g.Wait()
 }
 
 // listAll reads a paged listing to its end, or to MaxListed records: the

@@ -14,10 +14,11 @@ import (
 // the rest of the request, and nothing that caches may ever hold a PAN.
 type CardLoaders struct {
 	// Person loads persons by id (cardholders): one person listing for any
-	// number of keys, and a read by id only for a key the listing lacks.
+	// number of keys, and a read by id (fanOut at a time) only for a key
+	// the listing lacks when the listing has more pages.
 	Person *dataloader.Loader[string, *banking.Person]
 	// CorporationKYC loads KYC documents by corporation id: one listing
-	// per distinct corporation.
+	// per distinct corporation, fanOut at a time.
 	CorporationKYC *dataloader.Loader[string, []*banking.KYCDocument]
 
 	cards  memo[[]*banking.Card]
@@ -55,31 +56,27 @@ func personBatch(b *banking.Client, listing *personListing) dataloader.BatchFunc
 				byID[p.ID] = p
 			}
 		}
-		for i, id := range ids {
-			p := byID[id]
+		each(len(ids), func(i int) {
+			p := byID[ids[i]]
 			if p == nil && err == nil && list != nil && list.Meta.HasMore {
-				// Past the first page: read this one person.
+				// Past the first page: read this one person (there is no
+				// batch read by ids); a missing one is null, not an error.
 				var gerr error
-				p, gerr = b.Persons.Get(ctx, id)
+				p, gerr = b.Persons.Get(ctx, ids[i])
 				if banking.IsNotFound(gerr) {
 					p, gerr = nil, nil
 				}
 				out[i] = &dataloader.Result[*banking.Person]{Data: p, Error: gerr}
-				continue
+				return
 			}
 			out[i] = &dataloader.Result[*banking.Person]{Data: p, Error: err}
-		}
+		})
 		return out
 	}
 }
 
+// kycBatch reads KYC documents per corporation: the upstream lists them per
+// corporation only, so one call per distinct corporation, fanOut at a time.
 func kycBatch(b *banking.Client) dataloader.BatchFunc[string, []*banking.KYCDocument] {
-	return func(ctx context.Context, ids []string) []*dataloader.Result[[]*banking.KYCDocument] {
-		out := make([]*dataloader.Result[[]*banking.KYCDocument], len(ids))
-		for i, id := range ids {
-			docs, err := b.KYC.List(ctx, id)
-			out[i] = &dataloader.Result[[]*banking.KYCDocument]{Data: docs, Error: err}
-		}
-		return out
-	}
+	return perKey(b.KYC.List)
 }
