@@ -48,17 +48,29 @@ type Banking struct {
 	me           *memo[*banking.Person]
 	current      *memo[*banking.Corporation]
 	persons      *memo[[]*banking.Person]
+	personsFirst *personsPage
 	corporations *memo[[]*banking.Corporation]
 	bankingCl    *banking.Client
 }
 
-func newBanking(b *banking.Client, wait time.Duration) Banking {
+// personsPage is the first page of the person listing, read at most once
+// per operation and shared by the Person loader (cardholders) and the full
+// listing (Corporation.persons): a dashboard that shows both reads it once.
+type personsPage struct{ memo[*banking.PersonList] }
+
+// get reads the first page: the upstream's largest, unsorted.
+func (f *personsPage) get(ctx context.Context, b *banking.Client) (*banking.PersonList, error) {
+	return f.do(func() (*banking.PersonList, error) { return b.Persons.List(ctx, &banking.ListOptions{Limit: pageSize}) })
+}
+
+func newBanking(b *banking.Client, wait time.Duration, personsFirst *personsPage) Banking {
 	l := Banking{
 		CorporationSettings: dataloader.NewBatchedLoader(perKey(b.Corporations.Settings), dataloader.WithWait[string, *banking.CorporationSettings](wait)),
 		CorporationAPIKeys:  dataloader.NewBatchedLoader(perKey(b.APIKeys.List), dataloader.WithWait[string, []*banking.APIKey](wait)),
 		me:                  &memo[*banking.Person]{},
 		current:             &memo[*banking.Corporation]{},
 		persons:             &memo[[]*banking.Person]{},
+		personsFirst:        personsFirst,
 		corporations:        &memo[[]*banking.Corporation]{},
 		bankingCl:           b,
 	}
@@ -88,7 +100,13 @@ func (l *Banking) CurrentCorporation(ctx context.Context) (*banking.Corporation,
 // request (every page, up to MaxListed), grouped by CorporationOf.
 func (l *Banking) PersonsByCorporation(ctx context.Context) (map[string][]*banking.Person, error) {
 	all, err := l.persons.do(func() ([]*banking.Person, error) {
-		return listAll(ctx, l.bankingCl.Persons.List, func(p *banking.Person) string { return p.ID })
+		list := func(ctx context.Context, o *banking.ListOptions) (*banking.PersonList, error) {
+			if o.Offset == 0 {
+				return l.personsFirst.get(ctx, l.bankingCl) // the page the Person loader reads too
+			}
+			return l.bankingCl.Persons.List(ctx, o)
+		}
+		return listAll(ctx, list, func(p *banking.Person) string { return p.ID })
 	})
 	byCorp := map[string][]*banking.Person{}
 	for _, p := range all {

@@ -25,13 +25,9 @@ type CardLoaders struct {
 	client *banking.Client
 }
 
-// personListing memoises the request's person listing: a batch window
-// split in two (a loaded machine) reuses it instead of listing again.
-type personListing = memo[*banking.PersonList]
-
-func newCardLoaders(b *banking.Client, wait time.Duration) CardLoaders {
+func newCardLoaders(b *banking.Client, wait time.Duration, personsFirst *personsPage) CardLoaders {
 	return CardLoaders{
-		Person:         dataloader.NewBatchedLoader(personBatch(b, &personListing{}), dataloader.WithWait[string, *banking.Person](wait)),
+		Person:         dataloader.NewBatchedLoader(personBatch(b, personsFirst), dataloader.WithWait[string, *banking.Person](wait)),
 		CorporationKYC: dataloader.NewBatchedLoader(kycBatch(b), dataloader.WithWait[string, []*banking.KYCDocument](wait)),
 		client:         b,
 	}
@@ -43,13 +39,14 @@ func (l *CardLoaders) AllCards(ctx context.Context) ([]*banking.Card, error) {
 	return l.cards.do(func() ([]*banking.Card, error) { return l.client.Cards.List(ctx) })
 }
 
-func personBatch(b *banking.Client, listing *personListing) dataloader.BatchFunc[string, *banking.Person] {
+// personBatch serves persons from the operation's first page of the person
+// listing (memoised: a batch window split in two on a loaded machine, or
+// Corporation.persons in the same operation, reuses it instead of listing
+// again).
+func personBatch(b *banking.Client, first *personsPage) dataloader.BatchFunc[string, *banking.Person] {
 	return func(ctx context.Context, ids []string) []*dataloader.Result[*banking.Person] {
 		out := make([]*dataloader.Result[*banking.Person], len(ids))
-		list, err := listing.do(func() (*banking.PersonList, error) {
-			l, err := b.Persons.List(ctx, &banking.ListOptions{Limit: pageSize})
-			return l, err
-		})
+		list, err := first.get(ctx, b)
 		byID := map[string]*banking.Person{}
 		if list != nil {
 			for _, p := range list.List {

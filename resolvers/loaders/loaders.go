@@ -90,14 +90,15 @@ func New(p *payments.Client, b *banking.Client, opts ...Option) *Loaders {
 	for _, f := range opts {
 		f(&o)
 	}
+	personsFirst := &personsPage{}
 	l := &listings{customers: &memo[[]payments.Customer]{}, orders: map[[2]string]*memo[[]payments.Order]{}}
 	return &Loaders{
 		Customer: dataloader.NewBatchedLoader(customerBatch(p, l), dataloader.WithWait[string, *payments.Customer](o.wait)),
 		Orders:   dataloader.NewBatchedLoader(ordersBatch(p, l), dataloader.WithWait[OrdersKey, []payments.Order](o.wait)),
 		PendingActionByEvent: dataloader.NewBatchedLoader(pendingActionBatch(p),
 			dataloader.WithWait[string, *payments.PendingAction](o.wait)),
-		Banking:     newBanking(b, o.wait),
-		CardLoaders: newCardLoaders(b, o.wait),
+		Banking:     newBanking(b, o.wait, personsFirst),
+		CardLoaders: newCardLoaders(b, o.wait, personsFirst),
 		Money:       newMoney(b, o.wait),
 		payments:    p,
 		listings:    l,
