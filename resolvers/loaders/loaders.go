@@ -239,21 +239,27 @@ func ordersBatch(p *payments.Client, l *listings) dataloader.BatchFunc[OrdersKey
 			byCustomer map[string][]payments.Order
 			err        error
 		}
+		// One listing per distinct window, fanOut at a time: the upstream
+		// lists orders by date, so customers sharing a window share it.
 		byWindow := map[window]*listing{}
+		var windows []window
 		for _, k := range keys {
 			w := window{k.Start, k.End}
-			if byWindow[w] != nil {
-				continue
+			if byWindow[w] == nil {
+				byWindow[w] = &listing{}
+				windows = append(windows, w)
 			}
-			got := &listing{}
-			byWindow[w] = got
-			start, err1 := time.Parse(payments.DateLayout, k.Start)
-			end, err2 := time.Parse(payments.DateLayout, k.End)
+		}
+		each(len(windows), func(i int) {
+			w := windows[i]
+			got := byWindow[w]
+			start, err1 := time.Parse(payments.DateLayout, w.start)
+			end, err2 := time.Parse(payments.DateLayout, w.end)
 			if err1 != nil || err2 != nil {
 				got.err = errBadWindow
-				continue
+				return
 			}
-			orders, err := l.ordersFor(k.Start, k.End).do(func() ([]payments.Order, error) { return p.Orders.List(ctx, start, end) })
+			orders, err := l.ordersFor(w.start, w.end).do(func() ([]payments.Order, error) { return p.Orders.List(ctx, start, end) })
 			got.err = err
 			got.byCustomer = map[string][]payments.Order{}
 			for _, o := range orders {
@@ -261,7 +267,7 @@ func ordersBatch(p *payments.Client, l *listings) dataloader.BatchFunc[OrdersKey
 					got.byCustomer[o.Customer.ID] = append(got.byCustomer[o.Customer.ID], o)
 				}
 			}
-		}
+		})
 		out := make([]*dataloader.Result[[]payments.Order], len(keys))
 		for i, k := range keys {
 			got := byWindow[window{k.Start, k.End}]

@@ -396,3 +396,23 @@ func noErrors(t *testing.T, errs []error) {
 func (u *upstream) loaders() *loaders.Loaders {
 	return loaders.New(u.payments, u.banking, loaders.WithWait(50*time.Millisecond))
 }
+
+func TestPersonLoaderAndCorporationPersonsShareOnePageAndAMissingPersonIsOnlyItsOwn(t *testing.T) {
+	u := newUpstream(t)
+	anna := u.person(t)
+	l := u.loaders()
+	before := u.calls("GET /banking/v2/persons")
+
+	persons := l.Person.LoadMany(anna, []string{bankingsim.AnnaID, "no-such-person", bankingsim.DaceID})
+	byCorp, err := l.PersonsByCorporation(anna)
+	require.NoError(t, err)
+	got, errs := persons()
+	noErrors(t, errs)
+	require.Len(t, got, 3)
+	assert.Equal(t, bankingsim.AnnaID, got[0].ID)
+	assert.Nil(t, got[1], "an unknown person loads as nil, with no error for it or the others")
+	assert.Equal(t, bankingsim.DaceID, got[2].ID)
+	assert.NotEmpty(t, byCorp[bankingsim.DemoCorporationID])
+	assert.Equal(t, 1, u.calls("GET /banking/v2/persons")-before,
+		"cardholders and the corporation's persons read the same first page once")
+}
