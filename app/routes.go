@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
@@ -100,6 +101,7 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 		RecheckSession: sessions.Recheck,
 		ClientAddr:     func(r *http.Request) string { return session.ClientAddr(r.Context()) },
 		Tracer:         d.tracing.tracer(),
+		Extensions:     []graphql.HandlerExtension{loaders.PerOperation{Payments: d.payments, Banking: d.banking}},
 	})
 
 	r := chi.NewRouter()
@@ -122,10 +124,11 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 		}))
 	}
 
-	// Sessions come before loaders: loaders hold one principal's view.
+	// Loaders are made per operation inside gql (loaders.PerOperation), under
+	// the session: loaders hold one principal's view.
 	// Tracing wraps everything, so upstream spans join the request's trace.
 	r.Handle("/graphql", otelhttp.NewHandler(
-		gqlhttp.LimitBody(limits.MaxBodyBytes, gqlhttp.NoStore(sessions.Middleware(loaders.Middleware(d.payments, d.banking, gql)))),
+		gqlhttp.LimitBody(limits.MaxBodyBytes, gqlhttp.NoStore(sessions.Middleware(gql))),
 		"/graphql", otelhttp.WithTracerProvider(d.tracing.provider), otelhttp.WithPropagators(d.tracing.propagator)))
 	pages := web.Handler(es, web.Options{PublishSchema: d.cfg.Introspection})
 	for _, p := range web.Paths {

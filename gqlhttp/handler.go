@@ -118,6 +118,10 @@ type HandlerConfig struct {
 	// websocket cap (the session layer's address, proxies considered);
 	// nil uses the TCP peer.
 	ClientAddr func(*http.Request) string
+	// Extensions are installed after the gateway's own (per-operation
+	// dataloaders): what needs a fresh context per operation, which an
+	// HTTP middleware cannot give the operations of one websocket.
+	Extensions []graphql.HandlerExtension
 }
 
 // Close codes of the graphql-transport-ws protocol that the gateway sends.
@@ -287,6 +291,9 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *Handler {
 
 	if cfg.Tracer != nil {
 		srv.Use(Tracing{Tracer: cfg.Tracer})
+	}
+	for _, e := range cfg.Extensions {
+		srv.Use(e)
 	}
 	srv.SetErrorPresenter(ErrorPresenter(cfg.Logger))
 	srv.SetRecoverFunc(func(ctx context.Context, v any) error {

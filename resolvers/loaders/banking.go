@@ -22,9 +22,10 @@ const (
 	// (every page up to it): the schema says so where it matters.
 	MaxListed = 5000
 	// fanOut is how many upstream calls one batch makes at a time where the
-	// upstream has no batch route (settings, API keys) or a listing spans
-	// several pages: enough to hide latency, few enough not to flood one
-	// upstream from one request.
+	// upstream has no batch route (settings, API keys, per-corporation
+	// listings, KYC documents, pending actions, persons past the first page)
+	// or a listing spans several pages: enough to hide latency, few enough
+	// not to flood one upstream from one request.
 	fanOut = 8
 )
 
@@ -47,17 +48,29 @@ type Banking struct {
 	me           *memo[*banking.Person]
 	current      *memo[*banking.Corporation]
 	persons      *memo[[]*banking.Person]
+	personsFirst *personsPage
 	corporations *memo[[]*banking.Corporation]
 	bankingCl    *banking.Client
 }
 
-func newBanking(b *banking.Client, wait time.Duration) Banking {
+// personsPage is the first page of the person listing, read at most once
+// per operation and shared by the Person loader (cardholders) and the full
+// listing (Corporation.persons): a dashboard that shows both reads it once.
+type personsPage struct{ memo[*banking.PersonList] }
+
+// get reads the first page: the upstream's largest, unsorted.
+func (f *personsPage) get(ctx context.Context, b *banking.Client) (*banking.PersonList, error) {
+	return f.do(func() (*banking.PersonList, error) { return b.Persons.List(ctx, &banking.ListOptions{Limit: pageSize}) })
+}
+
+func newBanking(b *banking.Client, wait time.Duration, personsFirst *personsPage) Banking {
 	l := Banking{
 		CorporationSettings: dataloader.NewBatchedLoader(perKey(b.Corporations.Settings), dataloader.WithWait[string, *banking.CorporationSettings](wait)),
 		CorporationAPIKeys:  dataloader.NewBatchedLoader(perKey(b.APIKeys.List), dataloader.WithWait[string, []*banking.APIKey](wait)),
 		me:                  &memo[*banking.Person]{},
 		current:             &memo[*banking.Corporation]{},
 		persons:             &memo[[]*banking.Person]{},
+		personsFirst:        personsFirst,
 		corporations:        &memo[[]*banking.Corporation]{},
 		bankingCl:           b,
 	}
@@ -87,7 +100,13 @@ func (l *Banking) CurrentCorporation(ctx context.Context) (*banking.Corporation,
 // request (every page, up to MaxListed), grouped by CorporationOf.
 func (l *Banking) PersonsByCorporation(ctx context.Context) (map[string][]*banking.Person, error) {
 	all, err := l.persons.do(func() ([]*banking.Person, error) {
-		return listAll(ctx, l.bankingCl.Persons.List, func(p *banking.Person) string { return p.ID })
+		list := func(ctx context.Context, o *banking.ListOptions) (*banking.PersonList, error) {
+			if o.Offset == 0 {
+				return l.personsFirst.get(ctx, l.bankingCl) // the page the Person loader reads too
+			}
+			return l.bankingCl.Persons.List(ctx, o)
+		}
+		return listAll(ctx, list, func(p *banking.Person) string { return p.ID })
 	})
 	byCorp := map[string][]*banking.Person{}
 	for _, p := range all {
@@ -136,18 +155,29 @@ func (l *Banking) corporationPersonsBatch(ctx context.Context, ids []string) []*
 func perKey[V any](get func(context.Context, string) (V, error)) dataloader.BatchFunc[string, V] {
 	return func(ctx context.Context, keys []string) []*dataloader.Result[V] {
 		out := make([]*dataloader.Result[V], len(keys))
-		var g errgroup.Group
-		g.SetLimit(fanOut)
-		for i, k := range keys {
-			g.Go(func() error {
-				v, err := get(ctx, k)
-				out[i] = &dataloader.Result[V]{Data: v, Error: err}
-				return nil // one key's error is that key's, not the batch's
-			})
-		}
-		_ = g.Wait()
+		each(len(keys), func(i int) {
+			v, err := get(ctx, keys[i])
+			out[i] = &dataloader.Result[V]{Data: v, Error: err}
+		})
 		return out
 	}
+}
+
+// each runs f(0) to f(n-1), fanOut at a time, and returns when all are
+// done. A batch's keys are distinct (the loader's cache answers a repeated
+// key), so this is one upstream call per distinct key with a bounded number
+// in flight; f records its key's own error, never the batch's.
+func each(n int, f func(i int)) {
+	if n == 1 {
+		f(0) // the common single key needs no goroutine
+		return
+	}
+	var g errgroup.Group
+	g.SetLimit(fanOut)
+	for i := range n {
+		g.Go(func() error { f(i); return nil })
+	}
+	_ = g.Wait()
 }
 
 // listAll reads a paged listing to its end, or to MaxListed records: the

@@ -14,23 +14,20 @@ import (
 // the rest of the request, and nothing that caches may ever hold a PAN.
 type CardLoaders struct {
 	// Person loads persons by id (cardholders): one person listing for any
-	// number of keys, and a read by id only for a key the listing lacks.
+	// number of keys, and a read by id (fanOut at a time) only for a key
+	// the listing lacks when the listing has more pages.
 	Person *dataloader.Loader[string, *banking.Person]
 	// CorporationKYC loads KYC documents by corporation id: one listing
-	// per distinct corporation.
+	// per distinct corporation, fanOut at a time.
 	CorporationKYC *dataloader.Loader[string, []*banking.KYCDocument]
 
 	cards  memo[[]*banking.Card]
 	client *banking.Client
 }
 
-// personListing memoises the request's person listing: a batch window
-// split in two (a loaded machine) reuses it instead of listing again.
-type personListing = memo[*banking.PersonList]
-
-func newCardLoaders(b *banking.Client, wait time.Duration) CardLoaders {
+func newCardLoaders(b *banking.Client, wait time.Duration, personsFirst *personsPage) CardLoaders {
 	return CardLoaders{
-		Person:         dataloader.NewBatchedLoader(personBatch(b, &personListing{}), dataloader.WithWait[string, *banking.Person](wait)),
+		Person:         dataloader.NewBatchedLoader(personBatch(b, personsFirst), dataloader.WithWait[string, *banking.Person](wait)),
 		CorporationKYC: dataloader.NewBatchedLoader(kycBatch(b), dataloader.WithWait[string, []*banking.KYCDocument](wait)),
 		client:         b,
 	}
@@ -42,44 +39,41 @@ func (l *CardLoaders) AllCards(ctx context.Context) ([]*banking.Card, error) {
 	return l.cards.do(func() ([]*banking.Card, error) { return l.client.Cards.List(ctx) })
 }
 
-func personBatch(b *banking.Client, listing *personListing) dataloader.BatchFunc[string, *banking.Person] {
+// personBatch serves persons from the operation's first page of the person
+// listing (memoised: a batch window split in two on a loaded machine, or
+// Corporation.persons in the same operation, reuses it instead of listing
+// again).
+func personBatch(b *banking.Client, first *personsPage) dataloader.BatchFunc[string, *banking.Person] {
 	return func(ctx context.Context, ids []string) []*dataloader.Result[*banking.Person] {
 		out := make([]*dataloader.Result[*banking.Person], len(ids))
-		list, err := listing.do(func() (*banking.PersonList, error) {
-			l, err := b.Persons.List(ctx, &banking.ListOptions{Limit: pageSize})
-			return l, err
-		})
+		list, err := first.get(ctx, b)
 		byID := map[string]*banking.Person{}
 		if list != nil {
 			for _, p := range list.List {
 				byID[p.ID] = p
 			}
 		}
-		for i, id := range ids {
-			p := byID[id]
+		each(len(ids), func(i int) {
+			p := byID[ids[i]]
 			if p == nil && err == nil && list != nil && list.Meta.HasMore {
-				// Past the first page: read this one person.
+				// Past the first page: read this one person (there is no
+				// batch read by ids); a missing one is null, not an error.
 				var gerr error
-				p, gerr = b.Persons.Get(ctx, id)
+				p, gerr = b.Persons.Get(ctx, ids[i])
 				if banking.IsNotFound(gerr) {
 					p, gerr = nil, nil
 				}
 				out[i] = &dataloader.Result[*banking.Person]{Data: p, Error: gerr}
-				continue
+				return
 			}
 			out[i] = &dataloader.Result[*banking.Person]{Data: p, Error: err}
-		}
+		})
 		return out
 	}
 }
 
+// kycBatch reads KYC documents per corporation: the upstream lists them per
+// corporation only, so one call per distinct corporation, fanOut at a time.
 func kycBatch(b *banking.Client) dataloader.BatchFunc[string, []*banking.KYCDocument] {
-	return func(ctx context.Context, ids []string) []*dataloader.Result[[]*banking.KYCDocument] {
-		out := make([]*dataloader.Result[[]*banking.KYCDocument], len(ids))
-		for i, id := range ids {
-			docs, err := b.KYC.List(ctx, id)
-			out[i] = &dataloader.Result[[]*banking.KYCDocument]{Data: docs, Error: err}
-		}
-		return out
-	}
+	return perKey(b.KYC.List)
 }

@@ -1,8 +1,9 @@
-// Package loaders holds the per-request dataloaders (graph-gophers/dataloader
+// Package loaders holds the per-operation dataloaders (graph-gophers/dataloader
 // v7) through which resolvers reach the upstreams, so that a query touching
 // N customers costs a fixed number of upstream calls rather than N. Loaders
-// live for one request and are never shared across sessions: their caches
-// hold one caller's view of the data.
+// live for one GraphQL operation (one subscription event) and are never
+// shared across operations or sessions: their caches hold one caller's view
+// of the data at one moment.
 package loaders
 
 import (
@@ -11,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/graph-gophers/dataloader/v7"
 
 	"github.com/fingraph/fingraph/upstream/banking"
@@ -88,14 +90,15 @@ func New(p *payments.Client, b *banking.Client, opts ...Option) *Loaders {
 	for _, f := range opts {
 		f(&o)
 	}
+	personsFirst := &personsPage{}
 	l := &listings{customers: &memo[[]payments.Customer]{}, orders: map[[2]string]*memo[[]payments.Order]{}}
 	return &Loaders{
 		Customer: dataloader.NewBatchedLoader(customerBatch(p, l), dataloader.WithWait[string, *payments.Customer](o.wait)),
 		Orders:   dataloader.NewBatchedLoader(ordersBatch(p, l), dataloader.WithWait[OrdersKey, []payments.Order](o.wait)),
 		PendingActionByEvent: dataloader.NewBatchedLoader(pendingActionBatch(p),
 			dataloader.WithWait[string, *payments.PendingAction](o.wait)),
-		Banking:     newBanking(b, o.wait),
-		CardLoaders: newCardLoaders(b, o.wait),
+		Banking:     newBanking(b, o.wait, personsFirst),
+		CardLoaders: newCardLoaders(b, o.wait, personsFirst),
 		Money:       newMoney(b, o.wait),
 		payments:    p,
 		listings:    l,
@@ -120,17 +123,51 @@ func (ls *Loaders) PrimeAllCustomers(ctx context.Context) error {
 
 type ctxKey struct{}
 
-// Middleware gives every request its own loaders, made when a resolver
-// first asks for them: mutations, subscriptions and most small queries
-// never do, and an idle websocket subscription would otherwise hold a
-// whole set (~3.5 KB, docs/performance.md).
-func Middleware(p *payments.Client, b *banking.Client, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, &lazy{p: p, b: b})))
-	})
+// PerOperation is the gqlgen handler extension that gives every GraphQL
+// operation its own loaders, and every event of a subscription its own.
+// Loaders cannot live on the HTTP request: all operations of a websocket
+// share its upgrade request's context, so they would share one cache for
+// the socket's lifetime and a second run of a query would read the first
+// run's (stale) data. The loaders are made when a resolver first asks for
+// them: mutations, subscriptions and most small queries never do, and an
+// idle websocket subscription would otherwise hold a whole set (~3.5 KB,
+// docs/performance.md). Install it with the GraphQL server's Use.
+type PerOperation struct {
+	Payments *payments.Client
+	Banking  *banking.Client
 }
 
-// lazy makes a request's loaders on first use.
+var (
+	_ graphql.HandlerExtension     = PerOperation{}
+	_ graphql.OperationInterceptor = PerOperation{}
+	_ graphql.ResponseInterceptor  = PerOperation{}
+)
+
+// ExtensionName names the extension for gqlgen.
+func (PerOperation) ExtensionName() string { return "PerOperationLoaders" }
+
+// Validate accepts any schema.
+func (PerOperation) Validate(graphql.ExecutableSchema) error { return nil }
+
+// InterceptOperation gives the operation loaders of its own: a
+// subscription's root resolver runs here, before any response.
+func (e PerOperation) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	return next(e.fresh(ctx))
+}
+
+// InterceptResponse gives each response fresh loaders: a query or mutation
+// has one response, so these are its operation's loaders; a subscription
+// has one per event, and an event's fields must read the data as it is at
+// that event, not as the first event's loaders cached it.
+func (e PerOperation) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	return next(e.fresh(ctx))
+}
+
+func (e PerOperation) fresh(ctx context.Context) context.Context {
+	return context.WithValue(ctx, ctxKey{}, &lazy{p: e.Payments, b: e.Banking})
+}
+
+// lazy makes an operation's loaders on first use.
 type lazy struct {
 	once sync.Once
 	l    *Loaders
@@ -148,7 +185,7 @@ func With(ctx context.Context, l *Loaders) context.Context {
 	return context.WithValue(ctx, ctxKey{}, l)
 }
 
-// For returns the loaders of the request ctx belongs to.
+// For returns the loaders of the operation ctx belongs to.
 func For(ctx context.Context) *Loaders {
 	switch l := ctx.Value(ctxKey{}).(type) {
 	case *Loaders:
@@ -156,7 +193,7 @@ func For(ctx context.Context) *Loaders {
 	case *lazy:
 		return l.get()
 	}
-	panic("loaders: no loaders in context; is loaders.Middleware installed?")
+	panic("loaders: no loaders in context; is loaders.PerOperation installed?")
 }
 
 func customerBatch(p *payments.Client, l *listings) dataloader.BatchFunc[string, *payments.Customer] {
@@ -202,21 +239,27 @@ func ordersBatch(p *payments.Client, l *listings) dataloader.BatchFunc[OrdersKey
 			byCustomer map[string][]payments.Order
 			err        error
 		}
+		// One listing per distinct window, fanOut at a time: the upstream
+		// lists orders by date, so customers sharing a window share it.
 		byWindow := map[window]*listing{}
+		var windows []window
 		for _, k := range keys {
 			w := window{k.Start, k.End}
-			if byWindow[w] != nil {
-				continue
+			if byWindow[w] == nil {
+				byWindow[w] = &listing{}
+				windows = append(windows, w)
 			}
-			got := &listing{}
-			byWindow[w] = got
-			start, err1 := time.Parse(payments.DateLayout, k.Start)
-			end, err2 := time.Parse(payments.DateLayout, k.End)
+		}
+		each(len(windows), func(i int) {
+			w := windows[i]
+			got := byWindow[w]
+			start, err1 := time.Parse(payments.DateLayout, w.start)
+			end, err2 := time.Parse(payments.DateLayout, w.end)
 			if err1 != nil || err2 != nil {
 				got.err = errBadWindow
-				continue
+				return
 			}
-			orders, err := l.ordersFor(k.Start, k.End).do(func() ([]payments.Order, error) { return p.Orders.List(ctx, start, end) })
+			orders, err := l.ordersFor(w.start, w.end).do(func() ([]payments.Order, error) { return p.Orders.List(ctx, start, end) })
 			got.err = err
 			got.byCustomer = map[string][]payments.Order{}
 			for _, o := range orders {
@@ -224,7 +267,7 @@ func ordersBatch(p *payments.Client, l *listings) dataloader.BatchFunc[OrdersKey
 					got.byCustomer[o.Customer.ID] = append(got.byCustomer[o.Customer.ID], o)
 				}
 			}
-		}
+		})
 		out := make([]*dataloader.Result[[]payments.Order], len(keys))
 		for i, k := range keys {
 			got := byWindow[window{k.Start, k.End}]

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -352,19 +353,29 @@ func TestMeIsReadOncePerRequestAndPerSession(t *testing.T) {
 	assert.Error(t, err, "staff have no person profile; Anna's must not leak into their request")
 }
 
-func TestMiddlewareGivesEachRequestItsOwnLoaders(t *testing.T) {
-	var mu sync.Mutex
-	seen := map[*loaders.Loaders]bool{}
+func TestPerOperationGivesEachOperationAndEventItsOwnLoaders(t *testing.T) {
 	u := newUpstream(t)
-	h := loaders.Middleware(u.payments, u.banking, http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		seen[loaders.For(r.Context())] = true
-		mu.Unlock()
-	}))
-	for range 3 {
-		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/graphql", nil))
+	ext := loaders.PerOperation{Payments: u.payments, Banking: u.banking}
+	seen := map[*loaders.Loaders]int{}
+	// One socket's context, shared by its operations (as gqlgen's websocket
+	// transport shares the upgrade request's).
+	socket := context.Background()
+	for range 2 {
+		rh := ext.InterceptOperation(socket, func(ctx context.Context) graphql.ResponseHandler {
+			op := loaders.For(ctx)
+			assert.Same(t, op, loaders.For(ctx), "one operation, one set")
+			seen[op]++
+			return func(ctx context.Context) *graphql.Response {
+				seen[loaders.For(ctx)]++
+				return &graphql.Response{}
+			}
+		})
+		// Two responses, as a subscription's two events.
+		for range 2 {
+			ext.InterceptResponse(socket, rh)
+		}
 	}
-	assert.Len(t, seen, 3)
+	assert.Len(t, seen, 6, "two operations, each with two events: six sets, none shared")
 	assert.Panics(t, func() { loaders.For(context.Background()) }, "a resolver without loaders is a wiring bug")
 }
 
@@ -384,4 +395,24 @@ func noErrors(t *testing.T, errs []error) {
 // how one batch is served, not how the window splits keys.
 func (u *upstream) loaders() *loaders.Loaders {
 	return loaders.New(u.payments, u.banking, loaders.WithWait(50*time.Millisecond))
+}
+
+func TestPersonLoaderAndCorporationPersonsShareOnePageAndAMissingPersonIsOnlyItsOwn(t *testing.T) {
+	u := newUpstream(t)
+	anna := u.person(t)
+	l := u.loaders()
+	before := u.calls("GET /banking/v2/persons")
+
+	persons := l.Person.LoadMany(anna, []string{bankingsim.AnnaID, "no-such-person", bankingsim.DaceID})
+	byCorp, err := l.PersonsByCorporation(anna)
+	require.NoError(t, err)
+	got, errs := persons()
+	noErrors(t, errs)
+	require.Len(t, got, 3)
+	assert.Equal(t, bankingsim.AnnaID, got[0].ID)
+	assert.Nil(t, got[1], "an unknown person loads as nil, with no error for it or the others")
+	assert.Equal(t, bankingsim.DaceID, got[2].ID)
+	assert.NotEmpty(t, byCorp[bankingsim.DemoCorporationID])
+	assert.Equal(t, 1, u.calls("GET /banking/v2/persons")-before,
+		"cardholders and the corporation's persons read the same first page once")
 }

@@ -2,7 +2,6 @@ package loaders
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/graph-gophers/dataloader/v7"
@@ -14,8 +13,8 @@ import (
 type Money struct {
 	// CorporationWallets loads the wallets of corporations by corporation
 	// id: one GET /corporations/:id/wallets per distinct corporation (the
-	// upstream lists per corporation only), the listings of one batch in
-	// parallel. wallet(id) is served from the same listing.
+	// upstream lists per corporation only), the listings of one batch
+	// fanOut at a time. wallet(id) is served from the same listing.
 	CorporationWallets *dataloader.Loader[string, []*banking.Wallet]
 	// CorporationRequisites loads the requisites of corporations: one
 	// GET .../wallet-requisites per distinct corporation.
@@ -56,18 +55,8 @@ func (m *Money) CorporationWallet(ctx context.Context, corporationID, walletID s
 
 // perCorporation is a loader of one per-corporation upstream listing:
 // the upstream has no batch route, so each distinct corporation costs one
-// call, made in parallel, and repeated keys within a request cost nothing.
+// call, fanOut in flight at a time, and repeated keys within an operation
+// cost nothing. One corporation's failure is its own key's error.
 func perCorporation[T any](list func(ctx context.Context, corporationID string) ([]T, error), wait time.Duration) *dataloader.Loader[string, []T] {
-	return dataloader.NewBatchedLoader(func(ctx context.Context, ids []string) []*dataloader.Result[[]T] {
-		out := make([]*dataloader.Result[[]T], len(ids))
-		var wg sync.WaitGroup
-		for i, id := range ids {
-			wg.Go(func() {
-				v, err := list(ctx, id)
-				out[i] = &dataloader.Result[[]T]{Data: v, Error: err}
-			})
-		}
-		wg.Wait()
-		return out
-	}, dataloader.WithWait[string, []T](wait))
+	return dataloader.NewBatchedLoader(perKey(list), dataloader.WithWait[string, []T](wait))
 }

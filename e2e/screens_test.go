@@ -1,0 +1,312 @@
+package e2e
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The representative screens of docs/screens.md: each screen's query lives
+// in testdata/screens/<name>.graphql, runs here against the sandbox as the
+// principal that uses the screen, and costs exactly the upstream calls
+// listed, no more: each list says why that count is the minimum. The page
+// shows the same queries and counts (TestScreensPageMatchesTheTests).
+
+// Upstream routes as the sandbox's stats name them.
+const (
+	routeCurrentCorporation = "GET /banking/v2/corporations/current"
+	routeWallets            = "GET /banking/v2/corporations/{id}/wallets"
+	routeInvoices           = "GET /banking/v2/corporations/{id}/invoices"
+	routeCards              = "GET /banking/v2/cards"
+	routeCardTransactions   = "GET /banking/v2/cards/{id}/transactions"
+	routePersons            = "GET /banking/v2/persons"
+	routeCustomers          = "GET /payments/v1/customer"
+	routeOrders             = "GET /payments/v1/order"
+)
+
+// screenCost is what one screen costs upstream: every route's count.
+type screenCost map[string]int
+
+func (c screenCost) total() int {
+	n := 0
+	for _, v := range c {
+		n += v
+	}
+	return n
+}
+
+// screens are the representative screens with their exact cost for the
+// data their test makes. The dashboard's cost grows by one call per card
+// (transactions); the test gives the demo corporation 6 cards on 3 wallets.
+var screens = []struct {
+	name string
+	cost screenCost
+}{
+	{"corporation_dashboard", screenCost{
+		// The viewer's corporation: the one route that answers "mine"
+		// for a person (its name is on the screen, so it is read).
+		routeCurrentCorporation: 1,
+		// Wallets are listed per corporation, one listing for all of
+		// them; each wallet's requisites arrive inside that listing.
+		routeWallets: 1,
+		// One listing of the viewer's cards serves every wallet's cards
+		// (filtered by funding wallet), not one call per wallet.
+		routeCards: 1,
+		// The first page of persons serves both the cardholders (the
+		// Person loader) and Corporation.persons: one read for both.
+		routePersons: 1,
+		// Invoices are listed per corporation: one.
+		routeInvoices: 1,
+		// Transactions exist only per card (GET /cards/:id/transactions,
+		// no listing across cards): one per card, the only part that grows.
+		routeCardTransactions: 6,
+	}},
+	{"card_list", screenCost{
+		// One listing of the viewer's cards.
+		routeCards: 1,
+		// Every cardholder from one page of persons (not one read each).
+		routePersons: 1,
+		// Every funding wallet from the corporation's one wallet listing
+		// (not one read per wallet; the spec has no wallet read by id).
+		routeWallets: 1,
+	}},
+	{"customers", screenCost{
+		// One listing of the merchant's customers; saved payment methods
+		// come inside each customer record.
+		routeCustomers: 1,
+		// One listing of orders for the date range, grouped by customer:
+		// the spec lists orders by date, not by customer.
+		routeOrders: 1,
+	}},
+}
+
+func screenQuery(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "screens", name+".graphql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// runScreen runs a screen's query with fresh stats and asserts it costs
+// exactly want, route by route, and returns the response.
+func runScreen(t *testing.T, g, as *testGateway, name string) gqlResponse {
+	t.Helper()
+	var want screenCost
+	for _, s := range screens {
+		if s.name == name {
+			want = s.cost
+		}
+	}
+	if want == nil {
+		t.Fatalf("no screen %q", name)
+	}
+	g.resetStats(t)
+	r := as.query(t, screenQuery(t, name), nil)
+	if len(r.Errors) > 0 {
+		t.Fatalf("%s: errors %+v", name, r.Errors)
+	}
+	s := g.stats(t)
+	if !maps.Equal(map[string]int(want), s.Routes) || s.Total != want.total() {
+		t.Errorf("%s cost %d upstream calls %v; want %d: %v", name, s.Total, s.Routes, want.total(), want)
+	}
+	return r
+}
+
+// cardholders answers the viewer's corporation and two persons who hold its
+// cards already (so may be given more: not every person may hold a card).
+func cardholders(t *testing.T, g *testGateway) (string, []string) {
+	t.Helper()
+	var d struct {
+		CurrentCorporation struct {
+			ID    string `json:"id"`
+			Cards []struct {
+				Cardholder struct {
+					ID string `json:"id"`
+				} `json:"cardholder"`
+			} `json:"cards"`
+		} `json:"currentCorporation"`
+	}
+	g.query(t, `{ currentCorporation { id cards { cardholder { id } } } }`, nil).decode(t, &d)
+	var ids []string
+	for _, c := range d.CurrentCorporation.Cards {
+		if !slices.Contains(ids, c.Cardholder.ID) {
+			ids = append(ids, c.Cardholder.ID)
+		}
+	}
+	if len(ids) < 2 {
+		t.Fatalf("the corporation's cards have %d cardholders, want two", len(ids))
+	}
+	return d.CurrentCorporation.ID, ids
+}
+
+func TestScreenCorporationDashboard(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t)
+	anna := g.as(g.signInPerson(t, "anna@demo.test"))
+	staff := g.signInStaff(t)
+
+	// Two more card wallets with two cards each (on two cardholders), so
+	// that one wallet listing, one card listing and one person page are
+	// seen to serve several of each.
+	corpID, holders := cardholders(t, anna)
+	for i := range 2 {
+		wallet := g.createWallet(t, staff, map[string]any{"corporationId": corpID,
+			"adapter": "ADAPTER_A", "purpose": "CARD", "name": fmt.Sprintf("Screen cards %d", i)})
+		for j := range 2 {
+			anna.issueCard(t, map[string]any{"fundingWalletId": wallet, "cardholderId": holders[j],
+				"expiryMonth": 12, "expiryYear": 2031, "displayName": fmt.Sprintf("Screen card %d.%d", i, j)})
+		}
+	}
+
+	var d struct {
+		CurrentCorporation struct {
+			Wallets []struct {
+				ID    string `json:"id"`
+				Cards []struct {
+					ID         string `json:"id"`
+					Cardholder *struct {
+						FirstName string `json:"firstName"`
+					} `json:"cardholder"`
+					Transactions struct {
+						Items []struct {
+							ID string `json:"id"`
+						} `json:"items"`
+					} `json:"transactions"`
+				} `json:"cards"`
+			} `json:"wallets"`
+			Persons  []struct{ ID string } `json:"persons"`
+			Invoices []struct{ ID string } `json:"invoices"`
+		} `json:"currentCorporation"`
+	}
+	runScreen(t, g, anna, "corporation_dashboard").decode(t, &d)
+
+	cards, walletsWithCards, withTransactions := 0, 0, 0
+	for _, w := range d.CurrentCorporation.Wallets {
+		if len(w.Cards) > 0 {
+			walletsWithCards++
+		}
+		for _, c := range w.Cards {
+			cards++
+			if c.Cardholder == nil || c.Cardholder.FirstName == "" {
+				t.Errorf("card %s has no cardholder", c.ID)
+			}
+			if len(c.Transactions.Items) > 3 {
+				t.Errorf("card %s shows %d transactions, asked for 3", c.ID, len(c.Transactions.Items))
+			}
+			if len(c.Transactions.Items) > 0 {
+				withTransactions++
+			}
+		}
+	}
+	// The cost above holds for this data: 6 cards on 3 wallets.
+	if cards != 6 || walletsWithCards != 3 {
+		t.Errorf("the dashboard shows %d cards on %d wallets; the test made 6 on 3", cards, walletsWithCards)
+	}
+	if withTransactions == 0 || len(d.CurrentCorporation.Persons) < 2 {
+		t.Errorf("the dashboard shows %d cards with transactions and %d persons", withTransactions, len(d.CurrentCorporation.Persons))
+	}
+}
+
+func TestScreenCardList(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t)
+	anna := g.as(g.signInPerson(t, "anna@demo.test"))
+	staff := g.signInStaff(t)
+
+	// A second card wallet and cards for two cardholders, so that the
+	// list spans several wallets and cardholders.
+	corpID, holders := cardholders(t, anna)
+	wallet := g.createWallet(t, staff, map[string]any{"corporationId": corpID,
+		"adapter": "ADAPTER_A", "purpose": "CARD", "name": "Screen cards"})
+	for j := range 2 {
+		anna.issueCard(t, map[string]any{"fundingWalletId": wallet, "cardholderId": holders[j],
+			"expiryMonth": 12, "expiryYear": 2031, "displayName": fmt.Sprintf("Screen card %d", j)})
+	}
+
+	var d struct {
+		Cards []struct {
+			ID         string `json:"id"`
+			Cardholder *struct {
+				ID string `json:"id"`
+			} `json:"cardholder"`
+			FundingWallet *struct {
+				ID string `json:"id"`
+			} `json:"fundingWallet"`
+		} `json:"cards"`
+	}
+	runScreen(t, g, anna, "card_list").decode(t, &d)
+	seenHolders, wallets := map[string]bool{}, map[string]bool{}
+	for _, c := range d.Cards {
+		if c.Cardholder == nil || c.FundingWallet == nil {
+			t.Fatalf("card %s lacks its cardholder or funding wallet: %+v", c.ID, c)
+		}
+		seenHolders[c.Cardholder.ID] = true
+		wallets[c.FundingWallet.ID] = true
+	}
+	if len(d.Cards) < 4 || len(seenHolders) < 2 || len(wallets) < 2 {
+		t.Errorf("the list shows %d cards of %d cardholders on %d wallets; want several of each", len(d.Cards), len(seenHolders), len(wallets))
+	}
+}
+
+func TestScreenCustomers(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t)
+	// An API client operates payments by default.
+	api := g.as(g.signInAPI(t))
+
+	var d struct {
+		Customers []struct {
+			ID             string                   `json:"id"`
+			PaymentMethods []struct{ Token string } `json:"paymentMethods"`
+			Orders         []struct{ ID string }    `json:"orders"`
+		} `json:"customers"`
+	}
+	runScreen(t, g, api, "customers").decode(t, &d)
+	withOrders, withMethods := 0, 0
+	for _, c := range d.Customers {
+		if len(c.Orders) > 0 {
+			withOrders++
+		}
+		if len(c.PaymentMethods) > 0 {
+			withMethods++
+		}
+	}
+	// The seeded merchant: several customers with orders and saved cards,
+	// so that one listing of each is seen to serve them all.
+	if withOrders < 2 || withMethods < 2 {
+		t.Errorf("%d customers, %d with orders, %d with saved methods; want several of each", len(d.Customers), withOrders, withMethods)
+	}
+}
+
+// docs/screens.md shows every screen's query and cost; it must say what the
+// tests assert.
+func TestScreensPageMatchesTheTests(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "docs", "screens.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(raw)
+	files, _ := filepath.Glob(filepath.Join("testdata", "screens", "*.graphql"))
+	if len(files) != len(screens) {
+		t.Errorf("%d query files, %d screens with a cost", len(files), len(screens))
+	}
+	for _, s := range screens {
+		if !strings.Contains(page, strings.TrimSpace(screenQuery(t, s.name))) {
+			t.Errorf("docs/screens.md lacks the query of %s (testdata/screens/%s.graphql)", s.name, s.name)
+		}
+		if !strings.Contains(page, fmt.Sprintf("`%s.graphql`: **%d upstream calls**", s.name, s.cost.total())) {
+			t.Errorf("docs/screens.md does not give %s as %d upstream calls", s.name, s.cost.total())
+		}
+		for _, route := range slices.Sorted(maps.Keys(s.cost)) {
+			if !strings.Contains(page, fmt.Sprintf("| `%s` | %d |", route, s.cost[route])) {
+				t.Errorf("docs/screens.md lacks %s's row for %s: %d", s.name, route, s.cost[route])
+			}
+		}
+	}
+}

@@ -1,0 +1,136 @@
+package loaders
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/graph-gophers/dataloader/v7"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fakeRoute is a get-by-key upstream route that counts its calls and the
+// most it ever had in flight at once. Each call waits until released, so
+// every call the batch starts concurrently is in flight together: the
+// maximum is the batch's real bound, not an accident of scheduling.
+type fakeRoute struct {
+	mu        sync.Mutex
+	inFlight  int
+	maxFlight int
+	calls     map[string]int
+	release   chan struct{}
+	missing   string
+}
+
+func newFakeRoute(missing string) *fakeRoute {
+	return &fakeRoute{calls: map[string]int{}, release: make(chan struct{}), missing: missing}
+}
+
+var errNoSuchKey = errors.New("no such key")
+
+func (f *fakeRoute) get(_ context.Context, key string) (string, error) {
+	f.mu.Lock()
+	f.inFlight++
+	f.maxFlight = max(f.maxFlight, f.inFlight)
+	f.calls[key]++
+	f.mu.Unlock()
+	<-f.release
+	f.mu.Lock()
+	f.inFlight--
+	f.mu.Unlock()
+	if key == f.missing {
+		return "", errNoSuchKey
+	}
+	return "value of " + key, nil
+}
+
+// releaseWhenSaturated lets the calls go once fanOut of them are in flight
+// (or all n when fewer), then the rest one by one as they arrive.
+func (f *fakeRoute) releaseWhenSaturated(n int) {
+	go func() {
+		for {
+			f.mu.Lock()
+			ready := f.inFlight >= min(n, fanOut)
+			f.mu.Unlock()
+			if ready {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		close(f.release)
+	}()
+}
+
+func TestPerKeyFanOutIsBoundedAndErrorsArePerKey(t *testing.T) {
+	const n = 3*fanOut + 1
+	f := newFakeRoute("k7")
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = "k" + strconv.Itoa(i)
+	}
+	f.releaseWhenSaturated(n)
+	out := perKey(f.get)(context.Background(), keys)
+
+	require.Len(t, out, n)
+	assert.Equal(t, fanOut, f.maxFlight, "calls in flight at once")
+	for i, k := range keys {
+		assert.Equal(t, 1, f.calls[k], "calls for %s", k)
+		if k == "k7" {
+			assert.ErrorIs(t, out[i].Error, errNoSuchKey, "the missing key fails")
+			continue
+		}
+		assert.NoError(t, out[i].Error, "key %s must not fail with another key's error", k)
+		assert.Equal(t, "value of "+k, out[i].Data)
+	}
+}
+
+func TestPerCorporationLoaderDedupesAndBoundsFanOut(t *testing.T) {
+	f := newFakeRoute("c3")
+	list := func(ctx context.Context, id string) ([]string, error) {
+		v, err := f.get(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		return []string{v}, nil
+	}
+	// A long window: the test asserts how one batch is served.
+	l := perCorporation(list, 50*time.Millisecond)
+	ctx := context.Background()
+	var thunks []dataloader.Thunk[[]string]
+	distinct := 2*fanOut + 3
+	for i := range 3 * distinct { // every corporation asked for three times
+		thunks = append(thunks, l.Load(ctx, "c"+strconv.Itoa(i%distinct)))
+	}
+	f.releaseWhenSaturated(distinct)
+	for i, th := range thunks {
+		v, err := th()
+		if i%distinct == 3 {
+			assert.ErrorIs(t, err, errNoSuchKey)
+			continue
+		}
+		assert.NoError(t, err)
+		assert.Len(t, v, 1)
+	}
+	assert.Len(t, f.calls, distinct, "one call per distinct corporation")
+	for k, c := range f.calls {
+		assert.Equal(t, 1, c, "calls for %s", k)
+	}
+	assert.Equal(t, fanOut, f.maxFlight, "calls in flight at once")
+}
+
+func TestEachRunsEveryIndexOnce(t *testing.T) {
+	for _, n := range []int{0, 1, fanOut, 5 * fanOut} {
+		var ran atomic.Int64
+		seen := make([]int32, n)
+		each(n, func(i int) { atomic.AddInt32(&seen[i], 1); ran.Add(1) })
+		assert.EqualValues(t, n, ran.Load())
+		for i, s := range seen {
+			assert.EqualValues(t, 1, s, "index %d of %d", i, n)
+		}
+	}
+}
