@@ -3871,7 +3871,10 @@ type LiveEvent {
 Who may call a field. The gateway checks it before any upstream call:
 signed out gives UNAUTHENTICATED, a session of the wrong kind FORBIDDEN.
 """
-directive @requires(role: Role!) on FIELD_DEFINITION
+directive @requires(
+  "The least role a session needs for the field."
+  role: Role!
+) on FIELD_DEFINITION
 
 """
 Open to everyone and limited per client address; over the limit gives
@@ -3895,9 +3898,16 @@ enum Role {
 
 "The kind of principal a session speaks for."
 enum PrincipalKind {
+  "A staff member of the bank (signed in with e-mail, password and an SMS code)."
   STAFF
+  """
+  A person of a corporation (e-mail, password, device fingerprint; SMS code when two-factor is
+  on).
+  """
   PERSON
+  "An introducer, who brings corporations to the bank (e-mail, password, SMS code)."
   INTRODUCER
+  "A corporation's API client, signed in with the corporation's private API key."
   API_CLIENT
   "A payments customer signed in with its customer key."
   CUSTOMER
@@ -3905,8 +3915,14 @@ enum PrincipalKind {
 
 "How signIn authenticates."
 enum SignInKind {
+  "A staff member: email and password, then twoFactorCode (two-factor is always on for staff)."
   STAFF
+  """
+  A person of a corporation: email, password and deviceFingerprint; twoFactorCode when the
+  person has two-factor on.
+  """
   PERSON
+  "An introducer: email and password, then twoFactorCode."
   INTRODUCER
   "A corporation's private API key."
   API_KEY
@@ -3916,7 +3932,10 @@ extend type Query {
   "The signed-in principal; null when signed out."
   viewer: Viewer
   "One person by id; null when there is none or it is outside the viewer's scope."
-  person(id: ID!): Person @requires(role: BANKING)
+  person(
+    "Id of a Person, as returned by an earlier query."
+    id: ID!
+  ): Person @requires(role: BANKING)
   """
   A page of persons, newest first by default. Pagination is offset based:
   pass ` + "`" + `offset` + "`" + ` = previous offset + items returned while pageInfo.hasMore.
@@ -3928,7 +3947,10 @@ extend type Query {
   The upstream has no read by id: the gateway reads the corporations the viewer sees
   once per request, every page, up to 5000 corporations (beyond that, null).
   """
-  corporation(id: ID!): Corporation @requires(role: BANKING)
+  corporation(
+    "Id of a Corporation, as returned by an earlier query."
+    id: ID!
+  ): Corporation @requires(role: BANKING)
   "A page of the corporations the viewer may see, by name by default."
   corporations(first: Int = 30, offset: Int = 0, sortBy: CorporationSortField, sortDirection: SortDirection): CorporationPage! @requires(role: BANKING)
   "The viewer's own corporation (persons and API clients); null for staff and introducers."
@@ -3942,47 +3964,110 @@ extend type Mutation {
   (and challengeId when the challenge has one). The gateway never stores the
   password. SignedIn sets the session cookie too.
   """
-  signIn(input: SignInInput!): SignInResult! @rateLimited
+  signIn(
+    "Who signs in and with what; see SignInKind for the fields each kind needs."
+    input: SignInInput!
+  ): SignInResult! @rateLimited
   "Signs a payments customer in with its customer key."
-  signInCustomer(input: SignInCustomerInput!): SignedIn! @rateLimited
+  signInCustomer(
+    "The payments customer key."
+    input: SignInCustomerInput!
+  ): SignedIn! @rateLimited
   "Ends the session and clears the cookie. True when there was one."
   signOut: Boolean!
   "E-mails a person a recovery link. Always true: it does not reveal whether the e-mail is known."
-  forgotPassword(input: ForgotPasswordInput!): Boolean! @rateLimited
+  forgotPassword(
+    "The e-mail address to send the recovery link to."
+    input: ForgotPasswordInput!
+  ): Boolean! @rateLimited
   "Sets a new password with the token from the recovery or invitation e-mail."
-  recoverPassword(input: RecoverPasswordInput!): Boolean! @rateLimited
+  recoverPassword(
+    "The e-mailed token and the new password."
+    input: RecoverPasswordInput!
+  ): Boolean! @rateLimited
 
-  createPerson(input: CreatePersonInput!): Person! @requires(role: BANKING)
+  """
+  Adds a person to a corporation; employees get an invitation e-mail, consumers none. Staff name
+  the corporation, others add to their own.
+  """
+  createPerson(
+    "The new person's data; limits as the banking upstream's create rules."
+    input: CreatePersonInput!
+  ): Person! @requires(role: BANKING)
   "Changes the given fields; staff-only fields (email, phone, isTwoFactorEnabled) are FORBIDDEN to others."
-  updatePerson(input: UpdatePersonInput!): Person! @requires(role: BANKING)
+  updatePerson(
+    "The person's id and the fields to change; absent fields stay unchanged."
+    input: UpdatePersonInput!
+  ): Person! @requires(role: BANKING)
   "Blocks a person; returns the person as it is now."
-  blockPerson(input: PersonIdInput!): Person! @requires(role: BANKING)
-  restorePerson(input: PersonIdInput!): Person! @requires(role: BANKING)
+  blockPerson(
+    "The person to block."
+    input: PersonIdInput!
+  ): Person! @requires(role: BANKING)
+  "Unblocks a blocked person; returns the person as it is now."
+  restorePerson(
+    "The person to unblock."
+    input: PersonIdInput!
+  ): Person! @requires(role: BANKING)
   "Changes the signed-in person (persons only)."
-  updateMe(input: UpdateMeInput!): Person! @requires(role: BANKING)
+  updateMe(
+    "The fields to change; absent fields stay unchanged. A new password needs currentPassword."
+    input: UpdateMeInput!
+  ): Person! @requires(role: BANKING)
   """
   Changes the signed-in person's phone in two steps: phone and
   currentPassword give a TwoFactorChallenge (the code goes to the new phone);
   repeating with twoFactorCode (and the same phone, currentPassword and
   challengeId) gives the Person.
   """
-  changeMyPhone(input: ChangeMyPhoneInput!): ChangeMyPhoneResult! @requires(role: BANKING)
+  changeMyPhone(
+    "Step 1: phone and currentPassword; step 2: the same plus twoFactorCode and challengeId."
+    input: ChangeMyPhoneInput!
+  ): ChangeMyPhoneResult! @requires(role: BANKING)
 
   "Registers a corporation (captcha); an e-mail with instructions follows. Returns its id."
-  signUpCorporation(input: SignUpCorporationInput!): SignUpCorporationPayload! @rateLimited
-  updateCorporation(input: UpdateCorporationInput!): Corporation! @requires(role: STAFF)
-  updateCorporationSettings(input: UpdateCorporationSettingsInput!): CorporationSettings! @requires(role: BANKING)
+  signUpCorporation(
+    "The company and its first person, with a captcha token."
+    input: SignUpCorporationInput!
+  ): SignUpCorporationPayload! @rateLimited
+  """
+  Changes a corporation's data (staff only); absent fields stay unchanged. Returns the
+  corporation as it is now.
+  """
+  updateCorporation(
+    "The corporation's id and the fields to change."
+    input: UpdateCorporationInput!
+  ): Corporation! @requires(role: STAFF)
+  "Sets which person types the corporation may have. EMPLOYEE is always kept."
+  updateCorporationSettings(
+    "The corporation and its new list of allowed person types."
+    input: UpdateCorporationSettingsInput!
+  ): CorporationSettings! @requires(role: BANKING)
 
   "Creates an API key. privateKey is shown in this response only."
-  createApiKey(input: CreateApiKeyInput!): CreatedApiKey! @requires(role: STAFF)
-  deleteApiKey(input: DeleteApiKeyInput!): Boolean! @requires(role: STAFF)
+  createApiKey(
+    "The corporation and a name for the key."
+    input: CreateApiKeyInput!
+  ): CreatedApiKey! @requires(role: STAFF)
+  """
+  Deletes a corporation's API key (staff only); API clients signed in with it can no longer sign
+  in. True when it was deleted.
+  """
+  deleteApiKey(
+    "The corporation and the key's id."
+    input: DeleteApiKeyInput!
+  ): Boolean! @requires(role: STAFF)
 
   "Sends feedback (captcha). Never asks for a password."
-  sendFeedback(input: SendFeedbackInput!): Boolean! @rateLimited
+  sendFeedback(
+    "The sender, the message and a captcha token."
+    input: SendFeedbackInput!
+  ): Boolean! @rateLimited
 }
 
 "The signed-in principal."
 type Viewer {
+  "What kind of principal the session speaks for; decides which fields it may call."
   kind: PrincipalKind!
   "The person, for PERSON sessions."
   person: Person
@@ -3999,9 +4084,16 @@ type Viewer {
   csrfToken: String!
 }
 
+"""
+What signIn needs; which fields are required depends on kind. The password is sent to the
+upstream once and never stored.
+"""
 input SignInInput {
+  "Who signs in; decides which of the other fields are required."
   kind: SignInKind!
+  "E-mail address (STAFF, PERSON, INTRODUCER)."
   email: String
+  "Password (STAFF, PERSON, INTRODUCER). Never logged or stored."
   password: String
   "Unique device id of a person's device (PERSON)."
   deviceFingerprint: Int
@@ -4013,13 +4105,16 @@ input SignInInput {
   challengeId: String
 }
 
+"The session (SignedIn), or a TwoFactorChallenge to answer with the SMS code."
 union SignInResult = SignedIn | TwoFactorChallenge
 
+"A new session. Its sessionToken is shown here only."
 type SignedIn {
   "Opaque; mobile clients send it as Authorization: Bearer. Web clients use the cookie."
   sessionToken: String!
   "Send it as X-CSRF-Token with cookie-authenticated POST requests."
   csrfToken: String!
+  "The principal the new session speaks for."
   viewer: Viewer!
 }
 
@@ -4033,14 +4128,22 @@ type TwoFactorChallenge {
   expiresAt: Time
 }
 
+"A payments customer key."
 input SignInCustomerInput {
+  """
+  The customer's API key from the payments upstream; the session keeps it, the client does not
+  need it again.
+  """
   customerKey: String!
 }
 
+"Where to send a password recovery link."
 input ForgotPasswordInput {
+  "The person's e-mail address."
   email: String!
 }
 
+"A new password with the token that proves the e-mail was received."
 input RecoverPasswordInput {
   "The token from the e-mailed link."
   token: String!
@@ -4048,22 +4151,35 @@ input RecoverPasswordInput {
   password: String!
 }
 
+"Order of a sorted list."
 enum SortDirection {
+  "Smallest (or oldest, or A) first."
   ASC
+  "Largest (or newest, or Z) first."
   DESC
 }
 
+"What a list of persons is sorted by."
 enum PersonSortField {
+  "When the person was created."
   CREATED_AT
+  "When the person last changed."
   UPDATED_AT
+  "First name, as the upstream compares text."
   FIRST_NAME
+  "Last name, as the upstream compares text."
   LAST_NAME
+  "E-mail address."
   EMAIL
 }
 
+"What a list of corporations is sorted by."
 enum CorporationSortField {
+  "The corporation's name (the default)."
   NAME
+  "When the corporation signed up."
   CREATED_AT
+  "Two-letter country code."
   COUNTRY
 }
 
@@ -4086,14 +4202,24 @@ type CorporationPage {
   pageInfo: PageInfo!
 }
 
+"A person's gender as the banking upstream records it."
 enum Gender {
+  "Male."
   MALE
+  "Female."
   FEMALE
+  "Transgender."
   TRANSGENDER
+  "Not given."
   UNKNOWN
 }
 
+"""
+Whether a person works for the corporation or is a consumer of it. Which types a corporation
+allows is in CorporationSettings.
+"""
 enum PersonType {
+  "Works for the corporation (the default); gets an invitation e-mail."
   EMPLOYEE
   "Consumers get no invitation."
   CONSUMER
@@ -4103,32 +4229,53 @@ type Person {
   id: ID!
   firstName: String!
   lastName: String!
+  "E-mail address; null for a UBO created without one."
   email: String
+  "Phone number in international format; the SMS two-factor codes go to it."
   phone: String
+  "A second phone number, not used for two-factor."
   otherPhone: String
+  "Date of birth; null when not given."
   dateOfBirth: Date
+  "Gender; null when the upstream gives a value this gateway does not know."
   gender: Gender
   "Two-letter codes."
   country: String
+  "Two-letter country code of the person's nationality."
   nationality: String
+  "Street and number of the address, at most 64 characters."
   street: String
+  "City of the address, at most 64 characters."
   city: String
+  "Region or state of the address, at most 100 characters."
   region: String
+  "Postal code of the address, at most 10 characters."
   postCode: String
+  "Employee or consumer."
   type: PersonType!
+  "Whether the person is an ultimate beneficial owner of the corporation."
   isUbo: Boolean!
+  "Whether the person is a director of the corporation."
   isDirector: Boolean!
   "0 to 100 percent of the company."
   ownership: Float
+  "The person's position in the corporation, free text."
   position: String
+  "Whether the person, or a close relative, is politically exposed."
   isPoliticallyExposed: Boolean!
+  "Whether the person is a United States tax resident."
   isTaxResident: Boolean!
+  "Whether the person is blocked (blockPerson); a blocked person cannot sign in."
   isBlocked: Boolean!
+  "When the person was blocked; null when active."
   blockedAt: Time
+  "Whether the person has accepted the invitation e-mail and set a password."
   isInvitationAccepted: Boolean!
   "Visible to staff only; null otherwise."
   isTwoFactorEnabled: Boolean
+  "When the person was created; null when the upstream does not say."
   createdAt: Time
+  "When the person last changed; null when the upstream does not say."
   updatedAt: Time
   "Id of the person's corporation, when known."
   corporationId: ID
@@ -4136,6 +4283,10 @@ type Person {
   corporation: Corporation
 }
 
+"""
+A new person of a corporation. Text limits are the banking upstream's; longer values are refused
+with BAD_USER_INPUT.
+"""
 input CreatePersonInput {
   "At most 100 characters."
   firstName: String!
@@ -4143,12 +4294,17 @@ input CreatePersonInput {
   lastName: String!
   "Required unless the person is a UBO, not a director and has no roles."
   email: String
+  "Gender; UNKNOWN when not given by the person."
   gender: Gender!
+  "Whether the person is an ultimate beneficial owner; ignored for consumers."
   isUbo: Boolean
+  "Whether the person is a director; ignored for consumers."
   isDirector: Boolean
   "YYYY-MM-DD."
   dateOfBirth: String
+  "Phone number in international format; receives the SMS two-factor codes."
   phone: String
+  "A second phone number."
   otherPhone: String
   "Two-letter code."
   country: String
@@ -4164,6 +4320,7 @@ input CreatePersonInput {
   postCode: String
   "At most 100 characters."
   socialSecurityNumber: String
+  "Role ids of the banking upstream to grant; ignored for consumers."
   roles: [String!]
   "Required for corporations that allow several person types."
   type: PersonType
@@ -4171,30 +4328,51 @@ input CreatePersonInput {
   corporationId: ID
 }
 
+"Changes to a person; absent fields stay unchanged. Same limits as CreatePersonInput."
 input UpdatePersonInput {
+  "The person to change."
   id: ID!
+  "At most 100 characters."
   firstName: String
+  "At most 100 characters."
   lastName: String
+  "Two-letter code."
   country: String
+  "Two-letter code."
   nationality: String
+  "At most 64 characters."
   city: String
+  "At most 100 characters."
   region: String
+  "At most 10 characters."
   postCode: String
+  "At most 64 characters."
   street: String
   "YYYY-MM-DD."
   dateOfBirth: String
+  "At most 100 characters. Never shown back by the graph."
   socialSecurityNumber: String
+  "The person's position in the corporation, free text."
   position: String
   "0 to 100."
   ownership: Float
+  "Whether the person, or a close relative, is politically exposed."
   isPoliticallyExposed: Boolean
+  "Whether the person is a United States tax resident."
   isTaxResident: Boolean
+  "Whether the person is an ultimate beneficial owner."
   isUbo: Boolean
+  "Whether the person is a director."
   isDirector: Boolean
+  "Gender."
   gender: Gender
+  "A second phone number."
   otherPhone: String
+  "For a politically exposed person: the institution."
   politicalInstitution: String
+  "For a politically exposed person: the position held there."
   positionInPoliticalInstitution: String
+  "Role ids of the banking upstream; replaces the person's roles."
   roles: [String!]
   "Staff only."
   isTwoFactorEnabled: Boolean
@@ -4204,47 +4382,77 @@ input UpdatePersonInput {
   phone: String
 }
 
+"Names one person."
 input PersonIdInput {
+  "Id of the Person."
   id: ID!
 }
 
+"""
+Changes to the signed-in person (persons only); absent fields stay unchanged. The phone changes
+with changeMyPhone.
+"""
 input UpdateMeInput {
+  "Whether I am an ultimate beneficial owner."
   isUbo: Boolean
+  "Whether I am a director."
   isDirector: Boolean
+  "Gender."
   gender: Gender
+  "A second phone number."
   otherPhone: String
+  "For a politically exposed person: the institution."
   politicalInstitution: String
+  "For a politically exposed person: the position held there."
   positionInPoliticalInstitution: String
   "Required with password."
   currentPassword: String
+  "The new password, 8 to 72 characters; needs currentPassword and confirmPassword."
   password: String
+  "The new password again; must equal password."
   confirmPassword: String
 }
 
+"Both steps of a phone change; repeat the same fields in step 2."
 input ChangeMyPhoneInput {
+  "The new phone number, in international format; the code is sent to it."
   phone: String!
+  "The signed-in person's password."
   currentPassword: String!
+  "Step 2 only: the SMS code sent to the new phone."
   twoFactorCode: String
+  "Step 2 only: the challengeId of step 1's TwoFactorChallenge, when it had one."
   challengeId: String
 }
 
+"Step 1 gives a TwoFactorChallenge, step 2 the Person with the new phone."
 union ChangeMyPhoneResult = Person | TwoFactorChallenge
 
 type Corporation {
   id: ID!
   name: String!
   email: String
+  "Registration address, at most 64 characters."
   address: String
+  "City of the registration address."
   city: String
+  "Region of the registration address."
   region: String
+  "Postal code of the registration address."
   postCode: String
   "Two-letter code."
   country: String
+  "The corporation's currency (ISO 4217); limits and invoices are in it."
   currency: String
+  "Whether onboarding is done; until then every operation with its wallets is refused upstream."
   isOnboarded: Boolean!
+  "When onboarding was done; null until then."
   onboardedAt: Time
+  "Whether staff verified the corporation's KYC (know your customer) data."
   isKycVerified: Boolean!
+  "When the corporation signed up."
   createdAt: Time
+  "When the corporation was blocked; null when active."
   blockedAt: Time
   """
   Persons of the corporation (batched: the persons the viewer sees are read once per
@@ -4257,31 +4465,47 @@ type Corporation {
   settings: CorporationSettings!
 }
 
+"Settings of a corporation."
 type CorporationSettings {
+  "Id of the corporation they belong to."
   corporationId: ID!
   "Always includes EMPLOYEE."
   allowedPersonTypes: [PersonType!]!
+  "When they last changed; null when never."
   updatedAt: Time
 }
 
+"An API key of a corporation, without its private key (shown once, at creation)."
 type ApiKey {
+  "Id of the key, for deleteApiKey."
   id: ID!
+  "The name given at creation."
   name: String!
 }
 
 "A new API key; the private key is shown here only, once."
 type CreatedApiKey {
+  "Id of the key, for deleteApiKey."
   id: ID!
+  "The name given at creation."
   name: String!
+  "Whether the key can sign in now."
   isActive: Boolean!
+  "The secret for signIn with kind API_KEY. Store it now: it is never shown again and never logged."
   privateKey: String!
 }
 
+"A corporation registering itself, with its first person."
 input SignUpCorporationInput {
+  "The company's registered name."
   companyName: String!
+  "E-mail address of the first person; the instructions go there."
   email: String!
+  "First name of the first person."
   firstName: String!
+  "Last name of the first person."
   lastName: String!
+  "Phone number of the first person, in international format."
   phone: String!
   "Two-letter code from the accepted list."
   country: String!
@@ -4289,13 +4513,19 @@ input SignUpCorporationInput {
   captcha: String!
 }
 
+"The registered corporation."
 type SignUpCorporationPayload {
+  "Id of the new corporation."
   id: ID!
 }
 
+"Changes to a corporation (staff only); absent fields stay unchanged."
 input UpdateCorporationInput {
+  "The corporation to change."
   id: ID!
+  "The corporation's name."
   name: String
+  "The corporation's contact e-mail."
   email: String
   "Two-letter code from the accepted list."
   country: String
@@ -4309,30 +4539,45 @@ input UpdateCorporationInput {
   postCode: String
   "At most 64 characters."
   address: String
+  "Marks the corporation's KYC data verified or not."
   isKycVerified: Boolean
   "True sets onboardedAt."
   isOnboarded: Boolean
 }
 
+"New settings of a corporation."
 input UpdateCorporationSettingsInput {
+  "The corporation; persons and API clients may name only their own."
   corporationId: ID!
+  "The person types the corporation may have; EMPLOYEE is added when left out."
   allowedPersonTypes: [PersonType!]!
 }
 
+"A new API key of a corporation."
 input CreateApiKeyInput {
+  "The corporation the key signs in as."
   corporationId: ID!
+  "A name to tell keys apart, e.g. the integration using it."
   name: String!
 }
 
+"Names one API key of a corporation."
 input DeleteApiKeyInput {
+  "The corporation that owns the key."
   corporationId: ID!
+  "Id of the ApiKey."
   id: ID!
 }
 
+"A message to the bank from anyone who passes the captcha."
 input SendFeedbackInput {
+  "The sender's name."
   name: String!
+  "The sender's e-mail address, for the answer."
   email: String!
+  "The subject line."
   subject: String!
+  "The message itself."
   feedback: String!
   "The captcha response token."
   captcha: String!
@@ -4735,11 +4980,19 @@ Input objects marked @oneOf take exactly one of their fields.
 """
 directive @oneOf on INPUT_OBJECT
 
+"""
+The read entry points of the graph. Each domain file adds its own fields; @requires on a field
+says who may call it.
+"""
 type Query {
   "Liveness of the graph itself; always true. Useful for a first request."
   ok: Boolean!
 }
 
+"""
+The write entry points of the graph. Money movements take an idempotencyKey where a retry could
+repeat them.
+"""
 type Mutation {
   "No-op that answers true; lets tooling test mutations without side effects."
   noop: Boolean!

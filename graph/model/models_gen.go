@@ -16,6 +16,7 @@ type CardSimulationResult interface {
 	IsCardSimulationResult()
 }
 
+// Step 1 gives a TwoFactorChallenge, step 2 the Person with the new phone.
 type ChangeMyPhoneResult interface {
 	IsChangeMyPhoneResult()
 }
@@ -28,6 +29,7 @@ type CreateOrderResult interface {
 	IsCreateOrderResult()
 }
 
+// The session (SignedIn), or a TwoFactorChallenge to answer with the SMS code.
 type SignInResult interface {
 	IsSignInResult()
 }
@@ -61,8 +63,11 @@ type AddressInput struct {
 	CountryCode *string `json:"countryCode,omitempty"`
 }
 
+// An API key of a corporation, without its private key (shown once, at creation).
 type APIKey struct {
-	ID   string `json:"id"`
+	// Id of the key, for deleteApiKey.
+	ID string `json:"id"`
+	// The name given at creation.
 	Name string `json:"name"`
 }
 
@@ -179,11 +184,16 @@ type CardholderDetailsInput struct {
 	Address *CardAddressInput `json:"address,omitempty"`
 }
 
+// Both steps of a phone change; repeat the same fields in step 2.
 type ChangeMyPhoneInput struct {
-	Phone           string  `json:"phone"`
-	CurrentPassword string  `json:"currentPassword"`
-	TwoFactorCode   *string `json:"twoFactorCode,omitempty"`
-	ChallengeID     *string `json:"challengeId,omitempty"`
+	// The new phone number, in international format; the code is sent to it.
+	Phone string `json:"phone"`
+	// The signed-in person's password.
+	CurrentPassword string `json:"currentPassword"`
+	// Step 2 only: the SMS code sent to the new phone.
+	TwoFactorCode *string `json:"twoFactorCode,omitempty"`
+	// Step 2 only: the challengeId of step 1's TwoFactorChallenge, when it had one.
+	ChallengeID *string `json:"challengeId,omitempty"`
 }
 
 // Contact data of a customer.
@@ -221,21 +231,31 @@ type ConversionRefused struct {
 func (ConversionRefused) IsCreateConversionResult() {}
 
 type Corporation struct {
-	ID       string  `json:"id"`
-	Name     string  `json:"name"`
-	Email    *string `json:"email,omitempty"`
-	Address  *string `json:"address,omitempty"`
-	City     *string `json:"city,omitempty"`
-	Region   *string `json:"region,omitempty"`
+	ID    string  `json:"id"`
+	Name  string  `json:"name"`
+	Email *string `json:"email,omitempty"`
+	// Registration address, at most 64 characters.
+	Address *string `json:"address,omitempty"`
+	// City of the registration address.
+	City *string `json:"city,omitempty"`
+	// Region of the registration address.
+	Region *string `json:"region,omitempty"`
+	// Postal code of the registration address.
 	PostCode *string `json:"postCode,omitempty"`
 	// Two-letter code.
-	Country       *string    `json:"country,omitempty"`
-	Currency      *string    `json:"currency,omitempty"`
-	IsOnboarded   bool       `json:"isOnboarded"`
-	OnboardedAt   *time.Time `json:"onboardedAt,omitempty"`
-	IsKycVerified bool       `json:"isKycVerified"`
-	CreatedAt     *time.Time `json:"createdAt,omitempty"`
-	BlockedAt     *time.Time `json:"blockedAt,omitempty"`
+	Country *string `json:"country,omitempty"`
+	// The corporation's currency (ISO 4217); limits and invoices are in it.
+	Currency *string `json:"currency,omitempty"`
+	// Whether onboarding is done; until then every operation with its wallets is refused upstream.
+	IsOnboarded bool `json:"isOnboarded"`
+	// When onboarding was done; null until then.
+	OnboardedAt *time.Time `json:"onboardedAt,omitempty"`
+	// Whether staff verified the corporation's KYC (know your customer) data.
+	IsKycVerified bool `json:"isKycVerified"`
+	// When the corporation signed up.
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
+	// When the corporation was blocked; null when active.
+	BlockedAt *time.Time `json:"blockedAt,omitempty"`
 	// Persons of the corporation (batched: the persons the viewer sees are read once per
 	// request, every page, up to 5000 persons in all; beyond that the list is incomplete).
 	Persons []*Person `json:"persons"`
@@ -262,16 +282,22 @@ type CorporationPage struct {
 	PageInfo *PageInfo      `json:"pageInfo"`
 }
 
+// Settings of a corporation.
 type CorporationSettings struct {
+	// Id of the corporation they belong to.
 	CorporationID string `json:"corporationId"`
 	// Always includes EMPLOYEE.
 	AllowedPersonTypes []PersonType `json:"allowedPersonTypes"`
-	UpdatedAt          *time.Time   `json:"updatedAt,omitempty"`
+	// When they last changed; null when never.
+	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
 }
 
+// A new API key of a corporation.
 type CreateAPIKeyInput struct {
+	// The corporation the key signs in as.
 	CorporationID string `json:"corporationId"`
-	Name          string `json:"name"`
+	// A name to tell keys apart, e.g. the integration using it.
+	Name string `json:"name"`
 }
 
 type CreateConversionInput struct {
@@ -320,20 +346,27 @@ type CreateOrderInput struct {
 	Payment    *PaymentInput `json:"payment"`
 }
 
+// A new person of a corporation. Text limits are the banking upstream's; longer values are refused
+// with BAD_USER_INPUT.
 type CreatePersonInput struct {
 	// At most 100 characters.
 	FirstName string `json:"firstName"`
 	// At most 100 characters.
 	LastName string `json:"lastName"`
 	// Required unless the person is a UBO, not a director and has no roles.
-	Email      *string `json:"email,omitempty"`
-	Gender     Gender  `json:"gender"`
-	IsUbo      *bool   `json:"isUbo,omitempty"`
-	IsDirector *bool   `json:"isDirector,omitempty"`
+	Email *string `json:"email,omitempty"`
+	// Gender; UNKNOWN when not given by the person.
+	Gender Gender `json:"gender"`
+	// Whether the person is an ultimate beneficial owner; ignored for consumers.
+	IsUbo *bool `json:"isUbo,omitempty"`
+	// Whether the person is a director; ignored for consumers.
+	IsDirector *bool `json:"isDirector,omitempty"`
 	// YYYY-MM-DD.
 	DateOfBirth *string `json:"dateOfBirth,omitempty"`
-	Phone       *string `json:"phone,omitempty"`
-	OtherPhone  *string `json:"otherPhone,omitempty"`
+	// Phone number in international format; receives the SMS two-factor codes.
+	Phone *string `json:"phone,omitempty"`
+	// A second phone number.
+	OtherPhone *string `json:"otherPhone,omitempty"`
 	// Two-letter code.
 	Country *string `json:"country,omitempty"`
 	// Two-letter code.
@@ -347,8 +380,9 @@ type CreatePersonInput struct {
 	// At most 10 characters.
 	PostCode *string `json:"postCode,omitempty"`
 	// At most 100 characters.
-	SocialSecurityNumber *string  `json:"socialSecurityNumber,omitempty"`
-	Roles                []string `json:"roles,omitempty"`
+	SocialSecurityNumber *string `json:"socialSecurityNumber,omitempty"`
+	// Role ids of the banking upstream to grant; ignored for consumers.
+	Roles []string `json:"roles,omitempty"`
 	// Required for corporations that allow several person types.
 	Type *PersonType `json:"type,omitempty"`
 	// Staff only, and required for staff: the corporation to add the person to.
@@ -389,9 +423,13 @@ type CreateWalletRequisitesInput struct {
 
 // A new API key; the private key is shown here only, once.
 type CreatedAPIKey struct {
-	ID         string `json:"id"`
-	Name       string `json:"name"`
-	IsActive   bool   `json:"isActive"`
+	// Id of the key, for deleteApiKey.
+	ID string `json:"id"`
+	// The name given at creation.
+	Name string `json:"name"`
+	// Whether the key can sign in now.
+	IsActive bool `json:"isActive"`
+	// The secret for signIn with kind API_KEY. Store it now: it is never shown again and never logged.
 	PrivateKey string `json:"privateKey"`
 }
 
@@ -422,9 +460,12 @@ type CustomerPaymentInput struct {
 	Initiator *Initiator `json:"initiator,omitempty"`
 }
 
+// Names one API key of a corporation.
 type DeleteAPIKeyInput struct {
+	// The corporation that owns the key.
 	CorporationID string `json:"corporationId"`
-	ID            string `json:"id"`
+	// Id of the ApiKey.
+	ID string `json:"id"`
 }
 
 type DeleteKycDocumentInput struct {
@@ -459,7 +500,9 @@ type DeletedWalletRequisites struct {
 	ID string `json:"id"`
 }
 
+// Where to send a password recovery link.
 type ForgotPasswordInput struct {
+	// The person's e-mail address.
 	Email string `json:"email"`
 }
 
@@ -588,6 +631,8 @@ type Money struct {
 	Currency string `json:"currency"`
 }
 
+// The write entry points of the graph. Money movements take an idempotencyKey where a retry could
+// repeat them.
 type Mutation struct {
 }
 
@@ -697,36 +742,57 @@ type PendingAction struct {
 }
 
 type Person struct {
-	ID          string  `json:"id"`
-	FirstName   string  `json:"firstName"`
-	LastName    string  `json:"lastName"`
-	Email       *string `json:"email,omitempty"`
-	Phone       *string `json:"phone,omitempty"`
-	OtherPhone  *string `json:"otherPhone,omitempty"`
-	DateOfBirth *Date   `json:"dateOfBirth,omitempty"`
-	Gender      *Gender `json:"gender,omitempty"`
+	ID        string `json:"id"`
+	FirstName string `json:"firstName"`
+	LastName  string `json:"lastName"`
+	// E-mail address; null for a UBO created without one.
+	Email *string `json:"email,omitempty"`
+	// Phone number in international format; the SMS two-factor codes go to it.
+	Phone *string `json:"phone,omitempty"`
+	// A second phone number, not used for two-factor.
+	OtherPhone *string `json:"otherPhone,omitempty"`
+	// Date of birth; null when not given.
+	DateOfBirth *Date `json:"dateOfBirth,omitempty"`
+	// Gender; null when the upstream gives a value this gateway does not know.
+	Gender *Gender `json:"gender,omitempty"`
 	// Two-letter codes.
-	Country     *string    `json:"country,omitempty"`
-	Nationality *string    `json:"nationality,omitempty"`
-	Street      *string    `json:"street,omitempty"`
-	City        *string    `json:"city,omitempty"`
-	Region      *string    `json:"region,omitempty"`
-	PostCode    *string    `json:"postCode,omitempty"`
-	Type        PersonType `json:"type"`
-	IsUbo       bool       `json:"isUbo"`
-	IsDirector  bool       `json:"isDirector"`
+	Country *string `json:"country,omitempty"`
+	// Two-letter country code of the person's nationality.
+	Nationality *string `json:"nationality,omitempty"`
+	// Street and number of the address, at most 64 characters.
+	Street *string `json:"street,omitempty"`
+	// City of the address, at most 64 characters.
+	City *string `json:"city,omitempty"`
+	// Region or state of the address, at most 100 characters.
+	Region *string `json:"region,omitempty"`
+	// Postal code of the address, at most 10 characters.
+	PostCode *string `json:"postCode,omitempty"`
+	// Employee or consumer.
+	Type PersonType `json:"type"`
+	// Whether the person is an ultimate beneficial owner of the corporation.
+	IsUbo bool `json:"isUbo"`
+	// Whether the person is a director of the corporation.
+	IsDirector bool `json:"isDirector"`
 	// 0 to 100 percent of the company.
-	Ownership            *float64   `json:"ownership,omitempty"`
-	Position             *string    `json:"position,omitempty"`
-	IsPoliticallyExposed bool       `json:"isPoliticallyExposed"`
-	IsTaxResident        bool       `json:"isTaxResident"`
-	IsBlocked            bool       `json:"isBlocked"`
-	BlockedAt            *time.Time `json:"blockedAt,omitempty"`
-	IsInvitationAccepted bool       `json:"isInvitationAccepted"`
+	Ownership *float64 `json:"ownership,omitempty"`
+	// The person's position in the corporation, free text.
+	Position *string `json:"position,omitempty"`
+	// Whether the person, or a close relative, is politically exposed.
+	IsPoliticallyExposed bool `json:"isPoliticallyExposed"`
+	// Whether the person is a United States tax resident.
+	IsTaxResident bool `json:"isTaxResident"`
+	// Whether the person is blocked (blockPerson); a blocked person cannot sign in.
+	IsBlocked bool `json:"isBlocked"`
+	// When the person was blocked; null when active.
+	BlockedAt *time.Time `json:"blockedAt,omitempty"`
+	// Whether the person has accepted the invitation e-mail and set a password.
+	IsInvitationAccepted bool `json:"isInvitationAccepted"`
 	// Visible to staff only; null otherwise.
-	IsTwoFactorEnabled *bool      `json:"isTwoFactorEnabled,omitempty"`
-	CreatedAt          *time.Time `json:"createdAt,omitempty"`
-	UpdatedAt          *time.Time `json:"updatedAt,omitempty"`
+	IsTwoFactorEnabled *bool `json:"isTwoFactorEnabled,omitempty"`
+	// When the person was created; null when the upstream does not say.
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
+	// When the person last changed; null when the upstream does not say.
+	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
 	// Id of the person's corporation, when known.
 	CorporationID *string `json:"corporationId,omitempty"`
 	// The person's corporation (batched, as Query.corporation); null outside the viewer's scope.
@@ -737,7 +803,9 @@ type Person struct {
 
 func (Person) IsChangeMyPhoneResult() {}
 
+// Names one person.
 type PersonIDInput struct {
+	// Id of the Person.
 	ID string `json:"id"`
 }
 
@@ -746,9 +814,12 @@ type PersonPage struct {
 	PageInfo *PageInfo `json:"pageInfo"`
 }
 
+// The read entry points of the graph. Each domain file adds its own fields; @requires on a field
+// says who may call it.
 type Query struct {
 }
 
+// A new password with the token that proves the e-mail was received.
 type RecoverPasswordInput struct {
 	// The token from the e-mailed link.
 	Token string `json:"token"`
@@ -814,10 +885,15 @@ type SavedCardPaymentInput struct {
 	Reference *string `json:"reference,omitempty"`
 }
 
+// A message to the bank from anyone who passes the captcha.
 type SendFeedbackInput struct {
-	Name     string `json:"name"`
-	Email    string `json:"email"`
-	Subject  string `json:"subject"`
+	// The sender's name.
+	Name string `json:"name"`
+	// The sender's e-mail address, for the answer.
+	Email string `json:"email"`
+	// The subject line.
+	Subject string `json:"subject"`
+	// The message itself.
 	Feedback string `json:"feedback"`
 	// The captcha response token.
 	Captcha string `json:"captcha"`
@@ -840,14 +916,22 @@ type SetPaymentMethodsPayload struct {
 	Customer *Customer `json:"customer"`
 }
 
+// A payments customer key.
 type SignInCustomerInput struct {
+	// The customer's API key from the payments upstream; the session keeps it, the client does not
+	// need it again.
 	CustomerKey string `json:"customerKey"`
 }
 
+// What signIn needs; which fields are required depends on kind. The password is sent to the
+// upstream once and never stored.
 type SignInInput struct {
-	Kind     SignInKind `json:"kind"`
-	Email    *string    `json:"email,omitempty"`
-	Password *string    `json:"password,omitempty"`
+	// Who signs in; decides which of the other fields are required.
+	Kind SignInKind `json:"kind"`
+	// E-mail address (STAFF, PERSON, INTRODUCER).
+	Email *string `json:"email,omitempty"`
+	// Password (STAFF, PERSON, INTRODUCER). Never logged or stored.
+	Password *string `json:"password,omitempty"`
 	// Unique device id of a person's device (PERSON).
 	DeviceFingerprint *int64 `json:"deviceFingerprint,omitempty"`
 	// The corporation private key (API_KEY).
@@ -858,28 +942,38 @@ type SignInInput struct {
 	ChallengeID *string `json:"challengeId,omitempty"`
 }
 
+// A corporation registering itself, with its first person.
 type SignUpCorporationInput struct {
+	// The company's registered name.
 	CompanyName string `json:"companyName"`
-	Email       string `json:"email"`
-	FirstName   string `json:"firstName"`
-	LastName    string `json:"lastName"`
-	Phone       string `json:"phone"`
+	// E-mail address of the first person; the instructions go there.
+	Email string `json:"email"`
+	// First name of the first person.
+	FirstName string `json:"firstName"`
+	// Last name of the first person.
+	LastName string `json:"lastName"`
+	// Phone number of the first person, in international format.
+	Phone string `json:"phone"`
 	// Two-letter code from the accepted list.
 	Country string `json:"country"`
 	// The captcha response token.
 	Captcha string `json:"captcha"`
 }
 
+// The registered corporation.
 type SignUpCorporationPayload struct {
+	// Id of the new corporation.
 	ID string `json:"id"`
 }
 
+// A new session. Its sessionToken is shown here only.
 type SignedIn struct {
 	// Opaque; mobile clients send it as Authorization: Bearer. Web clients use the cookie.
 	SessionToken string `json:"sessionToken"`
 	// Send it as X-CSRF-Token with cookie-authenticated POST requests.
-	CsrfToken string  `json:"csrfToken"`
-	Viewer    *Viewer `json:"viewer"`
+	CsrfToken string `json:"csrfToken"`
+	// The principal the new session speaks for.
+	Viewer *Viewer `json:"viewer"`
 }
 
 func (SignedIn) IsSignInResult() {}
@@ -926,9 +1020,13 @@ type UkLocalRequisitesInput struct {
 	SortCode string `json:"sortCode"`
 }
 
+// Changes to a corporation (staff only); absent fields stay unchanged.
 type UpdateCorporationInput struct {
-	ID    string  `json:"id"`
-	Name  *string `json:"name,omitempty"`
+	// The corporation to change.
+	ID string `json:"id"`
+	// The corporation's name.
+	Name *string `json:"name,omitempty"`
+	// The corporation's contact e-mail.
 	Email *string `json:"email,omitempty"`
 	// Two-letter code from the accepted list.
 	Country *string `json:"country,omitempty"`
@@ -941,14 +1039,18 @@ type UpdateCorporationInput struct {
 	// At most 10 characters.
 	PostCode *string `json:"postCode,omitempty"`
 	// At most 64 characters.
-	Address       *string `json:"address,omitempty"`
-	IsKycVerified *bool   `json:"isKycVerified,omitempty"`
+	Address *string `json:"address,omitempty"`
+	// Marks the corporation's KYC data verified or not.
+	IsKycVerified *bool `json:"isKycVerified,omitempty"`
 	// True sets onboardedAt.
 	IsOnboarded *bool `json:"isOnboarded,omitempty"`
 }
 
+// New settings of a corporation.
 type UpdateCorporationSettingsInput struct {
-	CorporationID      string       `json:"corporationId"`
+	// The corporation; persons and API clients may name only their own.
+	CorporationID string `json:"corporationId"`
+	// The person types the corporation may have; EMPLOYEE is added when left out.
 	AllowedPersonTypes []PersonType `json:"allowedPersonTypes"`
 }
 
@@ -980,44 +1082,75 @@ type UpdateLimitInput struct {
 	LimitSet        *LimitSetInput `json:"limitSet"`
 }
 
+// Changes to the signed-in person (persons only); absent fields stay unchanged. The phone changes
+// with changeMyPhone.
 type UpdateMeInput struct {
-	IsUbo                          *bool   `json:"isUbo,omitempty"`
-	IsDirector                     *bool   `json:"isDirector,omitempty"`
-	Gender                         *Gender `json:"gender,omitempty"`
-	OtherPhone                     *string `json:"otherPhone,omitempty"`
-	PoliticalInstitution           *string `json:"politicalInstitution,omitempty"`
+	// Whether I am an ultimate beneficial owner.
+	IsUbo *bool `json:"isUbo,omitempty"`
+	// Whether I am a director.
+	IsDirector *bool `json:"isDirector,omitempty"`
+	// Gender.
+	Gender *Gender `json:"gender,omitempty"`
+	// A second phone number.
+	OtherPhone *string `json:"otherPhone,omitempty"`
+	// For a politically exposed person: the institution.
+	PoliticalInstitution *string `json:"politicalInstitution,omitempty"`
+	// For a politically exposed person: the position held there.
 	PositionInPoliticalInstitution *string `json:"positionInPoliticalInstitution,omitempty"`
 	// Required with password.
 	CurrentPassword *string `json:"currentPassword,omitempty"`
-	Password        *string `json:"password,omitempty"`
+	// The new password, 8 to 72 characters; needs currentPassword and confirmPassword.
+	Password *string `json:"password,omitempty"`
+	// The new password again; must equal password.
 	ConfirmPassword *string `json:"confirmPassword,omitempty"`
 }
 
+// Changes to a person; absent fields stay unchanged. Same limits as CreatePersonInput.
 type UpdatePersonInput struct {
-	ID          string  `json:"id"`
-	FirstName   *string `json:"firstName,omitempty"`
-	LastName    *string `json:"lastName,omitempty"`
-	Country     *string `json:"country,omitempty"`
+	// The person to change.
+	ID string `json:"id"`
+	// At most 100 characters.
+	FirstName *string `json:"firstName,omitempty"`
+	// At most 100 characters.
+	LastName *string `json:"lastName,omitempty"`
+	// Two-letter code.
+	Country *string `json:"country,omitempty"`
+	// Two-letter code.
 	Nationality *string `json:"nationality,omitempty"`
-	City        *string `json:"city,omitempty"`
-	Region      *string `json:"region,omitempty"`
-	PostCode    *string `json:"postCode,omitempty"`
-	Street      *string `json:"street,omitempty"`
+	// At most 64 characters.
+	City *string `json:"city,omitempty"`
+	// At most 100 characters.
+	Region *string `json:"region,omitempty"`
+	// At most 10 characters.
+	PostCode *string `json:"postCode,omitempty"`
+	// At most 64 characters.
+	Street *string `json:"street,omitempty"`
 	// YYYY-MM-DD.
-	DateOfBirth          *string `json:"dateOfBirth,omitempty"`
+	DateOfBirth *string `json:"dateOfBirth,omitempty"`
+	// At most 100 characters. Never shown back by the graph.
 	SocialSecurityNumber *string `json:"socialSecurityNumber,omitempty"`
-	Position             *string `json:"position,omitempty"`
+	// The person's position in the corporation, free text.
+	Position *string `json:"position,omitempty"`
 	// 0 to 100.
-	Ownership                      *float64 `json:"ownership,omitempty"`
-	IsPoliticallyExposed           *bool    `json:"isPoliticallyExposed,omitempty"`
-	IsTaxResident                  *bool    `json:"isTaxResident,omitempty"`
-	IsUbo                          *bool    `json:"isUbo,omitempty"`
-	IsDirector                     *bool    `json:"isDirector,omitempty"`
-	Gender                         *Gender  `json:"gender,omitempty"`
-	OtherPhone                     *string  `json:"otherPhone,omitempty"`
-	PoliticalInstitution           *string  `json:"politicalInstitution,omitempty"`
-	PositionInPoliticalInstitution *string  `json:"positionInPoliticalInstitution,omitempty"`
-	Roles                          []string `json:"roles,omitempty"`
+	Ownership *float64 `json:"ownership,omitempty"`
+	// Whether the person, or a close relative, is politically exposed.
+	IsPoliticallyExposed *bool `json:"isPoliticallyExposed,omitempty"`
+	// Whether the person is a United States tax resident.
+	IsTaxResident *bool `json:"isTaxResident,omitempty"`
+	// Whether the person is an ultimate beneficial owner.
+	IsUbo *bool `json:"isUbo,omitempty"`
+	// Whether the person is a director.
+	IsDirector *bool `json:"isDirector,omitempty"`
+	// Gender.
+	Gender *Gender `json:"gender,omitempty"`
+	// A second phone number.
+	OtherPhone *string `json:"otherPhone,omitempty"`
+	// For a politically exposed person: the institution.
+	PoliticalInstitution *string `json:"politicalInstitution,omitempty"`
+	// For a politically exposed person: the position held there.
+	PositionInPoliticalInstitution *string `json:"positionInPoliticalInstitution,omitempty"`
+	// Role ids of the banking upstream; replaces the person's roles.
+	Roles []string `json:"roles,omitempty"`
 	// Staff only.
 	IsTwoFactorEnabled *bool `json:"isTwoFactorEnabled,omitempty"`
 	// Staff only.
@@ -1046,6 +1179,7 @@ func (VerificationRequired) IsCreateOrderResult() {}
 
 // The signed-in principal.
 type Viewer struct {
+	// What kind of principal the session speaks for; decides which fields it may call.
 	Kind PrincipalKind `json:"kind"`
 	// The person, for PERSON sessions.
 	Person *Person `json:"person,omitempty"`
@@ -1430,12 +1564,16 @@ func (e ConversionRefusal) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// What a list of corporations is sorted by.
 type CorporationSortField string
 
 const (
-	CorporationSortFieldName      CorporationSortField = "NAME"
+	// The corporation's name (the default).
+	CorporationSortFieldName CorporationSortField = "NAME"
+	// When the corporation signed up.
 	CorporationSortFieldCreatedAt CorporationSortField = "CREATED_AT"
-	CorporationSortFieldCountry   CorporationSortField = "COUNTRY"
+	// Two-letter country code.
+	CorporationSortFieldCountry CorporationSortField = "COUNTRY"
 )
 
 var AllCorporationSortField = []CorporationSortField{
@@ -1487,13 +1625,18 @@ func (e CorporationSortField) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// A person's gender as the banking upstream records it.
 type Gender string
 
 const (
-	GenderMale        Gender = "MALE"
-	GenderFemale      Gender = "FEMALE"
+	// Male.
+	GenderMale Gender = "MALE"
+	// Female.
+	GenderFemale Gender = "FEMALE"
+	// Transgender.
 	GenderTransgender Gender = "TRANSGENDER"
-	GenderUnknown     Gender = "UNKNOWN"
+	// Not given.
+	GenderUnknown Gender = "UNKNOWN"
 )
 
 var AllGender = []Gender{
@@ -2008,14 +2151,20 @@ func (e PendingActionStatus) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// What a list of persons is sorted by.
 type PersonSortField string
 
 const (
+	// When the person was created.
 	PersonSortFieldCreatedAt PersonSortField = "CREATED_AT"
+	// When the person last changed.
 	PersonSortFieldUpdatedAt PersonSortField = "UPDATED_AT"
+	// First name, as the upstream compares text.
 	PersonSortFieldFirstName PersonSortField = "FIRST_NAME"
-	PersonSortFieldLastName  PersonSortField = "LAST_NAME"
-	PersonSortFieldEmail     PersonSortField = "EMAIL"
+	// Last name, as the upstream compares text.
+	PersonSortFieldLastName PersonSortField = "LAST_NAME"
+	// E-mail address.
+	PersonSortFieldEmail PersonSortField = "EMAIL"
 )
 
 var AllPersonSortField = []PersonSortField{
@@ -2069,9 +2218,12 @@ func (e PersonSortField) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// Whether a person works for the corporation or is a consumer of it. Which types a corporation
+// allows is in CorporationSettings.
 type PersonType string
 
 const (
+	// Works for the corporation (the default); gets an invitation e-mail.
 	PersonTypeEmployee PersonType = "EMPLOYEE"
 	// Consumers get no invitation.
 	PersonTypeConsumer PersonType = "CONSUMER"
@@ -2129,10 +2281,15 @@ func (e PersonType) MarshalJSON() ([]byte, error) {
 type PrincipalKind string
 
 const (
-	PrincipalKindStaff      PrincipalKind = "STAFF"
-	PrincipalKindPerson     PrincipalKind = "PERSON"
+	// A staff member of the bank (signed in with e-mail, password and an SMS code).
+	PrincipalKindStaff PrincipalKind = "STAFF"
+	// A person of a corporation (e-mail, password, device fingerprint; SMS code when two-factor is
+	// on).
+	PrincipalKindPerson PrincipalKind = "PERSON"
+	// An introducer, who brings corporations to the bank (e-mail, password, SMS code).
 	PrincipalKindIntroducer PrincipalKind = "INTRODUCER"
-	PrincipalKindAPIClient  PrincipalKind = "API_CLIENT"
+	// A corporation's API client, signed in with the corporation's private API key.
+	PrincipalKindAPIClient PrincipalKind = "API_CLIENT"
 	// A payments customer signed in with its customer key.
 	PrincipalKindCustomer PrincipalKind = "CUSTOMER"
 )
@@ -2375,8 +2532,12 @@ func (e Role) MarshalJSON() ([]byte, error) {
 type SignInKind string
 
 const (
-	SignInKindStaff      SignInKind = "STAFF"
-	SignInKindPerson     SignInKind = "PERSON"
+	// A staff member: email and password, then twoFactorCode (two-factor is always on for staff).
+	SignInKindStaff SignInKind = "STAFF"
+	// A person of a corporation: email, password and deviceFingerprint; twoFactorCode when the
+	// person has two-factor on.
+	SignInKindPerson SignInKind = "PERSON"
+	// An introducer: email and password, then twoFactorCode.
 	SignInKindIntroducer SignInKind = "INTRODUCER"
 	// A corporation's private API key.
 	SignInKindAPIKey SignInKind = "API_KEY"
@@ -2432,10 +2593,13 @@ func (e SignInKind) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// Order of a sorted list.
 type SortDirection string
 
 const (
-	SortDirectionAsc  SortDirection = "ASC"
+	// Smallest (or oldest, or A) first.
+	SortDirectionAsc SortDirection = "ASC"
+	// Largest (or newest, or Z) first.
 	SortDirectionDesc SortDirection = "DESC"
 )
 
