@@ -3443,29 +3443,43 @@ var sources = []*ast.Source{
 "A file sent with the GraphQL multipart request spec."
 scalar Upload
 
+"The state of a card as the card issuer reports it."
 enum CardStatus {
+  "Usable: transactions are authorised within the card's available balance."
   ACTIVE
+  "Not (yet) usable; transactions are declined."
   INACTIVE
+  "Closed for good."
   CANCELED
+  "Reported lost; transactions are declined."
   LOST
+  "Reported stolen; transactions are declined."
   STOLEN
+  "Being issued."
   PENDING
 }
 
 "Only VIRTUAL cards can be issued."
 enum CardType {
+  "A card that exists only as data, for online payments."
   VIRTUAL
+  "A plastic card; cannot be issued through this graph."
   PHYSICAL
 }
 
 "Only MASTERCARD cards can be issued."
 enum CardBrand {
+  "Mastercard."
   MASTERCARD
+  "Visa; cannot be issued through this graph."
   VISA
 }
 
+"How the cardholder relates to the card's account."
 enum CardholderType {
+  "The account holder's own card (the default)."
   PRIMARY
+  "A card for someone the account holder authorised."
   AUTHORISED
 }
 
@@ -3473,6 +3487,7 @@ enum CardholderType {
 type MaskedPan {
   "The first six digits."
   bin: String!
+  "The last four digits."
   lastFour: String!
 }
 
@@ -3482,8 +3497,11 @@ type Card {
   status: CardStatus!
   "The card's alias."
   displayName: String
+  "Virtual or physical."
   type: CardType!
+  "The card scheme."
   brand: CardBrand!
+  "The region the card is issued for; EUROPE."
   region: String!
   "ISO 4217 code."
   currency: String!
@@ -3491,18 +3509,25 @@ type Card {
   availableBalance: Money!
   "1 to 12."
   expiryMonth: Int!
+  "Four-digit year of expiry."
   expiryYear: Int!
+  "The part of the card number that may be shown; the full number is in credentials."
   maskedPan: MaskedPan!
   "The name embossed on the card."
   embossedName: String
+  "When the card was issued; null when the issuer does not say."
   createdAt: Time
+  "When the card last changed; null when the issuer does not say."
   updatedAt: Time
+  "Id of the wallet the card spends from."
   fundingWalletId: ID!
   "The wallet the card spends from (batched with the corporation's wallet listing)."
   fundingWallet: Wallet
   "The person the card belongs to."
   cardholderId: ID!
+  "The cardholder (batched, as Query.person); null outside the viewer's scope."
   cardholder: Person
+  "The corporation that owns the card; null outside the viewer's scope."
   corporation: Corporation
   "The card's transactions, newest first by default."
   transactions(first: Int = 20, offset: Int = 0, sortDirection: SortDirection): CardTransactionPage!
@@ -3515,8 +3540,11 @@ type Card {
 
 "A card's secrets. Keep them out of logs, stores and screenshots."
 type CardCredentials {
+  "Id of the card they belong to."
   cardId: ID!
+  "The full card number. Never logged or cached by the gateway."
   pan: String!
+  "The card security code (CVC2). Never logged or cached by the gateway."
   cvc: String!
 }
 
@@ -3525,11 +3553,13 @@ type CardTransaction {
   id: ID!
   "The upstream's transaction type, e.g. card-transaction."
   type: String!
+  "The transaction's amount in the card's currency."
   amount: Money!
   "The upstream's status name, e.g. APPROVED, when it gives one."
   status: String
   "Merchant or description, when the upstream gives one."
   description: String
+  "When the transaction was made; null when the upstream does not say."
   createdAt: Time
 }
 
@@ -3548,9 +3578,13 @@ extend type Person {
   cards: [Card!]!
 }
 
+"Whether staff verified a KYC document."
 enum KycDocumentStatus {
+  "Not looked at yet; every upload starts here."
   NO_MARK
+  "Staff verified the document."
   VERIFIED
+  "Staff refused the document; upload a better one."
   NOT_VERIFIED
 }
 
@@ -3559,13 +3593,17 @@ type KycDocument {
   id: ID!
   name: String!
   status: KycDocumentStatus!
-  "corporate"
+  "Always ` + "`" + `corporate` + "`" + `, the only document type."
   type: String!
   "Where the upstream keeps the file."
   path: String
+  "The day the document (e.g. a registry extract) stops being valid; null when not set."
   expiresAt: Date
+  "When the document was uploaded."
   createdAt: Time
+  "When the document last changed, e.g. its status."
   updatedAt: Time
+  "Id of the corporation the document belongs to."
   corporationId: ID!
 }
 
@@ -3580,7 +3618,10 @@ extend type Query {
   "The cards the viewer may see."
   cards: [Card!]! @requires(role: BANKING)
   "One card; null when there is none or it is outside the viewer's scope."
-  card(id: ID!): Card @requires(role: BANKING)
+  card(
+    "Id of a Card, as returned by an earlier query."
+    id: ID!
+  ): Card @requires(role: BANKING)
 }
 
 "What issueCard takes from the person and the corporation unless given here."
@@ -3591,39 +3632,58 @@ input CardholderDetailsInput {
   lastName: String
   "Used for 3-D Secure."
   phone: String
+  "The cardholder's e-mail address."
   email: String
+  "The cardholder's address; needed only for plastic cards."
   address: CardAddressInput
 }
 
+"What issueCard takes from the corporation unless given here."
 input CardCompanyInput {
   "At most 255 characters."
   name: String
+  "The company's e-mail address."
   email: String
+  "The company's phone number."
   phone: String
+  "The company's address."
   address: CardAddressInput
 }
 
+"A postal address for card issuing."
 input CardAddressInput {
+  "Street and number."
   street: String!
+  "City."
   city: String!
+  "Postal code."
   postCode: String!
   "Two-letter code."
   country: String!
+  "Region or state."
   region: String
 }
 
+"""
+A virtual card to issue. Only VIRTUAL, MASTERCARD, EUROPE and EUR are available; others are
+refused with BAD_USER_INPUT.
+"""
 input IssueCardInput {
   "A wallet of the corporation whose purpose is CARD."
   fundingWalletId: ID!
   "A person of the corporation."
   cardholderId: ID!
+  "How the cardholder relates to the card's account."
   cardholderType: CardholderType! = PRIMARY
   "1 to 12."
   expiryMonth: Int!
   "A year after 2018."
   expiryYear: Int!
+  "An alias to tell the card apart, e.g. Travel."
   displayName: String
+  "Only VIRTUAL."
   type: CardType! = VIRTUAL
+  "Only MASTERCARD."
   brand: CardBrand! = MASTERCARD
   "Only EUROPE."
   region: String! = "EUROPE"
@@ -3639,7 +3699,9 @@ input IssueCardInput {
   templateId: String
 }
 
+"A test transaction on an issued card."
 input SimulateCardTransactionInput {
+  "Id of an issued Card."
   cardId: ID!
   "Minor units, more than 0."
   amount: Int!
@@ -3649,17 +3711,21 @@ input SimulateCardTransactionInput {
 
 "The simulated transaction was authorised; it is now one of the card's transactions."
 type CardAuthorised {
+  "The card after the transaction; null when it cannot be read back."
   card: Card
-  "00"
+  "Always 00, the card authorisation code of an approval."
   code: String!
-  "APPROVED"
+  "Always APPROVED."
   name: String!
+  "The authorised amount."
   amount: Money!
 }
 
 "The simulated transaction was declined with a card authorisation code."
 type CardDeclined {
+  "Id of the card."
   cardId: ID!
+  "The card; null when it cannot be read back."
   card: Card
   "The card authorisation code, e.g. 51."
   code: String!
@@ -3667,55 +3733,90 @@ type CardDeclined {
   name: String!
 }
 
+"An authorised or a declined simulated transaction."
 union CardSimulationResult = CardAuthorised | CardDeclined
 
+"Names the card whose number and security code to read."
 input RevealCardCredentialsInput {
+  "Id of a Card of the signed-in person's corporation."
   cardId: ID!
 }
 
+"The kind of a KYC document."
 enum KycDocumentType {
+  "A document about the corporation (registry extract, articles, etc.)."
   CORPORATE
 }
 
+"A KYC document file for a corporation."
 input UploadKycDocumentInput {
   "JPEG, PNG, PDF, DOC, DOCX, XLS or XLSX, recognised by content; at most 10 MiB."
   file: Upload!
+  "The document's kind; only CORPORATE."
   type: KycDocumentType! = CORPORATE
   "Required for staff; others upload for their own corporation."
   corporationId: ID
 }
 
+"Changes to a KYC document; absent fields stay unchanged."
 input UpdateKycDocumentInput {
+  "Id of the KycDocument."
   id: ID!
   "Required for staff; others act on their own corporation."
   corporationId: ID
+  "A new name for the document."
   name: String
+  "The day the document stops being valid."
   expiresAt: Date
   "Staff only: a corporation does not verify its own documents."
   status: KycDocumentStatus
 }
 
+"Names one KYC document to delete."
 input DeleteKycDocumentInput {
+  "Id of the KycDocument."
   id: ID!
   "Required for staff; others act on their own corporation."
   corporationId: ID
 }
 
+"The deleted document."
 type DeleteKycDocumentPayload {
+  "Id of the deleted document."
   id: ID!
 }
 
 extend type Mutation {
   "Issues a virtual card. Returns it as the upstream now shows it."
-  issueCard(input: IssueCardInput!): Card! @requires(role: BANKING)
+  issueCard(
+    "The card and its funding wallet and cardholder."
+    input: IssueCardInput!
+  ): Card! @requires(role: BANKING)
   "Simulates a card transaction: a decline is a result, not an error."
-  simulateCardTransaction(input: SimulateCardTransactionInput!): CardSimulationResult! @requires(role: BANKING)
+  simulateCardTransaction(
+    "The card and the amount to try."
+    input: SimulateCardTransactionInput!
+  ): CardSimulationResult! @requires(role: BANKING)
   "Reads a card's number and security code (persons of its corporation; rate limited; no-store)."
-  revealCardCredentials(input: RevealCardCredentialsInput!): CardCredentials! @requires(role: BANKING)
+  revealCardCredentials(
+    "The card."
+    input: RevealCardCredentialsInput!
+  ): CardCredentials! @requires(role: BANKING)
   "Uploads a KYC document (GraphQL multipart request)."
-  uploadKycDocument(input: UploadKycDocumentInput!): KycDocument! @requires(role: BANKING)
-  updateKycDocument(input: UpdateKycDocumentInput!): KycDocument! @requires(role: BANKING)
-  deleteKycDocument(input: DeleteKycDocumentInput!): DeleteKycDocumentPayload! @requires(role: BANKING)
+  uploadKycDocument(
+    "The file (a multipart upload) and the corporation."
+    input: UploadKycDocumentInput!
+  ): KycDocument! @requires(role: BANKING)
+  "Changes a KYC document's name, expiry or (staff only) verification status."
+  updateKycDocument(
+    "The document and the fields to change."
+    input: UpdateKycDocumentInput!
+  ): KycDocument! @requires(role: BANKING)
+  "Deletes a KYC document of a corporation."
+  deleteKycDocument(
+    "The document to delete."
+    input: DeleteKycDocumentInput!
+  ): DeleteKycDocumentPayload! @requires(role: BANKING)
 }
 `, BuiltIn: false},
 	{Name: "../schema/events.graphqls", Input: `# Payments events, webhooks, individual onboarding and pending actions.
@@ -4590,13 +4691,21 @@ extend type Query {
   customers: [Customer!]!
     @requires(role: PAYMENTS_OPERATOR)
   "One customer by id; null when there is none."
-  customer(id: ID!): Customer
+  customer(
+    "Id of a Customer, as returned by an earlier query."
+    id: ID!
+  ): Customer
     @requires(role: PAYMENTS_OPERATOR)
   """
   Orders created between start and end, inclusive dates in UTC. Both default:
   end to today, start to 30 days before end.
   """
-  orders(start: Date, end: Date): [Order!]!
+  orders(
+    "First day (UTC) of the range, included; 30 days before end when absent."
+    start: Date
+    "Last day (UTC) of the range, included; today when absent."
+    end: Date
+  ): [Order!]!
     @requires(role: PAYMENTS_OPERATOR)
   "The customer of a customer session (signInCustomer); UNAUTHENTICATED otherwise."
   currentCustomer: Customer
@@ -4604,7 +4713,10 @@ extend type Query {
 
 extend type Mutation {
   "Creates a customer with cards from single-use card tokens (pass tokens as variables)."
-  createCustomer(input: CreateCustomerInput!): CreateCustomerPayload!
+  createCustomer(
+    "The customer, its card tokens and optionally orders to authorise."
+    input: CreateCustomerInput!
+  ): CreateCustomerPayload!
     @rateLimited
   """
   Authorises a card payment. Expected outcomes are typed: the Order, a
@@ -4612,32 +4724,53 @@ extend type Mutation {
   Retry a failed or unverified attempt with the same idempotencyKey: the
   gateway sends the upstream order id of the earlier attempt for you.
   """
-  createOrder(input: CreateOrderInput!): CreateOrderResult!
+  createOrder(
+    "The order, how it is paid, and an idempotencyKey for safe retries."
+    input: CreateOrderInput!
+  ): CreateOrderResult!
     @requires(role: CUSTOMER_OR_OPERATOR)
   "Captures an authorised order, all of it or the given amount."
-  captureOrder(input: CaptureOrderInput!): OrderChangePayload!
+  captureOrder(
+    "The order and, for a partial capture, the amount."
+    input: CaptureOrderInput!
+  ): OrderChangePayload!
     @requires(role: PAYMENTS_OPERATOR)
   "Refunds a captured order, all that is captured and not yet refunded or the given amount."
-  refundOrder(input: RefundOrderInput!): OrderChangePayload!
+  refundOrder(
+    "The order and, for a partial refund, the amount."
+    input: RefundOrderInput!
+  ): OrderChangePayload!
     @requires(role: PAYMENTS_OPERATOR)
   "Cancels an authorised, not captured order."
-  cancelOrder(input: CancelOrderInput!): OrderChangePayload!
+  cancelOrder(
+    "The order to cancel."
+    input: CancelOrderInput!
+  ): OrderChangePayload!
     @requires(role: PAYMENTS_OPERATOR)
   "Replaces a customer's contact data (the current customer's in a customer session)."
-  updateCustomerContact(input: UpdateCustomerContactInput!): UpdateCustomerContactPayload!
+  updateCustomerContact(
+    "The customer (absent in a customer session) and its new contact data."
+    input: UpdateCustomerContactInput!
+  ): UpdateCustomerContactPayload!
     @requires(role: CUSTOMER_OR_OPERATOR)
   """
   Stores a card from a single-use card token (pass it as a variable), optionally
   authorising orders with it; the payload carries the verified signed orders.
   """
-  addPaymentMethod(input: AddPaymentMethodInput!): AddPaymentMethodPayload!
+  addPaymentMethod(
+    "The customer, the card token and optionally orders to authorise."
+    input: AddPaymentMethodInput!
+  ): AddPaymentMethodPayload!
     @rateLimited
   """
   Sets the priority order of a customer's stored cards: send the wanted order of
   method tokens; methods left out are removed. The gateway sends the upstream the
   stored methods unchanged, so their contents can never be altered by mistake.
   """
-  setPaymentMethods(input: SetPaymentMethodsInput!): SetPaymentMethodsPayload!
+  setPaymentMethods(
+    "The customer (absent in a customer session) and the wanted order of its cards."
+    input: SetPaymentMethodsInput!
+  ): SetPaymentMethodsPayload!
     @requires(role: CUSTOMER_OR_OPERATOR)
 }
 
@@ -4646,10 +4779,16 @@ type Customer {
   id: ID!
   "The merchant's own customer identifier."
   number: String!
+  "Who the customer is and how to reach them."
   contact: Contact!
   "` + "`" + `active` + "`" + ` for a new customer."
   status: String!
+  "The customer's currency (ISO 4217); null when the upstream gives none."
   currency: String
+  """
+  The customer's total as the payments upstream reports it (0 for a new customer); the spec
+  gives no unit, so show it as a plain number.
+  """
   total: Float!
   "Stored cards, in priority order."
   paymentMethods: [PaymentMethod!]!
@@ -4658,29 +4797,50 @@ type Customer {
   end defaults to today, start to 30 days before end). Batched: any number of
   customers costs one upstream order listing per distinct date range.
   """
-  orders(start: Date, end: Date): [Order!]!
+  orders(
+    "First day (UTC) of the range, included; 30 days before end when absent."
+    start: Date
+    "Last day (UTC) of the range, included; today when absent."
+    end: Date
+  ): [Order!]!
 }
 
+"Whether a contact is a company or a natural person."
 enum ContactType {
+  "A company or other organisation."
   ORGANISATION
+  "A natural person."
   PERSON
 }
 
 "Contact data of a customer."
 type Contact {
+  "Organisation or person; null when the upstream gives neither."
   type: ContactType
+  """
+  The contact's identity number as the merchant gave it (national id or company registration
+  number).
+  """
   identityNumber: String
   "The merchant's own contact identifier."
   id: String
+  "The contact's name."
   name: String
+  "The contact's e-mail address."
   email: String
+  "The contact's phone number."
   phone: String
+  "The contact's postal address."
   address: Address
 }
 
+"A postal address."
 type Address {
+  "Street and number."
   street: String
+  "Postal code."
   zipCode: String
+  "City."
   city: String
   "ISO 3166 alpha-2."
   countryCode: String
@@ -4690,23 +4850,35 @@ type Address {
 type PaymentMethod {
   "Token of the stored card, used for saved-card payments."
   token: ID!
+  "Always ` + "`" + `card` + "`" + `."
   type: String!
+  "The card scheme, e.g. visa or mastercard."
   scheme: String
   "First six digits of the card number."
   iin: String
+  "Last four digits of the card number."
   last4: String
+  "Expiry month, 1 to 12."
   expiresMonth: Int
   "Two-digit year."
   expiresYear: Int
+  "The acquirer that processes the card's payments."
   acquirer: String
+  "When the card was stored."
   created: Time
 }
 
+"Where an order is in its life: authorised, then captured and refunded, or cancelled."
 enum OrderStatus {
+  "The payment is authorised and nothing is captured yet; captureOrder or cancelOrder next."
   AUTHORIZED
+  "Captured, all or part of the authorised amount (see capturedAmount)."
   CAPTURED
+  "Part of the captured amount was refunded (see refundedAmount)."
   PARTIALLY_REFUNDED
+  "Everything captured was refunded."
   REFUNDED
+  "Cancelled before capture; nothing was charged."
   CANCELLED
   "A status this gateway does not know yet."
   UNKNOWN
@@ -4714,13 +4886,17 @@ enum OrderStatus {
 
 "How the order's items were given: one amount, one item, or a list."
 enum ItemsShape {
+  "A bare amount in minor units, no item."
   AMOUNT
+  "A single item."
   ITEM
+  "A list of items."
   LIST
 }
 
 "An order's items, as given: shape says which of the spec's three forms."
 type OrderItems {
+  "Which form the items were given in."
   shape: ItemsShape!
   "Total in minor units."
   total: Int!
@@ -4728,21 +4904,31 @@ type OrderItems {
   items: [OrderItem!]!
 }
 
+"One line of an order."
 type OrderItem {
+  "What the item is, as the cardholder sees it; null when not given."
   name: String
   "Minor units per piece."
   amount: Int!
+  "Pieces, at least 1."
   quantity: Int!
 }
 
 "The card an order was paid with. Never carries a card number or token."
 type CardPayment {
+  "The payment type, ` + "`" + `card` + "`" + `."
   type: String!
+  "The card scheme, e.g. visa or mastercard."
   scheme: String
+  "First six digits of the card number."
   iin: String
+  "Last four digits of the card number."
   last4: String
+  "Expiry month, 1 to 12."
   expiresMonth: Int
+  "Expiry year, two digits."
   expiresYear: Int
+  "The acquirer that processed the payment."
   acquirer: String
 }
 
@@ -4750,15 +4936,21 @@ type Order {
   id: ID!
   "The merchant's order identifier."
   number: String
+  "When the order was created."
   created: Time!
+  "Where the order is in its life."
   status: OrderStatus!
   "Authorised amount."
   amount: Money!
+  "What was captured so far; 0 when only authorised."
   capturedAmount: Money!
+  "What was refunded so far."
   refundedAmount: Money!
+  "The items as given when the order was created."
   items: OrderItems!
   "` + "`" + `auto` + "`" + ` when the order was charged on creation."
   charge: String
+  "The card the order was paid with (no number, no token)."
   payment: CardPayment!
   "The customer, when the order belongs to one (batched)."
   customer: Customer
@@ -4766,25 +4958,41 @@ type Order {
   contact: Contact
 }
 
+"Contact data of a customer."
 input ContactInput {
+  "Organisation or person."
   type: ContactType
+  "National id or company registration number."
   identityNumber: String
+  "The merchant's own contact identifier."
   id: String
+  "The contact's name."
   name: String!
+  "The contact's e-mail address."
   email: String!
+  "The contact's phone number."
   phone: String
+  "The contact's postal address."
   address: AddressInput
 }
 
+"A postal address."
 input AddressInput {
+  "Street and number."
   street: String
+  "Postal code."
   zipCode: String
+  "City."
   city: String
+  "ISO 3166 alpha-2, e.g. EE."
   countryCode: String
 }
 
+"A new customer with at least one card."
 input CreateCustomerInput {
+  "The merchant's own customer identifier."
   number: String!
+  "Contact data; name and email are required."
   contact: ContactInput!
   "Single-use card tokens, each becoming a stored card. Pass them as variables."
   cardTokens: [String!]!
@@ -4797,7 +5005,9 @@ input CreateCustomerInput {
   orders: [NewOrderInput!]
 }
 
+"The new customer and the orders created with it."
 type CreateCustomerPayload {
+  "The new customer, with its stored cards."
   customer: Customer!
   "The orders created with the customer, each with its verified signed token."
   orders: [SignedOrder!]!
@@ -4805,9 +5015,13 @@ type CreateCustomerPayload {
 
 "An order created together with a customer or a card: no payment, no customer."
 input NewOrderInput {
+  "The merchant's order identifier."
   number: String
+  "What is bought: an amount, an item or a list of items."
   items: OrderItemsInput!
+  "ISO 4217 code, e.g. EUR."
   currency: String!
+  "Capture immediately instead of only authorising."
   autoCharge: Boolean = false
 }
 
@@ -4815,33 +5029,48 @@ input NewOrderInput {
 type SignedOrder {
   "The signed order token (a JWT), for the merchant's records."
   token: String!
+  "The order the token stands for."
   order: Order!
 }
 
+"New contact data of a customer; replaces all of it."
 input UpdateCustomerContactInput {
   "The customer; leave it out in a customer session."
   customerId: ID
+  "The full new contact data; fields left out are cleared."
   contact: ContactInput!
 }
 
+"The contact data as the upstream stored it."
 type UpdateCustomerContactPayload {
+  "The customer's contact data now."
   contact: Contact!
 }
 
+"A new card for an existing customer."
 input AddPaymentMethodInput {
+  "The customer to store the card on."
   customerId: ID!
   "Single-use card token; pass it as a variable."
   cardToken: String!
+  "Browser data of the cardholder's client, passed to the upstream as given."
   browser: JSON
   "Orders to authorise with the new card."
   orders: [NewOrderInput!]
 }
 
+"The stored card and the orders created with it."
 type AddPaymentMethodPayload {
+  "The stored card."
   paymentMethod: PaymentMethod!
+  """
+  The orders authorised with the card, each with its verified signed token; empty when none were
+  asked for.
+  """
   orders: [SignedOrder!]!
 }
 
+"The wanted order of a customer's stored cards."
 input SetPaymentMethodsInput {
   "The customer; leave it out in a customer session."
   customerId: ID
@@ -4849,7 +5078,9 @@ input SetPaymentMethodsInput {
   methodTokens: [ID!]!
 }
 
+"The customer with its cards in the new order."
 type SetPaymentMethodsPayload {
+  "The customer; paymentMethods is the order that was sent."
   customer: Customer!
 }
 
@@ -4857,10 +5088,13 @@ type SetPaymentMethodsPayload {
 input OrderItemsInput @oneOf {
   "An amount in minor units."
   amount: Int
+  "A single item."
   item: OrderItemInput
+  "Several items; at least one."
   list: [OrderItemInput!]
 }
 
+"One item of an order."
 input OrderItemInput {
   "What the item is, as the cardholder sees it."
   name: String!
@@ -4870,8 +5104,11 @@ input OrderItemInput {
   quantity: Int = 1
 }
 
+"Who starts a payment with a stored card."
 enum Initiator {
+  "The cardholder, present in the checkout."
   CARDHOLDER
+  "The merchant, without the cardholder (e.g. a subscription)."
   MERCHANT
 }
 
@@ -4885,11 +5122,15 @@ input PaymentInput @oneOf {
   customer: CustomerPaymentInput
 }
 
+"A payment with a single-use card token."
 input CardPaymentInput {
+  "The single-use card token; pass it as a variable, never inline. Never logged."
   token: String!
+  "Browser data of the cardholder's client, for 3-D Secure; passed to the upstream as given."
   browser: JSON
 }
 
+"A payment with a card stored on the order's customer."
 input SavedCardPaymentInput {
   "Token of a PaymentMethod of the order's customer."
   methodToken: String!
@@ -4899,10 +5140,13 @@ input SavedCardPaymentInput {
   reference: String
 }
 
+"A payment charged to the order's customer with its first stored card."
 input CustomerPaymentInput {
+  "Who starts the payment."
   initiator: Initiator = CARDHOLDER
 }
 
+"A card payment to authorise (and optionally capture)."
 input CreateOrderInput {
   """
   Makes retries safe: attempts with the same key are one order. After a
@@ -4911,6 +5155,7 @@ input CreateOrderInput {
   idempotencyKey: String
   "The merchant's order identifier."
   number: String
+  "What is bought: an amount, an item or a list of items; the total is authorised."
   items: OrderItemsInput!
   "ISO 4217 code, e.g. EUR."
   currency: String!
@@ -4918,44 +5163,64 @@ input CreateOrderInput {
   autoCharge: Boolean = false
   "Required for savedCard and customer payments."
   customerId: ID
+  "How the order is paid: exactly one of card, savedCard and customer."
   payment: PaymentInput!
 }
 
+"The authorised Order, a 3-D Secure step or a failed attempt; none of them is an error."
 union CreateOrderResult = Order | VerificationRequired | OrderFailed
 
 "3-D Secure must be performed; then retry createOrder with the same idempotencyKey."
 type VerificationRequired {
+  """
+  Upstream id of the order attempt; the gateway reuses it on the retry with the same
+  idempotencyKey.
+  """
   orderId: ID!
   "Where the cardholder completes 3-D Secure, when the upstream gives one."
   verificationUrl: String
+  "The upstream's message, for logs rather than for the cardholder."
   message: String!
 }
 
 "The attempt failed; retry with the same idempotencyKey to keep the order id."
 type OrderFailed {
+  """
+  Upstream id of the failed attempt; the gateway reuses it on the retry with the same
+  idempotencyKey.
+  """
   orderId: ID!
   "Upstream reason code, e.g. card_declined."
   code: String!
+  "The upstream's message, for logs rather than for the cardholder."
   message: String!
 }
 
+"An authorised order to capture."
 input CaptureOrderInput {
+  "Id of the Order."
   orderId: ID!
   "Minor units; the whole authorised remainder when not given."
   amount: Int
 }
 
+"A captured order to refund."
 input RefundOrderInput {
+  "Id of the Order."
   orderId: ID!
   "Minor units; everything captured and not yet refunded when not given."
   amount: Int
 }
 
+"An authorised order to cancel."
 input CancelOrderInput {
+  "Id of the Order."
   orderId: ID!
 }
 
+"What capture, refund or cancel did."
 type OrderChangePayload {
+  "Id of the changed order."
   orderId: ID!
   "The event that was applied: capture, refund or cancel."
   applied: String!

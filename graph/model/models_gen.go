@@ -12,6 +12,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 )
 
+// An authorised or a declined simulated transaction.
 type CardSimulationResult interface {
 	IsCardSimulationResult()
 }
@@ -25,6 +26,7 @@ type CreateConversionResult interface {
 	IsCreateConversionResult()
 }
 
+// The authorised Order, a 3-D Secure step or a failed attempt; none of them is an error.
 type CreateOrderResult interface {
 	IsCreateOrderResult()
 }
@@ -34,32 +36,48 @@ type SignInResult interface {
 	IsSignInResult()
 }
 
+// A new card for an existing customer.
 type AddPaymentMethodInput struct {
+	// The customer to store the card on.
 	CustomerID string `json:"customerId"`
 	// Single-use card token; pass it as a variable.
-	CardToken string         `json:"cardToken"`
-	Browser   map[string]any `json:"browser,omitempty"`
+	CardToken string `json:"cardToken"`
+	// Browser data of the cardholder's client, passed to the upstream as given.
+	Browser map[string]any `json:"browser,omitempty"`
 	// Orders to authorise with the new card.
 	Orders []*NewOrderInput `json:"orders,omitempty"`
 }
 
+// The stored card and the orders created with it.
 type AddPaymentMethodPayload struct {
+	// The stored card.
 	PaymentMethod *PaymentMethod `json:"paymentMethod"`
-	Orders        []*SignedOrder `json:"orders"`
+	// The orders authorised with the card, each with its verified signed token; empty when none were
+	// asked for.
+	Orders []*SignedOrder `json:"orders"`
 }
 
+// A postal address.
 type Address struct {
-	Street  *string `json:"street,omitempty"`
+	// Street and number.
+	Street *string `json:"street,omitempty"`
+	// Postal code.
 	ZipCode *string `json:"zipCode,omitempty"`
-	City    *string `json:"city,omitempty"`
+	// City.
+	City *string `json:"city,omitempty"`
 	// ISO 3166 alpha-2.
 	CountryCode *string `json:"countryCode,omitempty"`
 }
 
+// A postal address.
 type AddressInput struct {
-	Street      *string `json:"street,omitempty"`
-	ZipCode     *string `json:"zipCode,omitempty"`
-	City        *string `json:"city,omitempty"`
+	// Street and number.
+	Street *string `json:"street,omitempty"`
+	// Postal code.
+	ZipCode *string `json:"zipCode,omitempty"`
+	// City.
+	City *string `json:"city,omitempty"`
+	// ISO 3166 alpha-2, e.g. EE.
 	CountryCode *string `json:"countryCode,omitempty"`
 }
 
@@ -80,56 +98,76 @@ type AttachWalletRequisitesInput struct {
 	Sepa *SepaRequisitesInput `json:"sepa,omitempty"`
 }
 
+// An authorised order to cancel.
 type CancelOrderInput struct {
+	// Id of the Order.
 	OrderID string `json:"orderId"`
 }
 
+// An authorised order to capture.
 type CaptureOrderInput struct {
+	// Id of the Order.
 	OrderID string `json:"orderId"`
 	// Minor units; the whole authorised remainder when not given.
 	Amount *int64 `json:"amount,omitempty"`
 }
 
+// A postal address for card issuing.
 type CardAddressInput struct {
-	Street   string `json:"street"`
-	City     string `json:"city"`
+	// Street and number.
+	Street string `json:"street"`
+	// City.
+	City string `json:"city"`
+	// Postal code.
 	PostCode string `json:"postCode"`
 	// Two-letter code.
-	Country string  `json:"country"`
-	Region  *string `json:"region,omitempty"`
+	Country string `json:"country"`
+	// Region or state.
+	Region *string `json:"region,omitempty"`
 }
 
 // The simulated transaction was authorised; it is now one of the card's transactions.
 type CardAuthorised struct {
+	// The card after the transaction; null when it cannot be read back.
 	Card *Card `json:"card,omitempty"`
-	// 00
+	// Always 00, the card authorisation code of an approval.
 	Code string `json:"code"`
-	// APPROVED
-	Name   string `json:"name"`
+	// Always APPROVED.
+	Name string `json:"name"`
+	// The authorised amount.
 	Amount *Money `json:"amount"`
 }
 
 func (CardAuthorised) IsCardSimulationResult() {}
 
+// What issueCard takes from the corporation unless given here.
 type CardCompanyInput struct {
 	// At most 255 characters.
-	Name    *string           `json:"name,omitempty"`
-	Email   *string           `json:"email,omitempty"`
-	Phone   *string           `json:"phone,omitempty"`
+	Name *string `json:"name,omitempty"`
+	// The company's e-mail address.
+	Email *string `json:"email,omitempty"`
+	// The company's phone number.
+	Phone *string `json:"phone,omitempty"`
+	// The company's address.
 	Address *CardAddressInput `json:"address,omitempty"`
 }
 
 // A card's secrets. Keep them out of logs, stores and screenshots.
 type CardCredentials struct {
+	// Id of the card they belong to.
 	CardID string `json:"cardId"`
-	Pan    string `json:"pan"`
-	Cvc    string `json:"cvc"`
+	// The full card number. Never logged or cached by the gateway.
+	Pan string `json:"pan"`
+	// The card security code (CVC2). Never logged or cached by the gateway.
+	Cvc string `json:"cvc"`
 }
 
 // The simulated transaction was declined with a card authorisation code.
 type CardDeclined struct {
+	// Id of the card.
 	CardID string `json:"cardId"`
-	Card   *Card  `json:"card,omitempty"`
+	// The card; null when it cannot be read back.
+	Card *Card `json:"card,omitempty"`
 	// The card authorisation code, e.g. 51.
 	Code string `json:"code"`
 	// Its name in the spec's table, e.g. NOT_SUFFICENT_FUNDS.
@@ -140,17 +178,27 @@ func (CardDeclined) IsCardSimulationResult() {}
 
 // The card an order was paid with. Never carries a card number or token.
 type CardPayment struct {
-	Type         string  `json:"type"`
-	Scheme       *string `json:"scheme,omitempty"`
-	Iin          *string `json:"iin,omitempty"`
-	Last4        *string `json:"last4,omitempty"`
-	ExpiresMonth *int64  `json:"expiresMonth,omitempty"`
-	ExpiresYear  *int64  `json:"expiresYear,omitempty"`
-	Acquirer     *string `json:"acquirer,omitempty"`
+	// The payment type, `card`.
+	Type string `json:"type"`
+	// The card scheme, e.g. visa or mastercard.
+	Scheme *string `json:"scheme,omitempty"`
+	// First six digits of the card number.
+	Iin *string `json:"iin,omitempty"`
+	// Last four digits of the card number.
+	Last4 *string `json:"last4,omitempty"`
+	// Expiry month, 1 to 12.
+	ExpiresMonth *int64 `json:"expiresMonth,omitempty"`
+	// Expiry year, two digits.
+	ExpiresYear *int64 `json:"expiresYear,omitempty"`
+	// The acquirer that processed the payment.
+	Acquirer *string `json:"acquirer,omitempty"`
 }
 
+// A payment with a single-use card token.
 type CardPaymentInput struct {
-	Token   string         `json:"token"`
+	// The single-use card token; pass it as a variable, never inline. Never logged.
+	Token string `json:"token"`
+	// Browser data of the cardholder's client, for 3-D Secure; passed to the upstream as given.
 	Browser map[string]any `json:"browser,omitempty"`
 }
 
@@ -158,13 +206,15 @@ type CardPaymentInput struct {
 type CardTransaction struct {
 	ID string `json:"id"`
 	// The upstream's transaction type, e.g. card-transaction.
-	Type   string `json:"type"`
+	Type string `json:"type"`
+	// The transaction's amount in the card's currency.
 	Amount *Money `json:"amount"`
 	// The upstream's status name, e.g. APPROVED, when it gives one.
 	Status *string `json:"status,omitempty"`
 	// Merchant or description, when the upstream gives one.
-	Description *string    `json:"description,omitempty"`
-	CreatedAt   *time.Time `json:"createdAt,omitempty"`
+	Description *string `json:"description,omitempty"`
+	// When the transaction was made; null when the upstream does not say.
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
 }
 
 type CardTransactionPage struct {
@@ -179,8 +229,10 @@ type CardholderDetailsInput struct {
 	// At most 255 characters.
 	LastName *string `json:"lastName,omitempty"`
 	// Used for 3-D Secure.
-	Phone   *string           `json:"phone,omitempty"`
-	Email   *string           `json:"email,omitempty"`
+	Phone *string `json:"phone,omitempty"`
+	// The cardholder's e-mail address.
+	Email *string `json:"email,omitempty"`
+	// The cardholder's address; needed only for plastic cards.
 	Address *CardAddressInput `json:"address,omitempty"`
 }
 
@@ -198,24 +250,39 @@ type ChangeMyPhoneInput struct {
 
 // Contact data of a customer.
 type Contact struct {
-	Type           *ContactType `json:"type,omitempty"`
-	IdentityNumber *string      `json:"identityNumber,omitempty"`
+	// Organisation or person; null when the upstream gives neither.
+	Type *ContactType `json:"type,omitempty"`
+	// The contact's identity number as the merchant gave it (national id or company registration
+	// number).
+	IdentityNumber *string `json:"identityNumber,omitempty"`
 	// The merchant's own contact identifier.
-	ID      *string  `json:"id,omitempty"`
-	Name    *string  `json:"name,omitempty"`
-	Email   *string  `json:"email,omitempty"`
-	Phone   *string  `json:"phone,omitempty"`
+	ID *string `json:"id,omitempty"`
+	// The contact's name.
+	Name *string `json:"name,omitempty"`
+	// The contact's e-mail address.
+	Email *string `json:"email,omitempty"`
+	// The contact's phone number.
+	Phone *string `json:"phone,omitempty"`
+	// The contact's postal address.
 	Address *Address `json:"address,omitempty"`
 }
 
+// Contact data of a customer.
 type ContactInput struct {
-	Type           *ContactType  `json:"type,omitempty"`
-	IdentityNumber *string       `json:"identityNumber,omitempty"`
-	ID             *string       `json:"id,omitempty"`
-	Name           string        `json:"name"`
-	Email          string        `json:"email"`
-	Phone          *string       `json:"phone,omitempty"`
-	Address        *AddressInput `json:"address,omitempty"`
+	// Organisation or person.
+	Type *ContactType `json:"type,omitempty"`
+	// National id or company registration number.
+	IdentityNumber *string `json:"identityNumber,omitempty"`
+	// The merchant's own contact identifier.
+	ID *string `json:"id,omitempty"`
+	// The contact's name.
+	Name string `json:"name"`
+	// The contact's e-mail address.
+	Email string `json:"email"`
+	// The contact's phone number.
+	Phone *string `json:"phone,omitempty"`
+	// The contact's postal address.
+	Address *AddressInput `json:"address,omitempty"`
 }
 
 // An expected refusal of a conversion: nothing was converted.
@@ -312,8 +379,11 @@ type CreateConversionInput struct {
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
+// A new customer with at least one card.
 type CreateCustomerInput struct {
-	Number  string        `json:"number"`
+	// The merchant's own customer identifier.
+	Number string `json:"number"`
+	// Contact data; name and email are required.
 	Contact *ContactInput `json:"contact"`
 	// Single-use card tokens, each becoming a stored card. Pass them as variables.
 	CardTokens []string `json:"cardTokens"`
@@ -324,26 +394,31 @@ type CreateCustomerInput struct {
 	Orders []*NewOrderInput `json:"orders,omitempty"`
 }
 
+// The new customer and the orders created with it.
 type CreateCustomerPayload struct {
+	// The new customer, with its stored cards.
 	Customer *Customer `json:"customer"`
 	// The orders created with the customer, each with its verified signed token.
 	Orders []*SignedOrder `json:"orders"`
 }
 
+// A card payment to authorise (and optionally capture).
 type CreateOrderInput struct {
 	// Makes retries safe: attempts with the same key are one order. After a
 	// failure or a 3-D Secure step, retry with the same key.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 	// The merchant's order identifier.
-	Number *string          `json:"number,omitempty"`
-	Items  *OrderItemsInput `json:"items"`
+	Number *string `json:"number,omitempty"`
+	// What is bought: an amount, an item or a list of items; the total is authorised.
+	Items *OrderItemsInput `json:"items"`
 	// ISO 4217 code, e.g. EUR.
 	Currency string `json:"currency"`
 	// Capture immediately instead of only authorising.
 	AutoCharge *bool `json:"autoCharge,omitempty"`
 	// Required for savedCard and customer payments.
-	CustomerID *string       `json:"customerId,omitempty"`
-	Payment    *PaymentInput `json:"payment"`
+	CustomerID *string `json:"customerId,omitempty"`
+	// How the order is paid: exactly one of card, savedCard and customer.
+	Payment *PaymentInput `json:"payment"`
 }
 
 // A new person of a corporation. Text limits are the banking upstream's; longer values are refused
@@ -442,12 +517,16 @@ type CrossBorderRequisitesInput struct {
 type Customer struct {
 	ID string `json:"id"`
 	// The merchant's own customer identifier.
-	Number  string   `json:"number"`
+	Number string `json:"number"`
+	// Who the customer is and how to reach them.
 	Contact *Contact `json:"contact"`
 	// `active` for a new customer.
-	Status   string  `json:"status"`
+	Status string `json:"status"`
+	// The customer's currency (ISO 4217); null when the upstream gives none.
 	Currency *string `json:"currency,omitempty"`
-	Total    float64 `json:"total"`
+	// The customer's total as the payments upstream reports it (0 for a new customer); the spec
+	// gives no unit, so show it as a plain number.
+	Total float64 `json:"total"`
 	// Stored cards, in priority order.
 	PaymentMethods []*PaymentMethod `json:"paymentMethods"`
 	// The customer's orders created between start and end (inclusive dates, UTC;
@@ -456,7 +535,9 @@ type Customer struct {
 	Orders []*Order `json:"orders"`
 }
 
+// A payment charged to the order's customer with its first stored card.
 type CustomerPaymentInput struct {
+	// Who starts the payment.
 	Initiator *Initiator `json:"initiator,omitempty"`
 }
 
@@ -468,13 +549,17 @@ type DeleteAPIKeyInput struct {
 	ID string `json:"id"`
 }
 
+// Names one KYC document to delete.
 type DeleteKycDocumentInput struct {
+	// Id of the KycDocument.
 	ID string `json:"id"`
 	// Required for staff; others act on their own corporation.
 	CorporationID *string `json:"corporationId,omitempty"`
 }
 
+// The deleted document.
 type DeleteKycDocumentPayload struct {
+	// Id of the deleted document.
 	ID string `json:"id"`
 }
 
@@ -533,19 +618,25 @@ type InvoiceRepayment struct {
 	Type string `json:"type"`
 }
 
+// A virtual card to issue. Only VIRTUAL, MASTERCARD, EUROPE and EUR are available; others are
+// refused with BAD_USER_INPUT.
 type IssueCardInput struct {
 	// A wallet of the corporation whose purpose is CARD.
 	FundingWalletID string `json:"fundingWalletId"`
 	// A person of the corporation.
-	CardholderID   string         `json:"cardholderId"`
+	CardholderID string `json:"cardholderId"`
+	// How the cardholder relates to the card's account.
 	CardholderType CardholderType `json:"cardholderType"`
 	// 1 to 12.
 	ExpiryMonth int64 `json:"expiryMonth"`
 	// A year after 2018.
-	ExpiryYear  int64     `json:"expiryYear"`
-	DisplayName *string   `json:"displayName,omitempty"`
-	Type        CardType  `json:"type"`
-	Brand       CardBrand `json:"brand"`
+	ExpiryYear int64 `json:"expiryYear"`
+	// An alias to tell the card apart, e.g. Travel.
+	DisplayName *string `json:"displayName,omitempty"`
+	// Only VIRTUAL.
+	Type CardType `json:"type"`
+	// Only MASTERCARD.
+	Brand CardBrand `json:"brand"`
 	// Only EUROPE.
 	Region string `json:"region"`
 	// Only EUR.
@@ -565,14 +656,18 @@ type KycDocument struct {
 	ID     string            `json:"id"`
 	Name   string            `json:"name"`
 	Status KycDocumentStatus `json:"status"`
-	// corporate
+	// Always `corporate`, the only document type.
 	Type string `json:"type"`
 	// Where the upstream keeps the file.
-	Path          *string    `json:"path,omitempty"`
-	ExpiresAt     *Date      `json:"expiresAt,omitempty"`
-	CreatedAt     *time.Time `json:"createdAt,omitempty"`
-	UpdatedAt     *time.Time `json:"updatedAt,omitempty"`
-	CorporationID string     `json:"corporationId"`
+	Path *string `json:"path,omitempty"`
+	// The day the document (e.g. a registry extract) stops being valid; null when not set.
+	ExpiresAt *Date `json:"expiresAt,omitempty"`
+	// When the document was uploaded.
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
+	// When the document last changed, e.g. its status.
+	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
+	// Id of the corporation the document belongs to.
+	CorporationID string `json:"corporationId"`
 }
 
 // Limits of one payment method and transaction type. Amounts are in the corporation's currency; null is no limit.
@@ -619,7 +714,8 @@ type LiveEvent struct {
 // The part of a card number that may be shown.
 type MaskedPan struct {
 	// The first six digits.
-	Bin      string `json:"bin"`
+	Bin string `json:"bin"`
+	// The last four digits.
 	LastFour string `json:"lastFour"`
 }
 
@@ -638,10 +734,14 @@ type Mutation struct {
 
 // An order created together with a customer or a card: no payment, no customer.
 type NewOrderInput struct {
-	Number     *string          `json:"number,omitempty"`
-	Items      *OrderItemsInput `json:"items"`
-	Currency   string           `json:"currency"`
-	AutoCharge *bool            `json:"autoCharge,omitempty"`
+	// The merchant's order identifier.
+	Number *string `json:"number,omitempty"`
+	// What is bought: an amount, an item or a list of items.
+	Items *OrderItemsInput `json:"items"`
+	// ISO 4217 code, e.g. EUR.
+	Currency string `json:"currency"`
+	// Capture immediately instead of only authorising.
+	AutoCharge *bool `json:"autoCharge,omitempty"`
 }
 
 type OnboardIndividualInput struct {
@@ -654,21 +754,28 @@ type OnboardIndividualPayload struct {
 
 // The attempt failed; retry with the same idempotencyKey to keep the order id.
 type OrderFailed struct {
+	// Upstream id of the failed attempt; the gateway reuses it on the retry with the same
+	// idempotencyKey.
 	OrderID string `json:"orderId"`
 	// Upstream reason code, e.g. card_declined.
-	Code    string `json:"code"`
+	Code string `json:"code"`
+	// The upstream's message, for logs rather than for the cardholder.
 	Message string `json:"message"`
 }
 
 func (OrderFailed) IsCreateOrderResult() {}
 
+// One line of an order.
 type OrderItem struct {
+	// What the item is, as the cardholder sees it; null when not given.
 	Name *string `json:"name,omitempty"`
 	// Minor units per piece.
-	Amount   int64 `json:"amount"`
+	Amount int64 `json:"amount"`
+	// Pieces, at least 1.
 	Quantity int64 `json:"quantity"`
 }
 
+// One item of an order.
 type OrderItemInput struct {
 	// What the item is, as the cardholder sees it.
 	Name string `json:"name"`
@@ -680,6 +787,7 @@ type OrderItemInput struct {
 
 // An order's items, as given: shape says which of the spec's three forms.
 type OrderItems struct {
+	// Which form the items were given in.
 	Shape ItemsShape `json:"shape"`
 	// Total in minor units.
 	Total int64 `json:"total"`
@@ -690,9 +798,11 @@ type OrderItems struct {
 // Exactly one of the spec's three item forms.
 type OrderItemsInput struct {
 	// An amount in minor units.
-	Amount *int64            `json:"amount,omitempty"`
-	Item   *OrderItemInput   `json:"item,omitempty"`
-	List   []*OrderItemInput `json:"list,omitempty"`
+	Amount *int64 `json:"amount,omitempty"`
+	// A single item.
+	Item *OrderItemInput `json:"item,omitempty"`
+	// Several items; at least one.
+	List []*OrderItemInput `json:"list,omitempty"`
 }
 
 // Where a page is in its list.
@@ -717,17 +827,23 @@ type PaymentInput struct {
 // A stored card.
 type PaymentMethod struct {
 	// Token of the stored card, used for saved-card payments.
-	Token  string  `json:"token"`
-	Type   string  `json:"type"`
+	Token string `json:"token"`
+	// Always `card`.
+	Type string `json:"type"`
+	// The card scheme, e.g. visa or mastercard.
 	Scheme *string `json:"scheme,omitempty"`
 	// First six digits of the card number.
-	Iin          *string `json:"iin,omitempty"`
-	Last4        *string `json:"last4,omitempty"`
-	ExpiresMonth *int64  `json:"expiresMonth,omitempty"`
+	Iin *string `json:"iin,omitempty"`
+	// Last four digits of the card number.
+	Last4 *string `json:"last4,omitempty"`
+	// Expiry month, 1 to 12.
+	ExpiresMonth *int64 `json:"expiresMonth,omitempty"`
 	// Two-digit year.
-	ExpiresYear *int64     `json:"expiresYear,omitempty"`
-	Acquirer    *string    `json:"acquirer,omitempty"`
-	Created     *time.Time `json:"created,omitempty"`
+	ExpiresYear *int64 `json:"expiresYear,omitempty"`
+	// The acquirer that processes the card's payments.
+	Acquirer *string `json:"acquirer,omitempty"`
+	// When the card was stored.
+	Created *time.Time `json:"created,omitempty"`
 }
 
 type PendingAction struct {
@@ -827,7 +943,9 @@ type RecoverPasswordInput struct {
 	Password string `json:"password"`
 }
 
+// A captured order to refund.
 type RefundOrderInput struct {
+	// Id of the Order.
 	OrderID string `json:"orderId"`
 	// Minor units; everything captured and not yet refunded when not given.
 	Amount *int64 `json:"amount,omitempty"`
@@ -872,10 +990,13 @@ type RequestStatementInput struct {
 	CorporationID *string `json:"corporationId,omitempty"`
 }
 
+// Names the card whose number and security code to read.
 type RevealCardCredentialsInput struct {
+	// Id of a Card of the signed-in person's corporation.
 	CardID string `json:"cardId"`
 }
 
+// A payment with a card stored on the order's customer.
 type SavedCardPaymentInput struct {
 	// Token of a PaymentMethod of the order's customer.
 	MethodToken string `json:"methodToken"`
@@ -905,6 +1026,7 @@ type SepaRequisitesInput struct {
 	Bic *string `json:"bic,omitempty"`
 }
 
+// The wanted order of a customer's stored cards.
 type SetPaymentMethodsInput struct {
 	// The customer; leave it out in a customer session.
 	CustomerID *string `json:"customerId,omitempty"`
@@ -912,7 +1034,9 @@ type SetPaymentMethodsInput struct {
 	MethodTokens []string `json:"methodTokens"`
 }
 
+// The customer with its cards in the new order.
 type SetPaymentMethodsPayload struct {
+	// The customer; paymentMethods is the order that was sent.
 	Customer *Customer `json:"customer"`
 }
 
@@ -982,10 +1106,13 @@ func (SignedIn) IsSignInResult() {}
 type SignedOrder struct {
 	// The signed order token (a JWT), for the merchant's records.
 	Token string `json:"token"`
+	// The order the token stands for.
 	Order *Order `json:"order"`
 }
 
+// A test transaction on an issued card.
 type SimulateCardTransactionInput struct {
+	// Id of an issued Card.
 	CardID string `json:"cardId"`
 	// Minor units, more than 0.
 	Amount int64 `json:"amount"`
@@ -1054,22 +1181,30 @@ type UpdateCorporationSettingsInput struct {
 	AllowedPersonTypes []PersonType `json:"allowedPersonTypes"`
 }
 
+// New contact data of a customer; replaces all of it.
 type UpdateCustomerContactInput struct {
 	// The customer; leave it out in a customer session.
-	CustomerID *string       `json:"customerId,omitempty"`
-	Contact    *ContactInput `json:"contact"`
+	CustomerID *string `json:"customerId,omitempty"`
+	// The full new contact data; fields left out are cleared.
+	Contact *ContactInput `json:"contact"`
 }
 
+// The contact data as the upstream stored it.
 type UpdateCustomerContactPayload struct {
+	// The customer's contact data now.
 	Contact *Contact `json:"contact"`
 }
 
+// Changes to a KYC document; absent fields stay unchanged.
 type UpdateKycDocumentInput struct {
+	// Id of the KycDocument.
 	ID string `json:"id"`
 	// Required for staff; others act on their own corporation.
 	CorporationID *string `json:"corporationId,omitempty"`
-	Name          *string `json:"name,omitempty"`
-	ExpiresAt     *Date   `json:"expiresAt,omitempty"`
+	// A new name for the document.
+	Name *string `json:"name,omitempty"`
+	// The day the document stops being valid.
+	ExpiresAt *Date `json:"expiresAt,omitempty"`
 	// Staff only: a corporation does not verify its own documents.
 	Status *KycDocumentStatus `json:"status,omitempty"`
 }
@@ -1159,9 +1294,11 @@ type UpdatePersonInput struct {
 	Phone *string `json:"phone,omitempty"`
 }
 
+// A KYC document file for a corporation.
 type UploadKycDocumentInput struct {
 	// JPEG, PNG, PDF, DOC, DOCX, XLS or XLSX, recognised by content; at most 10 MiB.
-	File graphql.Upload  `json:"file"`
+	File graphql.Upload `json:"file"`
+	// The document's kind; only CORPORATE.
 	Type KycDocumentType `json:"type"`
 	// Required for staff; others upload for their own corporation.
 	CorporationID *string `json:"corporationId,omitempty"`
@@ -1169,10 +1306,13 @@ type UploadKycDocumentInput struct {
 
 // 3-D Secure must be performed; then retry createOrder with the same idempotencyKey.
 type VerificationRequired struct {
+	// Upstream id of the order attempt; the gateway reuses it on the retry with the same
+	// idempotencyKey.
 	OrderID string `json:"orderId"`
 	// Where the cardholder completes 3-D Secure, when the upstream gives one.
 	VerificationURL *string `json:"verificationUrl,omitempty"`
-	Message         string  `json:"message"`
+	// The upstream's message, for logs rather than for the cardholder.
+	Message string `json:"message"`
 }
 
 func (VerificationRequired) IsCreateOrderResult() {}
@@ -1215,8 +1355,10 @@ type Webhook struct {
 type CardBrand string
 
 const (
+	// Mastercard.
 	CardBrandMastercard CardBrand = "MASTERCARD"
-	CardBrandVisa       CardBrand = "VISA"
+	// Visa; cannot be issued through this graph.
+	CardBrandVisa CardBrand = "VISA"
 )
 
 var AllCardBrand = []CardBrand{
@@ -1267,15 +1409,22 @@ func (e CardBrand) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// The state of a card as the card issuer reports it.
 type CardStatus string
 
 const (
-	CardStatusActive   CardStatus = "ACTIVE"
+	// Usable: transactions are authorised within the card's available balance.
+	CardStatusActive CardStatus = "ACTIVE"
+	// Not (yet) usable; transactions are declined.
 	CardStatusInactive CardStatus = "INACTIVE"
+	// Closed for good.
 	CardStatusCanceled CardStatus = "CANCELED"
-	CardStatusLost     CardStatus = "LOST"
-	CardStatusStolen   CardStatus = "STOLEN"
-	CardStatusPending  CardStatus = "PENDING"
+	// Reported lost; transactions are declined.
+	CardStatusLost CardStatus = "LOST"
+	// Reported stolen; transactions are declined.
+	CardStatusStolen CardStatus = "STOLEN"
+	// Being issued.
+	CardStatusPending CardStatus = "PENDING"
 )
 
 var AllCardStatus = []CardStatus{
@@ -1334,7 +1483,9 @@ func (e CardStatus) MarshalJSON() ([]byte, error) {
 type CardType string
 
 const (
-	CardTypeVirtual  CardType = "VIRTUAL"
+	// A card that exists only as data, for online payments.
+	CardTypeVirtual CardType = "VIRTUAL"
+	// A plastic card; cannot be issued through this graph.
 	CardTypePhysical CardType = "PHYSICAL"
 )
 
@@ -1386,10 +1537,13 @@ func (e CardType) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// How the cardholder relates to the card's account.
 type CardholderType string
 
 const (
-	CardholderTypePrimary    CardholderType = "PRIMARY"
+	// The account holder's own card (the default).
+	CardholderTypePrimary CardholderType = "PRIMARY"
+	// A card for someone the account holder authorised.
 	CardholderTypeAuthorised CardholderType = "AUTHORISED"
 )
 
@@ -1441,11 +1595,14 @@ func (e CardholderType) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// Whether a contact is a company or a natural person.
 type ContactType string
 
 const (
+	// A company or other organisation.
 	ContactTypeOrganisation ContactType = "ORGANISATION"
-	ContactTypePerson       ContactType = "PERSON"
+	// A natural person.
+	ContactTypePerson ContactType = "PERSON"
 )
 
 var AllContactType = []ContactType{
@@ -1750,11 +1907,14 @@ func (e IndividualStatus) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// Who starts a payment with a stored card.
 type Initiator string
 
 const (
+	// The cardholder, present in the checkout.
 	InitiatorCardholder Initiator = "CARDHOLDER"
-	InitiatorMerchant   Initiator = "MERCHANT"
+	// The merchant, without the cardholder (e.g. a subscription).
+	InitiatorMerchant Initiator = "MERCHANT"
 )
 
 var AllInitiator = []Initiator{
@@ -1866,9 +2026,12 @@ func (e InvoiceType) MarshalJSON() ([]byte, error) {
 type ItemsShape string
 
 const (
+	// A bare amount in minor units, no item.
 	ItemsShapeAmount ItemsShape = "AMOUNT"
-	ItemsShapeItem   ItemsShape = "ITEM"
-	ItemsShapeList   ItemsShape = "LIST"
+	// A single item.
+	ItemsShapeItem ItemsShape = "ITEM"
+	// A list of items.
+	ItemsShapeList ItemsShape = "LIST"
 )
 
 var AllItemsShape = []ItemsShape{
@@ -1920,11 +2083,15 @@ func (e ItemsShape) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// Whether staff verified a KYC document.
 type KycDocumentStatus string
 
 const (
-	KycDocumentStatusNoMark      KycDocumentStatus = "NO_MARK"
-	KycDocumentStatusVerified    KycDocumentStatus = "VERIFIED"
+	// Not looked at yet; every upload starts here.
+	KycDocumentStatusNoMark KycDocumentStatus = "NO_MARK"
+	// Staff verified the document.
+	KycDocumentStatusVerified KycDocumentStatus = "VERIFIED"
+	// Staff refused the document; upload a better one.
 	KycDocumentStatusNotVerified KycDocumentStatus = "NOT_VERIFIED"
 )
 
@@ -1977,9 +2144,11 @@ func (e KycDocumentStatus) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// The kind of a KYC document.
 type KycDocumentType string
 
 const (
+	// A document about the corporation (registry extract, articles, etc.).
 	KycDocumentTypeCorporate KycDocumentType = "CORPORATE"
 )
 
@@ -2030,14 +2199,20 @@ func (e KycDocumentType) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// Where an order is in its life: authorised, then captured and refunded, or cancelled.
 type OrderStatus string
 
 const (
-	OrderStatusAuthorized        OrderStatus = "AUTHORIZED"
-	OrderStatusCaptured          OrderStatus = "CAPTURED"
+	// The payment is authorised and nothing is captured yet; captureOrder or cancelOrder next.
+	OrderStatusAuthorized OrderStatus = "AUTHORIZED"
+	// Captured, all or part of the authorised amount (see capturedAmount).
+	OrderStatusCaptured OrderStatus = "CAPTURED"
+	// Part of the captured amount was refunded (see refundedAmount).
 	OrderStatusPartiallyRefunded OrderStatus = "PARTIALLY_REFUNDED"
-	OrderStatusRefunded          OrderStatus = "REFUNDED"
-	OrderStatusCancelled         OrderStatus = "CANCELLED"
+	// Everything captured was refunded.
+	OrderStatusRefunded OrderStatus = "REFUNDED"
+	// Cancelled before capture; nothing was charged.
+	OrderStatusCancelled OrderStatus = "CANCELLED"
 	// A status this gateway does not know yet.
 	OrderStatusUnknown OrderStatus = "UNKNOWN"
 )
