@@ -3826,19 +3826,30 @@ extend type Query {
   webhooks: [Webhook!]!
     @requires(role: PAYMENTS_OPERATOR)
   "One upstream event with its payload; null when there is none."
-  event(id: ID!): Event
+  event(
+    "Id of an Event, e.g. from a LiveEvent or a webhook."
+    id: ID!
+  ): Event
     @requires(role: PAYMENTS_OPERATOR)
   """
   Pending actions by the event tied to one (one upstream request, preferred) or by
   individual. Give exactly one of eventId and individualId.
   """
-  pendingActions(eventId: ID, individualId: ID): [PendingAction!]!
+  pendingActions(
+    "The event that created the pending action (PendingActionCreated)."
+    eventId: ID
+    "The individual whose pending actions to list."
+    individualId: ID
+  ): [PendingAction!]!
     @requires(role: PAYMENTS_OPERATOR)
   """
   Individuals in onboarding, by status: ONBOARDING_REQUESTED finds those who dropped
   off the form, to send them back with onboardIndividual.
   """
-  individuals(status: IndividualStatus): [Individual!]!
+  individuals(
+    "Only individuals in this status; all when absent."
+    status: IndividualStatus
+  ): [Individual!]!
     @requires(role: PAYMENTS_OPERATOR)
   """
   The cursor of the newest live event. Read state, read this, then subscribe
@@ -3850,18 +3861,32 @@ extend type Query {
 
 extend type Mutation {
   "Registers the company's webhook URL (HTTPS; one per company)."
-  registerWebhook(input: RegisterWebhookInput!): RegisterWebhookPayload!
+  registerWebhook(
+    "The HTTPS URL to register."
+    input: RegisterWebhookInput!
+  ): RegisterWebhookPayload!
     @requires(role: PAYMENTS_OPERATOR)
-  deleteWebhook(input: DeleteWebhookInput!): DeleteWebhookPayload!
+  "Removes the company's webhook; the upstream stops announcing events to its URL."
+  deleteWebhook(
+    "The webhook to remove."
+    input: DeleteWebhookInput!
+  ): DeleteWebhookPayload!
     @requires(role: PAYMENTS_OPERATOR)
   "Sends an individual still in ONBOARDING_REQUESTED to the onboarding form again."
-  onboardIndividual(input: OnboardIndividualInput!): OnboardIndividualPayload!
+  onboardIndividual(
+    "The individual to send back to the form."
+    input: OnboardIndividualInput!
+  ): OnboardIndividualPayload!
     @requires(role: PAYMENTS_OPERATOR)
 }
 
+"The company's registered webhook: the payments upstream announces every new event to its URL."
 type Webhook {
+  "Id of the webhook, for deleteWebhook."
   id: ID!
+  "The HTTPS URL the upstream posts to."
   url: String!
+  "When the webhook was registered."
   createdAt: Time!
 }
 
@@ -3870,7 +3895,9 @@ type Event {
   id: ID!
   "E.g. IndividualActivated, PendingActionCreated, OrderCaptured."
   name: String!
+  "The event's data as the upstream gives it (e.g. individual_id); its shape depends on name."
   payload: JSON!
+  "When the upstream created the event."
   createdAt: Time!
   "individual_id of the payload, when it has one."
   individualId: ID
@@ -3880,61 +3907,93 @@ type Event {
   pendingActions: [PendingAction!]!
 }
 
+"Whether a pending action still waits for its individual."
 enum PendingActionStatus {
+  "Waiting for the individual to complete the consent flow."
   PENDING
+  "The individual completed it (event PendingActionCompleted)."
   COMPLETED
+  "A status this gateway does not know yet."
   UNKNOWN
 }
 
+"A step an individual must take, such as a consent; created with event PendingActionCreated."
 type PendingAction {
+  "Id of the pending action."
   id: ID!
+  "Id of the individual who must act."
   individualId: ID!
   "The event that created it."
   eventId: ID
+  "What must be done, as the upstream names it, e.g. consent."
   type: String!
+  "Whether it is still pending."
   status: PendingActionStatus!
+  "When it was created; null when the upstream does not say."
   createdAt: Time
+  "When the individual completed it; null while pending."
   completedAt: Time
 }
 
+"Where an individual is in onboarding."
 enum IndividualStatus {
+  "Sent to the onboarding form, not finished; onboardIndividual sends them again."
   ONBOARDING_REQUESTED
+  "Submitted everything; the outcome follows as IndividualActivated or IndividualBlocked."
   ONBOARDING_DATA_PROVIDED
+  "Onboarding succeeded (IndividualActivated)."
   ACTIVE
+  "Onboarding was rejected (IndividualBlocked)."
   BLOCKED
+  "A status this gateway does not know yet."
   UNKNOWN
 }
 
+"A person being onboarded by the payments upstream."
 type Individual {
+  "Id of the individual, as in events' individual_id."
   id: ID!
+  "Where the individual is in onboarding."
   status: IndividualStatus!
+  "When onboarding was requested; null when the upstream does not say."
   createdAt: Time
   "Where the individual fills in the onboarding form, when the upstream gives one."
   formUrl: String
 }
 
+"The webhook to register."
 input RegisterWebhookInput {
   "HTTPS URL that receives the upstream's webhooks."
   url: String!
 }
 
+"The registered webhook."
 type RegisterWebhookPayload {
+  "The webhook as the upstream stored it."
   webhook: Webhook!
 }
 
+"Names the webhook to remove."
 input DeleteWebhookInput {
+  "Id of the Webhook."
   id: ID!
 }
 
+"The removed webhook."
 type DeleteWebhookPayload {
+  "Id of the removed webhook."
   deletedId: ID!
 }
 
+"Names the individual to send back to the onboarding form."
 input OnboardIndividualInput {
+  "Id of an Individual in ONBOARDING_REQUESTED."
   individualId: ID!
 }
 
+"The individual after the request."
 type OnboardIndividualPayload {
+  "The individual, with its formUrl when the upstream gives one."
   individual: Individual!
 }
 
@@ -3945,13 +4004,28 @@ what was missed (up to 7 days back). An event reaches a subscriber once.
 """
 type Subscription {
   "Events, optionally only those with the given names (e.g. IndividualActivated)."
-  events(names: [String!], after: String): LiveEvent!
+  events(
+    "Event names to receive, e.g. OrderCaptured; all when absent."
+    names: [String!]
+    "A cursor from an earlier LiveEvent or eventsCursor: events after it are replayed first."
+    after: String
+  ): LiveEvent!
     @requires(role: PAYMENTS_OPERATOR)
   "Events of one order: OrderCreated, OrderCaptured, OrderRefunded, OrderCancelled."
-  orderUpdates(orderId: ID!, after: String): LiveEvent!
+  orderUpdates(
+    "Id of the Order to follow."
+    orderId: ID!
+    "A cursor from an earlier LiveEvent or eventsCursor: events after it are replayed first."
+    after: String
+  ): LiveEvent!
     @requires(role: PAYMENTS_OPERATOR)
   "Onboarding events and pending actions of one individual."
-  onboarding(individualId: ID!, after: String): LiveEvent!
+  onboarding(
+    "Id of the Individual to follow."
+    individualId: ID!
+    "A cursor from an earlier LiveEvent or eventsCursor: events after it are replayed first."
+    after: String
+  ): LiveEvent!
     @requires(role: PAYMENTS_OPERATOR)
 }
 
@@ -3961,6 +4035,7 @@ type LiveEvent {
   cursor: String!
   "Where it comes from: payments (an upstream event) or gateway."
   source: String!
+  "The event; a payments event's payload is read from the upstream, never taken from a webhook body."
   event: Event!
 }
 `, BuiltIn: false},
@@ -5277,6 +5352,7 @@ type Money {
 
 "Whether a wallet holds available funds or the reserved funds of a real wallet."
 enum WalletType {
+  "A wallet of the corporation, with available funds."
   REAL
   "Holds the reserved funds of its real wallet; exists after the first transaction from or to it."
   PENDING
@@ -5286,8 +5362,11 @@ enum WalletType {
 enum WalletAdapter {
   "The current adapter; EUR wallets, SEPA requisites, the only one for cards."
   ADAPTER_A
-  "Deprecated upstream."
-  ADAPTER_B
+  """
+  The upstream's older adapter (GBP wallets with UK local requisites, cross-border
+  requisites). Existing wallets may still run on it and show it here; new ones should not.
+  """
+  ADAPTER_B @deprecated(reason: "Deprecated by the banking upstream. Create EUR wallets and SEPA requisites on ADAPTER_A, other currencies on ADAPTER_C.")
   "Multi-currency wallets."
   ADAPTER_C
 }
@@ -5300,10 +5379,16 @@ type Wallet {
   currency: String!
   "Available funds."
   balance: Money!
+  "Real, or the pending wallet of a real one."
   type: WalletType!
   "CARD lets the wallet fund cards; null for an ordinary wallet."
   purpose: String
+  """
+  The processor adapter the wallet runs on; null when the upstream names one this gateway does
+  not know.
+  """
   adapter: WalletAdapter
+  "When the wallet was created; null when the upstream does not say."
   createdAt: Time
   "The corporation that owns the wallet."
   corporation: Corporation
@@ -5313,7 +5398,10 @@ extend type Corporation {
   "Real wallets of the corporation (batched: one upstream listing per corporation per request)."
   wallets: [Wallet!]!
   "One wallet of the corporation, served from the same listing as wallets."
-  wallet(id: ID!): Wallet
+  wallet(
+    "Id of a Wallet of this corporation."
+    id: ID!
+  ): Wallet
 }
 
 extend type Wallet {
@@ -5326,7 +5414,9 @@ extend type Wallet {
 extend type Corporation {
   "Every requisites record of the corporation, attached or not."
   walletRequisites: [WalletRequisites!]!
+  "The corporation's fee invoices, paid and unpaid (one listing per corporation per request)."
   invoices: [Invoice!]!
+  "The corporation's transaction limits, one per payment method and transaction type."
   limits: [Limit!]!
 }
 
@@ -5336,38 +5426,76 @@ extend type Query {
   format and checksum are checked by the gateway first (BAD_USER_INPUT); the
   upstream checks the country's length (UPSTREAM_REJECTED, code 10001).
   """
-  sepaEnabled(sourceWalletId: ID!, iban: String!): Boolean! @requires(role: BANKING)
+  sepaEnabled(
+    "The corporation wallet the transfer would leave from."
+    sourceWalletId: ID!
+    "The receiving IBAN; spaces are allowed, letters in any case."
+    iban: String!
+  ): Boolean! @requires(role: BANKING)
 }
 
 extend type Mutation {
   "Creates wallets for a corporation (staff only); adapter C makes one per currency."
-  createWallet(input: CreateWalletInput!): CreateWalletPayload! @requires(role: STAFF)
+  createWallet(
+    "The corporation, the adapter and the adapter's requisites fields."
+    input: CreateWalletInput!
+  ): CreateWalletPayload! @requires(role: STAFF)
   "Creates requisites, not attached to a wallet."
-  createWalletRequisites(input: CreateWalletRequisitesInput!): [WalletRequisites!]! @requires(role: BANKING)
+  createWalletRequisites(
+    "The corporation, the adapter and how the IBAN is made."
+    input: CreateWalletRequisitesInput!
+  ): [WalletRequisites!]! @requires(role: BANKING)
   "Creates requisites attached to an adapter A wallet; answers the wallet's requisites."
-  attachWalletRequisites(input: AttachWalletRequisitesInput!): [WalletRequisites!]! @requires(role: BANKING)
-  deleteWalletRequisites(input: DeleteWalletRequisitesInput!): DeletedWalletRequisites! @requires(role: BANKING)
+  attachWalletRequisites(
+    "The corporation, the wallet and how the IBAN is made."
+    input: AttachWalletRequisitesInput!
+  ): [WalletRequisites!]! @requires(role: BANKING)
+  "Deletes a requisites record of a corporation."
+  deleteWalletRequisites(
+    "The corporation and the requisites to delete."
+    input: DeleteWalletRequisitesInput!
+  ): DeletedWalletRequisites! @requires(role: BANKING)
   """
   Converts money between two wallets of the signed-in person's corporation
   (persons only, as upstream). Insufficient funds, an unpaid invoice and the
   corporation limits are expected outcomes: ConversionRefused. With an
   idempotencyKey a retried request never converts twice.
   """
-  createConversion(input: CreateConversionInput!): CreateConversionResult! @requires(role: BANKING)
+  createConversion(
+    "Source wallet, amount and currency to receive, and an idempotencyKey."
+    input: CreateConversionInput!
+  ): CreateConversionResult! @requires(role: BANKING)
   "Changes a corporation limit (staff only); absent limitSet fields stay."
-  updateLimit(input: UpdateLimitInput!): Limit! @requires(role: STAFF)
+  updateLimit(
+    "The corporation, the limit and the values to change."
+    input: UpdateLimitInput!
+  ): Limit! @requires(role: STAFF)
   "Removes a corporation limit (staff only) and answers it."
-  deleteLimit(input: DeleteLimitInput!): Limit! @requires(role: STAFF)
+  deleteLimit(
+    "The corporation and the limit to remove."
+    input: DeleteLimitInput!
+  ): Limit! @requires(role: STAFF)
   "Builds a statement; the answer's url downloads it from the gateway for a short time, without signing in."
-  requestStatement(input: RequestStatementInput!): ReportFile! @requires(role: BANKING)
+  requestStatement(
+    "Format, wallets, period and time zone."
+    input: RequestStatementInput!
+  ): ReportFile! @requires(role: BANKING)
   "Builds an introducer's corporate fee report (staff, or the introducer itself)."
-  requestIntroducerFeeReport(input: RequestIntroducerFeeReportInput!): ReportFile! @requires(role: BANKING)
+  requestIntroducerFeeReport(
+    "The introducer, the period and optionally some of its corporations."
+    input: RequestIntroducerFeeReportInput!
+  ): ReportFile! @requires(role: BANKING)
 }
 
+"What kind of bank details requisites are."
 enum RequisitesType {
+  "A SEPA IBAN with its BIC."
   SEPA
+  "An account number with a BIC, for cross-border transfers."
   CROSS_BORDER
+  "A UK account number with its sort code."
   UK_LOCAL
+  "A type this gateway does not know yet."
   OTHER
 }
 
@@ -5378,14 +5506,19 @@ type WalletRequisites {
   number: String!
   "The BIC for SEPA and cross-border requisites, the sort code for UK local ones."
   code: String!
+  "What kind of bank details these are."
   type: RequisitesType!
+  "When the requisites were created; null when the upstream does not say."
   createdAt: Time
 }
 
+"The deleted requisites."
 type DeletedWalletRequisites {
+  "Id of the deleted requisites."
   id: ID!
 }
 
+"How the IBAN of new requisites is made."
 enum RequisitesMode {
   "The bank issues the IBAN."
   AUTOMATIC
@@ -5393,17 +5526,21 @@ enum RequisitesMode {
   MANUAL
 }
 
+"What a wallet is for, beyond holding money."
 enum WalletPurpose {
   "The wallet may fund cards."
   CARD
 }
 
+"SEPA bank details."
 input SepaRequisitesInput {
+  "The IBAN; its format and checksum are checked by the gateway."
   iban: String!
   "Required for adapter B and for requisites created or attached by hand; adapter A wallets take the bank's BIC."
   bic: String
 }
 
+"UK bank details (adapter B only)."
 input UkLocalRequisitesInput {
   "Eight digits."
   accountNumber: String!
@@ -5411,13 +5548,19 @@ input UkLocalRequisitesInput {
   sortCode: String!
 }
 
+"Cross-border bank details (adapter B only)."
 input CrossBorderRequisitesInput {
+  "The account number."
   accountNumber: String!
+  "The bank's BIC, 8 or 11 characters."
   bic: String!
 }
 
+"A new wallet of a corporation; which fields apply depends on adapter."
 input CreateWalletInput {
+  "The corporation that will own the wallet."
   corporationId: ID!
+  "The processor adapter: ADAPTER_A for EUR, ADAPTER_C for other currencies."
   adapter: WalletAdapter!
   "Shown in the wallet list; the upstream names the wallet after its currency when absent."
   name: String
@@ -5428,58 +5571,80 @@ input CreateWalletInput {
   "Adapter A (MANUAL, iban only) or adapter B."
   sepa: SepaRequisitesInput
   "Adapter B only; makes a GBP wallet."
-  ukLocal: UkLocalRequisitesInput
+  ukLocal: UkLocalRequisitesInput @deprecated(reason: "Adapter B only, which the banking upstream deprecates; UK local requisites have no replacement on the current adapters.")
   "Adapter B only."
-  crossBorder: CrossBorderRequisitesInput
+  crossBorder: CrossBorderRequisitesInput @deprecated(reason: "Adapter B only, which the banking upstream deprecates; cross-border requisites have no replacement on the current adapters.")
   "Adapter C only, and required there: one wallet per currency."
   currencies: [String!]
 }
 
+"The created wallets."
 type CreateWalletPayload {
+  "One wallet, or one per currency with adapter C."
   wallets: [Wallet!]!
 }
 
+"New requisites of a corporation, not attached to a wallet."
 input CreateWalletRequisitesInput {
+  "The corporation that will own the requisites."
   corporationId: ID!
   "ADAPTER_A or ADAPTER_B."
   adapter: WalletAdapter!
+  "Whether the bank issues the IBAN or it is given in sepa."
   mode: RequisitesMode = AUTOMATIC
   "Required when mode is MANUAL, with its bic."
   sepa: SepaRequisitesInput
 }
 
+"New requisites attached to a wallet."
 input AttachWalletRequisitesInput {
+  "The corporation that owns the wallet."
   corporationId: ID!
   "An adapter A wallet of the corporation."
   walletId: ID!
+  "Whether the bank issues the IBAN or it is given in sepa."
   mode: RequisitesMode = AUTOMATIC
   "Required when mode is MANUAL, with its bic."
   sepa: SepaRequisitesInput
 }
 
+"Names one requisites record of a corporation."
 input DeleteWalletRequisitesInput {
+  "The corporation that owns the requisites."
   corporationId: ID!
+  "Id of the WalletRequisites."
   id: ID!
 }
 
 "The authorisation code of a transaction, which is its state."
 enum TransactionStatus {
+  "Code 0: approved, funds delivered."
   APPROVED
+  "Code 1: passed first validation; may still be declined on invalid payment data."
   AUTHORIZED
+  "Code 10: declined during processing; funds not delivered."
   DECLINED
+  "Code 21: funds refunded to the account holder."
   REFUNDED
+  "Code 22: funds held by the bank."
   HOLD
+  "Code 30: not approved; processing was not started (e.g. limits reached)."
   REJECTED
   "Amount reserved in the pending wallet; processing not started."
   PENDING
+  "Code 41: processing started."
   PENDING_AUTH
+  "Code 42: under staff review."
   UNDER_REVIEW
+  "Code 43: fee payments only; waits for the customer to cover the fee."
   INITIALIZED
   "A code the gateway does not know."
   UNKNOWN
 }
 
+"A conversion between two wallets of the signed-in person's corporation."
 input CreateConversionInput {
+  "The wallet to take the money from; adapter A wallets cannot convert (upstream code 20009)."
   sourceWalletId: ID!
   "What the target wallet receives, in minor units of currency."
   amount: Int!
@@ -5491,11 +5656,14 @@ input CreateConversionInput {
   idempotencyKey: String
 }
 
+"The Conversion, or why it was refused; a refusal is not an error."
 union CreateConversionResult = Conversion | ConversionRefused
 
 "A conversion between two wallets."
 type Conversion {
+  "Id of the conversion transaction."
   id: ID!
+  "The transaction's state, from its authorisation code."
   status: TransactionStatus!
   "The upstream's authorisation code."
   statusCode: Int!
@@ -5511,38 +5679,55 @@ type Conversion {
   amountEquivalents: [Money!]!
   "The charge in the equivalent of each of the six currencies."
   chargeEquivalents: [Money!]!
+  "Id of the wallet the money came from."
   sourceWalletId: ID!
+  "Id of the wallet credited; null when the upstream does not say."
   targetWalletId: ID
   "The source wallet after the conversion."
   sourceWallet: Wallet
+  "When the conversion was made."
   createdAt: Time
 }
 
 "Why a conversion was refused."
 enum ConversionRefusal {
+  "Code 20002: the source wallet does not hold amount plus charge."
   INSUFFICIENT_FUNDS
+  "Code 20006: the corporation has an unpaid invoice."
   UNPAID_INVOICE
+  "Code -114: a corporation limit is reached."
   CORPORATION_LIMIT_REACHED
+  "Code -115: the daily, weekly or monthly count of successful conversions is reached."
   CORPORATION_VELOCITY_REACHED
+  "Code -116: too many attempts this hour."
   CORPORATION_ATTEMPT_VELOCITY_PER_HOUR_REACHED
+  "Code -117: the daily, weekly or monthly amount is reached."
   CORPORATION_AMOUNT_REACHED
+  "Code -118: below the corporation's minimum amount per transaction."
   CORPORATION_AMOUNT_BELOW_MIN
+  "Code -119: above the corporation's maximum amount per transaction."
   CORPORATION_AMOUNT_ABOVE_MAX
 }
 
 "An expected refusal of a conversion: nothing was converted."
 type ConversionRefused {
+  "Why, as an enum to switch on."
   reason: ConversionRefusal!
   "The upstream's code, e.g. 20002 or -117."
   code: Int!
   "The code's name from the spec's tables."
   name: String!
+  "The upstream's message, for logs rather than for end users."
   message: String!
 }
 
+"What an invoice charges for."
 enum InvoiceType {
+  "The one-off fee for opening the account."
   OPENING_FEE
+  "The monthly service fee."
   MONTHLY_SERVICE_FEE
+  "A type this gateway does not know yet."
   OTHER
 }
 
@@ -5550,16 +5735,23 @@ type Invoice {
   id: ID!
   type: InvoiceType!
   isPaid: Boolean!
+  "The invoiced amount."
   amount: Money!
+  "What is still to pay; 0 when paid."
   unpaidAmount: Money!
   "The invoice-payment transaction."
   paymentTransactionId: ID
+  "Payments made against the invoice, oldest first."
   repayments: [InvoiceRepayment!]!
+  "When the invoice was issued."
   createdAt: Time
 }
 
+"A payment made against an invoice."
 type InvoiceRepayment {
+  "Id of the repayment."
   id: ID!
+  "The amount repaid."
   amount: Money!
   "How it was repaid, e.g. balance."
   type: String!
@@ -5572,44 +5764,73 @@ type Limit {
   paymentMethod: String!
   "For example transfer-outgoing or convert."
   transactionType: String!
+  "Successful transactions allowed per day."
   dailySuccessfulVelocity: Int
+  "Successful transactions allowed per week."
   weeklySuccessfulVelocity: Int
+  "Successful transactions allowed per month."
   monthlySuccessfulVelocity: Int
+  "Attempts allowed per hour, successful or not."
   attemptVelocityPerHour: Int
+  "Smallest amount of one transaction."
   minimumAmount: Money
+  "Largest amount of one transaction."
   maximumAmount: Money
+  "Total amount allowed per day."
   dailyLimitAmount: Money
+  "Total amount allowed per week."
   weeklyLimitAmount: Money
+  "Total amount allowed per month."
   monthlyLimitAmount: Money
+  "When the limit last changed."
   updatedAt: Time
 }
 
 "Limit values to change; absent fields stay. Amounts in minor units of the corporation's currency."
 input LimitSetInput {
+  "Successful transactions allowed per day."
   dailySuccessfulVelocity: Int
+  "Successful transactions allowed per week."
   weeklySuccessfulVelocity: Int
+  "Successful transactions allowed per month."
   monthlySuccessfulVelocity: Int
+  "Attempts allowed per hour, successful or not."
   attemptVelocityPerHour: Int
+  "Smallest amount of one transaction, in minor units."
   minimumAmount: Int
+  "Largest amount of one transaction, in minor units."
   maximumAmount: Int
+  "Total amount per day, in minor units."
   dailyLimitAmount: Int
+  "Total amount per week, in minor units."
   weeklyLimitAmount: Int
+  "Total amount per month, in minor units."
   monthlyLimitAmount: Int
 }
 
+"Changes to a corporation limit (staff only)."
 input UpdateLimitInput {
+  "The corporation the limit belongs to."
   corporationId: ID!
+  "Id of the Limit."
   id: ID!
+  "A new payment method, e.g. bank-transfer; unchanged when absent."
   paymentMethod: String
+  "A new transaction type, e.g. transfer-outgoing; unchanged when absent."
   transactionType: String
+  "The limit values to change."
   limitSet: LimitSetInput!
 }
 
+"Names one corporation limit to remove."
 input DeleteLimitInput {
+  "The corporation the limit belongs to."
   corporationId: ID!
+  "Id of the Limit."
   id: ID!
 }
 
+"The file format of a statement."
 enum StatementFormat {
   "Exactly one wallet."
   PDF
@@ -5617,9 +5838,13 @@ enum StatementFormat {
   CSV
 }
 
+"A statement of one or more wallets over a period."
 input RequestStatementInput {
+  "PDF (one wallet) or CSV (one or more)."
   format: StatementFormat!
+  "The wallets to include."
   walletIds: [ID!]!
+  "First day, included; absent means no lower bound is sent to the upstream."
   from: Date
   "Included."
   to: Date
@@ -5629,9 +5854,11 @@ input RequestStatementInput {
   corporationId: ID
 }
 
+"An introducer's corporate fee report over a period."
 input RequestIntroducerFeeReportInput {
   "The introducer; an introducer may ask only for itself (the upstream answers FORBIDDEN otherwise)."
   introducerId: ID
+  "First day, included."
   from: Date!
   "Included."
   to: Date!
@@ -5643,7 +5870,9 @@ input RequestIntroducerFeeReportInput {
 type ReportFile {
   "A path on this gateway (/downloads/reports/...), to resolve against the gateway's origin; it carries no credential of the session."
   url: String!
+  "A name to save the file under, e.g. statement-2026-01-01_2026-01-31.pdf."
   fileName: String!
+  "When the url stops working; request the report again after that."
   expiresAt: Time!
 }
 `, BuiltIn: false},

@@ -139,6 +139,43 @@ func TestEveryTypeAndFieldIsDescribed(t *testing.T) {
 	}
 }
 
+// TestDeprecationsGiveAReason: a deprecated field, argument, input field or
+// enum value stays in the schema until clients have moved, so its reason must
+// tell them where to (not the default "No longer supported").
+func TestDeprecationsGiveAReason(t *testing.T) {
+	s := loadSchema(t)
+	var bad []string
+	check := func(what string, dirs ast.DirectiveList) {
+		d := dirs.ForName("deprecated")
+		if d == nil {
+			return
+		}
+		reason := d.Arguments.ForName("reason")
+		if reason == nil || reason.Value == nil || strings.TrimSpace(reason.Value.Raw) == "" ||
+			reason.Value.Raw == "No longer supported" {
+			bad = append(bad, what)
+		}
+	}
+	for _, def := range s.Types {
+		if def.BuiltIn {
+			continue
+		}
+		for _, f := range def.Fields {
+			check(def.Name+"."+f.Name, f.Directives)
+			for _, a := range f.Arguments {
+				check(def.Name+"."+f.Name+"("+a.Name+")", a.Directives)
+			}
+		}
+		for _, v := range def.EnumValues {
+			check(def.Name+"."+v.Name, v.Directives)
+		}
+	}
+	sort.Strings(bad)
+	if len(bad) > 0 {
+		t.Errorf("@deprecated without a reason that says what to use instead: %s", strings.Join(bad, ", "))
+	}
+}
+
 // TestSchemaSnapshot compares the printed schema with the committed
 // docs/schema.graphql. The snapshot exists for review: any change to the
 // schema, breaking or not, shows up as a diff of that one file in the pull

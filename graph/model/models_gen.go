@@ -22,6 +22,7 @@ type ChangeMyPhoneResult interface {
 	IsChangeMyPhoneResult()
 }
 
+// The Conversion, or why it was refused; a refusal is not an error.
 type CreateConversionResult interface {
 	IsCreateConversionResult()
 }
@@ -89,11 +90,14 @@ type APIKey struct {
 	Name string `json:"name"`
 }
 
+// New requisites attached to a wallet.
 type AttachWalletRequisitesInput struct {
+	// The corporation that owns the wallet.
 	CorporationID string `json:"corporationId"`
 	// An adapter A wallet of the corporation.
-	WalletID string          `json:"walletId"`
-	Mode     *RequisitesMode `json:"mode,omitempty"`
+	WalletID string `json:"walletId"`
+	// Whether the bank issues the IBAN or it is given in sepa.
+	Mode *RequisitesMode `json:"mode,omitempty"`
 	// Required when mode is MANUAL, with its bic.
 	Sepa *SepaRequisitesInput `json:"sepa,omitempty"`
 }
@@ -287,11 +291,13 @@ type ContactInput struct {
 
 // An expected refusal of a conversion: nothing was converted.
 type ConversionRefused struct {
+	// Why, as an enum to switch on.
 	Reason ConversionRefusal `json:"reason"`
 	// The upstream's code, e.g. 20002 or -117.
 	Code int64 `json:"code"`
 	// The code's name from the spec's tables.
-	Name    string `json:"name"`
+	Name string `json:"name"`
+	// The upstream's message, for logs rather than for end users.
 	Message string `json:"message"`
 }
 
@@ -340,8 +346,10 @@ type Corporation struct {
 	Wallet *Wallet `json:"wallet,omitempty"`
 	// Every requisites record of the corporation, attached or not.
 	WalletRequisites []*WalletRequisites `json:"walletRequisites"`
-	Invoices         []*Invoice          `json:"invoices"`
-	Limits           []*Limit            `json:"limits"`
+	// The corporation's fee invoices, paid and unpaid (one listing per corporation per request).
+	Invoices []*Invoice `json:"invoices"`
+	// The corporation's transaction limits, one per payment method and transaction type.
+	Limits []*Limit `json:"limits"`
 }
 
 type CorporationPage struct {
@@ -367,7 +375,9 @@ type CreateAPIKeyInput struct {
 	Name string `json:"name"`
 }
 
+// A conversion between two wallets of the signed-in person's corporation.
 type CreateConversionInput struct {
+	// The wallet to take the money from; adapter A wallets cannot convert (upstream code 20009).
 	SourceWalletID string `json:"sourceWalletId"`
 	// What the target wallet receives, in minor units of currency.
 	Amount int64 `json:"amount"`
@@ -464,9 +474,12 @@ type CreatePersonInput struct {
 	CorporationID *string `json:"corporationId,omitempty"`
 }
 
+// A new wallet of a corporation; which fields apply depends on adapter.
 type CreateWalletInput struct {
-	CorporationID string        `json:"corporationId"`
-	Adapter       WalletAdapter `json:"adapter"`
+	// The corporation that will own the wallet.
+	CorporationID string `json:"corporationId"`
+	// The processor adapter: ADAPTER_A for EUR, ADAPTER_C for other currencies.
+	Adapter WalletAdapter `json:"adapter"`
 	// Shown in the wallet list; the upstream names the wallet after its currency when absent.
 	Name *string `json:"name,omitempty"`
 	// Adapter A only.
@@ -483,15 +496,20 @@ type CreateWalletInput struct {
 	Currencies []string `json:"currencies,omitempty"`
 }
 
+// The created wallets.
 type CreateWalletPayload struct {
+	// One wallet, or one per currency with adapter C.
 	Wallets []*Wallet `json:"wallets"`
 }
 
+// New requisites of a corporation, not attached to a wallet.
 type CreateWalletRequisitesInput struct {
+	// The corporation that will own the requisites.
 	CorporationID string `json:"corporationId"`
 	// ADAPTER_A or ADAPTER_B.
-	Adapter WalletAdapter   `json:"adapter"`
-	Mode    *RequisitesMode `json:"mode,omitempty"`
+	Adapter WalletAdapter `json:"adapter"`
+	// Whether the bank issues the IBAN or it is given in sepa.
+	Mode *RequisitesMode `json:"mode,omitempty"`
 	// Required when mode is MANUAL, with its bic.
 	Sepa *SepaRequisitesInput `json:"sepa,omitempty"`
 }
@@ -508,9 +526,12 @@ type CreatedAPIKey struct {
 	PrivateKey string `json:"privateKey"`
 }
 
+// Cross-border bank details (adapter B only).
 type CrossBorderRequisitesInput struct {
+	// The account number.
 	AccountNumber string `json:"accountNumber"`
-	Bic           string `json:"bic"`
+	// The bank's BIC, 8 or 11 characters.
+	Bic string `json:"bic"`
 }
 
 // A customer record of the merchant.
@@ -563,25 +584,37 @@ type DeleteKycDocumentPayload struct {
 	ID string `json:"id"`
 }
 
+// Names one corporation limit to remove.
 type DeleteLimitInput struct {
+	// The corporation the limit belongs to.
 	CorporationID string `json:"corporationId"`
-	ID            string `json:"id"`
-}
-
-type DeleteWalletRequisitesInput struct {
-	CorporationID string `json:"corporationId"`
-	ID            string `json:"id"`
-}
-
-type DeleteWebhookInput struct {
+	// Id of the Limit.
 	ID string `json:"id"`
 }
 
+// Names one requisites record of a corporation.
+type DeleteWalletRequisitesInput struct {
+	// The corporation that owns the requisites.
+	CorporationID string `json:"corporationId"`
+	// Id of the WalletRequisites.
+	ID string `json:"id"`
+}
+
+// Names the webhook to remove.
+type DeleteWebhookInput struct {
+	// Id of the Webhook.
+	ID string `json:"id"`
+}
+
+// The removed webhook.
 type DeleteWebhookPayload struct {
+	// Id of the removed webhook.
 	DeletedID string `json:"deletedId"`
 }
 
+// The deleted requisites.
 type DeletedWalletRequisites struct {
+	// Id of the deleted requisites.
 	ID string `json:"id"`
 }
 
@@ -591,28 +624,39 @@ type ForgotPasswordInput struct {
 	Email string `json:"email"`
 }
 
+// A person being onboarded by the payments upstream.
 type Individual struct {
-	ID        string           `json:"id"`
-	Status    IndividualStatus `json:"status"`
-	CreatedAt *time.Time       `json:"createdAt,omitempty"`
+	// Id of the individual, as in events' individual_id.
+	ID string `json:"id"`
+	// Where the individual is in onboarding.
+	Status IndividualStatus `json:"status"`
+	// When onboarding was requested; null when the upstream does not say.
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
 	// Where the individual fills in the onboarding form, when the upstream gives one.
 	FormURL *string `json:"formUrl,omitempty"`
 }
 
 type Invoice struct {
-	ID           string      `json:"id"`
-	Type         InvoiceType `json:"type"`
-	IsPaid       bool        `json:"isPaid"`
-	Amount       *Money      `json:"amount"`
-	UnpaidAmount *Money      `json:"unpaidAmount"`
+	ID     string      `json:"id"`
+	Type   InvoiceType `json:"type"`
+	IsPaid bool        `json:"isPaid"`
+	// The invoiced amount.
+	Amount *Money `json:"amount"`
+	// What is still to pay; 0 when paid.
+	UnpaidAmount *Money `json:"unpaidAmount"`
 	// The invoice-payment transaction.
-	PaymentTransactionID *string             `json:"paymentTransactionId,omitempty"`
-	Repayments           []*InvoiceRepayment `json:"repayments"`
-	CreatedAt            *time.Time          `json:"createdAt,omitempty"`
+	PaymentTransactionID *string `json:"paymentTransactionId,omitempty"`
+	// Payments made against the invoice, oldest first.
+	Repayments []*InvoiceRepayment `json:"repayments"`
+	// When the invoice was issued.
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
 }
 
+// A payment made against an invoice.
 type InvoiceRepayment struct {
-	ID     string `json:"id"`
+	// Id of the repayment.
+	ID string `json:"id"`
+	// The amount repaid.
 	Amount *Money `json:"amount"`
 	// How it was repaid, e.g. balance.
 	Type string `json:"type"`
@@ -676,30 +720,49 @@ type Limit struct {
 	// For example bank-transfer, or internal for conversions.
 	PaymentMethod string `json:"paymentMethod"`
 	// For example transfer-outgoing or convert.
-	TransactionType           string     `json:"transactionType"`
-	DailySuccessfulVelocity   *int64     `json:"dailySuccessfulVelocity,omitempty"`
-	WeeklySuccessfulVelocity  *int64     `json:"weeklySuccessfulVelocity,omitempty"`
-	MonthlySuccessfulVelocity *int64     `json:"monthlySuccessfulVelocity,omitempty"`
-	AttemptVelocityPerHour    *int64     `json:"attemptVelocityPerHour,omitempty"`
-	MinimumAmount             *Money     `json:"minimumAmount,omitempty"`
-	MaximumAmount             *Money     `json:"maximumAmount,omitempty"`
-	DailyLimitAmount          *Money     `json:"dailyLimitAmount,omitempty"`
-	WeeklyLimitAmount         *Money     `json:"weeklyLimitAmount,omitempty"`
-	MonthlyLimitAmount        *Money     `json:"monthlyLimitAmount,omitempty"`
-	UpdatedAt                 *time.Time `json:"updatedAt,omitempty"`
+	TransactionType string `json:"transactionType"`
+	// Successful transactions allowed per day.
+	DailySuccessfulVelocity *int64 `json:"dailySuccessfulVelocity,omitempty"`
+	// Successful transactions allowed per week.
+	WeeklySuccessfulVelocity *int64 `json:"weeklySuccessfulVelocity,omitempty"`
+	// Successful transactions allowed per month.
+	MonthlySuccessfulVelocity *int64 `json:"monthlySuccessfulVelocity,omitempty"`
+	// Attempts allowed per hour, successful or not.
+	AttemptVelocityPerHour *int64 `json:"attemptVelocityPerHour,omitempty"`
+	// Smallest amount of one transaction.
+	MinimumAmount *Money `json:"minimumAmount,omitempty"`
+	// Largest amount of one transaction.
+	MaximumAmount *Money `json:"maximumAmount,omitempty"`
+	// Total amount allowed per day.
+	DailyLimitAmount *Money `json:"dailyLimitAmount,omitempty"`
+	// Total amount allowed per week.
+	WeeklyLimitAmount *Money `json:"weeklyLimitAmount,omitempty"`
+	// Total amount allowed per month.
+	MonthlyLimitAmount *Money `json:"monthlyLimitAmount,omitempty"`
+	// When the limit last changed.
+	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
 }
 
 // Limit values to change; absent fields stay. Amounts in minor units of the corporation's currency.
 type LimitSetInput struct {
-	DailySuccessfulVelocity   *int64 `json:"dailySuccessfulVelocity,omitempty"`
-	WeeklySuccessfulVelocity  *int64 `json:"weeklySuccessfulVelocity,omitempty"`
+	// Successful transactions allowed per day.
+	DailySuccessfulVelocity *int64 `json:"dailySuccessfulVelocity,omitempty"`
+	// Successful transactions allowed per week.
+	WeeklySuccessfulVelocity *int64 `json:"weeklySuccessfulVelocity,omitempty"`
+	// Successful transactions allowed per month.
 	MonthlySuccessfulVelocity *int64 `json:"monthlySuccessfulVelocity,omitempty"`
-	AttemptVelocityPerHour    *int64 `json:"attemptVelocityPerHour,omitempty"`
-	MinimumAmount             *int64 `json:"minimumAmount,omitempty"`
-	MaximumAmount             *int64 `json:"maximumAmount,omitempty"`
-	DailyLimitAmount          *int64 `json:"dailyLimitAmount,omitempty"`
-	WeeklyLimitAmount         *int64 `json:"weeklyLimitAmount,omitempty"`
-	MonthlyLimitAmount        *int64 `json:"monthlyLimitAmount,omitempty"`
+	// Attempts allowed per hour, successful or not.
+	AttemptVelocityPerHour *int64 `json:"attemptVelocityPerHour,omitempty"`
+	// Smallest amount of one transaction, in minor units.
+	MinimumAmount *int64 `json:"minimumAmount,omitempty"`
+	// Largest amount of one transaction, in minor units.
+	MaximumAmount *int64 `json:"maximumAmount,omitempty"`
+	// Total amount per day, in minor units.
+	DailyLimitAmount *int64 `json:"dailyLimitAmount,omitempty"`
+	// Total amount per week, in minor units.
+	WeeklyLimitAmount *int64 `json:"weeklyLimitAmount,omitempty"`
+	// Total amount per month, in minor units.
+	MonthlyLimitAmount *int64 `json:"monthlyLimitAmount,omitempty"`
 }
 
 // An event as it streams to a subscriber.
@@ -708,7 +771,8 @@ type LiveEvent struct {
 	Cursor string `json:"cursor"`
 	// Where it comes from: payments (an upstream event) or gateway.
 	Source string `json:"source"`
-	Event  *Event `json:"event"`
+	// The event; a payments event's payload is read from the upstream, never taken from a webhook body.
+	Event *Event `json:"event"`
 }
 
 // The part of a card number that may be shown.
@@ -744,11 +808,15 @@ type NewOrderInput struct {
 	AutoCharge *bool `json:"autoCharge,omitempty"`
 }
 
+// Names the individual to send back to the onboarding form.
 type OnboardIndividualInput struct {
+	// Id of an Individual in ONBOARDING_REQUESTED.
 	IndividualID string `json:"individualId"`
 }
 
+// The individual after the request.
 type OnboardIndividualPayload struct {
+	// The individual, with its formUrl when the upstream gives one.
 	Individual *Individual `json:"individual"`
 }
 
@@ -846,15 +914,22 @@ type PaymentMethod struct {
 	Created *time.Time `json:"created,omitempty"`
 }
 
+// A step an individual must take, such as a consent; created with event PendingActionCreated.
 type PendingAction struct {
-	ID           string `json:"id"`
+	// Id of the pending action.
+	ID string `json:"id"`
+	// Id of the individual who must act.
 	IndividualID string `json:"individualId"`
 	// The event that created it.
-	EventID     *string             `json:"eventId,omitempty"`
-	Type        string              `json:"type"`
-	Status      PendingActionStatus `json:"status"`
-	CreatedAt   *time.Time          `json:"createdAt,omitempty"`
-	CompletedAt *time.Time          `json:"completedAt,omitempty"`
+	EventID *string `json:"eventId,omitempty"`
+	// What must be done, as the upstream names it, e.g. consent.
+	Type string `json:"type"`
+	// Whether it is still pending.
+	Status PendingActionStatus `json:"status"`
+	// When it was created; null when the upstream does not say.
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
+	// When the individual completed it; null while pending.
+	CompletedAt *time.Time `json:"completedAt,omitempty"`
 }
 
 type Person struct {
@@ -951,37 +1026,48 @@ type RefundOrderInput struct {
 	Amount *int64 `json:"amount,omitempty"`
 }
 
+// The webhook to register.
 type RegisterWebhookInput struct {
 	// HTTPS URL that receives the upstream's webhooks.
 	URL string `json:"url"`
 }
 
+// The registered webhook.
 type RegisterWebhookPayload struct {
+	// The webhook as the upstream stored it.
 	Webhook *Webhook `json:"webhook"`
 }
 
 // A generated file, downloadable from the gateway until expiresAt without signing in.
 type ReportFile struct {
 	// A path on this gateway (/downloads/reports/...), to resolve against the gateway's origin; it carries no credential of the session.
-	URL       string    `json:"url"`
-	FileName  string    `json:"fileName"`
+	URL string `json:"url"`
+	// A name to save the file under, e.g. statement-2026-01-01_2026-01-31.pdf.
+	FileName string `json:"fileName"`
+	// When the url stops working; request the report again after that.
 	ExpiresAt time.Time `json:"expiresAt"`
 }
 
+// An introducer's corporate fee report over a period.
 type RequestIntroducerFeeReportInput struct {
 	// The introducer; an introducer may ask only for itself (the upstream answers FORBIDDEN otherwise).
 	IntroducerID *string `json:"introducerId,omitempty"`
-	From         Date    `json:"from"`
+	// First day, included.
+	From Date `json:"from"`
 	// Included.
 	To Date `json:"to"`
 	// Omitted means all the introducer's corporations.
 	CorporationIds []string `json:"corporationIds,omitempty"`
 }
 
+// A statement of one or more wallets over a period.
 type RequestStatementInput struct {
-	Format    StatementFormat `json:"format"`
-	WalletIds []string        `json:"walletIds"`
-	From      *Date           `json:"from,omitempty"`
+	// PDF (one wallet) or CSV (one or more).
+	Format StatementFormat `json:"format"`
+	// The wallets to include.
+	WalletIds []string `json:"walletIds"`
+	// First day, included; absent means no lower bound is sent to the upstream.
+	From *Date `json:"from,omitempty"`
 	// Included.
 	To *Date `json:"to,omitempty"`
 	// A tz database name; UTC when absent.
@@ -1020,7 +1106,9 @@ type SendFeedbackInput struct {
 	Captcha string `json:"captcha"`
 }
 
+// SEPA bank details.
 type SepaRequisitesInput struct {
+	// The IBAN; its format and checksum are checked by the gateway.
 	Iban string `json:"iban"`
 	// Required for adapter B and for requisites created or attached by hand; adapter A wallets take the bank's BIC.
 	Bic *string `json:"bic,omitempty"`
@@ -1140,6 +1228,7 @@ func (TwoFactorChallenge) IsSignInResult() {}
 
 func (TwoFactorChallenge) IsChangeMyPhoneResult() {}
 
+// UK bank details (adapter B only).
 type UkLocalRequisitesInput struct {
 	// Eight digits.
 	AccountNumber string `json:"accountNumber"`
@@ -1209,12 +1298,18 @@ type UpdateKycDocumentInput struct {
 	Status *KycDocumentStatus `json:"status,omitempty"`
 }
 
+// Changes to a corporation limit (staff only).
 type UpdateLimitInput struct {
-	CorporationID   string         `json:"corporationId"`
-	ID              string         `json:"id"`
-	PaymentMethod   *string        `json:"paymentMethod,omitempty"`
-	TransactionType *string        `json:"transactionType,omitempty"`
-	LimitSet        *LimitSetInput `json:"limitSet"`
+	// The corporation the limit belongs to.
+	CorporationID string `json:"corporationId"`
+	// Id of the Limit.
+	ID string `json:"id"`
+	// A new payment method, e.g. bank-transfer; unchanged when absent.
+	PaymentMethod *string `json:"paymentMethod,omitempty"`
+	// A new transaction type, e.g. transfer-outgoing; unchanged when absent.
+	TransactionType *string `json:"transactionType,omitempty"`
+	// The limit values to change.
+	LimitSet *LimitSetInput `json:"limitSet"`
 }
 
 // Changes to the signed-in person (persons only); absent fields stay unchanged. The phone changes
@@ -1340,14 +1435,20 @@ type WalletRequisites struct {
 	// The IBAN for SEPA requisites, the account number otherwise.
 	Number string `json:"number"`
 	// The BIC for SEPA and cross-border requisites, the sort code for UK local ones.
-	Code      string         `json:"code"`
-	Type      RequisitesType `json:"type"`
-	CreatedAt *time.Time     `json:"createdAt,omitempty"`
+	Code string `json:"code"`
+	// What kind of bank details these are.
+	Type RequisitesType `json:"type"`
+	// When the requisites were created; null when the upstream does not say.
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
 }
 
+// The company's registered webhook: the payments upstream announces every new event to its URL.
 type Webhook struct {
-	ID        string    `json:"id"`
-	URL       string    `json:"url"`
+	// Id of the webhook, for deleteWebhook.
+	ID string `json:"id"`
+	// The HTTPS URL the upstream posts to.
+	URL string `json:"url"`
+	// When the webhook was registered.
 	CreatedAt time.Time `json:"createdAt"`
 }
 
@@ -1657,14 +1758,22 @@ func (e ContactType) MarshalJSON() ([]byte, error) {
 type ConversionRefusal string
 
 const (
-	ConversionRefusalInsufficientFunds                        ConversionRefusal = "INSUFFICIENT_FUNDS"
-	ConversionRefusalUnpaidInvoice                            ConversionRefusal = "UNPAID_INVOICE"
-	ConversionRefusalCorporationLimitReached                  ConversionRefusal = "CORPORATION_LIMIT_REACHED"
-	ConversionRefusalCorporationVelocityReached               ConversionRefusal = "CORPORATION_VELOCITY_REACHED"
+	// Code 20002: the source wallet does not hold amount plus charge.
+	ConversionRefusalInsufficientFunds ConversionRefusal = "INSUFFICIENT_FUNDS"
+	// Code 20006: the corporation has an unpaid invoice.
+	ConversionRefusalUnpaidInvoice ConversionRefusal = "UNPAID_INVOICE"
+	// Code -114: a corporation limit is reached.
+	ConversionRefusalCorporationLimitReached ConversionRefusal = "CORPORATION_LIMIT_REACHED"
+	// Code -115: the daily, weekly or monthly count of successful conversions is reached.
+	ConversionRefusalCorporationVelocityReached ConversionRefusal = "CORPORATION_VELOCITY_REACHED"
+	// Code -116: too many attempts this hour.
 	ConversionRefusalCorporationAttemptVelocityPerHourReached ConversionRefusal = "CORPORATION_ATTEMPT_VELOCITY_PER_HOUR_REACHED"
-	ConversionRefusalCorporationAmountReached                 ConversionRefusal = "CORPORATION_AMOUNT_REACHED"
-	ConversionRefusalCorporationAmountBelowMin                ConversionRefusal = "CORPORATION_AMOUNT_BELOW_MIN"
-	ConversionRefusalCorporationAmountAboveMax                ConversionRefusal = "CORPORATION_AMOUNT_ABOVE_MAX"
+	// Code -117: the daily, weekly or monthly amount is reached.
+	ConversionRefusalCorporationAmountReached ConversionRefusal = "CORPORATION_AMOUNT_REACHED"
+	// Code -118: below the corporation's minimum amount per transaction.
+	ConversionRefusalCorporationAmountBelowMin ConversionRefusal = "CORPORATION_AMOUNT_BELOW_MIN"
+	// Code -119: above the corporation's maximum amount per transaction.
+	ConversionRefusalCorporationAmountAboveMax ConversionRefusal = "CORPORATION_AMOUNT_ABOVE_MAX"
 )
 
 var AllConversionRefusal = []ConversionRefusal{
@@ -1846,14 +1955,20 @@ func (e Gender) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// Where an individual is in onboarding.
 type IndividualStatus string
 
 const (
-	IndividualStatusOnboardingRequested    IndividualStatus = "ONBOARDING_REQUESTED"
+	// Sent to the onboarding form, not finished; onboardIndividual sends them again.
+	IndividualStatusOnboardingRequested IndividualStatus = "ONBOARDING_REQUESTED"
+	// Submitted everything; the outcome follows as IndividualActivated or IndividualBlocked.
 	IndividualStatusOnboardingDataProvided IndividualStatus = "ONBOARDING_DATA_PROVIDED"
-	IndividualStatusActive                 IndividualStatus = "ACTIVE"
-	IndividualStatusBlocked                IndividualStatus = "BLOCKED"
-	IndividualStatusUnknown                IndividualStatus = "UNKNOWN"
+	// Onboarding succeeded (IndividualActivated).
+	IndividualStatusActive IndividualStatus = "ACTIVE"
+	// Onboarding was rejected (IndividualBlocked).
+	IndividualStatusBlocked IndividualStatus = "BLOCKED"
+	// A status this gateway does not know yet.
+	IndividualStatusUnknown IndividualStatus = "UNKNOWN"
 )
 
 var AllIndividualStatus = []IndividualStatus{
@@ -1965,12 +2080,16 @@ func (e Initiator) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// What an invoice charges for.
 type InvoiceType string
 
 const (
-	InvoiceTypeOpeningFee        InvoiceType = "OPENING_FEE"
+	// The one-off fee for opening the account.
+	InvoiceTypeOpeningFee InvoiceType = "OPENING_FEE"
+	// The monthly service fee.
 	InvoiceTypeMonthlyServiceFee InvoiceType = "MONTHLY_SERVICE_FEE"
-	InvoiceTypeOther             InvoiceType = "OTHER"
+	// A type this gateway does not know yet.
+	InvoiceTypeOther InvoiceType = "OTHER"
 )
 
 var AllInvoiceType = []InvoiceType{
@@ -2269,12 +2388,16 @@ func (e OrderStatus) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// Whether a pending action still waits for its individual.
 type PendingActionStatus string
 
 const (
-	PendingActionStatusPending   PendingActionStatus = "PENDING"
+	// Waiting for the individual to complete the consent flow.
+	PendingActionStatusPending PendingActionStatus = "PENDING"
+	// The individual completed it (event PendingActionCompleted).
 	PendingActionStatusCompleted PendingActionStatus = "COMPLETED"
-	PendingActionStatusUnknown   PendingActionStatus = "UNKNOWN"
+	// A status this gateway does not know yet.
+	PendingActionStatusUnknown PendingActionStatus = "UNKNOWN"
 )
 
 var AllPendingActionStatus = []PendingActionStatus{
@@ -2520,6 +2643,7 @@ func (e PrincipalKind) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// How the IBAN of new requisites is made.
 type RequisitesMode string
 
 const (
@@ -2577,13 +2701,18 @@ func (e RequisitesMode) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// What kind of bank details requisites are.
 type RequisitesType string
 
 const (
-	RequisitesTypeSepa        RequisitesType = "SEPA"
+	// A SEPA IBAN with its BIC.
+	RequisitesTypeSepa RequisitesType = "SEPA"
+	// An account number with a BIC, for cross-border transfers.
 	RequisitesTypeCrossBorder RequisitesType = "CROSS_BORDER"
-	RequisitesTypeUkLocal     RequisitesType = "UK_LOCAL"
-	RequisitesTypeOther       RequisitesType = "OTHER"
+	// A UK account number with its sort code.
+	RequisitesTypeUkLocal RequisitesType = "UK_LOCAL"
+	// A type this gateway does not know yet.
+	RequisitesTypeOther RequisitesType = "OTHER"
 )
 
 var AllRequisitesType = []RequisitesType{
@@ -2826,6 +2955,7 @@ func (e SortDirection) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// The file format of a statement.
 type StatementFormat string
 
 const (
@@ -2887,16 +3017,25 @@ func (e StatementFormat) MarshalJSON() ([]byte, error) {
 type TransactionStatus string
 
 const (
-	TransactionStatusApproved   TransactionStatus = "APPROVED"
+	// Code 0: approved, funds delivered.
+	TransactionStatusApproved TransactionStatus = "APPROVED"
+	// Code 1: passed first validation; may still be declined on invalid payment data.
 	TransactionStatusAuthorized TransactionStatus = "AUTHORIZED"
-	TransactionStatusDeclined   TransactionStatus = "DECLINED"
-	TransactionStatusRefunded   TransactionStatus = "REFUNDED"
-	TransactionStatusHold       TransactionStatus = "HOLD"
-	TransactionStatusRejected   TransactionStatus = "REJECTED"
+	// Code 10: declined during processing; funds not delivered.
+	TransactionStatusDeclined TransactionStatus = "DECLINED"
+	// Code 21: funds refunded to the account holder.
+	TransactionStatusRefunded TransactionStatus = "REFUNDED"
+	// Code 22: funds held by the bank.
+	TransactionStatusHold TransactionStatus = "HOLD"
+	// Code 30: not approved; processing was not started (e.g. limits reached).
+	TransactionStatusRejected TransactionStatus = "REJECTED"
 	// Amount reserved in the pending wallet; processing not started.
-	TransactionStatusPending     TransactionStatus = "PENDING"
+	TransactionStatusPending TransactionStatus = "PENDING"
+	// Code 41: processing started.
 	TransactionStatusPendingAuth TransactionStatus = "PENDING_AUTH"
+	// Code 42: under staff review.
 	TransactionStatusUnderReview TransactionStatus = "UNDER_REVIEW"
+	// Code 43: fee payments only; waits for the customer to cover the fee.
 	TransactionStatusInitialized TransactionStatus = "INITIALIZED"
 	// A code the gateway does not know.
 	TransactionStatusUnknown TransactionStatus = "UNKNOWN"
@@ -2965,7 +3104,8 @@ type WalletAdapter string
 const (
 	// The current adapter; EUR wallets, SEPA requisites, the only one for cards.
 	WalletAdapterAdapterA WalletAdapter = "ADAPTER_A"
-	// Deprecated upstream.
+	// The upstream's older adapter (GBP wallets with UK local requisites, cross-border
+	// requisites). Existing wallets may still run on it and show it here; new ones should not.
 	WalletAdapterAdapterB WalletAdapter = "ADAPTER_B"
 	// Multi-currency wallets.
 	WalletAdapterAdapterC WalletAdapter = "ADAPTER_C"
@@ -3020,6 +3160,7 @@ func (e WalletAdapter) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// What a wallet is for, beyond holding money.
 type WalletPurpose string
 
 const (
@@ -3078,6 +3219,7 @@ func (e WalletPurpose) MarshalJSON() ([]byte, error) {
 type WalletType string
 
 const (
+	// A wallet of the corporation, with available funds.
 	WalletTypeReal WalletType = "REAL"
 	// Holds the reserved funds of its real wallet; exists after the first transaction from or to it.
 	WalletTypePending WalletType = "PENDING"
