@@ -3445,17 +3445,17 @@ scalar Upload
 
 "The state of a card as the card issuer reports it."
 enum CardStatus {
-  "Usable: transactions are authorised within the card's available balance."
+  "In use: transactions are authorised within the card's available balance. New cards start here."
   ACTIVE
-  "Not (yet) usable; transactions are declined."
+  "Not in use for now."
   INACTIVE
   "Closed for good."
   CANCELED
-  "Reported lost; transactions are declined."
+  "Reported lost."
   LOST
-  "Reported stolen; transactions are declined."
+  "Reported stolen."
   STOLEN
-  "Being issued."
+  "Ordered, not issued yet."
   PENDING
 }
 
@@ -4091,7 +4091,7 @@ enum PrincipalKind {
 
 "How signIn authenticates."
 enum SignInKind {
-  "A staff member: email and password, then twoFactorCode (two-factor is always on for staff)."
+  "A staff member: email and password, then twoFactorCode (two-factor is on by default for staff)."
   STAFF
   """
   A person of a corporation: email, password and deviceFingerprint; twoFactorCode when the
@@ -4407,7 +4407,7 @@ type Person {
   lastName: String!
   "E-mail address; null for a UBO created without one."
   email: String
-  "Phone number in international format; the SMS two-factor codes go to it."
+  "Phone number; the SMS two-factor codes go to it."
   phone: String
   "A second phone number, not used for two-factor."
   otherPhone: String
@@ -4478,9 +4478,9 @@ input CreatePersonInput {
   isDirector: Boolean
   "YYYY-MM-DD."
   dateOfBirth: String
-  "Phone number in international format; receives the SMS two-factor codes."
+  "Phone number, at most 32 characters; receives the SMS two-factor codes."
   phone: String
-  "A second phone number."
+  "A second phone number, at most 32 characters."
   otherPhone: String
   "Two-letter code."
   country: String
@@ -4591,7 +4591,7 @@ input UpdateMeInput {
 
 "Both steps of a phone change; repeat the same fields in step 2."
 input ChangeMyPhoneInput {
-  "The new phone number, in international format; the code is sent to it."
+  "The new phone number; the code is sent to it."
   phone: String!
   "The signed-in person's password."
   currentPassword: String!
@@ -4673,15 +4673,15 @@ type CreatedApiKey {
 
 "A corporation registering itself, with its first person."
 input SignUpCorporationInput {
-  "The company's registered name."
+  "The company's registered name, at most 255 characters."
   companyName: String!
   "E-mail address of the first person; the instructions go there."
   email: String!
-  "First name of the first person."
+  "First name of the first person, at most 100 characters."
   firstName: String!
-  "Last name of the first person."
+  "Last name of the first person, at most 100 characters."
   lastName: String!
-  "Phone number of the first person, in international format."
+  "Phone number of the first person, at most 32 characters."
   phone: String!
   "Two-letter code from the accepted list."
   country: String!
@@ -4699,7 +4699,7 @@ type SignUpCorporationPayload {
 input UpdateCorporationInput {
   "The corporation to change."
   id: ID!
-  "The corporation's name."
+  "The corporation's name, at most 255 characters."
   name: String
   "The corporation's contact e-mail."
   email: String
@@ -4747,13 +4747,13 @@ input DeleteApiKeyInput {
 
 "A message to the bank from anyone who passes the captcha."
 input SendFeedbackInput {
-  "The sender's name."
+  "The sender's name, at most 255 characters."
   name: String!
   "The sender's e-mail address, for the answer."
   email: String!
-  "The subject line."
+  "The subject line, at most 255 characters."
   subject: String!
-  "The message itself."
+  "The message itself, at most 10000 characters."
   feedback: String!
   "The captcha response token."
   captcha: String!
@@ -5165,7 +5165,7 @@ input OrderItemsInput @oneOf {
   amount: Int
   "A single item."
   item: OrderItemInput
-  "Several items; at least one."
+  "Several items: 1 to 100."
   list: [OrderItemInput!]
 }
 

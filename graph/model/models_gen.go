@@ -242,7 +242,7 @@ type CardholderDetailsInput struct {
 
 // Both steps of a phone change; repeat the same fields in step 2.
 type ChangeMyPhoneInput struct {
-	// The new phone number, in international format; the code is sent to it.
+	// The new phone number; the code is sent to it.
 	Phone string `json:"phone"`
 	// The signed-in person's password.
 	CurrentPassword string `json:"currentPassword"`
@@ -448,9 +448,9 @@ type CreatePersonInput struct {
 	IsDirector *bool `json:"isDirector,omitempty"`
 	// YYYY-MM-DD.
 	DateOfBirth *string `json:"dateOfBirth,omitempty"`
-	// Phone number in international format; receives the SMS two-factor codes.
+	// Phone number, at most 32 characters; receives the SMS two-factor codes.
 	Phone *string `json:"phone,omitempty"`
-	// A second phone number.
+	// A second phone number, at most 32 characters.
 	OtherPhone *string `json:"otherPhone,omitempty"`
 	// Two-letter code.
 	Country *string `json:"country,omitempty"`
@@ -869,7 +869,7 @@ type OrderItemsInput struct {
 	Amount *int64 `json:"amount,omitempty"`
 	// A single item.
 	Item *OrderItemInput `json:"item,omitempty"`
-	// Several items; at least one.
+	// Several items: 1 to 100.
 	List []*OrderItemInput `json:"list,omitempty"`
 }
 
@@ -938,7 +938,7 @@ type Person struct {
 	LastName  string `json:"lastName"`
 	// E-mail address; null for a UBO created without one.
 	Email *string `json:"email,omitempty"`
-	// Phone number in international format; the SMS two-factor codes go to it.
+	// Phone number; the SMS two-factor codes go to it.
 	Phone *string `json:"phone,omitempty"`
 	// A second phone number, not used for two-factor.
 	OtherPhone *string `json:"otherPhone,omitempty"`
@@ -1094,13 +1094,13 @@ type SavedCardPaymentInput struct {
 
 // A message to the bank from anyone who passes the captcha.
 type SendFeedbackInput struct {
-	// The sender's name.
+	// The sender's name, at most 255 characters.
 	Name string `json:"name"`
 	// The sender's e-mail address, for the answer.
 	Email string `json:"email"`
-	// The subject line.
+	// The subject line, at most 255 characters.
 	Subject string `json:"subject"`
-	// The message itself.
+	// The message itself, at most 10000 characters.
 	Feedback string `json:"feedback"`
 	// The captcha response token.
 	Captcha string `json:"captcha"`
@@ -1156,15 +1156,15 @@ type SignInInput struct {
 
 // A corporation registering itself, with its first person.
 type SignUpCorporationInput struct {
-	// The company's registered name.
+	// The company's registered name, at most 255 characters.
 	CompanyName string `json:"companyName"`
 	// E-mail address of the first person; the instructions go there.
 	Email string `json:"email"`
-	// First name of the first person.
+	// First name of the first person, at most 100 characters.
 	FirstName string `json:"firstName"`
-	// Last name of the first person.
+	// Last name of the first person, at most 100 characters.
 	LastName string `json:"lastName"`
-	// Phone number of the first person, in international format.
+	// Phone number of the first person, at most 32 characters.
 	Phone string `json:"phone"`
 	// Two-letter code from the accepted list.
 	Country string `json:"country"`
@@ -1240,7 +1240,7 @@ type UkLocalRequisitesInput struct {
 type UpdateCorporationInput struct {
 	// The corporation to change.
 	ID string `json:"id"`
-	// The corporation's name.
+	// The corporation's name, at most 255 characters.
 	Name *string `json:"name,omitempty"`
 	// The corporation's contact e-mail.
 	Email *string `json:"email,omitempty"`
@@ -1514,17 +1514,17 @@ func (e CardBrand) MarshalJSON() ([]byte, error) {
 type CardStatus string
 
 const (
-	// Usable: transactions are authorised within the card's available balance.
+	// In use: transactions are authorised within the card's available balance. New cards start here.
 	CardStatusActive CardStatus = "ACTIVE"
-	// Not (yet) usable; transactions are declined.
+	// Not in use for now.
 	CardStatusInactive CardStatus = "INACTIVE"
 	// Closed for good.
 	CardStatusCanceled CardStatus = "CANCELED"
-	// Reported lost; transactions are declined.
+	// Reported lost.
 	CardStatusLost CardStatus = "LOST"
-	// Reported stolen; transactions are declined.
+	// Reported stolen.
 	CardStatusStolen CardStatus = "STOLEN"
-	// Being issued.
+	// Ordered, not issued yet.
 	CardStatusPending CardStatus = "PENDING"
 )
 
@@ -2836,7 +2836,7 @@ func (e Role) MarshalJSON() ([]byte, error) {
 type SignInKind string
 
 const (
-	// A staff member: email and password, then twoFactorCode (two-factor is always on for staff).
+	// A staff member: email and password, then twoFactorCode (two-factor is on by default for staff).
 	SignInKindStaff SignInKind = "STAFF"
 	// A person of a corporation: email, password and deviceFingerprint; twoFactorCode when the
 	// person has two-factor on.
