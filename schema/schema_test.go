@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fingraph/fingraph/graph"
 	"github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/formatter"
@@ -200,13 +201,13 @@ func TestSchemaSnapshot(t *testing.T) {
 		t.Errorf("the schema differs from the committed snapshot docs/schema.graphql (first difference: %s).\n"+
 			"If the change is intended, run `go test ./schema -run Snapshot -update` and commit docs/schema.graphql with it: "+
 			"its diff is what reviewers read to see what changes for clients (removed or retyped fields break them; deprecate with @deprecated(reason: ...) instead).",
-			firstDifference(string(want), got))
+			firstDifference(string(want), got, "snapshot", "schema"))
 	}
 }
 
-// firstDifference names the first line where the snapshot and the printed
-// schema part, so the failure points somewhere without a diff tool.
-func firstDifference(want, got string) string {
+// firstDifference names the first line where two printed schemas part, so
+// the failure points somewhere without a diff tool.
+func firstDifference(want, got, wantName, gotName string) string {
 	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
 	for i := 0; i < len(wl) || i < len(gl); i++ {
 		var w, g string
@@ -217,8 +218,20 @@ func firstDifference(want, got string) string {
 			g = gl[i]
 		}
 		if w != g {
-			return "line " + strconv.Itoa(i+1) + ": snapshot " + strconv.Quote(w) + ", schema " + strconv.Quote(g)
+			return "line " + strconv.Itoa(i+1) + ": " + wantName + " " + strconv.Quote(w) + ", " + gotName + " " + strconv.Quote(g)
 		}
 	}
 	return "none"
+}
+
+// TestSnapshotIsWhatTheGatewayServes: the generated executable schema (what
+// /schema.graphql and introspection answer) prints to the same text as
+// schema/*.graphqls, so the snapshot is the served schema and generated code
+// that lags behind a schema edit shows up here too.
+func TestSnapshotIsWhatTheGatewayServes(t *testing.T) {
+	served := printSchema(graph.NewExecutableSchema(graph.Config{}).Schema())
+	if files := printSchema(loadSchema(t)); served != files {
+		t.Errorf("graph/generated.go does not match schema/*.graphqls (first difference: %s); run `go generate ./...`",
+			firstDifference(files, served, "schema/*.graphqls", "graph/generated.go"))
+	}
 }
