@@ -3443,29 +3443,43 @@ var sources = []*ast.Source{
 "A file sent with the GraphQL multipart request spec."
 scalar Upload
 
+"The state of a card as the card issuer reports it."
 enum CardStatus {
+  "In use: transactions are authorised within the card's available balance. New cards start here."
   ACTIVE
+  "Not in use for now."
   INACTIVE
+  "Closed for good."
   CANCELED
+  "Reported lost."
   LOST
+  "Reported stolen."
   STOLEN
+  "Ordered, not issued yet."
   PENDING
 }
 
 "Only VIRTUAL cards can be issued."
 enum CardType {
+  "A card that exists only as data, for online payments."
   VIRTUAL
+  "A plastic card; cannot be issued through this graph."
   PHYSICAL
 }
 
 "Only MASTERCARD cards can be issued."
 enum CardBrand {
+  "Mastercard."
   MASTERCARD
+  "Visa; cannot be issued through this graph."
   VISA
 }
 
+"How the cardholder relates to the card's account."
 enum CardholderType {
+  "The account holder's own card (the default)."
   PRIMARY
+  "A card for someone the account holder authorised."
   AUTHORISED
 }
 
@@ -3473,6 +3487,7 @@ enum CardholderType {
 type MaskedPan {
   "The first six digits."
   bin: String!
+  "The last four digits."
   lastFour: String!
 }
 
@@ -3482,8 +3497,11 @@ type Card {
   status: CardStatus!
   "The card's alias."
   displayName: String
+  "Virtual or physical."
   type: CardType!
+  "The card scheme."
   brand: CardBrand!
+  "The region the card is issued for; EUROPE."
   region: String!
   "ISO 4217 code."
   currency: String!
@@ -3491,18 +3509,25 @@ type Card {
   availableBalance: Money!
   "1 to 12."
   expiryMonth: Int!
+  "Four-digit year of expiry."
   expiryYear: Int!
+  "The part of the card number that may be shown; the full number is in credentials."
   maskedPan: MaskedPan!
   "The name embossed on the card."
   embossedName: String
+  "When the card was issued; null when the issuer does not say."
   createdAt: Time
+  "When the card last changed; null when the issuer does not say."
   updatedAt: Time
+  "Id of the wallet the card spends from."
   fundingWalletId: ID!
   "The wallet the card spends from (batched with the corporation's wallet listing)."
   fundingWallet: Wallet
   "The person the card belongs to."
   cardholderId: ID!
+  "The cardholder (batched, as Query.person); null outside the viewer's scope."
   cardholder: Person
+  "The corporation that owns the card; null outside the viewer's scope."
   corporation: Corporation
   "The card's transactions, newest first by default."
   transactions(first: Int = 20, offset: Int = 0, sortDirection: SortDirection): CardTransactionPage!
@@ -3515,8 +3540,11 @@ type Card {
 
 "A card's secrets. Keep them out of logs, stores and screenshots."
 type CardCredentials {
+  "Id of the card they belong to."
   cardId: ID!
+  "The full card number. Never logged or cached by the gateway."
   pan: String!
+  "The card security code (CVC2). Never logged or cached by the gateway."
   cvc: String!
 }
 
@@ -3525,11 +3553,13 @@ type CardTransaction {
   id: ID!
   "The upstream's transaction type, e.g. card-transaction."
   type: String!
+  "The transaction's amount in the card's currency."
   amount: Money!
   "The upstream's status name, e.g. APPROVED, when it gives one."
   status: String
   "Merchant or description, when the upstream gives one."
   description: String
+  "When the transaction was made; null when the upstream does not say."
   createdAt: Time
 }
 
@@ -3548,9 +3578,13 @@ extend type Person {
   cards: [Card!]!
 }
 
+"Whether staff verified a KYC document."
 enum KycDocumentStatus {
+  "Not looked at yet; every upload starts here."
   NO_MARK
+  "Staff verified the document."
   VERIFIED
+  "Staff refused the document; upload a better one."
   NOT_VERIFIED
 }
 
@@ -3559,13 +3593,17 @@ type KycDocument {
   id: ID!
   name: String!
   status: KycDocumentStatus!
-  "corporate"
+  "Always ` + "`" + `corporate` + "`" + `, the only document type."
   type: String!
   "Where the upstream keeps the file."
   path: String
+  "The day the document (e.g. a registry extract) stops being valid; null when not set."
   expiresAt: Date
+  "When the document was uploaded."
   createdAt: Time
+  "When the document last changed, e.g. its status."
   updatedAt: Time
+  "Id of the corporation the document belongs to."
   corporationId: ID!
 }
 
@@ -3580,7 +3618,10 @@ extend type Query {
   "The cards the viewer may see."
   cards: [Card!]! @requires(role: BANKING)
   "One card; null when there is none or it is outside the viewer's scope."
-  card(id: ID!): Card @requires(role: BANKING)
+  card(
+    "Id of a Card, as returned by an earlier query."
+    id: ID!
+  ): Card @requires(role: BANKING)
 }
 
 "What issueCard takes from the person and the corporation unless given here."
@@ -3591,39 +3632,58 @@ input CardholderDetailsInput {
   lastName: String
   "Used for 3-D Secure."
   phone: String
+  "The cardholder's e-mail address."
   email: String
+  "The cardholder's address; needed only for plastic cards."
   address: CardAddressInput
 }
 
+"What issueCard takes from the corporation unless given here."
 input CardCompanyInput {
   "At most 255 characters."
   name: String
+  "The company's e-mail address."
   email: String
+  "The company's phone number."
   phone: String
+  "The company's address."
   address: CardAddressInput
 }
 
+"A postal address for card issuing."
 input CardAddressInput {
+  "Street and number."
   street: String!
+  "City."
   city: String!
+  "Postal code."
   postCode: String!
   "Two-letter code."
   country: String!
+  "Region or state."
   region: String
 }
 
+"""
+A virtual card to issue. Only VIRTUAL, MASTERCARD, EUROPE and EUR are available; others are
+refused with BAD_USER_INPUT.
+"""
 input IssueCardInput {
   "A wallet of the corporation whose purpose is CARD."
   fundingWalletId: ID!
   "A person of the corporation."
   cardholderId: ID!
+  "How the cardholder relates to the card's account."
   cardholderType: CardholderType! = PRIMARY
   "1 to 12."
   expiryMonth: Int!
   "A year after 2018."
   expiryYear: Int!
+  "An alias to tell the card apart, e.g. Travel."
   displayName: String
+  "Only VIRTUAL."
   type: CardType! = VIRTUAL
+  "Only MASTERCARD."
   brand: CardBrand! = MASTERCARD
   "Only EUROPE."
   region: String! = "EUROPE"
@@ -3639,7 +3699,9 @@ input IssueCardInput {
   templateId: String
 }
 
+"A test transaction on an issued card."
 input SimulateCardTransactionInput {
+  "Id of an issued Card."
   cardId: ID!
   "Minor units, more than 0."
   amount: Int!
@@ -3649,17 +3711,21 @@ input SimulateCardTransactionInput {
 
 "The simulated transaction was authorised; it is now one of the card's transactions."
 type CardAuthorised {
+  "The card after the transaction; null when it cannot be read back."
   card: Card
-  "00"
+  "Always 00, the card authorisation code of an approval."
   code: String!
-  "APPROVED"
+  "Always APPROVED."
   name: String!
+  "The authorised amount."
   amount: Money!
 }
 
 "The simulated transaction was declined with a card authorisation code."
 type CardDeclined {
+  "Id of the card."
   cardId: ID!
+  "The card; null when it cannot be read back."
   card: Card
   "The card authorisation code, e.g. 51."
   code: String!
@@ -3667,55 +3733,90 @@ type CardDeclined {
   name: String!
 }
 
+"An authorised or a declined simulated transaction."
 union CardSimulationResult = CardAuthorised | CardDeclined
 
+"Names the card whose number and security code to read."
 input RevealCardCredentialsInput {
+  "Id of a Card of the signed-in person's corporation."
   cardId: ID!
 }
 
+"The kind of a KYC document."
 enum KycDocumentType {
+  "A document about the corporation (registry extract, articles, etc.)."
   CORPORATE
 }
 
+"A KYC document file for a corporation."
 input UploadKycDocumentInput {
   "JPEG, PNG, PDF, DOC, DOCX, XLS or XLSX, recognised by content; at most 10 MiB."
   file: Upload!
+  "The document's kind; only CORPORATE."
   type: KycDocumentType! = CORPORATE
   "Required for staff; others upload for their own corporation."
   corporationId: ID
 }
 
+"Changes to a KYC document; absent fields stay unchanged."
 input UpdateKycDocumentInput {
+  "Id of the KycDocument."
   id: ID!
   "Required for staff; others act on their own corporation."
   corporationId: ID
+  "A new name for the document."
   name: String
+  "The day the document stops being valid."
   expiresAt: Date
   "Staff only: a corporation does not verify its own documents."
   status: KycDocumentStatus
 }
 
+"Names one KYC document to delete."
 input DeleteKycDocumentInput {
+  "Id of the KycDocument."
   id: ID!
   "Required for staff; others act on their own corporation."
   corporationId: ID
 }
 
+"The deleted document."
 type DeleteKycDocumentPayload {
+  "Id of the deleted document."
   id: ID!
 }
 
 extend type Mutation {
   "Issues a virtual card. Returns it as the upstream now shows it."
-  issueCard(input: IssueCardInput!): Card! @requires(role: BANKING)
+  issueCard(
+    "The card and its funding wallet and cardholder."
+    input: IssueCardInput!
+  ): Card! @requires(role: BANKING)
   "Simulates a card transaction: a decline is a result, not an error."
-  simulateCardTransaction(input: SimulateCardTransactionInput!): CardSimulationResult! @requires(role: BANKING)
+  simulateCardTransaction(
+    "The card and the amount to try."
+    input: SimulateCardTransactionInput!
+  ): CardSimulationResult! @requires(role: BANKING)
   "Reads a card's number and security code (persons of its corporation; rate limited; no-store)."
-  revealCardCredentials(input: RevealCardCredentialsInput!): CardCredentials! @requires(role: BANKING)
+  revealCardCredentials(
+    "The card."
+    input: RevealCardCredentialsInput!
+  ): CardCredentials! @requires(role: BANKING)
   "Uploads a KYC document (GraphQL multipart request)."
-  uploadKycDocument(input: UploadKycDocumentInput!): KycDocument! @requires(role: BANKING)
-  updateKycDocument(input: UpdateKycDocumentInput!): KycDocument! @requires(role: BANKING)
-  deleteKycDocument(input: DeleteKycDocumentInput!): DeleteKycDocumentPayload! @requires(role: BANKING)
+  uploadKycDocument(
+    "The file (a multipart upload) and the corporation."
+    input: UploadKycDocumentInput!
+  ): KycDocument! @requires(role: BANKING)
+  "Changes a KYC document's name, expiry or (staff only) verification status."
+  updateKycDocument(
+    "The document and the fields to change."
+    input: UpdateKycDocumentInput!
+  ): KycDocument! @requires(role: BANKING)
+  "Deletes a KYC document of a corporation."
+  deleteKycDocument(
+    "The document to delete."
+    input: DeleteKycDocumentInput!
+  ): DeleteKycDocumentPayload! @requires(role: BANKING)
 }
 `, BuiltIn: false},
 	{Name: "../schema/events.graphqls", Input: `# Payments events, webhooks, individual onboarding and pending actions.
@@ -3725,19 +3826,30 @@ extend type Query {
   webhooks: [Webhook!]!
     @requires(role: PAYMENTS_OPERATOR)
   "One upstream event with its payload; null when there is none."
-  event(id: ID!): Event
+  event(
+    "Id of an Event, e.g. from a LiveEvent or a webhook."
+    id: ID!
+  ): Event
     @requires(role: PAYMENTS_OPERATOR)
   """
   Pending actions by the event tied to one (one upstream request, preferred) or by
   individual. Give exactly one of eventId and individualId.
   """
-  pendingActions(eventId: ID, individualId: ID): [PendingAction!]!
+  pendingActions(
+    "The event that created the pending action (PendingActionCreated)."
+    eventId: ID
+    "The individual whose pending actions to list."
+    individualId: ID
+  ): [PendingAction!]!
     @requires(role: PAYMENTS_OPERATOR)
   """
   Individuals in onboarding, by status: ONBOARDING_REQUESTED finds those who dropped
   off the form, to send them back with onboardIndividual.
   """
-  individuals(status: IndividualStatus): [Individual!]!
+  individuals(
+    "Only individuals in this status; all when absent."
+    status: IndividualStatus
+  ): [Individual!]!
     @requires(role: PAYMENTS_OPERATOR)
   """
   The cursor of the newest live event. Read state, read this, then subscribe
@@ -3749,18 +3861,32 @@ extend type Query {
 
 extend type Mutation {
   "Registers the company's webhook URL (HTTPS; one per company)."
-  registerWebhook(input: RegisterWebhookInput!): RegisterWebhookPayload!
+  registerWebhook(
+    "The HTTPS URL to register."
+    input: RegisterWebhookInput!
+  ): RegisterWebhookPayload!
     @requires(role: PAYMENTS_OPERATOR)
-  deleteWebhook(input: DeleteWebhookInput!): DeleteWebhookPayload!
+  "Removes the company's webhook; the upstream stops announcing events to its URL."
+  deleteWebhook(
+    "The webhook to remove."
+    input: DeleteWebhookInput!
+  ): DeleteWebhookPayload!
     @requires(role: PAYMENTS_OPERATOR)
   "Sends an individual still in ONBOARDING_REQUESTED to the onboarding form again."
-  onboardIndividual(input: OnboardIndividualInput!): OnboardIndividualPayload!
+  onboardIndividual(
+    "The individual to send back to the form."
+    input: OnboardIndividualInput!
+  ): OnboardIndividualPayload!
     @requires(role: PAYMENTS_OPERATOR)
 }
 
+"The company's registered webhook: the payments upstream announces every new event to its URL."
 type Webhook {
+  "Id of the webhook, for deleteWebhook."
   id: ID!
+  "The HTTPS URL the upstream posts to."
   url: String!
+  "When the webhook was registered."
   createdAt: Time!
 }
 
@@ -3769,7 +3895,9 @@ type Event {
   id: ID!
   "E.g. IndividualActivated, PendingActionCreated, OrderCaptured."
   name: String!
+  "The event's data as the upstream gives it (e.g. individual_id); its shape depends on name."
   payload: JSON!
+  "When the upstream created the event."
   createdAt: Time!
   "individual_id of the payload, when it has one."
   individualId: ID
@@ -3779,61 +3907,93 @@ type Event {
   pendingActions: [PendingAction!]!
 }
 
+"Whether a pending action still waits for its individual."
 enum PendingActionStatus {
+  "Waiting for the individual to complete the consent flow."
   PENDING
+  "The individual completed it (event PendingActionCompleted)."
   COMPLETED
+  "A status this gateway does not know yet."
   UNKNOWN
 }
 
+"A step an individual must take, such as a consent; created with event PendingActionCreated."
 type PendingAction {
+  "Id of the pending action."
   id: ID!
+  "Id of the individual who must act."
   individualId: ID!
   "The event that created it."
   eventId: ID
+  "What must be done, as the upstream names it, e.g. consent."
   type: String!
+  "Whether it is still pending."
   status: PendingActionStatus!
+  "When it was created; null when the upstream does not say."
   createdAt: Time
+  "When the individual completed it; null while pending."
   completedAt: Time
 }
 
+"Where an individual is in onboarding."
 enum IndividualStatus {
+  "Sent to the onboarding form, not finished; onboardIndividual sends them again."
   ONBOARDING_REQUESTED
+  "Submitted everything; the outcome follows as IndividualActivated or IndividualBlocked."
   ONBOARDING_DATA_PROVIDED
+  "Onboarding succeeded (IndividualActivated)."
   ACTIVE
+  "Onboarding was rejected (IndividualBlocked)."
   BLOCKED
+  "A status this gateway does not know yet."
   UNKNOWN
 }
 
+"A person being onboarded by the payments upstream."
 type Individual {
+  "Id of the individual, as in events' individual_id."
   id: ID!
+  "Where the individual is in onboarding."
   status: IndividualStatus!
+  "When onboarding was requested; null when the upstream does not say."
   createdAt: Time
   "Where the individual fills in the onboarding form, when the upstream gives one."
   formUrl: String
 }
 
+"The webhook to register."
 input RegisterWebhookInput {
   "HTTPS URL that receives the upstream's webhooks."
   url: String!
 }
 
+"The registered webhook."
 type RegisterWebhookPayload {
+  "The webhook as the upstream stored it."
   webhook: Webhook!
 }
 
+"Names the webhook to remove."
 input DeleteWebhookInput {
+  "Id of the Webhook."
   id: ID!
 }
 
+"The removed webhook."
 type DeleteWebhookPayload {
+  "Id of the removed webhook."
   deletedId: ID!
 }
 
+"Names the individual to send back to the onboarding form."
 input OnboardIndividualInput {
+  "Id of an Individual in ONBOARDING_REQUESTED."
   individualId: ID!
 }
 
+"The individual after the request."
 type OnboardIndividualPayload {
+  "The individual, with its formUrl when the upstream gives one."
   individual: Individual!
 }
 
@@ -3844,13 +4004,28 @@ what was missed (up to 7 days back). An event reaches a subscriber once.
 """
 type Subscription {
   "Events, optionally only those with the given names (e.g. IndividualActivated)."
-  events(names: [String!], after: String): LiveEvent!
+  events(
+    "Event names to receive, e.g. OrderCaptured; all when absent."
+    names: [String!]
+    "A cursor from an earlier LiveEvent or eventsCursor: events after it are replayed first."
+    after: String
+  ): LiveEvent!
     @requires(role: PAYMENTS_OPERATOR)
   "Events of one order: OrderCreated, OrderCaptured, OrderRefunded, OrderCancelled."
-  orderUpdates(orderId: ID!, after: String): LiveEvent!
+  orderUpdates(
+    "Id of the Order to follow."
+    orderId: ID!
+    "A cursor from an earlier LiveEvent or eventsCursor: events after it are replayed first."
+    after: String
+  ): LiveEvent!
     @requires(role: PAYMENTS_OPERATOR)
   "Onboarding events and pending actions of one individual."
-  onboarding(individualId: ID!, after: String): LiveEvent!
+  onboarding(
+    "Id of the Individual to follow."
+    individualId: ID!
+    "A cursor from an earlier LiveEvent or eventsCursor: events after it are replayed first."
+    after: String
+  ): LiveEvent!
     @requires(role: PAYMENTS_OPERATOR)
 }
 
@@ -3860,6 +4035,7 @@ type LiveEvent {
   cursor: String!
   "Where it comes from: payments (an upstream event) or gateway."
   source: String!
+  "The event; a payments event's payload is read from the upstream, never taken from a webhook body."
   event: Event!
 }
 `, BuiltIn: false},
@@ -3871,7 +4047,10 @@ type LiveEvent {
 Who may call a field. The gateway checks it before any upstream call:
 signed out gives UNAUTHENTICATED, a session of the wrong kind FORBIDDEN.
 """
-directive @requires(role: Role!) on FIELD_DEFINITION
+directive @requires(
+  "The least role a session needs for the field."
+  role: Role!
+) on FIELD_DEFINITION
 
 """
 Open to everyone and limited per client address; over the limit gives
@@ -3895,9 +4074,16 @@ enum Role {
 
 "The kind of principal a session speaks for."
 enum PrincipalKind {
+  "A staff member of the bank (signed in with e-mail, password and an SMS code)."
   STAFF
+  """
+  A person of a corporation (e-mail, password, device fingerprint; SMS code when two-factor is
+  on).
+  """
   PERSON
+  "An introducer, who brings corporations to the bank (e-mail, password, SMS code)."
   INTRODUCER
+  "A corporation's API client, signed in with the corporation's private API key."
   API_CLIENT
   "A payments customer signed in with its customer key."
   CUSTOMER
@@ -3905,8 +4091,14 @@ enum PrincipalKind {
 
 "How signIn authenticates."
 enum SignInKind {
+  "A staff member: email and password, then twoFactorCode (two-factor is on by default for staff)."
   STAFF
+  """
+  A person of a corporation: email, password and deviceFingerprint; twoFactorCode when the
+  person has two-factor on.
+  """
   PERSON
+  "An introducer: email and password, then twoFactorCode."
   INTRODUCER
   "A corporation's private API key."
   API_KEY
@@ -3916,7 +4108,10 @@ extend type Query {
   "The signed-in principal; null when signed out."
   viewer: Viewer
   "One person by id; null when there is none or it is outside the viewer's scope."
-  person(id: ID!): Person @requires(role: BANKING)
+  person(
+    "Id of a Person, as returned by an earlier query."
+    id: ID!
+  ): Person @requires(role: BANKING)
   """
   A page of persons, newest first by default. Pagination is offset based:
   pass ` + "`" + `offset` + "`" + ` = previous offset + items returned while pageInfo.hasMore.
@@ -3928,7 +4123,10 @@ extend type Query {
   The upstream has no read by id: the gateway reads the corporations the viewer sees
   once per request, every page, up to 5000 corporations (beyond that, null).
   """
-  corporation(id: ID!): Corporation @requires(role: BANKING)
+  corporation(
+    "Id of a Corporation, as returned by an earlier query."
+    id: ID!
+  ): Corporation @requires(role: BANKING)
   "A page of the corporations the viewer may see, by name by default."
   corporations(first: Int = 30, offset: Int = 0, sortBy: CorporationSortField, sortDirection: SortDirection): CorporationPage! @requires(role: BANKING)
   "The viewer's own corporation (persons and API clients); null for staff and introducers."
@@ -3942,47 +4140,110 @@ extend type Mutation {
   (and challengeId when the challenge has one). The gateway never stores the
   password. SignedIn sets the session cookie too.
   """
-  signIn(input: SignInInput!): SignInResult! @rateLimited
+  signIn(
+    "Who signs in and with what; see SignInKind for the fields each kind needs."
+    input: SignInInput!
+  ): SignInResult! @rateLimited
   "Signs a payments customer in with its customer key."
-  signInCustomer(input: SignInCustomerInput!): SignedIn! @rateLimited
+  signInCustomer(
+    "The payments customer key."
+    input: SignInCustomerInput!
+  ): SignedIn! @rateLimited
   "Ends the session and clears the cookie. True when there was one."
   signOut: Boolean!
   "E-mails a person a recovery link. Always true: it does not reveal whether the e-mail is known."
-  forgotPassword(input: ForgotPasswordInput!): Boolean! @rateLimited
+  forgotPassword(
+    "The e-mail address to send the recovery link to."
+    input: ForgotPasswordInput!
+  ): Boolean! @rateLimited
   "Sets a new password with the token from the recovery or invitation e-mail."
-  recoverPassword(input: RecoverPasswordInput!): Boolean! @rateLimited
+  recoverPassword(
+    "The e-mailed token and the new password."
+    input: RecoverPasswordInput!
+  ): Boolean! @rateLimited
 
-  createPerson(input: CreatePersonInput!): Person! @requires(role: BANKING)
+  """
+  Adds a person to a corporation; employees get an invitation e-mail, consumers none. Staff name
+  the corporation, others add to their own.
+  """
+  createPerson(
+    "The new person's data; limits as the banking upstream's create rules."
+    input: CreatePersonInput!
+  ): Person! @requires(role: BANKING)
   "Changes the given fields; staff-only fields (email, phone, isTwoFactorEnabled) are FORBIDDEN to others."
-  updatePerson(input: UpdatePersonInput!): Person! @requires(role: BANKING)
+  updatePerson(
+    "The person's id and the fields to change; absent fields stay unchanged."
+    input: UpdatePersonInput!
+  ): Person! @requires(role: BANKING)
   "Blocks a person; returns the person as it is now."
-  blockPerson(input: PersonIdInput!): Person! @requires(role: BANKING)
-  restorePerson(input: PersonIdInput!): Person! @requires(role: BANKING)
+  blockPerson(
+    "The person to block."
+    input: PersonIdInput!
+  ): Person! @requires(role: BANKING)
+  "Unblocks a blocked person; returns the person as it is now."
+  restorePerson(
+    "The person to unblock."
+    input: PersonIdInput!
+  ): Person! @requires(role: BANKING)
   "Changes the signed-in person (persons only)."
-  updateMe(input: UpdateMeInput!): Person! @requires(role: BANKING)
+  updateMe(
+    "The fields to change; absent fields stay unchanged. A new password needs currentPassword."
+    input: UpdateMeInput!
+  ): Person! @requires(role: BANKING)
   """
   Changes the signed-in person's phone in two steps: phone and
   currentPassword give a TwoFactorChallenge (the code goes to the new phone);
   repeating with twoFactorCode (and the same phone, currentPassword and
   challengeId) gives the Person.
   """
-  changeMyPhone(input: ChangeMyPhoneInput!): ChangeMyPhoneResult! @requires(role: BANKING)
+  changeMyPhone(
+    "Step 1: phone and currentPassword; step 2: the same plus twoFactorCode and challengeId."
+    input: ChangeMyPhoneInput!
+  ): ChangeMyPhoneResult! @requires(role: BANKING)
 
   "Registers a corporation (captcha); an e-mail with instructions follows. Returns its id."
-  signUpCorporation(input: SignUpCorporationInput!): SignUpCorporationPayload! @rateLimited
-  updateCorporation(input: UpdateCorporationInput!): Corporation! @requires(role: STAFF)
-  updateCorporationSettings(input: UpdateCorporationSettingsInput!): CorporationSettings! @requires(role: BANKING)
+  signUpCorporation(
+    "The company and its first person, with a captcha token."
+    input: SignUpCorporationInput!
+  ): SignUpCorporationPayload! @rateLimited
+  """
+  Changes a corporation's data (staff only); absent fields stay unchanged. Returns the
+  corporation as it is now.
+  """
+  updateCorporation(
+    "The corporation's id and the fields to change."
+    input: UpdateCorporationInput!
+  ): Corporation! @requires(role: STAFF)
+  "Sets which person types the corporation may have. EMPLOYEE is always kept."
+  updateCorporationSettings(
+    "The corporation and its new list of allowed person types."
+    input: UpdateCorporationSettingsInput!
+  ): CorporationSettings! @requires(role: BANKING)
 
   "Creates an API key. privateKey is shown in this response only."
-  createApiKey(input: CreateApiKeyInput!): CreatedApiKey! @requires(role: STAFF)
-  deleteApiKey(input: DeleteApiKeyInput!): Boolean! @requires(role: STAFF)
+  createApiKey(
+    "The corporation and a name for the key."
+    input: CreateApiKeyInput!
+  ): CreatedApiKey! @requires(role: STAFF)
+  """
+  Deletes a corporation's API key (staff only); API clients signed in with it can no longer sign
+  in. True when it was deleted.
+  """
+  deleteApiKey(
+    "The corporation and the key's id."
+    input: DeleteApiKeyInput!
+  ): Boolean! @requires(role: STAFF)
 
   "Sends feedback (captcha). Never asks for a password."
-  sendFeedback(input: SendFeedbackInput!): Boolean! @rateLimited
+  sendFeedback(
+    "The sender, the message and a captcha token."
+    input: SendFeedbackInput!
+  ): Boolean! @rateLimited
 }
 
 "The signed-in principal."
 type Viewer {
+  "What kind of principal the session speaks for; decides which fields it may call."
   kind: PrincipalKind!
   "The person, for PERSON sessions."
   person: Person
@@ -3999,9 +4260,16 @@ type Viewer {
   csrfToken: String!
 }
 
+"""
+What signIn needs; which fields are required depends on kind. The password is sent to the
+upstream once and never stored.
+"""
 input SignInInput {
+  "Who signs in; decides which of the other fields are required."
   kind: SignInKind!
+  "E-mail address (STAFF, PERSON, INTRODUCER)."
   email: String
+  "Password (STAFF, PERSON, INTRODUCER). Never logged or stored."
   password: String
   "Unique device id of a person's device (PERSON)."
   deviceFingerprint: Int
@@ -4013,13 +4281,16 @@ input SignInInput {
   challengeId: String
 }
 
+"The session (SignedIn), or a TwoFactorChallenge to answer with the SMS code."
 union SignInResult = SignedIn | TwoFactorChallenge
 
+"A new session. Its sessionToken is shown here only."
 type SignedIn {
   "Opaque; mobile clients send it as Authorization: Bearer. Web clients use the cookie."
   sessionToken: String!
   "Send it as X-CSRF-Token with cookie-authenticated POST requests."
   csrfToken: String!
+  "The principal the new session speaks for."
   viewer: Viewer!
 }
 
@@ -4033,14 +4304,22 @@ type TwoFactorChallenge {
   expiresAt: Time
 }
 
+"A payments customer key."
 input SignInCustomerInput {
+  """
+  The customer's API key from the payments upstream; the session keeps it, the client does not
+  need it again.
+  """
   customerKey: String!
 }
 
+"Where to send a password recovery link."
 input ForgotPasswordInput {
+  "The person's e-mail address."
   email: String!
 }
 
+"A new password with the token that proves the e-mail was received."
 input RecoverPasswordInput {
   "The token from the e-mailed link."
   token: String!
@@ -4048,22 +4327,35 @@ input RecoverPasswordInput {
   password: String!
 }
 
+"Order of a sorted list."
 enum SortDirection {
+  "Smallest (or oldest, or A) first."
   ASC
+  "Largest (or newest, or Z) first."
   DESC
 }
 
+"What a list of persons is sorted by."
 enum PersonSortField {
+  "When the person was created."
   CREATED_AT
+  "When the person last changed."
   UPDATED_AT
+  "First name, as the upstream compares text."
   FIRST_NAME
+  "Last name, as the upstream compares text."
   LAST_NAME
+  "E-mail address."
   EMAIL
 }
 
+"What a list of corporations is sorted by."
 enum CorporationSortField {
+  "The corporation's name (the default)."
   NAME
+  "When the corporation signed up."
   CREATED_AT
+  "Two-letter country code."
   COUNTRY
 }
 
@@ -4086,14 +4378,24 @@ type CorporationPage {
   pageInfo: PageInfo!
 }
 
+"A person's gender as the banking upstream records it."
 enum Gender {
+  "Male."
   MALE
+  "Female."
   FEMALE
+  "Transgender."
   TRANSGENDER
+  "Not given."
   UNKNOWN
 }
 
+"""
+Whether a person works for the corporation or is a consumer of it. Which types a corporation
+allows is in CorporationSettings.
+"""
 enum PersonType {
+  "Works for the corporation (the default); gets an invitation e-mail."
   EMPLOYEE
   "Consumers get no invitation."
   CONSUMER
@@ -4103,32 +4405,53 @@ type Person {
   id: ID!
   firstName: String!
   lastName: String!
+  "E-mail address; null for a UBO created without one."
   email: String
+  "Phone number; the SMS two-factor codes go to it."
   phone: String
+  "A second phone number, not used for two-factor."
   otherPhone: String
+  "Date of birth; null when not given."
   dateOfBirth: Date
+  "Gender; null when the upstream gives a value this gateway does not know."
   gender: Gender
   "Two-letter codes."
   country: String
+  "Two-letter country code of the person's nationality."
   nationality: String
+  "Street and number of the address, at most 64 characters."
   street: String
+  "City of the address, at most 64 characters."
   city: String
+  "Region or state of the address, at most 100 characters."
   region: String
+  "Postal code of the address, at most 10 characters."
   postCode: String
+  "Employee or consumer."
   type: PersonType!
+  "Whether the person is an ultimate beneficial owner of the corporation."
   isUbo: Boolean!
+  "Whether the person is a director of the corporation."
   isDirector: Boolean!
   "0 to 100 percent of the company."
   ownership: Float
+  "The person's position in the corporation, free text."
   position: String
+  "Whether the person, or a close relative, is politically exposed."
   isPoliticallyExposed: Boolean!
+  "Whether the person is a United States tax resident."
   isTaxResident: Boolean!
+  "Whether the person is blocked (blockPerson); a blocked person cannot sign in."
   isBlocked: Boolean!
+  "When the person was blocked; null when active."
   blockedAt: Time
+  "Whether the person has accepted the invitation e-mail and set a password."
   isInvitationAccepted: Boolean!
   "Visible to staff only; null otherwise."
   isTwoFactorEnabled: Boolean
+  "When the person was created; null when the upstream does not say."
   createdAt: Time
+  "When the person last changed; null when the upstream does not say."
   updatedAt: Time
   "Id of the person's corporation, when known."
   corporationId: ID
@@ -4136,6 +4459,10 @@ type Person {
   corporation: Corporation
 }
 
+"""
+A new person of a corporation. Text limits are the banking upstream's; longer values are refused
+with BAD_USER_INPUT.
+"""
 input CreatePersonInput {
   "At most 100 characters."
   firstName: String!
@@ -4143,12 +4470,17 @@ input CreatePersonInput {
   lastName: String!
   "Required unless the person is a UBO, not a director and has no roles."
   email: String
+  "Gender; UNKNOWN when not given by the person."
   gender: Gender!
+  "Whether the person is an ultimate beneficial owner; ignored for consumers."
   isUbo: Boolean
+  "Whether the person is a director; ignored for consumers."
   isDirector: Boolean
   "YYYY-MM-DD."
   dateOfBirth: String
+  "Phone number, at most 32 characters; receives the SMS two-factor codes."
   phone: String
+  "A second phone number, at most 32 characters."
   otherPhone: String
   "Two-letter code."
   country: String
@@ -4164,6 +4496,7 @@ input CreatePersonInput {
   postCode: String
   "At most 100 characters."
   socialSecurityNumber: String
+  "Role ids of the banking upstream to grant; ignored for consumers."
   roles: [String!]
   "Required for corporations that allow several person types."
   type: PersonType
@@ -4171,30 +4504,51 @@ input CreatePersonInput {
   corporationId: ID
 }
 
+"Changes to a person; absent fields stay unchanged. Same limits as CreatePersonInput."
 input UpdatePersonInput {
+  "The person to change."
   id: ID!
+  "At most 100 characters."
   firstName: String
+  "At most 100 characters."
   lastName: String
+  "Two-letter code."
   country: String
+  "Two-letter code."
   nationality: String
+  "At most 64 characters."
   city: String
+  "At most 100 characters."
   region: String
+  "At most 10 characters."
   postCode: String
+  "At most 64 characters."
   street: String
   "YYYY-MM-DD."
   dateOfBirth: String
+  "At most 100 characters. Never shown back by the graph."
   socialSecurityNumber: String
+  "The person's position in the corporation, free text."
   position: String
   "0 to 100."
   ownership: Float
+  "Whether the person, or a close relative, is politically exposed."
   isPoliticallyExposed: Boolean
+  "Whether the person is a United States tax resident."
   isTaxResident: Boolean
+  "Whether the person is an ultimate beneficial owner."
   isUbo: Boolean
+  "Whether the person is a director."
   isDirector: Boolean
+  "Gender."
   gender: Gender
+  "A second phone number."
   otherPhone: String
+  "For a politically exposed person: the institution."
   politicalInstitution: String
+  "For a politically exposed person: the position held there."
   positionInPoliticalInstitution: String
+  "Role ids of the banking upstream; replaces the person's roles."
   roles: [String!]
   "Staff only."
   isTwoFactorEnabled: Boolean
@@ -4204,47 +4558,77 @@ input UpdatePersonInput {
   phone: String
 }
 
+"Names one person."
 input PersonIdInput {
+  "Id of the Person."
   id: ID!
 }
 
+"""
+Changes to the signed-in person (persons only); absent fields stay unchanged. The phone changes
+with changeMyPhone.
+"""
 input UpdateMeInput {
+  "Whether I am an ultimate beneficial owner."
   isUbo: Boolean
+  "Whether I am a director."
   isDirector: Boolean
+  "Gender."
   gender: Gender
+  "A second phone number."
   otherPhone: String
+  "For a politically exposed person: the institution."
   politicalInstitution: String
+  "For a politically exposed person: the position held there."
   positionInPoliticalInstitution: String
   "Required with password."
   currentPassword: String
+  "The new password, 8 to 72 characters; needs currentPassword and confirmPassword."
   password: String
+  "The new password again; must equal password."
   confirmPassword: String
 }
 
+"Both steps of a phone change; repeat the same fields in step 2."
 input ChangeMyPhoneInput {
+  "The new phone number; the code is sent to it."
   phone: String!
+  "The signed-in person's password."
   currentPassword: String!
+  "Step 2 only: the SMS code sent to the new phone."
   twoFactorCode: String
+  "Step 2 only: the challengeId of step 1's TwoFactorChallenge, when it had one."
   challengeId: String
 }
 
+"Step 1 gives a TwoFactorChallenge, step 2 the Person with the new phone."
 union ChangeMyPhoneResult = Person | TwoFactorChallenge
 
 type Corporation {
   id: ID!
   name: String!
   email: String
+  "Registration address, at most 64 characters."
   address: String
+  "City of the registration address."
   city: String
+  "Region of the registration address."
   region: String
+  "Postal code of the registration address."
   postCode: String
   "Two-letter code."
   country: String
+  "The corporation's currency (ISO 4217); limits and invoices are in it."
   currency: String
+  "Whether onboarding is done; until then every operation with its wallets is refused upstream."
   isOnboarded: Boolean!
+  "When onboarding was done; null until then."
   onboardedAt: Time
+  "Whether staff verified the corporation's KYC (know your customer) data."
   isKycVerified: Boolean!
+  "When the corporation signed up."
   createdAt: Time
+  "When the corporation was blocked; null when active."
   blockedAt: Time
   """
   Persons of the corporation (batched: the persons the viewer sees are read once per
@@ -4257,31 +4641,47 @@ type Corporation {
   settings: CorporationSettings!
 }
 
+"Settings of a corporation."
 type CorporationSettings {
+  "Id of the corporation they belong to."
   corporationId: ID!
   "Always includes EMPLOYEE."
   allowedPersonTypes: [PersonType!]!
+  "When they last changed; null when never."
   updatedAt: Time
 }
 
+"An API key of a corporation, without its private key (shown once, at creation)."
 type ApiKey {
+  "Id of the key, for deleteApiKey."
   id: ID!
+  "The name given at creation."
   name: String!
 }
 
 "A new API key; the private key is shown here only, once."
 type CreatedApiKey {
+  "Id of the key, for deleteApiKey."
   id: ID!
+  "The name given at creation."
   name: String!
+  "Whether the key can sign in now."
   isActive: Boolean!
+  "The secret for signIn with kind API_KEY. Store it now: it is never shown again and never logged."
   privateKey: String!
 }
 
+"A corporation registering itself, with its first person."
 input SignUpCorporationInput {
+  "The company's registered name, at most 255 characters."
   companyName: String!
+  "E-mail address of the first person; the instructions go there."
   email: String!
+  "First name of the first person, at most 100 characters."
   firstName: String!
+  "Last name of the first person, at most 100 characters."
   lastName: String!
+  "Phone number of the first person, at most 32 characters."
   phone: String!
   "Two-letter code from the accepted list."
   country: String!
@@ -4289,13 +4689,19 @@ input SignUpCorporationInput {
   captcha: String!
 }
 
+"The registered corporation."
 type SignUpCorporationPayload {
+  "Id of the new corporation."
   id: ID!
 }
 
+"Changes to a corporation (staff only); absent fields stay unchanged."
 input UpdateCorporationInput {
+  "The corporation to change."
   id: ID!
+  "The corporation's name, at most 255 characters."
   name: String
+  "The corporation's contact e-mail."
   email: String
   "Two-letter code from the accepted list."
   country: String
@@ -4309,30 +4715,45 @@ input UpdateCorporationInput {
   postCode: String
   "At most 64 characters."
   address: String
+  "Marks the corporation's KYC data verified or not."
   isKycVerified: Boolean
   "True sets onboardedAt."
   isOnboarded: Boolean
 }
 
+"New settings of a corporation."
 input UpdateCorporationSettingsInput {
+  "The corporation; persons and API clients may name only their own."
   corporationId: ID!
+  "The person types the corporation may have; EMPLOYEE is added when left out."
   allowedPersonTypes: [PersonType!]!
 }
 
+"A new API key of a corporation."
 input CreateApiKeyInput {
+  "The corporation the key signs in as."
   corporationId: ID!
+  "A name to tell keys apart, e.g. the integration using it."
   name: String!
 }
 
+"Names one API key of a corporation."
 input DeleteApiKeyInput {
+  "The corporation that owns the key."
   corporationId: ID!
+  "Id of the ApiKey."
   id: ID!
 }
 
+"A message to the bank from anyone who passes the captcha."
 input SendFeedbackInput {
+  "The sender's name, at most 255 characters."
   name: String!
+  "The sender's e-mail address, for the answer."
   email: String!
+  "The subject line, at most 255 characters."
   subject: String!
+  "The message itself, at most 10000 characters."
   feedback: String!
   "The captcha response token."
   captcha: String!
@@ -4345,13 +4766,21 @@ extend type Query {
   customers: [Customer!]!
     @requires(role: PAYMENTS_OPERATOR)
   "One customer by id; null when there is none."
-  customer(id: ID!): Customer
+  customer(
+    "Id of a Customer, as returned by an earlier query."
+    id: ID!
+  ): Customer
     @requires(role: PAYMENTS_OPERATOR)
   """
   Orders created between start and end, inclusive dates in UTC. Both default:
   end to today, start to 30 days before end.
   """
-  orders(start: Date, end: Date): [Order!]!
+  orders(
+    "First day (UTC) of the range, included; 30 days before end when absent."
+    start: Date
+    "Last day (UTC) of the range, included; today when absent."
+    end: Date
+  ): [Order!]!
     @requires(role: PAYMENTS_OPERATOR)
   "The customer of a customer session (signInCustomer); UNAUTHENTICATED otherwise."
   currentCustomer: Customer
@@ -4359,7 +4788,10 @@ extend type Query {
 
 extend type Mutation {
   "Creates a customer with cards from single-use card tokens (pass tokens as variables)."
-  createCustomer(input: CreateCustomerInput!): CreateCustomerPayload!
+  createCustomer(
+    "The customer, its card tokens and optionally orders to authorise."
+    input: CreateCustomerInput!
+  ): CreateCustomerPayload!
     @rateLimited
   """
   Authorises a card payment. Expected outcomes are typed: the Order, a
@@ -4367,32 +4799,53 @@ extend type Mutation {
   Retry a failed or unverified attempt with the same idempotencyKey: the
   gateway sends the upstream order id of the earlier attempt for you.
   """
-  createOrder(input: CreateOrderInput!): CreateOrderResult!
+  createOrder(
+    "The order, how it is paid, and an idempotencyKey for safe retries."
+    input: CreateOrderInput!
+  ): CreateOrderResult!
     @requires(role: CUSTOMER_OR_OPERATOR)
   "Captures an authorised order, all of it or the given amount."
-  captureOrder(input: CaptureOrderInput!): OrderChangePayload!
+  captureOrder(
+    "The order and, for a partial capture, the amount."
+    input: CaptureOrderInput!
+  ): OrderChangePayload!
     @requires(role: PAYMENTS_OPERATOR)
   "Refunds a captured order, all that is captured and not yet refunded or the given amount."
-  refundOrder(input: RefundOrderInput!): OrderChangePayload!
+  refundOrder(
+    "The order and, for a partial refund, the amount."
+    input: RefundOrderInput!
+  ): OrderChangePayload!
     @requires(role: PAYMENTS_OPERATOR)
   "Cancels an authorised, not captured order."
-  cancelOrder(input: CancelOrderInput!): OrderChangePayload!
+  cancelOrder(
+    "The order to cancel."
+    input: CancelOrderInput!
+  ): OrderChangePayload!
     @requires(role: PAYMENTS_OPERATOR)
   "Replaces a customer's contact data (the current customer's in a customer session)."
-  updateCustomerContact(input: UpdateCustomerContactInput!): UpdateCustomerContactPayload!
+  updateCustomerContact(
+    "The customer (absent in a customer session) and its new contact data."
+    input: UpdateCustomerContactInput!
+  ): UpdateCustomerContactPayload!
     @requires(role: CUSTOMER_OR_OPERATOR)
   """
   Stores a card from a single-use card token (pass it as a variable), optionally
   authorising orders with it; the payload carries the verified signed orders.
   """
-  addPaymentMethod(input: AddPaymentMethodInput!): AddPaymentMethodPayload!
+  addPaymentMethod(
+    "The customer, the card token and optionally orders to authorise."
+    input: AddPaymentMethodInput!
+  ): AddPaymentMethodPayload!
     @rateLimited
   """
   Sets the priority order of a customer's stored cards: send the wanted order of
   method tokens; methods left out are removed. The gateway sends the upstream the
   stored methods unchanged, so their contents can never be altered by mistake.
   """
-  setPaymentMethods(input: SetPaymentMethodsInput!): SetPaymentMethodsPayload!
+  setPaymentMethods(
+    "The customer (absent in a customer session) and the wanted order of its cards."
+    input: SetPaymentMethodsInput!
+  ): SetPaymentMethodsPayload!
     @requires(role: CUSTOMER_OR_OPERATOR)
 }
 
@@ -4401,10 +4854,16 @@ type Customer {
   id: ID!
   "The merchant's own customer identifier."
   number: String!
+  "Who the customer is and how to reach them."
   contact: Contact!
   "` + "`" + `active` + "`" + ` for a new customer."
   status: String!
+  "The customer's currency (ISO 4217); null when the upstream gives none."
   currency: String
+  """
+  The customer's total as the payments upstream reports it (0 for a new customer); the spec
+  gives no unit, so show it as a plain number.
+  """
   total: Float!
   "Stored cards, in priority order."
   paymentMethods: [PaymentMethod!]!
@@ -4413,29 +4872,50 @@ type Customer {
   end defaults to today, start to 30 days before end). Batched: any number of
   customers costs one upstream order listing per distinct date range.
   """
-  orders(start: Date, end: Date): [Order!]!
+  orders(
+    "First day (UTC) of the range, included; 30 days before end when absent."
+    start: Date
+    "Last day (UTC) of the range, included; today when absent."
+    end: Date
+  ): [Order!]!
 }
 
+"Whether a contact is a company or a natural person."
 enum ContactType {
+  "A company or other organisation."
   ORGANISATION
+  "A natural person."
   PERSON
 }
 
 "Contact data of a customer."
 type Contact {
+  "Organisation or person; null when the upstream gives neither."
   type: ContactType
+  """
+  The contact's identity number as the merchant gave it (national id or company registration
+  number).
+  """
   identityNumber: String
   "The merchant's own contact identifier."
   id: String
+  "The contact's name."
   name: String
+  "The contact's e-mail address."
   email: String
+  "The contact's phone number."
   phone: String
+  "The contact's postal address."
   address: Address
 }
 
+"A postal address."
 type Address {
+  "Street and number."
   street: String
+  "Postal code."
   zipCode: String
+  "City."
   city: String
   "ISO 3166 alpha-2."
   countryCode: String
@@ -4445,23 +4925,35 @@ type Address {
 type PaymentMethod {
   "Token of the stored card, used for saved-card payments."
   token: ID!
+  "Always ` + "`" + `card` + "`" + `."
   type: String!
+  "The card scheme, e.g. visa or mastercard."
   scheme: String
   "First six digits of the card number."
   iin: String
+  "Last four digits of the card number."
   last4: String
+  "Expiry month, 1 to 12."
   expiresMonth: Int
   "Two-digit year."
   expiresYear: Int
+  "The acquirer that processes the card's payments."
   acquirer: String
+  "When the card was stored."
   created: Time
 }
 
+"Where an order is in its life: authorised, then captured and refunded, or cancelled."
 enum OrderStatus {
+  "The payment is authorised and nothing is captured yet; captureOrder or cancelOrder next."
   AUTHORIZED
+  "Captured, all or part of the authorised amount (see capturedAmount)."
   CAPTURED
+  "Part of the captured amount was refunded (see refundedAmount)."
   PARTIALLY_REFUNDED
+  "Everything captured was refunded."
   REFUNDED
+  "Cancelled before capture; nothing was charged."
   CANCELLED
   "A status this gateway does not know yet."
   UNKNOWN
@@ -4469,13 +4961,17 @@ enum OrderStatus {
 
 "How the order's items were given: one amount, one item, or a list."
 enum ItemsShape {
+  "A bare amount in minor units, no item."
   AMOUNT
+  "A single item."
   ITEM
+  "A list of items."
   LIST
 }
 
 "An order's items, as given: shape says which of the spec's three forms."
 type OrderItems {
+  "Which form the items were given in."
   shape: ItemsShape!
   "Total in minor units."
   total: Int!
@@ -4483,21 +4979,31 @@ type OrderItems {
   items: [OrderItem!]!
 }
 
+"One line of an order."
 type OrderItem {
+  "What the item is, as the cardholder sees it; null when not given."
   name: String
   "Minor units per piece."
   amount: Int!
+  "Pieces, at least 1."
   quantity: Int!
 }
 
 "The card an order was paid with. Never carries a card number or token."
 type CardPayment {
+  "The payment type, ` + "`" + `card` + "`" + `."
   type: String!
+  "The card scheme, e.g. visa or mastercard."
   scheme: String
+  "First six digits of the card number."
   iin: String
+  "Last four digits of the card number."
   last4: String
+  "Expiry month, 1 to 12."
   expiresMonth: Int
+  "Expiry year, two digits."
   expiresYear: Int
+  "The acquirer that processed the payment."
   acquirer: String
 }
 
@@ -4505,15 +5011,21 @@ type Order {
   id: ID!
   "The merchant's order identifier."
   number: String
+  "When the order was created."
   created: Time!
+  "Where the order is in its life."
   status: OrderStatus!
   "Authorised amount."
   amount: Money!
+  "What was captured so far; 0 when only authorised."
   capturedAmount: Money!
+  "What was refunded so far."
   refundedAmount: Money!
+  "The items as given when the order was created."
   items: OrderItems!
   "` + "`" + `auto` + "`" + ` when the order was charged on creation."
   charge: String
+  "The card the order was paid with (no number, no token)."
   payment: CardPayment!
   "The customer, when the order belongs to one (batched)."
   customer: Customer
@@ -4521,25 +5033,41 @@ type Order {
   contact: Contact
 }
 
+"Contact data of a customer."
 input ContactInput {
+  "Organisation or person."
   type: ContactType
+  "National id or company registration number."
   identityNumber: String
+  "The merchant's own contact identifier."
   id: String
+  "The contact's name."
   name: String!
+  "The contact's e-mail address."
   email: String!
+  "The contact's phone number."
   phone: String
+  "The contact's postal address."
   address: AddressInput
 }
 
+"A postal address."
 input AddressInput {
+  "Street and number."
   street: String
+  "Postal code."
   zipCode: String
+  "City."
   city: String
+  "ISO 3166 alpha-2, e.g. EE."
   countryCode: String
 }
 
+"A new customer with at least one card."
 input CreateCustomerInput {
+  "The merchant's own customer identifier."
   number: String!
+  "Contact data; name and email are required."
   contact: ContactInput!
   "Single-use card tokens, each becoming a stored card. Pass them as variables."
   cardTokens: [String!]!
@@ -4552,7 +5080,9 @@ input CreateCustomerInput {
   orders: [NewOrderInput!]
 }
 
+"The new customer and the orders created with it."
 type CreateCustomerPayload {
+  "The new customer, with its stored cards."
   customer: Customer!
   "The orders created with the customer, each with its verified signed token."
   orders: [SignedOrder!]!
@@ -4560,9 +5090,13 @@ type CreateCustomerPayload {
 
 "An order created together with a customer or a card: no payment, no customer."
 input NewOrderInput {
+  "The merchant's order identifier."
   number: String
+  "What is bought: an amount, an item or a list of items."
   items: OrderItemsInput!
+  "ISO 4217 code, e.g. EUR."
   currency: String!
+  "Capture immediately instead of only authorising."
   autoCharge: Boolean = false
 }
 
@@ -4570,33 +5104,48 @@ input NewOrderInput {
 type SignedOrder {
   "The signed order token (a JWT), for the merchant's records."
   token: String!
+  "The order the token stands for."
   order: Order!
 }
 
+"New contact data of a customer; replaces all of it."
 input UpdateCustomerContactInput {
   "The customer; leave it out in a customer session."
   customerId: ID
+  "The full new contact data; fields left out are cleared."
   contact: ContactInput!
 }
 
+"The contact data as the upstream stored it."
 type UpdateCustomerContactPayload {
+  "The customer's contact data now."
   contact: Contact!
 }
 
+"A new card for an existing customer."
 input AddPaymentMethodInput {
+  "The customer to store the card on."
   customerId: ID!
   "Single-use card token; pass it as a variable."
   cardToken: String!
+  "Browser data of the cardholder's client, passed to the upstream as given."
   browser: JSON
   "Orders to authorise with the new card."
   orders: [NewOrderInput!]
 }
 
+"The stored card and the orders created with it."
 type AddPaymentMethodPayload {
+  "The stored card."
   paymentMethod: PaymentMethod!
+  """
+  The orders authorised with the card, each with its verified signed token; empty when none were
+  asked for.
+  """
   orders: [SignedOrder!]!
 }
 
+"The wanted order of a customer's stored cards."
 input SetPaymentMethodsInput {
   "The customer; leave it out in a customer session."
   customerId: ID
@@ -4604,7 +5153,9 @@ input SetPaymentMethodsInput {
   methodTokens: [ID!]!
 }
 
+"The customer with its cards in the new order."
 type SetPaymentMethodsPayload {
+  "The customer; paymentMethods is the order that was sent."
   customer: Customer!
 }
 
@@ -4612,10 +5163,13 @@ type SetPaymentMethodsPayload {
 input OrderItemsInput @oneOf {
   "An amount in minor units."
   amount: Int
+  "A single item."
   item: OrderItemInput
+  "Several items: 1 to 100."
   list: [OrderItemInput!]
 }
 
+"One item of an order."
 input OrderItemInput {
   "What the item is, as the cardholder sees it."
   name: String!
@@ -4625,8 +5179,11 @@ input OrderItemInput {
   quantity: Int = 1
 }
 
+"Who starts a payment with a stored card."
 enum Initiator {
+  "The cardholder, present in the checkout."
   CARDHOLDER
+  "The merchant, without the cardholder (e.g. a subscription)."
   MERCHANT
 }
 
@@ -4640,11 +5197,15 @@ input PaymentInput @oneOf {
   customer: CustomerPaymentInput
 }
 
+"A payment with a single-use card token."
 input CardPaymentInput {
+  "The single-use card token; pass it as a variable, never inline. Never logged."
   token: String!
+  "Browser data of the cardholder's client, for 3-D Secure; passed to the upstream as given."
   browser: JSON
 }
 
+"A payment with a card stored on the order's customer."
 input SavedCardPaymentInput {
   "Token of a PaymentMethod of the order's customer."
   methodToken: String!
@@ -4654,10 +5215,13 @@ input SavedCardPaymentInput {
   reference: String
 }
 
+"A payment charged to the order's customer with its first stored card."
 input CustomerPaymentInput {
+  "Who starts the payment."
   initiator: Initiator = CARDHOLDER
 }
 
+"A card payment to authorise (and optionally capture)."
 input CreateOrderInput {
   """
   Makes retries safe: attempts with the same key are one order. After a
@@ -4666,6 +5230,7 @@ input CreateOrderInput {
   idempotencyKey: String
   "The merchant's order identifier."
   number: String
+  "What is bought: an amount, an item or a list of items; the total is authorised."
   items: OrderItemsInput!
   "ISO 4217 code, e.g. EUR."
   currency: String!
@@ -4673,44 +5238,64 @@ input CreateOrderInput {
   autoCharge: Boolean = false
   "Required for savedCard and customer payments."
   customerId: ID
+  "How the order is paid: exactly one of card, savedCard and customer."
   payment: PaymentInput!
 }
 
+"The authorised Order, a 3-D Secure step or a failed attempt; none of them is an error."
 union CreateOrderResult = Order | VerificationRequired | OrderFailed
 
 "3-D Secure must be performed; then retry createOrder with the same idempotencyKey."
 type VerificationRequired {
+  """
+  Upstream id of the order attempt; the gateway reuses it on the retry with the same
+  idempotencyKey.
+  """
   orderId: ID!
   "Where the cardholder completes 3-D Secure, when the upstream gives one."
   verificationUrl: String
+  "The upstream's message, for logs rather than for the cardholder."
   message: String!
 }
 
 "The attempt failed; retry with the same idempotencyKey to keep the order id."
 type OrderFailed {
+  """
+  Upstream id of the failed attempt; the gateway reuses it on the retry with the same
+  idempotencyKey.
+  """
   orderId: ID!
   "Upstream reason code, e.g. card_declined."
   code: String!
+  "The upstream's message, for logs rather than for the cardholder."
   message: String!
 }
 
+"An authorised order to capture."
 input CaptureOrderInput {
+  "Id of the Order."
   orderId: ID!
   "Minor units; the whole authorised remainder when not given."
   amount: Int
 }
 
+"A captured order to refund."
 input RefundOrderInput {
+  "Id of the Order."
   orderId: ID!
   "Minor units; everything captured and not yet refunded when not given."
   amount: Int
 }
 
+"An authorised order to cancel."
 input CancelOrderInput {
+  "Id of the Order."
   orderId: ID!
 }
 
+"What capture, refund or cancel did."
 type OrderChangePayload {
+  "Id of the changed order."
   orderId: ID!
   "The event that was applied: capture, refund or cancel."
   applied: String!
@@ -4735,11 +5320,19 @@ Input objects marked @oneOf take exactly one of their fields.
 """
 directive @oneOf on INPUT_OBJECT
 
+"""
+The read entry points of the graph. Each domain file adds its own fields; @requires on a field
+says who may call it.
+"""
 type Query {
   "Liveness of the graph itself; always true. Useful for a first request."
   ok: Boolean!
 }
 
+"""
+The write entry points of the graph. Money movements take an idempotencyKey where a retry could
+repeat them.
+"""
 type Mutation {
   "No-op that answers true; lets tooling test mutations without side effects."
   noop: Boolean!
@@ -4759,6 +5352,7 @@ type Money {
 
 "Whether a wallet holds available funds or the reserved funds of a real wallet."
 enum WalletType {
+  "A wallet of the corporation, with available funds."
   REAL
   "Holds the reserved funds of its real wallet; exists after the first transaction from or to it."
   PENDING
@@ -4768,8 +5362,11 @@ enum WalletType {
 enum WalletAdapter {
   "The current adapter; EUR wallets, SEPA requisites, the only one for cards."
   ADAPTER_A
-  "Deprecated upstream."
-  ADAPTER_B
+  """
+  The upstream's older adapter (GBP wallets with UK local requisites, cross-border
+  requisites). Existing wallets may still run on it and show it here; new ones should not.
+  """
+  ADAPTER_B @deprecated(reason: "Deprecated by the banking upstream. Create EUR wallets and SEPA requisites on ADAPTER_A, other currencies on ADAPTER_C.")
   "Multi-currency wallets."
   ADAPTER_C
 }
@@ -4782,10 +5379,16 @@ type Wallet {
   currency: String!
   "Available funds."
   balance: Money!
+  "Real, or the pending wallet of a real one."
   type: WalletType!
   "CARD lets the wallet fund cards; null for an ordinary wallet."
   purpose: String
+  """
+  The processor adapter the wallet runs on; null when the upstream names one this gateway does
+  not know.
+  """
   adapter: WalletAdapter
+  "When the wallet was created; null when the upstream does not say."
   createdAt: Time
   "The corporation that owns the wallet."
   corporation: Corporation
@@ -4795,7 +5398,10 @@ extend type Corporation {
   "Real wallets of the corporation (batched: one upstream listing per corporation per request)."
   wallets: [Wallet!]!
   "One wallet of the corporation, served from the same listing as wallets."
-  wallet(id: ID!): Wallet
+  wallet(
+    "Id of a Wallet of this corporation."
+    id: ID!
+  ): Wallet
 }
 
 extend type Wallet {
@@ -4808,7 +5414,9 @@ extend type Wallet {
 extend type Corporation {
   "Every requisites record of the corporation, attached or not."
   walletRequisites: [WalletRequisites!]!
+  "The corporation's fee invoices, paid and unpaid (one listing per corporation per request)."
   invoices: [Invoice!]!
+  "The corporation's transaction limits, one per payment method and transaction type."
   limits: [Limit!]!
 }
 
@@ -4818,38 +5426,76 @@ extend type Query {
   format and checksum are checked by the gateway first (BAD_USER_INPUT); the
   upstream checks the country's length (UPSTREAM_REJECTED, code 10001).
   """
-  sepaEnabled(sourceWalletId: ID!, iban: String!): Boolean! @requires(role: BANKING)
+  sepaEnabled(
+    "The corporation wallet the transfer would leave from."
+    sourceWalletId: ID!
+    "The receiving IBAN; spaces are allowed, letters in any case."
+    iban: String!
+  ): Boolean! @requires(role: BANKING)
 }
 
 extend type Mutation {
   "Creates wallets for a corporation (staff only); adapter C makes one per currency."
-  createWallet(input: CreateWalletInput!): CreateWalletPayload! @requires(role: STAFF)
+  createWallet(
+    "The corporation, the adapter and the adapter's requisites fields."
+    input: CreateWalletInput!
+  ): CreateWalletPayload! @requires(role: STAFF)
   "Creates requisites, not attached to a wallet."
-  createWalletRequisites(input: CreateWalletRequisitesInput!): [WalletRequisites!]! @requires(role: BANKING)
+  createWalletRequisites(
+    "The corporation, the adapter and how the IBAN is made."
+    input: CreateWalletRequisitesInput!
+  ): [WalletRequisites!]! @requires(role: BANKING)
   "Creates requisites attached to an adapter A wallet; answers the wallet's requisites."
-  attachWalletRequisites(input: AttachWalletRequisitesInput!): [WalletRequisites!]! @requires(role: BANKING)
-  deleteWalletRequisites(input: DeleteWalletRequisitesInput!): DeletedWalletRequisites! @requires(role: BANKING)
+  attachWalletRequisites(
+    "The corporation, the wallet and how the IBAN is made."
+    input: AttachWalletRequisitesInput!
+  ): [WalletRequisites!]! @requires(role: BANKING)
+  "Deletes a requisites record of a corporation."
+  deleteWalletRequisites(
+    "The corporation and the requisites to delete."
+    input: DeleteWalletRequisitesInput!
+  ): DeletedWalletRequisites! @requires(role: BANKING)
   """
   Converts money between two wallets of the signed-in person's corporation
   (persons only, as upstream). Insufficient funds, an unpaid invoice and the
   corporation limits are expected outcomes: ConversionRefused. With an
   idempotencyKey a retried request never converts twice.
   """
-  createConversion(input: CreateConversionInput!): CreateConversionResult! @requires(role: BANKING)
+  createConversion(
+    "Source wallet, amount and currency to receive, and an idempotencyKey."
+    input: CreateConversionInput!
+  ): CreateConversionResult! @requires(role: BANKING)
   "Changes a corporation limit (staff only); absent limitSet fields stay."
-  updateLimit(input: UpdateLimitInput!): Limit! @requires(role: STAFF)
+  updateLimit(
+    "The corporation, the limit and the values to change."
+    input: UpdateLimitInput!
+  ): Limit! @requires(role: STAFF)
   "Removes a corporation limit (staff only) and answers it."
-  deleteLimit(input: DeleteLimitInput!): Limit! @requires(role: STAFF)
+  deleteLimit(
+    "The corporation and the limit to remove."
+    input: DeleteLimitInput!
+  ): Limit! @requires(role: STAFF)
   "Builds a statement; the answer's url downloads it from the gateway for a short time, without signing in."
-  requestStatement(input: RequestStatementInput!): ReportFile! @requires(role: BANKING)
+  requestStatement(
+    "Format, wallets, period and time zone."
+    input: RequestStatementInput!
+  ): ReportFile! @requires(role: BANKING)
   "Builds an introducer's corporate fee report (staff, or the introducer itself)."
-  requestIntroducerFeeReport(input: RequestIntroducerFeeReportInput!): ReportFile! @requires(role: BANKING)
+  requestIntroducerFeeReport(
+    "The introducer, the period and optionally some of its corporations."
+    input: RequestIntroducerFeeReportInput!
+  ): ReportFile! @requires(role: BANKING)
 }
 
+"What kind of bank details requisites are."
 enum RequisitesType {
+  "A SEPA IBAN with its BIC."
   SEPA
+  "An account number with a BIC, for cross-border transfers."
   CROSS_BORDER
+  "A UK account number with its sort code."
   UK_LOCAL
+  "A type this gateway does not know yet."
   OTHER
 }
 
@@ -4860,14 +5506,19 @@ type WalletRequisites {
   number: String!
   "The BIC for SEPA and cross-border requisites, the sort code for UK local ones."
   code: String!
+  "What kind of bank details these are."
   type: RequisitesType!
+  "When the requisites were created; null when the upstream does not say."
   createdAt: Time
 }
 
+"The deleted requisites."
 type DeletedWalletRequisites {
+  "Id of the deleted requisites."
   id: ID!
 }
 
+"How the IBAN of new requisites is made."
 enum RequisitesMode {
   "The bank issues the IBAN."
   AUTOMATIC
@@ -4875,17 +5526,21 @@ enum RequisitesMode {
   MANUAL
 }
 
+"What a wallet is for, beyond holding money."
 enum WalletPurpose {
   "The wallet may fund cards."
   CARD
 }
 
+"SEPA bank details."
 input SepaRequisitesInput {
+  "The IBAN; its format and checksum are checked by the gateway."
   iban: String!
   "Required for adapter B and for requisites created or attached by hand; adapter A wallets take the bank's BIC."
   bic: String
 }
 
+"UK bank details (adapter B only)."
 input UkLocalRequisitesInput {
   "Eight digits."
   accountNumber: String!
@@ -4893,13 +5548,19 @@ input UkLocalRequisitesInput {
   sortCode: String!
 }
 
+"Cross-border bank details (adapter B only)."
 input CrossBorderRequisitesInput {
+  "The account number."
   accountNumber: String!
+  "The bank's BIC, 8 or 11 characters."
   bic: String!
 }
 
+"A new wallet of a corporation; which fields apply depends on adapter."
 input CreateWalletInput {
+  "The corporation that will own the wallet."
   corporationId: ID!
+  "The processor adapter: ADAPTER_A for EUR, ADAPTER_C for other currencies."
   adapter: WalletAdapter!
   "Shown in the wallet list; the upstream names the wallet after its currency when absent."
   name: String
@@ -4910,58 +5571,80 @@ input CreateWalletInput {
   "Adapter A (MANUAL, iban only) or adapter B."
   sepa: SepaRequisitesInput
   "Adapter B only; makes a GBP wallet."
-  ukLocal: UkLocalRequisitesInput
+  ukLocal: UkLocalRequisitesInput @deprecated(reason: "Adapter B only, which the banking upstream deprecates; UK local requisites have no replacement on the current adapters.")
   "Adapter B only."
-  crossBorder: CrossBorderRequisitesInput
+  crossBorder: CrossBorderRequisitesInput @deprecated(reason: "Adapter B only, which the banking upstream deprecates; cross-border requisites have no replacement on the current adapters.")
   "Adapter C only, and required there: one wallet per currency."
   currencies: [String!]
 }
 
+"The created wallets."
 type CreateWalletPayload {
+  "One wallet, or one per currency with adapter C."
   wallets: [Wallet!]!
 }
 
+"New requisites of a corporation, not attached to a wallet."
 input CreateWalletRequisitesInput {
+  "The corporation that will own the requisites."
   corporationId: ID!
   "ADAPTER_A or ADAPTER_B."
   adapter: WalletAdapter!
+  "Whether the bank issues the IBAN or it is given in sepa."
   mode: RequisitesMode = AUTOMATIC
   "Required when mode is MANUAL, with its bic."
   sepa: SepaRequisitesInput
 }
 
+"New requisites attached to a wallet."
 input AttachWalletRequisitesInput {
+  "The corporation that owns the wallet."
   corporationId: ID!
   "An adapter A wallet of the corporation."
   walletId: ID!
+  "Whether the bank issues the IBAN or it is given in sepa."
   mode: RequisitesMode = AUTOMATIC
   "Required when mode is MANUAL, with its bic."
   sepa: SepaRequisitesInput
 }
 
+"Names one requisites record of a corporation."
 input DeleteWalletRequisitesInput {
+  "The corporation that owns the requisites."
   corporationId: ID!
+  "Id of the WalletRequisites."
   id: ID!
 }
 
 "The authorisation code of a transaction, which is its state."
 enum TransactionStatus {
+  "Code 0: approved, funds delivered."
   APPROVED
+  "Code 1: passed first validation; may still be declined on invalid payment data."
   AUTHORIZED
+  "Code 10: declined during processing; funds not delivered."
   DECLINED
+  "Code 21: funds refunded to the account holder."
   REFUNDED
+  "Code 22: funds held by the bank."
   HOLD
+  "Code 30: not approved; processing was not started (e.g. limits reached)."
   REJECTED
   "Amount reserved in the pending wallet; processing not started."
   PENDING
+  "Code 41: processing started."
   PENDING_AUTH
+  "Code 42: under staff review."
   UNDER_REVIEW
+  "Code 43: fee payments only; waits for the customer to cover the fee."
   INITIALIZED
   "A code the gateway does not know."
   UNKNOWN
 }
 
+"A conversion between two wallets of the signed-in person's corporation."
 input CreateConversionInput {
+  "The wallet to take the money from; adapter A wallets cannot convert (upstream code 20009)."
   sourceWalletId: ID!
   "What the target wallet receives, in minor units of currency."
   amount: Int!
@@ -4973,11 +5656,14 @@ input CreateConversionInput {
   idempotencyKey: String
 }
 
+"The Conversion, or why it was refused; a refusal is not an error."
 union CreateConversionResult = Conversion | ConversionRefused
 
 "A conversion between two wallets."
 type Conversion {
+  "Id of the conversion transaction."
   id: ID!
+  "The transaction's state, from its authorisation code."
   status: TransactionStatus!
   "The upstream's authorisation code."
   statusCode: Int!
@@ -4993,38 +5679,55 @@ type Conversion {
   amountEquivalents: [Money!]!
   "The charge in the equivalent of each of the six currencies."
   chargeEquivalents: [Money!]!
+  "Id of the wallet the money came from."
   sourceWalletId: ID!
+  "Id of the wallet credited; null when the upstream does not say."
   targetWalletId: ID
   "The source wallet after the conversion."
   sourceWallet: Wallet
+  "When the conversion was made."
   createdAt: Time
 }
 
 "Why a conversion was refused."
 enum ConversionRefusal {
+  "Code 20002: the source wallet does not hold amount plus charge."
   INSUFFICIENT_FUNDS
+  "Code 20006: the corporation has an unpaid invoice."
   UNPAID_INVOICE
+  "Code -114: a corporation limit is reached."
   CORPORATION_LIMIT_REACHED
+  "Code -115: the daily, weekly or monthly count of successful conversions is reached."
   CORPORATION_VELOCITY_REACHED
+  "Code -116: too many attempts this hour."
   CORPORATION_ATTEMPT_VELOCITY_PER_HOUR_REACHED
+  "Code -117: the daily, weekly or monthly amount is reached."
   CORPORATION_AMOUNT_REACHED
+  "Code -118: below the corporation's minimum amount per transaction."
   CORPORATION_AMOUNT_BELOW_MIN
+  "Code -119: above the corporation's maximum amount per transaction."
   CORPORATION_AMOUNT_ABOVE_MAX
 }
 
 "An expected refusal of a conversion: nothing was converted."
 type ConversionRefused {
+  "Why, as an enum to switch on."
   reason: ConversionRefusal!
   "The upstream's code, e.g. 20002 or -117."
   code: Int!
   "The code's name from the spec's tables."
   name: String!
+  "The upstream's message, for logs rather than for end users."
   message: String!
 }
 
+"What an invoice charges for."
 enum InvoiceType {
+  "The one-off fee for opening the account."
   OPENING_FEE
+  "The monthly service fee."
   MONTHLY_SERVICE_FEE
+  "A type this gateway does not know yet."
   OTHER
 }
 
@@ -5032,16 +5735,23 @@ type Invoice {
   id: ID!
   type: InvoiceType!
   isPaid: Boolean!
+  "The invoiced amount."
   amount: Money!
+  "What is still to pay; 0 when paid."
   unpaidAmount: Money!
   "The invoice-payment transaction."
   paymentTransactionId: ID
+  "Payments made against the invoice, oldest first."
   repayments: [InvoiceRepayment!]!
+  "When the invoice was issued."
   createdAt: Time
 }
 
+"A payment made against an invoice."
 type InvoiceRepayment {
+  "Id of the repayment."
   id: ID!
+  "The amount repaid."
   amount: Money!
   "How it was repaid, e.g. balance."
   type: String!
@@ -5054,44 +5764,73 @@ type Limit {
   paymentMethod: String!
   "For example transfer-outgoing or convert."
   transactionType: String!
+  "Successful transactions allowed per day."
   dailySuccessfulVelocity: Int
+  "Successful transactions allowed per week."
   weeklySuccessfulVelocity: Int
+  "Successful transactions allowed per month."
   monthlySuccessfulVelocity: Int
+  "Attempts allowed per hour, successful or not."
   attemptVelocityPerHour: Int
+  "Smallest amount of one transaction."
   minimumAmount: Money
+  "Largest amount of one transaction."
   maximumAmount: Money
+  "Total amount allowed per day."
   dailyLimitAmount: Money
+  "Total amount allowed per week."
   weeklyLimitAmount: Money
+  "Total amount allowed per month."
   monthlyLimitAmount: Money
+  "When the limit last changed."
   updatedAt: Time
 }
 
 "Limit values to change; absent fields stay. Amounts in minor units of the corporation's currency."
 input LimitSetInput {
+  "Successful transactions allowed per day."
   dailySuccessfulVelocity: Int
+  "Successful transactions allowed per week."
   weeklySuccessfulVelocity: Int
+  "Successful transactions allowed per month."
   monthlySuccessfulVelocity: Int
+  "Attempts allowed per hour, successful or not."
   attemptVelocityPerHour: Int
+  "Smallest amount of one transaction, in minor units."
   minimumAmount: Int
+  "Largest amount of one transaction, in minor units."
   maximumAmount: Int
+  "Total amount per day, in minor units."
   dailyLimitAmount: Int
+  "Total amount per week, in minor units."
   weeklyLimitAmount: Int
+  "Total amount per month, in minor units."
   monthlyLimitAmount: Int
 }
 
+"Changes to a corporation limit (staff only)."
 input UpdateLimitInput {
+  "The corporation the limit belongs to."
   corporationId: ID!
+  "Id of the Limit."
   id: ID!
+  "A new payment method, e.g. bank-transfer; unchanged when absent."
   paymentMethod: String
+  "A new transaction type, e.g. transfer-outgoing; unchanged when absent."
   transactionType: String
+  "The limit values to change."
   limitSet: LimitSetInput!
 }
 
+"Names one corporation limit to remove."
 input DeleteLimitInput {
+  "The corporation the limit belongs to."
   corporationId: ID!
+  "Id of the Limit."
   id: ID!
 }
 
+"The file format of a statement."
 enum StatementFormat {
   "Exactly one wallet."
   PDF
@@ -5099,9 +5838,13 @@ enum StatementFormat {
   CSV
 }
 
+"A statement of one or more wallets over a period."
 input RequestStatementInput {
+  "PDF (one wallet) or CSV (one or more)."
   format: StatementFormat!
+  "The wallets to include."
   walletIds: [ID!]!
+  "First day, included; absent means no lower bound is sent to the upstream."
   from: Date
   "Included."
   to: Date
@@ -5111,9 +5854,11 @@ input RequestStatementInput {
   corporationId: ID
 }
 
+"An introducer's corporate fee report over a period."
 input RequestIntroducerFeeReportInput {
   "The introducer; an introducer may ask only for itself (the upstream answers FORBIDDEN otherwise)."
   introducerId: ID
+  "First day, included."
   from: Date!
   "Included."
   to: Date!
@@ -5125,7 +5870,9 @@ input RequestIntroducerFeeReportInput {
 type ReportFile {
   "A path on this gateway (/downloads/reports/...), to resolve against the gateway's origin; it carries no credential of the session."
   url: String!
+  "A name to save the file under, e.g. statement-2026-01-01_2026-01-31.pdf."
   fileName: String!
+  "When the url stops working; request the report again after that."
   expiresAt: Time!
 }
 `, BuiltIn: false},

@@ -12,119 +12,166 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 )
 
+// An authorised or a declined simulated transaction.
 type CardSimulationResult interface {
 	IsCardSimulationResult()
 }
 
+// Step 1 gives a TwoFactorChallenge, step 2 the Person with the new phone.
 type ChangeMyPhoneResult interface {
 	IsChangeMyPhoneResult()
 }
 
+// The Conversion, or why it was refused; a refusal is not an error.
 type CreateConversionResult interface {
 	IsCreateConversionResult()
 }
 
+// The authorised Order, a 3-D Secure step or a failed attempt; none of them is an error.
 type CreateOrderResult interface {
 	IsCreateOrderResult()
 }
 
+// The session (SignedIn), or a TwoFactorChallenge to answer with the SMS code.
 type SignInResult interface {
 	IsSignInResult()
 }
 
+// A new card for an existing customer.
 type AddPaymentMethodInput struct {
+	// The customer to store the card on.
 	CustomerID string `json:"customerId"`
 	// Single-use card token; pass it as a variable.
-	CardToken string         `json:"cardToken"`
-	Browser   map[string]any `json:"browser,omitempty"`
+	CardToken string `json:"cardToken"`
+	// Browser data of the cardholder's client, passed to the upstream as given.
+	Browser map[string]any `json:"browser,omitempty"`
 	// Orders to authorise with the new card.
 	Orders []*NewOrderInput `json:"orders,omitempty"`
 }
 
+// The stored card and the orders created with it.
 type AddPaymentMethodPayload struct {
+	// The stored card.
 	PaymentMethod *PaymentMethod `json:"paymentMethod"`
-	Orders        []*SignedOrder `json:"orders"`
+	// The orders authorised with the card, each with its verified signed token; empty when none were
+	// asked for.
+	Orders []*SignedOrder `json:"orders"`
 }
 
+// A postal address.
 type Address struct {
-	Street  *string `json:"street,omitempty"`
+	// Street and number.
+	Street *string `json:"street,omitempty"`
+	// Postal code.
 	ZipCode *string `json:"zipCode,omitempty"`
-	City    *string `json:"city,omitempty"`
+	// City.
+	City *string `json:"city,omitempty"`
 	// ISO 3166 alpha-2.
 	CountryCode *string `json:"countryCode,omitempty"`
 }
 
+// A postal address.
 type AddressInput struct {
-	Street      *string `json:"street,omitempty"`
-	ZipCode     *string `json:"zipCode,omitempty"`
-	City        *string `json:"city,omitempty"`
+	// Street and number.
+	Street *string `json:"street,omitempty"`
+	// Postal code.
+	ZipCode *string `json:"zipCode,omitempty"`
+	// City.
+	City *string `json:"city,omitempty"`
+	// ISO 3166 alpha-2, e.g. EE.
 	CountryCode *string `json:"countryCode,omitempty"`
 }
 
+// An API key of a corporation, without its private key (shown once, at creation).
 type APIKey struct {
-	ID   string `json:"id"`
+	// Id of the key, for deleteApiKey.
+	ID string `json:"id"`
+	// The name given at creation.
 	Name string `json:"name"`
 }
 
+// New requisites attached to a wallet.
 type AttachWalletRequisitesInput struct {
+	// The corporation that owns the wallet.
 	CorporationID string `json:"corporationId"`
 	// An adapter A wallet of the corporation.
-	WalletID string          `json:"walletId"`
-	Mode     *RequisitesMode `json:"mode,omitempty"`
+	WalletID string `json:"walletId"`
+	// Whether the bank issues the IBAN or it is given in sepa.
+	Mode *RequisitesMode `json:"mode,omitempty"`
 	// Required when mode is MANUAL, with its bic.
 	Sepa *SepaRequisitesInput `json:"sepa,omitempty"`
 }
 
+// An authorised order to cancel.
 type CancelOrderInput struct {
+	// Id of the Order.
 	OrderID string `json:"orderId"`
 }
 
+// An authorised order to capture.
 type CaptureOrderInput struct {
+	// Id of the Order.
 	OrderID string `json:"orderId"`
 	// Minor units; the whole authorised remainder when not given.
 	Amount *int64 `json:"amount,omitempty"`
 }
 
+// A postal address for card issuing.
 type CardAddressInput struct {
-	Street   string `json:"street"`
-	City     string `json:"city"`
+	// Street and number.
+	Street string `json:"street"`
+	// City.
+	City string `json:"city"`
+	// Postal code.
 	PostCode string `json:"postCode"`
 	// Two-letter code.
-	Country string  `json:"country"`
-	Region  *string `json:"region,omitempty"`
+	Country string `json:"country"`
+	// Region or state.
+	Region *string `json:"region,omitempty"`
 }
 
 // The simulated transaction was authorised; it is now one of the card's transactions.
 type CardAuthorised struct {
+	// The card after the transaction; null when it cannot be read back.
 	Card *Card `json:"card,omitempty"`
-	// 00
+	// Always 00, the card authorisation code of an approval.
 	Code string `json:"code"`
-	// APPROVED
-	Name   string `json:"name"`
+	// Always APPROVED.
+	Name string `json:"name"`
+	// The authorised amount.
 	Amount *Money `json:"amount"`
 }
 
 func (CardAuthorised) IsCardSimulationResult() {}
 
+// What issueCard takes from the corporation unless given here.
 type CardCompanyInput struct {
 	// At most 255 characters.
-	Name    *string           `json:"name,omitempty"`
-	Email   *string           `json:"email,omitempty"`
-	Phone   *string           `json:"phone,omitempty"`
+	Name *string `json:"name,omitempty"`
+	// The company's e-mail address.
+	Email *string `json:"email,omitempty"`
+	// The company's phone number.
+	Phone *string `json:"phone,omitempty"`
+	// The company's address.
 	Address *CardAddressInput `json:"address,omitempty"`
 }
 
 // A card's secrets. Keep them out of logs, stores and screenshots.
 type CardCredentials struct {
+	// Id of the card they belong to.
 	CardID string `json:"cardId"`
-	Pan    string `json:"pan"`
-	Cvc    string `json:"cvc"`
+	// The full card number. Never logged or cached by the gateway.
+	Pan string `json:"pan"`
+	// The card security code (CVC2). Never logged or cached by the gateway.
+	Cvc string `json:"cvc"`
 }
 
 // The simulated transaction was declined with a card authorisation code.
 type CardDeclined struct {
+	// Id of the card.
 	CardID string `json:"cardId"`
-	Card   *Card  `json:"card,omitempty"`
+	// The card; null when it cannot be read back.
+	Card *Card `json:"card,omitempty"`
 	// The card authorisation code, e.g. 51.
 	Code string `json:"code"`
 	// Its name in the spec's table, e.g. NOT_SUFFICENT_FUNDS.
@@ -135,17 +182,27 @@ func (CardDeclined) IsCardSimulationResult() {}
 
 // The card an order was paid with. Never carries a card number or token.
 type CardPayment struct {
-	Type         string  `json:"type"`
-	Scheme       *string `json:"scheme,omitempty"`
-	Iin          *string `json:"iin,omitempty"`
-	Last4        *string `json:"last4,omitempty"`
-	ExpiresMonth *int64  `json:"expiresMonth,omitempty"`
-	ExpiresYear  *int64  `json:"expiresYear,omitempty"`
-	Acquirer     *string `json:"acquirer,omitempty"`
+	// The payment type, `card`.
+	Type string `json:"type"`
+	// The card scheme, e.g. visa or mastercard.
+	Scheme *string `json:"scheme,omitempty"`
+	// First six digits of the card number.
+	Iin *string `json:"iin,omitempty"`
+	// Last four digits of the card number.
+	Last4 *string `json:"last4,omitempty"`
+	// Expiry month, 1 to 12.
+	ExpiresMonth *int64 `json:"expiresMonth,omitempty"`
+	// Expiry year, two digits.
+	ExpiresYear *int64 `json:"expiresYear,omitempty"`
+	// The acquirer that processed the payment.
+	Acquirer *string `json:"acquirer,omitempty"`
 }
 
+// A payment with a single-use card token.
 type CardPaymentInput struct {
-	Token   string         `json:"token"`
+	// The single-use card token; pass it as a variable, never inline. Never logged.
+	Token string `json:"token"`
+	// Browser data of the cardholder's client, for 3-D Secure; passed to the upstream as given.
 	Browser map[string]any `json:"browser,omitempty"`
 }
 
@@ -153,13 +210,15 @@ type CardPaymentInput struct {
 type CardTransaction struct {
 	ID string `json:"id"`
 	// The upstream's transaction type, e.g. card-transaction.
-	Type   string `json:"type"`
+	Type string `json:"type"`
+	// The transaction's amount in the card's currency.
 	Amount *Money `json:"amount"`
 	// The upstream's status name, e.g. APPROVED, when it gives one.
 	Status *string `json:"status,omitempty"`
 	// Merchant or description, when the upstream gives one.
-	Description *string    `json:"description,omitempty"`
-	CreatedAt   *time.Time `json:"createdAt,omitempty"`
+	Description *string `json:"description,omitempty"`
+	// When the transaction was made; null when the upstream does not say.
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
 }
 
 type CardTransactionPage struct {
@@ -174,68 +233,102 @@ type CardholderDetailsInput struct {
 	// At most 255 characters.
 	LastName *string `json:"lastName,omitempty"`
 	// Used for 3-D Secure.
-	Phone   *string           `json:"phone,omitempty"`
-	Email   *string           `json:"email,omitempty"`
+	Phone *string `json:"phone,omitempty"`
+	// The cardholder's e-mail address.
+	Email *string `json:"email,omitempty"`
+	// The cardholder's address; needed only for plastic cards.
 	Address *CardAddressInput `json:"address,omitempty"`
 }
 
+// Both steps of a phone change; repeat the same fields in step 2.
 type ChangeMyPhoneInput struct {
-	Phone           string  `json:"phone"`
-	CurrentPassword string  `json:"currentPassword"`
-	TwoFactorCode   *string `json:"twoFactorCode,omitempty"`
-	ChallengeID     *string `json:"challengeId,omitempty"`
+	// The new phone number; the code is sent to it.
+	Phone string `json:"phone"`
+	// The signed-in person's password.
+	CurrentPassword string `json:"currentPassword"`
+	// Step 2 only: the SMS code sent to the new phone.
+	TwoFactorCode *string `json:"twoFactorCode,omitempty"`
+	// Step 2 only: the challengeId of step 1's TwoFactorChallenge, when it had one.
+	ChallengeID *string `json:"challengeId,omitempty"`
 }
 
 // Contact data of a customer.
 type Contact struct {
-	Type           *ContactType `json:"type,omitempty"`
-	IdentityNumber *string      `json:"identityNumber,omitempty"`
+	// Organisation or person; null when the upstream gives neither.
+	Type *ContactType `json:"type,omitempty"`
+	// The contact's identity number as the merchant gave it (national id or company registration
+	// number).
+	IdentityNumber *string `json:"identityNumber,omitempty"`
 	// The merchant's own contact identifier.
-	ID      *string  `json:"id,omitempty"`
-	Name    *string  `json:"name,omitempty"`
-	Email   *string  `json:"email,omitempty"`
-	Phone   *string  `json:"phone,omitempty"`
+	ID *string `json:"id,omitempty"`
+	// The contact's name.
+	Name *string `json:"name,omitempty"`
+	// The contact's e-mail address.
+	Email *string `json:"email,omitempty"`
+	// The contact's phone number.
+	Phone *string `json:"phone,omitempty"`
+	// The contact's postal address.
 	Address *Address `json:"address,omitempty"`
 }
 
+// Contact data of a customer.
 type ContactInput struct {
-	Type           *ContactType  `json:"type,omitempty"`
-	IdentityNumber *string       `json:"identityNumber,omitempty"`
-	ID             *string       `json:"id,omitempty"`
-	Name           string        `json:"name"`
-	Email          string        `json:"email"`
-	Phone          *string       `json:"phone,omitempty"`
-	Address        *AddressInput `json:"address,omitempty"`
+	// Organisation or person.
+	Type *ContactType `json:"type,omitempty"`
+	// National id or company registration number.
+	IdentityNumber *string `json:"identityNumber,omitempty"`
+	// The merchant's own contact identifier.
+	ID *string `json:"id,omitempty"`
+	// The contact's name.
+	Name string `json:"name"`
+	// The contact's e-mail address.
+	Email string `json:"email"`
+	// The contact's phone number.
+	Phone *string `json:"phone,omitempty"`
+	// The contact's postal address.
+	Address *AddressInput `json:"address,omitempty"`
 }
 
 // An expected refusal of a conversion: nothing was converted.
 type ConversionRefused struct {
+	// Why, as an enum to switch on.
 	Reason ConversionRefusal `json:"reason"`
 	// The upstream's code, e.g. 20002 or -117.
 	Code int64 `json:"code"`
 	// The code's name from the spec's tables.
-	Name    string `json:"name"`
+	Name string `json:"name"`
+	// The upstream's message, for logs rather than for end users.
 	Message string `json:"message"`
 }
 
 func (ConversionRefused) IsCreateConversionResult() {}
 
 type Corporation struct {
-	ID       string  `json:"id"`
-	Name     string  `json:"name"`
-	Email    *string `json:"email,omitempty"`
-	Address  *string `json:"address,omitempty"`
-	City     *string `json:"city,omitempty"`
-	Region   *string `json:"region,omitempty"`
+	ID    string  `json:"id"`
+	Name  string  `json:"name"`
+	Email *string `json:"email,omitempty"`
+	// Registration address, at most 64 characters.
+	Address *string `json:"address,omitempty"`
+	// City of the registration address.
+	City *string `json:"city,omitempty"`
+	// Region of the registration address.
+	Region *string `json:"region,omitempty"`
+	// Postal code of the registration address.
 	PostCode *string `json:"postCode,omitempty"`
 	// Two-letter code.
-	Country       *string    `json:"country,omitempty"`
-	Currency      *string    `json:"currency,omitempty"`
-	IsOnboarded   bool       `json:"isOnboarded"`
-	OnboardedAt   *time.Time `json:"onboardedAt,omitempty"`
-	IsKycVerified bool       `json:"isKycVerified"`
-	CreatedAt     *time.Time `json:"createdAt,omitempty"`
-	BlockedAt     *time.Time `json:"blockedAt,omitempty"`
+	Country *string `json:"country,omitempty"`
+	// The corporation's currency (ISO 4217); limits and invoices are in it.
+	Currency *string `json:"currency,omitempty"`
+	// Whether onboarding is done; until then every operation with its wallets is refused upstream.
+	IsOnboarded bool `json:"isOnboarded"`
+	// When onboarding was done; null until then.
+	OnboardedAt *time.Time `json:"onboardedAt,omitempty"`
+	// Whether staff verified the corporation's KYC (know your customer) data.
+	IsKycVerified bool `json:"isKycVerified"`
+	// When the corporation signed up.
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
+	// When the corporation was blocked; null when active.
+	BlockedAt *time.Time `json:"blockedAt,omitempty"`
 	// Persons of the corporation (batched: the persons the viewer sees are read once per
 	// request, every page, up to 5000 persons in all; beyond that the list is incomplete).
 	Persons []*Person `json:"persons"`
@@ -253,8 +346,10 @@ type Corporation struct {
 	Wallet *Wallet `json:"wallet,omitempty"`
 	// Every requisites record of the corporation, attached or not.
 	WalletRequisites []*WalletRequisites `json:"walletRequisites"`
-	Invoices         []*Invoice          `json:"invoices"`
-	Limits           []*Limit            `json:"limits"`
+	// The corporation's fee invoices, paid and unpaid (one listing per corporation per request).
+	Invoices []*Invoice `json:"invoices"`
+	// The corporation's transaction limits, one per payment method and transaction type.
+	Limits []*Limit `json:"limits"`
 }
 
 type CorporationPage struct {
@@ -262,19 +357,27 @@ type CorporationPage struct {
 	PageInfo *PageInfo      `json:"pageInfo"`
 }
 
+// Settings of a corporation.
 type CorporationSettings struct {
+	// Id of the corporation they belong to.
 	CorporationID string `json:"corporationId"`
 	// Always includes EMPLOYEE.
 	AllowedPersonTypes []PersonType `json:"allowedPersonTypes"`
-	UpdatedAt          *time.Time   `json:"updatedAt,omitempty"`
+	// When they last changed; null when never.
+	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
 }
 
+// A new API key of a corporation.
 type CreateAPIKeyInput struct {
+	// The corporation the key signs in as.
 	CorporationID string `json:"corporationId"`
-	Name          string `json:"name"`
+	// A name to tell keys apart, e.g. the integration using it.
+	Name string `json:"name"`
 }
 
+// A conversion between two wallets of the signed-in person's corporation.
 type CreateConversionInput struct {
+	// The wallet to take the money from; adapter A wallets cannot convert (upstream code 20009).
 	SourceWalletID string `json:"sourceWalletId"`
 	// What the target wallet receives, in minor units of currency.
 	Amount int64 `json:"amount"`
@@ -286,8 +389,11 @@ type CreateConversionInput struct {
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
+// A new customer with at least one card.
 type CreateCustomerInput struct {
-	Number  string        `json:"number"`
+	// The merchant's own customer identifier.
+	Number string `json:"number"`
+	// Contact data; name and email are required.
 	Contact *ContactInput `json:"contact"`
 	// Single-use card tokens, each becoming a stored card. Pass them as variables.
 	CardTokens []string `json:"cardTokens"`
@@ -298,42 +404,54 @@ type CreateCustomerInput struct {
 	Orders []*NewOrderInput `json:"orders,omitempty"`
 }
 
+// The new customer and the orders created with it.
 type CreateCustomerPayload struct {
+	// The new customer, with its stored cards.
 	Customer *Customer `json:"customer"`
 	// The orders created with the customer, each with its verified signed token.
 	Orders []*SignedOrder `json:"orders"`
 }
 
+// A card payment to authorise (and optionally capture).
 type CreateOrderInput struct {
 	// Makes retries safe: attempts with the same key are one order. After a
 	// failure or a 3-D Secure step, retry with the same key.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 	// The merchant's order identifier.
-	Number *string          `json:"number,omitempty"`
-	Items  *OrderItemsInput `json:"items"`
+	Number *string `json:"number,omitempty"`
+	// What is bought: an amount, an item or a list of items; the total is authorised.
+	Items *OrderItemsInput `json:"items"`
 	// ISO 4217 code, e.g. EUR.
 	Currency string `json:"currency"`
 	// Capture immediately instead of only authorising.
 	AutoCharge *bool `json:"autoCharge,omitempty"`
 	// Required for savedCard and customer payments.
-	CustomerID *string       `json:"customerId,omitempty"`
-	Payment    *PaymentInput `json:"payment"`
+	CustomerID *string `json:"customerId,omitempty"`
+	// How the order is paid: exactly one of card, savedCard and customer.
+	Payment *PaymentInput `json:"payment"`
 }
 
+// A new person of a corporation. Text limits are the banking upstream's; longer values are refused
+// with BAD_USER_INPUT.
 type CreatePersonInput struct {
 	// At most 100 characters.
 	FirstName string `json:"firstName"`
 	// At most 100 characters.
 	LastName string `json:"lastName"`
 	// Required unless the person is a UBO, not a director and has no roles.
-	Email      *string `json:"email,omitempty"`
-	Gender     Gender  `json:"gender"`
-	IsUbo      *bool   `json:"isUbo,omitempty"`
-	IsDirector *bool   `json:"isDirector,omitempty"`
+	Email *string `json:"email,omitempty"`
+	// Gender; UNKNOWN when not given by the person.
+	Gender Gender `json:"gender"`
+	// Whether the person is an ultimate beneficial owner; ignored for consumers.
+	IsUbo *bool `json:"isUbo,omitempty"`
+	// Whether the person is a director; ignored for consumers.
+	IsDirector *bool `json:"isDirector,omitempty"`
 	// YYYY-MM-DD.
 	DateOfBirth *string `json:"dateOfBirth,omitempty"`
-	Phone       *string `json:"phone,omitempty"`
-	OtherPhone  *string `json:"otherPhone,omitempty"`
+	// Phone number, at most 32 characters; receives the SMS two-factor codes.
+	Phone *string `json:"phone,omitempty"`
+	// A second phone number, at most 32 characters.
+	OtherPhone *string `json:"otherPhone,omitempty"`
 	// Two-letter code.
 	Country *string `json:"country,omitempty"`
 	// Two-letter code.
@@ -347,17 +465,21 @@ type CreatePersonInput struct {
 	// At most 10 characters.
 	PostCode *string `json:"postCode,omitempty"`
 	// At most 100 characters.
-	SocialSecurityNumber *string  `json:"socialSecurityNumber,omitempty"`
-	Roles                []string `json:"roles,omitempty"`
+	SocialSecurityNumber *string `json:"socialSecurityNumber,omitempty"`
+	// Role ids of the banking upstream to grant; ignored for consumers.
+	Roles []string `json:"roles,omitempty"`
 	// Required for corporations that allow several person types.
 	Type *PersonType `json:"type,omitempty"`
 	// Staff only, and required for staff: the corporation to add the person to.
 	CorporationID *string `json:"corporationId,omitempty"`
 }
 
+// A new wallet of a corporation; which fields apply depends on adapter.
 type CreateWalletInput struct {
-	CorporationID string        `json:"corporationId"`
-	Adapter       WalletAdapter `json:"adapter"`
+	// The corporation that will own the wallet.
+	CorporationID string `json:"corporationId"`
+	// The processor adapter: ADAPTER_A for EUR, ADAPTER_C for other currencies.
+	Adapter WalletAdapter `json:"adapter"`
 	// Shown in the wallet list; the upstream names the wallet after its currency when absent.
 	Name *string `json:"name,omitempty"`
 	// Adapter A only.
@@ -374,42 +496,58 @@ type CreateWalletInput struct {
 	Currencies []string `json:"currencies,omitempty"`
 }
 
+// The created wallets.
 type CreateWalletPayload struct {
+	// One wallet, or one per currency with adapter C.
 	Wallets []*Wallet `json:"wallets"`
 }
 
+// New requisites of a corporation, not attached to a wallet.
 type CreateWalletRequisitesInput struct {
+	// The corporation that will own the requisites.
 	CorporationID string `json:"corporationId"`
 	// ADAPTER_A or ADAPTER_B.
-	Adapter WalletAdapter   `json:"adapter"`
-	Mode    *RequisitesMode `json:"mode,omitempty"`
+	Adapter WalletAdapter `json:"adapter"`
+	// Whether the bank issues the IBAN or it is given in sepa.
+	Mode *RequisitesMode `json:"mode,omitempty"`
 	// Required when mode is MANUAL, with its bic.
 	Sepa *SepaRequisitesInput `json:"sepa,omitempty"`
 }
 
 // A new API key; the private key is shown here only, once.
 type CreatedAPIKey struct {
-	ID         string `json:"id"`
-	Name       string `json:"name"`
-	IsActive   bool   `json:"isActive"`
+	// Id of the key, for deleteApiKey.
+	ID string `json:"id"`
+	// The name given at creation.
+	Name string `json:"name"`
+	// Whether the key can sign in now.
+	IsActive bool `json:"isActive"`
+	// The secret for signIn with kind API_KEY. Store it now: it is never shown again and never logged.
 	PrivateKey string `json:"privateKey"`
 }
 
+// Cross-border bank details (adapter B only).
 type CrossBorderRequisitesInput struct {
+	// The account number.
 	AccountNumber string `json:"accountNumber"`
-	Bic           string `json:"bic"`
+	// The bank's BIC, 8 or 11 characters.
+	Bic string `json:"bic"`
 }
 
 // A customer record of the merchant.
 type Customer struct {
 	ID string `json:"id"`
 	// The merchant's own customer identifier.
-	Number  string   `json:"number"`
+	Number string `json:"number"`
+	// Who the customer is and how to reach them.
 	Contact *Contact `json:"contact"`
 	// `active` for a new customer.
-	Status   string  `json:"status"`
+	Status string `json:"status"`
+	// The customer's currency (ISO 4217); null when the upstream gives none.
 	Currency *string `json:"currency,omitempty"`
-	Total    float64 `json:"total"`
+	// The customer's total as the payments upstream reports it (0 for a new customer); the spec
+	// gives no unit, so show it as a plain number.
+	Total float64 `json:"total"`
 	// Stored cards, in priority order.
 	PaymentMethods []*PaymentMethod `json:"paymentMethods"`
 	// The customer's orders created between start and end (inclusive dates, UTC;
@@ -418,91 +556,131 @@ type Customer struct {
 	Orders []*Order `json:"orders"`
 }
 
+// A payment charged to the order's customer with its first stored card.
 type CustomerPaymentInput struct {
+	// Who starts the payment.
 	Initiator *Initiator `json:"initiator,omitempty"`
 }
 
+// Names one API key of a corporation.
 type DeleteAPIKeyInput struct {
+	// The corporation that owns the key.
 	CorporationID string `json:"corporationId"`
-	ID            string `json:"id"`
+	// Id of the ApiKey.
+	ID string `json:"id"`
 }
 
+// Names one KYC document to delete.
 type DeleteKycDocumentInput struct {
+	// Id of the KycDocument.
 	ID string `json:"id"`
 	// Required for staff; others act on their own corporation.
 	CorporationID *string `json:"corporationId,omitempty"`
 }
 
+// The deleted document.
 type DeleteKycDocumentPayload struct {
+	// Id of the deleted document.
 	ID string `json:"id"`
 }
 
+// Names one corporation limit to remove.
 type DeleteLimitInput struct {
+	// The corporation the limit belongs to.
 	CorporationID string `json:"corporationId"`
-	ID            string `json:"id"`
-}
-
-type DeleteWalletRequisitesInput struct {
-	CorporationID string `json:"corporationId"`
-	ID            string `json:"id"`
-}
-
-type DeleteWebhookInput struct {
+	// Id of the Limit.
 	ID string `json:"id"`
 }
 
+// Names one requisites record of a corporation.
+type DeleteWalletRequisitesInput struct {
+	// The corporation that owns the requisites.
+	CorporationID string `json:"corporationId"`
+	// Id of the WalletRequisites.
+	ID string `json:"id"`
+}
+
+// Names the webhook to remove.
+type DeleteWebhookInput struct {
+	// Id of the Webhook.
+	ID string `json:"id"`
+}
+
+// The removed webhook.
 type DeleteWebhookPayload struct {
+	// Id of the removed webhook.
 	DeletedID string `json:"deletedId"`
 }
 
+// The deleted requisites.
 type DeletedWalletRequisites struct {
+	// Id of the deleted requisites.
 	ID string `json:"id"`
 }
 
+// Where to send a password recovery link.
 type ForgotPasswordInput struct {
+	// The person's e-mail address.
 	Email string `json:"email"`
 }
 
+// A person being onboarded by the payments upstream.
 type Individual struct {
-	ID        string           `json:"id"`
-	Status    IndividualStatus `json:"status"`
-	CreatedAt *time.Time       `json:"createdAt,omitempty"`
+	// Id of the individual, as in events' individual_id.
+	ID string `json:"id"`
+	// Where the individual is in onboarding.
+	Status IndividualStatus `json:"status"`
+	// When onboarding was requested; null when the upstream does not say.
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
 	// Where the individual fills in the onboarding form, when the upstream gives one.
 	FormURL *string `json:"formUrl,omitempty"`
 }
 
 type Invoice struct {
-	ID           string      `json:"id"`
-	Type         InvoiceType `json:"type"`
-	IsPaid       bool        `json:"isPaid"`
-	Amount       *Money      `json:"amount"`
-	UnpaidAmount *Money      `json:"unpaidAmount"`
+	ID     string      `json:"id"`
+	Type   InvoiceType `json:"type"`
+	IsPaid bool        `json:"isPaid"`
+	// The invoiced amount.
+	Amount *Money `json:"amount"`
+	// What is still to pay; 0 when paid.
+	UnpaidAmount *Money `json:"unpaidAmount"`
 	// The invoice-payment transaction.
-	PaymentTransactionID *string             `json:"paymentTransactionId,omitempty"`
-	Repayments           []*InvoiceRepayment `json:"repayments"`
-	CreatedAt            *time.Time          `json:"createdAt,omitempty"`
+	PaymentTransactionID *string `json:"paymentTransactionId,omitempty"`
+	// Payments made against the invoice, oldest first.
+	Repayments []*InvoiceRepayment `json:"repayments"`
+	// When the invoice was issued.
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
 }
 
+// A payment made against an invoice.
 type InvoiceRepayment struct {
-	ID     string `json:"id"`
+	// Id of the repayment.
+	ID string `json:"id"`
+	// The amount repaid.
 	Amount *Money `json:"amount"`
 	// How it was repaid, e.g. balance.
 	Type string `json:"type"`
 }
 
+// A virtual card to issue. Only VIRTUAL, MASTERCARD, EUROPE and EUR are available; others are
+// refused with BAD_USER_INPUT.
 type IssueCardInput struct {
 	// A wallet of the corporation whose purpose is CARD.
 	FundingWalletID string `json:"fundingWalletId"`
 	// A person of the corporation.
-	CardholderID   string         `json:"cardholderId"`
+	CardholderID string `json:"cardholderId"`
+	// How the cardholder relates to the card's account.
 	CardholderType CardholderType `json:"cardholderType"`
 	// 1 to 12.
 	ExpiryMonth int64 `json:"expiryMonth"`
 	// A year after 2018.
-	ExpiryYear  int64     `json:"expiryYear"`
-	DisplayName *string   `json:"displayName,omitempty"`
-	Type        CardType  `json:"type"`
-	Brand       CardBrand `json:"brand"`
+	ExpiryYear int64 `json:"expiryYear"`
+	// An alias to tell the card apart, e.g. Travel.
+	DisplayName *string `json:"displayName,omitempty"`
+	// Only VIRTUAL.
+	Type CardType `json:"type"`
+	// Only MASTERCARD.
+	Brand CardBrand `json:"brand"`
 	// Only EUROPE.
 	Region string `json:"region"`
 	// Only EUR.
@@ -522,14 +700,18 @@ type KycDocument struct {
 	ID     string            `json:"id"`
 	Name   string            `json:"name"`
 	Status KycDocumentStatus `json:"status"`
-	// corporate
+	// Always `corporate`, the only document type.
 	Type string `json:"type"`
 	// Where the upstream keeps the file.
-	Path          *string    `json:"path,omitempty"`
-	ExpiresAt     *Date      `json:"expiresAt,omitempty"`
-	CreatedAt     *time.Time `json:"createdAt,omitempty"`
-	UpdatedAt     *time.Time `json:"updatedAt,omitempty"`
-	CorporationID string     `json:"corporationId"`
+	Path *string `json:"path,omitempty"`
+	// The day the document (e.g. a registry extract) stops being valid; null when not set.
+	ExpiresAt *Date `json:"expiresAt,omitempty"`
+	// When the document was uploaded.
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
+	// When the document last changed, e.g. its status.
+	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
+	// Id of the corporation the document belongs to.
+	CorporationID string `json:"corporationId"`
 }
 
 // Limits of one payment method and transaction type. Amounts are in the corporation's currency; null is no limit.
@@ -538,30 +720,49 @@ type Limit struct {
 	// For example bank-transfer, or internal for conversions.
 	PaymentMethod string `json:"paymentMethod"`
 	// For example transfer-outgoing or convert.
-	TransactionType           string     `json:"transactionType"`
-	DailySuccessfulVelocity   *int64     `json:"dailySuccessfulVelocity,omitempty"`
-	WeeklySuccessfulVelocity  *int64     `json:"weeklySuccessfulVelocity,omitempty"`
-	MonthlySuccessfulVelocity *int64     `json:"monthlySuccessfulVelocity,omitempty"`
-	AttemptVelocityPerHour    *int64     `json:"attemptVelocityPerHour,omitempty"`
-	MinimumAmount             *Money     `json:"minimumAmount,omitempty"`
-	MaximumAmount             *Money     `json:"maximumAmount,omitempty"`
-	DailyLimitAmount          *Money     `json:"dailyLimitAmount,omitempty"`
-	WeeklyLimitAmount         *Money     `json:"weeklyLimitAmount,omitempty"`
-	MonthlyLimitAmount        *Money     `json:"monthlyLimitAmount,omitempty"`
-	UpdatedAt                 *time.Time `json:"updatedAt,omitempty"`
+	TransactionType string `json:"transactionType"`
+	// Successful transactions allowed per day.
+	DailySuccessfulVelocity *int64 `json:"dailySuccessfulVelocity,omitempty"`
+	// Successful transactions allowed per week.
+	WeeklySuccessfulVelocity *int64 `json:"weeklySuccessfulVelocity,omitempty"`
+	// Successful transactions allowed per month.
+	MonthlySuccessfulVelocity *int64 `json:"monthlySuccessfulVelocity,omitempty"`
+	// Attempts allowed per hour, successful or not.
+	AttemptVelocityPerHour *int64 `json:"attemptVelocityPerHour,omitempty"`
+	// Smallest amount of one transaction.
+	MinimumAmount *Money `json:"minimumAmount,omitempty"`
+	// Largest amount of one transaction.
+	MaximumAmount *Money `json:"maximumAmount,omitempty"`
+	// Total amount allowed per day.
+	DailyLimitAmount *Money `json:"dailyLimitAmount,omitempty"`
+	// Total amount allowed per week.
+	WeeklyLimitAmount *Money `json:"weeklyLimitAmount,omitempty"`
+	// Total amount allowed per month.
+	MonthlyLimitAmount *Money `json:"monthlyLimitAmount,omitempty"`
+	// When the limit last changed.
+	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
 }
 
 // Limit values to change; absent fields stay. Amounts in minor units of the corporation's currency.
 type LimitSetInput struct {
-	DailySuccessfulVelocity   *int64 `json:"dailySuccessfulVelocity,omitempty"`
-	WeeklySuccessfulVelocity  *int64 `json:"weeklySuccessfulVelocity,omitempty"`
+	// Successful transactions allowed per day.
+	DailySuccessfulVelocity *int64 `json:"dailySuccessfulVelocity,omitempty"`
+	// Successful transactions allowed per week.
+	WeeklySuccessfulVelocity *int64 `json:"weeklySuccessfulVelocity,omitempty"`
+	// Successful transactions allowed per month.
 	MonthlySuccessfulVelocity *int64 `json:"monthlySuccessfulVelocity,omitempty"`
-	AttemptVelocityPerHour    *int64 `json:"attemptVelocityPerHour,omitempty"`
-	MinimumAmount             *int64 `json:"minimumAmount,omitempty"`
-	MaximumAmount             *int64 `json:"maximumAmount,omitempty"`
-	DailyLimitAmount          *int64 `json:"dailyLimitAmount,omitempty"`
-	WeeklyLimitAmount         *int64 `json:"weeklyLimitAmount,omitempty"`
-	MonthlyLimitAmount        *int64 `json:"monthlyLimitAmount,omitempty"`
+	// Attempts allowed per hour, successful or not.
+	AttemptVelocityPerHour *int64 `json:"attemptVelocityPerHour,omitempty"`
+	// Smallest amount of one transaction, in minor units.
+	MinimumAmount *int64 `json:"minimumAmount,omitempty"`
+	// Largest amount of one transaction, in minor units.
+	MaximumAmount *int64 `json:"maximumAmount,omitempty"`
+	// Total amount per day, in minor units.
+	DailyLimitAmount *int64 `json:"dailyLimitAmount,omitempty"`
+	// Total amount per week, in minor units.
+	WeeklyLimitAmount *int64 `json:"weeklyLimitAmount,omitempty"`
+	// Total amount per month, in minor units.
+	MonthlyLimitAmount *int64 `json:"monthlyLimitAmount,omitempty"`
 }
 
 // An event as it streams to a subscriber.
@@ -570,13 +771,15 @@ type LiveEvent struct {
 	Cursor string `json:"cursor"`
 	// Where it comes from: payments (an upstream event) or gateway.
 	Source string `json:"source"`
-	Event  *Event `json:"event"`
+	// The event; a payments event's payload is read from the upstream, never taken from a webhook body.
+	Event *Event `json:"event"`
 }
 
 // The part of a card number that may be shown.
 type MaskedPan struct {
 	// The first six digits.
-	Bin      string `json:"bin"`
+	Bin string `json:"bin"`
+	// The last four digits.
 	LastFour string `json:"lastFour"`
 }
 
@@ -588,42 +791,59 @@ type Money struct {
 	Currency string `json:"currency"`
 }
 
+// The write entry points of the graph. Money movements take an idempotencyKey where a retry could
+// repeat them.
 type Mutation struct {
 }
 
 // An order created together with a customer or a card: no payment, no customer.
 type NewOrderInput struct {
-	Number     *string          `json:"number,omitempty"`
-	Items      *OrderItemsInput `json:"items"`
-	Currency   string           `json:"currency"`
-	AutoCharge *bool            `json:"autoCharge,omitempty"`
+	// The merchant's order identifier.
+	Number *string `json:"number,omitempty"`
+	// What is bought: an amount, an item or a list of items.
+	Items *OrderItemsInput `json:"items"`
+	// ISO 4217 code, e.g. EUR.
+	Currency string `json:"currency"`
+	// Capture immediately instead of only authorising.
+	AutoCharge *bool `json:"autoCharge,omitempty"`
 }
 
+// Names the individual to send back to the onboarding form.
 type OnboardIndividualInput struct {
+	// Id of an Individual in ONBOARDING_REQUESTED.
 	IndividualID string `json:"individualId"`
 }
 
+// The individual after the request.
 type OnboardIndividualPayload struct {
+	// The individual, with its formUrl when the upstream gives one.
 	Individual *Individual `json:"individual"`
 }
 
 // The attempt failed; retry with the same idempotencyKey to keep the order id.
 type OrderFailed struct {
+	// Upstream id of the failed attempt; the gateway reuses it on the retry with the same
+	// idempotencyKey.
 	OrderID string `json:"orderId"`
 	// Upstream reason code, e.g. card_declined.
-	Code    string `json:"code"`
+	Code string `json:"code"`
+	// The upstream's message, for logs rather than for the cardholder.
 	Message string `json:"message"`
 }
 
 func (OrderFailed) IsCreateOrderResult() {}
 
+// One line of an order.
 type OrderItem struct {
+	// What the item is, as the cardholder sees it; null when not given.
 	Name *string `json:"name,omitempty"`
 	// Minor units per piece.
-	Amount   int64 `json:"amount"`
+	Amount int64 `json:"amount"`
+	// Pieces, at least 1.
 	Quantity int64 `json:"quantity"`
 }
 
+// One item of an order.
 type OrderItemInput struct {
 	// What the item is, as the cardholder sees it.
 	Name string `json:"name"`
@@ -635,6 +855,7 @@ type OrderItemInput struct {
 
 // An order's items, as given: shape says which of the spec's three forms.
 type OrderItems struct {
+	// Which form the items were given in.
 	Shape ItemsShape `json:"shape"`
 	// Total in minor units.
 	Total int64 `json:"total"`
@@ -645,9 +866,11 @@ type OrderItems struct {
 // Exactly one of the spec's three item forms.
 type OrderItemsInput struct {
 	// An amount in minor units.
-	Amount *int64            `json:"amount,omitempty"`
-	Item   *OrderItemInput   `json:"item,omitempty"`
-	List   []*OrderItemInput `json:"list,omitempty"`
+	Amount *int64 `json:"amount,omitempty"`
+	// A single item.
+	Item *OrderItemInput `json:"item,omitempty"`
+	// Several items: 1 to 100.
+	List []*OrderItemInput `json:"list,omitempty"`
 }
 
 // Where a page is in its list.
@@ -672,61 +895,95 @@ type PaymentInput struct {
 // A stored card.
 type PaymentMethod struct {
 	// Token of the stored card, used for saved-card payments.
-	Token  string  `json:"token"`
-	Type   string  `json:"type"`
+	Token string `json:"token"`
+	// Always `card`.
+	Type string `json:"type"`
+	// The card scheme, e.g. visa or mastercard.
 	Scheme *string `json:"scheme,omitempty"`
 	// First six digits of the card number.
-	Iin          *string `json:"iin,omitempty"`
-	Last4        *string `json:"last4,omitempty"`
-	ExpiresMonth *int64  `json:"expiresMonth,omitempty"`
+	Iin *string `json:"iin,omitempty"`
+	// Last four digits of the card number.
+	Last4 *string `json:"last4,omitempty"`
+	// Expiry month, 1 to 12.
+	ExpiresMonth *int64 `json:"expiresMonth,omitempty"`
 	// Two-digit year.
-	ExpiresYear *int64     `json:"expiresYear,omitempty"`
-	Acquirer    *string    `json:"acquirer,omitempty"`
-	Created     *time.Time `json:"created,omitempty"`
+	ExpiresYear *int64 `json:"expiresYear,omitempty"`
+	// The acquirer that processes the card's payments.
+	Acquirer *string `json:"acquirer,omitempty"`
+	// When the card was stored.
+	Created *time.Time `json:"created,omitempty"`
 }
 
+// A step an individual must take, such as a consent; created with event PendingActionCreated.
 type PendingAction struct {
-	ID           string `json:"id"`
+	// Id of the pending action.
+	ID string `json:"id"`
+	// Id of the individual who must act.
 	IndividualID string `json:"individualId"`
 	// The event that created it.
-	EventID     *string             `json:"eventId,omitempty"`
-	Type        string              `json:"type"`
-	Status      PendingActionStatus `json:"status"`
-	CreatedAt   *time.Time          `json:"createdAt,omitempty"`
-	CompletedAt *time.Time          `json:"completedAt,omitempty"`
+	EventID *string `json:"eventId,omitempty"`
+	// What must be done, as the upstream names it, e.g. consent.
+	Type string `json:"type"`
+	// Whether it is still pending.
+	Status PendingActionStatus `json:"status"`
+	// When it was created; null when the upstream does not say.
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
+	// When the individual completed it; null while pending.
+	CompletedAt *time.Time `json:"completedAt,omitempty"`
 }
 
 type Person struct {
-	ID          string  `json:"id"`
-	FirstName   string  `json:"firstName"`
-	LastName    string  `json:"lastName"`
-	Email       *string `json:"email,omitempty"`
-	Phone       *string `json:"phone,omitempty"`
-	OtherPhone  *string `json:"otherPhone,omitempty"`
-	DateOfBirth *Date   `json:"dateOfBirth,omitempty"`
-	Gender      *Gender `json:"gender,omitempty"`
+	ID        string `json:"id"`
+	FirstName string `json:"firstName"`
+	LastName  string `json:"lastName"`
+	// E-mail address; null for a UBO created without one.
+	Email *string `json:"email,omitempty"`
+	// Phone number; the SMS two-factor codes go to it.
+	Phone *string `json:"phone,omitempty"`
+	// A second phone number, not used for two-factor.
+	OtherPhone *string `json:"otherPhone,omitempty"`
+	// Date of birth; null when not given.
+	DateOfBirth *Date `json:"dateOfBirth,omitempty"`
+	// Gender; null when the upstream gives a value this gateway does not know.
+	Gender *Gender `json:"gender,omitempty"`
 	// Two-letter codes.
-	Country     *string    `json:"country,omitempty"`
-	Nationality *string    `json:"nationality,omitempty"`
-	Street      *string    `json:"street,omitempty"`
-	City        *string    `json:"city,omitempty"`
-	Region      *string    `json:"region,omitempty"`
-	PostCode    *string    `json:"postCode,omitempty"`
-	Type        PersonType `json:"type"`
-	IsUbo       bool       `json:"isUbo"`
-	IsDirector  bool       `json:"isDirector"`
+	Country *string `json:"country,omitempty"`
+	// Two-letter country code of the person's nationality.
+	Nationality *string `json:"nationality,omitempty"`
+	// Street and number of the address, at most 64 characters.
+	Street *string `json:"street,omitempty"`
+	// City of the address, at most 64 characters.
+	City *string `json:"city,omitempty"`
+	// Region or state of the address, at most 100 characters.
+	Region *string `json:"region,omitempty"`
+	// Postal code of the address, at most 10 characters.
+	PostCode *string `json:"postCode,omitempty"`
+	// Employee or consumer.
+	Type PersonType `json:"type"`
+	// Whether the person is an ultimate beneficial owner of the corporation.
+	IsUbo bool `json:"isUbo"`
+	// Whether the person is a director of the corporation.
+	IsDirector bool `json:"isDirector"`
 	// 0 to 100 percent of the company.
-	Ownership            *float64   `json:"ownership,omitempty"`
-	Position             *string    `json:"position,omitempty"`
-	IsPoliticallyExposed bool       `json:"isPoliticallyExposed"`
-	IsTaxResident        bool       `json:"isTaxResident"`
-	IsBlocked            bool       `json:"isBlocked"`
-	BlockedAt            *time.Time `json:"blockedAt,omitempty"`
-	IsInvitationAccepted bool       `json:"isInvitationAccepted"`
+	Ownership *float64 `json:"ownership,omitempty"`
+	// The person's position in the corporation, free text.
+	Position *string `json:"position,omitempty"`
+	// Whether the person, or a close relative, is politically exposed.
+	IsPoliticallyExposed bool `json:"isPoliticallyExposed"`
+	// Whether the person is a United States tax resident.
+	IsTaxResident bool `json:"isTaxResident"`
+	// Whether the person is blocked (blockPerson); a blocked person cannot sign in.
+	IsBlocked bool `json:"isBlocked"`
+	// When the person was blocked; null when active.
+	BlockedAt *time.Time `json:"blockedAt,omitempty"`
+	// Whether the person has accepted the invitation e-mail and set a password.
+	IsInvitationAccepted bool `json:"isInvitationAccepted"`
 	// Visible to staff only; null otherwise.
-	IsTwoFactorEnabled *bool      `json:"isTwoFactorEnabled,omitempty"`
-	CreatedAt          *time.Time `json:"createdAt,omitempty"`
-	UpdatedAt          *time.Time `json:"updatedAt,omitempty"`
+	IsTwoFactorEnabled *bool `json:"isTwoFactorEnabled,omitempty"`
+	// When the person was created; null when the upstream does not say.
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
+	// When the person last changed; null when the upstream does not say.
+	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
 	// Id of the person's corporation, when known.
 	CorporationID *string `json:"corporationId,omitempty"`
 	// The person's corporation (batched, as Query.corporation); null outside the viewer's scope.
@@ -737,7 +994,9 @@ type Person struct {
 
 func (Person) IsChangeMyPhoneResult() {}
 
+// Names one person.
 type PersonIDInput struct {
+	// Id of the Person.
 	ID string `json:"id"`
 }
 
@@ -746,9 +1005,12 @@ type PersonPage struct {
 	PageInfo *PageInfo `json:"pageInfo"`
 }
 
+// The read entry points of the graph. Each domain file adds its own fields; @requires on a field
+// says who may call it.
 type Query struct {
 }
 
+// A new password with the token that proves the e-mail was received.
 type RecoverPasswordInput struct {
 	// The token from the e-mailed link.
 	Token string `json:"token"`
@@ -756,43 +1018,56 @@ type RecoverPasswordInput struct {
 	Password string `json:"password"`
 }
 
+// A captured order to refund.
 type RefundOrderInput struct {
+	// Id of the Order.
 	OrderID string `json:"orderId"`
 	// Minor units; everything captured and not yet refunded when not given.
 	Amount *int64 `json:"amount,omitempty"`
 }
 
+// The webhook to register.
 type RegisterWebhookInput struct {
 	// HTTPS URL that receives the upstream's webhooks.
 	URL string `json:"url"`
 }
 
+// The registered webhook.
 type RegisterWebhookPayload struct {
+	// The webhook as the upstream stored it.
 	Webhook *Webhook `json:"webhook"`
 }
 
 // A generated file, downloadable from the gateway until expiresAt without signing in.
 type ReportFile struct {
 	// A path on this gateway (/downloads/reports/...), to resolve against the gateway's origin; it carries no credential of the session.
-	URL       string    `json:"url"`
-	FileName  string    `json:"fileName"`
+	URL string `json:"url"`
+	// A name to save the file under, e.g. statement-2026-01-01_2026-01-31.pdf.
+	FileName string `json:"fileName"`
+	// When the url stops working; request the report again after that.
 	ExpiresAt time.Time `json:"expiresAt"`
 }
 
+// An introducer's corporate fee report over a period.
 type RequestIntroducerFeeReportInput struct {
 	// The introducer; an introducer may ask only for itself (the upstream answers FORBIDDEN otherwise).
 	IntroducerID *string `json:"introducerId,omitempty"`
-	From         Date    `json:"from"`
+	// First day, included.
+	From Date `json:"from"`
 	// Included.
 	To Date `json:"to"`
 	// Omitted means all the introducer's corporations.
 	CorporationIds []string `json:"corporationIds,omitempty"`
 }
 
+// A statement of one or more wallets over a period.
 type RequestStatementInput struct {
-	Format    StatementFormat `json:"format"`
-	WalletIds []string        `json:"walletIds"`
-	From      *Date           `json:"from,omitempty"`
+	// PDF (one wallet) or CSV (one or more).
+	Format StatementFormat `json:"format"`
+	// The wallets to include.
+	WalletIds []string `json:"walletIds"`
+	// First day, included; absent means no lower bound is sent to the upstream.
+	From *Date `json:"from,omitempty"`
 	// Included.
 	To *Date `json:"to,omitempty"`
 	// A tz database name; UTC when absent.
@@ -801,10 +1076,13 @@ type RequestStatementInput struct {
 	CorporationID *string `json:"corporationId,omitempty"`
 }
 
+// Names the card whose number and security code to read.
 type RevealCardCredentialsInput struct {
+	// Id of a Card of the signed-in person's corporation.
 	CardID string `json:"cardId"`
 }
 
+// A payment with a card stored on the order's customer.
 type SavedCardPaymentInput struct {
 	// Token of a PaymentMethod of the order's customer.
 	MethodToken string `json:"methodToken"`
@@ -814,21 +1092,29 @@ type SavedCardPaymentInput struct {
 	Reference *string `json:"reference,omitempty"`
 }
 
+// A message to the bank from anyone who passes the captcha.
 type SendFeedbackInput struct {
-	Name     string `json:"name"`
-	Email    string `json:"email"`
-	Subject  string `json:"subject"`
+	// The sender's name, at most 255 characters.
+	Name string `json:"name"`
+	// The sender's e-mail address, for the answer.
+	Email string `json:"email"`
+	// The subject line, at most 255 characters.
+	Subject string `json:"subject"`
+	// The message itself, at most 10000 characters.
 	Feedback string `json:"feedback"`
 	// The captcha response token.
 	Captcha string `json:"captcha"`
 }
 
+// SEPA bank details.
 type SepaRequisitesInput struct {
+	// The IBAN; its format and checksum are checked by the gateway.
 	Iban string `json:"iban"`
 	// Required for adapter B and for requisites created or attached by hand; adapter A wallets take the bank's BIC.
 	Bic *string `json:"bic,omitempty"`
 }
 
+// The wanted order of a customer's stored cards.
 type SetPaymentMethodsInput struct {
 	// The customer; leave it out in a customer session.
 	CustomerID *string `json:"customerId,omitempty"`
@@ -836,18 +1122,28 @@ type SetPaymentMethodsInput struct {
 	MethodTokens []string `json:"methodTokens"`
 }
 
+// The customer with its cards in the new order.
 type SetPaymentMethodsPayload struct {
+	// The customer; paymentMethods is the order that was sent.
 	Customer *Customer `json:"customer"`
 }
 
+// A payments customer key.
 type SignInCustomerInput struct {
+	// The customer's API key from the payments upstream; the session keeps it, the client does not
+	// need it again.
 	CustomerKey string `json:"customerKey"`
 }
 
+// What signIn needs; which fields are required depends on kind. The password is sent to the
+// upstream once and never stored.
 type SignInInput struct {
-	Kind     SignInKind `json:"kind"`
-	Email    *string    `json:"email,omitempty"`
-	Password *string    `json:"password,omitempty"`
+	// Who signs in; decides which of the other fields are required.
+	Kind SignInKind `json:"kind"`
+	// E-mail address (STAFF, PERSON, INTRODUCER).
+	Email *string `json:"email,omitempty"`
+	// Password (STAFF, PERSON, INTRODUCER). Never logged or stored.
+	Password *string `json:"password,omitempty"`
 	// Unique device id of a person's device (PERSON).
 	DeviceFingerprint *int64 `json:"deviceFingerprint,omitempty"`
 	// The corporation private key (API_KEY).
@@ -858,28 +1154,38 @@ type SignInInput struct {
 	ChallengeID *string `json:"challengeId,omitempty"`
 }
 
+// A corporation registering itself, with its first person.
 type SignUpCorporationInput struct {
+	// The company's registered name, at most 255 characters.
 	CompanyName string `json:"companyName"`
-	Email       string `json:"email"`
-	FirstName   string `json:"firstName"`
-	LastName    string `json:"lastName"`
-	Phone       string `json:"phone"`
+	// E-mail address of the first person; the instructions go there.
+	Email string `json:"email"`
+	// First name of the first person, at most 100 characters.
+	FirstName string `json:"firstName"`
+	// Last name of the first person, at most 100 characters.
+	LastName string `json:"lastName"`
+	// Phone number of the first person, at most 32 characters.
+	Phone string `json:"phone"`
 	// Two-letter code from the accepted list.
 	Country string `json:"country"`
 	// The captcha response token.
 	Captcha string `json:"captcha"`
 }
 
+// The registered corporation.
 type SignUpCorporationPayload struct {
+	// Id of the new corporation.
 	ID string `json:"id"`
 }
 
+// A new session. Its sessionToken is shown here only.
 type SignedIn struct {
 	// Opaque; mobile clients send it as Authorization: Bearer. Web clients use the cookie.
 	SessionToken string `json:"sessionToken"`
 	// Send it as X-CSRF-Token with cookie-authenticated POST requests.
-	CsrfToken string  `json:"csrfToken"`
-	Viewer    *Viewer `json:"viewer"`
+	CsrfToken string `json:"csrfToken"`
+	// The principal the new session speaks for.
+	Viewer *Viewer `json:"viewer"`
 }
 
 func (SignedIn) IsSignInResult() {}
@@ -888,10 +1194,13 @@ func (SignedIn) IsSignInResult() {}
 type SignedOrder struct {
 	// The signed order token (a JWT), for the merchant's records.
 	Token string `json:"token"`
+	// The order the token stands for.
 	Order *Order `json:"order"`
 }
 
+// A test transaction on an issued card.
 type SimulateCardTransactionInput struct {
+	// Id of an issued Card.
 	CardID string `json:"cardId"`
 	// Minor units, more than 0.
 	Amount int64 `json:"amount"`
@@ -919,6 +1228,7 @@ func (TwoFactorChallenge) IsSignInResult() {}
 
 func (TwoFactorChallenge) IsChangeMyPhoneResult() {}
 
+// UK bank details (adapter B only).
 type UkLocalRequisitesInput struct {
 	// Eight digits.
 	AccountNumber string `json:"accountNumber"`
@@ -926,9 +1236,13 @@ type UkLocalRequisitesInput struct {
 	SortCode string `json:"sortCode"`
 }
 
+// Changes to a corporation (staff only); absent fields stay unchanged.
 type UpdateCorporationInput struct {
-	ID    string  `json:"id"`
-	Name  *string `json:"name,omitempty"`
+	// The corporation to change.
+	ID string `json:"id"`
+	// The corporation's name, at most 255 characters.
+	Name *string `json:"name,omitempty"`
+	// The corporation's contact e-mail.
 	Email *string `json:"email,omitempty"`
 	// Two-letter code from the accepted list.
 	Country *string `json:"country,omitempty"`
@@ -941,83 +1255,132 @@ type UpdateCorporationInput struct {
 	// At most 10 characters.
 	PostCode *string `json:"postCode,omitempty"`
 	// At most 64 characters.
-	Address       *string `json:"address,omitempty"`
-	IsKycVerified *bool   `json:"isKycVerified,omitempty"`
+	Address *string `json:"address,omitempty"`
+	// Marks the corporation's KYC data verified or not.
+	IsKycVerified *bool `json:"isKycVerified,omitempty"`
 	// True sets onboardedAt.
 	IsOnboarded *bool `json:"isOnboarded,omitempty"`
 }
 
+// New settings of a corporation.
 type UpdateCorporationSettingsInput struct {
-	CorporationID      string       `json:"corporationId"`
+	// The corporation; persons and API clients may name only their own.
+	CorporationID string `json:"corporationId"`
+	// The person types the corporation may have; EMPLOYEE is added when left out.
 	AllowedPersonTypes []PersonType `json:"allowedPersonTypes"`
 }
 
+// New contact data of a customer; replaces all of it.
 type UpdateCustomerContactInput struct {
 	// The customer; leave it out in a customer session.
-	CustomerID *string       `json:"customerId,omitempty"`
-	Contact    *ContactInput `json:"contact"`
+	CustomerID *string `json:"customerId,omitempty"`
+	// The full new contact data; fields left out are cleared.
+	Contact *ContactInput `json:"contact"`
 }
 
+// The contact data as the upstream stored it.
 type UpdateCustomerContactPayload struct {
+	// The customer's contact data now.
 	Contact *Contact `json:"contact"`
 }
 
+// Changes to a KYC document; absent fields stay unchanged.
 type UpdateKycDocumentInput struct {
+	// Id of the KycDocument.
 	ID string `json:"id"`
 	// Required for staff; others act on their own corporation.
 	CorporationID *string `json:"corporationId,omitempty"`
-	Name          *string `json:"name,omitempty"`
-	ExpiresAt     *Date   `json:"expiresAt,omitempty"`
+	// A new name for the document.
+	Name *string `json:"name,omitempty"`
+	// The day the document stops being valid.
+	ExpiresAt *Date `json:"expiresAt,omitempty"`
 	// Staff only: a corporation does not verify its own documents.
 	Status *KycDocumentStatus `json:"status,omitempty"`
 }
 
+// Changes to a corporation limit (staff only).
 type UpdateLimitInput struct {
-	CorporationID   string         `json:"corporationId"`
-	ID              string         `json:"id"`
-	PaymentMethod   *string        `json:"paymentMethod,omitempty"`
-	TransactionType *string        `json:"transactionType,omitempty"`
-	LimitSet        *LimitSetInput `json:"limitSet"`
+	// The corporation the limit belongs to.
+	CorporationID string `json:"corporationId"`
+	// Id of the Limit.
+	ID string `json:"id"`
+	// A new payment method, e.g. bank-transfer; unchanged when absent.
+	PaymentMethod *string `json:"paymentMethod,omitempty"`
+	// A new transaction type, e.g. transfer-outgoing; unchanged when absent.
+	TransactionType *string `json:"transactionType,omitempty"`
+	// The limit values to change.
+	LimitSet *LimitSetInput `json:"limitSet"`
 }
 
+// Changes to the signed-in person (persons only); absent fields stay unchanged. The phone changes
+// with changeMyPhone.
 type UpdateMeInput struct {
-	IsUbo                          *bool   `json:"isUbo,omitempty"`
-	IsDirector                     *bool   `json:"isDirector,omitempty"`
-	Gender                         *Gender `json:"gender,omitempty"`
-	OtherPhone                     *string `json:"otherPhone,omitempty"`
-	PoliticalInstitution           *string `json:"politicalInstitution,omitempty"`
+	// Whether I am an ultimate beneficial owner.
+	IsUbo *bool `json:"isUbo,omitempty"`
+	// Whether I am a director.
+	IsDirector *bool `json:"isDirector,omitempty"`
+	// Gender.
+	Gender *Gender `json:"gender,omitempty"`
+	// A second phone number.
+	OtherPhone *string `json:"otherPhone,omitempty"`
+	// For a politically exposed person: the institution.
+	PoliticalInstitution *string `json:"politicalInstitution,omitempty"`
+	// For a politically exposed person: the position held there.
 	PositionInPoliticalInstitution *string `json:"positionInPoliticalInstitution,omitempty"`
 	// Required with password.
 	CurrentPassword *string `json:"currentPassword,omitempty"`
-	Password        *string `json:"password,omitempty"`
+	// The new password, 8 to 72 characters; needs currentPassword and confirmPassword.
+	Password *string `json:"password,omitempty"`
+	// The new password again; must equal password.
 	ConfirmPassword *string `json:"confirmPassword,omitempty"`
 }
 
+// Changes to a person; absent fields stay unchanged. Same limits as CreatePersonInput.
 type UpdatePersonInput struct {
-	ID          string  `json:"id"`
-	FirstName   *string `json:"firstName,omitempty"`
-	LastName    *string `json:"lastName,omitempty"`
-	Country     *string `json:"country,omitempty"`
+	// The person to change.
+	ID string `json:"id"`
+	// At most 100 characters.
+	FirstName *string `json:"firstName,omitempty"`
+	// At most 100 characters.
+	LastName *string `json:"lastName,omitempty"`
+	// Two-letter code.
+	Country *string `json:"country,omitempty"`
+	// Two-letter code.
 	Nationality *string `json:"nationality,omitempty"`
-	City        *string `json:"city,omitempty"`
-	Region      *string `json:"region,omitempty"`
-	PostCode    *string `json:"postCode,omitempty"`
-	Street      *string `json:"street,omitempty"`
+	// At most 64 characters.
+	City *string `json:"city,omitempty"`
+	// At most 100 characters.
+	Region *string `json:"region,omitempty"`
+	// At most 10 characters.
+	PostCode *string `json:"postCode,omitempty"`
+	// At most 64 characters.
+	Street *string `json:"street,omitempty"`
 	// YYYY-MM-DD.
-	DateOfBirth          *string `json:"dateOfBirth,omitempty"`
+	DateOfBirth *string `json:"dateOfBirth,omitempty"`
+	// At most 100 characters. Never shown back by the graph.
 	SocialSecurityNumber *string `json:"socialSecurityNumber,omitempty"`
-	Position             *string `json:"position,omitempty"`
+	// The person's position in the corporation, free text.
+	Position *string `json:"position,omitempty"`
 	// 0 to 100.
-	Ownership                      *float64 `json:"ownership,omitempty"`
-	IsPoliticallyExposed           *bool    `json:"isPoliticallyExposed,omitempty"`
-	IsTaxResident                  *bool    `json:"isTaxResident,omitempty"`
-	IsUbo                          *bool    `json:"isUbo,omitempty"`
-	IsDirector                     *bool    `json:"isDirector,omitempty"`
-	Gender                         *Gender  `json:"gender,omitempty"`
-	OtherPhone                     *string  `json:"otherPhone,omitempty"`
-	PoliticalInstitution           *string  `json:"politicalInstitution,omitempty"`
-	PositionInPoliticalInstitution *string  `json:"positionInPoliticalInstitution,omitempty"`
-	Roles                          []string `json:"roles,omitempty"`
+	Ownership *float64 `json:"ownership,omitempty"`
+	// Whether the person, or a close relative, is politically exposed.
+	IsPoliticallyExposed *bool `json:"isPoliticallyExposed,omitempty"`
+	// Whether the person is a United States tax resident.
+	IsTaxResident *bool `json:"isTaxResident,omitempty"`
+	// Whether the person is an ultimate beneficial owner.
+	IsUbo *bool `json:"isUbo,omitempty"`
+	// Whether the person is a director.
+	IsDirector *bool `json:"isDirector,omitempty"`
+	// Gender.
+	Gender *Gender `json:"gender,omitempty"`
+	// A second phone number.
+	OtherPhone *string `json:"otherPhone,omitempty"`
+	// For a politically exposed person: the institution.
+	PoliticalInstitution *string `json:"politicalInstitution,omitempty"`
+	// For a politically exposed person: the position held there.
+	PositionInPoliticalInstitution *string `json:"positionInPoliticalInstitution,omitempty"`
+	// Role ids of the banking upstream; replaces the person's roles.
+	Roles []string `json:"roles,omitempty"`
 	// Staff only.
 	IsTwoFactorEnabled *bool `json:"isTwoFactorEnabled,omitempty"`
 	// Staff only.
@@ -1026,9 +1389,11 @@ type UpdatePersonInput struct {
 	Phone *string `json:"phone,omitempty"`
 }
 
+// A KYC document file for a corporation.
 type UploadKycDocumentInput struct {
 	// JPEG, PNG, PDF, DOC, DOCX, XLS or XLSX, recognised by content; at most 10 MiB.
-	File graphql.Upload  `json:"file"`
+	File graphql.Upload `json:"file"`
+	// The document's kind; only CORPORATE.
 	Type KycDocumentType `json:"type"`
 	// Required for staff; others upload for their own corporation.
 	CorporationID *string `json:"corporationId,omitempty"`
@@ -1036,16 +1401,20 @@ type UploadKycDocumentInput struct {
 
 // 3-D Secure must be performed; then retry createOrder with the same idempotencyKey.
 type VerificationRequired struct {
+	// Upstream id of the order attempt; the gateway reuses it on the retry with the same
+	// idempotencyKey.
 	OrderID string `json:"orderId"`
 	// Where the cardholder completes 3-D Secure, when the upstream gives one.
 	VerificationURL *string `json:"verificationUrl,omitempty"`
-	Message         string  `json:"message"`
+	// The upstream's message, for logs rather than for the cardholder.
+	Message string `json:"message"`
 }
 
 func (VerificationRequired) IsCreateOrderResult() {}
 
 // The signed-in principal.
 type Viewer struct {
+	// What kind of principal the session speaks for; decides which fields it may call.
 	Kind PrincipalKind `json:"kind"`
 	// The person, for PERSON sessions.
 	Person *Person `json:"person,omitempty"`
@@ -1066,14 +1435,20 @@ type WalletRequisites struct {
 	// The IBAN for SEPA requisites, the account number otherwise.
 	Number string `json:"number"`
 	// The BIC for SEPA and cross-border requisites, the sort code for UK local ones.
-	Code      string         `json:"code"`
-	Type      RequisitesType `json:"type"`
-	CreatedAt *time.Time     `json:"createdAt,omitempty"`
+	Code string `json:"code"`
+	// What kind of bank details these are.
+	Type RequisitesType `json:"type"`
+	// When the requisites were created; null when the upstream does not say.
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
 }
 
+// The company's registered webhook: the payments upstream announces every new event to its URL.
 type Webhook struct {
-	ID        string    `json:"id"`
-	URL       string    `json:"url"`
+	// Id of the webhook, for deleteWebhook.
+	ID string `json:"id"`
+	// The HTTPS URL the upstream posts to.
+	URL string `json:"url"`
+	// When the webhook was registered.
 	CreatedAt time.Time `json:"createdAt"`
 }
 
@@ -1081,8 +1456,10 @@ type Webhook struct {
 type CardBrand string
 
 const (
+	// Mastercard.
 	CardBrandMastercard CardBrand = "MASTERCARD"
-	CardBrandVisa       CardBrand = "VISA"
+	// Visa; cannot be issued through this graph.
+	CardBrandVisa CardBrand = "VISA"
 )
 
 var AllCardBrand = []CardBrand{
@@ -1133,15 +1510,22 @@ func (e CardBrand) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// The state of a card as the card issuer reports it.
 type CardStatus string
 
 const (
-	CardStatusActive   CardStatus = "ACTIVE"
+	// In use: transactions are authorised within the card's available balance. New cards start here.
+	CardStatusActive CardStatus = "ACTIVE"
+	// Not in use for now.
 	CardStatusInactive CardStatus = "INACTIVE"
+	// Closed for good.
 	CardStatusCanceled CardStatus = "CANCELED"
-	CardStatusLost     CardStatus = "LOST"
-	CardStatusStolen   CardStatus = "STOLEN"
-	CardStatusPending  CardStatus = "PENDING"
+	// Reported lost.
+	CardStatusLost CardStatus = "LOST"
+	// Reported stolen.
+	CardStatusStolen CardStatus = "STOLEN"
+	// Ordered, not issued yet.
+	CardStatusPending CardStatus = "PENDING"
 )
 
 var AllCardStatus = []CardStatus{
@@ -1200,7 +1584,9 @@ func (e CardStatus) MarshalJSON() ([]byte, error) {
 type CardType string
 
 const (
-	CardTypeVirtual  CardType = "VIRTUAL"
+	// A card that exists only as data, for online payments.
+	CardTypeVirtual CardType = "VIRTUAL"
+	// A plastic card; cannot be issued through this graph.
 	CardTypePhysical CardType = "PHYSICAL"
 )
 
@@ -1252,10 +1638,13 @@ func (e CardType) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// How the cardholder relates to the card's account.
 type CardholderType string
 
 const (
-	CardholderTypePrimary    CardholderType = "PRIMARY"
+	// The account holder's own card (the default).
+	CardholderTypePrimary CardholderType = "PRIMARY"
+	// A card for someone the account holder authorised.
 	CardholderTypeAuthorised CardholderType = "AUTHORISED"
 )
 
@@ -1307,11 +1696,14 @@ func (e CardholderType) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// Whether a contact is a company or a natural person.
 type ContactType string
 
 const (
+	// A company or other organisation.
 	ContactTypeOrganisation ContactType = "ORGANISATION"
-	ContactTypePerson       ContactType = "PERSON"
+	// A natural person.
+	ContactTypePerson ContactType = "PERSON"
 )
 
 var AllContactType = []ContactType{
@@ -1366,14 +1758,22 @@ func (e ContactType) MarshalJSON() ([]byte, error) {
 type ConversionRefusal string
 
 const (
-	ConversionRefusalInsufficientFunds                        ConversionRefusal = "INSUFFICIENT_FUNDS"
-	ConversionRefusalUnpaidInvoice                            ConversionRefusal = "UNPAID_INVOICE"
-	ConversionRefusalCorporationLimitReached                  ConversionRefusal = "CORPORATION_LIMIT_REACHED"
-	ConversionRefusalCorporationVelocityReached               ConversionRefusal = "CORPORATION_VELOCITY_REACHED"
+	// Code 20002: the source wallet does not hold amount plus charge.
+	ConversionRefusalInsufficientFunds ConversionRefusal = "INSUFFICIENT_FUNDS"
+	// Code 20006: the corporation has an unpaid invoice.
+	ConversionRefusalUnpaidInvoice ConversionRefusal = "UNPAID_INVOICE"
+	// Code -114: a corporation limit is reached.
+	ConversionRefusalCorporationLimitReached ConversionRefusal = "CORPORATION_LIMIT_REACHED"
+	// Code -115: the daily, weekly or monthly count of successful conversions is reached.
+	ConversionRefusalCorporationVelocityReached ConversionRefusal = "CORPORATION_VELOCITY_REACHED"
+	// Code -116: too many attempts this hour.
 	ConversionRefusalCorporationAttemptVelocityPerHourReached ConversionRefusal = "CORPORATION_ATTEMPT_VELOCITY_PER_HOUR_REACHED"
-	ConversionRefusalCorporationAmountReached                 ConversionRefusal = "CORPORATION_AMOUNT_REACHED"
-	ConversionRefusalCorporationAmountBelowMin                ConversionRefusal = "CORPORATION_AMOUNT_BELOW_MIN"
-	ConversionRefusalCorporationAmountAboveMax                ConversionRefusal = "CORPORATION_AMOUNT_ABOVE_MAX"
+	// Code -117: the daily, weekly or monthly amount is reached.
+	ConversionRefusalCorporationAmountReached ConversionRefusal = "CORPORATION_AMOUNT_REACHED"
+	// Code -118: below the corporation's minimum amount per transaction.
+	ConversionRefusalCorporationAmountBelowMin ConversionRefusal = "CORPORATION_AMOUNT_BELOW_MIN"
+	// Code -119: above the corporation's maximum amount per transaction.
+	ConversionRefusalCorporationAmountAboveMax ConversionRefusal = "CORPORATION_AMOUNT_ABOVE_MAX"
 )
 
 var AllConversionRefusal = []ConversionRefusal{
@@ -1430,12 +1830,16 @@ func (e ConversionRefusal) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// What a list of corporations is sorted by.
 type CorporationSortField string
 
 const (
-	CorporationSortFieldName      CorporationSortField = "NAME"
+	// The corporation's name (the default).
+	CorporationSortFieldName CorporationSortField = "NAME"
+	// When the corporation signed up.
 	CorporationSortFieldCreatedAt CorporationSortField = "CREATED_AT"
-	CorporationSortFieldCountry   CorporationSortField = "COUNTRY"
+	// Two-letter country code.
+	CorporationSortFieldCountry CorporationSortField = "COUNTRY"
 )
 
 var AllCorporationSortField = []CorporationSortField{
@@ -1487,13 +1891,18 @@ func (e CorporationSortField) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// A person's gender as the banking upstream records it.
 type Gender string
 
 const (
-	GenderMale        Gender = "MALE"
-	GenderFemale      Gender = "FEMALE"
+	// Male.
+	GenderMale Gender = "MALE"
+	// Female.
+	GenderFemale Gender = "FEMALE"
+	// Transgender.
 	GenderTransgender Gender = "TRANSGENDER"
-	GenderUnknown     Gender = "UNKNOWN"
+	// Not given.
+	GenderUnknown Gender = "UNKNOWN"
 )
 
 var AllGender = []Gender{
@@ -1546,14 +1955,20 @@ func (e Gender) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// Where an individual is in onboarding.
 type IndividualStatus string
 
 const (
-	IndividualStatusOnboardingRequested    IndividualStatus = "ONBOARDING_REQUESTED"
+	// Sent to the onboarding form, not finished; onboardIndividual sends them again.
+	IndividualStatusOnboardingRequested IndividualStatus = "ONBOARDING_REQUESTED"
+	// Submitted everything; the outcome follows as IndividualActivated or IndividualBlocked.
 	IndividualStatusOnboardingDataProvided IndividualStatus = "ONBOARDING_DATA_PROVIDED"
-	IndividualStatusActive                 IndividualStatus = "ACTIVE"
-	IndividualStatusBlocked                IndividualStatus = "BLOCKED"
-	IndividualStatusUnknown                IndividualStatus = "UNKNOWN"
+	// Onboarding succeeded (IndividualActivated).
+	IndividualStatusActive IndividualStatus = "ACTIVE"
+	// Onboarding was rejected (IndividualBlocked).
+	IndividualStatusBlocked IndividualStatus = "BLOCKED"
+	// A status this gateway does not know yet.
+	IndividualStatusUnknown IndividualStatus = "UNKNOWN"
 )
 
 var AllIndividualStatus = []IndividualStatus{
@@ -1607,11 +2022,14 @@ func (e IndividualStatus) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// Who starts a payment with a stored card.
 type Initiator string
 
 const (
+	// The cardholder, present in the checkout.
 	InitiatorCardholder Initiator = "CARDHOLDER"
-	InitiatorMerchant   Initiator = "MERCHANT"
+	// The merchant, without the cardholder (e.g. a subscription).
+	InitiatorMerchant Initiator = "MERCHANT"
 )
 
 var AllInitiator = []Initiator{
@@ -1662,12 +2080,16 @@ func (e Initiator) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// What an invoice charges for.
 type InvoiceType string
 
 const (
-	InvoiceTypeOpeningFee        InvoiceType = "OPENING_FEE"
+	// The one-off fee for opening the account.
+	InvoiceTypeOpeningFee InvoiceType = "OPENING_FEE"
+	// The monthly service fee.
 	InvoiceTypeMonthlyServiceFee InvoiceType = "MONTHLY_SERVICE_FEE"
-	InvoiceTypeOther             InvoiceType = "OTHER"
+	// A type this gateway does not know yet.
+	InvoiceTypeOther InvoiceType = "OTHER"
 )
 
 var AllInvoiceType = []InvoiceType{
@@ -1723,9 +2145,12 @@ func (e InvoiceType) MarshalJSON() ([]byte, error) {
 type ItemsShape string
 
 const (
+	// A bare amount in minor units, no item.
 	ItemsShapeAmount ItemsShape = "AMOUNT"
-	ItemsShapeItem   ItemsShape = "ITEM"
-	ItemsShapeList   ItemsShape = "LIST"
+	// A single item.
+	ItemsShapeItem ItemsShape = "ITEM"
+	// A list of items.
+	ItemsShapeList ItemsShape = "LIST"
 )
 
 var AllItemsShape = []ItemsShape{
@@ -1777,11 +2202,15 @@ func (e ItemsShape) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// Whether staff verified a KYC document.
 type KycDocumentStatus string
 
 const (
-	KycDocumentStatusNoMark      KycDocumentStatus = "NO_MARK"
-	KycDocumentStatusVerified    KycDocumentStatus = "VERIFIED"
+	// Not looked at yet; every upload starts here.
+	KycDocumentStatusNoMark KycDocumentStatus = "NO_MARK"
+	// Staff verified the document.
+	KycDocumentStatusVerified KycDocumentStatus = "VERIFIED"
+	// Staff refused the document; upload a better one.
 	KycDocumentStatusNotVerified KycDocumentStatus = "NOT_VERIFIED"
 )
 
@@ -1834,9 +2263,11 @@ func (e KycDocumentStatus) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// The kind of a KYC document.
 type KycDocumentType string
 
 const (
+	// A document about the corporation (registry extract, articles, etc.).
 	KycDocumentTypeCorporate KycDocumentType = "CORPORATE"
 )
 
@@ -1887,14 +2318,20 @@ func (e KycDocumentType) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// Where an order is in its life: authorised, then captured and refunded, or cancelled.
 type OrderStatus string
 
 const (
-	OrderStatusAuthorized        OrderStatus = "AUTHORIZED"
-	OrderStatusCaptured          OrderStatus = "CAPTURED"
+	// The payment is authorised and nothing is captured yet; captureOrder or cancelOrder next.
+	OrderStatusAuthorized OrderStatus = "AUTHORIZED"
+	// Captured, all or part of the authorised amount (see capturedAmount).
+	OrderStatusCaptured OrderStatus = "CAPTURED"
+	// Part of the captured amount was refunded (see refundedAmount).
 	OrderStatusPartiallyRefunded OrderStatus = "PARTIALLY_REFUNDED"
-	OrderStatusRefunded          OrderStatus = "REFUNDED"
-	OrderStatusCancelled         OrderStatus = "CANCELLED"
+	// Everything captured was refunded.
+	OrderStatusRefunded OrderStatus = "REFUNDED"
+	// Cancelled before capture; nothing was charged.
+	OrderStatusCancelled OrderStatus = "CANCELLED"
 	// A status this gateway does not know yet.
 	OrderStatusUnknown OrderStatus = "UNKNOWN"
 )
@@ -1951,12 +2388,16 @@ func (e OrderStatus) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// Whether a pending action still waits for its individual.
 type PendingActionStatus string
 
 const (
-	PendingActionStatusPending   PendingActionStatus = "PENDING"
+	// Waiting for the individual to complete the consent flow.
+	PendingActionStatusPending PendingActionStatus = "PENDING"
+	// The individual completed it (event PendingActionCompleted).
 	PendingActionStatusCompleted PendingActionStatus = "COMPLETED"
-	PendingActionStatusUnknown   PendingActionStatus = "UNKNOWN"
+	// A status this gateway does not know yet.
+	PendingActionStatusUnknown PendingActionStatus = "UNKNOWN"
 )
 
 var AllPendingActionStatus = []PendingActionStatus{
@@ -2008,14 +2449,20 @@ func (e PendingActionStatus) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// What a list of persons is sorted by.
 type PersonSortField string
 
 const (
+	// When the person was created.
 	PersonSortFieldCreatedAt PersonSortField = "CREATED_AT"
+	// When the person last changed.
 	PersonSortFieldUpdatedAt PersonSortField = "UPDATED_AT"
+	// First name, as the upstream compares text.
 	PersonSortFieldFirstName PersonSortField = "FIRST_NAME"
-	PersonSortFieldLastName  PersonSortField = "LAST_NAME"
-	PersonSortFieldEmail     PersonSortField = "EMAIL"
+	// Last name, as the upstream compares text.
+	PersonSortFieldLastName PersonSortField = "LAST_NAME"
+	// E-mail address.
+	PersonSortFieldEmail PersonSortField = "EMAIL"
 )
 
 var AllPersonSortField = []PersonSortField{
@@ -2069,9 +2516,12 @@ func (e PersonSortField) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// Whether a person works for the corporation or is a consumer of it. Which types a corporation
+// allows is in CorporationSettings.
 type PersonType string
 
 const (
+	// Works for the corporation (the default); gets an invitation e-mail.
 	PersonTypeEmployee PersonType = "EMPLOYEE"
 	// Consumers get no invitation.
 	PersonTypeConsumer PersonType = "CONSUMER"
@@ -2129,10 +2579,15 @@ func (e PersonType) MarshalJSON() ([]byte, error) {
 type PrincipalKind string
 
 const (
-	PrincipalKindStaff      PrincipalKind = "STAFF"
-	PrincipalKindPerson     PrincipalKind = "PERSON"
+	// A staff member of the bank (signed in with e-mail, password and an SMS code).
+	PrincipalKindStaff PrincipalKind = "STAFF"
+	// A person of a corporation (e-mail, password, device fingerprint; SMS code when two-factor is
+	// on).
+	PrincipalKindPerson PrincipalKind = "PERSON"
+	// An introducer, who brings corporations to the bank (e-mail, password, SMS code).
 	PrincipalKindIntroducer PrincipalKind = "INTRODUCER"
-	PrincipalKindAPIClient  PrincipalKind = "API_CLIENT"
+	// A corporation's API client, signed in with the corporation's private API key.
+	PrincipalKindAPIClient PrincipalKind = "API_CLIENT"
 	// A payments customer signed in with its customer key.
 	PrincipalKindCustomer PrincipalKind = "CUSTOMER"
 )
@@ -2188,6 +2643,7 @@ func (e PrincipalKind) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// How the IBAN of new requisites is made.
 type RequisitesMode string
 
 const (
@@ -2245,13 +2701,18 @@ func (e RequisitesMode) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// What kind of bank details requisites are.
 type RequisitesType string
 
 const (
-	RequisitesTypeSepa        RequisitesType = "SEPA"
+	// A SEPA IBAN with its BIC.
+	RequisitesTypeSepa RequisitesType = "SEPA"
+	// An account number with a BIC, for cross-border transfers.
 	RequisitesTypeCrossBorder RequisitesType = "CROSS_BORDER"
-	RequisitesTypeUkLocal     RequisitesType = "UK_LOCAL"
-	RequisitesTypeOther       RequisitesType = "OTHER"
+	// A UK account number with its sort code.
+	RequisitesTypeUkLocal RequisitesType = "UK_LOCAL"
+	// A type this gateway does not know yet.
+	RequisitesTypeOther RequisitesType = "OTHER"
 )
 
 var AllRequisitesType = []RequisitesType{
@@ -2375,8 +2836,12 @@ func (e Role) MarshalJSON() ([]byte, error) {
 type SignInKind string
 
 const (
-	SignInKindStaff      SignInKind = "STAFF"
-	SignInKindPerson     SignInKind = "PERSON"
+	// A staff member: email and password, then twoFactorCode (two-factor is on by default for staff).
+	SignInKindStaff SignInKind = "STAFF"
+	// A person of a corporation: email, password and deviceFingerprint; twoFactorCode when the
+	// person has two-factor on.
+	SignInKindPerson SignInKind = "PERSON"
+	// An introducer: email and password, then twoFactorCode.
 	SignInKindIntroducer SignInKind = "INTRODUCER"
 	// A corporation's private API key.
 	SignInKindAPIKey SignInKind = "API_KEY"
@@ -2432,10 +2897,13 @@ func (e SignInKind) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// Order of a sorted list.
 type SortDirection string
 
 const (
-	SortDirectionAsc  SortDirection = "ASC"
+	// Smallest (or oldest, or A) first.
+	SortDirectionAsc SortDirection = "ASC"
+	// Largest (or newest, or Z) first.
 	SortDirectionDesc SortDirection = "DESC"
 )
 
@@ -2487,6 +2955,7 @@ func (e SortDirection) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// The file format of a statement.
 type StatementFormat string
 
 const (
@@ -2548,16 +3017,25 @@ func (e StatementFormat) MarshalJSON() ([]byte, error) {
 type TransactionStatus string
 
 const (
-	TransactionStatusApproved   TransactionStatus = "APPROVED"
+	// Code 0: approved, funds delivered.
+	TransactionStatusApproved TransactionStatus = "APPROVED"
+	// Code 1: passed first validation; may still be declined on invalid payment data.
 	TransactionStatusAuthorized TransactionStatus = "AUTHORIZED"
-	TransactionStatusDeclined   TransactionStatus = "DECLINED"
-	TransactionStatusRefunded   TransactionStatus = "REFUNDED"
-	TransactionStatusHold       TransactionStatus = "HOLD"
-	TransactionStatusRejected   TransactionStatus = "REJECTED"
+	// Code 10: declined during processing; funds not delivered.
+	TransactionStatusDeclined TransactionStatus = "DECLINED"
+	// Code 21: funds refunded to the account holder.
+	TransactionStatusRefunded TransactionStatus = "REFUNDED"
+	// Code 22: funds held by the bank.
+	TransactionStatusHold TransactionStatus = "HOLD"
+	// Code 30: not approved; processing was not started (e.g. limits reached).
+	TransactionStatusRejected TransactionStatus = "REJECTED"
 	// Amount reserved in the pending wallet; processing not started.
-	TransactionStatusPending     TransactionStatus = "PENDING"
+	TransactionStatusPending TransactionStatus = "PENDING"
+	// Code 41: processing started.
 	TransactionStatusPendingAuth TransactionStatus = "PENDING_AUTH"
+	// Code 42: under staff review.
 	TransactionStatusUnderReview TransactionStatus = "UNDER_REVIEW"
+	// Code 43: fee payments only; waits for the customer to cover the fee.
 	TransactionStatusInitialized TransactionStatus = "INITIALIZED"
 	// A code the gateway does not know.
 	TransactionStatusUnknown TransactionStatus = "UNKNOWN"
@@ -2626,7 +3104,8 @@ type WalletAdapter string
 const (
 	// The current adapter; EUR wallets, SEPA requisites, the only one for cards.
 	WalletAdapterAdapterA WalletAdapter = "ADAPTER_A"
-	// Deprecated upstream.
+	// The upstream's older adapter (GBP wallets with UK local requisites, cross-border
+	// requisites). Existing wallets may still run on it and show it here; new ones should not.
 	WalletAdapterAdapterB WalletAdapter = "ADAPTER_B"
 	// Multi-currency wallets.
 	WalletAdapterAdapterC WalletAdapter = "ADAPTER_C"
@@ -2681,6 +3160,7 @@ func (e WalletAdapter) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// What a wallet is for, beyond holding money.
 type WalletPurpose string
 
 const (
@@ -2739,6 +3219,7 @@ func (e WalletPurpose) MarshalJSON() ([]byte, error) {
 type WalletType string
 
 const (
+	// A wallet of the corporation, with available funds.
 	WalletTypeReal WalletType = "REAL"
 	// Holds the reserved funds of its real wallet; exists after the first transaction from or to it.
 	WalletTypePending WalletType = "PENDING"
