@@ -82,6 +82,7 @@ type ComplexityRoot struct {
 		ExpiryYear       func(childComplexity int) int
 		FundingWallet    func(childComplexity int) int
 		FundingWalletID  func(childComplexity int) int
+		GlobalID         func(childComplexity int) int
 		ID               func(childComplexity int) int
 		MaskedPan        func(childComplexity int) int
 		Region           func(childComplexity int) int
@@ -125,6 +126,7 @@ type ComplexityRoot struct {
 		Amount      func(childComplexity int) int
 		CreatedAt   func(childComplexity int) int
 		Description func(childComplexity int) int
+		GlobalID    func(childComplexity int) int
 		ID          func(childComplexity int) int
 		Status      func(childComplexity int) int
 		Type        func(childComplexity int) int
@@ -178,6 +180,7 @@ type ComplexityRoot struct {
 		CreatedAt        func(childComplexity int) int
 		Currency         func(childComplexity int) int
 		Email            func(childComplexity int) int
+		GlobalID         func(childComplexity int) int
 		ID               func(childComplexity int) int
 		Invoices         func(childComplexity int) int
 		IsKycVerified    func(childComplexity int) int
@@ -225,6 +228,7 @@ type ComplexityRoot struct {
 	Customer struct {
 		Contact        func(childComplexity int) int
 		Currency       func(childComplexity int) int
+		GlobalID       func(childComplexity int) int
 		ID             func(childComplexity int) int
 		Number         func(childComplexity int) int
 		Orders         func(childComplexity int, start *model.Date, end *model.Date) int
@@ -247,6 +251,7 @@ type ComplexityRoot struct {
 
 	Event struct {
 		CreatedAt      func(childComplexity int) int
+		GlobalID       func(childComplexity int) int
 		ID             func(childComplexity int) int
 		IndividualID   func(childComplexity int) int
 		Name           func(childComplexity int) int
@@ -265,6 +270,7 @@ type ComplexityRoot struct {
 	Invoice struct {
 		Amount               func(childComplexity int) int
 		CreatedAt            func(childComplexity int) int
+		GlobalID             func(childComplexity int) int
 		ID                   func(childComplexity int) int
 		IsPaid               func(childComplexity int) int
 		PaymentTransactionID func(childComplexity int) int
@@ -283,6 +289,7 @@ type ComplexityRoot struct {
 		CorporationID func(childComplexity int) int
 		CreatedAt     func(childComplexity int) int
 		ExpiresAt     func(childComplexity int) int
+		GlobalID      func(childComplexity int) int
 		ID            func(childComplexity int) int
 		Name          func(childComplexity int) int
 		Path          func(childComplexity int) int
@@ -295,6 +302,7 @@ type ComplexityRoot struct {
 		AttemptVelocityPerHour    func(childComplexity int) int
 		DailyLimitAmount          func(childComplexity int) int
 		DailySuccessfulVelocity   func(childComplexity int) int
+		GlobalID                  func(childComplexity int) int
 		ID                        func(childComplexity int) int
 		MaximumAmount             func(childComplexity int) int
 		MinimumAmount             func(childComplexity int) int
@@ -381,6 +389,7 @@ type ComplexityRoot struct {
 		Contact        func(childComplexity int) int
 		Created        func(childComplexity int) int
 		Customer       func(childComplexity int) int
+		GlobalID       func(childComplexity int) int
 		ID             func(childComplexity int) int
 		Items          func(childComplexity int) int
 		Number         func(childComplexity int) int
@@ -454,6 +463,7 @@ type ComplexityRoot struct {
 		Email                func(childComplexity int) int
 		FirstName            func(childComplexity int) int
 		Gender               func(childComplexity int) int
+		GlobalID             func(childComplexity int) int
 		ID                   func(childComplexity int) int
 		IsBlocked            func(childComplexity int) int
 		IsDirector           func(childComplexity int) int
@@ -492,7 +502,10 @@ type ComplexityRoot struct {
 		Event              func(childComplexity int, id string) int
 		EventsCursor       func(childComplexity int) int
 		Individuals        func(childComplexity int, status *model.IndividualStatus) int
+		Node               func(childComplexity int, id string) int
+		Nodes              func(childComplexity int, ids []string) int
 		Ok                 func(childComplexity int) int
+		Order              func(childComplexity int, id string) int
 		Orders             func(childComplexity int, start *model.Date, end *model.Date) int
 		PendingActions     func(childComplexity int, eventID *string, individualID *string) int
 		Person             func(childComplexity int, id string) int
@@ -569,6 +582,7 @@ type ComplexityRoot struct {
 		Corporation func(childComplexity int) int
 		CreatedAt   func(childComplexity int) int
 		Currency    func(childComplexity int) int
+		GlobalID    func(childComplexity int) int
 		ID          func(childComplexity int) int
 		Name        func(childComplexity int) int
 		Pending     func(childComplexity int) int
@@ -580,6 +594,7 @@ type ComplexityRoot struct {
 	WalletRequisites struct {
 		Code      func(childComplexity int) int
 		CreatedAt func(childComplexity int) int
+		GlobalID  func(childComplexity int) int
 		ID        func(childComplexity int) int
 		Number    func(childComplexity int) int
 		Type      func(childComplexity int) int
@@ -699,7 +714,10 @@ type QueryResolver interface {
 	Customers(ctx context.Context) ([]*model.Customer, error)
 	Customer(ctx context.Context, id string) (*model.Customer, error)
 	Orders(ctx context.Context, start *model.Date, end *model.Date) ([]*model.Order, error)
+	Order(ctx context.Context, id string) (*model.Order, error)
 	CurrentCustomer(ctx context.Context) (*model.Customer, error)
+	Node(ctx context.Context, id string) (model.Node, error)
+	Nodes(ctx context.Context, ids []string) ([]model.Node, error)
 	SepaEnabled(ctx context.Context, sourceWalletID string, iban string) (bool, error)
 }
 type SubscriptionResolver interface {
@@ -874,6 +892,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Card.FundingWalletID(childComplexity), true
 	case "Card.id":
+		if e.ComplexityRoot.Card.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Card.GlobalID(childComplexity), true
+	case "Card.upstreamId":
 		if e.ComplexityRoot.Card.ID == nil {
 			break
 		}
@@ -1052,6 +1076,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CardTransaction.Description(childComplexity), true
 	case "CardTransaction.id":
+		if e.ComplexityRoot.CardTransaction.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CardTransaction.GlobalID(childComplexity), true
+	case "CardTransaction.upstreamId":
 		if e.ComplexityRoot.CardTransaction.ID == nil {
 			break
 		}
@@ -1285,6 +1315,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Corporation.Email(childComplexity), true
 	case "Corporation.id":
+		if e.ComplexityRoot.Corporation.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Corporation.GlobalID(childComplexity), true
+	case "Corporation.upstreamId":
 		if e.ComplexityRoot.Corporation.ID == nil {
 			break
 		}
@@ -1470,6 +1506,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Customer.Currency(childComplexity), true
 	case "Customer.id":
+		if e.ComplexityRoot.Customer.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Customer.GlobalID(childComplexity), true
+	case "Customer.upstreamId":
 		if e.ComplexityRoot.Customer.ID == nil {
 			break
 		}
@@ -1539,6 +1581,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Event.CreatedAt(childComplexity), true
 	case "Event.id":
+		if e.ComplexityRoot.Event.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Event.GlobalID(childComplexity), true
+	case "Event.upstreamId":
 		if e.ComplexityRoot.Event.ID == nil {
 			break
 		}
@@ -1613,6 +1661,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Invoice.CreatedAt(childComplexity), true
 	case "Invoice.id":
+		if e.ComplexityRoot.Invoice.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Invoice.GlobalID(childComplexity), true
+	case "Invoice.upstreamId":
 		if e.ComplexityRoot.Invoice.ID == nil {
 			break
 		}
@@ -1687,6 +1741,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.KycDocument.ExpiresAt(childComplexity), true
 	case "KycDocument.id":
+		if e.ComplexityRoot.KycDocument.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KycDocument.GlobalID(childComplexity), true
+	case "KycDocument.upstreamId":
 		if e.ComplexityRoot.KycDocument.ID == nil {
 			break
 		}
@@ -1742,6 +1802,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Limit.DailySuccessfulVelocity(childComplexity), true
 	case "Limit.id":
+		if e.ComplexityRoot.Limit.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Limit.GlobalID(childComplexity), true
+	case "Limit.upstreamId":
 		if e.ComplexityRoot.Limit.ID == nil {
 			break
 		}
@@ -2366,6 +2432,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Order.Customer(childComplexity), true
 	case "Order.id":
+		if e.ComplexityRoot.Order.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.GlobalID(childComplexity), true
+	case "Order.upstreamId":
 		if e.ComplexityRoot.Order.ID == nil {
 			break
 		}
@@ -2668,6 +2740,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Person.Gender(childComplexity), true
 	case "Person.id":
+		if e.ComplexityRoot.Person.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Person.GlobalID(childComplexity), true
+	case "Person.upstreamId":
 		if e.ComplexityRoot.Person.ID == nil {
 			break
 		}
@@ -2892,12 +2970,45 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.Individuals(childComplexity, args["status"].(*model.IndividualStatus)), true
 
+	case "Query.node":
+		if e.ComplexityRoot.Query.Node == nil {
+			break
+		}
+
+		args, err := ec.field_Query_node_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Node(childComplexity, args["id"].(string)), true
+	case "Query.nodes":
+		if e.ComplexityRoot.Query.Nodes == nil {
+			break
+		}
+
+		args, err := ec.field_Query_nodes_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Nodes(childComplexity, args["ids"].([]string)), true
 	case "Query.ok":
 		if e.ComplexityRoot.Query.Ok == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Query.Ok(childComplexity), true
+	case "Query.order":
+		if e.ComplexityRoot.Query.Order == nil {
+			break
+		}
+
+		args, err := ec.field_Query_order_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Order(childComplexity, args["id"].(string)), true
 	case "Query.orders":
 		if e.ComplexityRoot.Query.Orders == nil {
 			break
@@ -3191,6 +3302,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Wallet.Currency(childComplexity), true
 	case "Wallet.id":
+		if e.ComplexityRoot.Wallet.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Wallet.GlobalID(childComplexity), true
+	case "Wallet.upstreamId":
 		if e.ComplexityRoot.Wallet.ID == nil {
 			break
 		}
@@ -3240,6 +3357,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.WalletRequisites.CreatedAt(childComplexity), true
 	case "WalletRequisites.id":
+		if e.ComplexityRoot.WalletRequisites.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletRequisites.GlobalID(childComplexity), true
+	case "WalletRequisites.upstreamId":
 		if e.ComplexityRoot.WalletRequisites.ID == nil {
 			break
 		}
@@ -3477,8 +3600,11 @@ type MaskedPan {
 }
 
 "A virtual card."
-type Card {
+type Card implements Node {
+  "The global id (Node): opaque; pass it back to node, nodes and Card arguments."
   id: ID!
+  "The id the upstream uses: for support and REST consoles."
+  upstreamId: String!
   status: CardStatus!
   "The card's alias."
   displayName: String
@@ -3521,8 +3647,11 @@ type CardCredentials {
 }
 
 "A transaction made with a card."
-type CardTransaction {
+type CardTransaction implements Node {
+  "The global id (Node): opaque; pass it back to node, nodes and CardTransaction arguments."
   id: ID!
+  "The id the upstream uses: for support and REST consoles."
+  upstreamId: String!
   "The upstream's transaction type, e.g. card-transaction."
   type: String!
   amount: Money!
@@ -3555,8 +3684,11 @@ enum KycDocumentStatus {
 }
 
 "A corporation's KYC document."
-type KycDocument {
+type KycDocument implements Node {
+  "The global id (Node): opaque; pass it back to node, nodes and KycDocument arguments."
   id: ID!
+  "The id the upstream uses: for support and REST consoles."
+  upstreamId: String!
   name: String!
   status: KycDocumentStatus!
   "corporate"
@@ -3765,8 +3897,11 @@ type Webhook {
 }
 
 "An upstream event. Its content is always read from the upstream, never from a webhook body."
-type Event {
+type Event implements Node {
+  "The global id (Node): opaque; pass it back to node, nodes and Event arguments."
   id: ID!
+  "The id the upstream uses: for support and REST consoles."
+  upstreamId: String!
   "E.g. IndividualActivated, PendingActionCreated, OrderCaptured."
   name: String!
   payload: JSON!
@@ -4099,8 +4234,11 @@ enum PersonType {
   CONSUMER
 }
 
-type Person {
+type Person implements Node {
+  "The global id (Node): opaque; pass it back to node, nodes and Person arguments."
   id: ID!
+  "The id the upstream uses: for support and REST consoles."
+  upstreamId: String!
   firstName: String!
   lastName: String!
   email: String
@@ -4230,8 +4368,11 @@ input ChangeMyPhoneInput {
 
 union ChangeMyPhoneResult = Person | TwoFactorChallenge
 
-type Corporation {
+type Corporation implements Node {
+  "The global id (Node): opaque; pass it back to node, nodes and Corporation arguments."
   id: ID!
+  "The id the upstream uses: for support and REST consoles."
+  upstreamId: String!
   name: String!
   email: String
   address: String
@@ -4353,6 +4494,13 @@ extend type Query {
   """
   orders(start: Date, end: Date): [Order!]!
     @requires(role: PAYMENTS_OPERATOR)
+  """
+  One order by id (global, or upstream for compatibility), found among the
+  orders created in the last 90 days: the upstream reads orders by date only.
+  Null when there is none.
+  """
+  order(id: ID!): Order
+    @requires(role: PAYMENTS_OPERATOR)
   "The customer of a customer session (signInCustomer); UNAUTHENTICATED otherwise."
   currentCustomer: Customer
 }
@@ -4397,8 +4545,11 @@ extend type Mutation {
 }
 
 "A customer record of the merchant."
-type Customer {
+type Customer implements Node {
+  "The global id (Node): opaque; pass it back to node, nodes and Customer arguments."
   id: ID!
+  "The id the upstream uses: for support and REST consoles."
+  upstreamId: String!
   "The merchant's own customer identifier."
   number: String!
   contact: Contact!
@@ -4501,8 +4652,11 @@ type CardPayment {
   acquirer: String
 }
 
-type Order {
+type Order implements Node {
+  "The global id (Node): opaque; pass it back to node, nodes and Order arguments."
   id: ID!
+  "The id the upstream uses: for support and REST consoles."
+  upstreamId: String!
   "The merchant's order identifier."
   number: String
   created: Time!
@@ -4718,6 +4872,36 @@ type OrderChangePayload {
   order: Order
 }
 `, BuiltIn: false},
+	{Name: "../schema/relay.graphqls", Input: `# Relay global object identification: every object with an identity is a
+# Node with an opaque global id, readable back through node and nodes. See
+# docs/relay.md.
+
+"""
+An object with an identity. Its id is global: opaque, unique across the whole
+graph (both upstreams), and accepted back by node, nodes and every ID argument
+that names an object of its type.
+"""
+interface Node {
+  "The global id: opaque; do not parse it or build it."
+  id: ID!
+}
+
+extend type Query {
+  """
+  The object with this global id, as the typed field would show it to this
+  viewer. A malformed, forged or foreign id, or an object outside the viewer's
+  scope or role, is a NOT_FOUND error.
+  """
+  node(id: ID!): Node
+  """
+  The objects with these global ids, in order, at most 100 (more is
+  BAD_USER_INPUT). Each id that names nothing the viewer may see is null with
+  a NOT_FOUND error at its own index; the others still resolve. Batched
+  through the same loaders as the typed fields.
+  """
+  nodes(ids: [ID!]!): [Node]!
+}
+`, BuiltIn: false},
 	{Name: "../schema/schema.graphqls", Input: `# The root of the fingraph graph. Each domain extends Query, Mutation and
 # Subscription in its own file.
 
@@ -4775,8 +4959,11 @@ enum WalletAdapter {
 }
 
 "A corporation wallet."
-type Wallet {
+type Wallet implements Node {
+  "The global id (Node): opaque; pass it back to node, nodes and Wallet arguments."
   id: ID!
+  "The id the upstream uses: for support and REST consoles."
+  upstreamId: String!
   name: String!
   "ISO 4217 code."
   currency: String!
@@ -4854,8 +5041,11 @@ enum RequisitesType {
 }
 
 "A wallet's bank details."
-type WalletRequisites {
+type WalletRequisites implements Node {
+  "The global id (Node): opaque; pass it back to node, nodes and WalletRequisites arguments."
   id: ID!
+  "The id the upstream uses: for support and REST consoles."
+  upstreamId: String!
   "The IBAN for SEPA requisites, the account number otherwise."
   number: String!
   "The BIC for SEPA and cross-border requisites, the sort code for UK local ones."
@@ -5028,8 +5218,11 @@ enum InvoiceType {
   OTHER
 }
 
-type Invoice {
+type Invoice implements Node {
+  "The global id (Node): opaque; pass it back to node, nodes and Invoice arguments."
   id: ID!
+  "The id the upstream uses: for support and REST consoles."
+  upstreamId: String!
   type: InvoiceType!
   isPaid: Boolean!
   amount: Money!
@@ -5048,8 +5241,11 @@ type InvoiceRepayment {
 }
 
 "Limits of one payment method and transaction type. Amounts are in the corporation's currency; null is no limit."
-type Limit {
+type Limit implements Node {
+  "The global id (Node): opaque; pass it back to node, nodes and Limit arguments."
   id: ID!
+  "The id the upstream uses: for support and REST consoles."
+  upstreamId: String!
   "For example bank-transfer, or internal for conversions."
   paymentMethod: String!
   "For example transfer-outgoing or convert."
@@ -5174,6 +5370,8 @@ func (ec *executionContext) childFields_Card(ctx context.Context, field graphql.
 	switch field.Name {
 	case "id":
 		return ec.fieldContext_Card_id(ctx, field)
+	case "upstreamId":
+		return ec.fieldContext_Card_upstreamId(ctx, field)
 	case "status":
 		return ec.fieldContext_Card_status(ctx, field)
 	case "displayName":
@@ -5254,6 +5452,8 @@ func (ec *executionContext) childFields_CardTransaction(ctx context.Context, fie
 	switch field.Name {
 	case "id":
 		return ec.fieldContext_CardTransaction_id(ctx, field)
+	case "upstreamId":
+		return ec.fieldContext_CardTransaction_upstreamId(ctx, field)
 	case "type":
 		return ec.fieldContext_CardTransaction_type(ctx, field)
 	case "amount":
@@ -5302,6 +5502,8 @@ func (ec *executionContext) childFields_Corporation(ctx context.Context, field g
 	switch field.Name {
 	case "id":
 		return ec.fieldContext_Corporation_id(ctx, field)
+	case "upstreamId":
+		return ec.fieldContext_Corporation_upstreamId(ctx, field)
 	case "name":
 		return ec.fieldContext_Corporation_name(ctx, field)
 	case "email":
@@ -5410,6 +5612,8 @@ func (ec *executionContext) childFields_Customer(ctx context.Context, field grap
 	switch field.Name {
 	case "id":
 		return ec.fieldContext_Customer_id(ctx, field)
+	case "upstreamId":
+		return ec.fieldContext_Customer_upstreamId(ctx, field)
 	case "number":
 		return ec.fieldContext_Customer_number(ctx, field)
 	case "contact":
@@ -5456,6 +5660,8 @@ func (ec *executionContext) childFields_Event(ctx context.Context, field graphql
 	switch field.Name {
 	case "id":
 		return ec.fieldContext_Event_id(ctx, field)
+	case "upstreamId":
+		return ec.fieldContext_Event_upstreamId(ctx, field)
 	case "name":
 		return ec.fieldContext_Event_name(ctx, field)
 	case "payload":
@@ -5490,6 +5696,8 @@ func (ec *executionContext) childFields_Invoice(ctx context.Context, field graph
 	switch field.Name {
 	case "id":
 		return ec.fieldContext_Invoice_id(ctx, field)
+	case "upstreamId":
+		return ec.fieldContext_Invoice_upstreamId(ctx, field)
 	case "type":
 		return ec.fieldContext_Invoice_type(ctx, field)
 	case "isPaid":
@@ -5524,6 +5732,8 @@ func (ec *executionContext) childFields_KycDocument(ctx context.Context, field g
 	switch field.Name {
 	case "id":
 		return ec.fieldContext_KycDocument_id(ctx, field)
+	case "upstreamId":
+		return ec.fieldContext_KycDocument_upstreamId(ctx, field)
 	case "name":
 		return ec.fieldContext_KycDocument_name(ctx, field)
 	case "status":
@@ -5548,6 +5758,8 @@ func (ec *executionContext) childFields_Limit(ctx context.Context, field graphql
 	switch field.Name {
 	case "id":
 		return ec.fieldContext_Limit_id(ctx, field)
+	case "upstreamId":
+		return ec.fieldContext_Limit_upstreamId(ctx, field)
 	case "paymentMethod":
 		return ec.fieldContext_Limit_paymentMethod(ctx, field)
 	case "transactionType":
@@ -5620,6 +5832,8 @@ func (ec *executionContext) childFields_Order(ctx context.Context, field graphql
 	switch field.Name {
 	case "id":
 		return ec.fieldContext_Order_id(ctx, field)
+	case "upstreamId":
+		return ec.fieldContext_Order_upstreamId(ctx, field)
 	case "number":
 		return ec.fieldContext_Order_number(ctx, field)
 	case "created":
@@ -5744,6 +5958,8 @@ func (ec *executionContext) childFields_Person(ctx context.Context, field graphq
 	switch field.Name {
 	case "id":
 		return ec.fieldContext_Person_id(ctx, field)
+	case "upstreamId":
+		return ec.fieldContext_Person_upstreamId(ctx, field)
 	case "firstName":
 		return ec.fieldContext_Person_firstName(ctx, field)
 	case "lastName":
@@ -5904,6 +6120,8 @@ func (ec *executionContext) childFields_Wallet(ctx context.Context, field graphq
 	switch field.Name {
 	case "id":
 		return ec.fieldContext_Wallet_id(ctx, field)
+	case "upstreamId":
+		return ec.fieldContext_Wallet_upstreamId(ctx, field)
 	case "name":
 		return ec.fieldContext_Wallet_name(ctx, field)
 	case "currency":
@@ -5934,6 +6152,8 @@ func (ec *executionContext) childFields_WalletRequisites(ctx context.Context, fi
 	switch field.Name {
 	case "id":
 		return ec.fieldContext_WalletRequisites_id(ctx, field)
+	case "upstreamId":
+		return ec.fieldContext_WalletRequisites_upstreamId(ctx, field)
 	case "number":
 		return ec.fieldContext_WalletRequisites_number(ctx, field)
 	case "code":
@@ -6864,6 +7084,48 @@ func (ec *executionContext) field_Query_individuals_args(ctx context.Context, ra
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_node_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_nodes_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "ids",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalNID2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["ids"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_order_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_orders_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -7319,7 +7581,7 @@ func (ec *executionContext) _Card_id(ctx context.Context, field graphql.Collecte
 			return ec.fieldContext_Card_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
+			return obj.GlobalID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -7330,7 +7592,30 @@ func (ec *executionContext) _Card_id(ctx context.Context, field graphql.Collecte
 	)
 }
 func (ec *executionContext) fieldContext_Card_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Card", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Card", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Card_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Card_upstreamId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Card_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Card", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Card_status(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
@@ -8318,7 +8603,7 @@ func (ec *executionContext) _CardTransaction_id(ctx context.Context, field graph
 			return ec.fieldContext_CardTransaction_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
+			return obj.GlobalID, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -8330,6 +8615,29 @@ func (ec *executionContext) _CardTransaction_id(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_CardTransaction_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _CardTransaction_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.CardTransaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CardTransaction_upstreamId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CardTransaction_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _CardTransaction_type(ctx context.Context, field graphql.CollectedField, obj *model.CardTransaction) (ret graphql.Marshaler) {
@@ -9144,7 +9452,7 @@ func (ec *executionContext) _Corporation_id(ctx context.Context, field graphql.C
 			return ec.fieldContext_Corporation_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
+			return obj.GlobalID, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -9156,6 +9464,29 @@ func (ec *executionContext) _Corporation_id(ctx context.Context, field graphql.C
 }
 func (ec *executionContext) fieldContext_Corporation_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Corporation", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Corporation_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Corporation_upstreamId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Corporation_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Corporation", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Corporation_name(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
@@ -10137,7 +10468,7 @@ func (ec *executionContext) _Customer_id(ctx context.Context, field graphql.Coll
 			return ec.fieldContext_Customer_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
+			return obj.GlobalID, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -10149,6 +10480,29 @@ func (ec *executionContext) _Customer_id(ctx context.Context, field graphql.Coll
 }
 func (ec *executionContext) fieldContext_Customer_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Customer", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Customer_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.Customer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Customer_upstreamId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Customer_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Customer", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Customer_number(ctx context.Context, field graphql.CollectedField, obj *model.Customer) (ret graphql.Marshaler) {
@@ -10429,7 +10783,7 @@ func (ec *executionContext) _Event_id(ctx context.Context, field graphql.Collect
 			return ec.fieldContext_Event_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
+			return obj.GlobalID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -10440,7 +10794,30 @@ func (ec *executionContext) _Event_id(ctx context.Context, field graphql.Collect
 	)
 }
 func (ec *executionContext) fieldContext_Event_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Event", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Event_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Event_upstreamId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Event_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Event_name(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -10691,7 +11068,7 @@ func (ec *executionContext) _Invoice_id(ctx context.Context, field graphql.Colle
 			return ec.fieldContext_Invoice_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
+			return obj.GlobalID, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -10703,6 +11080,29 @@ func (ec *executionContext) _Invoice_id(ctx context.Context, field graphql.Colle
 }
 func (ec *executionContext) fieldContext_Invoice_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Invoice_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.Invoice) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Invoice_upstreamId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Invoice_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Invoice_type(ctx context.Context, field graphql.CollectedField, obj *model.Invoice) (ret graphql.Marshaler) {
@@ -10980,7 +11380,7 @@ func (ec *executionContext) _KycDocument_id(ctx context.Context, field graphql.C
 			return ec.fieldContext_KycDocument_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
+			return obj.GlobalID, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -10992,6 +11392,29 @@ func (ec *executionContext) _KycDocument_id(ctx context.Context, field graphql.C
 }
 func (ec *executionContext) fieldContext_KycDocument_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("KycDocument", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _KycDocument_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.KycDocument) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KycDocument_upstreamId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KycDocument_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KycDocument", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _KycDocument_name(ctx context.Context, field graphql.CollectedField, obj *model.KycDocument) (ret graphql.Marshaler) {
@@ -11187,7 +11610,7 @@ func (ec *executionContext) _Limit_id(ctx context.Context, field graphql.Collect
 			return ec.fieldContext_Limit_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
+			return obj.GlobalID, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -11199,6 +11622,29 @@ func (ec *executionContext) _Limit_id(ctx context.Context, field graphql.Collect
 }
 func (ec *executionContext) fieldContext_Limit_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Limit", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Limit_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Limit_upstreamId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Limit_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Limit", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Limit_paymentMethod(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
@@ -14343,7 +14789,7 @@ func (ec *executionContext) _Order_id(ctx context.Context, field graphql.Collect
 			return ec.fieldContext_Order_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
+			return obj.GlobalID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -14354,7 +14800,30 @@ func (ec *executionContext) _Order_id(ctx context.Context, field graphql.Collect
 	)
 }
 func (ec *executionContext) fieldContext_Order_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Order", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Order_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_upstreamId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Order_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Order", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Order_number(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
@@ -15436,7 +15905,7 @@ func (ec *executionContext) _Person_id(ctx context.Context, field graphql.Collec
 			return ec.fieldContext_Person_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
+			return obj.GlobalID, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -15448,6 +15917,29 @@ func (ec *executionContext) _Person_id(ctx context.Context, field graphql.Collec
 }
 func (ec *executionContext) fieldContext_Person_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Person_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Person_upstreamId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Person_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Person_firstName(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
@@ -17115,6 +17607,68 @@ func (ec *executionContext) fieldContext_Query_orders(ctx context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_order(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_order(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Order(ctx, fc.Args["id"].(string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "PAYMENTS_OPERATOR")
+				if err != nil {
+					var zeroVal *model.Order
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal *model.Order
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Order) graphql.Marshaler {
+			return ec.marshalOOrder2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrder(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_order(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Order(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_order_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_currentCustomer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17143,6 +17697,94 @@ func (ec *executionContext) fieldContext_Query_currentCustomer(_ context.Context
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Customer(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_node(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Node(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.Node) graphql.Marshaler {
+			return ec.marshalONode2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐNode(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_node(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("FieldContext.Child cannot be called on type INTERFACE")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_node_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_nodes(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Nodes(ctx, fc.Args["ids"].([]string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Node) graphql.Marshaler {
+			return ec.marshalNNode2ᚕgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐNode(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_nodes(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("FieldContext.Child cannot be called on type INTERFACE")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_nodes_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -18104,7 +18746,7 @@ func (ec *executionContext) _Wallet_id(ctx context.Context, field graphql.Collec
 			return ec.fieldContext_Wallet_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
+			return obj.GlobalID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -18115,7 +18757,30 @@ func (ec *executionContext) _Wallet_id(ctx context.Context, field graphql.Collec
 	)
 }
 func (ec *executionContext) fieldContext_Wallet_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Wallet", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Wallet", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Wallet_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.Wallet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Wallet_upstreamId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Wallet_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Wallet", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Wallet_name(ctx context.Context, field graphql.CollectedField, obj *model.Wallet) (ret graphql.Marshaler) {
@@ -18425,7 +19090,7 @@ func (ec *executionContext) _WalletRequisites_id(ctx context.Context, field grap
 			return ec.fieldContext_WalletRequisites_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
+			return obj.GlobalID, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -18437,6 +19102,29 @@ func (ec *executionContext) _WalletRequisites_id(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_WalletRequisites_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("WalletRequisites", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _WalletRequisites_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.WalletRequisites) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletRequisites_upstreamId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WalletRequisites_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletRequisites", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _WalletRequisites_number(ctx context.Context, field graphql.CollectedField, obj *model.WalletRequisites) (ret graphql.Marshaler) {
@@ -22831,13 +23519,6 @@ func (ec *executionContext) _ChangeMyPhoneResult(ctx context.Context, sel ast.Se
 	switch obj := (obj).(type) {
 	case nil:
 		return graphql.Null
-	case model.TwoFactorChallenge:
-		return ec._TwoFactorChallenge(ctx, sel, &obj)
-	case *model.TwoFactorChallenge:
-		if obj == nil {
-			return graphql.Null
-		}
-		return ec._TwoFactorChallenge(ctx, sel, obj)
 	case model.Person:
 		return ec._Person(ctx, sel, &obj)
 	case *model.Person:
@@ -22845,6 +23526,13 @@ func (ec *executionContext) _ChangeMyPhoneResult(ctx context.Context, sel ast.Se
 			return graphql.Null
 		}
 		return ec._Person(ctx, sel, obj)
+	case model.TwoFactorChallenge:
+		return ec._TwoFactorChallenge(ctx, sel, &obj)
+	case *model.TwoFactorChallenge:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._TwoFactorChallenge(ctx, sel, obj)
 	default:
 		if typedObj, ok := obj.(graphql.Marshaler); ok {
 			return typedObj
@@ -22885,6 +23573,13 @@ func (ec *executionContext) _CreateOrderResult(ctx context.Context, sel ast.Sele
 	switch obj := (obj).(type) {
 	case nil:
 		return graphql.Null
+	case model.Order:
+		return ec._Order(ctx, sel, &obj)
+	case *model.Order:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Order(ctx, sel, obj)
 	case model.VerificationRequired:
 		return ec._VerificationRequired(ctx, sel, &obj)
 	case *model.VerificationRequired:
@@ -22899,18 +23594,100 @@ func (ec *executionContext) _CreateOrderResult(ctx context.Context, sel ast.Sele
 			return graphql.Null
 		}
 		return ec._OrderFailed(ctx, sel, obj)
-	case model.Order:
-		return ec._Order(ctx, sel, &obj)
-	case *model.Order:
-		if obj == nil {
-			return graphql.Null
-		}
-		return ec._Order(ctx, sel, obj)
 	default:
 		if typedObj, ok := obj.(graphql.Marshaler); ok {
 			return typedObj
 		} else {
 			panic(fmt.Errorf("unexpected type %T; non-generated variants of CreateOrderResult must implement graphql.Marshaler", obj))
+		}
+	}
+}
+
+func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj model.Node) graphql.Marshaler {
+	switch obj := (obj).(type) {
+	case nil:
+		return graphql.Null
+	case model.WalletRequisites:
+		return ec._WalletRequisites(ctx, sel, &obj)
+	case *model.WalletRequisites:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._WalletRequisites(ctx, sel, obj)
+	case *model.Wallet:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Wallet(ctx, sel, obj)
+	case model.Person:
+		return ec._Person(ctx, sel, &obj)
+	case *model.Person:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Person(ctx, sel, obj)
+	case *model.Order:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Order(ctx, sel, obj)
+	case model.Limit:
+		return ec._Limit(ctx, sel, &obj)
+	case *model.Limit:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Limit(ctx, sel, obj)
+	case model.KycDocument:
+		return ec._KycDocument(ctx, sel, &obj)
+	case *model.KycDocument:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._KycDocument(ctx, sel, obj)
+	case model.Invoice:
+		return ec._Invoice(ctx, sel, &obj)
+	case *model.Invoice:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Invoice(ctx, sel, obj)
+	case *model.Event:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Event(ctx, sel, obj)
+	case model.Customer:
+		return ec._Customer(ctx, sel, &obj)
+	case *model.Customer:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Customer(ctx, sel, obj)
+	case model.Corporation:
+		return ec._Corporation(ctx, sel, &obj)
+	case *model.Corporation:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Corporation(ctx, sel, obj)
+	case model.CardTransaction:
+		return ec._CardTransaction(ctx, sel, &obj)
+	case *model.CardTransaction:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._CardTransaction(ctx, sel, obj)
+	case *model.Card:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Card(ctx, sel, obj)
+	default:
+		if typedObj, ok := obj.(graphql.Marshaler); ok {
+			return typedObj
+		} else {
+			panic(fmt.Errorf("unexpected type %T; non-generated variants of Node must implement graphql.Marshaler", obj))
 		}
 	}
 }
@@ -23085,7 +23862,7 @@ func (ec *executionContext) _ApiKey(ctx context.Context, sel ast.SelectionSet, o
 	return out
 }
 
-var cardImplementors = []string{"Card"}
+var cardImplementors = []string{"Card", "Node"}
 
 func (ec *executionContext) _Card(ctx context.Context, sel ast.SelectionSet, obj *model.Card) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, cardImplementors)
@@ -23099,6 +23876,11 @@ func (ec *executionContext) _Card(ctx context.Context, sel ast.SelectionSet, obj
 			out.Values[i] = graphql.MarshalString("Card")
 		case "id":
 			out.Values[i] = ec._Card_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "upstreamId":
+			out.Values[i] = ec._Card_upstreamId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -23610,7 +24392,7 @@ func (ec *executionContext) _CardPayment(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
-var cardTransactionImplementors = []string{"CardTransaction"}
+var cardTransactionImplementors = []string{"CardTransaction", "Node"}
 
 func (ec *executionContext) _CardTransaction(ctx context.Context, sel ast.SelectionSet, obj *model.CardTransaction) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, cardTransactionImplementors)
@@ -23624,6 +24406,11 @@ func (ec *executionContext) _CardTransaction(ctx context.Context, sel ast.Select
 			out.Values[i] = graphql.MarshalString("CardTransaction")
 		case "id":
 			out.Values[i] = ec._CardTransaction_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "upstreamId":
+			out.Values[i] = ec._CardTransaction_upstreamId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -23968,7 +24755,7 @@ func (ec *executionContext) _ConversionRefused(ctx context.Context, sel ast.Sele
 	return out
 }
 
-var corporationImplementors = []string{"Corporation"}
+var corporationImplementors = []string{"Corporation", "Node"}
 
 func (ec *executionContext) _Corporation(ctx context.Context, sel ast.SelectionSet, obj *model.Corporation) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, corporationImplementors)
@@ -23982,6 +24769,11 @@ func (ec *executionContext) _Corporation(ctx context.Context, sel ast.SelectionS
 			out.Values[i] = graphql.MarshalString("Corporation")
 		case "id":
 			out.Values[i] = ec._Corporation_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "upstreamId":
+			out.Values[i] = ec._Corporation_upstreamId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -24676,7 +25468,7 @@ func (ec *executionContext) _CreatedApiKey(ctx context.Context, sel ast.Selectio
 	return out
 }
 
-var customerImplementors = []string{"Customer"}
+var customerImplementors = []string{"Customer", "Node"}
 
 func (ec *executionContext) _Customer(ctx context.Context, sel ast.SelectionSet, obj *model.Customer) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, customerImplementors)
@@ -24690,6 +25482,11 @@ func (ec *executionContext) _Customer(ctx context.Context, sel ast.SelectionSet,
 			out.Values[i] = graphql.MarshalString("Customer")
 		case "id":
 			out.Values[i] = ec._Customer_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "upstreamId":
+			out.Values[i] = ec._Customer_upstreamId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -24896,7 +25693,7 @@ func (ec *executionContext) _DeletedWalletRequisites(ctx context.Context, sel as
 	return out
 }
 
-var eventImplementors = []string{"Event"}
+var eventImplementors = []string{"Event", "Node"}
 
 func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, obj *model.Event) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, eventImplementors)
@@ -24910,6 +25707,11 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 			out.Values[i] = graphql.MarshalString("Event")
 		case "id":
 			out.Values[i] = ec._Event_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "upstreamId":
+			out.Values[i] = ec._Event_upstreamId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -25050,7 +25852,7 @@ func (ec *executionContext) _Individual(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
-var invoiceImplementors = []string{"Invoice"}
+var invoiceImplementors = []string{"Invoice", "Node"}
 
 func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, obj *model.Invoice) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, invoiceImplementors)
@@ -25064,6 +25866,11 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 			out.Values[i] = graphql.MarshalString("Invoice")
 		case "id":
 			out.Values[i] = ec._Invoice_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "upstreamId":
+			out.Values[i] = ec._Invoice_upstreamId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -25171,7 +25978,7 @@ func (ec *executionContext) _InvoiceRepayment(ctx context.Context, sel ast.Selec
 	return out
 }
 
-var kycDocumentImplementors = []string{"KycDocument"}
+var kycDocumentImplementors = []string{"KycDocument", "Node"}
 
 func (ec *executionContext) _KycDocument(ctx context.Context, sel ast.SelectionSet, obj *model.KycDocument) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, kycDocumentImplementors)
@@ -25185,6 +25992,11 @@ func (ec *executionContext) _KycDocument(ctx context.Context, sel ast.SelectionS
 			out.Values[i] = graphql.MarshalString("KycDocument")
 		case "id":
 			out.Values[i] = ec._KycDocument_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "upstreamId":
+			out.Values[i] = ec._KycDocument_upstreamId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -25249,7 +26061,7 @@ func (ec *executionContext) _KycDocument(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
-var limitImplementors = []string{"Limit"}
+var limitImplementors = []string{"Limit", "Node"}
 
 func (ec *executionContext) _Limit(ctx context.Context, sel ast.SelectionSet, obj *model.Limit) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, limitImplementors)
@@ -25263,6 +26075,11 @@ func (ec *executionContext) _Limit(ctx context.Context, sel ast.SelectionSet, ob
 			out.Values[i] = graphql.MarshalString("Limit")
 		case "id":
 			out.Values[i] = ec._Limit_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "upstreamId":
+			out.Values[i] = ec._Limit_upstreamId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -25868,7 +26685,7 @@ func (ec *executionContext) _OnboardIndividualPayload(ctx context.Context, sel a
 	return out
 }
 
-var orderImplementors = []string{"Order", "CreateOrderResult"}
+var orderImplementors = []string{"Order", "Node", "CreateOrderResult"}
 
 func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, obj *model.Order) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, orderImplementors)
@@ -25882,6 +26699,11 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 			out.Values[i] = graphql.MarshalString("Order")
 		case "id":
 			out.Values[i] = ec._Order_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "upstreamId":
+			out.Values[i] = ec._Order_upstreamId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -26418,7 +27240,7 @@ func (ec *executionContext) _PendingAction(ctx context.Context, sel ast.Selectio
 	return out
 }
 
-var personImplementors = []string{"Person", "ChangeMyPhoneResult"}
+var personImplementors = []string{"Person", "Node", "ChangeMyPhoneResult"}
 
 func (ec *executionContext) _Person(ctx context.Context, sel ast.SelectionSet, obj *model.Person) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, personImplementors)
@@ -26432,6 +27254,11 @@ func (ec *executionContext) _Person(ctx context.Context, sel ast.SelectionSet, o
 			out.Values[i] = graphql.MarshalString("Person")
 		case "id":
 			out.Values[i] = ec._Person_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "upstreamId":
+			out.Values[i] = ec._Person_upstreamId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -27104,6 +27931,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "order":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_order(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "currentCustomer":
 			field := field
 
@@ -27115,6 +27964,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_currentCustomer(ctx, field)
 				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "node":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_node(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "nodes":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_nodes(ctx, field)
+				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -27789,7 +28682,7 @@ func (ec *executionContext) _Viewer(ctx context.Context, sel ast.SelectionSet, o
 	return out
 }
 
-var walletImplementors = []string{"Wallet"}
+var walletImplementors = []string{"Wallet", "Node"}
 
 func (ec *executionContext) _Wallet(ctx context.Context, sel ast.SelectionSet, obj *model.Wallet) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, walletImplementors)
@@ -27803,6 +28696,11 @@ func (ec *executionContext) _Wallet(ctx context.Context, sel ast.SelectionSet, o
 			out.Values[i] = graphql.MarshalString("Wallet")
 		case "id":
 			out.Values[i] = ec._Wallet_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "upstreamId":
+			out.Values[i] = ec._Wallet_upstreamId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -28014,7 +28912,7 @@ func (ec *executionContext) _Wallet(ctx context.Context, sel ast.SelectionSet, o
 	return out
 }
 
-var walletRequisitesImplementors = []string{"WalletRequisites"}
+var walletRequisitesImplementors = []string{"WalletRequisites", "Node"}
 
 func (ec *executionContext) _WalletRequisites(ctx context.Context, sel ast.SelectionSet, obj *model.WalletRequisites) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, walletRequisitesImplementors)
@@ -28028,6 +28926,11 @@ func (ec *executionContext) _WalletRequisites(ctx context.Context, sel ast.Selec
 			out.Values[i] = graphql.MarshalString("WalletRequisites")
 		case "id":
 			out.Values[i] = ec._WalletRequisites_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "upstreamId":
+			out.Values[i] = ec._WalletRequisites_upstreamId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -29343,6 +30246,16 @@ func (ec *executionContext) unmarshalNNewOrderInput2ᚖgithubᚗcomᚋfingraph�
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNNode2ᚕgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐNode(ctx context.Context, sel ast.SelectionSet, v []model.Node) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalONode2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐNode(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalNOnboardIndividualInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOnboardIndividualInput(ctx context.Context, v any) (model.OnboardIndividualInput, error) {
 	res, err := ec.unmarshalInputOnboardIndividualInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -30564,6 +31477,13 @@ func (ec *executionContext) unmarshalONewOrderInput2ᚕᚖgithubᚗcomᚋfingrap
 		}
 	}
 	return res, nil
+}
+
+func (ec *executionContext) marshalONode2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐNode(ctx context.Context, sel ast.SelectionSet, v model.Node) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Node(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOOrder2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrder(ctx context.Context, sel ast.SelectionSet, v *model.Order) graphql.Marshaler {

@@ -60,7 +60,7 @@ func (r *cardResolver) Transactions(ctx context.Context, obj *model.Card, first 
 	}
 	items := make([]*model.CardTransaction, 0, len(page.List))
 	for _, t := range page.List {
-		items = append(items, toCardTransaction(t))
+		items = append(items, toCardTransaction(t, obj.ID))
 	}
 	return &model.CardTransactionPage{Items: items, PageInfo: toPageInfo(page.Meta, off)}, nil
 }

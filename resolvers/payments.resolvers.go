@@ -14,6 +14,7 @@ import (
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph"
 	"github.com/fingraph/fingraph/graph/model"
+	"github.com/fingraph/fingraph/relay"
 	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/upstream/payments"
 )
@@ -230,6 +231,14 @@ func (r *queryResolver) Orders(ctx context.Context, start *model.Date, end *mode
 		return nil, err
 	}
 	return toOrders(list), nil
+}
+
+func (r *queryResolver) Order(ctx context.Context, id string) (*model.Order, error) {
+	oid, err := relay.ArgID(relay.Order, id)
+	if err != nil {
+		return nil, err
+	}
+	return r.orderByID(ctx, oid)
 }
 
 func (r *queryResolver) CurrentCustomer(ctx context.Context) (*model.Customer, error) {

@@ -62,7 +62,7 @@ func (r *corporationResolver) WalletRequisites(ctx context.Context, obj *model.C
 	if err != nil {
 		return nil, err
 	}
-	return toRequisitesList(list), nil
+	return toRequisitesList(list, obj.ID), nil
 }
 
 func (r *corporationResolver) Invoices(ctx context.Context, obj *model.Corporation) ([]*model.Invoice, error) {
@@ -72,7 +72,7 @@ func (r *corporationResolver) Invoices(ctx context.Context, obj *model.Corporati
 	}
 	out := make([]*model.Invoice, 0, len(list))
 	for _, inv := range list {
-		out = append(out, toInvoice(inv))
+		out = append(out, toInvoice(inv, obj.ID))
 	}
 	return out, nil
 }
@@ -84,7 +84,7 @@ func (r *corporationResolver) Limits(ctx context.Context, obj *model.Corporation
 	}
 	out := make([]*model.Limit, 0, len(list))
 	for _, l := range list {
-		out = append(out, toLimit(l, corporationCurrency(obj)))
+		out = append(out, toLimit(l, obj.ID, corporationCurrency(obj)))
 	}
 	return out, nil
 }
@@ -123,7 +123,7 @@ func (r *mutationResolver) CreateWalletRequisites(ctx context.Context, input mod
 	if err != nil {
 		return nil, err
 	}
-	return toRequisitesList(list), nil
+	return toRequisitesList(list, input.CorporationID), nil
 }
 
 func (r *mutationResolver) AttachWalletRequisites(ctx context.Context, input model.AttachWalletRequisitesInput) ([]*model.WalletRequisites, error) {
@@ -142,7 +142,7 @@ func (r *mutationResolver) AttachWalletRequisites(ctx context.Context, input mod
 	if err != nil {
 		return nil, err
 	}
-	return toRequisitesList(list), nil
+	return toRequisitesList(list, input.CorporationID), nil
 }
 
 func (r *mutationResolver) DeleteWalletRequisites(ctx context.Context, input model.DeleteWalletRequisitesInput) (*model.DeletedWalletRequisites, error) {
@@ -201,7 +201,7 @@ func (r *mutationResolver) UpdateLimit(ctx context.Context, input model.UpdateLi
 	}
 	r.publishGatewayEvent(ctx, "LimitUpdated", map[string]any{"corporation_id": input.CorporationID, "limit_id": l.ID,
 		"payment_method": l.PaymentMethod, "transaction_type": l.TransactionType})
-	return toLimit(l, r.corporationCurrencyOf(ctx, input.CorporationID)), nil
+	return toLimit(l, input.CorporationID, r.corporationCurrencyOf(ctx, input.CorporationID)), nil
 }
 
 func (r *mutationResolver) DeleteLimit(ctx context.Context, input model.DeleteLimitInput) (*model.Limit, error) {
@@ -216,7 +216,7 @@ func (r *mutationResolver) DeleteLimit(ctx context.Context, input model.DeleteLi
 		return nil, err
 	}
 	r.publishGatewayEvent(ctx, "LimitDeleted", map[string]any{"corporation_id": input.CorporationID, "limit_id": l.ID})
-	return toLimit(l, r.corporationCurrencyOf(ctx, input.CorporationID)), nil
+	return toLimit(l, input.CorporationID, r.corporationCurrencyOf(ctx, input.CorporationID)), nil
 }
 
 func (r *mutationResolver) RequestStatement(ctx context.Context, input model.RequestStatementInput) (*model.ReportFile, error) {

@@ -28,6 +28,15 @@ type CreateOrderResult interface {
 	IsCreateOrderResult()
 }
 
+// An object with an identity. Its id is global: opaque, unique across the whole
+// graph (both upstreams), and accepted back by node, nodes and every ID argument
+// that names an object of its type.
+type Node interface {
+	IsNode()
+	// The global id: opaque; do not parse it or build it.
+	GetID() string
+}
+
 type SignInResult interface {
 	IsSignInResult()
 }
@@ -151,7 +160,10 @@ type CardPaymentInput struct {
 
 // A transaction made with a card.
 type CardTransaction struct {
-	ID string `json:"id"`
+	// The global id (Node): opaque; pass it back to node, nodes and CardTransaction arguments.
+	GlobalID string `json:"id"`
+	// The id the upstream uses: for support and REST consoles.
+	ID string `json:"upstreamId"`
 	// The upstream's transaction type, e.g. card-transaction.
 	Type   string `json:"type"`
 	Amount *Money `json:"amount"`
@@ -161,6 +173,11 @@ type CardTransaction struct {
 	Description *string    `json:"description,omitempty"`
 	CreatedAt   *time.Time `json:"createdAt,omitempty"`
 }
+
+func (CardTransaction) IsNode() {}
+
+// The global id: opaque; do not parse it or build it.
+func (this CardTransaction) GetID() string { return this.ID }
 
 type CardTransactionPage struct {
 	Items    []*CardTransaction `json:"items"`
@@ -221,7 +238,10 @@ type ConversionRefused struct {
 func (ConversionRefused) IsCreateConversionResult() {}
 
 type Corporation struct {
-	ID       string  `json:"id"`
+	// The global id (Node): opaque; pass it back to node, nodes and Corporation arguments.
+	GlobalID string `json:"id"`
+	// The id the upstream uses: for support and REST consoles.
+	ID       string  `json:"upstreamId"`
 	Name     string  `json:"name"`
 	Email    *string `json:"email,omitempty"`
 	Address  *string `json:"address,omitempty"`
@@ -256,6 +276,11 @@ type Corporation struct {
 	Invoices         []*Invoice          `json:"invoices"`
 	Limits           []*Limit            `json:"limits"`
 }
+
+func (Corporation) IsNode() {}
+
+// The global id: opaque; do not parse it or build it.
+func (this Corporation) GetID() string { return this.ID }
 
 type CorporationPage struct {
 	Items    []*Corporation `json:"items"`
@@ -402,7 +427,10 @@ type CrossBorderRequisitesInput struct {
 
 // A customer record of the merchant.
 type Customer struct {
-	ID string `json:"id"`
+	// The global id (Node): opaque; pass it back to node, nodes and Customer arguments.
+	GlobalID string `json:"id"`
+	// The id the upstream uses: for support and REST consoles.
+	ID string `json:"upstreamId"`
 	// The merchant's own customer identifier.
 	Number  string   `json:"number"`
 	Contact *Contact `json:"contact"`
@@ -417,6 +445,11 @@ type Customer struct {
 	// customers costs one upstream order listing per distinct date range.
 	Orders []*Order `json:"orders"`
 }
+
+func (Customer) IsNode() {}
+
+// The global id: opaque; do not parse it or build it.
+func (this Customer) GetID() string { return this.ID }
 
 type CustomerPaymentInput struct {
 	Initiator *Initiator `json:"initiator,omitempty"`
@@ -472,7 +505,10 @@ type Individual struct {
 }
 
 type Invoice struct {
-	ID           string      `json:"id"`
+	// The global id (Node): opaque; pass it back to node, nodes and Invoice arguments.
+	GlobalID string `json:"id"`
+	// The id the upstream uses: for support and REST consoles.
+	ID           string      `json:"upstreamId"`
 	Type         InvoiceType `json:"type"`
 	IsPaid       bool        `json:"isPaid"`
 	Amount       *Money      `json:"amount"`
@@ -482,6 +518,11 @@ type Invoice struct {
 	Repayments           []*InvoiceRepayment `json:"repayments"`
 	CreatedAt            *time.Time          `json:"createdAt,omitempty"`
 }
+
+func (Invoice) IsNode() {}
+
+// The global id: opaque; do not parse it or build it.
+func (this Invoice) GetID() string { return this.ID }
 
 type InvoiceRepayment struct {
 	ID     string `json:"id"`
@@ -519,7 +560,10 @@ type IssueCardInput struct {
 
 // A corporation's KYC document.
 type KycDocument struct {
-	ID     string            `json:"id"`
+	// The global id (Node): opaque; pass it back to node, nodes and KycDocument arguments.
+	GlobalID string `json:"id"`
+	// The id the upstream uses: for support and REST consoles.
+	ID     string            `json:"upstreamId"`
 	Name   string            `json:"name"`
 	Status KycDocumentStatus `json:"status"`
 	// corporate
@@ -532,9 +576,17 @@ type KycDocument struct {
 	CorporationID string     `json:"corporationId"`
 }
 
+func (KycDocument) IsNode() {}
+
+// The global id: opaque; do not parse it or build it.
+func (this KycDocument) GetID() string { return this.ID }
+
 // Limits of one payment method and transaction type. Amounts are in the corporation's currency; null is no limit.
 type Limit struct {
-	ID string `json:"id"`
+	// The global id (Node): opaque; pass it back to node, nodes and Limit arguments.
+	GlobalID string `json:"id"`
+	// The id the upstream uses: for support and REST consoles.
+	ID string `json:"upstreamId"`
 	// For example bank-transfer, or internal for conversions.
 	PaymentMethod string `json:"paymentMethod"`
 	// For example transfer-outgoing or convert.
@@ -550,6 +602,11 @@ type Limit struct {
 	MonthlyLimitAmount        *Money     `json:"monthlyLimitAmount,omitempty"`
 	UpdatedAt                 *time.Time `json:"updatedAt,omitempty"`
 }
+
+func (Limit) IsNode() {}
+
+// The global id: opaque; do not parse it or build it.
+func (this Limit) GetID() string { return this.ID }
 
 // Limit values to change; absent fields stay. Amounts in minor units of the corporation's currency.
 type LimitSetInput struct {
@@ -697,7 +754,10 @@ type PendingAction struct {
 }
 
 type Person struct {
-	ID          string  `json:"id"`
+	// The global id (Node): opaque; pass it back to node, nodes and Person arguments.
+	GlobalID string `json:"id"`
+	// The id the upstream uses: for support and REST consoles.
+	ID          string  `json:"upstreamId"`
 	FirstName   string  `json:"firstName"`
 	LastName    string  `json:"lastName"`
 	Email       *string `json:"email,omitempty"`
@@ -734,6 +794,11 @@ type Person struct {
 	// Cards of which this person is the cardholder.
 	Cards []*Card `json:"cards"`
 }
+
+func (Person) IsNode() {}
+
+// The global id: opaque; do not parse it or build it.
+func (this Person) GetID() string { return this.ID }
 
 func (Person) IsChangeMyPhoneResult() {}
 
@@ -1062,7 +1127,10 @@ type Viewer struct {
 
 // A wallet's bank details.
 type WalletRequisites struct {
-	ID string `json:"id"`
+	// The global id (Node): opaque; pass it back to node, nodes and WalletRequisites arguments.
+	GlobalID string `json:"id"`
+	// The id the upstream uses: for support and REST consoles.
+	ID string `json:"upstreamId"`
 	// The IBAN for SEPA requisites, the account number otherwise.
 	Number string `json:"number"`
 	// The BIC for SEPA and cross-border requisites, the sort code for UK local ones.
@@ -1070,6 +1138,11 @@ type WalletRequisites struct {
 	Type      RequisitesType `json:"type"`
 	CreatedAt *time.Time     `json:"createdAt,omitempty"`
 }
+
+func (WalletRequisites) IsNode() {}
+
+// The global id: opaque; do not parse it or build it.
+func (this WalletRequisites) GetID() string { return this.ID }
 
 type Webhook struct {
 	ID        string    `json:"id"`
