@@ -14,6 +14,7 @@ import (
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph"
 	"github.com/fingraph/fingraph/graph/model"
+	"github.com/fingraph/fingraph/relay"
 	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/upstream/payments"
 )
@@ -74,6 +75,9 @@ func (r *queryResolver) Webhooks(ctx context.Context) ([]*model.Webhook, error) 
 }
 
 func (r *queryResolver) Event(ctx context.Context, id string) (*model.Event, error) {
+	if err := upstreamIDs(arg(relay.Event, &id)); err != nil {
+		return nil, err
+	}
 	if err := checkText("id", id, true); err != nil {
 		return nil, err
 	}
@@ -88,6 +92,9 @@ func (r *queryResolver) Event(ctx context.Context, id string) (*model.Event, err
 }
 
 func (r *queryResolver) PendingActions(ctx context.Context, eventID *string, individualID *string) ([]*model.PendingAction, error) {
+	if err := upstreamIDs(arg(relay.Event, eventID)); err != nil {
+		return nil, err
+	}
 	if (eventID == nil) == (individualID == nil) {
 		return nil, gqlerr.BadInput("eventId", "give exactly one of eventId and individualId")
 	}
@@ -147,6 +154,9 @@ func (r *subscriptionResolver) Events(ctx context.Context, names []string, after
 }
 
 func (r *subscriptionResolver) OrderUpdates(ctx context.Context, orderID string, after *string) (<-chan *model.LiveEvent, error) {
+	if err := upstreamIDs(arg(relay.Order, &orderID)); err != nil {
+		return nil, err
+	}
 	if err := checkText("orderId", orderID, true); err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph"
 	"github.com/fingraph/fingraph/graph/model"
+	"github.com/fingraph/fingraph/relay"
 	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/session"
 	"github.com/fingraph/fingraph/upstream/banking"
@@ -100,6 +101,9 @@ func (r *mutationResolver) RecoverPassword(ctx context.Context, input model.Reco
 
 // CreatePerson is the resolver for the createPerson field.
 func (r *mutationResolver) CreatePerson(ctx context.Context, input model.CreatePersonInput) (*model.Person, error) {
+	if err := upstreamIDs(arg(relay.Corporation, input.CorporationID)); err != nil {
+		return nil, err
+	}
 	s, err := mustSession(ctx)
 	if err != nil {
 		return nil, err
@@ -121,6 +125,9 @@ func (r *mutationResolver) CreatePerson(ctx context.Context, input model.CreateP
 
 // UpdatePerson is the resolver for the updatePerson field.
 func (r *mutationResolver) UpdatePerson(ctx context.Context, input model.UpdatePersonInput) (*model.Person, error) {
+	if err := upstreamIDs(arg(relay.Person, &input.ID)); err != nil {
+		return nil, err
+	}
 	s, err := mustSession(ctx)
 	if err != nil {
 		return nil, err
@@ -141,11 +148,17 @@ func (r *mutationResolver) UpdatePerson(ctx context.Context, input model.UpdateP
 
 // BlockPerson is the resolver for the blockPerson field.
 func (r *mutationResolver) BlockPerson(ctx context.Context, input model.PersonIDInput) (*model.Person, error) {
+	if err := upstreamIDs(arg(relay.Person, &input.ID)); err != nil {
+		return nil, err
+	}
 	return r.personTransition(ctx, input.ID, "PersonBlocked", r.Banking.Persons.Block)
 }
 
 // RestorePerson is the resolver for the restorePerson field.
 func (r *mutationResolver) RestorePerson(ctx context.Context, input model.PersonIDInput) (*model.Person, error) {
+	if err := upstreamIDs(arg(relay.Person, &input.ID)); err != nil {
+		return nil, err
+	}
 	return r.personTransition(ctx, input.ID, "PersonRestored", r.Banking.Persons.Restore)
 }
 
@@ -205,6 +218,9 @@ func (r *mutationResolver) SignUpCorporation(ctx context.Context, input model.Si
 
 // UpdateCorporation is the resolver for the updateCorporation field.
 func (r *mutationResolver) UpdateCorporation(ctx context.Context, input model.UpdateCorporationInput) (*model.Corporation, error) {
+	if err := upstreamIDs(arg(relay.Corporation, &input.ID)); err != nil {
+		return nil, err
+	}
 	req, err := corporationUpdateRequest(input)
 	if err != nil {
 		return nil, err
@@ -218,6 +234,9 @@ func (r *mutationResolver) UpdateCorporation(ctx context.Context, input model.Up
 
 // UpdateCorporationSettings is the resolver for the updateCorporationSettings field.
 func (r *mutationResolver) UpdateCorporationSettings(ctx context.Context, input model.UpdateCorporationSettingsInput) (*model.CorporationSettings, error) {
+	if err := upstreamIDs(arg(relay.Corporation, &input.CorporationID)); err != nil {
+		return nil, err
+	}
 	var v validator
 	v.required("input.corporationId", input.CorporationID, 100)
 	if v.err != nil {
@@ -242,6 +261,9 @@ func (r *mutationResolver) UpdateCorporationSettings(ctx context.Context, input 
 
 // CreateAPIKey is the resolver for the createApiKey field.
 func (r *mutationResolver) CreateAPIKey(ctx context.Context, input model.CreateAPIKeyInput) (*model.CreatedAPIKey, error) {
+	if err := upstreamIDs(arg(relay.Corporation, &input.CorporationID)); err != nil {
+		return nil, err
+	}
 	var v validator
 	v.required("input.corporationId", input.CorporationID, 100)
 	v.required("input.name", input.Name, 255)
@@ -260,6 +282,9 @@ func (r *mutationResolver) CreateAPIKey(ctx context.Context, input model.CreateA
 
 // DeleteAPIKey is the resolver for the deleteApiKey field.
 func (r *mutationResolver) DeleteAPIKey(ctx context.Context, input model.DeleteAPIKeyInput) (bool, error) {
+	if err := upstreamIDs(arg(relay.Corporation, &input.CorporationID)); err != nil {
+		return false, err
+	}
 	var v validator
 	v.required("input.corporationId", input.CorporationID, 100)
 	v.required("input.id", input.ID, 100)
@@ -308,6 +333,9 @@ func (r *queryResolver) Viewer(ctx context.Context) (*model.Viewer, error) {
 
 // Person is the resolver for the person field.
 func (r *queryResolver) Person(ctx context.Context, id string) (*model.Person, error) {
+	if err := upstreamIDs(arg(relay.Person, &id)); err != nil {
+		return nil, err
+	}
 	var v validator
 	v.required("id", id, 100)
 	if v.err != nil {
@@ -349,6 +377,9 @@ func (r *queryResolver) Persons(ctx context.Context, first *int64, offset *int64
 
 // Corporation is the resolver for the corporation field.
 func (r *queryResolver) Corporation(ctx context.Context, id string) (*model.Corporation, error) {
+	if err := upstreamIDs(arg(relay.Corporation, &id)); err != nil {
+		return nil, err
+	}
 	var v validator
 	v.required("id", id, 100)
 	if v.err != nil {
