@@ -30,16 +30,23 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
 	Card() CardResolver
+	CardCredentials() CardCredentialsResolver
+	CardDeclined() CardDeclinedResolver
 	Conversion() ConversionResolver
 	Corporation() CorporationResolver
+	CorporationSettings() CorporationSettingsResolver
 	Customer() CustomerResolver
 	Event() EventResolver
+	KycDocument() KycDocumentResolver
 	Mutation() MutationResolver
 	Order() OrderResolver
 	OrderChangePayload() OrderChangePayloadResolver
+	OrderFailed() OrderFailedResolver
+	PendingAction() PendingActionResolver
 	Person() PersonResolver
 	Query() QueryResolver
 	Subscription() SubscriptionResolver
+	VerificationRequired() VerificationRequiredResolver
 	Viewer() ViewerResolver
 	Wallet() WalletResolver
 }
@@ -68,28 +75,28 @@ type ComplexityRoot struct {
 	}
 
 	Card struct {
-		AvailableBalance func(childComplexity int) int
-		Brand            func(childComplexity int) int
-		Cardholder       func(childComplexity int) int
-		CardholderID     func(childComplexity int) int
-		Corporation      func(childComplexity int) int
-		CreatedAt        func(childComplexity int) int
-		Credentials      func(childComplexity int) int
-		Currency         func(childComplexity int) int
-		DisplayName      func(childComplexity int) int
-		EmbossedName     func(childComplexity int) int
-		ExpiryMonth      func(childComplexity int) int
-		ExpiryYear       func(childComplexity int) int
-		FundingWallet    func(childComplexity int) int
-		FundingWalletID  func(childComplexity int) int
-		GlobalID         func(childComplexity int) int
-		ID               func(childComplexity int) int
-		MaskedPan        func(childComplexity int) int
-		Region           func(childComplexity int) int
-		Status           func(childComplexity int) int
-		Transactions     func(childComplexity int, first *int64, offset *int64, sortDirection *model.SortDirection) int
-		Type             func(childComplexity int) int
-		UpdatedAt        func(childComplexity int) int
+		AvailableBalance   func(childComplexity int) int
+		Brand              func(childComplexity int) int
+		Cardholder         func(childComplexity int) int
+		CardholderGlobalID func(childComplexity int) int
+		Corporation        func(childComplexity int) int
+		CreatedAt          func(childComplexity int) int
+		Credentials        func(childComplexity int) int
+		Currency           func(childComplexity int) int
+		DisplayName        func(childComplexity int) int
+		EmbossedName       func(childComplexity int) int
+		ExpiryMonth        func(childComplexity int) int
+		ExpiryYear         func(childComplexity int) int
+		FundingWallet      func(childComplexity int) int
+		FundingWalletID    func(childComplexity int) int
+		GlobalID           func(childComplexity int) int
+		ID                 func(childComplexity int) int
+		MaskedPan          func(childComplexity int) int
+		Region             func(childComplexity int) int
+		Status             func(childComplexity int) int
+		Transactions       func(childComplexity int, first *int64, offset *int64, sortDirection *model.SortDirection) int
+		Type               func(childComplexity int) int
+		UpdatedAt          func(childComplexity int) int
 	}
 
 	CardAuthorised struct {
@@ -148,19 +155,19 @@ type ComplexityRoot struct {
 	}
 
 	Conversion struct {
-		AmountEquivalents func(childComplexity int) int
-		Charge            func(childComplexity int) int
-		ChargeEquivalents func(childComplexity int) int
-		CreatedAt         func(childComplexity int) int
-		ExchangeRate      func(childComplexity int) int
-		ID                func(childComplexity int) int
-		Source            func(childComplexity int) int
-		SourceWallet      func(childComplexity int) int
-		SourceWalletID    func(childComplexity int) int
-		Status            func(childComplexity int) int
-		StatusCode        func(childComplexity int) int
-		Target            func(childComplexity int) int
-		TargetWalletID    func(childComplexity int) int
+		AmountEquivalents    func(childComplexity int) int
+		Charge               func(childComplexity int) int
+		ChargeEquivalents    func(childComplexity int) int
+		CreatedAt            func(childComplexity int) int
+		ExchangeRate         func(childComplexity int) int
+		ID                   func(childComplexity int) int
+		Source               func(childComplexity int) int
+		SourceWallet         func(childComplexity int) int
+		SourceWalletGlobalID func(childComplexity int) int
+		Status               func(childComplexity int) int
+		StatusCode           func(childComplexity int) int
+		Target               func(childComplexity int) int
+		TargetWalletGlobalID func(childComplexity int) int
 	}
 
 	ConversionRefused struct {
@@ -255,7 +262,7 @@ type ComplexityRoot struct {
 		ID             func(childComplexity int) int
 		IndividualID   func(childComplexity int) int
 		Name           func(childComplexity int) int
-		OrderID        func(childComplexity int) int
+		OrderGlobalID  func(childComplexity int) int
 		Payload        func(childComplexity int) int
 		PendingActions func(childComplexity int) int
 	}
@@ -399,9 +406,9 @@ type ComplexityRoot struct {
 	}
 
 	OrderChangePayload struct {
-		Applied func(childComplexity int) int
-		Order   func(childComplexity int) int
-		OrderID func(childComplexity int) int
+		Applied       func(childComplexity int) int
+		Order         func(childComplexity int) int
+		OrderGlobalID func(childComplexity int) int
 	}
 
 	OrderFailed struct {
@@ -612,12 +619,19 @@ type ComplexityRoot struct {
 // region    ************************** generated!.gotpl **************************
 
 type CardResolver interface {
+	FundingWalletID(ctx context.Context, obj *model.Card) (string, error)
 	FundingWallet(ctx context.Context, obj *model.Card) (*model.Wallet, error)
 
 	Cardholder(ctx context.Context, obj *model.Card) (*model.Person, error)
 	Corporation(ctx context.Context, obj *model.Card) (*model.Corporation, error)
 	Transactions(ctx context.Context, obj *model.Card, first *int64, offset *int64, sortDirection *model.SortDirection) (*model.CardTransactionPage, error)
 	Credentials(ctx context.Context, obj *model.Card) (*model.CardCredentials, error)
+}
+type CardCredentialsResolver interface {
+	CardID(ctx context.Context, obj *model.CardCredentials) (string, error)
+}
+type CardDeclinedResolver interface {
+	CardID(ctx context.Context, obj *model.CardDeclined) (string, error)
 }
 type ConversionResolver interface {
 	SourceWallet(ctx context.Context, obj *model.Conversion) (*model.Wallet, error)
@@ -634,11 +648,17 @@ type CorporationResolver interface {
 	Invoices(ctx context.Context, obj *model.Corporation) ([]*model.Invoice, error)
 	Limits(ctx context.Context, obj *model.Corporation) ([]*model.Limit, error)
 }
+type CorporationSettingsResolver interface {
+	CorporationID(ctx context.Context, obj *model.CorporationSettings) (string, error)
+}
 type CustomerResolver interface {
 	Orders(ctx context.Context, obj *model.Customer, start *model.Date, end *model.Date) ([]*model.Order, error)
 }
 type EventResolver interface {
 	PendingActions(ctx context.Context, obj *model.Event) ([]*model.PendingAction, error)
+}
+type KycDocumentResolver interface {
+	CorporationID(ctx context.Context, obj *model.KycDocument) (string, error)
 }
 type MutationResolver interface {
 	Noop(ctx context.Context) (bool, error)
@@ -692,7 +712,14 @@ type OrderResolver interface {
 type OrderChangePayloadResolver interface {
 	Order(ctx context.Context, obj *model.OrderChangePayload) (*model.Order, error)
 }
+type OrderFailedResolver interface {
+	OrderID(ctx context.Context, obj *model.OrderFailed) (string, error)
+}
+type PendingActionResolver interface {
+	EventID(ctx context.Context, obj *model.PendingAction) (*string, error)
+}
 type PersonResolver interface {
+	CorporationID(ctx context.Context, obj *model.Person) (*string, error)
 	Corporation(ctx context.Context, obj *model.Person) (*model.Corporation, error)
 	Cards(ctx context.Context, obj *model.Person) ([]*model.Card, error)
 }
@@ -724,6 +751,9 @@ type SubscriptionResolver interface {
 	Events(ctx context.Context, names []string, after *string) (<-chan *model.LiveEvent, error)
 	OrderUpdates(ctx context.Context, orderID string, after *string) (<-chan *model.LiveEvent, error)
 	Onboarding(ctx context.Context, individualID string, after *string) (<-chan *model.LiveEvent, error)
+}
+type VerificationRequiredResolver interface {
+	OrderID(ctx context.Context, obj *model.VerificationRequired) (string, error)
 }
 type ViewerResolver interface {
 	Person(ctx context.Context, obj *model.Viewer) (*model.Person, error)
@@ -826,11 +856,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Card.Cardholder(childComplexity), true
 	case "Card.cardholderId":
-		if e.ComplexityRoot.Card.CardholderID == nil {
+		if e.ComplexityRoot.Card.CardholderGlobalID == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Card.CardholderID(childComplexity), true
+		return e.ComplexityRoot.Card.CardholderGlobalID(childComplexity), true
 	case "Card.corporation":
 		if e.ComplexityRoot.Card.Corporation == nil {
 			break
@@ -1205,11 +1235,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Conversion.SourceWallet(childComplexity), true
 	case "Conversion.sourceWalletId":
-		if e.ComplexityRoot.Conversion.SourceWalletID == nil {
+		if e.ComplexityRoot.Conversion.SourceWalletGlobalID == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Conversion.SourceWalletID(childComplexity), true
+		return e.ComplexityRoot.Conversion.SourceWalletGlobalID(childComplexity), true
 	case "Conversion.status":
 		if e.ComplexityRoot.Conversion.Status == nil {
 			break
@@ -1229,11 +1259,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Conversion.Target(childComplexity), true
 	case "Conversion.targetWalletId":
-		if e.ComplexityRoot.Conversion.TargetWalletID == nil {
+		if e.ComplexityRoot.Conversion.TargetWalletGlobalID == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Conversion.TargetWalletID(childComplexity), true
+		return e.ComplexityRoot.Conversion.TargetWalletGlobalID(childComplexity), true
 
 	case "ConversionRefused.code":
 		if e.ComplexityRoot.ConversionRefused.Code == nil {
@@ -1605,11 +1635,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Event.Name(childComplexity), true
 	case "Event.orderId":
-		if e.ComplexityRoot.Event.OrderID == nil {
+		if e.ComplexityRoot.Event.OrderGlobalID == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Event.OrderID(childComplexity), true
+		return e.ComplexityRoot.Event.OrderGlobalID(childComplexity), true
 	case "Event.payload":
 		if e.ComplexityRoot.Event.Payload == nil {
 			break
@@ -2487,11 +2517,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.OrderChangePayload.Order(childComplexity), true
 	case "OrderChangePayload.orderId":
-		if e.ComplexityRoot.OrderChangePayload.OrderID == nil {
+		if e.ComplexityRoot.OrderChangePayload.OrderGlobalID == nil {
 			break
 		}
 
-		return e.ComplexityRoot.OrderChangePayload.OrderID(childComplexity), true
+		return e.ComplexityRoot.OrderChangePayload.OrderGlobalID(childComplexity), true
 
 	case "OrderFailed.code":
 		if e.ComplexityRoot.OrderFailed.Code == nil {
@@ -7944,7 +7974,7 @@ func (ec *executionContext) _Card_fundingWalletId(ctx context.Context, field gra
 			return ec.fieldContext_Card_fundingWalletId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.FundingWalletID, nil
+			return ec.Resolvers.Card().FundingWalletID(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -7955,7 +7985,7 @@ func (ec *executionContext) _Card_fundingWalletId(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_Card_fundingWalletId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Card", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Card", field, true, true, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Card_fundingWallet(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
@@ -7999,7 +8029,7 @@ func (ec *executionContext) _Card_cardholderId(ctx context.Context, field graphq
 			return ec.fieldContext_Card_cardholderId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.CardholderID, nil
+			return obj.CardholderGlobalID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -8010,7 +8040,7 @@ func (ec *executionContext) _Card_cardholderId(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Card_cardholderId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Card", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Card", field, true, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Card_cardholder(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
@@ -8272,7 +8302,7 @@ func (ec *executionContext) _CardCredentials_cardId(ctx context.Context, field g
 			return ec.fieldContext_CardCredentials_cardId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.CardID, nil
+			return ec.Resolvers.CardCredentials().CardID(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -8283,7 +8313,7 @@ func (ec *executionContext) _CardCredentials_cardId(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_CardCredentials_cardId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CardCredentials", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("CardCredentials", field, true, true, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _CardCredentials_pan(ctx context.Context, field graphql.CollectedField, obj *model.CardCredentials) (ret graphql.Marshaler) {
@@ -8341,7 +8371,7 @@ func (ec *executionContext) _CardDeclined_cardId(ctx context.Context, field grap
 			return ec.fieldContext_CardDeclined_cardId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.CardID, nil
+			return ec.Resolvers.CardDeclined().CardID(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -8352,7 +8382,7 @@ func (ec *executionContext) _CardDeclined_cardId(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_CardDeclined_cardId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CardDeclined", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("CardDeclined", field, true, true, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _CardDeclined_card(ctx context.Context, field graphql.CollectedField, obj *model.CardDeclined) (ret graphql.Marshaler) {
@@ -9259,7 +9289,7 @@ func (ec *executionContext) _Conversion_sourceWalletId(ctx context.Context, fiel
 			return ec.fieldContext_Conversion_sourceWalletId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.SourceWalletID, nil
+			return obj.SourceWalletGlobalID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -9270,7 +9300,7 @@ func (ec *executionContext) _Conversion_sourceWalletId(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_Conversion_sourceWalletId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Conversion", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Conversion", field, true, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Conversion_targetWalletId(ctx context.Context, field graphql.CollectedField, obj *model.Conversion) (ret graphql.Marshaler) {
@@ -9282,7 +9312,7 @@ func (ec *executionContext) _Conversion_targetWalletId(ctx context.Context, fiel
 			return ec.fieldContext_Conversion_targetWalletId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.TargetWalletID, nil
+			return obj.TargetWalletGlobalID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -9293,7 +9323,7 @@ func (ec *executionContext) _Conversion_targetWalletId(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_Conversion_targetWalletId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Conversion", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Conversion", field, true, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Conversion_sourceWallet(ctx context.Context, field graphql.CollectedField, obj *model.Conversion) (ret graphql.Marshaler) {
@@ -10211,7 +10241,7 @@ func (ec *executionContext) _CorporationSettings_corporationId(ctx context.Conte
 			return ec.fieldContext_CorporationSettings_corporationId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.CorporationID, nil
+			return ec.Resolvers.CorporationSettings().CorporationID(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -10222,7 +10252,7 @@ func (ec *executionContext) _CorporationSettings_corporationId(ctx context.Conte
 	)
 }
 func (ec *executionContext) fieldContext_CorporationSettings_corporationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CorporationSettings", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("CorporationSettings", field, true, true, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _CorporationSettings_allowedPersonTypes(ctx context.Context, field graphql.CollectedField, obj *model.CorporationSettings) (ret graphql.Marshaler) {
@@ -10921,7 +10951,7 @@ func (ec *executionContext) _Event_orderId(ctx context.Context, field graphql.Co
 			return ec.fieldContext_Event_orderId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.OrderID, nil
+			return obj.OrderGlobalID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -10932,7 +10962,7 @@ func (ec *executionContext) _Event_orderId(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Event_orderId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Event", field, true, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Event_pendingActions(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -11587,7 +11617,7 @@ func (ec *executionContext) _KycDocument_corporationId(ctx context.Context, fiel
 			return ec.fieldContext_KycDocument_corporationId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.CorporationID, nil
+			return ec.Resolvers.KycDocument().CorporationID(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -11598,7 +11628,7 @@ func (ec *executionContext) _KycDocument_corporationId(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_KycDocument_corporationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("KycDocument", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("KycDocument", field, true, true, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Limit_id(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
@@ -15151,7 +15181,7 @@ func (ec *executionContext) _OrderChangePayload_orderId(ctx context.Context, fie
 			return ec.fieldContext_OrderChangePayload_orderId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.OrderID, nil
+			return obj.OrderGlobalID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -15162,7 +15192,7 @@ func (ec *executionContext) _OrderChangePayload_orderId(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_OrderChangePayload_orderId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("OrderChangePayload", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("OrderChangePayload", field, true, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _OrderChangePayload_applied(ctx context.Context, field graphql.CollectedField, obj *model.OrderChangePayload) (ret graphql.Marshaler) {
@@ -15229,7 +15259,7 @@ func (ec *executionContext) _OrderFailed_orderId(ctx context.Context, field grap
 			return ec.fieldContext_OrderFailed_orderId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.OrderID, nil
+			return ec.Resolvers.OrderFailed().OrderID(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -15240,7 +15270,7 @@ func (ec *executionContext) _OrderFailed_orderId(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_OrderFailed_orderId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("OrderFailed", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("OrderFailed", field, true, true, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _OrderFailed_code(ctx context.Context, field graphql.CollectedField, obj *model.OrderFailed) (ret graphql.Marshaler) {
@@ -15790,7 +15820,7 @@ func (ec *executionContext) _PendingAction_eventId(ctx context.Context, field gr
 			return ec.fieldContext_PendingAction_eventId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.EventID, nil
+			return ec.Resolvers.PendingAction().EventID(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -15801,7 +15831,7 @@ func (ec *executionContext) _PendingAction_eventId(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_PendingAction_eventId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PendingAction", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("PendingAction", field, true, true, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _PendingAction_type(ctx context.Context, field graphql.CollectedField, obj *model.PendingAction) (ret graphql.Marshaler) {
@@ -16549,7 +16579,7 @@ func (ec *executionContext) _Person_corporationId(ctx context.Context, field gra
 			return ec.fieldContext_Person_corporationId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.CorporationID, nil
+			return ec.Resolvers.Person().CorporationID(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -16560,7 +16590,7 @@ func (ec *executionContext) _Person_corporationId(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_Person_corporationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Person", field, true, true, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Person_corporation(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
@@ -18512,7 +18542,7 @@ func (ec *executionContext) _VerificationRequired_orderId(ctx context.Context, f
 			return ec.fieldContext_VerificationRequired_orderId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.OrderID, nil
+			return ec.Resolvers.VerificationRequired().OrderID(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -18523,7 +18553,7 @@ func (ec *executionContext) _VerificationRequired_orderId(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_VerificationRequired_orderId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("VerificationRequired", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("VerificationRequired", field, true, true, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _VerificationRequired_verificationUrl(ctx context.Context, field graphql.CollectedField, obj *model.VerificationRequired) (ret graphql.Marshaler) {
@@ -23950,10 +23980,43 @@ func (ec *executionContext) _Card(ctx context.Context, sel ast.SelectionSet, obj
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "fundingWalletId":
-			out.Values[i] = ec._Card_fundingWalletId(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Card_fundingWalletId(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "fundingWallet":
 			field := field
 
@@ -24236,19 +24299,52 @@ func (ec *executionContext) _CardCredentials(ctx context.Context, sel ast.Select
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("CardCredentials")
 		case "cardId":
-			out.Values[i] = ec._CardCredentials_cardId(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._CardCredentials_cardId(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "pan":
 			out.Values[i] = ec._CardCredentials_pan(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "cvc":
 			out.Values[i] = ec._CardCredentials_cvc(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -24284,24 +24380,57 @@ func (ec *executionContext) _CardDeclined(ctx context.Context, sel ast.Selection
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("CardDeclined")
 		case "cardId":
-			out.Values[i] = ec._CardDeclined_cardId(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._CardDeclined_cardId(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "card":
 			out.Values[i] = ec._CardDeclined_card(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "code":
 			out.Values[i] = ec._CardDeclined_code(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "name":
 			out.Values[i] = ec._CardDeclined_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -25299,19 +25428,52 @@ func (ec *executionContext) _CorporationSettings(ctx context.Context, sel ast.Se
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("CorporationSettings")
 		case "corporationId":
-			out.Values[i] = ec._CorporationSettings_corporationId(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._CorporationSettings_corporationId(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "allowedPersonTypes":
 			out.Values[i] = ec._CorporationSettings_allowedPersonTypes(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "updatedAt":
 			out.Values[i] = ec._CorporationSettings_updatedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -25993,53 +26155,86 @@ func (ec *executionContext) _KycDocument(ctx context.Context, sel ast.SelectionS
 		case "id":
 			out.Values[i] = ec._KycDocument_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "upstreamId":
 			out.Values[i] = ec._KycDocument_upstreamId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "name":
 			out.Values[i] = ec._KycDocument_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "status":
 			out.Values[i] = ec._KycDocument_status(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "type":
 			out.Values[i] = ec._KycDocument_type(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "path":
 			out.Values[i] = ec._KycDocument_path(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "expiresAt":
 			out.Values[i] = ec._KycDocument_expiresAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
 			out.Values[i] = ec._KycDocument_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "updatedAt":
 			out.Values[i] = ec._KycDocument_updatedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "corporationId":
-			out.Values[i] = ec._KycDocument_corporationId(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._KycDocument_corporationId(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -26910,19 +27105,52 @@ func (ec *executionContext) _OrderFailed(ctx context.Context, sel ast.SelectionS
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("OrderFailed")
 		case "orderId":
-			out.Values[i] = ec._OrderFailed_orderId(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._OrderFailed_orderId(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "code":
 			out.Values[i] = ec._OrderFailed_code(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "message":
 			out.Values[i] = ec._OrderFailed_message(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -27187,37 +27415,70 @@ func (ec *executionContext) _PendingAction(ctx context.Context, sel ast.Selectio
 		case "id":
 			out.Values[i] = ec._PendingAction_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "individualId":
 			out.Values[i] = ec._PendingAction_individualId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "eventId":
-			out.Values[i] = ec._PendingAction_eventId(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._PendingAction_eventId(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "type":
 			out.Values[i] = ec._PendingAction_type(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "status":
 			out.Values[i] = ec._PendingAction_status(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
 			out.Values[i] = ec._PendingAction_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "completedAt":
 			out.Values[i] = ec._PendingAction_completedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -27393,10 +27654,43 @@ func (ec *executionContext) _Person(ctx context.Context, sel ast.SelectionSet, o
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "corporationId":
-			out.Values[i] = ec._Person_corporationId(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Person_corporationId(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "corporation":
 			field := field
 
@@ -28452,19 +28746,52 @@ func (ec *executionContext) _VerificationRequired(ctx context.Context, sel ast.S
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("VerificationRequired")
 		case "orderId":
-			out.Values[i] = ec._VerificationRequired_orderId(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._VerificationRequired_orderId(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "verificationUrl":
 			out.Values[i] = ec._VerificationRequired_verificationUrl(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "message":
 			out.Values[i] = ec._VerificationRequired_message(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))

@@ -15,6 +15,10 @@ import (
 	"github.com/fingraph/fingraph/upstream/banking"
 )
 
+func (r *cardResolver) FundingWalletID(ctx context.Context, obj *model.Card) (string, error) {
+	return cardFundingWallet(ctx, obj)
+}
+
 func (r *cardResolver) FundingWallet(ctx context.Context, obj *model.Card) (*model.Wallet, error) {
 	corpID, err := cardCorporation(ctx, obj)
 	if err != nil || corpID == "" {
@@ -70,6 +74,14 @@ func (r *cardResolver) Credentials(ctx context.Context, obj *model.Card) (*model
 	return r.revealCredentials(ctx, obj.ID)
 }
 
+func (r *cardCredentialsResolver) CardID(ctx context.Context, obj *model.CardCredentials) (string, error) {
+	return globalRef(relay.Card, obj.CardID), nil
+}
+
+func (r *cardDeclinedResolver) CardID(ctx context.Context, obj *model.CardDeclined) (string, error) {
+	return globalRef(relay.Card, obj.CardID), nil
+}
+
 func (r *corporationResolver) Cards(ctx context.Context, obj *model.Corporation) ([]*model.Card, error) {
 	return cardsOfCorporation(ctx, obj.ID)
 }
@@ -84,6 +96,10 @@ func (r *corporationResolver) KycDocuments(ctx context.Context, obj *model.Corpo
 		out = append(out, toKYCDocument(d, obj.ID))
 	}
 	return out, nil
+}
+
+func (r *kycDocumentResolver) CorporationID(ctx context.Context, obj *model.KycDocument) (string, error) {
+	return globalRef(relay.Corporation, obj.CorporationID), nil
 }
 
 func (r *mutationResolver) IssueCard(ctx context.Context, input model.IssueCardInput) (*model.Card, error) {
@@ -152,7 +168,7 @@ func (r *mutationResolver) DeleteKycDocument(ctx context.Context, input model.De
 	if err != nil {
 		return nil, err
 	}
-	return &model.DeleteKycDocumentPayload{ID: id}, nil
+	return &model.DeleteKycDocumentPayload{ID: relay.ID(relay.KycDocument, corpID, id)}, nil
 }
 
 func (r *personResolver) Cards(ctx context.Context, obj *model.Person) ([]*model.Card, error) {
@@ -204,4 +220,17 @@ func (r *walletResolver) Cards(ctx context.Context, obj *model.Wallet) ([]*model
 
 func (r *Resolver) Card() graph.CardResolver { return &cardResolver{r} }
 
-type cardResolver struct{ *Resolver }
+func (r *Resolver) CardCredentials() graph.CardCredentialsResolver {
+	return &cardCredentialsResolver{r}
+}
+
+func (r *Resolver) CardDeclined() graph.CardDeclinedResolver { return &cardDeclinedResolver{r} }
+
+func (r *Resolver) KycDocument() graph.KycDocumentResolver { return &kycDocumentResolver{r} }
+
+type (
+	cardResolver            struct{ *Resolver }
+	cardCredentialsResolver struct{ *Resolver }
+	cardDeclinedResolver    struct{ *Resolver }
+	kycDocumentResolver     struct{ *Resolver }
+)

@@ -62,6 +62,10 @@ func (r *mutationResolver) OnboardIndividual(ctx context.Context, input model.On
 	return &model.OnboardIndividualPayload{Individual: toIndividual(ind)}, nil
 }
 
+func (r *pendingActionResolver) EventID(ctx context.Context, obj *model.PendingAction) (*string, error) {
+	return globalRefPtr(relay.Event, obj.EventID), nil
+}
+
 func (r *queryResolver) Webhooks(ctx context.Context) ([]*model.Webhook, error) {
 	list, err := r.Payments.Webhooks.List(ctx)
 	if err != nil {
@@ -178,9 +182,12 @@ func (r *subscriptionResolver) Onboarding(ctx context.Context, individualID stri
 
 func (r *Resolver) Event() graph.EventResolver { return &eventResolver{r} }
 
+func (r *Resolver) PendingAction() graph.PendingActionResolver { return &pendingActionResolver{r} }
+
 func (r *Resolver) Subscription() graph.SubscriptionResolver { return &subscriptionResolver{r} }
 
 type (
-	eventResolver        struct{ *Resolver }
-	subscriptionResolver struct{ *Resolver }
+	eventResolver         struct{ *Resolver }
+	pendingActionResolver struct{ *Resolver }
+	subscriptionResolver  struct{ *Resolver }
 )

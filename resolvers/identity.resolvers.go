@@ -49,6 +49,10 @@ func (r *corporationResolver) Settings(ctx context.Context, obj *model.Corporati
 	return toSettings(s), nil
 }
 
+func (r *corporationSettingsResolver) CorporationID(ctx context.Context, obj *model.CorporationSettings) (string, error) {
+	return globalRef(relay.Corporation, obj.CorporationID), nil
+}
+
 // SignIn is the resolver for the signIn field.
 func (r *mutationResolver) SignIn(ctx context.Context, input model.SignInInput) (model.SignInResult, error) {
 	return r.signIn(ctx, input)
@@ -213,7 +217,7 @@ func (r *mutationResolver) SignUpCorporation(ctx context.Context, input model.Si
 	if err != nil {
 		return nil, err
 	}
-	return &model.SignUpCorporationPayload{ID: id}, nil
+	return &model.SignUpCorporationPayload{ID: globalRef(relay.Corporation, id)}, nil
 }
 
 // UpdateCorporation is the resolver for the updateCorporation field.
@@ -308,6 +312,10 @@ func (r *mutationResolver) SendFeedback(ctx context.Context, input model.SendFee
 		return false, err
 	}
 	return true, nil
+}
+
+func (r *personResolver) CorporationID(ctx context.Context, obj *model.Person) (*string, error) {
+	return globalRefPtr(relay.Corporation, obj.CorporationID), nil
 }
 
 // Corporation is the resolver for the corporation field.
@@ -492,12 +500,17 @@ func (r *viewerResolver) Permissions(ctx context.Context, obj *model.Viewer) ([]
 
 func (r *Resolver) Corporation() graph.CorporationResolver { return &corporationResolver{r} }
 
+func (r *Resolver) CorporationSettings() graph.CorporationSettingsResolver {
+	return &corporationSettingsResolver{r}
+}
+
 func (r *Resolver) Person() graph.PersonResolver { return &personResolver{r} }
 
 func (r *Resolver) Viewer() graph.ViewerResolver { return &viewerResolver{r} }
 
 type (
-	corporationResolver struct{ *Resolver }
-	personResolver      struct{ *Resolver }
-	viewerResolver      struct{ *Resolver }
+	corporationResolver         struct{ *Resolver }
+	corporationSettingsResolver struct{ *Resolver }
+	personResolver              struct{ *Resolver }
+	viewerResolver              struct{ *Resolver }
 )

@@ -211,6 +211,10 @@ func (r *orderChangePayloadResolver) Order(ctx context.Context, obj *model.Order
 	return nil, nil
 }
 
+func (r *orderFailedResolver) OrderID(ctx context.Context, obj *model.OrderFailed) (string, error) {
+	return globalRef(relay.Order, obj.OrderID), nil
+}
+
 // Customers is the resolver for the customers field.
 func (r *queryResolver) Customers(ctx context.Context) ([]*model.Customer, error) {
 	list, err := r.Payments.Customers.List(ctx)
@@ -277,6 +281,10 @@ func (r *queryResolver) CurrentCustomer(ctx context.Context) (*model.Customer, e
 	return toCustomer(c), nil
 }
 
+func (r *verificationRequiredResolver) OrderID(ctx context.Context, obj *model.VerificationRequired) (string, error) {
+	return globalRef(relay.Order, obj.OrderID), nil
+}
+
 func (r *Resolver) Customer() graph.CustomerResolver { return &customerResolver{r} }
 
 func (r *Resolver) Order() graph.OrderResolver { return &orderResolver{r} }
@@ -285,8 +293,16 @@ func (r *Resolver) OrderChangePayload() graph.OrderChangePayloadResolver {
 	return &orderChangePayloadResolver{r}
 }
 
+func (r *Resolver) OrderFailed() graph.OrderFailedResolver { return &orderFailedResolver{r} }
+
+func (r *Resolver) VerificationRequired() graph.VerificationRequiredResolver {
+	return &verificationRequiredResolver{r}
+}
+
 type (
-	customerResolver           struct{ *Resolver }
-	orderResolver              struct{ *Resolver }
-	orderChangePayloadResolver struct{ *Resolver }
+	customerResolver             struct{ *Resolver }
+	orderResolver                struct{ *Resolver }
+	orderChangePayloadResolver   struct{ *Resolver }
+	orderFailedResolver          struct{ *Resolver }
+	verificationRequiredResolver struct{ *Resolver }
 )

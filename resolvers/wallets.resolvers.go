@@ -175,7 +175,7 @@ func (r *mutationResolver) DeleteWalletRequisites(ctx context.Context, input mod
 	if id == "" {
 		id = input.ID
 	}
-	return &model.DeletedWalletRequisites{ID: id}, nil
+	return &model.DeletedWalletRequisites{ID: relay.ID(relay.WalletRequisites, input.CorporationID, id)}, nil
 }
 
 func (r *mutationResolver) CreateConversion(ctx context.Context, input model.CreateConversionInput) (model.CreateConversionResult, error) {

@@ -43,3 +43,36 @@ func (*Event) IsNode() {}
 
 // GetID is the Node id.
 func (e *Event) GetID() string { return e.GlobalID() }
+
+// Reference fields that name another node answer its global id, so a
+// client can pass them straight back; the raw ids stay in the struct for
+// the resolvers.
+
+// CardholderGlobalID is Card.cardholderId: the cardholder's global id.
+func (c *Card) CardholderGlobalID() string { return relay.ID(relay.Person, c.CardholderID) }
+
+// OrderGlobalID is Event.orderId: the global id of the payload's order.
+func (e *Event) OrderGlobalID() *string {
+	if e.OrderID == nil || *e.OrderID == "" {
+		return nil
+	}
+	id := relay.ID(relay.Order, *e.OrderID)
+	return &id
+}
+
+// OrderGlobalID is OrderChangePayload.orderId.
+func (p *OrderChangePayload) OrderGlobalID() string { return relay.ID(relay.Order, p.OrderID) }
+
+// SourceWalletGlobalID is Conversion.sourceWalletId.
+func (c *Conversion) SourceWalletGlobalID() string {
+	return relay.ID(relay.Wallet, c.CorporationID, c.SourceWalletID)
+}
+
+// TargetWalletGlobalID is Conversion.targetWalletId.
+func (c *Conversion) TargetWalletGlobalID() *string {
+	if c.TargetWalletID == nil || *c.TargetWalletID == "" {
+		return nil
+	}
+	id := relay.ID(relay.Wallet, c.CorporationID, *c.TargetWalletID)
+	return &id
+}
