@@ -430,3 +430,19 @@ func (g *testGateway) signInCustomerDemo(t *testing.T) string {
 		map[string]any{"k": "ck_sandbox_demo"}).decode(t, &signed)
 	return signed.SignInCustomer.SessionToken
 }
+
+// rawID decodes a global id (docs/relay.md) to the upstream's own id
+// of the object, for tests that compare with the sandbox's raw ids. Only
+// tests may look inside an id; clients treat it as opaque.
+func rawID(id string) string {
+	b, err := base64.RawURLEncoding.DecodeString(id)
+	if err != nil {
+		return id
+	}
+	parts := strings.Split(string(b), ":")
+	if len(parts) < 2 {
+		return id
+	}
+	last := parts[len(parts)-1]
+	return strings.NewReplacer("%3A", ":", "%25", "%").Replace(last)
+}

@@ -60,7 +60,7 @@ const DASHBOARD = `query Dashboard {
   customers {
     id number status
     contact { name email }
-    orders { id number status created amount { amount currency } }
+    orders { id upstreamId number status created amount { amount currency } }
   }
   eventsCursor
 }`;
@@ -162,7 +162,7 @@ async function refresh() {
   const rows = [];
   for (const c of data.customers) {
     if (c.orders.length === 0) rows.push([c.number, c.contact.name, c.contact.email, '', '', '']);
-    for (const o of c.orders) rows.push([c.number, c.contact.name, c.contact.email, o.id, o.status, money(o.amount)]);
+    for (const o of c.orders) rows.push([c.number, c.contact.name, c.contact.email, o.upstreamId, o.status, money(o.amount)]);
   }
   $('#customers').replaceChildren(
     text('p', `${data.customers.length} customers, ${rows.filter((r) => r[3]).length} orders in the last 30 days`, 'hint'),
