@@ -68,7 +68,7 @@ const DASHBOARD = `query Dashboard {
 const EVENTS = `subscription Events($after: String) {
   events(after: $after) {
     cursor source
-    event { id name createdAt orderId individualId }
+    event { id upstreamId name createdAt orderId individualId }
   }
 }`;
 
@@ -242,7 +242,8 @@ function stopFeed(why) {
 
 function showEvent(e) {
   const li = document.createElement('li');
-  li.dataset.eventId = e.event.id;
+  // The upstream's id: what support and the upstream's console know it by.
+  li.dataset.eventId = e.event.upstreamId;
   li.append(text('span', e.event.name, 'name'), text('span', ` ${e.source}`),
     text('time', new Date(e.event.createdAt).toLocaleTimeString()),
     text('span', e.event.orderId ? ` order ${e.event.orderId}` : e.event.individualId ? ` individual ${e.event.individualId}` : ''));
