@@ -198,6 +198,27 @@ func TestNodeResolvesEveryNodeType(t *testing.T) {
 			t.Errorf("%s id %q is the upstream id", obj.typ, id)
 		}
 	}
+	// The typed root look-ups take the same global ids and agree.
+	lookups := map[string]string{"Customer": "customer", "Order": "order", "Event": "event",
+		"Person": "person", "Corporation": "corporation", "Card": "card"}
+	for id, obj := range objects {
+		field, ok := lookups[obj.typ]
+		if !ok {
+			continue
+		}
+		var d map[string]map[string]any
+		api.query(t, `query($id: ID!) { `+field+`(id: $id) { `+sel(obj.typ)+` } }`, map[string]any{"id": id}).decode(t, &d)
+		got := d[field]
+		if got == nil {
+			t.Errorf("%s(id: %s) is null", field, id)
+			continue
+		}
+		delete(got, "__typename")
+		if !reflect.DeepEqual(got, obj.fields) {
+			t.Errorf("%s(id) differs from the walk:\n typed: %v\n walk:  %v", field, got, obj.fields)
+		}
+	}
+
 	for _, ty := range nodeTypesFromIntrospection(t, g) {
 		if _, ok := nodeFields[ty]; !ok {
 			t.Errorf("Node type %s has no coverage in this test", ty)

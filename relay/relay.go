@@ -90,13 +90,15 @@ func ID(k Kind, raw ...string) string {
 	if n := parts[k]; n == 0 || len(raw) != n {
 		panic("relay: " + string(k) + " id needs its parts")
 	}
-	var b strings.Builder
-	b.WriteString(string(k))
+	// Every node in a response gets its id made here: build the plain
+	// form on the stack and encode it in one allocation.
+	var stack [160]byte
+	plain := append(stack[:0], k...)
 	for _, p := range raw {
-		b.WriteByte(':')
-		b.WriteString(escape(p))
+		plain = append(plain, ':')
+		plain = appendEscaped(plain, p)
 	}
-	return enc.EncodeToString([]byte(b.String()))
+	return string(enc.AppendEncode(make([]byte, 0, enc.EncodedLen(len(plain))), plain))
 }
 
 // Ref is a decoded id: its kind and its raw parts, parent first.
@@ -226,13 +228,20 @@ func validPart(p string) bool {
 	return true
 }
 
-// escape keeps ':' (the separator) and '%' (the escape) out of a part, so
-// that no raw id can split into two parts.
-func escape(p string) string {
-	if !strings.ContainsAny(p, ":%") {
-		return p
+// appendEscaped appends p with ':' (the separator) and '%' (the escape)
+// escaped, so that no raw id can split into two parts.
+func appendEscaped(dst []byte, p string) []byte {
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '%':
+			dst = append(dst, "%25"...)
+		case ':':
+			dst = append(dst, "%3A"...)
+		default:
+			dst = append(dst, p[i])
+		}
 	}
-	return strings.NewReplacer("%", "%25", ":", "%3A").Replace(p)
+	return dst
 }
 
 func unescape(p string) (string, bool) {

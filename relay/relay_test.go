@@ -125,3 +125,20 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkID(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = relay.ID(relay.Wallet, "c0000000-0000-4000-8000-000000000001", "b0000000-0000-4000-8000-000000000001")
+	}
+}
+
+func BenchmarkDecode(b *testing.B) {
+	id := relay.ID(relay.Wallet, "c0000000-0000-4000-8000-000000000001", "b0000000-0000-4000-8000-000000000001")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := relay.Decode(id); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
