@@ -3653,10 +3653,11 @@ type Card implements Node {
   embossedName: String
   createdAt: Time
   updatedAt: Time
+  "Global id of the wallet the card spends from."
   fundingWalletId: ID!
   "The wallet the card spends from (batched with the corporation's wallet listing)."
   fundingWallet: Wallet
-  "The person the card belongs to."
+  "Global id of the person the card belongs to."
   cardholderId: ID!
   cardholder: Person
   corporation: Corporation
@@ -3671,6 +3672,7 @@ type Card implements Node {
 
 "A card's secrets. Keep them out of logs, stores and screenshots."
 type CardCredentials {
+  "Global id of the card."
   cardId: ID!
   pan: String!
   cvc: String!
@@ -3728,6 +3730,7 @@ type KycDocument implements Node {
   expiresAt: Date
   createdAt: Time
   updatedAt: Time
+  "Global id of the corporation."
   corporationId: ID!
 }
 
@@ -3821,6 +3824,7 @@ type CardAuthorised {
 
 "The simulated transaction was declined with a card authorisation code."
 type CardDeclined {
+  "Global id of the card."
   cardId: ID!
   card: Card
   "The card authorisation code, e.g. 51."
@@ -3864,6 +3868,7 @@ input DeleteKycDocumentInput {
 }
 
 type DeleteKycDocumentPayload {
+  "Global id of the deleted document."
   id: ID!
 }
 
@@ -3938,7 +3943,7 @@ type Event implements Node {
   createdAt: Time!
   "individual_id of the payload, when it has one."
   individualId: ID
-  "order_id of the payload, when it has one."
+  "Global id of the payload's order (order_id), when it has one."
   orderId: ID
   "The pending action tied to this event (batched; one upstream request per event)."
   pendingActions: [PendingAction!]!
@@ -3953,7 +3958,7 @@ enum PendingActionStatus {
 type PendingAction {
   id: ID!
   individualId: ID!
-  "The event that created it."
+  "Global id of the event that created it."
   eventId: ID
   type: String!
   status: PendingActionStatus!
@@ -4298,7 +4303,7 @@ type Person implements Node {
   isTwoFactorEnabled: Boolean
   createdAt: Time
   updatedAt: Time
-  "Id of the person's corporation, when known."
+  "Global id of the person's corporation, when known."
   corporationId: ID
   "The person's corporation (batched, as Query.corporation); null outside the viewer's scope."
   corporation: Corporation
@@ -4429,6 +4434,7 @@ type Corporation implements Node {
 }
 
 type CorporationSettings {
+  "Global id of the corporation."
   corporationId: ID!
   "Always includes EMPLOYEE."
   allowedPersonTypes: [PersonType!]!
@@ -4461,6 +4467,7 @@ input SignUpCorporationInput {
 }
 
 type SignUpCorporationPayload {
+  "Global id of the new corporation."
   id: ID!
 }
 
@@ -4864,6 +4871,7 @@ union CreateOrderResult = Order | VerificationRequired | OrderFailed
 
 "3-D Secure must be performed; then retry createOrder with the same idempotencyKey."
 type VerificationRequired {
+  "Global id of the order."
   orderId: ID!
   "Where the cardholder completes 3-D Secure, when the upstream gives one."
   verificationUrl: String
@@ -4872,6 +4880,7 @@ type VerificationRequired {
 
 "The attempt failed; retry with the same idempotencyKey to keep the order id."
 type OrderFailed {
+  "Global id of the order."
   orderId: ID!
   "Upstream reason code, e.g. card_declined."
   code: String!
@@ -4895,6 +4904,7 @@ input CancelOrderInput {
 }
 
 type OrderChangePayload {
+  "Global id of the order."
   orderId: ID!
   "The event that was applied: capture, refund or cancel."
   applied: String!
@@ -5085,6 +5095,7 @@ type WalletRequisites implements Node {
 }
 
 type DeletedWalletRequisites {
+  "Global id of the deleted requisites."
   id: ID!
 }
 
@@ -5213,7 +5224,9 @@ type Conversion {
   amountEquivalents: [Money!]!
   "The charge in the equivalent of each of the six currencies."
   chargeEquivalents: [Money!]!
+  "Global id of the source wallet."
   sourceWalletId: ID!
+  "Global id of the target wallet."
   targetWalletId: ID
   "The source wallet after the conversion."
   sourceWallet: Wallet

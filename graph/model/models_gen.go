@@ -125,6 +125,7 @@ type CardCompanyInput struct {
 
 // A card's secrets. Keep them out of logs, stores and screenshots.
 type CardCredentials struct {
+	// Global id of the card.
 	CardID string `json:"cardId"`
 	Pan    string `json:"pan"`
 	Cvc    string `json:"cvc"`
@@ -132,6 +133,7 @@ type CardCredentials struct {
 
 // The simulated transaction was declined with a card authorisation code.
 type CardDeclined struct {
+	// Global id of the card.
 	CardID string `json:"cardId"`
 	Card   *Card  `json:"card,omitempty"`
 	// The card authorisation code, e.g. 51.
@@ -288,6 +290,7 @@ type CorporationPage struct {
 }
 
 type CorporationSettings struct {
+	// Global id of the corporation.
 	CorporationID string `json:"corporationId"`
 	// Always includes EMPLOYEE.
 	AllowedPersonTypes []PersonType `json:"allowedPersonTypes"`
@@ -467,6 +470,7 @@ type DeleteKycDocumentInput struct {
 }
 
 type DeleteKycDocumentPayload struct {
+	// Global id of the deleted document.
 	ID string `json:"id"`
 }
 
@@ -489,6 +493,7 @@ type DeleteWebhookPayload struct {
 }
 
 type DeletedWalletRequisites struct {
+	// Global id of the deleted requisites.
 	ID string `json:"id"`
 }
 
@@ -569,11 +574,12 @@ type KycDocument struct {
 	// corporate
 	Type string `json:"type"`
 	// Where the upstream keeps the file.
-	Path          *string    `json:"path,omitempty"`
-	ExpiresAt     *Date      `json:"expiresAt,omitempty"`
-	CreatedAt     *time.Time `json:"createdAt,omitempty"`
-	UpdatedAt     *time.Time `json:"updatedAt,omitempty"`
-	CorporationID string     `json:"corporationId"`
+	Path      *string    `json:"path,omitempty"`
+	ExpiresAt *Date      `json:"expiresAt,omitempty"`
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
+	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
+	// Global id of the corporation.
+	CorporationID string `json:"corporationId"`
 }
 
 func (KycDocument) IsNode() {}
@@ -666,6 +672,7 @@ type OnboardIndividualPayload struct {
 
 // The attempt failed; retry with the same idempotencyKey to keep the order id.
 type OrderFailed struct {
+	// Global id of the order.
 	OrderID string `json:"orderId"`
 	// Upstream reason code, e.g. card_declined.
 	Code    string `json:"code"`
@@ -745,7 +752,7 @@ type PaymentMethod struct {
 type PendingAction struct {
 	ID           string `json:"id"`
 	IndividualID string `json:"individualId"`
-	// The event that created it.
+	// Global id of the event that created it.
 	EventID     *string             `json:"eventId,omitempty"`
 	Type        string              `json:"type"`
 	Status      PendingActionStatus `json:"status"`
@@ -787,7 +794,7 @@ type Person struct {
 	IsTwoFactorEnabled *bool      `json:"isTwoFactorEnabled,omitempty"`
 	CreatedAt          *time.Time `json:"createdAt,omitempty"`
 	UpdatedAt          *time.Time `json:"updatedAt,omitempty"`
-	// Id of the person's corporation, when known.
+	// Global id of the person's corporation, when known.
 	CorporationID *string `json:"corporationId,omitempty"`
 	// The person's corporation (batched, as Query.corporation); null outside the viewer's scope.
 	Corporation *Corporation `json:"corporation,omitempty"`
@@ -936,6 +943,7 @@ type SignUpCorporationInput struct {
 }
 
 type SignUpCorporationPayload struct {
+	// Global id of the new corporation.
 	ID string `json:"id"`
 }
 
@@ -1101,6 +1109,7 @@ type UploadKycDocumentInput struct {
 
 // 3-D Secure must be performed; then retry createOrder with the same idempotencyKey.
 type VerificationRequired struct {
+	// Global id of the order.
 	OrderID string `json:"orderId"`
 	// Where the cardholder completes 3-D Secure, when the upstream gives one.
 	VerificationURL *string `json:"verificationUrl,omitempty"`
