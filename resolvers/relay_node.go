@@ -2,6 +2,7 @@ package resolvers
 
 import (
 	"context"
+	"net/http"
 	"time"
 
 	"github.com/fingraph/fingraph/gqlerr"
@@ -10,6 +11,7 @@ import (
 	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/session"
 	"github.com/fingraph/fingraph/upstream/banking"
+	"github.com/fingraph/fingraph/upstream/payments"
 )
 
 // MaxNodes bounds nodes(ids:): more ids is BAD_USER_INPUT before any
@@ -51,6 +53,9 @@ func (r *Resolver) node(ctx context.Context, id string) (model.Node, error) {
 		return nil, notFoundNode()
 	}
 	n, err := r.loadNode(ctx, ref)
+	if hidesExistence(err) {
+		return nil, notFoundNode()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -242,4 +247,18 @@ func (r *Resolver) cardTransactionNode(ctx context.Context, cardID, id string) (
 		opts.Offset += len(list.List)
 	}
 	return nil, nil
+}
+
+// hidesExistence reports an upstream answer that means "not yours" or "not
+// there" (403, 404): node answers both as NOT_FOUND, so that it never tells
+// whether another tenant's object exists.
+func hidesExistence(err error) bool {
+	if err == nil {
+		return false
+	}
+	if banking.IsForbidden(err) || banking.IsNotFound(err) {
+		return true
+	}
+	pe, ok := payments.AsError(err)
+	return ok && (pe.StatusCode == http.StatusForbidden || pe.StatusCode == http.StatusNotFound)
 }
