@@ -152,7 +152,7 @@ func TestCardIssueRulesAreRefusedNamingTheirField(t *testing.T) {
 	// And a valid one passes, for staff as for a person.
 	in = issueInput()
 	in["corporationId"] = bankingsim.DemoCorporationID
-	if c := staff.issueCard(t, in); c.CardholderID != bankingsim.DaceID || c.MaskedPan.Bin != bankingsim.CardTestBIN {
+	if c := staff.issueCard(t, in); rawID(c.CardholderID) != bankingsim.DaceID || c.MaskedPan.Bin != bankingsim.CardTestBIN {
 		t.Fatalf("staff's card: %+v", c)
 	}
 }
@@ -190,8 +190,8 @@ func TestCardListCostsAFixedNumberOfUpstreamCalls(t *testing.T) {
 				var d result
 				gw.query(t, q, nil).decode(t, &d)
 				for _, c := range d.Cards {
-					if c.Cardholder.ID == "" || c.FundingWallet == nil || c.FundingWallet.ID != bankingsim.DemoCardWalletID ||
-						c.Corporation == nil || c.Corporation.ID != bankingsim.DemoCorporationID {
+					if c.Cardholder.ID == "" || c.FundingWallet == nil || rawID(c.FundingWallet.ID) != bankingsim.DemoCardWalletID ||
+						c.Corporation == nil || rawID(c.Corporation.ID) != bankingsim.DemoCorporationID {
 						t.Fatalf("card edges not resolved: %+v", c)
 					}
 				}
@@ -265,7 +265,7 @@ func TestCardEdgesFromPersonWalletAndCorporation(t *testing.T) {
 	}
 	for _, w := range c.Wallets {
 		want := 0
-		if w.ID == bankingsim.DemoCardWalletID {
+		if rawID(w.ID) == bankingsim.DemoCardWalletID {
 			want = 2
 		}
 		if len(w.Cards) != want {
@@ -274,7 +274,7 @@ func TestCardEdgesFromPersonWalletAndCorporation(t *testing.T) {
 	}
 	for _, p := range c.Persons {
 		want := 0
-		if p.ID == annaID || p.ID == daceID {
+		if rawID(p.ID) == annaID || rawID(p.ID) == daceID {
 			want = 1
 		}
 		if len(p.Cards) != want {
@@ -382,7 +382,7 @@ func TestCardSimulationApprovedAndEachDecline(t *testing.T) {
 	// Limit: the card's monthly limit, within the wallet's funds.
 	declined("over the limit", card.ID, bankingsim.DefaultCardLimit, "61", "EXCEEDS_WITHDRAWAL_AMOUNT_LIMIT")
 	// Funds: a limit above the balance lets the balance decide.
-	g.sandbox(t, http.MethodPost, "/_sandbox/cards/"+card.ID+"/limit", map[string]any{"limit": 1e13}, nil)
+	g.sandbox(t, http.MethodPost, "/_sandbox/cards/"+rawID(card.ID)+"/limit", map[string]any{"limit": 1e13}, nil)
 	declined("over the balance", card.ID, 1e12, "51", "NOT_SUFFICENT_FUNDS")
 	// Expiry: a card that expired in 2019.
 	in := issueInput()
@@ -394,7 +394,7 @@ func TestCardSimulationApprovedAndEachDecline(t *testing.T) {
 		"CANCELED": {"04", "PICK_UP_CARD"}, "INACTIVE": {"62", "RESTRICTED_CARD"}, "PENDING": {"62", "RESTRICTED_CARD"},
 	} {
 		c := anna.issueCard(t, issueInput())
-		g.sandbox(t, http.MethodPost, "/_sandbox/cards/"+c.ID+"/status", map[string]any{"status": status}, nil)
+		g.sandbox(t, http.MethodPost, "/_sandbox/cards/"+rawID(c.ID)+"/status", map[string]any{"status": status}, nil)
 		declined(status, c.ID, 100, want[0], want[1])
 	}
 	// Cardholder: a blocked person's card.
@@ -522,7 +522,7 @@ func TestCardCredentialsOnlyForTheCardsCorporation(t *testing.T) {
 	for _, want := range []string{"CardIssued", "CardTransactionSimulated"} {
 		e := ws.next("1", "events")
 		raw, _ := json.Marshal(e)
-		if e.Event.Name != want || e.Source != "gateway" || e.Event.Payload["card_id"] != card.ID ||
+		if e.Event.Name != want || e.Source != "gateway" || e.Event.Payload["card_id"] != rawID(card.ID) ||
 			e.Event.Payload["corporation_id"] != bankingsim.DemoCorporationID {
 			t.Fatalf("event %s: %s", want, raw)
 		}

@@ -252,7 +252,7 @@ func TestConversionReservesThenSettles(t *testing.T) {
 	}
 	// 100.00 EUR at 1.08 USD/EUR is 108.00 USD, plus the 0.5% charge 0.54.
 	if res.Status != "PENDING" || res.StatusCode != 40 || res.Source.Amount != 10854 || res.Source.Currency != "USD" ||
-		res.Target.Amount != 10000 || res.Target.Currency != "EUR" || res.Charge.Amount != 54 || res.TargetWalletID != demoEURWalletID {
+		res.Target.Amount != 10000 || res.Target.Currency != "EUR" || res.Charge.Amount != 54 || rawID(res.TargetWalletID) != demoEURWalletID {
 		t.Fatalf("conversion = %+v", res)
 	}
 	if len(res.AmountEquivalents) != 6 {

@@ -69,7 +69,7 @@ func (g *testGateway) triggerAndReceive(t *testing.T, c *wsClient, id string) {
 	t.Helper()
 	var ev sandboxEvent
 	g.sandbox(t, http.MethodPost, "/_sandbox/trigger", map[string]any{"name": "IndividualActivated"}, &ev)
-	if e := c.next(id, "events"); e.Event.ID != ev.ID {
+	if e := c.next(id, "events"); e.Event.UpstreamID != ev.ID {
 		t.Fatalf("live event: %+v, want %s", e, ev.ID)
 	}
 }

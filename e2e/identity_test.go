@@ -198,7 +198,7 @@ func TestSignInPersonWithoutTwoFactorIsABearerSession(t *testing.T) {
 	var d viewerData
 	g.queryAs(t, token, viewerQuery, nil).decode(t, &d)
 	v := d.Viewer
-	if v == nil || v.Kind != "PERSON" || v.Person == nil || v.Person.ID != annaID || v.Corporation == nil || v.Corporation.Name != "Demo Trading SIA" {
+	if v == nil || v.Kind != "PERSON" || v.Person == nil || rawID(v.Person.ID) != annaID || v.Corporation == nil || v.Corporation.Name != "Demo Trading SIA" {
 		t.Fatalf("viewer = %+v", v)
 	}
 	if strings.Join(v.Permissions, ",") != "persons_management.read,persons_management.write" {
@@ -372,7 +372,7 @@ func TestSignInAPIKeyAndWrongCredentials(t *testing.T) {
 	token := g.signInAPI(t)
 	var d viewerData
 	g.queryAs(t, token, viewerQuery, nil).decode(t, &d)
-	if d.Viewer == nil || d.Viewer.Kind != "API_CLIENT" || d.Viewer.Corporation == nil || d.Viewer.Corporation.ID != demoCorpID {
+	if d.Viewer == nil || d.Viewer.Kind != "API_CLIENT" || d.Viewer.Corporation == nil || rawID(d.Viewer.Corporation.ID) != demoCorpID {
 		t.Fatalf("API client viewer = %+v", d.Viewer)
 	}
 	cases := []struct {
@@ -603,7 +603,7 @@ func TestRefreshedTokenIsWrittenBack(t *testing.T) {
 	for i := range 3 {
 		var d viewerData
 		g.queryAs(t, token, viewerQuery, nil).decode(t, &d)
-		if d.Viewer == nil || d.Viewer.Person == nil || d.Viewer.Person.ID != annaID {
+		if d.Viewer == nil || d.Viewer.Person == nil || rawID(d.Viewer.Person.ID) != annaID {
 			t.Fatalf("round %d: viewer = %+v", i, d.Viewer)
 		}
 		time.Sleep(2 * grace)
@@ -725,7 +725,7 @@ func TestSessionsOfTwoCorporationsAreIsolated(t *testing.T) {
 					return
 				}
 				v := d.Viewer
-				if !strings.HasSuffix(v.Person.Email, s.domain) || v.Person.Corporation.ID != s.corp || v.Corporation.ID != s.corp || d.CurrentCorporation.ID != s.corp {
+				if !strings.HasSuffix(v.Person.Email, s.domain) || rawID(v.Person.Corporation.ID) != s.corp || rawID(v.Corporation.ID) != s.corp || rawID(d.CurrentCorporation.ID) != s.corp {
 					t.Errorf("%s sees viewer %+v, current %s", name, v, d.CurrentCorporation.ID)
 				}
 				if len(v.Corporation.Persons) == 0 || len(d.Persons.Items) == 0 {
@@ -737,19 +737,19 @@ func TestSessionsOfTwoCorporationsAreIsolated(t *testing.T) {
 					}
 				}
 				for _, p := range d.Persons.Items {
-					if !strings.HasSuffix(p.Email, s.domain) || p.CorporationID != s.corp {
+					if !strings.HasSuffix(p.Email, s.domain) || rawID(p.CorporationID) != s.corp {
 						t.Errorf("%s sees %s of %s", name, p.Email, p.CorporationID)
 					}
 				}
 				for _, c := range d.Corporations.Items {
-					if c.ID != s.corp {
+					if rawID(c.ID) != s.corp {
 						t.Errorf("%s sees corporation %s", name, c.ID)
 					}
 				}
 				if name == "ben" && d.Other != nil {
 					t.Errorf("ben reads anna: %+v", d.Other)
 				}
-				if name == "anna" && (d.Other == nil || d.Other.ID != annaID) {
+				if name == "anna" && (d.Other == nil || rawID(d.Other.ID) != annaID) {
 					t.Errorf("anna cannot read herself: %+v", d.Other)
 				}
 			})
@@ -839,7 +839,7 @@ func TestPersonInputRulesAreCheckedBeforeTheUpstream(t *testing.T) {
 		}
 		g.queryAs(t, anna, `mutation($input: CreatePersonInput!) { createPerson(input: $input) { id corporationId isUbo } }`,
 			map[string]any{"input": map[string]any{"firstName": "Uldis", "lastName": "Bo", "gender": "MALE", "isUbo": true}}).decode(t, &d)
-		if d.CreatePerson.ID == "" || d.CreatePerson.CorporationID != demoCorpID || !d.CreatePerson.IsUbo {
+		if d.CreatePerson.ID == "" || rawID(d.CreatePerson.CorporationID) != demoCorpID || !d.CreatePerson.IsUbo {
 			t.Fatalf("created %+v", d.CreatePerson)
 		}
 	})
@@ -1219,7 +1219,7 @@ func TestWebsocketSessions(t *testing.T) {
 	}
 	var d viewerData
 	resp.decode(t, &d)
-	if d.Viewer == nil || d.Viewer.Kind != "PERSON" || d.Viewer.Person == nil || d.Viewer.Person.ID != annaID {
+	if d.Viewer == nil || d.Viewer.Kind != "PERSON" || d.Viewer.Person == nil || rawID(d.Viewer.Person.ID) != annaID {
 		t.Fatalf("viewer over connection_init = %+v", d.Viewer)
 	}
 	// Web-style: the cookie on the upgrade request.

@@ -145,7 +145,7 @@ func TestKYCUploadsEachAcceptedFormat(t *testing.T) {
 			} `json:"uploadKycDocument"`
 		}
 		anna.uploadKYC(t, name, data).decode(t, &d)
-		if d.Doc.ID == "" || d.Doc.Name != name || d.Doc.Status != "NO_MARK" || d.Doc.Type != "corporate" || d.Doc.CorporationID != bankingsim.DemoCorporationID {
+		if d.Doc.ID == "" || d.Doc.Name != name || d.Doc.Status != "NO_MARK" || d.Doc.Type != "corporate" || rawID(d.Doc.CorporationID) != bankingsim.DemoCorporationID {
 			t.Errorf("%s: %+v", name, d.Doc)
 		}
 		if c := g.stats(t).Routes["POST /banking/v2/corporations/{id}/kyc-documents"]; c != 1 {
@@ -263,7 +263,7 @@ func TestKYCStatusAndDeleteThroughTheGraph(t *testing.T) {
 			t.Fatalf("staff set %s, got %+v", st, u.Doc)
 		}
 		e := ws.next("1", "events")
-		if e.Event.Payload["document_id"] != id || e.Event.Payload["corporation_id"] != bankingsim.DemoCorporationID || e.Source != "gateway" {
+		if e.Event.Payload["document_id"] != rawID(id) || e.Event.Payload["corporation_id"] != bankingsim.DemoCorporationID || e.Source != "gateway" {
 			t.Fatalf("event of %s: %+v", st, e)
 		}
 	}
@@ -337,7 +337,7 @@ func TestCardAndKYCEventsStayInTheirCorporation(t *testing.T) {
 		"corporationId": bankingsim.SecondCorporationID, "status": "VERIFIED"}}).decode(t, &map[string]any{})
 
 	e := ws.next("1", "events")
-	if e.Event.Name != "KycDocumentStatusChanged" || e.Event.Payload["document_id"] != up.Doc.ID ||
+	if e.Event.Name != "KycDocumentStatusChanged" || e.Event.Payload["document_id"] != rawID(up.Doc.ID) ||
 		e.Event.Payload["corporation_id"] != bankingsim.SecondCorporationID {
 		t.Fatalf("ben's first event is not his corporation's: %+v", e)
 	}

@@ -26,7 +26,7 @@ func TestShutdownLeavesNoGoroutines(t *testing.T) {
 	ws.subscribeFromNow(g, "1", `subscription($after: String) { events(names: ["IndividualActivated"], after: $after) `+liveFields+` }`, nil)
 	var ev sandboxEvent
 	g.sandbox(t, http.MethodPost, "/_sandbox/trigger", map[string]any{"name": "IndividualActivated"}, &ev)
-	if e := ws.next("1", "events"); e.Event.ID != ev.ID {
+	if e := ws.next("1", "events"); e.Event.UpstreamID != ev.ID {
 		t.Fatalf("live event: %+v", e)
 	}
 	g.http.CloseIdleConnections()

@@ -96,7 +96,7 @@ func TestDuplicateAndForgedWebhooksNeverReachSubscribers(t *testing.T) {
 	var first sandboxEvent
 	g.sandbox(t, http.MethodPost, "/_sandbox/trigger", map[string]any{"name": "IndividualActivated"}, &first)
 	e := ws.next("1", "events")
-	if e.Event.ID != first.ID {
+	if e.Event.UpstreamID != first.ID {
 		t.Fatalf("want %s, got %+v", first.ID, e)
 	}
 	for i := 0; i < 3; i++ {
@@ -109,7 +109,7 @@ func TestDuplicateAndForgedWebhooksNeverReachSubscribers(t *testing.T) {
 	}
 	var sentinel sandboxEvent
 	g.sandbox(t, http.MethodPost, "/_sandbox/trigger", map[string]any{"name": "IndividualActivated"}, &sentinel)
-	if e := ws.next("1", "events"); e.Event.ID != sentinel.ID {
+	if e := ws.next("1", "events"); e.Event.UpstreamID != sentinel.ID {
 		t.Fatalf("after duplicates and a forgery, want the sentinel %s, got %+v", sentinel.ID, e)
 	}
 }
@@ -123,7 +123,7 @@ func TestResumeAfterCursorDeliversWhatWasMissed(t *testing.T) {
 	var a sandboxEvent
 	g.sandbox(t, http.MethodPost, "/_sandbox/trigger", map[string]any{"name": "IndividualActivated"}, &a)
 	seen := ws.next("1", "events")
-	if seen.Event.ID != a.ID {
+	if seen.Event.UpstreamID != a.ID {
 		t.Fatalf("want %s, got %+v", a.ID, seen)
 	}
 	ws.close()
@@ -137,10 +137,10 @@ func TestResumeAfterCursorDeliversWhatWasMissed(t *testing.T) {
 	got := map[string]bool{}
 	for len(got) < 2 {
 		e := again.next("2", "events")
-		if e.Event.ID == a.ID || got[e.Event.ID] {
+		if e.Event.UpstreamID == a.ID || got[e.Event.UpstreamID] {
 			t.Fatalf("event delivered twice: %+v", e)
 		}
-		got[e.Event.ID] = true
+		got[e.Event.UpstreamID] = true
 	}
 	if !got[b.ID] || !got[c.ID] {
 		t.Fatalf("missed events %s, %s not replayed: %v", b.ID, c.ID, got)
@@ -162,7 +162,7 @@ func TestPollingFindsWhatWebhooksMissed(t *testing.T) {
 	ws.subscribeFromNow(g, "1", `subscription($after: String) { events(names: ["IndividualBlocked"], after: $after) `+liveFields+` }`, nil)
 	var ev sandboxEvent
 	g.sandbox(t, http.MethodPost, "/_sandbox/trigger", map[string]any{"name": "IndividualBlocked"}, &ev)
-	if e := ws.next("1", "events"); e.Event.ID != ev.ID || e.Event.Payload["reason"] == nil {
+	if e := ws.next("1", "events"); e.Event.UpstreamID != ev.ID || e.Event.Payload["reason"] == nil {
 		t.Fatalf("want %s with its payload, got %+v", ev.ID, e)
 	}
 	var deliveries []any
@@ -351,7 +351,7 @@ func TestForgedWebhookFloodIsBounded(t *testing.T) {
 	post()
 	var ev sandboxEvent
 	g.sandbox(t, http.MethodPost, "/_sandbox/trigger", map[string]any{"name": "IndividualBlocked"}, &ev)
-	if e := ws.next("1", "events"); e.Event.ID != ev.ID {
+	if e := ws.next("1", "events"); e.Event.UpstreamID != ev.ID {
 		t.Fatalf("want the real event %s, got %+v", ev.ID, e)
 	}
 	if n := lookups(); n >= 2*forged {

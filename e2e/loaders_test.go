@@ -54,7 +54,7 @@ func TestCorporationSettingsAndAPIKeysAreBatchedPerCorporation(t *testing.T) {
 		if c.Settings.CorporationID != c.ID || len(c.Settings.AllowedPersonTypes) == 0 {
 			t.Errorf("corporation %s has settings %+v", c.ID, c.Settings)
 		}
-		if c.ID == demoCorpID && len(c.APIKeys) == 0 {
+		if rawID(c.ID) == demoCorpID && len(c.APIKeys) == 0 {
 			t.Errorf("the demo corporation's API keys are missing")
 		}
 	}
@@ -105,8 +105,8 @@ func TestCorporationWithMoreThanAPageOfPersons(t *testing.T) {
 	api.query(t, `{ corporation(id: "`+demoCorpID+`") { id persons { id corporation { id } } } }`, nil).decode(t, &d)
 	got := map[string]bool{}
 	for _, p := range d.Corporation.Persons {
-		got[p.ID] = true
-		if p.Corporation.ID != demoCorpID {
+		got[rawID(p.ID)] = true
+		if rawID(p.Corporation.ID) != demoCorpID {
 			t.Errorf("person %s points at corporation %q", p.ID, p.Corporation.ID)
 		}
 	}
@@ -142,7 +142,7 @@ func TestCorporationWithMoreThanAPageOfPersons(t *testing.T) {
 	all := 0
 	for _, corp := range c.Corporations.Items {
 		all += len(corp.Persons)
-		if corp.ID == demoCorpID && len(corp.Persons) != total {
+		if rawID(corp.ID) == demoCorpID && len(corp.Persons) != total {
 			t.Errorf("staff see %d persons of the demo corporation, want %d", len(corp.Persons), total)
 		}
 	}

@@ -203,7 +203,7 @@ func TestVerificationRequiredThenRetrySucceedsUnderSameOrder(t *testing.T) {
 	if again.Typename != "VerificationRequired" || again.OrderID != first.OrderID {
 		t.Fatalf("retry before 3-D Secure: got %+v, want VerificationRequired for %s", again, first.OrderID)
 	}
-	g.sandbox(t, http.MethodPost, "/_sandbox/3ds/"+first.OrderID+"/complete", nil, nil)
+	g.sandbox(t, http.MethodPost, "/_sandbox/3ds/"+rawID(first.OrderID)+"/complete", nil, nil)
 	done := createOrder(t, g, input)
 	if done.Typename != "Order" || done.ID != first.OrderID {
 		t.Fatalf("retry after 3-D Secure: got %+v, want Order %s", done, first.OrderID)

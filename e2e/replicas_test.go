@@ -62,7 +62,7 @@ func TestTwoReplicasShareSessionsAttemptsAndEvents(t *testing.T) {
 	ws.subscribeFromNow(b, "1", `subscription($after: String) { events(names: ["IndividualActivated"], after: $after) `+liveFields+` }`, nil)
 	var ev sandboxEvent
 	a.sandbox(t, http.MethodPost, "/_sandbox/trigger", map[string]any{"name": "IndividualActivated"}, &ev)
-	if e := ws.next("1", "events"); e.Event.ID != ev.ID {
+	if e := ws.next("1", "events"); e.Event.UpstreamID != ev.ID {
 		t.Fatalf("replica B's subscriber: want %s, got %+v", ev.ID, e)
 	}
 }

@@ -240,7 +240,7 @@ func TestSubscriptionsOutliveTheReadDeadline(t *testing.T) {
 	var ev sandboxEvent
 	g.sandbox(t, http.MethodPost, "/_sandbox/trigger", map[string]any{"name": "IndividualActivated"}, &ev)
 
-	if e := ws.next("1", "events"); e.Event.ID != ev.ID {
+	if e := ws.next("1", "events"); e.Event.UpstreamID != ev.ID {
 		t.Errorf("websocket: want %s, got %+v", ev.ID, e)
 	}
 	sc := bufio.NewScanner(resp.Body)

@@ -122,7 +122,7 @@ func TestSubscriptionOverServerSentEvents(t *testing.T) {
 		if err := json.Unmarshal([]byte(line), &p); err != nil {
 			t.Fatalf("event data %q: %v", line, err)
 		}
-		if p.Data.Events.Event.ID != ev.ID {
+		if p.Data.Events.Event.UpstreamID != ev.ID {
 			t.Fatalf("want %s, got %+v", ev.ID, p.Data.Events)
 		}
 		return

@@ -55,16 +55,16 @@ func TestDemoCorporationWallets(t *testing.T) {
 	} }`, map[string]any{"card": demoCardWalletID}).decode(t, &d)
 
 	c := d.CurrentCorporation
-	if c.ID != demoCorpID {
+	if rawID(c.ID) != demoCorpID {
 		t.Fatalf("current corporation = %s", c.ID)
 	}
 	got := map[string]walletData{}
 	for _, w := range c.Wallets {
-		got[w.ID] = w
+		got[rawID(w.ID)] = w
 		if w.Type != "REAL" || w.Balance.Currency != w.Currency || w.Balance.Amount <= 0 {
 			t.Errorf("wallet %+v: want a REAL wallet with a positive balance in its currency", w)
 		}
-		if w.Corporation == nil || w.Corporation.ID != demoCorpID {
+		if w.Corporation == nil || rawID(w.Corporation.ID) != demoCorpID {
 			t.Errorf("wallet %s corporation = %+v", w.ID, w.Corporation)
 		}
 	}
@@ -101,7 +101,7 @@ func TestWalletsFollowCorporationScope(t *testing.T) {
 		} `json:"corporation"`
 	}
 	staff.query(t, q, map[string]any{"id": secondCorpID}).decode(t, &d)
-	if d.Corporation == nil || len(d.Corporation.Wallets) != 1 || d.Corporation.Wallets[0].ID != secondEURWalletID {
+	if d.Corporation == nil || len(d.Corporation.Wallets) != 1 || rawID(d.Corporation.Wallets[0].ID) != secondEURWalletID {
 		t.Fatalf("staff view of the second corporation's wallets: %+v", d.Corporation)
 	}
 
@@ -234,7 +234,7 @@ func TestCorporationScreenUpstreamCalls(t *testing.T) {
 		walletRequisites { id number code }
 	} }`, map[string]any{"card": demoCardWalletID}).decode(t, &d)
 	c := d.CurrentCorporation
-	if len(c.Wallets) != 4 || c.Card.ID != demoCardWalletID || len(c.WalletRequisites) != 2 {
+	if len(c.Wallets) != 4 || rawID(c.Card.ID) != demoCardWalletID || len(c.WalletRequisites) != 2 {
 		t.Fatalf("screen = %+v", c)
 	}
 	s := g.stats(t)
@@ -402,7 +402,7 @@ func TestMoneyEventsReachTheirCorporationOnly(t *testing.T) {
 	g.queryAs(t, staff, `mutation { updateLimit(input: {corporationId: "`+demoCorpID+`", id: "b3000000-0000-4000-8000-000000000002", limitSet: {maximumAmount: 900000}}) { id } }`, nil).decode(t, &struct{}{})
 
 	e := ws.next("1", "events")
-	if e.Event.Name != "WalletCreated" || e.Source != "gateway" || fmt.Sprint(e.Event.Payload["wallet_ids"]) != "["+mine+"]" {
+	if e.Event.Name != "WalletCreated" || e.Source != "gateway" || fmt.Sprint(e.Event.Payload["wallet_ids"]) != "["+rawID(mine)+"]" {
 		t.Fatalf("first event = %+v, want the demo corporation's WalletCreated", e)
 	}
 	e = ws.next("1", "events")

@@ -94,6 +94,7 @@ type liveEvent struct {
 	Source string `json:"source"`
 	Event  struct {
 		ID             string         `json:"id"`
+		UpstreamID     string         `json:"upstreamId"`
 		Name           string         `json:"name"`
 		Payload        map[string]any `json:"payload"`
 		IndividualID   string         `json:"individualId"`
@@ -105,7 +106,7 @@ type liveEvent struct {
 	} `json:"event"`
 }
 
-const liveFields = `{ cursor source event { id name payload individualId orderId pendingActions { id status } } }`
+const liveFields = `{ cursor source event { id upstreamId name payload individualId orderId pendingActions { id status } } }`
 
 // next reads the next event of subscription id (field is the root field).
 func (c *wsClient) next(id, field string) liveEvent {

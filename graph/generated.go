@@ -30,16 +30,23 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
 	Card() CardResolver
+	CardCredentials() CardCredentialsResolver
+	CardDeclined() CardDeclinedResolver
 	Conversion() ConversionResolver
 	Corporation() CorporationResolver
+	CorporationSettings() CorporationSettingsResolver
 	Customer() CustomerResolver
 	Event() EventResolver
+	KycDocument() KycDocumentResolver
 	Mutation() MutationResolver
 	Order() OrderResolver
 	OrderChangePayload() OrderChangePayloadResolver
+	OrderFailed() OrderFailedResolver
+	PendingAction() PendingActionResolver
 	Person() PersonResolver
 	Query() QueryResolver
 	Subscription() SubscriptionResolver
+	VerificationRequired() VerificationRequiredResolver
 	Viewer() ViewerResolver
 	Wallet() WalletResolver
 }
@@ -68,27 +75,28 @@ type ComplexityRoot struct {
 	}
 
 	Card struct {
-		AvailableBalance func(childComplexity int) int
-		Brand            func(childComplexity int) int
-		Cardholder       func(childComplexity int) int
-		CardholderID     func(childComplexity int) int
-		Corporation      func(childComplexity int) int
-		CreatedAt        func(childComplexity int) int
-		Credentials      func(childComplexity int) int
-		Currency         func(childComplexity int) int
-		DisplayName      func(childComplexity int) int
-		EmbossedName     func(childComplexity int) int
-		ExpiryMonth      func(childComplexity int) int
-		ExpiryYear       func(childComplexity int) int
-		FundingWallet    func(childComplexity int) int
-		FundingWalletID  func(childComplexity int) int
-		ID               func(childComplexity int) int
-		MaskedPan        func(childComplexity int) int
-		Region           func(childComplexity int) int
-		Status           func(childComplexity int) int
-		Transactions     func(childComplexity int, first *int64, offset *int64, sortDirection *model.SortDirection) int
-		Type             func(childComplexity int) int
-		UpdatedAt        func(childComplexity int) int
+		AvailableBalance   func(childComplexity int) int
+		Brand              func(childComplexity int) int
+		Cardholder         func(childComplexity int) int
+		CardholderGlobalID func(childComplexity int) int
+		Corporation        func(childComplexity int) int
+		CreatedAt          func(childComplexity int) int
+		Credentials        func(childComplexity int) int
+		Currency           func(childComplexity int) int
+		DisplayName        func(childComplexity int) int
+		EmbossedName       func(childComplexity int) int
+		ExpiryMonth        func(childComplexity int) int
+		ExpiryYear         func(childComplexity int) int
+		FundingWallet      func(childComplexity int) int
+		FundingWalletID    func(childComplexity int) int
+		GlobalID           func(childComplexity int) int
+		ID                 func(childComplexity int) int
+		MaskedPan          func(childComplexity int) int
+		Region             func(childComplexity int) int
+		Status             func(childComplexity int) int
+		Transactions       func(childComplexity int, first *int64, offset *int64, sortDirection *model.SortDirection) int
+		Type               func(childComplexity int) int
+		UpdatedAt          func(childComplexity int) int
 	}
 
 	CardAuthorised struct {
@@ -125,6 +133,7 @@ type ComplexityRoot struct {
 		Amount      func(childComplexity int) int
 		CreatedAt   func(childComplexity int) int
 		Description func(childComplexity int) int
+		GlobalID    func(childComplexity int) int
 		ID          func(childComplexity int) int
 		Status      func(childComplexity int) int
 		Type        func(childComplexity int) int
@@ -146,19 +155,19 @@ type ComplexityRoot struct {
 	}
 
 	Conversion struct {
-		AmountEquivalents func(childComplexity int) int
-		Charge            func(childComplexity int) int
-		ChargeEquivalents func(childComplexity int) int
-		CreatedAt         func(childComplexity int) int
-		ExchangeRate      func(childComplexity int) int
-		ID                func(childComplexity int) int
-		Source            func(childComplexity int) int
-		SourceWallet      func(childComplexity int) int
-		SourceWalletID    func(childComplexity int) int
-		Status            func(childComplexity int) int
-		StatusCode        func(childComplexity int) int
-		Target            func(childComplexity int) int
-		TargetWalletID    func(childComplexity int) int
+		AmountEquivalents    func(childComplexity int) int
+		Charge               func(childComplexity int) int
+		ChargeEquivalents    func(childComplexity int) int
+		CreatedAt            func(childComplexity int) int
+		ExchangeRate         func(childComplexity int) int
+		ID                   func(childComplexity int) int
+		Source               func(childComplexity int) int
+		SourceWallet         func(childComplexity int) int
+		SourceWalletGlobalID func(childComplexity int) int
+		Status               func(childComplexity int) int
+		StatusCode           func(childComplexity int) int
+		Target               func(childComplexity int) int
+		TargetWalletGlobalID func(childComplexity int) int
 	}
 
 	ConversionRefused struct {
@@ -178,6 +187,7 @@ type ComplexityRoot struct {
 		CreatedAt        func(childComplexity int) int
 		Currency         func(childComplexity int) int
 		Email            func(childComplexity int) int
+		GlobalID         func(childComplexity int) int
 		ID               func(childComplexity int) int
 		Invoices         func(childComplexity int) int
 		IsKycVerified    func(childComplexity int) int
@@ -225,6 +235,7 @@ type ComplexityRoot struct {
 	Customer struct {
 		Contact        func(childComplexity int) int
 		Currency       func(childComplexity int) int
+		GlobalID       func(childComplexity int) int
 		ID             func(childComplexity int) int
 		Number         func(childComplexity int) int
 		Orders         func(childComplexity int, start *model.Date, end *model.Date) int
@@ -247,10 +258,11 @@ type ComplexityRoot struct {
 
 	Event struct {
 		CreatedAt      func(childComplexity int) int
+		GlobalID       func(childComplexity int) int
 		ID             func(childComplexity int) int
 		IndividualID   func(childComplexity int) int
 		Name           func(childComplexity int) int
-		OrderID        func(childComplexity int) int
+		OrderGlobalID  func(childComplexity int) int
 		Payload        func(childComplexity int) int
 		PendingActions func(childComplexity int) int
 	}
@@ -265,6 +277,7 @@ type ComplexityRoot struct {
 	Invoice struct {
 		Amount               func(childComplexity int) int
 		CreatedAt            func(childComplexity int) int
+		GlobalID             func(childComplexity int) int
 		ID                   func(childComplexity int) int
 		IsPaid               func(childComplexity int) int
 		PaymentTransactionID func(childComplexity int) int
@@ -283,6 +296,7 @@ type ComplexityRoot struct {
 		CorporationID func(childComplexity int) int
 		CreatedAt     func(childComplexity int) int
 		ExpiresAt     func(childComplexity int) int
+		GlobalID      func(childComplexity int) int
 		ID            func(childComplexity int) int
 		Name          func(childComplexity int) int
 		Path          func(childComplexity int) int
@@ -295,6 +309,7 @@ type ComplexityRoot struct {
 		AttemptVelocityPerHour    func(childComplexity int) int
 		DailyLimitAmount          func(childComplexity int) int
 		DailySuccessfulVelocity   func(childComplexity int) int
+		GlobalID                  func(childComplexity int) int
 		ID                        func(childComplexity int) int
 		MaximumAmount             func(childComplexity int) int
 		MinimumAmount             func(childComplexity int) int
@@ -381,6 +396,7 @@ type ComplexityRoot struct {
 		Contact        func(childComplexity int) int
 		Created        func(childComplexity int) int
 		Customer       func(childComplexity int) int
+		GlobalID       func(childComplexity int) int
 		ID             func(childComplexity int) int
 		Items          func(childComplexity int) int
 		Number         func(childComplexity int) int
@@ -390,9 +406,9 @@ type ComplexityRoot struct {
 	}
 
 	OrderChangePayload struct {
-		Applied func(childComplexity int) int
-		Order   func(childComplexity int) int
-		OrderID func(childComplexity int) int
+		Applied       func(childComplexity int) int
+		Order         func(childComplexity int) int
+		OrderGlobalID func(childComplexity int) int
 	}
 
 	OrderFailed struct {
@@ -454,6 +470,7 @@ type ComplexityRoot struct {
 		Email                func(childComplexity int) int
 		FirstName            func(childComplexity int) int
 		Gender               func(childComplexity int) int
+		GlobalID             func(childComplexity int) int
 		ID                   func(childComplexity int) int
 		IsBlocked            func(childComplexity int) int
 		IsDirector           func(childComplexity int) int
@@ -492,7 +509,10 @@ type ComplexityRoot struct {
 		Event              func(childComplexity int, id string) int
 		EventsCursor       func(childComplexity int) int
 		Individuals        func(childComplexity int, status *model.IndividualStatus) int
+		Node               func(childComplexity int, id string) int
+		Nodes              func(childComplexity int, ids []string) int
 		Ok                 func(childComplexity int) int
+		Order              func(childComplexity int, id string) int
 		Orders             func(childComplexity int, start *model.Date, end *model.Date) int
 		PendingActions     func(childComplexity int, eventID *string, individualID *string) int
 		Person             func(childComplexity int, id string) int
@@ -569,6 +589,7 @@ type ComplexityRoot struct {
 		Corporation func(childComplexity int) int
 		CreatedAt   func(childComplexity int) int
 		Currency    func(childComplexity int) int
+		GlobalID    func(childComplexity int) int
 		ID          func(childComplexity int) int
 		Name        func(childComplexity int) int
 		Pending     func(childComplexity int) int
@@ -580,6 +601,7 @@ type ComplexityRoot struct {
 	WalletRequisites struct {
 		Code      func(childComplexity int) int
 		CreatedAt func(childComplexity int) int
+		GlobalID  func(childComplexity int) int
 		ID        func(childComplexity int) int
 		Number    func(childComplexity int) int
 		Type      func(childComplexity int) int
@@ -597,12 +619,19 @@ type ComplexityRoot struct {
 // region    ************************** generated!.gotpl **************************
 
 type CardResolver interface {
+	FundingWalletID(ctx context.Context, obj *model.Card) (string, error)
 	FundingWallet(ctx context.Context, obj *model.Card) (*model.Wallet, error)
 
 	Cardholder(ctx context.Context, obj *model.Card) (*model.Person, error)
 	Corporation(ctx context.Context, obj *model.Card) (*model.Corporation, error)
 	Transactions(ctx context.Context, obj *model.Card, first *int64, offset *int64, sortDirection *model.SortDirection) (*model.CardTransactionPage, error)
 	Credentials(ctx context.Context, obj *model.Card) (*model.CardCredentials, error)
+}
+type CardCredentialsResolver interface {
+	CardID(ctx context.Context, obj *model.CardCredentials) (string, error)
+}
+type CardDeclinedResolver interface {
+	CardID(ctx context.Context, obj *model.CardDeclined) (string, error)
 }
 type ConversionResolver interface {
 	SourceWallet(ctx context.Context, obj *model.Conversion) (*model.Wallet, error)
@@ -619,11 +648,17 @@ type CorporationResolver interface {
 	Invoices(ctx context.Context, obj *model.Corporation) ([]*model.Invoice, error)
 	Limits(ctx context.Context, obj *model.Corporation) ([]*model.Limit, error)
 }
+type CorporationSettingsResolver interface {
+	CorporationID(ctx context.Context, obj *model.CorporationSettings) (string, error)
+}
 type CustomerResolver interface {
 	Orders(ctx context.Context, obj *model.Customer, start *model.Date, end *model.Date) ([]*model.Order, error)
 }
 type EventResolver interface {
 	PendingActions(ctx context.Context, obj *model.Event) ([]*model.PendingAction, error)
+}
+type KycDocumentResolver interface {
+	CorporationID(ctx context.Context, obj *model.KycDocument) (string, error)
 }
 type MutationResolver interface {
 	Noop(ctx context.Context) (bool, error)
@@ -677,7 +712,14 @@ type OrderResolver interface {
 type OrderChangePayloadResolver interface {
 	Order(ctx context.Context, obj *model.OrderChangePayload) (*model.Order, error)
 }
+type OrderFailedResolver interface {
+	OrderID(ctx context.Context, obj *model.OrderFailed) (string, error)
+}
+type PendingActionResolver interface {
+	EventID(ctx context.Context, obj *model.PendingAction) (*string, error)
+}
 type PersonResolver interface {
+	CorporationID(ctx context.Context, obj *model.Person) (*string, error)
 	Corporation(ctx context.Context, obj *model.Person) (*model.Corporation, error)
 	Cards(ctx context.Context, obj *model.Person) ([]*model.Card, error)
 }
@@ -699,13 +741,19 @@ type QueryResolver interface {
 	Customers(ctx context.Context) ([]*model.Customer, error)
 	Customer(ctx context.Context, id string) (*model.Customer, error)
 	Orders(ctx context.Context, start *model.Date, end *model.Date) ([]*model.Order, error)
+	Order(ctx context.Context, id string) (*model.Order, error)
 	CurrentCustomer(ctx context.Context) (*model.Customer, error)
+	Node(ctx context.Context, id string) (model.Node, error)
+	Nodes(ctx context.Context, ids []string) ([]model.Node, error)
 	SepaEnabled(ctx context.Context, sourceWalletID string, iban string) (bool, error)
 }
 type SubscriptionResolver interface {
 	Events(ctx context.Context, names []string, after *string) (<-chan *model.LiveEvent, error)
 	OrderUpdates(ctx context.Context, orderID string, after *string) (<-chan *model.LiveEvent, error)
 	Onboarding(ctx context.Context, individualID string, after *string) (<-chan *model.LiveEvent, error)
+}
+type VerificationRequiredResolver interface {
+	OrderID(ctx context.Context, obj *model.VerificationRequired) (string, error)
 }
 type ViewerResolver interface {
 	Person(ctx context.Context, obj *model.Viewer) (*model.Person, error)
@@ -808,11 +856,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Card.Cardholder(childComplexity), true
 	case "Card.cardholderId":
-		if e.ComplexityRoot.Card.CardholderID == nil {
+		if e.ComplexityRoot.Card.CardholderGlobalID == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Card.CardholderID(childComplexity), true
+		return e.ComplexityRoot.Card.CardholderGlobalID(childComplexity), true
 	case "Card.corporation":
 		if e.ComplexityRoot.Card.Corporation == nil {
 			break
@@ -874,6 +922,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Card.FundingWalletID(childComplexity), true
 	case "Card.id":
+		if e.ComplexityRoot.Card.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Card.GlobalID(childComplexity), true
+	case "Card.upstreamId":
 		if e.ComplexityRoot.Card.ID == nil {
 			break
 		}
@@ -1052,6 +1106,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CardTransaction.Description(childComplexity), true
 	case "CardTransaction.id":
+		if e.ComplexityRoot.CardTransaction.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CardTransaction.GlobalID(childComplexity), true
+	case "CardTransaction.upstreamId":
 		if e.ComplexityRoot.CardTransaction.ID == nil {
 			break
 		}
@@ -1175,11 +1235,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Conversion.SourceWallet(childComplexity), true
 	case "Conversion.sourceWalletId":
-		if e.ComplexityRoot.Conversion.SourceWalletID == nil {
+		if e.ComplexityRoot.Conversion.SourceWalletGlobalID == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Conversion.SourceWalletID(childComplexity), true
+		return e.ComplexityRoot.Conversion.SourceWalletGlobalID(childComplexity), true
 	case "Conversion.status":
 		if e.ComplexityRoot.Conversion.Status == nil {
 			break
@@ -1199,11 +1259,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Conversion.Target(childComplexity), true
 	case "Conversion.targetWalletId":
-		if e.ComplexityRoot.Conversion.TargetWalletID == nil {
+		if e.ComplexityRoot.Conversion.TargetWalletGlobalID == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Conversion.TargetWalletID(childComplexity), true
+		return e.ComplexityRoot.Conversion.TargetWalletGlobalID(childComplexity), true
 
 	case "ConversionRefused.code":
 		if e.ComplexityRoot.ConversionRefused.Code == nil {
@@ -1285,6 +1345,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Corporation.Email(childComplexity), true
 	case "Corporation.id":
+		if e.ComplexityRoot.Corporation.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Corporation.GlobalID(childComplexity), true
+	case "Corporation.upstreamId":
 		if e.ComplexityRoot.Corporation.ID == nil {
 			break
 		}
@@ -1470,6 +1536,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Customer.Currency(childComplexity), true
 	case "Customer.id":
+		if e.ComplexityRoot.Customer.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Customer.GlobalID(childComplexity), true
+	case "Customer.upstreamId":
 		if e.ComplexityRoot.Customer.ID == nil {
 			break
 		}
@@ -1539,6 +1611,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Event.CreatedAt(childComplexity), true
 	case "Event.id":
+		if e.ComplexityRoot.Event.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Event.GlobalID(childComplexity), true
+	case "Event.upstreamId":
 		if e.ComplexityRoot.Event.ID == nil {
 			break
 		}
@@ -1557,11 +1635,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Event.Name(childComplexity), true
 	case "Event.orderId":
-		if e.ComplexityRoot.Event.OrderID == nil {
+		if e.ComplexityRoot.Event.OrderGlobalID == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Event.OrderID(childComplexity), true
+		return e.ComplexityRoot.Event.OrderGlobalID(childComplexity), true
 	case "Event.payload":
 		if e.ComplexityRoot.Event.Payload == nil {
 			break
@@ -1613,6 +1691,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Invoice.CreatedAt(childComplexity), true
 	case "Invoice.id":
+		if e.ComplexityRoot.Invoice.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Invoice.GlobalID(childComplexity), true
+	case "Invoice.upstreamId":
 		if e.ComplexityRoot.Invoice.ID == nil {
 			break
 		}
@@ -1687,6 +1771,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.KycDocument.ExpiresAt(childComplexity), true
 	case "KycDocument.id":
+		if e.ComplexityRoot.KycDocument.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KycDocument.GlobalID(childComplexity), true
+	case "KycDocument.upstreamId":
 		if e.ComplexityRoot.KycDocument.ID == nil {
 			break
 		}
@@ -1742,6 +1832,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Limit.DailySuccessfulVelocity(childComplexity), true
 	case "Limit.id":
+		if e.ComplexityRoot.Limit.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Limit.GlobalID(childComplexity), true
+	case "Limit.upstreamId":
 		if e.ComplexityRoot.Limit.ID == nil {
 			break
 		}
@@ -2366,6 +2462,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Order.Customer(childComplexity), true
 	case "Order.id":
+		if e.ComplexityRoot.Order.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.GlobalID(childComplexity), true
+	case "Order.upstreamId":
 		if e.ComplexityRoot.Order.ID == nil {
 			break
 		}
@@ -2415,11 +2517,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.OrderChangePayload.Order(childComplexity), true
 	case "OrderChangePayload.orderId":
-		if e.ComplexityRoot.OrderChangePayload.OrderID == nil {
+		if e.ComplexityRoot.OrderChangePayload.OrderGlobalID == nil {
 			break
 		}
 
-		return e.ComplexityRoot.OrderChangePayload.OrderID(childComplexity), true
+		return e.ComplexityRoot.OrderChangePayload.OrderGlobalID(childComplexity), true
 
 	case "OrderFailed.code":
 		if e.ComplexityRoot.OrderFailed.Code == nil {
@@ -2668,6 +2770,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Person.Gender(childComplexity), true
 	case "Person.id":
+		if e.ComplexityRoot.Person.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Person.GlobalID(childComplexity), true
+	case "Person.upstreamId":
 		if e.ComplexityRoot.Person.ID == nil {
 			break
 		}
@@ -2892,12 +3000,45 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.Individuals(childComplexity, args["status"].(*model.IndividualStatus)), true
 
+	case "Query.node":
+		if e.ComplexityRoot.Query.Node == nil {
+			break
+		}
+
+		args, err := ec.field_Query_node_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Node(childComplexity, args["id"].(string)), true
+	case "Query.nodes":
+		if e.ComplexityRoot.Query.Nodes == nil {
+			break
+		}
+
+		args, err := ec.field_Query_nodes_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Nodes(childComplexity, args["ids"].([]string)), true
 	case "Query.ok":
 		if e.ComplexityRoot.Query.Ok == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Query.Ok(childComplexity), true
+	case "Query.order":
+		if e.ComplexityRoot.Query.Order == nil {
+			break
+		}
+
+		args, err := ec.field_Query_order_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Order(childComplexity, args["id"].(string)), true
 	case "Query.orders":
 		if e.ComplexityRoot.Query.Orders == nil {
 			break
@@ -3191,6 +3332,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Wallet.Currency(childComplexity), true
 	case "Wallet.id":
+		if e.ComplexityRoot.Wallet.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Wallet.GlobalID(childComplexity), true
+	case "Wallet.upstreamId":
 		if e.ComplexityRoot.Wallet.ID == nil {
 			break
 		}
@@ -3240,6 +3387,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.WalletRequisites.CreatedAt(childComplexity), true
 	case "WalletRequisites.id":
+		if e.ComplexityRoot.WalletRequisites.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletRequisites.GlobalID(childComplexity), true
+	case "WalletRequisites.upstreamId":
 		if e.ComplexityRoot.WalletRequisites.ID == nil {
 			break
 		}
@@ -3492,8 +3645,12 @@ type MaskedPan {
 }
 
 "A virtual card."
-type Card {
+type Card implements Node {
+  "The global id (Node): opaque; pass it back to node, nodes and Card arguments."
   id: ID!
+  "The id the upstream uses: for support and REST consoles."
+  upstreamId: String!
+  "The card's state as the issuer reports it."
   status: CardStatus!
   "The card's alias."
   displayName: String
@@ -3519,11 +3676,11 @@ type Card {
   createdAt: Time
   "When the card last changed; null when the issuer does not say."
   updatedAt: Time
-  "Id of the wallet the card spends from."
+  "Global id of the wallet the card spends from."
   fundingWalletId: ID!
   "The wallet the card spends from (batched with the corporation's wallet listing)."
   fundingWallet: Wallet
-  "The person the card belongs to."
+  "Global id of the person the card belongs to."
   cardholderId: ID!
   "The cardholder (batched, as Query.person); null outside the viewer's scope."
   cardholder: Person
@@ -3540,7 +3697,7 @@ type Card {
 
 "A card's secrets. Keep them out of logs, stores and screenshots."
 type CardCredentials {
-  "Id of the card they belong to."
+  "Global id of the card they belong to."
   cardId: ID!
   "The full card number. Never logged or cached by the gateway."
   pan: String!
@@ -3549,8 +3706,11 @@ type CardCredentials {
 }
 
 "A transaction made with a card."
-type CardTransaction {
+type CardTransaction implements Node {
+  "The global id (Node): opaque; pass it back to node, nodes and CardTransaction arguments."
   id: ID!
+  "The id the upstream uses: for support and REST consoles."
+  upstreamId: String!
   "The upstream's transaction type, e.g. card-transaction."
   type: String!
   "The transaction's amount in the card's currency."
@@ -3589,9 +3749,14 @@ enum KycDocumentStatus {
 }
 
 "A corporation's KYC document."
-type KycDocument {
+type KycDocument implements Node {
+  "The global id (Node): opaque; pass it back to node, nodes and KycDocument arguments."
   id: ID!
+  "The id the upstream uses: for support and REST consoles."
+  upstreamId: String!
+  "The document's name; changeable with updateKycDocument."
   name: String!
+  "Whether staff verified it; NO_MARK after upload."
   status: KycDocumentStatus!
   "Always ` + "`" + `corporate` + "`" + `, the only document type."
   type: String!
@@ -3603,7 +3768,7 @@ type KycDocument {
   createdAt: Time
   "When the document last changed, e.g. its status."
   updatedAt: Time
-  "Id of the corporation the document belongs to."
+  "Global id of the corporation the document belongs to."
   corporationId: ID!
 }
 
@@ -3723,7 +3888,7 @@ type CardAuthorised {
 
 "The simulated transaction was declined with a card authorisation code."
 type CardDeclined {
-  "Id of the card."
+  "Global id of the card."
   cardId: ID!
   "The card; null when it cannot be read back."
   card: Card
@@ -3782,7 +3947,7 @@ input DeleteKycDocumentInput {
 
 "The deleted document."
 type DeleteKycDocumentPayload {
-  "Id of the deleted document."
+  "Global id of the deleted document."
   id: ID!
 }
 
@@ -3891,8 +4056,11 @@ type Webhook {
 }
 
 "An upstream event. Its content is always read from the upstream, never from a webhook body."
-type Event {
+type Event implements Node {
+  "The global id (Node): opaque; pass it back to node, nodes and Event arguments."
   id: ID!
+  "The id the upstream uses: for support and REST consoles."
+  upstreamId: String!
   "E.g. IndividualActivated, PendingActionCreated, OrderCaptured."
   name: String!
   "The event's data as the upstream gives it (e.g. individual_id); its shape depends on name."
@@ -3901,7 +4069,7 @@ type Event {
   createdAt: Time!
   "individual_id of the payload, when it has one."
   individualId: ID
-  "order_id of the payload, when it has one."
+  "Global id of the payload's order (order_id), when it has one."
   orderId: ID
   "The pending action tied to this event (batched; one upstream request per event)."
   pendingActions: [PendingAction!]!
@@ -3923,7 +4091,7 @@ type PendingAction {
   id: ID!
   "Id of the individual who must act."
   individualId: ID!
-  "The event that created it."
+  "Global id of the event that created it."
   eventId: ID
   "What must be done, as the upstream names it, e.g. consent."
   type: String!
@@ -4401,9 +4569,15 @@ enum PersonType {
   CONSUMER
 }
 
-type Person {
+"A person of a corporation in the banking upstream: an employee or a consumer."
+type Person implements Node {
+  "The global id (Node): opaque; pass it back to node, nodes and Person arguments."
   id: ID!
+  "The id the upstream uses: for support and REST consoles."
+  upstreamId: String!
+  "First name, at most 100 characters."
   firstName: String!
+  "Last name, at most 100 characters."
   lastName: String!
   "E-mail address; null for a UBO created without one."
   email: String
@@ -4453,7 +4627,7 @@ type Person {
   createdAt: Time
   "When the person last changed; null when the upstream does not say."
   updatedAt: Time
-  "Id of the person's corporation, when known."
+  "Global id of the person's corporation, when known."
   corporationId: ID
   "The person's corporation (batched, as Query.corporation); null outside the viewer's scope."
   corporation: Corporation
@@ -4604,9 +4778,15 @@ input ChangeMyPhoneInput {
 "Step 1 gives a TwoFactorChallenge, step 2 the Person with the new phone."
 union ChangeMyPhoneResult = Person | TwoFactorChallenge
 
-type Corporation {
+"A company banking with the upstream, with its wallets, persons, cards and KYC documents."
+type Corporation implements Node {
+  "The global id (Node): opaque; pass it back to node, nodes and Corporation arguments."
   id: ID!
+  "The id the upstream uses: for support and REST consoles."
+  upstreamId: String!
+  "The corporation's registered name."
   name: String!
+  "The corporation's contact e-mail."
   email: String
   "Registration address, at most 64 characters."
   address: String
@@ -4643,7 +4823,7 @@ type Corporation {
 
 "Settings of a corporation."
 type CorporationSettings {
-  "Id of the corporation they belong to."
+  "Global id of the corporation they belong to."
   corporationId: ID!
   "Always includes EMPLOYEE."
   allowedPersonTypes: [PersonType!]!
@@ -4691,7 +4871,7 @@ input SignUpCorporationInput {
 
 "The registered corporation."
 type SignUpCorporationPayload {
-  "Id of the new corporation."
+  "Global id of the new corporation."
   id: ID!
 }
 
@@ -4782,6 +4962,16 @@ extend type Query {
     end: Date
   ): [Order!]!
     @requires(role: PAYMENTS_OPERATOR)
+  """
+  One order by id (global, or upstream for compatibility), found among the
+  orders created in the last 90 days: the upstream reads orders by date only.
+  Null when there is none.
+  """
+  order(
+    "The order's global id (or, for compatibility, its upstream id)."
+    id: ID!
+  ): Order
+    @requires(role: PAYMENTS_OPERATOR)
   "The customer of a customer session (signInCustomer); UNAUTHENTICATED otherwise."
   currentCustomer: Customer
 }
@@ -4850,8 +5040,11 @@ extend type Mutation {
 }
 
 "A customer record of the merchant."
-type Customer {
+type Customer implements Node {
+  "The global id (Node): opaque; pass it back to node, nodes and Customer arguments."
   id: ID!
+  "The id the upstream uses: for support and REST consoles."
+  upstreamId: String!
   "The merchant's own customer identifier."
   number: String!
   "Who the customer is and how to reach them."
@@ -5007,8 +5200,12 @@ type CardPayment {
   acquirer: String
 }
 
-type Order {
+"A card payment of the merchant: authorised, then captured, refunded or cancelled."
+type Order implements Node {
+  "The global id (Node): opaque; pass it back to node, nodes and Order arguments."
   id: ID!
+  "The id the upstream uses: for support and REST consoles."
+  upstreamId: String!
   "The merchant's order identifier."
   number: String
   "When the order was created."
@@ -5248,7 +5445,7 @@ union CreateOrderResult = Order | VerificationRequired | OrderFailed
 "3-D Secure must be performed; then retry createOrder with the same idempotencyKey."
 type VerificationRequired {
   """
-  Upstream id of the order attempt; the gateway reuses it on the retry with the same
+  Global id of the order attempt; the gateway reuses the attempt on the retry with the same
   idempotencyKey.
   """
   orderId: ID!
@@ -5261,7 +5458,7 @@ type VerificationRequired {
 "The attempt failed; retry with the same idempotencyKey to keep the order id."
 type OrderFailed {
   """
-  Upstream id of the failed attempt; the gateway reuses it on the retry with the same
+  Global id of the failed attempt; the gateway reuses the attempt on the retry with the same
   idempotencyKey.
   """
   orderId: ID!
@@ -5295,12 +5492,48 @@ input CancelOrderInput {
 
 "What capture, refund or cancel did."
 type OrderChangePayload {
-  "Id of the changed order."
+  "Global id of the changed order."
   orderId: ID!
   "The event that was applied: capture, refund or cancel."
   applied: String!
   "The order after the change, read back from the listing of the last 90 days; null when older."
   order: Order
+}
+`, BuiltIn: false},
+	{Name: "../schema/relay.graphqls", Input: `# Relay global object identification: every object with an identity is a
+# Node with an opaque global id, readable back through node and nodes. See
+# docs/relay.md.
+
+"""
+An object with an identity. Its id is global: opaque, unique across the whole
+graph (both upstreams), and accepted back by node, nodes and every ID argument
+that names an object of its type.
+"""
+interface Node {
+  "The global id: opaque; do not parse it or build it."
+  id: ID!
+}
+
+extend type Query {
+  """
+  The object with this global id, as the typed field would show it to this
+  viewer. A malformed, forged or foreign id, or an object outside the viewer's
+  scope or role, is a NOT_FOUND error.
+  """
+  node(
+    "A global id, as an object's id field gave it."
+    id: ID!
+  ): Node
+  """
+  The objects with these global ids, in order, at most 100 (more is
+  BAD_USER_INPUT). Each id that names nothing the viewer may see is null with
+  a NOT_FOUND error at its own index; the others still resolve. Batched
+  through the same loaders as the typed fields.
+  """
+  nodes(
+    "Global ids, at most 100; the answer keeps their order."
+    ids: [ID!]!
+  ): [Node]!
 }
 `, BuiltIn: false},
 	{Name: "../schema/schema.graphqls", Input: `# The root of the fingraph graph. Each domain extends Query, Mutation and
@@ -5372,8 +5605,12 @@ enum WalletAdapter {
 }
 
 "A corporation wallet."
-type Wallet {
+type Wallet implements Node {
+  "The global id (Node): opaque; pass it back to node, nodes and Wallet arguments."
   id: ID!
+  "The id the upstream uses: for support and REST consoles."
+  upstreamId: String!
+  "Shown in the wallet list; named after its currency when none was given."
   name: String!
   "ISO 4217 code."
   currency: String!
@@ -5500,8 +5737,11 @@ enum RequisitesType {
 }
 
 "A wallet's bank details."
-type WalletRequisites {
+type WalletRequisites implements Node {
+  "The global id (Node): opaque; pass it back to node, nodes and WalletRequisites arguments."
   id: ID!
+  "The id the upstream uses: for support and REST consoles."
+  upstreamId: String!
   "The IBAN for SEPA requisites, the account number otherwise."
   number: String!
   "The BIC for SEPA and cross-border requisites, the sort code for UK local ones."
@@ -5514,7 +5754,7 @@ type WalletRequisites {
 
 "The deleted requisites."
 type DeletedWalletRequisites {
-  "Id of the deleted requisites."
+  "Global id of the deleted requisites."
   id: ID!
 }
 
@@ -5679,9 +5919,9 @@ type Conversion {
   amountEquivalents: [Money!]!
   "The charge in the equivalent of each of the six currencies."
   chargeEquivalents: [Money!]!
-  "Id of the wallet the money came from."
+  "Global id of the wallet the money came from."
   sourceWalletId: ID!
-  "Id of the wallet credited; null when the upstream does not say."
+  "Global id of the wallet credited; null when the upstream does not say."
   targetWalletId: ID
   "The source wallet after the conversion."
   sourceWallet: Wallet
@@ -5731,9 +5971,15 @@ enum InvoiceType {
   OTHER
 }
 
-type Invoice {
+"A fee invoice of the corporation; while one is unpaid, conversions are refused (UNPAID_INVOICE)."
+type Invoice implements Node {
+  "The global id (Node): opaque; pass it back to node, nodes and Invoice arguments."
   id: ID!
+  "The id the upstream uses: for support and REST consoles."
+  upstreamId: String!
+  "What the invoice charges for."
   type: InvoiceType!
+  "Whether it is fully paid; unpaidAmount is then 0."
   isPaid: Boolean!
   "The invoiced amount."
   amount: Money!
@@ -5758,8 +6004,11 @@ type InvoiceRepayment {
 }
 
 "Limits of one payment method and transaction type. Amounts are in the corporation's currency; null is no limit."
-type Limit {
+type Limit implements Node {
+  "The global id (Node): opaque; pass it back to node, nodes and Limit arguments."
   id: ID!
+  "The id the upstream uses: for support and REST consoles."
+  upstreamId: String!
   "For example bank-transfer, or internal for conversions."
   paymentMethod: String!
   "For example transfer-outgoing or convert."
@@ -5921,6 +6170,8 @@ func (ec *executionContext) childFields_Card(ctx context.Context, field graphql.
 	switch field.Name {
 	case "id":
 		return ec.fieldContext_Card_id(ctx, field)
+	case "upstreamId":
+		return ec.fieldContext_Card_upstreamId(ctx, field)
 	case "status":
 		return ec.fieldContext_Card_status(ctx, field)
 	case "displayName":
@@ -6001,6 +6252,8 @@ func (ec *executionContext) childFields_CardTransaction(ctx context.Context, fie
 	switch field.Name {
 	case "id":
 		return ec.fieldContext_CardTransaction_id(ctx, field)
+	case "upstreamId":
+		return ec.fieldContext_CardTransaction_upstreamId(ctx, field)
 	case "type":
 		return ec.fieldContext_CardTransaction_type(ctx, field)
 	case "amount":
@@ -6049,6 +6302,8 @@ func (ec *executionContext) childFields_Corporation(ctx context.Context, field g
 	switch field.Name {
 	case "id":
 		return ec.fieldContext_Corporation_id(ctx, field)
+	case "upstreamId":
+		return ec.fieldContext_Corporation_upstreamId(ctx, field)
 	case "name":
 		return ec.fieldContext_Corporation_name(ctx, field)
 	case "email":
@@ -6157,6 +6412,8 @@ func (ec *executionContext) childFields_Customer(ctx context.Context, field grap
 	switch field.Name {
 	case "id":
 		return ec.fieldContext_Customer_id(ctx, field)
+	case "upstreamId":
+		return ec.fieldContext_Customer_upstreamId(ctx, field)
 	case "number":
 		return ec.fieldContext_Customer_number(ctx, field)
 	case "contact":
@@ -6203,6 +6460,8 @@ func (ec *executionContext) childFields_Event(ctx context.Context, field graphql
 	switch field.Name {
 	case "id":
 		return ec.fieldContext_Event_id(ctx, field)
+	case "upstreamId":
+		return ec.fieldContext_Event_upstreamId(ctx, field)
 	case "name":
 		return ec.fieldContext_Event_name(ctx, field)
 	case "payload":
@@ -6237,6 +6496,8 @@ func (ec *executionContext) childFields_Invoice(ctx context.Context, field graph
 	switch field.Name {
 	case "id":
 		return ec.fieldContext_Invoice_id(ctx, field)
+	case "upstreamId":
+		return ec.fieldContext_Invoice_upstreamId(ctx, field)
 	case "type":
 		return ec.fieldContext_Invoice_type(ctx, field)
 	case "isPaid":
@@ -6271,6 +6532,8 @@ func (ec *executionContext) childFields_KycDocument(ctx context.Context, field g
 	switch field.Name {
 	case "id":
 		return ec.fieldContext_KycDocument_id(ctx, field)
+	case "upstreamId":
+		return ec.fieldContext_KycDocument_upstreamId(ctx, field)
 	case "name":
 		return ec.fieldContext_KycDocument_name(ctx, field)
 	case "status":
@@ -6295,6 +6558,8 @@ func (ec *executionContext) childFields_Limit(ctx context.Context, field graphql
 	switch field.Name {
 	case "id":
 		return ec.fieldContext_Limit_id(ctx, field)
+	case "upstreamId":
+		return ec.fieldContext_Limit_upstreamId(ctx, field)
 	case "paymentMethod":
 		return ec.fieldContext_Limit_paymentMethod(ctx, field)
 	case "transactionType":
@@ -6367,6 +6632,8 @@ func (ec *executionContext) childFields_Order(ctx context.Context, field graphql
 	switch field.Name {
 	case "id":
 		return ec.fieldContext_Order_id(ctx, field)
+	case "upstreamId":
+		return ec.fieldContext_Order_upstreamId(ctx, field)
 	case "number":
 		return ec.fieldContext_Order_number(ctx, field)
 	case "created":
@@ -6491,6 +6758,8 @@ func (ec *executionContext) childFields_Person(ctx context.Context, field graphq
 	switch field.Name {
 	case "id":
 		return ec.fieldContext_Person_id(ctx, field)
+	case "upstreamId":
+		return ec.fieldContext_Person_upstreamId(ctx, field)
 	case "firstName":
 		return ec.fieldContext_Person_firstName(ctx, field)
 	case "lastName":
@@ -6651,6 +6920,8 @@ func (ec *executionContext) childFields_Wallet(ctx context.Context, field graphq
 	switch field.Name {
 	case "id":
 		return ec.fieldContext_Wallet_id(ctx, field)
+	case "upstreamId":
+		return ec.fieldContext_Wallet_upstreamId(ctx, field)
 	case "name":
 		return ec.fieldContext_Wallet_name(ctx, field)
 	case "currency":
@@ -6681,6 +6952,8 @@ func (ec *executionContext) childFields_WalletRequisites(ctx context.Context, fi
 	switch field.Name {
 	case "id":
 		return ec.fieldContext_WalletRequisites_id(ctx, field)
+	case "upstreamId":
+		return ec.fieldContext_WalletRequisites_upstreamId(ctx, field)
 	case "number":
 		return ec.fieldContext_WalletRequisites_number(ctx, field)
 	case "code":
@@ -7611,6 +7884,48 @@ func (ec *executionContext) field_Query_individuals_args(ctx context.Context, ra
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_node_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_nodes_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "ids",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalNID2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["ids"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_order_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_orders_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -8066,7 +8381,7 @@ func (ec *executionContext) _Card_id(ctx context.Context, field graphql.Collecte
 			return ec.fieldContext_Card_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
+			return obj.GlobalID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -8077,7 +8392,30 @@ func (ec *executionContext) _Card_id(ctx context.Context, field graphql.Collecte
 	)
 }
 func (ec *executionContext) fieldContext_Card_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Card", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Card", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Card_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Card_upstreamId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Card_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Card", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Card_status(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
@@ -8406,7 +8744,7 @@ func (ec *executionContext) _Card_fundingWalletId(ctx context.Context, field gra
 			return ec.fieldContext_Card_fundingWalletId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.FundingWalletID, nil
+			return ec.Resolvers.Card().FundingWalletID(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -8417,7 +8755,7 @@ func (ec *executionContext) _Card_fundingWalletId(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_Card_fundingWalletId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Card", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Card", field, true, true, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Card_fundingWallet(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
@@ -8461,7 +8799,7 @@ func (ec *executionContext) _Card_cardholderId(ctx context.Context, field graphq
 			return ec.fieldContext_Card_cardholderId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.CardholderID, nil
+			return obj.CardholderGlobalID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -8472,7 +8810,7 @@ func (ec *executionContext) _Card_cardholderId(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Card_cardholderId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Card", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Card", field, true, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Card_cardholder(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
@@ -8734,7 +9072,7 @@ func (ec *executionContext) _CardCredentials_cardId(ctx context.Context, field g
 			return ec.fieldContext_CardCredentials_cardId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.CardID, nil
+			return ec.Resolvers.CardCredentials().CardID(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -8745,7 +9083,7 @@ func (ec *executionContext) _CardCredentials_cardId(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_CardCredentials_cardId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CardCredentials", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("CardCredentials", field, true, true, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _CardCredentials_pan(ctx context.Context, field graphql.CollectedField, obj *model.CardCredentials) (ret graphql.Marshaler) {
@@ -8803,7 +9141,7 @@ func (ec *executionContext) _CardDeclined_cardId(ctx context.Context, field grap
 			return ec.fieldContext_CardDeclined_cardId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.CardID, nil
+			return ec.Resolvers.CardDeclined().CardID(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -8814,7 +9152,7 @@ func (ec *executionContext) _CardDeclined_cardId(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_CardDeclined_cardId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CardDeclined", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("CardDeclined", field, true, true, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _CardDeclined_card(ctx context.Context, field graphql.CollectedField, obj *model.CardDeclined) (ret graphql.Marshaler) {
@@ -9065,7 +9403,7 @@ func (ec *executionContext) _CardTransaction_id(ctx context.Context, field graph
 			return ec.fieldContext_CardTransaction_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
+			return obj.GlobalID, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -9077,6 +9415,29 @@ func (ec *executionContext) _CardTransaction_id(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_CardTransaction_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _CardTransaction_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.CardTransaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CardTransaction_upstreamId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CardTransaction_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _CardTransaction_type(ctx context.Context, field graphql.CollectedField, obj *model.CardTransaction) (ret graphql.Marshaler) {
@@ -9698,7 +10059,7 @@ func (ec *executionContext) _Conversion_sourceWalletId(ctx context.Context, fiel
 			return ec.fieldContext_Conversion_sourceWalletId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.SourceWalletID, nil
+			return obj.SourceWalletGlobalID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -9709,7 +10070,7 @@ func (ec *executionContext) _Conversion_sourceWalletId(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_Conversion_sourceWalletId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Conversion", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Conversion", field, true, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Conversion_targetWalletId(ctx context.Context, field graphql.CollectedField, obj *model.Conversion) (ret graphql.Marshaler) {
@@ -9721,7 +10082,7 @@ func (ec *executionContext) _Conversion_targetWalletId(ctx context.Context, fiel
 			return ec.fieldContext_Conversion_targetWalletId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.TargetWalletID, nil
+			return obj.TargetWalletGlobalID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -9732,7 +10093,7 @@ func (ec *executionContext) _Conversion_targetWalletId(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_Conversion_targetWalletId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Conversion", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Conversion", field, true, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Conversion_sourceWallet(ctx context.Context, field graphql.CollectedField, obj *model.Conversion) (ret graphql.Marshaler) {
@@ -9891,7 +10252,7 @@ func (ec *executionContext) _Corporation_id(ctx context.Context, field graphql.C
 			return ec.fieldContext_Corporation_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
+			return obj.GlobalID, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -9903,6 +10264,29 @@ func (ec *executionContext) _Corporation_id(ctx context.Context, field graphql.C
 }
 func (ec *executionContext) fieldContext_Corporation_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Corporation", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Corporation_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Corporation_upstreamId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Corporation_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Corporation", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Corporation_name(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
@@ -10627,7 +11011,7 @@ func (ec *executionContext) _CorporationSettings_corporationId(ctx context.Conte
 			return ec.fieldContext_CorporationSettings_corporationId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.CorporationID, nil
+			return ec.Resolvers.CorporationSettings().CorporationID(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -10638,7 +11022,7 @@ func (ec *executionContext) _CorporationSettings_corporationId(ctx context.Conte
 	)
 }
 func (ec *executionContext) fieldContext_CorporationSettings_corporationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CorporationSettings", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("CorporationSettings", field, true, true, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _CorporationSettings_allowedPersonTypes(ctx context.Context, field graphql.CollectedField, obj *model.CorporationSettings) (ret graphql.Marshaler) {
@@ -10884,7 +11268,7 @@ func (ec *executionContext) _Customer_id(ctx context.Context, field graphql.Coll
 			return ec.fieldContext_Customer_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
+			return obj.GlobalID, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -10896,6 +11280,29 @@ func (ec *executionContext) _Customer_id(ctx context.Context, field graphql.Coll
 }
 func (ec *executionContext) fieldContext_Customer_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Customer", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Customer_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.Customer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Customer_upstreamId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Customer_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Customer", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Customer_number(ctx context.Context, field graphql.CollectedField, obj *model.Customer) (ret graphql.Marshaler) {
@@ -11176,7 +11583,7 @@ func (ec *executionContext) _Event_id(ctx context.Context, field graphql.Collect
 			return ec.fieldContext_Event_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
+			return obj.GlobalID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -11187,7 +11594,30 @@ func (ec *executionContext) _Event_id(ctx context.Context, field graphql.Collect
 	)
 }
 func (ec *executionContext) fieldContext_Event_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Event", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Event_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Event_upstreamId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Event_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Event_name(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -11291,7 +11721,7 @@ func (ec *executionContext) _Event_orderId(ctx context.Context, field graphql.Co
 			return ec.fieldContext_Event_orderId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.OrderID, nil
+			return obj.OrderGlobalID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -11302,7 +11732,7 @@ func (ec *executionContext) _Event_orderId(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Event_orderId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Event", field, true, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Event_pendingActions(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -11438,7 +11868,7 @@ func (ec *executionContext) _Invoice_id(ctx context.Context, field graphql.Colle
 			return ec.fieldContext_Invoice_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
+			return obj.GlobalID, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -11450,6 +11880,29 @@ func (ec *executionContext) _Invoice_id(ctx context.Context, field graphql.Colle
 }
 func (ec *executionContext) fieldContext_Invoice_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Invoice_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.Invoice) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Invoice_upstreamId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Invoice_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Invoice_type(ctx context.Context, field graphql.CollectedField, obj *model.Invoice) (ret graphql.Marshaler) {
@@ -11727,7 +12180,7 @@ func (ec *executionContext) _KycDocument_id(ctx context.Context, field graphql.C
 			return ec.fieldContext_KycDocument_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
+			return obj.GlobalID, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -11739,6 +12192,29 @@ func (ec *executionContext) _KycDocument_id(ctx context.Context, field graphql.C
 }
 func (ec *executionContext) fieldContext_KycDocument_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("KycDocument", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _KycDocument_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.KycDocument) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KycDocument_upstreamId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KycDocument_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KycDocument", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _KycDocument_name(ctx context.Context, field graphql.CollectedField, obj *model.KycDocument) (ret graphql.Marshaler) {
@@ -11911,7 +12387,7 @@ func (ec *executionContext) _KycDocument_corporationId(ctx context.Context, fiel
 			return ec.fieldContext_KycDocument_corporationId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.CorporationID, nil
+			return ec.Resolvers.KycDocument().CorporationID(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -11922,7 +12398,7 @@ func (ec *executionContext) _KycDocument_corporationId(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_KycDocument_corporationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("KycDocument", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("KycDocument", field, true, true, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Limit_id(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
@@ -11934,7 +12410,7 @@ func (ec *executionContext) _Limit_id(ctx context.Context, field graphql.Collect
 			return ec.fieldContext_Limit_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
+			return obj.GlobalID, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -11946,6 +12422,29 @@ func (ec *executionContext) _Limit_id(ctx context.Context, field graphql.Collect
 }
 func (ec *executionContext) fieldContext_Limit_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Limit", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Limit_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Limit_upstreamId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Limit_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Limit", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Limit_paymentMethod(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
@@ -15090,7 +15589,7 @@ func (ec *executionContext) _Order_id(ctx context.Context, field graphql.Collect
 			return ec.fieldContext_Order_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
+			return obj.GlobalID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -15101,7 +15600,30 @@ func (ec *executionContext) _Order_id(ctx context.Context, field graphql.Collect
 	)
 }
 func (ec *executionContext) fieldContext_Order_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Order", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Order_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_upstreamId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Order_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Order", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Order_number(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
@@ -15429,7 +15951,7 @@ func (ec *executionContext) _OrderChangePayload_orderId(ctx context.Context, fie
 			return ec.fieldContext_OrderChangePayload_orderId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.OrderID, nil
+			return obj.OrderGlobalID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -15440,7 +15962,7 @@ func (ec *executionContext) _OrderChangePayload_orderId(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_OrderChangePayload_orderId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("OrderChangePayload", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("OrderChangePayload", field, true, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _OrderChangePayload_applied(ctx context.Context, field graphql.CollectedField, obj *model.OrderChangePayload) (ret graphql.Marshaler) {
@@ -15507,7 +16029,7 @@ func (ec *executionContext) _OrderFailed_orderId(ctx context.Context, field grap
 			return ec.fieldContext_OrderFailed_orderId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.OrderID, nil
+			return ec.Resolvers.OrderFailed().OrderID(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -15518,7 +16040,7 @@ func (ec *executionContext) _OrderFailed_orderId(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_OrderFailed_orderId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("OrderFailed", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("OrderFailed", field, true, true, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _OrderFailed_code(ctx context.Context, field graphql.CollectedField, obj *model.OrderFailed) (ret graphql.Marshaler) {
@@ -16068,7 +16590,7 @@ func (ec *executionContext) _PendingAction_eventId(ctx context.Context, field gr
 			return ec.fieldContext_PendingAction_eventId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.EventID, nil
+			return ec.Resolvers.PendingAction().EventID(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -16079,7 +16601,7 @@ func (ec *executionContext) _PendingAction_eventId(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_PendingAction_eventId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PendingAction", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("PendingAction", field, true, true, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _PendingAction_type(ctx context.Context, field graphql.CollectedField, obj *model.PendingAction) (ret graphql.Marshaler) {
@@ -16183,7 +16705,7 @@ func (ec *executionContext) _Person_id(ctx context.Context, field graphql.Collec
 			return ec.fieldContext_Person_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
+			return obj.GlobalID, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -16195,6 +16717,29 @@ func (ec *executionContext) _Person_id(ctx context.Context, field graphql.Collec
 }
 func (ec *executionContext) fieldContext_Person_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Person_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Person_upstreamId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Person_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Person_firstName(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
@@ -16804,7 +17349,7 @@ func (ec *executionContext) _Person_corporationId(ctx context.Context, field gra
 			return ec.fieldContext_Person_corporationId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.CorporationID, nil
+			return ec.Resolvers.Person().CorporationID(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -16815,7 +17360,7 @@ func (ec *executionContext) _Person_corporationId(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_Person_corporationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Person", field, true, true, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Person_corporation(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
@@ -17862,6 +18407,68 @@ func (ec *executionContext) fieldContext_Query_orders(ctx context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_order(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_order(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Order(ctx, fc.Args["id"].(string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "PAYMENTS_OPERATOR")
+				if err != nil {
+					var zeroVal *model.Order
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal *model.Order
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Order) graphql.Marshaler {
+			return ec.marshalOOrder2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrder(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_order(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Order(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_order_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_currentCustomer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17890,6 +18497,94 @@ func (ec *executionContext) fieldContext_Query_currentCustomer(_ context.Context
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Customer(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_node(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Node(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.Node) graphql.Marshaler {
+			return ec.marshalONode2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐNode(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_node(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("FieldContext.Child cannot be called on type INTERFACE")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_node_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_nodes(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Nodes(ctx, fc.Args["ids"].([]string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Node) graphql.Marshaler {
+			return ec.marshalNNode2ᚕgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐNode(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_nodes(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("FieldContext.Child cannot be called on type INTERFACE")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_nodes_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -18617,7 +19312,7 @@ func (ec *executionContext) _VerificationRequired_orderId(ctx context.Context, f
 			return ec.fieldContext_VerificationRequired_orderId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.OrderID, nil
+			return ec.Resolvers.VerificationRequired().OrderID(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -18628,7 +19323,7 @@ func (ec *executionContext) _VerificationRequired_orderId(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_VerificationRequired_orderId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("VerificationRequired", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("VerificationRequired", field, true, true, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _VerificationRequired_verificationUrl(ctx context.Context, field graphql.CollectedField, obj *model.VerificationRequired) (ret graphql.Marshaler) {
@@ -18851,7 +19546,7 @@ func (ec *executionContext) _Wallet_id(ctx context.Context, field graphql.Collec
 			return ec.fieldContext_Wallet_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
+			return obj.GlobalID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -18862,7 +19557,30 @@ func (ec *executionContext) _Wallet_id(ctx context.Context, field graphql.Collec
 	)
 }
 func (ec *executionContext) fieldContext_Wallet_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Wallet", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Wallet", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Wallet_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.Wallet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Wallet_upstreamId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Wallet_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Wallet", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Wallet_name(ctx context.Context, field graphql.CollectedField, obj *model.Wallet) (ret graphql.Marshaler) {
@@ -19172,7 +19890,7 @@ func (ec *executionContext) _WalletRequisites_id(ctx context.Context, field grap
 			return ec.fieldContext_WalletRequisites_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
+			return obj.GlobalID, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -19184,6 +19902,29 @@ func (ec *executionContext) _WalletRequisites_id(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_WalletRequisites_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("WalletRequisites", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _WalletRequisites_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.WalletRequisites) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletRequisites_upstreamId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WalletRequisites_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletRequisites", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _WalletRequisites_number(ctx context.Context, field graphql.CollectedField, obj *model.WalletRequisites) (ret graphql.Marshaler) {
@@ -23578,13 +24319,6 @@ func (ec *executionContext) _ChangeMyPhoneResult(ctx context.Context, sel ast.Se
 	switch obj := (obj).(type) {
 	case nil:
 		return graphql.Null
-	case model.TwoFactorChallenge:
-		return ec._TwoFactorChallenge(ctx, sel, &obj)
-	case *model.TwoFactorChallenge:
-		if obj == nil {
-			return graphql.Null
-		}
-		return ec._TwoFactorChallenge(ctx, sel, obj)
 	case model.Person:
 		return ec._Person(ctx, sel, &obj)
 	case *model.Person:
@@ -23592,6 +24326,13 @@ func (ec *executionContext) _ChangeMyPhoneResult(ctx context.Context, sel ast.Se
 			return graphql.Null
 		}
 		return ec._Person(ctx, sel, obj)
+	case model.TwoFactorChallenge:
+		return ec._TwoFactorChallenge(ctx, sel, &obj)
+	case *model.TwoFactorChallenge:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._TwoFactorChallenge(ctx, sel, obj)
 	default:
 		if typedObj, ok := obj.(graphql.Marshaler); ok {
 			return typedObj
@@ -23632,6 +24373,13 @@ func (ec *executionContext) _CreateOrderResult(ctx context.Context, sel ast.Sele
 	switch obj := (obj).(type) {
 	case nil:
 		return graphql.Null
+	case model.Order:
+		return ec._Order(ctx, sel, &obj)
+	case *model.Order:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Order(ctx, sel, obj)
 	case model.VerificationRequired:
 		return ec._VerificationRequired(ctx, sel, &obj)
 	case *model.VerificationRequired:
@@ -23646,18 +24394,100 @@ func (ec *executionContext) _CreateOrderResult(ctx context.Context, sel ast.Sele
 			return graphql.Null
 		}
 		return ec._OrderFailed(ctx, sel, obj)
-	case model.Order:
-		return ec._Order(ctx, sel, &obj)
-	case *model.Order:
-		if obj == nil {
-			return graphql.Null
-		}
-		return ec._Order(ctx, sel, obj)
 	default:
 		if typedObj, ok := obj.(graphql.Marshaler); ok {
 			return typedObj
 		} else {
 			panic(fmt.Errorf("unexpected type %T; non-generated variants of CreateOrderResult must implement graphql.Marshaler", obj))
+		}
+	}
+}
+
+func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj model.Node) graphql.Marshaler {
+	switch obj := (obj).(type) {
+	case nil:
+		return graphql.Null
+	case model.WalletRequisites:
+		return ec._WalletRequisites(ctx, sel, &obj)
+	case *model.WalletRequisites:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._WalletRequisites(ctx, sel, obj)
+	case *model.Wallet:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Wallet(ctx, sel, obj)
+	case model.Person:
+		return ec._Person(ctx, sel, &obj)
+	case *model.Person:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Person(ctx, sel, obj)
+	case *model.Order:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Order(ctx, sel, obj)
+	case model.Limit:
+		return ec._Limit(ctx, sel, &obj)
+	case *model.Limit:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Limit(ctx, sel, obj)
+	case model.KycDocument:
+		return ec._KycDocument(ctx, sel, &obj)
+	case *model.KycDocument:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._KycDocument(ctx, sel, obj)
+	case model.Invoice:
+		return ec._Invoice(ctx, sel, &obj)
+	case *model.Invoice:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Invoice(ctx, sel, obj)
+	case *model.Event:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Event(ctx, sel, obj)
+	case model.Customer:
+		return ec._Customer(ctx, sel, &obj)
+	case *model.Customer:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Customer(ctx, sel, obj)
+	case model.Corporation:
+		return ec._Corporation(ctx, sel, &obj)
+	case *model.Corporation:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Corporation(ctx, sel, obj)
+	case model.CardTransaction:
+		return ec._CardTransaction(ctx, sel, &obj)
+	case *model.CardTransaction:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._CardTransaction(ctx, sel, obj)
+	case *model.Card:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Card(ctx, sel, obj)
+	default:
+		if typedObj, ok := obj.(graphql.Marshaler); ok {
+			return typedObj
+		} else {
+			panic(fmt.Errorf("unexpected type %T; non-generated variants of Node must implement graphql.Marshaler", obj))
 		}
 	}
 }
@@ -23832,7 +24662,7 @@ func (ec *executionContext) _ApiKey(ctx context.Context, sel ast.SelectionSet, o
 	return out
 }
 
-var cardImplementors = []string{"Card"}
+var cardImplementors = []string{"Card", "Node"}
 
 func (ec *executionContext) _Card(ctx context.Context, sel ast.SelectionSet, obj *model.Card) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, cardImplementors)
@@ -23846,6 +24676,11 @@ func (ec *executionContext) _Card(ctx context.Context, sel ast.SelectionSet, obj
 			out.Values[i] = graphql.MarshalString("Card")
 		case "id":
 			out.Values[i] = ec._Card_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "upstreamId":
+			out.Values[i] = ec._Card_upstreamId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -23915,10 +24750,43 @@ func (ec *executionContext) _Card(ctx context.Context, sel ast.SelectionSet, obj
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "fundingWalletId":
-			out.Values[i] = ec._Card_fundingWalletId(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Card_fundingWalletId(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "fundingWallet":
 			field := field
 
@@ -24201,19 +25069,52 @@ func (ec *executionContext) _CardCredentials(ctx context.Context, sel ast.Select
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("CardCredentials")
 		case "cardId":
-			out.Values[i] = ec._CardCredentials_cardId(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._CardCredentials_cardId(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "pan":
 			out.Values[i] = ec._CardCredentials_pan(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "cvc":
 			out.Values[i] = ec._CardCredentials_cvc(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -24249,24 +25150,57 @@ func (ec *executionContext) _CardDeclined(ctx context.Context, sel ast.Selection
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("CardDeclined")
 		case "cardId":
-			out.Values[i] = ec._CardDeclined_cardId(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._CardDeclined_cardId(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "card":
 			out.Values[i] = ec._CardDeclined_card(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "code":
 			out.Values[i] = ec._CardDeclined_code(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "name":
 			out.Values[i] = ec._CardDeclined_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -24357,7 +25291,7 @@ func (ec *executionContext) _CardPayment(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
-var cardTransactionImplementors = []string{"CardTransaction"}
+var cardTransactionImplementors = []string{"CardTransaction", "Node"}
 
 func (ec *executionContext) _CardTransaction(ctx context.Context, sel ast.SelectionSet, obj *model.CardTransaction) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, cardTransactionImplementors)
@@ -24371,6 +25305,11 @@ func (ec *executionContext) _CardTransaction(ctx context.Context, sel ast.Select
 			out.Values[i] = graphql.MarshalString("CardTransaction")
 		case "id":
 			out.Values[i] = ec._CardTransaction_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "upstreamId":
+			out.Values[i] = ec._CardTransaction_upstreamId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -24715,7 +25654,7 @@ func (ec *executionContext) _ConversionRefused(ctx context.Context, sel ast.Sele
 	return out
 }
 
-var corporationImplementors = []string{"Corporation"}
+var corporationImplementors = []string{"Corporation", "Node"}
 
 func (ec *executionContext) _Corporation(ctx context.Context, sel ast.SelectionSet, obj *model.Corporation) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, corporationImplementors)
@@ -24729,6 +25668,11 @@ func (ec *executionContext) _Corporation(ctx context.Context, sel ast.SelectionS
 			out.Values[i] = graphql.MarshalString("Corporation")
 		case "id":
 			out.Values[i] = ec._Corporation_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "upstreamId":
+			out.Values[i] = ec._Corporation_upstreamId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -25254,19 +26198,52 @@ func (ec *executionContext) _CorporationSettings(ctx context.Context, sel ast.Se
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("CorporationSettings")
 		case "corporationId":
-			out.Values[i] = ec._CorporationSettings_corporationId(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._CorporationSettings_corporationId(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "allowedPersonTypes":
 			out.Values[i] = ec._CorporationSettings_allowedPersonTypes(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "updatedAt":
 			out.Values[i] = ec._CorporationSettings_updatedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -25423,7 +26400,7 @@ func (ec *executionContext) _CreatedApiKey(ctx context.Context, sel ast.Selectio
 	return out
 }
 
-var customerImplementors = []string{"Customer"}
+var customerImplementors = []string{"Customer", "Node"}
 
 func (ec *executionContext) _Customer(ctx context.Context, sel ast.SelectionSet, obj *model.Customer) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, customerImplementors)
@@ -25437,6 +26414,11 @@ func (ec *executionContext) _Customer(ctx context.Context, sel ast.SelectionSet,
 			out.Values[i] = graphql.MarshalString("Customer")
 		case "id":
 			out.Values[i] = ec._Customer_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "upstreamId":
+			out.Values[i] = ec._Customer_upstreamId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -25643,7 +26625,7 @@ func (ec *executionContext) _DeletedWalletRequisites(ctx context.Context, sel as
 	return out
 }
 
-var eventImplementors = []string{"Event"}
+var eventImplementors = []string{"Event", "Node"}
 
 func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, obj *model.Event) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, eventImplementors)
@@ -25657,6 +26639,11 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 			out.Values[i] = graphql.MarshalString("Event")
 		case "id":
 			out.Values[i] = ec._Event_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "upstreamId":
+			out.Values[i] = ec._Event_upstreamId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -25797,7 +26784,7 @@ func (ec *executionContext) _Individual(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
-var invoiceImplementors = []string{"Invoice"}
+var invoiceImplementors = []string{"Invoice", "Node"}
 
 func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, obj *model.Invoice) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, invoiceImplementors)
@@ -25811,6 +26798,11 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 			out.Values[i] = graphql.MarshalString("Invoice")
 		case "id":
 			out.Values[i] = ec._Invoice_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "upstreamId":
+			out.Values[i] = ec._Invoice_upstreamId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -25918,7 +26910,7 @@ func (ec *executionContext) _InvoiceRepayment(ctx context.Context, sel ast.Selec
 	return out
 }
 
-var kycDocumentImplementors = []string{"KycDocument"}
+var kycDocumentImplementors = []string{"KycDocument", "Node"}
 
 func (ec *executionContext) _KycDocument(ctx context.Context, sel ast.SelectionSet, obj *model.KycDocument) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, kycDocumentImplementors)
@@ -25933,48 +26925,86 @@ func (ec *executionContext) _KycDocument(ctx context.Context, sel ast.SelectionS
 		case "id":
 			out.Values[i] = ec._KycDocument_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "upstreamId":
+			out.Values[i] = ec._KycDocument_upstreamId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "name":
 			out.Values[i] = ec._KycDocument_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "status":
 			out.Values[i] = ec._KycDocument_status(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "type":
 			out.Values[i] = ec._KycDocument_type(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "path":
 			out.Values[i] = ec._KycDocument_path(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "expiresAt":
 			out.Values[i] = ec._KycDocument_expiresAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
 			out.Values[i] = ec._KycDocument_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "updatedAt":
 			out.Values[i] = ec._KycDocument_updatedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "corporationId":
-			out.Values[i] = ec._KycDocument_corporationId(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._KycDocument_corporationId(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -25996,7 +27026,7 @@ func (ec *executionContext) _KycDocument(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
-var limitImplementors = []string{"Limit"}
+var limitImplementors = []string{"Limit", "Node"}
 
 func (ec *executionContext) _Limit(ctx context.Context, sel ast.SelectionSet, obj *model.Limit) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, limitImplementors)
@@ -26010,6 +27040,11 @@ func (ec *executionContext) _Limit(ctx context.Context, sel ast.SelectionSet, ob
 			out.Values[i] = graphql.MarshalString("Limit")
 		case "id":
 			out.Values[i] = ec._Limit_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "upstreamId":
+			out.Values[i] = ec._Limit_upstreamId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -26615,7 +27650,7 @@ func (ec *executionContext) _OnboardIndividualPayload(ctx context.Context, sel a
 	return out
 }
 
-var orderImplementors = []string{"Order", "CreateOrderResult"}
+var orderImplementors = []string{"Order", "Node", "CreateOrderResult"}
 
 func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, obj *model.Order) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, orderImplementors)
@@ -26629,6 +27664,11 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 			out.Values[i] = graphql.MarshalString("Order")
 		case "id":
 			out.Values[i] = ec._Order_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "upstreamId":
+			out.Values[i] = ec._Order_upstreamId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -26835,19 +27875,52 @@ func (ec *executionContext) _OrderFailed(ctx context.Context, sel ast.SelectionS
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("OrderFailed")
 		case "orderId":
-			out.Values[i] = ec._OrderFailed_orderId(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._OrderFailed_orderId(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "code":
 			out.Values[i] = ec._OrderFailed_code(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "message":
 			out.Values[i] = ec._OrderFailed_message(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -27112,37 +28185,70 @@ func (ec *executionContext) _PendingAction(ctx context.Context, sel ast.Selectio
 		case "id":
 			out.Values[i] = ec._PendingAction_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "individualId":
 			out.Values[i] = ec._PendingAction_individualId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "eventId":
-			out.Values[i] = ec._PendingAction_eventId(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._PendingAction_eventId(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "type":
 			out.Values[i] = ec._PendingAction_type(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "status":
 			out.Values[i] = ec._PendingAction_status(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
 			out.Values[i] = ec._PendingAction_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "completedAt":
 			out.Values[i] = ec._PendingAction_completedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -27165,7 +28271,7 @@ func (ec *executionContext) _PendingAction(ctx context.Context, sel ast.Selectio
 	return out
 }
 
-var personImplementors = []string{"Person", "ChangeMyPhoneResult"}
+var personImplementors = []string{"Person", "Node", "ChangeMyPhoneResult"}
 
 func (ec *executionContext) _Person(ctx context.Context, sel ast.SelectionSet, obj *model.Person) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, personImplementors)
@@ -27179,6 +28285,11 @@ func (ec *executionContext) _Person(ctx context.Context, sel ast.SelectionSet, o
 			out.Values[i] = graphql.MarshalString("Person")
 		case "id":
 			out.Values[i] = ec._Person_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "upstreamId":
+			out.Values[i] = ec._Person_upstreamId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -27313,10 +28424,43 @@ func (ec *executionContext) _Person(ctx context.Context, sel ast.SelectionSet, o
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "corporationId":
-			out.Values[i] = ec._Person_corporationId(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Person_corporationId(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "corporation":
 			field := field
 
@@ -27851,6 +28995,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "order":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_order(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "currentCustomer":
 			field := field
 
@@ -27862,6 +29028,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_currentCustomer(ctx, field)
 				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "node":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_node(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "nodes":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_nodes(ctx, field)
+				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -28306,19 +29516,52 @@ func (ec *executionContext) _VerificationRequired(ctx context.Context, sel ast.S
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("VerificationRequired")
 		case "orderId":
-			out.Values[i] = ec._VerificationRequired_orderId(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._VerificationRequired_orderId(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "verificationUrl":
 			out.Values[i] = ec._VerificationRequired_verificationUrl(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "message":
 			out.Values[i] = ec._VerificationRequired_message(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -28536,7 +29779,7 @@ func (ec *executionContext) _Viewer(ctx context.Context, sel ast.SelectionSet, o
 	return out
 }
 
-var walletImplementors = []string{"Wallet"}
+var walletImplementors = []string{"Wallet", "Node"}
 
 func (ec *executionContext) _Wallet(ctx context.Context, sel ast.SelectionSet, obj *model.Wallet) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, walletImplementors)
@@ -28550,6 +29793,11 @@ func (ec *executionContext) _Wallet(ctx context.Context, sel ast.SelectionSet, o
 			out.Values[i] = graphql.MarshalString("Wallet")
 		case "id":
 			out.Values[i] = ec._Wallet_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "upstreamId":
+			out.Values[i] = ec._Wallet_upstreamId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -28761,7 +30009,7 @@ func (ec *executionContext) _Wallet(ctx context.Context, sel ast.SelectionSet, o
 	return out
 }
 
-var walletRequisitesImplementors = []string{"WalletRequisites"}
+var walletRequisitesImplementors = []string{"WalletRequisites", "Node"}
 
 func (ec *executionContext) _WalletRequisites(ctx context.Context, sel ast.SelectionSet, obj *model.WalletRequisites) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, walletRequisitesImplementors)
@@ -28775,6 +30023,11 @@ func (ec *executionContext) _WalletRequisites(ctx context.Context, sel ast.Selec
 			out.Values[i] = graphql.MarshalString("WalletRequisites")
 		case "id":
 			out.Values[i] = ec._WalletRequisites_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "upstreamId":
+			out.Values[i] = ec._WalletRequisites_upstreamId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -30090,6 +31343,16 @@ func (ec *executionContext) unmarshalNNewOrderInput2ᚖgithubᚗcomᚋfingraph�
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNNode2ᚕgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐNode(ctx context.Context, sel ast.SelectionSet, v []model.Node) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalONode2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐNode(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalNOnboardIndividualInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOnboardIndividualInput(ctx context.Context, v any) (model.OnboardIndividualInput, error) {
 	res, err := ec.unmarshalInputOnboardIndividualInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -31311,6 +32574,13 @@ func (ec *executionContext) unmarshalONewOrderInput2ᚕᚖgithubᚗcomᚋfingrap
 		}
 	}
 	return res, nil
+}
+
+func (ec *executionContext) marshalONode2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐNode(ctx context.Context, sel ast.SelectionSet, v model.Node) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Node(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOOrder2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrder(ctx context.Context, sel ast.SelectionSet, v *model.Order) graphql.Marshaler {

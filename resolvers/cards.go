@@ -15,6 +15,7 @@ import (
 	"github.com/fingraph/fingraph/gqlhttp"
 	"github.com/fingraph/fingraph/graph/model"
 	"github.com/fingraph/fingraph/ratelimit"
+	"github.com/fingraph/fingraph/relay"
 	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/session"
 	"github.com/fingraph/fingraph/upstream/banking"
@@ -152,8 +153,11 @@ func cardsOfCorporation(ctx context.Context, corporationID string) ([]*model.Car
 	return out, nil
 }
 
-func toCardTransaction(t *banking.CardTransaction) *model.CardTransaction {
+// toCardTransaction maps a transaction of a card: the upstream lists them per
+// card only, so the card is part of the global id.
+func toCardTransaction(t *banking.CardTransaction, cardID string) *model.CardTransaction {
 	out := &model.CardTransaction{
+		GlobalID:  relay.ID(relay.CardTransaction, cardID, t.ID),
 		ID:        t.ID,
 		Type:      t.Type,
 		Amount:    &model.Money{Amount: t.SourceAmount, Currency: t.SourceCurrency},
@@ -394,7 +398,7 @@ func (r *Resolver) simulate(ctx context.Context, in model.SimulateCardTransactio
 }
 
 func toKYCDocument(d *banking.KYCDocument, corporationID string) *model.KycDocument {
-	out := &model.KycDocument{ID: d.ID, Name: d.Name, Type: d.Type, CreatedAt: timePtr(d.CreatedAt),
+	out := &model.KycDocument{GlobalID: relay.ID(relay.KycDocument, corporationID, d.ID), ID: d.ID, Name: d.Name, Type: d.Type, CreatedAt: timePtr(d.CreatedAt),
 		UpdatedAt: timePtr(d.UpdatedAt), CorporationID: corporationID}
 	switch d.VerifyingStatus {
 	case banking.KYCVerified:

@@ -10,9 +10,14 @@ import (
 
 	"github.com/fingraph/fingraph/graph"
 	"github.com/fingraph/fingraph/graph/model"
+	"github.com/fingraph/fingraph/relay"
 	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/upstream/banking"
 )
+
+func (r *cardResolver) FundingWalletID(ctx context.Context, obj *model.Card) (string, error) {
+	return cardFundingWallet(ctx, obj)
+}
 
 func (r *cardResolver) FundingWallet(ctx context.Context, obj *model.Card) (*model.Wallet, error) {
 	corpID, err := cardCorporation(ctx, obj)
@@ -60,13 +65,21 @@ func (r *cardResolver) Transactions(ctx context.Context, obj *model.Card, first 
 	}
 	items := make([]*model.CardTransaction, 0, len(page.List))
 	for _, t := range page.List {
-		items = append(items, toCardTransaction(t))
+		items = append(items, toCardTransaction(t, obj.ID))
 	}
 	return &model.CardTransactionPage{Items: items, PageInfo: toPageInfo(page.Meta, off)}, nil
 }
 
 func (r *cardResolver) Credentials(ctx context.Context, obj *model.Card) (*model.CardCredentials, error) {
 	return r.revealCredentials(ctx, obj.ID)
+}
+
+func (r *cardCredentialsResolver) CardID(ctx context.Context, obj *model.CardCredentials) (string, error) {
+	return globalRef(relay.Card, obj.CardID), nil
+}
+
+func (r *cardDeclinedResolver) CardID(ctx context.Context, obj *model.CardDeclined) (string, error) {
+	return globalRef(relay.Card, obj.CardID), nil
 }
 
 func (r *corporationResolver) Cards(ctx context.Context, obj *model.Corporation) ([]*model.Card, error) {
@@ -85,7 +98,14 @@ func (r *corporationResolver) KycDocuments(ctx context.Context, obj *model.Corpo
 	return out, nil
 }
 
+func (r *kycDocumentResolver) CorporationID(ctx context.Context, obj *model.KycDocument) (string, error) {
+	return globalRef(relay.Corporation, obj.CorporationID), nil
+}
+
 func (r *mutationResolver) IssueCard(ctx context.Context, input model.IssueCardInput) (*model.Card, error) {
+	if err := upstreamIDs(arg(relay.Corporation, input.CorporationID), childArg(relay.Wallet, &input.FundingWalletID, input.CorporationID), arg(relay.Person, &input.CardholderID)); err != nil {
+		return nil, err
+	}
 	req, corpID, err := r.issueRequest(ctx, input)
 	if err != nil {
 		return nil, err
@@ -104,22 +124,37 @@ func (r *mutationResolver) IssueCard(ctx context.Context, input model.IssueCardI
 }
 
 func (r *mutationResolver) SimulateCardTransaction(ctx context.Context, input model.SimulateCardTransactionInput) (model.CardSimulationResult, error) {
+	if err := upstreamIDs(arg(relay.Card, &input.CardID)); err != nil {
+		return nil, err
+	}
 	return r.simulate(ctx, input)
 }
 
 func (r *mutationResolver) RevealCardCredentials(ctx context.Context, input model.RevealCardCredentialsInput) (*model.CardCredentials, error) {
+	if err := upstreamIDs(arg(relay.Card, &input.CardID)); err != nil {
+		return nil, err
+	}
 	return r.revealCredentials(ctx, input.CardID)
 }
 
 func (r *mutationResolver) UploadKycDocument(ctx context.Context, input model.UploadKycDocumentInput) (*model.KycDocument, error) {
+	if err := upstreamIDs(arg(relay.Corporation, input.CorporationID)); err != nil {
+		return nil, err
+	}
 	return r.uploadKYC(ctx, input)
 }
 
 func (r *mutationResolver) UpdateKycDocument(ctx context.Context, input model.UpdateKycDocumentInput) (*model.KycDocument, error) {
+	if err := upstreamIDs(arg(relay.Corporation, input.CorporationID), childArg(relay.KycDocument, &input.ID, input.CorporationID)); err != nil {
+		return nil, err
+	}
 	return r.updateKYC(ctx, input)
 }
 
 func (r *mutationResolver) DeleteKycDocument(ctx context.Context, input model.DeleteKycDocumentInput) (*model.DeleteKycDocumentPayload, error) {
+	if err := upstreamIDs(arg(relay.Corporation, input.CorporationID), childArg(relay.KycDocument, &input.ID, input.CorporationID)); err != nil {
+		return nil, err
+	}
 	corpID, err := actingCorporation(ctx, input.CorporationID)
 	if err != nil {
 		return nil, err
@@ -133,7 +168,7 @@ func (r *mutationResolver) DeleteKycDocument(ctx context.Context, input model.De
 	if err != nil {
 		return nil, err
 	}
-	return &model.DeleteKycDocumentPayload{ID: id}, nil
+	return &model.DeleteKycDocumentPayload{ID: relay.ID(relay.KycDocument, corpID, id)}, nil
 }
 
 func (r *personResolver) Cards(ctx context.Context, obj *model.Person) ([]*model.Card, error) {
@@ -157,6 +192,9 @@ func (r *queryResolver) Cards(ctx context.Context) ([]*model.Card, error) {
 }
 
 func (r *queryResolver) Card(ctx context.Context, id string) (*model.Card, error) {
+	if err := upstreamIDs(arg(relay.Card, &id)); err != nil {
+		return nil, err
+	}
 	var v validator
 	v.required("id", id, 100)
 	if v.err != nil {
@@ -182,4 +220,17 @@ func (r *walletResolver) Cards(ctx context.Context, obj *model.Wallet) ([]*model
 
 func (r *Resolver) Card() graph.CardResolver { return &cardResolver{r} }
 
-type cardResolver struct{ *Resolver }
+func (r *Resolver) CardCredentials() graph.CardCredentialsResolver {
+	return &cardCredentialsResolver{r}
+}
+
+func (r *Resolver) CardDeclined() graph.CardDeclinedResolver { return &cardDeclinedResolver{r} }
+
+func (r *Resolver) KycDocument() graph.KycDocumentResolver { return &kycDocumentResolver{r} }
+
+type (
+	cardResolver            struct{ *Resolver }
+	cardCredentialsResolver struct{ *Resolver }
+	cardDeclinedResolver    struct{ *Resolver }
+	kycDocumentResolver     struct{ *Resolver }
+)

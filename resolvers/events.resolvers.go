@@ -14,6 +14,7 @@ import (
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph"
 	"github.com/fingraph/fingraph/graph/model"
+	"github.com/fingraph/fingraph/relay"
 	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/upstream/payments"
 )
@@ -61,6 +62,10 @@ func (r *mutationResolver) OnboardIndividual(ctx context.Context, input model.On
 	return &model.OnboardIndividualPayload{Individual: toIndividual(ind)}, nil
 }
 
+func (r *pendingActionResolver) EventID(ctx context.Context, obj *model.PendingAction) (*string, error) {
+	return globalRefPtr(relay.Event, obj.EventID), nil
+}
+
 func (r *queryResolver) Webhooks(ctx context.Context) ([]*model.Webhook, error) {
 	list, err := r.Payments.Webhooks.List(ctx)
 	if err != nil {
@@ -74,6 +79,9 @@ func (r *queryResolver) Webhooks(ctx context.Context) ([]*model.Webhook, error) 
 }
 
 func (r *queryResolver) Event(ctx context.Context, id string) (*model.Event, error) {
+	if err := upstreamIDs(arg(relay.Event, &id)); err != nil {
+		return nil, err
+	}
 	if err := checkText("id", id, true); err != nil {
 		return nil, err
 	}
@@ -88,6 +96,9 @@ func (r *queryResolver) Event(ctx context.Context, id string) (*model.Event, err
 }
 
 func (r *queryResolver) PendingActions(ctx context.Context, eventID *string, individualID *string) ([]*model.PendingAction, error) {
+	if err := upstreamIDs(arg(relay.Event, eventID)); err != nil {
+		return nil, err
+	}
 	if (eventID == nil) == (individualID == nil) {
 		return nil, gqlerr.BadInput("eventId", "give exactly one of eventId and individualId")
 	}
@@ -147,6 +158,9 @@ func (r *subscriptionResolver) Events(ctx context.Context, names []string, after
 }
 
 func (r *subscriptionResolver) OrderUpdates(ctx context.Context, orderID string, after *string) (<-chan *model.LiveEvent, error) {
+	if err := upstreamIDs(arg(relay.Order, &orderID)); err != nil {
+		return nil, err
+	}
 	if err := checkText("orderId", orderID, true); err != nil {
 		return nil, err
 	}
@@ -168,9 +182,12 @@ func (r *subscriptionResolver) Onboarding(ctx context.Context, individualID stri
 
 func (r *Resolver) Event() graph.EventResolver { return &eventResolver{r} }
 
+func (r *Resolver) PendingAction() graph.PendingActionResolver { return &pendingActionResolver{r} }
+
 func (r *Resolver) Subscription() graph.SubscriptionResolver { return &subscriptionResolver{r} }
 
 type (
-	eventResolver        struct{ *Resolver }
-	subscriptionResolver struct{ *Resolver }
+	eventResolver         struct{ *Resolver }
+	pendingActionResolver struct{ *Resolver }
+	subscriptionResolver  struct{ *Resolver }
 )

@@ -12,6 +12,7 @@ import (
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph"
 	"github.com/fingraph/fingraph/graph/model"
+	"github.com/fingraph/fingraph/relay"
 	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/session"
 	"github.com/fingraph/fingraph/upstream/banking"
@@ -46,6 +47,10 @@ func (r *corporationResolver) Settings(ctx context.Context, obj *model.Corporati
 		return nil, err
 	}
 	return toSettings(s), nil
+}
+
+func (r *corporationSettingsResolver) CorporationID(ctx context.Context, obj *model.CorporationSettings) (string, error) {
+	return globalRef(relay.Corporation, obj.CorporationID), nil
 }
 
 // SignIn is the resolver for the signIn field.
@@ -100,6 +105,9 @@ func (r *mutationResolver) RecoverPassword(ctx context.Context, input model.Reco
 
 // CreatePerson is the resolver for the createPerson field.
 func (r *mutationResolver) CreatePerson(ctx context.Context, input model.CreatePersonInput) (*model.Person, error) {
+	if err := upstreamIDs(arg(relay.Corporation, input.CorporationID)); err != nil {
+		return nil, err
+	}
 	s, err := mustSession(ctx)
 	if err != nil {
 		return nil, err
@@ -121,6 +129,9 @@ func (r *mutationResolver) CreatePerson(ctx context.Context, input model.CreateP
 
 // UpdatePerson is the resolver for the updatePerson field.
 func (r *mutationResolver) UpdatePerson(ctx context.Context, input model.UpdatePersonInput) (*model.Person, error) {
+	if err := upstreamIDs(arg(relay.Person, &input.ID)); err != nil {
+		return nil, err
+	}
 	s, err := mustSession(ctx)
 	if err != nil {
 		return nil, err
@@ -141,11 +152,17 @@ func (r *mutationResolver) UpdatePerson(ctx context.Context, input model.UpdateP
 
 // BlockPerson is the resolver for the blockPerson field.
 func (r *mutationResolver) BlockPerson(ctx context.Context, input model.PersonIDInput) (*model.Person, error) {
+	if err := upstreamIDs(arg(relay.Person, &input.ID)); err != nil {
+		return nil, err
+	}
 	return r.personTransition(ctx, input.ID, "PersonBlocked", r.Banking.Persons.Block)
 }
 
 // RestorePerson is the resolver for the restorePerson field.
 func (r *mutationResolver) RestorePerson(ctx context.Context, input model.PersonIDInput) (*model.Person, error) {
+	if err := upstreamIDs(arg(relay.Person, &input.ID)); err != nil {
+		return nil, err
+	}
 	return r.personTransition(ctx, input.ID, "PersonRestored", r.Banking.Persons.Restore)
 }
 
@@ -200,11 +217,14 @@ func (r *mutationResolver) SignUpCorporation(ctx context.Context, input model.Si
 	if err != nil {
 		return nil, err
 	}
-	return &model.SignUpCorporationPayload{ID: id}, nil
+	return &model.SignUpCorporationPayload{ID: globalRef(relay.Corporation, id)}, nil
 }
 
 // UpdateCorporation is the resolver for the updateCorporation field.
 func (r *mutationResolver) UpdateCorporation(ctx context.Context, input model.UpdateCorporationInput) (*model.Corporation, error) {
+	if err := upstreamIDs(arg(relay.Corporation, &input.ID)); err != nil {
+		return nil, err
+	}
 	req, err := corporationUpdateRequest(input)
 	if err != nil {
 		return nil, err
@@ -218,6 +238,9 @@ func (r *mutationResolver) UpdateCorporation(ctx context.Context, input model.Up
 
 // UpdateCorporationSettings is the resolver for the updateCorporationSettings field.
 func (r *mutationResolver) UpdateCorporationSettings(ctx context.Context, input model.UpdateCorporationSettingsInput) (*model.CorporationSettings, error) {
+	if err := upstreamIDs(arg(relay.Corporation, &input.CorporationID)); err != nil {
+		return nil, err
+	}
 	var v validator
 	v.required("input.corporationId", input.CorporationID, 100)
 	if v.err != nil {
@@ -242,6 +265,9 @@ func (r *mutationResolver) UpdateCorporationSettings(ctx context.Context, input 
 
 // CreateAPIKey is the resolver for the createApiKey field.
 func (r *mutationResolver) CreateAPIKey(ctx context.Context, input model.CreateAPIKeyInput) (*model.CreatedAPIKey, error) {
+	if err := upstreamIDs(arg(relay.Corporation, &input.CorporationID)); err != nil {
+		return nil, err
+	}
 	var v validator
 	v.required("input.corporationId", input.CorporationID, 100)
 	v.required("input.name", input.Name, 255)
@@ -260,6 +286,9 @@ func (r *mutationResolver) CreateAPIKey(ctx context.Context, input model.CreateA
 
 // DeleteAPIKey is the resolver for the deleteApiKey field.
 func (r *mutationResolver) DeleteAPIKey(ctx context.Context, input model.DeleteAPIKeyInput) (bool, error) {
+	if err := upstreamIDs(arg(relay.Corporation, &input.CorporationID)); err != nil {
+		return false, err
+	}
 	var v validator
 	v.required("input.corporationId", input.CorporationID, 100)
 	v.required("input.id", input.ID, 100)
@@ -285,6 +314,10 @@ func (r *mutationResolver) SendFeedback(ctx context.Context, input model.SendFee
 	return true, nil
 }
 
+func (r *personResolver) CorporationID(ctx context.Context, obj *model.Person) (*string, error) {
+	return globalRefPtr(relay.Corporation, obj.CorporationID), nil
+}
+
 // Corporation is the resolver for the corporation field.
 func (r *personResolver) Corporation(ctx context.Context, obj *model.Person) (*model.Corporation, error) {
 	if obj.CorporationID == nil {
@@ -308,6 +341,9 @@ func (r *queryResolver) Viewer(ctx context.Context) (*model.Viewer, error) {
 
 // Person is the resolver for the person field.
 func (r *queryResolver) Person(ctx context.Context, id string) (*model.Person, error) {
+	if err := upstreamIDs(arg(relay.Person, &id)); err != nil {
+		return nil, err
+	}
 	var v validator
 	v.required("id", id, 100)
 	if v.err != nil {
@@ -349,6 +385,9 @@ func (r *queryResolver) Persons(ctx context.Context, first *int64, offset *int64
 
 // Corporation is the resolver for the corporation field.
 func (r *queryResolver) Corporation(ctx context.Context, id string) (*model.Corporation, error) {
+	if err := upstreamIDs(arg(relay.Corporation, &id)); err != nil {
+		return nil, err
+	}
 	var v validator
 	v.required("id", id, 100)
 	if v.err != nil {
@@ -461,12 +500,17 @@ func (r *viewerResolver) Permissions(ctx context.Context, obj *model.Viewer) ([]
 
 func (r *Resolver) Corporation() graph.CorporationResolver { return &corporationResolver{r} }
 
+func (r *Resolver) CorporationSettings() graph.CorporationSettingsResolver {
+	return &corporationSettingsResolver{r}
+}
+
 func (r *Resolver) Person() graph.PersonResolver { return &personResolver{r} }
 
 func (r *Resolver) Viewer() graph.ViewerResolver { return &viewerResolver{r} }
 
 type (
-	corporationResolver struct{ *Resolver }
-	personResolver      struct{ *Resolver }
-	viewerResolver      struct{ *Resolver }
+	corporationResolver         struct{ *Resolver }
+	corporationSettingsResolver struct{ *Resolver }
+	personResolver              struct{ *Resolver }
+	viewerResolver              struct{ *Resolver }
 )

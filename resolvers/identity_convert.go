@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/fingraph/fingraph/graph/model"
+	"github.com/fingraph/fingraph/relay"
 	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/session"
 	"github.com/fingraph/fingraph/upstream/banking"
@@ -19,6 +20,7 @@ func toPerson(p *banking.Person) *model.Person {
 		return nil
 	}
 	out := &model.Person{
+		GlobalID:             relay.ID(relay.Person, p.ID),
 		ID:                   p.ID,
 		FirstName:            p.FirstName,
 		LastName:             p.LastName,
@@ -73,6 +75,7 @@ func toCorporation(c *banking.Corporation) *model.Corporation {
 		return nil
 	}
 	out := &model.Corporation{
+		GlobalID:    relay.ID(relay.Corporation, c.ID),
 		ID:          c.ID,
 		Name:        c.Name,
 		Email:       strPtr(c.Email),

@@ -14,6 +14,7 @@ import (
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph"
 	"github.com/fingraph/fingraph/graph/model"
+	"github.com/fingraph/fingraph/relay"
 	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/upstream/payments"
 )
@@ -72,25 +73,40 @@ func (r *mutationResolver) CreateCustomer(ctx context.Context, input model.Creat
 
 // CreateOrder is the resolver for the createOrder field.
 func (r *mutationResolver) CreateOrder(ctx context.Context, input model.CreateOrderInput) (model.CreateOrderResult, error) {
+	if err := upstreamIDs(arg(relay.Customer, input.CustomerID)); err != nil {
+		return nil, err
+	}
 	return r.createOrder(ctx, input)
 }
 
 // CaptureOrder is the resolver for the captureOrder field.
 func (r *mutationResolver) CaptureOrder(ctx context.Context, input model.CaptureOrderInput) (*model.OrderChangePayload, error) {
+	if err := upstreamIDs(arg(relay.Order, &input.OrderID)); err != nil {
+		return nil, err
+	}
 	return r.applyOrderEvent(ctx, input.OrderID, payments.EventCapture, input.Amount)
 }
 
 // RefundOrder is the resolver for the refundOrder field.
 func (r *mutationResolver) RefundOrder(ctx context.Context, input model.RefundOrderInput) (*model.OrderChangePayload, error) {
+	if err := upstreamIDs(arg(relay.Order, &input.OrderID)); err != nil {
+		return nil, err
+	}
 	return r.applyOrderEvent(ctx, input.OrderID, payments.EventRefund, input.Amount)
 }
 
 // CancelOrder is the resolver for the cancelOrder field.
 func (r *mutationResolver) CancelOrder(ctx context.Context, input model.CancelOrderInput) (*model.OrderChangePayload, error) {
+	if err := upstreamIDs(arg(relay.Order, &input.OrderID)); err != nil {
+		return nil, err
+	}
 	return r.applyOrderEvent(ctx, input.OrderID, payments.EventCancel, nil)
 }
 
 func (r *mutationResolver) UpdateCustomerContact(ctx context.Context, input model.UpdateCustomerContactInput) (*model.UpdateCustomerContactPayload, error) {
+	if err := upstreamIDs(arg(relay.Customer, input.CustomerID)); err != nil {
+		return nil, err
+	}
 	id, err := customerTarget(ctx, "input.customerId", input.CustomerID)
 	if err != nil {
 		return nil, err
@@ -107,6 +123,9 @@ func (r *mutationResolver) UpdateCustomerContact(ctx context.Context, input mode
 }
 
 func (r *mutationResolver) AddPaymentMethod(ctx context.Context, input model.AddPaymentMethodInput) (*model.AddPaymentMethodPayload, error) {
+	if err := upstreamIDs(arg(relay.Customer, &input.CustomerID)); err != nil {
+		return nil, err
+	}
 	if err := checkText("input.customerId", input.CustomerID, true); err != nil {
 		return nil, err
 	}
@@ -137,6 +156,9 @@ func (r *mutationResolver) AddPaymentMethod(ctx context.Context, input model.Add
 }
 
 func (r *mutationResolver) SetPaymentMethods(ctx context.Context, input model.SetPaymentMethodsInput) (*model.SetPaymentMethodsPayload, error) {
+	if err := upstreamIDs(arg(relay.Customer, input.CustomerID)); err != nil {
+		return nil, err
+	}
 	id, err := customerTarget(ctx, "input.customerId", input.CustomerID)
 	if err != nil {
 		return nil, err
@@ -189,6 +211,10 @@ func (r *orderChangePayloadResolver) Order(ctx context.Context, obj *model.Order
 	return nil, nil
 }
 
+func (r *orderFailedResolver) OrderID(ctx context.Context, obj *model.OrderFailed) (string, error) {
+	return globalRef(relay.Order, obj.OrderID), nil
+}
+
 // Customers is the resolver for the customers field.
 func (r *queryResolver) Customers(ctx context.Context) ([]*model.Customer, error) {
 	list, err := r.Payments.Customers.List(ctx)
@@ -206,6 +232,9 @@ func (r *queryResolver) Customers(ctx context.Context) ([]*model.Customer, error
 
 // Customer is the resolver for the customer field.
 func (r *queryResolver) Customer(ctx context.Context, id string) (*model.Customer, error) {
+	if err := upstreamIDs(arg(relay.Customer, &id)); err != nil {
+		return nil, err
+	}
 	if err := checkText("id", id, true); err != nil {
 		return nil, err
 	}
@@ -232,6 +261,14 @@ func (r *queryResolver) Orders(ctx context.Context, start *model.Date, end *mode
 	return toOrders(list), nil
 }
 
+func (r *queryResolver) Order(ctx context.Context, id string) (*model.Order, error) {
+	oid, err := relay.ArgID(relay.Order, id)
+	if err != nil {
+		return nil, err
+	}
+	return r.orderByID(ctx, oid)
+}
+
 func (r *queryResolver) CurrentCustomer(ctx context.Context) (*model.Customer, error) {
 	if !inCustomerSession(ctx) {
 		return nil, gqlerr.Unauthenticatedf("currentCustomer needs a customer session: sign in with signInCustomer")
@@ -244,6 +281,10 @@ func (r *queryResolver) CurrentCustomer(ctx context.Context) (*model.Customer, e
 	return toCustomer(c), nil
 }
 
+func (r *verificationRequiredResolver) OrderID(ctx context.Context, obj *model.VerificationRequired) (string, error) {
+	return globalRef(relay.Order, obj.OrderID), nil
+}
+
 func (r *Resolver) Customer() graph.CustomerResolver { return &customerResolver{r} }
 
 func (r *Resolver) Order() graph.OrderResolver { return &orderResolver{r} }
@@ -252,8 +293,16 @@ func (r *Resolver) OrderChangePayload() graph.OrderChangePayloadResolver {
 	return &orderChangePayloadResolver{r}
 }
 
+func (r *Resolver) OrderFailed() graph.OrderFailedResolver { return &orderFailedResolver{r} }
+
+func (r *Resolver) VerificationRequired() graph.VerificationRequiredResolver {
+	return &verificationRequiredResolver{r}
+}
+
 type (
-	customerResolver           struct{ *Resolver }
-	orderResolver              struct{ *Resolver }
-	orderChangePayloadResolver struct{ *Resolver }
+	customerResolver             struct{ *Resolver }
+	orderResolver                struct{ *Resolver }
+	orderChangePayloadResolver   struct{ *Resolver }
+	orderFailedResolver          struct{ *Resolver }
+	verificationRequiredResolver struct{ *Resolver }
 )

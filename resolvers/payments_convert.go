@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/fingraph/fingraph/graph/model"
+	"github.com/fingraph/fingraph/relay"
 	"github.com/fingraph/fingraph/upstream/payments"
 )
 
@@ -20,6 +21,7 @@ func toCustomer(c *payments.Customer) *model.Customer {
 		methods = append(methods, toPaymentMethod(m))
 	}
 	return &model.Customer{
+		GlobalID:       relay.ID(relay.Customer, c.ID),
 		ID:             c.ID,
 		Number:         c.Number,
 		Contact:        toContact(&c.Contact),

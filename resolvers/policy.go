@@ -57,34 +57,44 @@ func (p *Policy) Directives() graph.DirectiveRoot {
 }
 
 func (p *Policy) requires(ctx context.Context, obj any, next graphql.Resolver, role model.Role) (any, error) {
+	if err := p.Allows(ctx, role); err != nil {
+		return nil, err
+	}
+	return next(ctx)
+}
+
+// Allows is @requires(role) as a function, for resolvers that reach an
+// object without its typed field (node, nodes): nil when the request's
+// session has the role, else the error the directive would give.
+func (p *Policy) Allows(ctx context.Context, role model.Role) error {
 	s := session.From(ctx)
 	if s == nil {
-		return nil, gqlerr.Unauthenticatedf("sign in first")
+		return gqlerr.Unauthenticatedf("sign in first")
 	}
 	switch role {
 	case model.RoleSignedIn:
 	case model.RoleBanking:
 		if s.Kind == session.Customer {
-			return nil, gqlerr.Forbiddenf("a payments customer session cannot use banking operations")
+			return gqlerr.Forbiddenf("a payments customer session cannot use banking operations")
 		}
 	case model.RolePaymentsOperator:
 		if !p.MayOperatePayments(s.Kind) {
-			return nil, gqlerr.Forbiddenf("this principal may not operate the merchant's payments")
+			return gqlerr.Forbiddenf("this principal may not operate the merchant's payments")
 		}
 	case model.RoleCustomerOrOperator:
 		// A customer passes; which customer it may name is the resolver's
 		// business (customerTarget, orderCustomer).
 		if s.Kind != session.Customer && !p.MayOperatePayments(s.Kind) {
-			return nil, gqlerr.Forbiddenf("this principal may not operate the merchant's payments")
+			return gqlerr.Forbiddenf("this principal may not operate the merchant's payments")
 		}
 	case model.RoleStaff:
 		if s.Kind != session.Staff {
-			return nil, gqlerr.Forbiddenf("only staff members may do this")
+			return gqlerr.Forbiddenf("only staff members may do this")
 		}
 	default:
-		return nil, gqlerr.Forbiddenf("unknown role")
+		return gqlerr.Forbiddenf("unknown role")
 	}
-	return next(ctx)
+	return nil
 }
 
 func (p *Policy) rateLimited(ctx context.Context, obj any, next graphql.Resolver) (any, error) {

@@ -11,6 +11,7 @@ import (
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph"
 	"github.com/fingraph/fingraph/graph/model"
+	"github.com/fingraph/fingraph/relay"
 	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/session"
 	"github.com/fingraph/fingraph/upstream/banking"
@@ -43,6 +44,9 @@ func (r *corporationResolver) Wallets(ctx context.Context, obj *model.Corporatio
 }
 
 func (r *corporationResolver) Wallet(ctx context.Context, obj *model.Corporation, id string) (*model.Wallet, error) {
+	if err := upstreamIDs(childArg(relay.Wallet, &id, &obj.ID)); err != nil {
+		return nil, err
+	}
 	real, pendingOwner, err := loaders.For(ctx).CorporationWallet(ctx, obj.ID, id)
 	if err != nil {
 		return nil, err
@@ -62,7 +66,7 @@ func (r *corporationResolver) WalletRequisites(ctx context.Context, obj *model.C
 	if err != nil {
 		return nil, err
 	}
-	return toRequisitesList(list), nil
+	return toRequisitesList(list, obj.ID), nil
 }
 
 func (r *corporationResolver) Invoices(ctx context.Context, obj *model.Corporation) ([]*model.Invoice, error) {
@@ -72,7 +76,7 @@ func (r *corporationResolver) Invoices(ctx context.Context, obj *model.Corporati
 	}
 	out := make([]*model.Invoice, 0, len(list))
 	for _, inv := range list {
-		out = append(out, toInvoice(inv))
+		out = append(out, toInvoice(inv, obj.ID))
 	}
 	return out, nil
 }
@@ -84,12 +88,15 @@ func (r *corporationResolver) Limits(ctx context.Context, obj *model.Corporation
 	}
 	out := make([]*model.Limit, 0, len(list))
 	for _, l := range list {
-		out = append(out, toLimit(l, corporationCurrency(obj)))
+		out = append(out, toLimit(l, obj.ID, corporationCurrency(obj)))
 	}
 	return out, nil
 }
 
 func (r *mutationResolver) CreateWallet(ctx context.Context, input model.CreateWalletInput) (*model.CreateWalletPayload, error) {
+	if err := upstreamIDs(arg(relay.Corporation, &input.CorporationID)); err != nil {
+		return nil, err
+	}
 	req, err := walletCreateRequest(input)
 	if err != nil {
 		return nil, err
@@ -107,6 +114,9 @@ func (r *mutationResolver) CreateWallet(ctx context.Context, input model.CreateW
 }
 
 func (r *mutationResolver) CreateWalletRequisites(ctx context.Context, input model.CreateWalletRequisitesInput) ([]*model.WalletRequisites, error) {
+	if err := upstreamIDs(arg(relay.Corporation, &input.CorporationID)); err != nil {
+		return nil, err
+	}
 	var v validator
 	v.id("input.corporationId", input.CorporationID)
 	if input.Adapter == model.WalletAdapterAdapterC {
@@ -123,10 +133,13 @@ func (r *mutationResolver) CreateWalletRequisites(ctx context.Context, input mod
 	if err != nil {
 		return nil, err
 	}
-	return toRequisitesList(list), nil
+	return toRequisitesList(list, input.CorporationID), nil
 }
 
 func (r *mutationResolver) AttachWalletRequisites(ctx context.Context, input model.AttachWalletRequisitesInput) ([]*model.WalletRequisites, error) {
+	if err := upstreamIDs(arg(relay.Corporation, &input.CorporationID), childArg(relay.Wallet, &input.WalletID, &input.CorporationID)); err != nil {
+		return nil, err
+	}
 	var v validator
 	v.id("input.corporationId", input.CorporationID)
 	v.id("input.walletId", input.WalletID)
@@ -142,10 +155,13 @@ func (r *mutationResolver) AttachWalletRequisites(ctx context.Context, input mod
 	if err != nil {
 		return nil, err
 	}
-	return toRequisitesList(list), nil
+	return toRequisitesList(list, input.CorporationID), nil
 }
 
 func (r *mutationResolver) DeleteWalletRequisites(ctx context.Context, input model.DeleteWalletRequisitesInput) (*model.DeletedWalletRequisites, error) {
+	if err := upstreamIDs(arg(relay.Corporation, &input.CorporationID), childArg(relay.WalletRequisites, &input.ID, &input.CorporationID)); err != nil {
+		return nil, err
+	}
 	var v validator
 	v.id("input.corporationId", input.CorporationID)
 	v.id("input.id", input.ID)
@@ -159,10 +175,13 @@ func (r *mutationResolver) DeleteWalletRequisites(ctx context.Context, input mod
 	if id == "" {
 		id = input.ID
 	}
-	return &model.DeletedWalletRequisites{ID: id}, nil
+	return &model.DeletedWalletRequisites{ID: relay.ID(relay.WalletRequisites, input.CorporationID, id)}, nil
 }
 
 func (r *mutationResolver) CreateConversion(ctx context.Context, input model.CreateConversionInput) (model.CreateConversionResult, error) {
+	if err := upstreamIDs(arg(relay.Wallet, &input.SourceWalletID), arg(relay.Wallet, input.TargetWalletID)); err != nil {
+		return nil, err
+	}
 	s, err := mustSession(ctx)
 	if err != nil {
 		return nil, err
@@ -191,6 +210,9 @@ func (r *mutationResolver) CreateConversion(ctx context.Context, input model.Cre
 }
 
 func (r *mutationResolver) UpdateLimit(ctx context.Context, input model.UpdateLimitInput) (*model.Limit, error) {
+	if err := upstreamIDs(arg(relay.Corporation, &input.CorporationID), childArg(relay.Limit, &input.ID, &input.CorporationID)); err != nil {
+		return nil, err
+	}
 	req, err := limitUpdate(input)
 	if err != nil {
 		return nil, err
@@ -201,10 +223,13 @@ func (r *mutationResolver) UpdateLimit(ctx context.Context, input model.UpdateLi
 	}
 	r.publishGatewayEvent(ctx, "LimitUpdated", map[string]any{"corporation_id": input.CorporationID, "limit_id": l.ID,
 		"payment_method": l.PaymentMethod, "transaction_type": l.TransactionType})
-	return toLimit(l, r.corporationCurrencyOf(ctx, input.CorporationID)), nil
+	return toLimit(l, input.CorporationID, r.corporationCurrencyOf(ctx, input.CorporationID)), nil
 }
 
 func (r *mutationResolver) DeleteLimit(ctx context.Context, input model.DeleteLimitInput) (*model.Limit, error) {
+	if err := upstreamIDs(arg(relay.Corporation, &input.CorporationID), childArg(relay.Limit, &input.ID, &input.CorporationID)); err != nil {
+		return nil, err
+	}
 	var v validator
 	v.id("input.corporationId", input.CorporationID)
 	v.id("input.id", input.ID)
@@ -216,18 +241,30 @@ func (r *mutationResolver) DeleteLimit(ctx context.Context, input model.DeleteLi
 		return nil, err
 	}
 	r.publishGatewayEvent(ctx, "LimitDeleted", map[string]any{"corporation_id": input.CorporationID, "limit_id": l.ID})
-	return toLimit(l, r.corporationCurrencyOf(ctx, input.CorporationID)), nil
+	return toLimit(l, input.CorporationID, r.corporationCurrencyOf(ctx, input.CorporationID)), nil
 }
 
 func (r *mutationResolver) RequestStatement(ctx context.Context, input model.RequestStatementInput) (*model.ReportFile, error) {
+	if err := upstreamIDList(relay.Wallet, input.WalletIds); err != nil {
+		return nil, err
+	}
+	if err := upstreamIDs(arg(relay.Corporation, input.CorporationID)); err != nil {
+		return nil, err
+	}
 	return r.requestStatement(ctx, input)
 }
 
 func (r *mutationResolver) RequestIntroducerFeeReport(ctx context.Context, input model.RequestIntroducerFeeReportInput) (*model.ReportFile, error) {
+	if err := upstreamIDList(relay.Corporation, input.CorporationIds); err != nil {
+		return nil, err
+	}
 	return r.requestIntroducerFeeReport(ctx, input)
 }
 
 func (r *queryResolver) SepaEnabled(ctx context.Context, sourceWalletID string, iban string) (bool, error) {
+	if err := upstreamIDs(arg(relay.Wallet, &sourceWalletID)); err != nil {
+		return false, err
+	}
 	var v validator
 	v.id("sourceWalletId", sourceWalletID)
 	normalized := v.iban("iban", iban)

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/fingraph/fingraph/graph/model"
+	"github.com/fingraph/fingraph/relay"
 	"github.com/fingraph/fingraph/upstream/banking"
 )
 
@@ -24,7 +25,7 @@ func toWallet(w *banking.Wallet, corporationID string) *model.Wallet {
 		Adapter:           toAdapter(w.Adapter),
 		CreatedAt:         timePtr(w.CreatedAt),
 		CorporationID:     corporationID,
-		PartialRequisites: toRequisitesList(w.Requisites),
+		PartialRequisites: toRequisitesList(w.Requisites, corporationID),
 	}
 	if strings.EqualFold(w.Type, banking.WalletTypePending) {
 		out.Type = model.WalletTypePending
@@ -71,7 +72,9 @@ func toWallets(list []*banking.Wallet, corporationID string) []*model.Wallet {
 	return out
 }
 
-func toRequisites(q *banking.Requisites) *model.WalletRequisites {
+// toRequisites maps a requisites record of a corporation: the upstream lists
+// requisites per corporation, so the corporation is part of the global id.
+func toRequisites(q *banking.Requisites, corporationID string) *model.WalletRequisites {
 	t := model.RequisitesTypeOther
 	switch strings.ToLower(q.Type) {
 	case "sepa":
@@ -81,20 +84,20 @@ func toRequisites(q *banking.Requisites) *model.WalletRequisites {
 	case "uk-local":
 		t = model.RequisitesTypeUkLocal
 	}
-	return &model.WalletRequisites{ID: q.ID, Number: q.Number, Code: q.Code, Type: t, CreatedAt: timePtr(q.CreatedAt)}
+	return &model.WalletRequisites{GlobalID: relay.ID(relay.WalletRequisites, corporationID, q.ID), ID: q.ID, Number: q.Number, Code: q.Code, Type: t, CreatedAt: timePtr(q.CreatedAt)}
 }
 
-func toRequisitesList(list []*banking.Requisites) []*model.WalletRequisites {
+func toRequisitesList(list []*banking.Requisites, corporationID string) []*model.WalletRequisites {
 	out := make([]*model.WalletRequisites, 0, len(list))
 	for _, q := range list {
 		if q != nil {
-			out = append(out, toRequisites(q))
+			out = append(out, toRequisites(q, corporationID))
 		}
 	}
 	return out
 }
 
-func toInvoice(inv *banking.Invoice) *model.Invoice {
+func toInvoice(inv *banking.Invoice, corporationID string) *model.Invoice {
 	t := model.InvoiceTypeOther
 	switch inv.Type {
 	case "opening-fee":
@@ -103,7 +106,8 @@ func toInvoice(inv *banking.Invoice) *model.Invoice {
 		t = model.InvoiceTypeMonthlyServiceFee
 	}
 	out := &model.Invoice{
-		ID: inv.ID, Type: t, IsPaid: inv.IsPaid,
+		GlobalID: relay.ID(relay.Invoice, corporationID, inv.ID),
+		ID:       inv.ID, Type: t, IsPaid: inv.IsPaid,
 		Amount:               &model.Money{Amount: inv.Amount, Currency: inv.Currency},
 		UnpaidAmount:         &model.Money{Amount: inv.UnpaidAmount, Currency: inv.Currency},
 		PaymentTransactionID: strPtr(inv.InvoicePaymentTransactionID),
@@ -117,8 +121,9 @@ func toInvoice(inv *banking.Invoice) *model.Invoice {
 	return out
 }
 
-// toLimit maps a limit; its amounts are in the corporation's currency.
-func toLimit(l *banking.Limit, currency string) *model.Limit {
+// toLimit maps a limit of a corporation; its amounts are in the
+// corporation's currency.
+func toLimit(l *banking.Limit, corporationID, currency string) *model.Limit {
 	money := func(v *int64) *model.Money {
 		if v == nil {
 			return nil
@@ -127,7 +132,8 @@ func toLimit(l *banking.Limit, currency string) *model.Limit {
 	}
 	s := l.LimitSet
 	return &model.Limit{
-		ID: l.ID, PaymentMethod: l.PaymentMethod, TransactionType: l.TransactionType,
+		GlobalID: relay.ID(relay.Limit, corporationID, l.ID),
+		ID:       l.ID, PaymentMethod: l.PaymentMethod, TransactionType: l.TransactionType,
 		DailySuccessfulVelocity:   s.DailySuccessfulVelocity,
 		WeeklySuccessfulVelocity:  s.WeeklySuccessfulVelocity,
 		MonthlySuccessfulVelocity: s.MonthlySuccessfulVelocity,

@@ -92,12 +92,12 @@ test('a subscription through Apollo receives a webhook-derived event', async () 
   // even if it is stored before the subscription reaches the gateway.
   const { data: c } = await client.query({ query: gql`{ eventsCursor }`, fetchPolicy: 'network-only' });
   const sub = client.subscribe({
-    query: gql`subscription($after: String) { events(names: ["IndividualActivated"], after: $after) { cursor source event { id name individualId } } }`,
+    query: gql`subscription($after: String) { events(names: ["IndividualActivated"], after: $after) { cursor source event { id upstreamId name individualId } } }`,
     variables: { after: c.eventsCursor },
   }).subscribe({ next: ({ data }) => seen.push(data.events) });
   const fired = await gw.trigger('IndividualActivated');
   await waitFor(() => seen.length > 0, 15_000, 'an event');
-  assert.equal(seen[0].event.id, fired.id, 'the event the sandbox fired');
+  assert.equal(seen[0].event.upstreamId, fired.id, 'the event the sandbox fired');
   assert.equal(seen[0].event.name, 'IndividualActivated');
   assert.equal(seen[0].source, 'payments');
   assert.ok(seen[0].cursor);

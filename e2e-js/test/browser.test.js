@@ -107,8 +107,12 @@ test('the playground loads offline, runs a query and shows a subscription event'
     await page.waitForTimeout(700);
     return false;
   }, 60_000, 'an event in the playground');
-  const shown = (await result.innerText()).match(/"id": "([0-9a-f-]{36})"/)?.[1];
-  assert.ok(shown, 'the event id is shown');
+  // The event's id is a global id (docs/relay.md); a test may decode it to
+  // compare with the sandbox's raw id: base64url of "Event:<upstream id>".
+  const globalID = (await result.innerText()).match(/"id": "([A-Za-z0-9_-]+)"/)?.[1];
+  assert.ok(globalID, 'the event id is shown');
+  const shown = Buffer.from(globalID, 'base64url').toString().replace(/^Event:/, '');
+  assert.match(shown, /^[0-9a-f-]{36}$/, 'a global id of an event');
   const deliveries = await gw.sandbox('GET', '/_sandbox/deliveries');
   assert.ok(deliveries.some((d) => d.event_id === shown), 'the event shown is one the sandbox delivered as a webhook');
   await page.screenshot({ path: path.join(artifacts, 'playground.png') });

@@ -163,7 +163,7 @@ export const SIGN_IN = `mutation SignIn($input: SignInInput!) {
 }`;
 
 export const EVENTS = `subscription Events($after: String, $names: [String!]) {
-  events(after: $after, names: $names) { cursor source event { id name individualId } }
+  events(after: $after, names: $names) { cursor source event { id upstreamId name individualId } }
 }`;
 
 /** Waits until cond() is true, polling; fails after ms. */

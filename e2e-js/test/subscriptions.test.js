@@ -60,7 +60,7 @@ test('graphql-ws over the session cookie receives a webhook-derived event', asyn
   const fired = await gw.trigger('IndividualActivated');
   await waitFor(() => seen.length > 0, 15_000, 'an event');
   assert.equal(seen[0].errors, undefined);
-  assert.equal(seen[0].data.events.event.id, fired.id);
+  assert.equal(seen[0].data.events.event.upstreamId, fired.id);
   assert.equal(seen[0].data.events.event.individualId, fired.payload.individual_id);
   assert.equal(sockets.length, 1);
   dispose();
@@ -77,7 +77,7 @@ test('graphql-sse with a bearer token receives a webhook-derived event', async (
   const fired = await gw.trigger('IndividualBlocked');
   await waitFor(() => seen.length > 0, 15_000, 'an event');
   assert.equal(seen[0].error, undefined, String(seen[0].error));
-  assert.equal(seen[0].data.events.event.id, fired.id);
+  assert.equal(seen[0].data.events.event.upstreamId, fired.id);
   assert.equal(seen[0].data.events.event.name, 'IndividualBlocked');
   dispose();
   client.dispose();
@@ -104,7 +104,7 @@ test('a dropped connection reconnects and resumes after the last cursor, without
   client.subscribe(payload, {
     next: ({ data, errors: errs }) => {
       if (errs) return errors.push(errs);
-      ids.push(data.events.event.id);
+      ids.push(data.events.event.upstreamId);
       payload.variables.after = data.events.cursor;
     },
     error: (e) => errors.push(e),

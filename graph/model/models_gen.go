@@ -32,6 +32,15 @@ type CreateOrderResult interface {
 	IsCreateOrderResult()
 }
 
+// An object with an identity. Its id is global: opaque, unique across the whole
+// graph (both upstreams), and accepted back by node, nodes and every ID argument
+// that names an object of its type.
+type Node interface {
+	IsNode()
+	// The global id: opaque; do not parse it or build it.
+	GetID() string
+}
+
 // The session (SignedIn), or a TwoFactorChallenge to answer with the SMS code.
 type SignInResult interface {
 	IsSignInResult()
@@ -158,7 +167,7 @@ type CardCompanyInput struct {
 
 // A card's secrets. Keep them out of logs, stores and screenshots.
 type CardCredentials struct {
-	// Id of the card they belong to.
+	// Global id of the card they belong to.
 	CardID string `json:"cardId"`
 	// The full card number. Never logged or cached by the gateway.
 	Pan string `json:"pan"`
@@ -168,7 +177,7 @@ type CardCredentials struct {
 
 // The simulated transaction was declined with a card authorisation code.
 type CardDeclined struct {
-	// Id of the card.
+	// Global id of the card.
 	CardID string `json:"cardId"`
 	// The card; null when it cannot be read back.
 	Card *Card `json:"card,omitempty"`
@@ -208,7 +217,10 @@ type CardPaymentInput struct {
 
 // A transaction made with a card.
 type CardTransaction struct {
-	ID string `json:"id"`
+	// The global id (Node): opaque; pass it back to node, nodes and CardTransaction arguments.
+	GlobalID string `json:"id"`
+	// The id the upstream uses: for support and REST consoles.
+	ID string `json:"upstreamId"`
 	// The upstream's transaction type, e.g. card-transaction.
 	Type string `json:"type"`
 	// The transaction's amount in the card's currency.
@@ -220,6 +232,11 @@ type CardTransaction struct {
 	// When the transaction was made; null when the upstream does not say.
 	CreatedAt *time.Time `json:"createdAt,omitempty"`
 }
+
+func (CardTransaction) IsNode() {}
+
+// The global id: opaque; do not parse it or build it.
+func (this CardTransaction) GetID() string { return this.ID }
 
 type CardTransactionPage struct {
 	Items    []*CardTransaction `json:"items"`
@@ -303,9 +320,15 @@ type ConversionRefused struct {
 
 func (ConversionRefused) IsCreateConversionResult() {}
 
+// A company banking with the upstream, with its wallets, persons, cards and KYC documents.
 type Corporation struct {
-	ID    string  `json:"id"`
-	Name  string  `json:"name"`
+	// The global id (Node): opaque; pass it back to node, nodes and Corporation arguments.
+	GlobalID string `json:"id"`
+	// The id the upstream uses: for support and REST consoles.
+	ID string `json:"upstreamId"`
+	// The corporation's registered name.
+	Name string `json:"name"`
+	// The corporation's contact e-mail.
 	Email *string `json:"email,omitempty"`
 	// Registration address, at most 64 characters.
 	Address *string `json:"address,omitempty"`
@@ -352,6 +375,11 @@ type Corporation struct {
 	Limits []*Limit `json:"limits"`
 }
 
+func (Corporation) IsNode() {}
+
+// The global id: opaque; do not parse it or build it.
+func (this Corporation) GetID() string { return this.ID }
+
 type CorporationPage struct {
 	Items    []*Corporation `json:"items"`
 	PageInfo *PageInfo      `json:"pageInfo"`
@@ -359,7 +387,7 @@ type CorporationPage struct {
 
 // Settings of a corporation.
 type CorporationSettings struct {
-	// Id of the corporation they belong to.
+	// Global id of the corporation they belong to.
 	CorporationID string `json:"corporationId"`
 	// Always includes EMPLOYEE.
 	AllowedPersonTypes []PersonType `json:"allowedPersonTypes"`
@@ -536,7 +564,10 @@ type CrossBorderRequisitesInput struct {
 
 // A customer record of the merchant.
 type Customer struct {
-	ID string `json:"id"`
+	// The global id (Node): opaque; pass it back to node, nodes and Customer arguments.
+	GlobalID string `json:"id"`
+	// The id the upstream uses: for support and REST consoles.
+	ID string `json:"upstreamId"`
 	// The merchant's own customer identifier.
 	Number string `json:"number"`
 	// Who the customer is and how to reach them.
@@ -555,6 +586,11 @@ type Customer struct {
 	// customers costs one upstream order listing per distinct date range.
 	Orders []*Order `json:"orders"`
 }
+
+func (Customer) IsNode() {}
+
+// The global id: opaque; do not parse it or build it.
+func (this Customer) GetID() string { return this.ID }
 
 // A payment charged to the order's customer with its first stored card.
 type CustomerPaymentInput struct {
@@ -580,7 +616,7 @@ type DeleteKycDocumentInput struct {
 
 // The deleted document.
 type DeleteKycDocumentPayload struct {
-	// Id of the deleted document.
+	// Global id of the deleted document.
 	ID string `json:"id"`
 }
 
@@ -614,7 +650,7 @@ type DeleteWebhookPayload struct {
 
 // The deleted requisites.
 type DeletedWalletRequisites struct {
-	// Id of the deleted requisites.
+	// Global id of the deleted requisites.
 	ID string `json:"id"`
 }
 
@@ -636,10 +672,16 @@ type Individual struct {
 	FormURL *string `json:"formUrl,omitempty"`
 }
 
+// A fee invoice of the corporation; while one is unpaid, conversions are refused (UNPAID_INVOICE).
 type Invoice struct {
-	ID     string      `json:"id"`
-	Type   InvoiceType `json:"type"`
-	IsPaid bool        `json:"isPaid"`
+	// The global id (Node): opaque; pass it back to node, nodes and Invoice arguments.
+	GlobalID string `json:"id"`
+	// The id the upstream uses: for support and REST consoles.
+	ID string `json:"upstreamId"`
+	// What the invoice charges for.
+	Type InvoiceType `json:"type"`
+	// Whether it is fully paid; unpaidAmount is then 0.
+	IsPaid bool `json:"isPaid"`
 	// The invoiced amount.
 	Amount *Money `json:"amount"`
 	// What is still to pay; 0 when paid.
@@ -651,6 +693,11 @@ type Invoice struct {
 	// When the invoice was issued.
 	CreatedAt *time.Time `json:"createdAt,omitempty"`
 }
+
+func (Invoice) IsNode() {}
+
+// The global id: opaque; do not parse it or build it.
+func (this Invoice) GetID() string { return this.ID }
 
 // A payment made against an invoice.
 type InvoiceRepayment struct {
@@ -697,8 +744,13 @@ type IssueCardInput struct {
 
 // A corporation's KYC document.
 type KycDocument struct {
-	ID     string            `json:"id"`
-	Name   string            `json:"name"`
+	// The global id (Node): opaque; pass it back to node, nodes and KycDocument arguments.
+	GlobalID string `json:"id"`
+	// The id the upstream uses: for support and REST consoles.
+	ID string `json:"upstreamId"`
+	// The document's name; changeable with updateKycDocument.
+	Name string `json:"name"`
+	// Whether staff verified it; NO_MARK after upload.
 	Status KycDocumentStatus `json:"status"`
 	// Always `corporate`, the only document type.
 	Type string `json:"type"`
@@ -710,13 +762,21 @@ type KycDocument struct {
 	CreatedAt *time.Time `json:"createdAt,omitempty"`
 	// When the document last changed, e.g. its status.
 	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
-	// Id of the corporation the document belongs to.
+	// Global id of the corporation the document belongs to.
 	CorporationID string `json:"corporationId"`
 }
 
+func (KycDocument) IsNode() {}
+
+// The global id: opaque; do not parse it or build it.
+func (this KycDocument) GetID() string { return this.ID }
+
 // Limits of one payment method and transaction type. Amounts are in the corporation's currency; null is no limit.
 type Limit struct {
-	ID string `json:"id"`
+	// The global id (Node): opaque; pass it back to node, nodes and Limit arguments.
+	GlobalID string `json:"id"`
+	// The id the upstream uses: for support and REST consoles.
+	ID string `json:"upstreamId"`
 	// For example bank-transfer, or internal for conversions.
 	PaymentMethod string `json:"paymentMethod"`
 	// For example transfer-outgoing or convert.
@@ -742,6 +802,11 @@ type Limit struct {
 	// When the limit last changed.
 	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
 }
+
+func (Limit) IsNode() {}
+
+// The global id: opaque; do not parse it or build it.
+func (this Limit) GetID() string { return this.ID }
 
 // Limit values to change; absent fields stay. Amounts in minor units of the corporation's currency.
 type LimitSetInput struct {
@@ -822,7 +887,7 @@ type OnboardIndividualPayload struct {
 
 // The attempt failed; retry with the same idempotencyKey to keep the order id.
 type OrderFailed struct {
-	// Upstream id of the failed attempt; the gateway reuses it on the retry with the same
+	// Global id of the failed attempt; the gateway reuses the attempt on the retry with the same
 	// idempotencyKey.
 	OrderID string `json:"orderId"`
 	// Upstream reason code, e.g. card_declined.
@@ -920,7 +985,7 @@ type PendingAction struct {
 	ID string `json:"id"`
 	// Id of the individual who must act.
 	IndividualID string `json:"individualId"`
-	// The event that created it.
+	// Global id of the event that created it.
 	EventID *string `json:"eventId,omitempty"`
 	// What must be done, as the upstream names it, e.g. consent.
 	Type string `json:"type"`
@@ -932,10 +997,16 @@ type PendingAction struct {
 	CompletedAt *time.Time `json:"completedAt,omitempty"`
 }
 
+// A person of a corporation in the banking upstream: an employee or a consumer.
 type Person struct {
-	ID        string `json:"id"`
+	// The global id (Node): opaque; pass it back to node, nodes and Person arguments.
+	GlobalID string `json:"id"`
+	// The id the upstream uses: for support and REST consoles.
+	ID string `json:"upstreamId"`
+	// First name, at most 100 characters.
 	FirstName string `json:"firstName"`
-	LastName  string `json:"lastName"`
+	// Last name, at most 100 characters.
+	LastName string `json:"lastName"`
 	// E-mail address; null for a UBO created without one.
 	Email *string `json:"email,omitempty"`
 	// Phone number; the SMS two-factor codes go to it.
@@ -984,13 +1055,18 @@ type Person struct {
 	CreatedAt *time.Time `json:"createdAt,omitempty"`
 	// When the person last changed; null when the upstream does not say.
 	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
-	// Id of the person's corporation, when known.
+	// Global id of the person's corporation, when known.
 	CorporationID *string `json:"corporationId,omitempty"`
 	// The person's corporation (batched, as Query.corporation); null outside the viewer's scope.
 	Corporation *Corporation `json:"corporation,omitempty"`
 	// Cards of which this person is the cardholder.
 	Cards []*Card `json:"cards"`
 }
+
+func (Person) IsNode() {}
+
+// The global id: opaque; do not parse it or build it.
+func (this Person) GetID() string { return this.ID }
 
 func (Person) IsChangeMyPhoneResult() {}
 
@@ -1174,7 +1250,7 @@ type SignUpCorporationInput struct {
 
 // The registered corporation.
 type SignUpCorporationPayload struct {
-	// Id of the new corporation.
+	// Global id of the new corporation.
 	ID string `json:"id"`
 }
 
@@ -1401,7 +1477,7 @@ type UploadKycDocumentInput struct {
 
 // 3-D Secure must be performed; then retry createOrder with the same idempotencyKey.
 type VerificationRequired struct {
-	// Upstream id of the order attempt; the gateway reuses it on the retry with the same
+	// Global id of the order attempt; the gateway reuses the attempt on the retry with the same
 	// idempotencyKey.
 	OrderID string `json:"orderId"`
 	// Where the cardholder completes 3-D Secure, when the upstream gives one.
@@ -1431,7 +1507,10 @@ type Viewer struct {
 
 // A wallet's bank details.
 type WalletRequisites struct {
-	ID string `json:"id"`
+	// The global id (Node): opaque; pass it back to node, nodes and WalletRequisites arguments.
+	GlobalID string `json:"id"`
+	// The id the upstream uses: for support and REST consoles.
+	ID string `json:"upstreamId"`
 	// The IBAN for SEPA requisites, the account number otherwise.
 	Number string `json:"number"`
 	// The BIC for SEPA and cross-border requisites, the sort code for UK local ones.
@@ -1441,6 +1520,11 @@ type WalletRequisites struct {
 	// When the requisites were created; null when the upstream does not say.
 	CreatedAt *time.Time `json:"createdAt,omitempty"`
 }
+
+func (WalletRequisites) IsNode() {}
+
+// The global id: opaque; do not parse it or build it.
+func (this WalletRequisites) GetID() string { return this.ID }
 
 // The company's registered webhook: the payments upstream announces every new event to its URL.
 type Webhook struct {

@@ -282,3 +282,12 @@ type loaderError string
 func (e loaderError) Error() string { return string(e) }
 
 const errBadWindow = loaderError("loaders: order window dates must be YYYY-MM-DD")
+
+// OrdersIn reads the merchant's orders created in [start, end]
+// (YYYY-MM-DD) once per request: the same memoised listing the Orders
+// loader filters, so order(id), node and Customer.orders over one window
+// share one upstream call.
+func (ls *Loaders) OrdersIn(ctx context.Context, start, end time.Time) ([]payments.Order, error) {
+	s, e := start.UTC().Format(payments.DateLayout), end.UTC().Format(payments.DateLayout)
+	return ls.listings.ordersFor(s, e).do(func() ([]payments.Order, error) { return ls.payments.Orders.List(ctx, start, end) })
+}

@@ -60,7 +60,7 @@ const DASHBOARD = `query Dashboard {
   customers {
     id number status
     contact { name email }
-    orders { id number status created amount { amount currency } }
+    orders { id upstreamId number status created amount { amount currency } }
   }
   eventsCursor
 }`;
@@ -68,7 +68,7 @@ const DASHBOARD = `query Dashboard {
 const EVENTS = `subscription Events($after: String) {
   events(after: $after) {
     cursor source
-    event { id name createdAt orderId individualId }
+    event { id upstreamId name createdAt orderId individualId }
   }
 }`;
 
@@ -162,7 +162,7 @@ async function refresh() {
   const rows = [];
   for (const c of data.customers) {
     if (c.orders.length === 0) rows.push([c.number, c.contact.name, c.contact.email, '', '', '']);
-    for (const o of c.orders) rows.push([c.number, c.contact.name, c.contact.email, o.id, o.status, money(o.amount)]);
+    for (const o of c.orders) rows.push([c.number, c.contact.name, c.contact.email, o.upstreamId, o.status, money(o.amount)]);
   }
   $('#customers').replaceChildren(
     text('p', `${data.customers.length} customers, ${rows.filter((r) => r[3]).length} orders in the last 30 days`, 'hint'),
@@ -242,7 +242,8 @@ function stopFeed(why) {
 
 function showEvent(e) {
   const li = document.createElement('li');
-  li.dataset.eventId = e.event.id;
+  // The upstream's id: what support and the upstream's console know it by.
+  li.dataset.eventId = e.event.upstreamId;
   li.append(text('span', e.event.name, 'name'), text('span', ` ${e.source}`),
     text('time', new Date(e.event.createdAt).toLocaleTimeString()),
     text('span', e.event.orderId ? ` order ${e.event.orderId}` : e.event.individualId ? ` individual ${e.event.individualId}` : ''));
