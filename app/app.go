@@ -237,8 +237,12 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 	}
 
 	sessions := session.NewJetStreamStore(sessionsKV, cfg.SessionTTL)
-	// Every replica watches for sessions ending anywhere, to close their
-	// websocket connections here.
+	// One watch on the bucket per replica keeps the session cache current
+	// (requests read their session from memory) and reports sessions
+	// ending anywhere, to close their websocket connections here.
+	if err := sessions.Run(bgCtx); err != nil {
+		return nil, fmt.Errorf("watching sessions: %w", err)
+	}
 	sockets := session.NewSockets(logger.With("component", "sessions"))
 	if err := sockets.Run(bgCtx, sessions); err != nil {
 		return nil, fmt.Errorf("watching sessions: %w", err)
