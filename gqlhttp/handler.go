@@ -5,6 +5,7 @@
 package gqlhttp
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"mime"
@@ -118,6 +119,10 @@ type HandlerConfig struct {
 	// websocket cap (the session layer's address, proxies considered);
 	// nil uses the TCP peer.
 	ClientAddr func(*http.Request) string
+	// WebsocketKeepAlive is the websocket keep-alive interval (default
+	// 15 s); WebsocketPeerTimeout how long a silent peer is kept (default
+	// twice the interval and 10 s). See GorillaWebsocket.
+	WebsocketKeepAlive, WebsocketPeerTimeout time.Duration
 }
 
 // Close codes of the graphql-transport-ws protocol that the gateway sends.
@@ -244,13 +249,17 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *Handler {
 			WriteBufferSize: 4096,
 			WriteBufferPool: &sync.Pool{},
 			CheckOrigin:     cfg.CheckOrigin,
-		}},
-		InitFunc:              cfg.WebsocketInit,
-		CloseFunc:             runSocketCleanup,
-		InitTimeout:           3 * time.Second,
-		KeepAlivePingInterval: 15 * time.Second,
-		PingPongInterval:      20 * time.Second,
-		PayloadReadLimit:      &l.WebsocketReadLimit,
+		},
+			// Keep-alive and dead-peer detection on a timer in the
+			// adapter, not in gqlgen's ping loop (a goroutine per socket):
+			// see GorillaWebsocket.
+			KeepAlive:   cmp.Or(cfg.WebsocketKeepAlive, 15*time.Second),
+			PeerTimeout: cfg.WebsocketPeerTimeout,
+		},
+		InitFunc:         cfg.WebsocketInit,
+		CloseFunc:        runSocketCleanup,
+		InitTimeout:      3 * time.Second,
+		PayloadReadLimit: &l.WebsocketReadLimit,
 	})
 	srv.AddTransport(transport.Options{})
 	// SSE before POST: both accept a JSON POST, and the first transport that
