@@ -18,8 +18,6 @@ import (
 	"sync"
 	"time"
 
-	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
-
 	"github.com/fingraph/fingraph/engine"
 	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/gqlhttp"
@@ -184,8 +182,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 		if cfg.wrapUpstream != nil {
 			rt = cfg.wrapUpstream(name, rt)
 		}
-		return otelhttp.NewTransport(m.instrument(name, rt),
-			otelhttp.WithTracerProvider(a.tracing.provider), otelhttp.WithPropagators(a.tracing.propagator))
+		return a.tracing.transport(m.instrument(name, rt))
 	}
 	pay, err := payments.NewClient(cfg.PaymentsURL, payments.Keys{
 		Public: cfg.PaymentsPublic, Private: cfg.PaymentsPrivate, AccessToken: cfg.PaymentsAccess,
