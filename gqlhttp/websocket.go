@@ -1,10 +1,12 @@
 package gqlhttp
 
 import (
+	"bufio"
 	"cmp"
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -48,12 +50,20 @@ func (g GorillaWebsocket) Accept(w http.ResponseWriter, r *http.Request, opts tr
 	if err != nil {
 		return nil, err
 	}
+	// The upgrade is done: let go of net/http's writer and tell
+	// serveSocket, whose HTTP handler can now return.
+	if dw, ok := w.(*detachedWriter); ok {
+		dw.detach()
+	}
 	gc := &gorillaConn{conn: conn}
 	if g.KeepAlive > 0 {
 		gc.startKeepAlive(g.KeepAlive, cmp.Or(g.PeerTimeout, 2*g.KeepAlive+10*time.Second))
 	}
 	if slot, ok := r.Context().Value(slotKey{}).(*socketSlot); ok {
 		slot.set(gc)
+		if slot.upgraded != nil {
+			close(slot.upgraded)
+		}
 	}
 	return gc, nil
 }
@@ -72,8 +82,62 @@ type (
 		// ops counts the operations in flight on the connection,
 		// subscriptions included.
 		ops atomic.Int32
+		// upgraded, when set, is closed once the connection is upgraded
+		// (see Handler.serveSocket).
+		upgraded chan struct{}
 	}
 )
+
+// detachedWriter is the ResponseWriter of a websocket request served on its
+// own goroutine: it passes everything to net/http's writer until the
+// upgrade, then drops it, so that the connection's HTTP state can be freed
+// (see Handler.serveSocket). After detach, writes go nowhere.
+type detachedWriter struct {
+	mu sync.Mutex
+	w  http.ResponseWriter
+}
+
+func (d *detachedWriter) writer() http.ResponseWriter {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.w
+}
+
+func (d *detachedWriter) detach() {
+	d.mu.Lock()
+	d.w = nil
+	d.mu.Unlock()
+}
+
+func (d *detachedWriter) Header() http.Header {
+	if w := d.writer(); w != nil {
+		return w.Header()
+	}
+	return http.Header{}
+}
+
+func (d *detachedWriter) Write(b []byte) (int, error) {
+	if w := d.writer(); w != nil {
+		return w.Write(b)
+	}
+	return 0, http.ErrHijacked
+}
+
+func (d *detachedWriter) WriteHeader(code int) {
+	if w := d.writer(); w != nil {
+		w.WriteHeader(code)
+	}
+}
+
+// Hijack lets gorilla take the connection over; it asks for http.Hijacker
+// directly.
+func (d *detachedWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	h, ok := d.writer().(http.Hijacker)
+	if !ok {
+		return nil, nil, errors.New("gqlhttp: the response writer cannot be hijacked")
+	}
+	return h.Hijack()
+}
 
 func (s *socketSlot) set(c *gorillaConn) {
 	s.mu.Lock()
