@@ -54,6 +54,9 @@ type cache struct {
 	loads    map[string]*load
 	ended    map[*endedFn]struct{}
 	sweepAt  int
+	// limit bounds the entries; past it, arbitrary entries are dropped
+	// (they are read from the bucket again when needed).
+	limit int
 }
 
 type cached struct {
@@ -73,12 +76,16 @@ type endedFn struct{ fn func(key string) }
 // minSweep is the map size below which expired entries are not swept.
 const minSweep = 1024
 
+// cacheLimit bounds a replica's cached sessions (~0.5 KB each).
+const cacheLimit = 100_000
+
 func (c *cache) init(now func() time.Time) {
 	c.now = now
 	c.entries = map[string]cached{}
 	c.loads = map[string]*load{}
 	c.ended = map[*endedFn]struct{}{}
 	c.sweepAt = minSweep
+	c.limit = cacheLimit
 }
 
 // get returns a copy of the cached session of key. fresh asks for the
@@ -162,6 +169,14 @@ func (c *cache) putLocked(key string, sess *Session, rev uint64) {
 			}
 		}
 		c.sweepAt = max(minSweep, 2*len(c.entries))
+	}
+	for k := range c.entries {
+		if len(c.entries) <= c.limit {
+			break
+		}
+		if k != key {
+			delete(c.entries, k)
+		}
 	}
 }
 

@@ -248,3 +248,29 @@ func TestUpdateOnAStaleCacheReadsTheBucket(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// The cache is bounded; sessions it dropped are read from the bucket.
+func TestTheCacheIsBounded(t *testing.T) {
+	a, _, akv, _ := twoStores(t)
+	session.SetCacheLimit(a, 10)
+	ctx := context.Background()
+	var toks []string
+	for range 50 {
+		tok, err := a.Create(ctx, &session.Session{Kind: session.APIClient})
+		if err != nil {
+			t.Fatal(err)
+		}
+		toks = append(toks, tok)
+	}
+	if n := session.CacheLen(a); n > 10 {
+		t.Fatalf("%d sessions cached, want at most 10", n)
+	}
+	for _, tok := range toks {
+		if _, err := a.Get(ctx, tok); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := akv.gets.Load(); n < 40 {
+		t.Errorf("%d bucket reads for 50 sessions with 10 cached, want at least 40", n)
+	}
+}
