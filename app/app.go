@@ -18,8 +18,6 @@ import (
 	"sync"
 	"time"
 
-	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
-
 	"github.com/fingraph/fingraph/engine"
 	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/gqlhttp"
@@ -184,8 +182,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 		if cfg.wrapUpstream != nil {
 			rt = cfg.wrapUpstream(name, rt)
 		}
-		return otelhttp.NewTransport(m.instrument(name, rt),
-			otelhttp.WithTracerProvider(a.tracing.provider), otelhttp.WithPropagators(a.tracing.propagator))
+		return a.tracing.transport(m.instrument(name, rt))
 	}
 	pay, err := payments.NewClient(cfg.PaymentsURL, payments.Keys{
 		Public: cfg.PaymentsPublic, Private: cfg.PaymentsPrivate, AccessToken: cfg.PaymentsAccess,
@@ -237,8 +234,12 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 	}
 
 	sessions := session.NewJetStreamStore(sessionsKV, cfg.SessionTTL)
-	// Every replica watches for sessions ending anywhere, to close their
-	// websocket connections here.
+	// One watch on the bucket per replica keeps the session cache current
+	// (requests read their session from memory) and reports sessions
+	// ending anywhere, to close their websocket connections here.
+	if err := sessions.Run(bgCtx); err != nil {
+		return nil, fmt.Errorf("watching sessions: %w", err)
+	}
 	sockets := session.NewSockets(logger.With("component", "sessions"))
 	if err := sockets.Run(bgCtx, sessions); err != nil {
 		return nil, fmt.Errorf("watching sessions: %w", err)

@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -9,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -17,7 +20,6 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/go-chi/cors"
 	"github.com/prometheus/client_golang/prometheus"
-	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 
 	"github.com/fingraph/fingraph/downloads"
 	"github.com/fingraph/fingraph/engine"
@@ -105,7 +107,6 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 	})
 
 	r := chi.NewRouter()
-	r.Use(middleware.RequestID)
 	r.Use(middleware.Recoverer)
 	r.Use(accessLog(d.logger, d.metrics.requests))
 	// Web frontends on their own origins (a dev server, the app's domain)
@@ -127,9 +128,8 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 	// Loaders are made per operation inside gql (loaders.PerOperation), under
 	// the session: loaders hold one principal's view.
 	// Tracing wraps everything, so upstream spans join the request's trace.
-	r.Handle("/graphql", otelhttp.NewHandler(
-		gqlhttp.LimitBody(limits.MaxBodyBytes, gqlhttp.NoStore(sessions.Middleware(gql))),
-		"/graphql", otelhttp.WithTracerProvider(d.tracing.provider), otelhttp.WithPropagators(d.tracing.propagator)))
+	r.Handle("/graphql", d.tracing.handler("/graphql",
+		gqlhttp.LimitBody(limits.MaxBodyBytes, gqlhttp.NoStore(sessions.Middleware(gql)))))
 	pages := web.Handler(es, web.Options{PublishSchema: d.cfg.Introspection})
 	for _, p := range web.Paths {
 		r.Get(p, pages.ServeHTTP)
@@ -242,24 +242,58 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// accessLog logs one line per request: method, route, status, duration.
-// Never the query string or body, which can carry card tokens.
+// accessLog counts every request by route and status class and, at debug
+// level, logs one line: method, route, status, duration and a request id
+// of the gateway's own. Never the query string, a header or the body,
+// which can carry card tokens (so a client's X-Request-Id is not logged
+// either). With debug off it builds no log record and no request id, and
+// leaves the request's context alone.
 func accessLog(logger *slog.Logger, requests *prometheus.CounterVec) func(http.Handler) http.Handler {
+	var seq atomic.Uint64
+	prefix := requestIDPrefix()
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
-			t0 := time.Now()
+			debug := logger.Enabled(r.Context(), slog.LevelDebug)
+			var t0 time.Time
+			if debug {
+				t0 = time.Now()
+			}
 			next.ServeHTTP(ww, r)
 			route := chi.RouteContext(r.Context()).RoutePattern()
 			status := ww.Status()
 			if status == 0 {
 				status = http.StatusOK
 			}
-			requests.WithLabelValues(route, strconv.Itoa(status/100)+"xx").Inc()
-			logger.Debug("request", "method", r.Method, "route", route, "status", status,
-				"duration_ms", time.Since(t0).Milliseconds(), "request_id", middleware.GetReqID(r.Context()))
+			requests.WithLabelValues(route, statusClass(status)).Inc()
+			if debug {
+				logger.Debug("request", "method", r.Method, "route", route, "status", status,
+					"duration_ms", time.Since(t0).Milliseconds(), "request_id", prefix+strconv.FormatUint(seq.Add(1), 10))
+			}
 		})
 	}
+}
+
+// statusClass names a status's class ("2xx") without formatting.
+func statusClass(status int) string {
+	switch status / 100 {
+	case 1:
+		return "1xx"
+	case 2:
+		return "2xx"
+	case 3:
+		return "3xx"
+	case 4:
+		return "4xx"
+	}
+	return strconv.Itoa(status/100) + "xx"
+}
+
+// requestIDPrefix tells this process's request ids from another replica's.
+func requestIDPrefix() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b) + "-"
 }
 
 // originChecker allows websocket upgrades from the gateway's own origin and

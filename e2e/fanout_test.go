@@ -12,8 +12,8 @@ import (
 // subscriptions cost the gateway (which runs in this process): every
 // subscription shares the replica's one stream consumer and the resolver
 // hands events straight to gqlgen's channel, so what is left is the
-// transport's own: per socket its read loop, keep-alive and close-on-cancel
-// goroutines, per subscription gqlgen's operation loop. Each subscription is
+// transport's own: per socket its read loop and close-on-cancel goroutines
+// (keep-alive runs on a timer), per subscription gqlgen's operation loop. Each subscription is
 // proven live by an event before counting.
 func TestIdleSubscriptionGoroutines(t *testing.T) {
 	g := liveGateway(t)
@@ -53,13 +53,15 @@ func TestIdleSubscriptionGoroutines(t *testing.T) {
 	added := runtime.NumGoroutine() - before
 	perSub := float64(added) / float64(sockets*perSocket)
 	t.Logf("%d sockets x %d subscriptions: %d goroutines (%.2f per subscription)", sockets, perSocket, added, perSub)
-	// Per socket: its read loop, keep-alive pings and close-on-cancel; per
-	// subscription: gqlgen's operation loop. A consumer or an adapter per
-	// subscription would add at least one per subscription more. The slack is for HTTP
-	// keep-alive connections (3 goroutines each) that the sandbox's webhook
-	// sender and the test's client may open or close meanwhile.
+	// Per socket: gqlgen's read loop and close-on-cancel (keep-alive runs
+	// on a timer, gqlhttp.GorillaWebsocket); per subscription: gqlgen's
+	// operation loop. A consumer or an adapter per subscription would add
+	// at least one per subscription more, a keep-alive loop one per socket.
+	// The slack is for HTTP keep-alive connections (3 goroutines each) that
+	// the sandbox's webhook sender and the test's client may open or close
+	// meanwhile.
 	const slack = 9
-	if max := sockets*3 + sockets*perSocket + slack; added > max {
+	if max := sockets*2 + sockets*perSocket + slack; added > max {
 		t.Fatalf("%d goroutines for %d idle subscriptions on %d sockets, want at most %d", added, sockets*perSocket, sockets, max)
 	}
 }

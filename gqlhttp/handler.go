@@ -5,6 +5,7 @@
 package gqlhttp
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"mime"
@@ -122,6 +123,10 @@ type HandlerConfig struct {
 	// dataloaders): what needs a fresh context per operation, which an
 	// HTTP middleware cannot give the operations of one websocket.
 	Extensions []graphql.HandlerExtension
+	// WebsocketKeepAlive is the websocket keep-alive interval (default
+	// 15 s); WebsocketPeerTimeout how long a silent peer is kept (default
+	// twice the interval and 10 s). See GorillaWebsocket.
+	WebsocketKeepAlive, WebsocketPeerTimeout time.Duration
 }
 
 // Close codes of the graphql-transport-ws protocol that the gateway sends.
@@ -199,14 +204,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.perAddr[addr]++
 		h.sockets[slot] = struct{}{}
 		h.mu.Unlock()
-		defer func() {
+		h.serveSocket(w, r, slot, func() {
 			h.mu.Lock()
 			delete(h.sockets, slot)
 			if h.perAddr[addr]--; h.perAddr[addr] <= 0 {
 				delete(h.perAddr, addr)
 			}
 			h.mu.Unlock()
-		}()
+		})
+		return
 	case strings.Contains(r.Header.Get("Accept"), "text/event-stream"):
 		ctx, cancel := context.WithCancel(r.Context())
 		r = r.WithContext(ctx)
@@ -229,6 +235,35 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.srv.ServeHTTP(w, r)
 }
 
+// serveSocket runs a websocket request on a goroutine of its own and
+// returns once the connection is upgraded (or the upgrade failed), so that
+// net/http's goroutine for the connection ends and its per-connection state
+// (a 4 KB write buffer, a 4 KB read buffer, the connection and response
+// structures) is freed: an idle socket otherwise held all of it for its
+// whole life. The goroutine replaces net/http's, so the count is the same.
+// It serves a copy of the request that keeps its context's values but not
+// its cancellation (net/http cancels it when the handler returns) and has
+// no body (an upgrade has none; net/http's body reader would hold the
+// connection), with a ResponseWriter that lets go of the real one once the
+// upgrade is done (gqlgen's recover keeps the writer in scope). done runs
+// when the connection ends.
+func (h *Handler) serveSocket(w http.ResponseWriter, r *http.Request, slot *socketSlot, done func()) {
+	dw := &detachedWriter{w: w}
+	slot.upgraded = make(chan struct{})
+	r = r.WithContext(context.WithoutCancel(r.Context()))
+	r.Body = http.NoBody
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		defer done()
+		h.srv.ServeHTTP(dw, r)
+	}()
+	select {
+	case <-slot.upgraded:
+	case <-ended:
+	}
+}
+
 // NewHandler assembles the GraphQL HTTP handler over es.
 func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *Handler {
 	if cfg.Logger == nil {
@@ -240,21 +275,28 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *Handler {
 	l := cfg.Limits
 	srv := handler.New(es)
 	srv.AddTransport(transport.Websocket{
-		// Idle subscriptions are the common case: read through the HTTP
-		// server's own buffer (ReadBufferSize 0) instead of a second one,
-		// and borrow a write buffer only while writing, so an idle socket
-		// holds neither (docs/performance.md: ~8 KB of ~55 KB each).
+		// Idle subscriptions are the common case. A read buffer of its
+		// own, and a small one (client messages are small; larger ones
+		// are read through it in pieces): the HTTP server's reader would
+		// keep the whole HTTP connection, its 4 KB writer included, alive
+		// after the upgrade (see Handler.serveSocket). A write buffer is
+		// borrowed only while writing. docs/performance.md.
 		Implementation: GorillaWebsocket{Upgrader: websocket.Upgrader{
+			ReadBufferSize:  1024,
 			WriteBufferSize: 4096,
 			WriteBufferPool: &sync.Pool{},
 			CheckOrigin:     cfg.CheckOrigin,
-		}},
-		InitFunc:              cfg.WebsocketInit,
-		CloseFunc:             runSocketCleanup,
-		InitTimeout:           3 * time.Second,
-		KeepAlivePingInterval: 15 * time.Second,
-		PingPongInterval:      20 * time.Second,
-		PayloadReadLimit:      &l.WebsocketReadLimit,
+		},
+			// Keep-alive and dead-peer detection on a timer in the
+			// adapter, not in gqlgen's ping loop (a goroutine per socket):
+			// see GorillaWebsocket.
+			KeepAlive:   cmp.Or(cfg.WebsocketKeepAlive, 15*time.Second),
+			PeerTimeout: cfg.WebsocketPeerTimeout,
+		},
+		InitFunc:         cfg.WebsocketInit,
+		CloseFunc:        runSocketCleanup,
+		InitTimeout:      3 * time.Second,
+		PayloadReadLimit: &l.WebsocketReadLimit,
 	})
 	srv.AddTransport(transport.Options{})
 	// SSE before POST: both accept a JSON POST, and the first transport that

@@ -106,6 +106,12 @@ func (h *Handler) Middleware(next http.Handler) http.Handler {
 	store, logger := h.store, h.logger
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		st := &state{store: store, logger: logger, locks: h.locks, w: w, client: h.clientAddr(r)}
+		if r.Header.Get("Upgrade") != "" {
+			// A websocket sets no cookie, and its connection outlives the
+			// request: holding the ResponseWriter would keep net/http's
+			// state for the connection alive as long.
+			st.w = nil
+		}
 		token, fromCookie := requestToken(r)
 		if token != "" {
 			sess, err := store.Get(r.Context(), token)

@@ -20,10 +20,16 @@ const DefaultTTL = 12 * time.Hour
 // entries expire after the TTL. Because every write (a refreshed token)
 // restarts an entry's age in the bucket, ExpiresAt is checked on read too:
 // a session never outlives the TTL from its creation.
+//
+// Once Run (or WatchEnded) has put a watch on the bucket, reads are served
+// from a local cache of the sessions this replica has read or written, kept
+// current by that watch (see cache.go).
 type JetStreamStore struct {
 	kv  jetstream.KeyValue
 	ttl time.Duration
 	now func() time.Time
+
+	cache cache
 }
 
 var _ Store = (*JetStreamStore)(nil)
@@ -31,7 +37,9 @@ var _ Store = (*JetStreamStore)(nil)
 // NewJetStreamStore wraps an opened bucket (engine.KeyValue(ctx, Bucket,
 // ttl)); ttl must be the bucket's.
 func NewJetStreamStore(kv jetstream.KeyValue, ttl time.Duration) *JetStreamStore {
-	return &JetStreamStore{kv: kv, ttl: ttl, now: time.Now}
+	s := &JetStreamStore{kv: kv, ttl: ttl, now: time.Now}
+	s.cache.init(s.now)
+	return s
 }
 
 // TTL is the session lifetime.
@@ -63,45 +71,73 @@ func (s *JetStreamStore) Create(ctx context.Context, sess *Session) (string, err
 	if err != nil {
 		return "", fmt.Errorf("session: encode: %w", err)
 	}
-	if _, err := s.kv.Create(ctx, Key(token), b); err != nil {
+	key := Key(token)
+	rev, err := s.kv.Create(ctx, key, b)
+	if err != nil {
 		return "", fmt.Errorf("session: store: %w", err)
 	}
+	s.cache.put(key, sess, rev)
 	return token, nil
 }
 
 // Get loads the session of token.
 func (s *JetStreamStore) Get(ctx context.Context, token string) (*Session, error) {
-	sess, _, err := s.get(ctx, token)
+	sess, _, err := s.get(ctx, token, false)
 	return sess, err
 }
 
-func (s *JetStreamStore) get(ctx context.Context, token string) (*Session, uint64, error) {
+// get returns a copy of the session of token and its revision: from the
+// cache when it holds the key (fresh=false), else from the bucket.
+func (s *JetStreamStore) get(ctx context.Context, token string, fresh bool) (*Session, uint64, error) {
 	if !wellFormed(token) {
 		return nil, 0, ErrNotFound
 	}
-	e, err := s.kv.Get(ctx, Key(token))
+	key := Key(token)
+	sess, rev, ok := s.cache.get(key, fresh)
+	if !ok {
+		var err error
+		if sess, rev, err = s.load(ctx, key); err != nil {
+			return nil, 0, err
+		}
+	}
+	if !s.now().Before(sess.ExpiresAt) {
+		s.cache.remove(key)
+		_ = s.kv.Delete(ctx, key)
+		return nil, 0, ErrNotFound
+	}
+	return sess, rev, nil
+}
+
+// load reads key from the bucket and, when nothing changed the key while
+// it read, keeps the entry in the cache.
+func (s *JetStreamStore) load(ctx context.Context, key string) (*Session, uint64, error) {
+	done := s.cache.loading(key)
+	e, err := s.kv.Get(ctx, key)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		done(nil, 0)
 		return nil, 0, ErrNotFound
 	}
 	if err != nil {
+		done(nil, 0)
 		return nil, 0, fmt.Errorf("session: load: %w", err)
 	}
 	var sess Session
 	if err := json.Unmarshal(e.Value(), &sess); err != nil {
+		done(nil, 0)
 		return nil, 0, fmt.Errorf("session: decode: %w", err)
 	}
-	if !s.now().Before(sess.ExpiresAt) {
-		_ = s.kv.Delete(ctx, Key(token))
-		return nil, 0, ErrNotFound
-	}
+	done(&sess, e.Revision())
 	return &sess, e.Revision(), nil
 }
 
 // Update applies fn with compare-and-set on the entry's revision, retrying
-// when another request of the same session wrote in between.
+// when another request of the same session wrote in between. The first
+// attempt starts from the cache; a conflict means the cache is behind (a
+// write on another replica its watch has not delivered yet), so retries
+// read the bucket.
 func (s *JetStreamStore) Update(ctx context.Context, token string, fn func(*Session) error) (*Session, error) {
 	for attempt := 0; ; attempt++ {
-		sess, rev, err := s.get(ctx, token)
+		sess, rev, err := s.get(ctx, token, attempt > 0)
 		if err != nil {
 			return nil, err
 		}
@@ -115,8 +151,10 @@ func (s *JetStreamStore) Update(ctx context.Context, token string, fn func(*Sess
 		if err != nil {
 			return nil, fmt.Errorf("session: encode: %w", err)
 		}
-		_, err = s.kv.Update(ctx, Key(token), b, rev)
+		key := Key(token)
+		newRev, err := s.kv.Update(ctx, key, b, rev)
 		if err == nil {
+			s.cache.put(key, sess, newRev)
 			return sess, nil
 		}
 		if !isRevisionConflict(err) || attempt >= 20 {
@@ -141,6 +179,9 @@ func (s *JetStreamStore) Delete(ctx context.Context, token string) error {
 	if !wellFormed(token) {
 		return nil
 	}
+	// The cache forgets the session first: from here on no request on
+	// this replica sees it, even before the bucket's delete is done.
+	s.cache.remove(Key(token))
 	if err := s.kv.Delete(ctx, Key(token)); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
 		return fmt.Errorf("session: delete: %w", err)
 	}

@@ -6,8 +6,6 @@ import (
 	"log/slog"
 	"sync"
 	"time"
-
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Ended reports, on every replica, the bucket keys (see Key) of sessions that
@@ -21,35 +19,6 @@ type Ended interface {
 }
 
 var _ Ended = (*JetStreamStore)(nil)
-
-// WatchEnded implements Ended with a watch on the bucket: deletes and purges
-// are sessions ending.
-func (s *JetStreamStore) WatchEnded(ctx context.Context, fn func(key string)) error {
-	w, err := s.kv.WatchAll(ctx, jetstream.UpdatesOnly())
-	if err != nil {
-		return err
-	}
-	go func() {
-		defer func() { _ = w.Stop() }()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case e, ok := <-w.Updates():
-				if !ok {
-					return
-				}
-				if e == nil {
-					continue
-				}
-				if op := e.Operation(); op == jetstream.KeyValueDelete || op == jetstream.KeyValuePurge {
-					fn(e.Key())
-				}
-			}
-		}
-	}()
-	return nil
-}
 
 // Sockets tracks this replica's websocket connections by session, and ends
 // them when their session ends on any replica or reaches its expiry.
