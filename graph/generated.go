@@ -86,7 +86,7 @@ type ComplexityRoot struct {
 		MaskedPan        func(childComplexity int) int
 		Region           func(childComplexity int) int
 		Status           func(childComplexity int) int
-		Transactions     func(childComplexity int, first *int64, offset *int64, sortDirection *model.SortDirection) int
+		Transactions     func(childComplexity int, first *int64, after *string, sortDirection *model.SortDirection) int
 		Type             func(childComplexity int) int
 		UpdatedAt        func(childComplexity int) int
 	}
@@ -130,9 +130,15 @@ type ComplexityRoot struct {
 		Type        func(childComplexity int) int
 	}
 
-	CardTransactionPage struct {
-		Items    func(childComplexity int) int
-		PageInfo func(childComplexity int) int
+	CardTransactionConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	CardTransactionEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	Contact struct {
@@ -195,9 +201,15 @@ type ComplexityRoot struct {
 		Wallets          func(childComplexity int) int
 	}
 
-	CorporationPage struct {
-		Items    func(childComplexity int) int
-		PageInfo func(childComplexity int) int
+	CorporationConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	CorporationEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	CorporationSettings struct {
@@ -414,10 +426,10 @@ type ComplexityRoot struct {
 	}
 
 	PageInfo struct {
-		HasMore    func(childComplexity int) int
-		Limit      func(childComplexity int) int
-		Offset     func(childComplexity int) int
-		TotalCount func(childComplexity int) int
+		EndCursor       func(childComplexity int) int
+		HasNextPage     func(childComplexity int) int
+		HasPreviousPage func(childComplexity int) int
+		StartCursor     func(childComplexity int) int
 	}
 
 	PaymentMethod struct {
@@ -475,16 +487,22 @@ type ComplexityRoot struct {
 		UpdatedAt            func(childComplexity int) int
 	}
 
-	PersonPage struct {
-		Items    func(childComplexity int) int
-		PageInfo func(childComplexity int) int
+	PersonConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	PersonEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	Query struct {
 		Card               func(childComplexity int, id string) int
 		Cards              func(childComplexity int) int
 		Corporation        func(childComplexity int, id string) int
-		Corporations       func(childComplexity int, first *int64, offset *int64, sortBy *model.CorporationSortField, sortDirection *model.SortDirection) int
+		Corporations       func(childComplexity int, first *int64, after *string, sortBy *model.CorporationSortField, sortDirection *model.SortDirection) int
 		CurrentCorporation func(childComplexity int) int
 		CurrentCustomer    func(childComplexity int) int
 		Customer           func(childComplexity int, id string) int
@@ -496,7 +514,7 @@ type ComplexityRoot struct {
 		Orders             func(childComplexity int, start *model.Date, end *model.Date) int
 		PendingActions     func(childComplexity int, eventID *string, individualID *string) int
 		Person             func(childComplexity int, id string) int
-		Persons            func(childComplexity int, first *int64, offset *int64, sortBy *model.PersonSortField, sortDirection *model.SortDirection) int
+		Persons            func(childComplexity int, first *int64, after *string, sortBy *model.PersonSortField, sortDirection *model.SortDirection) int
 		SepaEnabled        func(childComplexity int, sourceWalletID string, iban string) int
 		Viewer             func(childComplexity int) int
 		Webhooks           func(childComplexity int) int
@@ -601,7 +619,7 @@ type CardResolver interface {
 
 	Cardholder(ctx context.Context, obj *model.Card) (*model.Person, error)
 	Corporation(ctx context.Context, obj *model.Card) (*model.Corporation, error)
-	Transactions(ctx context.Context, obj *model.Card, first *int64, offset *int64, sortDirection *model.SortDirection) (*model.CardTransactionPage, error)
+	Transactions(ctx context.Context, obj *model.Card, first *int64, after *string, sortDirection *model.SortDirection) (*model.CardTransactionConnection, error)
 	Credentials(ctx context.Context, obj *model.Card) (*model.CardCredentials, error)
 }
 type ConversionResolver interface {
@@ -692,9 +710,9 @@ type QueryResolver interface {
 	EventsCursor(ctx context.Context) (string, error)
 	Viewer(ctx context.Context) (*model.Viewer, error)
 	Person(ctx context.Context, id string) (*model.Person, error)
-	Persons(ctx context.Context, first *int64, offset *int64, sortBy *model.PersonSortField, sortDirection *model.SortDirection) (*model.PersonPage, error)
+	Persons(ctx context.Context, first *int64, after *string, sortBy *model.PersonSortField, sortDirection *model.SortDirection) (*model.PersonConnection, error)
 	Corporation(ctx context.Context, id string) (*model.Corporation, error)
-	Corporations(ctx context.Context, first *int64, offset *int64, sortBy *model.CorporationSortField, sortDirection *model.SortDirection) (*model.CorporationPage, error)
+	Corporations(ctx context.Context, first *int64, after *string, sortBy *model.CorporationSortField, sortDirection *model.SortDirection) (*model.CorporationConnection, error)
 	CurrentCorporation(ctx context.Context) (*model.Corporation, error)
 	Customers(ctx context.Context) ([]*model.Customer, error)
 	Customer(ctx context.Context, id string) (*model.Customer, error)
@@ -907,7 +925,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Card.Transactions(childComplexity, args["first"].(*int64), args["offset"].(*int64), args["sortDirection"].(*model.SortDirection)), true
+		return e.ComplexityRoot.Card.Transactions(childComplexity, args["first"].(*int64), args["after"].(*string), args["sortDirection"].(*model.SortDirection)), true
 	case "Card.type":
 		if e.ComplexityRoot.Card.Type == nil {
 			break
@@ -1070,18 +1088,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CardTransaction.Type(childComplexity), true
 
-	case "CardTransactionPage.items":
-		if e.ComplexityRoot.CardTransactionPage.Items == nil {
+	case "CardTransactionConnection.edges":
+		if e.ComplexityRoot.CardTransactionConnection.Edges == nil {
 			break
 		}
 
-		return e.ComplexityRoot.CardTransactionPage.Items(childComplexity), true
-	case "CardTransactionPage.pageInfo":
-		if e.ComplexityRoot.CardTransactionPage.PageInfo == nil {
+		return e.ComplexityRoot.CardTransactionConnection.Edges(childComplexity), true
+	case "CardTransactionConnection.pageInfo":
+		if e.ComplexityRoot.CardTransactionConnection.PageInfo == nil {
 			break
 		}
 
-		return e.ComplexityRoot.CardTransactionPage.PageInfo(childComplexity), true
+		return e.ComplexityRoot.CardTransactionConnection.PageInfo(childComplexity), true
+	case "CardTransactionConnection.totalCount":
+		if e.ComplexityRoot.CardTransactionConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CardTransactionConnection.TotalCount(childComplexity), true
+
+	case "CardTransactionEdge.cursor":
+		if e.ComplexityRoot.CardTransactionEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CardTransactionEdge.Cursor(childComplexity), true
+	case "CardTransactionEdge.node":
+		if e.ComplexityRoot.CardTransactionEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CardTransactionEdge.Node(childComplexity), true
 
 	case "Contact.address":
 		if e.ComplexityRoot.Contact.Address == nil {
@@ -1380,18 +1417,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Corporation.Wallets(childComplexity), true
 
-	case "CorporationPage.items":
-		if e.ComplexityRoot.CorporationPage.Items == nil {
+	case "CorporationConnection.edges":
+		if e.ComplexityRoot.CorporationConnection.Edges == nil {
 			break
 		}
 
-		return e.ComplexityRoot.CorporationPage.Items(childComplexity), true
-	case "CorporationPage.pageInfo":
-		if e.ComplexityRoot.CorporationPage.PageInfo == nil {
+		return e.ComplexityRoot.CorporationConnection.Edges(childComplexity), true
+	case "CorporationConnection.pageInfo":
+		if e.ComplexityRoot.CorporationConnection.PageInfo == nil {
 			break
 		}
 
-		return e.ComplexityRoot.CorporationPage.PageInfo(childComplexity), true
+		return e.ComplexityRoot.CorporationConnection.PageInfo(childComplexity), true
+	case "CorporationConnection.totalCount":
+		if e.ComplexityRoot.CorporationConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CorporationConnection.TotalCount(childComplexity), true
+
+	case "CorporationEdge.cursor":
+		if e.ComplexityRoot.CorporationEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CorporationEdge.Cursor(childComplexity), true
+	case "CorporationEdge.node":
+		if e.ComplexityRoot.CorporationEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CorporationEdge.Node(childComplexity), true
 
 	case "CorporationSettings.allowedPersonTypes":
 		if e.ComplexityRoot.CorporationSettings.AllowedPersonTypes == nil {
@@ -2478,30 +2534,30 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.OrderItems.Total(childComplexity), true
 
-	case "PageInfo.hasMore":
-		if e.ComplexityRoot.PageInfo.HasMore == nil {
+	case "PageInfo.endCursor":
+		if e.ComplexityRoot.PageInfo.EndCursor == nil {
 			break
 		}
 
-		return e.ComplexityRoot.PageInfo.HasMore(childComplexity), true
-	case "PageInfo.limit":
-		if e.ComplexityRoot.PageInfo.Limit == nil {
+		return e.ComplexityRoot.PageInfo.EndCursor(childComplexity), true
+	case "PageInfo.hasNextPage":
+		if e.ComplexityRoot.PageInfo.HasNextPage == nil {
 			break
 		}
 
-		return e.ComplexityRoot.PageInfo.Limit(childComplexity), true
-	case "PageInfo.offset":
-		if e.ComplexityRoot.PageInfo.Offset == nil {
+		return e.ComplexityRoot.PageInfo.HasNextPage(childComplexity), true
+	case "PageInfo.hasPreviousPage":
+		if e.ComplexityRoot.PageInfo.HasPreviousPage == nil {
 			break
 		}
 
-		return e.ComplexityRoot.PageInfo.Offset(childComplexity), true
-	case "PageInfo.totalCount":
-		if e.ComplexityRoot.PageInfo.TotalCount == nil {
+		return e.ComplexityRoot.PageInfo.HasPreviousPage(childComplexity), true
+	case "PageInfo.startCursor":
+		if e.ComplexityRoot.PageInfo.StartCursor == nil {
 			break
 		}
 
-		return e.ComplexityRoot.PageInfo.TotalCount(childComplexity), true
+		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
 
 	case "PaymentMethod.acquirer":
 		if e.ComplexityRoot.PaymentMethod.Acquirer == nil {
@@ -2782,18 +2838,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Person.UpdatedAt(childComplexity), true
 
-	case "PersonPage.items":
-		if e.ComplexityRoot.PersonPage.Items == nil {
+	case "PersonConnection.edges":
+		if e.ComplexityRoot.PersonConnection.Edges == nil {
 			break
 		}
 
-		return e.ComplexityRoot.PersonPage.Items(childComplexity), true
-	case "PersonPage.pageInfo":
-		if e.ComplexityRoot.PersonPage.PageInfo == nil {
+		return e.ComplexityRoot.PersonConnection.Edges(childComplexity), true
+	case "PersonConnection.pageInfo":
+		if e.ComplexityRoot.PersonConnection.PageInfo == nil {
 			break
 		}
 
-		return e.ComplexityRoot.PersonPage.PageInfo(childComplexity), true
+		return e.ComplexityRoot.PersonConnection.PageInfo(childComplexity), true
+	case "PersonConnection.totalCount":
+		if e.ComplexityRoot.PersonConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PersonConnection.TotalCount(childComplexity), true
+
+	case "PersonEdge.cursor":
+		if e.ComplexityRoot.PersonEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PersonEdge.Cursor(childComplexity), true
+	case "PersonEdge.node":
+		if e.ComplexityRoot.PersonEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PersonEdge.Node(childComplexity), true
 
 	case "Query.card":
 		if e.ComplexityRoot.Query.Card == nil {
@@ -2833,7 +2908,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Corporations(childComplexity, args["first"].(*int64), args["offset"].(*int64), args["sortBy"].(*model.CorporationSortField), args["sortDirection"].(*model.SortDirection)), true
+		return e.ComplexityRoot.Query.Corporations(childComplexity, args["first"].(*int64), args["after"].(*string), args["sortBy"].(*model.CorporationSortField), args["sortDirection"].(*model.SortDirection)), true
 	case "Query.currentCorporation":
 		if e.ComplexityRoot.Query.CurrentCorporation == nil {
 			break
@@ -2941,7 +3016,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Persons(childComplexity, args["first"].(*int64), args["offset"].(*int64), args["sortBy"].(*model.PersonSortField), args["sortDirection"].(*model.SortDirection)), true
+		return e.ComplexityRoot.Query.Persons(childComplexity, args["first"].(*int64), args["after"].(*string), args["sortBy"].(*model.PersonSortField), args["sortDirection"].(*model.SortDirection)), true
 	case "Query.sepaEnabled":
 		if e.ComplexityRoot.Query.SepaEnabled == nil {
 			break
@@ -3504,8 +3579,12 @@ type Card {
   cardholderId: ID!
   cardholder: Person
   corporation: Corporation
-  "The card's transactions, newest first by default."
-  transactions(first: Int = 20, offset: Int = 0, sortDirection: SortDirection): CardTransactionPage!
+  """
+  The card's transactions, newest first by default: a Relay connection.
+  first is 1 to 100 (default 20); after is the endCursor of the previous page
+  of this card's transactions with the same sortDirection.
+  """
+  transactions(first: Int = 20, after: String, sortDirection: SortDirection): CardTransactionConnection!
   """
   The full number and security code, asked for on purpose: persons of the
   card's corporation only, rate limited per session, never cached.
@@ -3533,9 +3612,19 @@ type CardTransaction {
   createdAt: Time
 }
 
-type CardTransactionPage {
-  items: [CardTransaction!]!
+"A page of a card's transactions."
+type CardTransactionConnection {
+  edges: [CardTransactionEdge!]!
   pageInfo: PageInfo!
+  "The card's transactions in all, as the upstream counts them (number_of_records)."
+  totalCount: Int!
+}
+
+"A card transaction and where it is in the card's listing."
+type CardTransactionEdge {
+  "Opaque; pass it as after to continue after this transaction."
+  cursor: String!
+  node: CardTransaction!
 }
 
 extend type Wallet {
@@ -3716,6 +3805,22 @@ extend type Mutation {
   uploadKycDocument(input: UploadKycDocumentInput!): KycDocument! @requires(role: BANKING)
   updateKycDocument(input: UpdateKycDocumentInput!): KycDocument! @requires(role: BANKING)
   deleteKycDocument(input: DeleteKycDocumentInput!): DeleteKycDocumentPayload! @requires(role: BANKING)
+}
+`, BuiltIn: false},
+	{Name: "../schema/connections.graphqls", Input: `# Relay connections (https://relay.dev/graphql/connections.htm) for the lists
+# the upstream pages and for the event history. Cursors are opaque: how each
+# one maps to the upstream's paging is in docs/relay-connections.md.
+
+"Where a page is in its connection (the Relay specification's PageInfo)."
+type PageInfo {
+  "True when there are edges after endCursor."
+  hasNextPage: Boolean!
+  "True when there are edges before startCursor (this page did not start at the beginning)."
+  hasPreviousPage: Boolean!
+  "The cursor of the first edge; null on an empty page."
+  startCursor: String
+  "The cursor of the last edge; pass it as after for the next page. Null on an empty page."
+  endCursor: String
 }
 `, BuiltIn: false},
 	{Name: "../schema/events.graphqls", Input: `# Payments events, webhooks, individual onboarding and pending actions.
@@ -3918,19 +4023,24 @@ extend type Query {
   "One person by id; null when there is none or it is outside the viewer's scope."
   person(id: ID!): Person @requires(role: BANKING)
   """
-  A page of persons, newest first by default. Pagination is offset based:
-  pass ` + "`" + `offset` + "`" + ` = previous offset + items returned while pageInfo.hasMore.
-  Maps to the upstream's meta[limit], meta[sort_by], meta[sort_type].
+  The persons the viewer may see, newest first by default: a Relay connection.
+  first is 1 to 100 (default 20); after is the endCursor of the previous page
+  and only fits the same sortBy and sortDirection. Maps to the upstream's
+  meta[limit], meta[sort_by], meta[sort_type] (docs/relay-connections.md).
   """
-  persons(first: Int = 20, offset: Int = 0, sortBy: PersonSortField, sortDirection: SortDirection): PersonPage! @requires(role: BANKING)
+  persons(first: Int = 20, after: String, sortBy: PersonSortField, sortDirection: SortDirection): PersonConnection! @requires(role: BANKING)
   """
   One corporation by id; null when there is none or it is outside the viewer's scope.
   The upstream has no read by id: the gateway reads the corporations the viewer sees
   once per request, every page, up to 5000 corporations (beyond that, null).
   """
   corporation(id: ID!): Corporation @requires(role: BANKING)
-  "A page of the corporations the viewer may see, by name by default."
-  corporations(first: Int = 30, offset: Int = 0, sortBy: CorporationSortField, sortDirection: SortDirection): CorporationPage! @requires(role: BANKING)
+  """
+  The corporations the viewer may see, by name by default: a Relay connection.
+  first is 1 to 100 (default 20); after is the endCursor of the previous page
+  and only fits the same sortBy and sortDirection.
+  """
+  corporations(first: Int = 20, after: String, sortBy: CorporationSortField, sortDirection: SortDirection): CorporationConnection! @requires(role: BANKING)
   "The viewer's own corporation (persons and API clients); null for staff and introducers."
   currentCorporation: Corporation @requires(role: BANKING)
 }
@@ -4067,23 +4177,34 @@ enum CorporationSortField {
   COUNTRY
 }
 
-"Where a page is in its list."
-type PageInfo {
-  "Records in the whole list."
+"A page of persons."
+type PersonConnection {
+  edges: [PersonEdge!]!
+  pageInfo: PageInfo!
+  "Persons in the whole listing, as the upstream counts them (number_of_records)."
   totalCount: Int!
-  limit: Int!
-  offset: Int!
-  hasMore: Boolean!
 }
 
-type PersonPage {
-  items: [Person!]!
-  pageInfo: PageInfo!
+"A person and where it is in its listing."
+type PersonEdge {
+  "Opaque; pass it as after to continue after this person."
+  cursor: String!
+  node: Person!
 }
 
-type CorporationPage {
-  items: [Corporation!]!
+"A page of corporations."
+type CorporationConnection {
+  edges: [CorporationEdge!]!
   pageInfo: PageInfo!
+  "Corporations in the whole listing, as the upstream counts them (number_of_records)."
+  totalCount: Int!
+}
+
+"A corporation and where it is in its listing."
+type CorporationEdge {
+  "Opaque; pass it as after to continue after this corporation."
+  cursor: String!
+  node: Corporation!
 }
 
 enum Gender {
@@ -5268,14 +5389,26 @@ func (ec *executionContext) childFields_CardTransaction(ctx context.Context, fie
 	return nil, fmt.Errorf("no field named %q was found under type CardTransaction", field.Name)
 }
 
-func (ec *executionContext) childFields_CardTransactionPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+func (ec *executionContext) childFields_CardTransactionConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
-	case "items":
-		return ec.fieldContext_CardTransactionPage_items(ctx, field)
+	case "edges":
+		return ec.fieldContext_CardTransactionConnection_edges(ctx, field)
 	case "pageInfo":
-		return ec.fieldContext_CardTransactionPage_pageInfo(ctx, field)
+		return ec.fieldContext_CardTransactionConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_CardTransactionConnection_totalCount(ctx, field)
 	}
-	return nil, fmt.Errorf("no field named %q was found under type CardTransactionPage", field.Name)
+	return nil, fmt.Errorf("no field named %q was found under type CardTransactionConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_CardTransactionEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_CardTransactionEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_CardTransactionEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CardTransactionEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_Contact(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5352,14 +5485,26 @@ func (ec *executionContext) childFields_Corporation(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type Corporation", field.Name)
 }
 
-func (ec *executionContext) childFields_CorporationPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+func (ec *executionContext) childFields_CorporationConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
-	case "items":
-		return ec.fieldContext_CorporationPage_items(ctx, field)
+	case "edges":
+		return ec.fieldContext_CorporationConnection_edges(ctx, field)
 	case "pageInfo":
-		return ec.fieldContext_CorporationPage_pageInfo(ctx, field)
+		return ec.fieldContext_CorporationConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_CorporationConnection_totalCount(ctx, field)
 	}
-	return nil, fmt.Errorf("no field named %q was found under type CorporationPage", field.Name)
+	return nil, fmt.Errorf("no field named %q was found under type CorporationConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_CorporationEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_CorporationEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_CorporationEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CorporationEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_CorporationSettings(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5684,14 +5829,14 @@ func (ec *executionContext) childFields_OrderItems(ctx context.Context, field gr
 
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
-	case "totalCount":
-		return ec.fieldContext_PageInfo_totalCount(ctx, field)
-	case "limit":
-		return ec.fieldContext_PageInfo_limit(ctx, field)
-	case "offset":
-		return ec.fieldContext_PageInfo_offset(ctx, field)
-	case "hasMore":
-		return ec.fieldContext_PageInfo_hasMore(ctx, field)
+	case "hasNextPage":
+		return ec.fieldContext_PageInfo_hasNextPage(ctx, field)
+	case "hasPreviousPage":
+		return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+	case "startCursor":
+		return ec.fieldContext_PageInfo_startCursor(ctx, field)
+	case "endCursor":
+		return ec.fieldContext_PageInfo_endCursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
 }
@@ -5806,14 +5951,26 @@ func (ec *executionContext) childFields_Person(ctx context.Context, field graphq
 	return nil, fmt.Errorf("no field named %q was found under type Person", field.Name)
 }
 
-func (ec *executionContext) childFields_PersonPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+func (ec *executionContext) childFields_PersonConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
-	case "items":
-		return ec.fieldContext_PersonPage_items(ctx, field)
+	case "edges":
+		return ec.fieldContext_PersonConnection_edges(ctx, field)
 	case "pageInfo":
-		return ec.fieldContext_PersonPage_pageInfo(ctx, field)
+		return ec.fieldContext_PersonConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_PersonConnection_totalCount(ctx, field)
 	}
-	return nil, fmt.Errorf("no field named %q was found under type PersonPage", field.Name)
+	return nil, fmt.Errorf("no field named %q was found under type PersonConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_PersonEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_PersonEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_PersonEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PersonEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_RegisterWebhookPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6099,14 +6256,14 @@ func (ec *executionContext) field_Card_transactions_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["first"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
-		func(ctx context.Context, v any) (*int64, error) {
-			return ec.unmarshalOInt2ᚖint64(ctx, v)
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["offset"] = arg1
+	args["after"] = arg1
 	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "sortDirection",
 		func(ctx context.Context, v any) (*model.SortDirection, error) {
 			return ec.unmarshalOSortDirection2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSortDirection(ctx, v)
@@ -6795,14 +6952,14 @@ func (ec *executionContext) field_Query_corporations_args(ctx context.Context, r
 		return nil, err
 	}
 	args["first"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
-		func(ctx context.Context, v any) (*int64, error) {
-			return ec.unmarshalOInt2ᚖint64(ctx, v)
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["offset"] = arg1
+	args["after"] = arg1
 	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "sortBy",
 		func(ctx context.Context, v any) (*model.CorporationSortField, error) {
 			return ec.unmarshalOCorporationSortField2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationSortField(ctx, v)
@@ -6933,14 +7090,14 @@ func (ec *executionContext) field_Query_persons_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["first"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
-		func(ctx context.Context, v any) (*int64, error) {
-			return ec.unmarshalOInt2ᚖint64(ctx, v)
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["offset"] = arg1
+	args["after"] = arg1
 	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "sortBy",
 		func(ctx context.Context, v any) (*model.PersonSortField, error) {
 			return ec.unmarshalOPersonSortField2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonSortField(ctx, v)
@@ -7802,11 +7959,11 @@ func (ec *executionContext) _Card_transactions(ctx context.Context, field graphq
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Card().Transactions(ctx, obj, fc.Args["first"].(*int64), fc.Args["offset"].(*int64), fc.Args["sortDirection"].(*model.SortDirection))
+			return ec.Resolvers.Card().Transactions(ctx, obj, fc.Args["first"].(*int64), fc.Args["after"].(*string), fc.Args["sortDirection"].(*model.SortDirection))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.CardTransactionPage) graphql.Marshaler {
-			return ec.marshalNCardTransactionPage2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransactionPage(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CardTransactionConnection) graphql.Marshaler {
+			return ec.marshalNCardTransactionConnection2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransactionConnection(ctx, selections, v)
 		},
 		true,
 		true,
@@ -7819,7 +7976,7 @@ func (ec *executionContext) fieldContext_Card_transactions(ctx context.Context, 
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_CardTransactionPage(ctx, field)
+			return ec.childFields_CardTransactionConnection(ctx, field)
 		},
 	}
 	defer func() {
@@ -8456,45 +8613,45 @@ func (ec *executionContext) fieldContext_CardTransaction_createdAt(_ context.Con
 	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
-func (ec *executionContext) _CardTransactionPage_items(ctx context.Context, field graphql.CollectedField, obj *model.CardTransactionPage) (ret graphql.Marshaler) {
+func (ec *executionContext) _CardTransactionConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.CardTransactionConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CardTransactionPage_items(ctx, field)
+			return ec.fieldContext_CardTransactionConnection_edges(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Items, nil
+			return obj.Edges, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*model.CardTransaction) graphql.Marshaler {
-			return ec.marshalNCardTransaction2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransactionᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.CardTransactionEdge) graphql.Marshaler {
+			return ec.marshalNCardTransactionEdge2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransactionEdgeᚄ(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_CardTransactionPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_CardTransactionConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
-		Object:     "CardTransactionPage",
+		Object:     "CardTransactionConnection",
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_CardTransaction(ctx, field)
+			return ec.childFields_CardTransactionEdge(ctx, field)
 		},
 	}
 	return fc, nil
 }
 
-func (ec *executionContext) _CardTransactionPage_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.CardTransactionPage) (ret graphql.Marshaler) {
+func (ec *executionContext) _CardTransactionConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.CardTransactionConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CardTransactionPage_pageInfo(ctx, field)
+			return ec.fieldContext_CardTransactionConnection_pageInfo(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.PageInfo, nil
@@ -8507,14 +8664,92 @@ func (ec *executionContext) _CardTransactionPage_pageInfo(ctx context.Context, f
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_CardTransactionPage_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_CardTransactionConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
-		Object:     "CardTransactionPage",
+		Object:     "CardTransactionConnection",
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CardTransactionConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.CardTransactionConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CardTransactionConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CardTransactionConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CardTransactionConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CardTransactionEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.CardTransactionEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CardTransactionEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CardTransactionEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CardTransactionEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CardTransactionEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.CardTransactionEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CardTransactionEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CardTransaction) graphql.Marshaler {
+			return ec.marshalNCardTransaction2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransaction(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CardTransactionEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CardTransactionEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CardTransaction(ctx, field)
 		},
 	}
 	return fc, nil
@@ -9807,45 +10042,45 @@ func (ec *executionContext) fieldContext_Corporation_limits(_ context.Context, f
 	return fc, nil
 }
 
-func (ec *executionContext) _CorporationPage_items(ctx context.Context, field graphql.CollectedField, obj *model.CorporationPage) (ret graphql.Marshaler) {
+func (ec *executionContext) _CorporationConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.CorporationConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CorporationPage_items(ctx, field)
+			return ec.fieldContext_CorporationConnection_edges(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Items, nil
+			return obj.Edges, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*model.Corporation) graphql.Marshaler {
-			return ec.marshalNCorporation2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.CorporationEdge) graphql.Marshaler {
+			return ec.marshalNCorporationEdge2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationEdgeᚄ(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_CorporationPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_CorporationConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
-		Object:     "CorporationPage",
+		Object:     "CorporationConnection",
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Corporation(ctx, field)
+			return ec.childFields_CorporationEdge(ctx, field)
 		},
 	}
 	return fc, nil
 }
 
-func (ec *executionContext) _CorporationPage_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.CorporationPage) (ret graphql.Marshaler) {
+func (ec *executionContext) _CorporationConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.CorporationConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CorporationPage_pageInfo(ctx, field)
+			return ec.fieldContext_CorporationConnection_pageInfo(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.PageInfo, nil
@@ -9858,14 +10093,92 @@ func (ec *executionContext) _CorporationPage_pageInfo(ctx context.Context, field
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_CorporationPage_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_CorporationConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
-		Object:     "CorporationPage",
+		Object:     "CorporationConnection",
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CorporationConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.CorporationConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CorporationConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CorporationConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CorporationConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CorporationEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.CorporationEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CorporationEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CorporationEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CorporationEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CorporationEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.CorporationEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CorporationEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Corporation) graphql.Marshaler {
+			return ec.marshalNCorporation2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CorporationEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CorporationEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Corporation(ctx, field)
 		},
 	}
 	return fc, nil
@@ -14967,85 +15280,16 @@ func (ec *executionContext) fieldContext_OrderItems_items(_ context.Context, fie
 	return fc, nil
 }
 
-func (ec *executionContext) _PageInfo_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PageInfo_totalCount(ctx, field)
+			return ec.fieldContext_PageInfo_hasNextPage(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.TotalCount, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
-			return ec.marshalNInt2int64(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_PageInfo_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Int does not have child fields"))
-}
-
-func (ec *executionContext) _PageInfo_limit(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PageInfo_limit(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Limit, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
-			return ec.marshalNInt2int64(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_PageInfo_limit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Int does not have child fields"))
-}
-
-func (ec *executionContext) _PageInfo_offset(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PageInfo_offset(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Offset, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
-			return ec.marshalNInt2int64(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_PageInfo_offset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Int does not have child fields"))
-}
-
-func (ec *executionContext) _PageInfo_hasMore(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PageInfo_hasMore(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.HasMore, nil
+			return obj.HasNextPage, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
@@ -15055,8 +15299,77 @@ func (ec *executionContext) _PageInfo_hasMore(ctx context.Context, field graphql
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_PageInfo_hasMore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_PageInfo_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _PageInfo_hasPreviousPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasPreviousPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_hasPreviousPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_startCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartCursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_startCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_endCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndCursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _PaymentMethod_token(ctx context.Context, field graphql.CollectedField, obj *model.PaymentMethod) (ret graphql.Marshaler) {
@@ -16135,45 +16448,45 @@ func (ec *executionContext) fieldContext_Person_cards(_ context.Context, field g
 	return fc, nil
 }
 
-func (ec *executionContext) _PersonPage_items(ctx context.Context, field graphql.CollectedField, obj *model.PersonPage) (ret graphql.Marshaler) {
+func (ec *executionContext) _PersonConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.PersonConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PersonPage_items(ctx, field)
+			return ec.fieldContext_PersonConnection_edges(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Items, nil
+			return obj.Edges, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*model.Person) graphql.Marshaler {
-			return ec.marshalNPerson2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.PersonEdge) graphql.Marshaler {
+			return ec.marshalNPersonEdge2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonEdgeᚄ(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_PersonPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_PersonConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
-		Object:     "PersonPage",
+		Object:     "PersonConnection",
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Person(ctx, field)
+			return ec.childFields_PersonEdge(ctx, field)
 		},
 	}
 	return fc, nil
 }
 
-func (ec *executionContext) _PersonPage_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.PersonPage) (ret graphql.Marshaler) {
+func (ec *executionContext) _PersonConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.PersonConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PersonPage_pageInfo(ctx, field)
+			return ec.fieldContext_PersonConnection_pageInfo(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.PageInfo, nil
@@ -16186,14 +16499,92 @@ func (ec *executionContext) _PersonPage_pageInfo(ctx context.Context, field grap
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_PersonPage_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_PersonConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
-		Object:     "PersonPage",
+		Object:     "PersonConnection",
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PersonConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.PersonConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PersonConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PersonConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PersonConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PersonEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.PersonEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PersonEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PersonEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PersonEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PersonEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.PersonEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PersonEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Person) graphql.Marshaler {
+			return ec.marshalNPerson2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPerson(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PersonEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PersonEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Person(ctx, field)
 		},
 	}
 	return fc, nil
@@ -16715,7 +17106,7 @@ func (ec *executionContext) _Query_persons(ctx context.Context, field graphql.Co
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Persons(ctx, fc.Args["first"].(*int64), fc.Args["offset"].(*int64), fc.Args["sortBy"].(*model.PersonSortField), fc.Args["sortDirection"].(*model.SortDirection))
+			return ec.Resolvers.Query().Persons(ctx, fc.Args["first"].(*int64), fc.Args["after"].(*string), fc.Args["sortBy"].(*model.PersonSortField), fc.Args["sortDirection"].(*model.SortDirection))
 		},
 		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 			directive0 := next
@@ -16723,11 +17114,11 @@ func (ec *executionContext) _Query_persons(ctx context.Context, field graphql.Co
 			directive1 := func(ctx context.Context) (any, error) {
 				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "BANKING")
 				if err != nil {
-					var zeroVal *model.PersonPage
+					var zeroVal *model.PersonConnection
 					return zeroVal, err
 				}
 				if ec.Directives.Requires == nil {
-					var zeroVal *model.PersonPage
+					var zeroVal *model.PersonConnection
 					return zeroVal, errors.New("directive requires is not implemented")
 				}
 				return ec.Directives.Requires(ctx, nil, directive0, role)
@@ -16736,8 +17127,8 @@ func (ec *executionContext) _Query_persons(ctx context.Context, field graphql.Co
 			next = directive1
 			return next
 		},
-		func(ctx context.Context, selections ast.SelectionSet, v *model.PersonPage) graphql.Marshaler {
-			return ec.marshalNPersonPage2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonPage(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PersonConnection) graphql.Marshaler {
+			return ec.marshalNPersonConnection2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonConnection(ctx, selections, v)
 		},
 		true,
 		true,
@@ -16750,7 +17141,7 @@ func (ec *executionContext) fieldContext_Query_persons(ctx context.Context, fiel
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_PersonPage(ctx, field)
+			return ec.childFields_PersonConnection(ctx, field)
 		},
 	}
 	defer func() {
@@ -16839,7 +17230,7 @@ func (ec *executionContext) _Query_corporations(ctx context.Context, field graph
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Corporations(ctx, fc.Args["first"].(*int64), fc.Args["offset"].(*int64), fc.Args["sortBy"].(*model.CorporationSortField), fc.Args["sortDirection"].(*model.SortDirection))
+			return ec.Resolvers.Query().Corporations(ctx, fc.Args["first"].(*int64), fc.Args["after"].(*string), fc.Args["sortBy"].(*model.CorporationSortField), fc.Args["sortDirection"].(*model.SortDirection))
 		},
 		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 			directive0 := next
@@ -16847,11 +17238,11 @@ func (ec *executionContext) _Query_corporations(ctx context.Context, field graph
 			directive1 := func(ctx context.Context) (any, error) {
 				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "BANKING")
 				if err != nil {
-					var zeroVal *model.CorporationPage
+					var zeroVal *model.CorporationConnection
 					return zeroVal, err
 				}
 				if ec.Directives.Requires == nil {
-					var zeroVal *model.CorporationPage
+					var zeroVal *model.CorporationConnection
 					return zeroVal, errors.New("directive requires is not implemented")
 				}
 				return ec.Directives.Requires(ctx, nil, directive0, role)
@@ -16860,8 +17251,8 @@ func (ec *executionContext) _Query_corporations(ctx context.Context, field graph
 			next = directive1
 			return next
 		},
-		func(ctx context.Context, selections ast.SelectionSet, v *model.CorporationPage) graphql.Marshaler {
-			return ec.marshalNCorporationPage2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationPage(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CorporationConnection) graphql.Marshaler {
+			return ec.marshalNCorporationConnection2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationConnection(ctx, selections, v)
 		},
 		true,
 		true,
@@ -16874,7 +17265,7 @@ func (ec *executionContext) fieldContext_Query_corporations(ctx context.Context,
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_CorporationPage(ctx, field)
+			return ec.childFields_CorporationConnection(ctx, field)
 		},
 	}
 	defer func() {
@@ -23673,10 +24064,10 @@ func (ec *executionContext) _CardTransaction(ctx context.Context, sel ast.Select
 	return out
 }
 
-var cardTransactionPageImplementors = []string{"CardTransactionPage"}
+var cardTransactionConnectionImplementors = []string{"CardTransactionConnection"}
 
-func (ec *executionContext) _CardTransactionPage(ctx context.Context, sel ast.SelectionSet, obj *model.CardTransactionPage) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, cardTransactionPageImplementors)
+func (ec *executionContext) _CardTransactionConnection(ctx context.Context, sel ast.SelectionSet, obj *model.CardTransactionConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, cardTransactionConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -23684,14 +24075,62 @@ func (ec *executionContext) _CardTransactionPage(ctx context.Context, sel ast.Se
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("CardTransactionPage")
-		case "items":
-			out.Values[i] = ec._CardTransactionPage_items(ctx, field, obj)
+			out.Values[i] = graphql.MarshalString("CardTransactionConnection")
+		case "edges":
+			out.Values[i] = ec._CardTransactionConnection_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "pageInfo":
-			out.Values[i] = ec._CardTransactionPage_pageInfo(ctx, field, obj)
+			out.Values[i] = ec._CardTransactionConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._CardTransactionConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var cardTransactionEdgeImplementors = []string{"CardTransactionEdge"}
+
+func (ec *executionContext) _CardTransactionEdge(ctx context.Context, sel ast.SelectionSet, obj *model.CardTransactionEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, cardTransactionEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CardTransactionEdge")
+		case "cursor":
+			out.Values[i] = ec._CardTransactionEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._CardTransactionEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -24451,10 +24890,10 @@ func (ec *executionContext) _Corporation(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
-var corporationPageImplementors = []string{"CorporationPage"}
+var corporationConnectionImplementors = []string{"CorporationConnection"}
 
-func (ec *executionContext) _CorporationPage(ctx context.Context, sel ast.SelectionSet, obj *model.CorporationPage) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, corporationPageImplementors)
+func (ec *executionContext) _CorporationConnection(ctx context.Context, sel ast.SelectionSet, obj *model.CorporationConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, corporationConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -24462,14 +24901,62 @@ func (ec *executionContext) _CorporationPage(ctx context.Context, sel ast.Select
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("CorporationPage")
-		case "items":
-			out.Values[i] = ec._CorporationPage_items(ctx, field, obj)
+			out.Values[i] = graphql.MarshalString("CorporationConnection")
+		case "edges":
+			out.Values[i] = ec._CorporationConnection_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "pageInfo":
-			out.Values[i] = ec._CorporationPage_pageInfo(ctx, field, obj)
+			out.Values[i] = ec._CorporationConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._CorporationConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var corporationEdgeImplementors = []string{"CorporationEdge"}
+
+func (ec *executionContext) _CorporationEdge(ctx context.Context, sel ast.SelectionSet, obj *model.CorporationEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, corporationEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CorporationEdge")
+		case "cursor":
+			out.Values[i] = ec._CorporationEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._CorporationEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -26231,24 +26718,24 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("PageInfo")
-		case "totalCount":
-			out.Values[i] = ec._PageInfo_totalCount(ctx, field, obj)
+		case "hasNextPage":
+			out.Values[i] = ec._PageInfo_hasNextPage(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
-		case "limit":
-			out.Values[i] = ec._PageInfo_limit(ctx, field, obj)
+		case "hasPreviousPage":
+			out.Values[i] = ec._PageInfo_hasPreviousPage(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
-		case "offset":
-			out.Values[i] = ec._PageInfo_offset(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
+		case "startCursor":
+			out.Values[i] = ec._PageInfo_startCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
-		case "hasMore":
-			out.Values[i] = ec._PageInfo_hasMore(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
+		case "endCursor":
+			out.Values[i] = ec._PageInfo_endCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -26667,10 +27154,10 @@ func (ec *executionContext) _Person(ctx context.Context, sel ast.SelectionSet, o
 	return out
 }
 
-var personPageImplementors = []string{"PersonPage"}
+var personConnectionImplementors = []string{"PersonConnection"}
 
-func (ec *executionContext) _PersonPage(ctx context.Context, sel ast.SelectionSet, obj *model.PersonPage) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, personPageImplementors)
+func (ec *executionContext) _PersonConnection(ctx context.Context, sel ast.SelectionSet, obj *model.PersonConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, personConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -26678,14 +27165,62 @@ func (ec *executionContext) _PersonPage(ctx context.Context, sel ast.SelectionSe
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("PersonPage")
-		case "items":
-			out.Values[i] = ec._PersonPage_items(ctx, field, obj)
+			out.Values[i] = graphql.MarshalString("PersonConnection")
+		case "edges":
+			out.Values[i] = ec._PersonConnection_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "pageInfo":
-			out.Values[i] = ec._PersonPage_pageInfo(ctx, field, obj)
+			out.Values[i] = ec._PersonConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._PersonConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var personEdgeImplementors = []string{"PersonEdge"}
+
+func (ec *executionContext) _PersonEdge(ctx context.Context, sel ast.SelectionSet, obj *model.PersonEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, personEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PersonEdge")
+		case "cursor":
+			out.Values[i] = ec._PersonEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._PersonEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -28660,11 +29195,31 @@ func (ec *executionContext) marshalNCardStatus2githubᚗcomᚋfingraphᚋfingrap
 	return v
 }
 
-func (ec *executionContext) marshalNCardTransaction2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransactionᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.CardTransaction) graphql.Marshaler {
+func (ec *executionContext) marshalNCardTransaction2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransaction(ctx context.Context, sel ast.SelectionSet, v *model.CardTransaction) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CardTransaction(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCardTransactionConnection2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransactionConnection(ctx context.Context, sel ast.SelectionSet, v *model.CardTransactionConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CardTransactionConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCardTransactionEdge2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransactionEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.CardTransactionEdge) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNCardTransaction2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransaction(ctx, sel, v[i])
+		return ec.marshalNCardTransactionEdge2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransactionEdge(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -28676,24 +29231,14 @@ func (ec *executionContext) marshalNCardTransaction2ᚕᚖgithubᚗcomᚋfingrap
 	return ret
 }
 
-func (ec *executionContext) marshalNCardTransaction2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransaction(ctx context.Context, sel ast.SelectionSet, v *model.CardTransaction) graphql.Marshaler {
+func (ec *executionContext) marshalNCardTransactionEdge2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransactionEdge(ctx context.Context, sel ast.SelectionSet, v *model.CardTransactionEdge) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
 		}
 		return graphql.Null
 	}
-	return ec._CardTransaction(ctx, sel, v)
-}
-
-func (ec *executionContext) marshalNCardTransactionPage2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransactionPage(ctx context.Context, sel ast.SelectionSet, v *model.CardTransactionPage) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-		return graphql.Null
-	}
-	return ec._CardTransactionPage(ctx, sel, v)
+	return ec._CardTransactionEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNCardType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardType(ctx context.Context, v any) (model.CardType, error) {
@@ -28756,11 +29301,31 @@ func (ec *executionContext) marshalNConversionRefusal2githubᚗcomᚋfingraphᚋ
 	return v
 }
 
-func (ec *executionContext) marshalNCorporation2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Corporation) graphql.Marshaler {
+func (ec *executionContext) marshalNCorporation2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporation(ctx context.Context, sel ast.SelectionSet, v *model.Corporation) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Corporation(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCorporationConnection2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationConnection(ctx context.Context, sel ast.SelectionSet, v *model.CorporationConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CorporationConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCorporationEdge2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.CorporationEdge) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNCorporation2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporation(ctx, sel, v[i])
+		return ec.marshalNCorporationEdge2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationEdge(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -28772,24 +29337,14 @@ func (ec *executionContext) marshalNCorporation2ᚕᚖgithubᚗcomᚋfingraphᚋ
 	return ret
 }
 
-func (ec *executionContext) marshalNCorporation2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporation(ctx context.Context, sel ast.SelectionSet, v *model.Corporation) graphql.Marshaler {
+func (ec *executionContext) marshalNCorporationEdge2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationEdge(ctx context.Context, sel ast.SelectionSet, v *model.CorporationEdge) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
 		}
 		return graphql.Null
 	}
-	return ec._Corporation(ctx, sel, v)
-}
-
-func (ec *executionContext) marshalNCorporationPage2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationPage(ctx context.Context, sel ast.SelectionSet, v *model.CorporationPage) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-		return graphql.Null
-	}
-	return ec._CorporationPage(ctx, sel, v)
+	return ec._CorporationEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNCorporationSettings2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationSettings(ctx context.Context, sel ast.SelectionSet, v *model.CorporationSettings) graphql.Marshaler {
@@ -29553,19 +30108,45 @@ func (ec *executionContext) marshalNPerson2ᚖgithubᚗcomᚋfingraphᚋfingraph
 	return ec._Person(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNPersonIdInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonIDInput(ctx context.Context, v any) (model.PersonIDInput, error) {
-	res, err := ec.unmarshalInputPersonIdInput(ctx, v)
-	return res, graphql.ErrorOnPath(ctx, err)
-}
-
-func (ec *executionContext) marshalNPersonPage2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonPage(ctx context.Context, sel ast.SelectionSet, v *model.PersonPage) graphql.Marshaler {
+func (ec *executionContext) marshalNPersonConnection2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonConnection(ctx context.Context, sel ast.SelectionSet, v *model.PersonConnection) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
 		}
 		return graphql.Null
 	}
-	return ec._PersonPage(ctx, sel, v)
+	return ec._PersonConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNPersonEdge2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.PersonEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPersonEdge2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPersonEdge2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonEdge(ctx context.Context, sel ast.SelectionSet, v *model.PersonEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PersonEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNPersonIdInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonIDInput(ctx context.Context, v any) (model.PersonIDInput, error) {
+	res, err := ec.unmarshalInputPersonIdInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNPersonType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonType(ctx context.Context, v any) (model.PersonType, error) {

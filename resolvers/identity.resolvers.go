@@ -324,7 +324,7 @@ func (r *queryResolver) Person(ctx context.Context, id string) (*model.Person, e
 }
 
 // Persons is the resolver for the persons field.
-func (r *queryResolver) Persons(ctx context.Context, first *int64, offset *int64, sortBy *model.PersonSortField, sortDirection *model.SortDirection) (*model.PersonPage, error) {
+func (r *queryResolver) Persons(ctx context.Context, first *int64, after *string, sortBy *model.PersonSortField, sortDirection *model.SortDirection) (*model.PersonConnection, error) {
 	field := ""
 	if sortBy != nil {
 		field = map[model.PersonSortField]string{
@@ -333,18 +333,23 @@ func (r *queryResolver) Persons(ctx context.Context, first *int64, offset *int64
 			model.PersonSortFieldEmail: "email",
 		}[*sortBy]
 	}
-	opts, off, err := listOptions(first, offset, field, sortDirection)
+	pg, err := pageRequest(first, after, listingFingerprint("persons", orDefault(sortBy, "CREATED_AT"), orDefault(sortDirection, "DESC")))
 	if err == nil {
-		err = r.offsetServed(off)
+		err = r.offsetServed(pg)
 	}
 	if err != nil {
 		return nil, err
 	}
-	list, err := r.Banking.Persons.List(ctx, opts)
+	list, err := r.Banking.Persons.List(ctx, pg.options(field, sortDirection))
 	if err != nil {
 		return nil, err
 	}
-	return &model.PersonPage{Items: toPersons(list.List), PageInfo: toPageInfo(list.Meta, off)}, nil
+	cursors, info := pg.cursors(len(list.List), list.Meta)
+	edges := make([]*model.PersonEdge, len(list.List))
+	for i, p := range list.List {
+		edges[i] = &model.PersonEdge{Cursor: cursors[i], Node: toPerson(p)}
+	}
+	return &model.PersonConnection{Edges: edges, PageInfo: info, TotalCount: int64(list.Meta.NumberOfRecords)}, nil
 }
 
 // Corporation is the resolver for the corporation field.
@@ -362,7 +367,7 @@ func (r *queryResolver) Corporation(ctx context.Context, id string) (*model.Corp
 }
 
 // Corporations is the resolver for the corporations field.
-func (r *queryResolver) Corporations(ctx context.Context, first *int64, offset *int64, sortBy *model.CorporationSortField, sortDirection *model.SortDirection) (*model.CorporationPage, error) {
+func (r *queryResolver) Corporations(ctx context.Context, first *int64, after *string, sortBy *model.CorporationSortField, sortDirection *model.SortDirection) (*model.CorporationConnection, error) {
 	field := ""
 	if sortBy != nil {
 		field = map[model.CorporationSortField]string{
@@ -370,29 +375,30 @@ func (r *queryResolver) Corporations(ctx context.Context, first *int64, offset *
 			model.CorporationSortFieldCountry: "country",
 		}[*sortBy]
 	}
-	opts, off, err := listOptions(first, offset, field, sortDirection)
+	pg, err := pageRequest(first, after, listingFingerprint("corporations", orDefault(sortBy, "NAME"), orDefault(sortDirection, "ASC")))
 	if err == nil {
-		err = r.offsetServed(off)
+		err = r.offsetServed(pg)
 	}
 	if err != nil {
 		return nil, err
 	}
-	list, err := r.Banking.Corporations.List(ctx, opts)
+	list, err := r.Banking.Corporations.List(ctx, pg.options(field, sortDirection))
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*model.Corporation, 0, len(list.List))
+	cursors, info := pg.cursors(len(list.List), list.Meta)
+	edges := make([]*model.CorporationEdge, len(list.List))
 	l := loaders.For(ctx)
-	for _, c := range list.List {
+	for i, c := range list.List {
 		l.Corporation.Prime(ctx, c.ID, c)
-		out = append(out, toCorporation(c))
+		edges[i] = &model.CorporationEdge{Cursor: cursors[i], Node: toCorporation(c)}
 	}
-	if len(list.List) > 1 && selects(ctx, "items", "persons") {
+	if len(list.List) > 1 && selects(ctx, "edges", "node", "persons") {
 		if err := r.primeCorporationPersons(ctx, list.List); err != nil {
 			return nil, err
 		}
 	}
-	return &model.CorporationPage{Items: out, PageInfo: toPageInfo(list.Meta, off)}, nil
+	return &model.CorporationConnection{Edges: edges, PageInfo: info, TotalCount: int64(list.Meta.NumberOfRecords)}, nil
 }
 
 // CurrentCorporation is the resolver for the currentCorporation field.
@@ -470,3 +476,66 @@ type (
 	personResolver      struct{ *Resolver }
 	viewerResolver      struct{ *Resolver }
 )
+
+// !!! WARNING !!!
+// The code below was going to be deleted when updating resolvers. It has been copied here so you have
+// one last chance to move it out of harms way if you want. There are two reasons this happens:
+//  - When renaming or deleting a resolver the old code will be put in here. You can safely delete
+//    it when you're done.
+//  - You have helper methods in this file. Move them out to keep these resolver files clean.
+/*
+	func (r *personResolver) Corporation(ctx context.Context, obj *model.Person) (*model.Corporation, error) {
+	if obj.CorporationID == nil {
+		return nil, nil
+	}
+	c, err := loaders.For(ctx).Corporation.Load(ctx, *obj.CorporationID)()
+	if err != nil {
+		return nil, err
+	}
+	return toCorporation(c), nil
+}
+func (r *queryResolver) Viewer(ctx context.Context) (*model.Viewer, error) {
+	s := session.From(ctx)
+	if s == nil {
+		return nil, nil
+	}
+	return toViewer(s), nil
+}
+func (r *queryResolver) Person(ctx context.Context, id string) (*model.Person, error) {
+	var v validator
+	v.required("id", id, 100)
+	if v.err != nil {
+		return nil, v.err
+	}
+	p, err := r.Banking.Persons.Get(ctx, id)
+	if banking.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return toPerson(p), nil
+}
+func (r *queryResolver) Persons(ctx context.Context, first *int64, after *string, sortBy *model.PersonSortField, sortDirection *model.SortDirection) (*model.PersonConnection, error) {
+	field := ""
+	if sortBy != nil {
+		field = map[model.PersonSortField]string{
+			model.PersonSortFieldCreatedAt: "createdAt", model.PersonSortFieldUpdatedAt: "updatedAt",
+			model.PersonSortFieldFirstName: "first_name", model.PersonSortFieldLastName: "last_name",
+			model.PersonSortFieldEmail: "email",
+		}[*sortBy]
+	}
+	opts, off, err := listOptions(first, offset, field, sortDirection)
+	if err == nil {
+		err = r.offsetServed(off)
+	}
+	if err != nil {
+		return nil, err
+	}
+	list, err := r.Banking.Persons.List(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &model.PersonPage{Items: toPersons(list.List), PageInfo: toPageInfo(list.Meta, off)}, nil
+}
+*/

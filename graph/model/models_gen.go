@@ -162,9 +162,19 @@ type CardTransaction struct {
 	CreatedAt   *time.Time `json:"createdAt,omitempty"`
 }
 
-type CardTransactionPage struct {
-	Items    []*CardTransaction `json:"items"`
-	PageInfo *PageInfo          `json:"pageInfo"`
+// A page of a card's transactions.
+type CardTransactionConnection struct {
+	Edges    []*CardTransactionEdge `json:"edges"`
+	PageInfo *PageInfo              `json:"pageInfo"`
+	// The card's transactions in all, as the upstream counts them (number_of_records).
+	TotalCount int64 `json:"totalCount"`
+}
+
+// A card transaction and where it is in the card's listing.
+type CardTransactionEdge struct {
+	// Opaque; pass it as after to continue after this transaction.
+	Cursor string           `json:"cursor"`
+	Node   *CardTransaction `json:"node"`
 }
 
 // What issueCard takes from the person and the corporation unless given here.
@@ -257,9 +267,19 @@ type Corporation struct {
 	Limits           []*Limit            `json:"limits"`
 }
 
-type CorporationPage struct {
-	Items    []*Corporation `json:"items"`
-	PageInfo *PageInfo      `json:"pageInfo"`
+// A page of corporations.
+type CorporationConnection struct {
+	Edges    []*CorporationEdge `json:"edges"`
+	PageInfo *PageInfo          `json:"pageInfo"`
+	// Corporations in the whole listing, as the upstream counts them (number_of_records).
+	TotalCount int64 `json:"totalCount"`
+}
+
+// A corporation and where it is in its listing.
+type CorporationEdge struct {
+	// Opaque; pass it as after to continue after this corporation.
+	Cursor string       `json:"cursor"`
+	Node   *Corporation `json:"node"`
 }
 
 type CorporationSettings struct {
@@ -650,13 +670,16 @@ type OrderItemsInput struct {
 	List   []*OrderItemInput `json:"list,omitempty"`
 }
 
-// Where a page is in its list.
+// Where a page is in its connection (the Relay specification's PageInfo).
 type PageInfo struct {
-	// Records in the whole list.
-	TotalCount int64 `json:"totalCount"`
-	Limit      int64 `json:"limit"`
-	Offset     int64 `json:"offset"`
-	HasMore    bool  `json:"hasMore"`
+	// True when there are edges after endCursor.
+	HasNextPage bool `json:"hasNextPage"`
+	// True when there are edges before startCursor (this page did not start at the beginning).
+	HasPreviousPage bool `json:"hasPreviousPage"`
+	// The cursor of the first edge; null on an empty page.
+	StartCursor *string `json:"startCursor,omitempty"`
+	// The cursor of the last edge; pass it as after for the next page. Null on an empty page.
+	EndCursor *string `json:"endCursor,omitempty"`
 }
 
 // Exactly one of the spec's three payment shapes.
@@ -737,13 +760,23 @@ type Person struct {
 
 func (Person) IsChangeMyPhoneResult() {}
 
-type PersonIDInput struct {
-	ID string `json:"id"`
+// A page of persons.
+type PersonConnection struct {
+	Edges    []*PersonEdge `json:"edges"`
+	PageInfo *PageInfo     `json:"pageInfo"`
+	// Persons in the whole listing, as the upstream counts them (number_of_records).
+	TotalCount int64 `json:"totalCount"`
 }
 
-type PersonPage struct {
-	Items    []*Person `json:"items"`
-	PageInfo *PageInfo `json:"pageInfo"`
+// A person and where it is in its listing.
+type PersonEdge struct {
+	// Opaque; pass it as after to continue after this person.
+	Cursor string  `json:"cursor"`
+	Node   *Person `json:"node"`
+}
+
+type PersonIDInput struct {
+	ID string `json:"id"`
 }
 
 type Query struct {
