@@ -22,6 +22,9 @@ func Complexity() graph.ComplexityRoot {
 	c.Card.Transactions = func(child int, first *int64, _ *string, _ *model.SortDirection) int {
 		return paged(child, first, defaultFirst)
 	}
+	c.Query.EventHistory = func(child int, first *int64, _ *string, _ []string) int {
+		return paged(child, first, defaultFirst)
+	}
 	return c
 }
 

@@ -61,12 +61,10 @@ func listingFingerprint(parts ...string) string {
 // pageRequest validates first and after against the listing named by
 // fingerprint: first 1..maxFirst, after a cursor of this very listing.
 func pageRequest(first *int64, after *string, fingerprint string) (offsetPage, error) {
-	pg := offsetPage{limit: defaultFirst, fingerprint: fingerprint}
-	if first != nil {
-		if *first < 1 || *first > maxFirst {
-			return pg, gqlerr.BadInput("first", "first must be between 1 and %d", maxFirst)
-		}
-		pg.limit = int(*first)
+	pg := offsetPage{fingerprint: fingerprint}
+	var err error
+	if pg.limit, err = pageSize(first); err != nil {
+		return pg, err
 	}
 	if after == nil || *after == "" {
 		return pg, nil
@@ -80,6 +78,17 @@ func pageRequest(first *int64, after *string, fingerprint string) (offsetPage, e
 	}
 	pg.offset = c.O + 1
 	return pg, nil
+}
+
+// pageSize is first, 1..maxFirst, defaultFirst when not given.
+func pageSize(first *int64) (int, error) {
+	if first == nil {
+		return defaultFirst, nil
+	}
+	if *first < 1 || *first > maxFirst {
+		return 0, gqlerr.BadInput("first", "first must be between 1 and %d", maxFirst)
+	}
+	return int(*first), nil
 }
 
 func decodeOffsetCursor(s string) (offsetCursor, bool) {

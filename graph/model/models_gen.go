@@ -479,6 +479,21 @@ type DeletedWalletRequisites struct {
 	ID string `json:"id"`
 }
 
+// A page of the event history, newest first.
+type EventConnection struct {
+	Edges    []*EventEdge `json:"edges"`
+	PageInfo *PageInfo    `json:"pageInfo"`
+}
+
+// An event of the history and its place in the event stream.
+type EventEdge struct {
+	// The event's stream cursor, the one the events subscription gives it.
+	Cursor string `json:"cursor"`
+	// Where it comes from: payments (an upstream event) or gateway.
+	Source string `json:"source"`
+	Node   *Event `json:"node"`
+}
+
 type ForgotPasswordInput struct {
 	Email string `json:"email"`
 }
