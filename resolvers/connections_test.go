@@ -84,3 +84,32 @@ func TestMalformedCursorsAreBadInput(t *testing.T) {
 		assert.NotContains(t, err.Error(), "another listing", name)
 	}
 }
+
+// FuzzOffsetCursor: whatever arrives as after is either refused as
+// BAD_USER_INPUT on after, or continues this very listing at an offset in
+// range; and every cursor the gateway hands out continues right after
+// itself.
+func FuzzOffsetCursor(f *testing.F) {
+	fp := listingFingerprint("persons", "CREATED_AT", "DESC")
+	f.Add(encodeOffsetCursor(0, fp), 0)
+	f.Add(encodeOffsetCursor(41, fp), 41)
+	f.Add(encodeOffsetCursor(3, "other"), 3)
+	f.Add("eyJ2IjoxLCJvIjotMSwiZiI6IngifQ", 7)
+	f.Add("", 0)
+	f.Fuzz(func(t *testing.T, after string, offset int) {
+		pg, err := pageRequest(nil, &after, fp)
+		if err != nil {
+			wantBadInput(t, err, "after")
+		} else if after != "" && (pg.offset < 1 || pg.offset > maxCursorOffset+1) {
+			t.Fatalf("cursor %q continues at offset %d", after, pg.offset)
+		}
+		if offset < 0 || offset > maxCursorOffset {
+			return
+		}
+		c := encodeOffsetCursor(offset, fp)
+		pg, err = pageRequest(nil, &c, fp)
+		if err != nil || pg.offset != offset+1 {
+			t.Fatalf("the cursor of offset %d continues at %d (%v)", offset, pg.offset, err)
+		}
+	})
+}
