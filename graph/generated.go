@@ -3915,7 +3915,7 @@ extend type Query {
   in between (on an empty newest page startCursor is the stream's position,
   like eventsCursor). after is an endCursor of an earlier page and reads
   older events. first is 1 to 100 (default 20). One page looks at no more
-  than 2000 events of the stream: a filter that selects few events can give
+  than 5000 events of the stream: a filter that selects few events can give
   a short page, with hasNextPage true and endCursor where reading stopped.
   """
   eventHistory(first: Int = 20, after: String, names: [String!]): EventConnection!
