@@ -29,7 +29,7 @@ func publishN(ctx context.Context, t *testing.T, bus *events.Bus, prefix, name s
 func TestHistoryReadsBackwardsToTheStartOnce(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_, bus := openBus(ctx, t)
+	eng, bus := openBus(ctx, t)
 
 	empty, err := bus.History(ctx, events.Filter{}, "", 7)
 	if err != nil || len(empty.Events) != 0 || empty.More || !strings.HasPrefix(empty.Head, "0.") {
@@ -68,6 +68,18 @@ func TestHistoryReadsBackwardsToTheStartOnce(t *testing.T) {
 		if len(got) != n {
 			t.Fatalf("size %d: %d events, want %d", size, len(got), n)
 		}
+	}
+	// Every page's reading consumer is gone again.
+	st, err := eng.JetStream().Stream(ctx, events.EventsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Consumers != 0 {
+		t.Errorf("%d consumers left on the stream after reading the history", info.State.Consumers)
 	}
 }
 
