@@ -3873,9 +3873,12 @@ type PageInfo {
   hasNextPage: Boolean!
   "True when there are edges before startCursor (this page did not start at the beginning)."
   hasPreviousPage: Boolean!
-  "The cursor of the first edge; null on an empty page."
+  "The cursor of the first edge; null on an empty page (eventHistory says where it differs)."
   startCursor: String
-  "The cursor of the last edge; pass it as after for the next page. Null on an empty page."
+  """
+  The cursor of the last edge; pass it as after for the next page. Null on an
+  empty page (eventHistory says where it differs).
+  """
   endCursor: String
 }
 `, BuiltIn: false},

@@ -691,9 +691,10 @@ type PageInfo struct {
 	HasNextPage bool `json:"hasNextPage"`
 	// True when there are edges before startCursor (this page did not start at the beginning).
 	HasPreviousPage bool `json:"hasPreviousPage"`
-	// The cursor of the first edge; null on an empty page.
+	// The cursor of the first edge; null on an empty page (eventHistory says where it differs).
 	StartCursor *string `json:"startCursor,omitempty"`
-	// The cursor of the last edge; pass it as after for the next page. Null on an empty page.
+	// The cursor of the last edge; pass it as after for the next page. Null on an
+	// empty page (eventHistory says where it differs).
 	EndCursor *string `json:"endCursor,omitempty"`
 }
 
