@@ -295,3 +295,56 @@ func TestConnectionArgumentsAreBounded(t *testing.T) {
 		t.Errorf("the page after the first person starts with the first person again")
 	}
 }
+
+// corporationsPage aliases name as email: connPage keys nodes by it.
+const corporationsPage = `query($first: Int, $after: String) {
+  corporations(first: $first, after: $after, sortBy: NAME) {
+    edges { cursor node { id email: name } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } totalCount } }`
+
+// TestCorporationsConnectionPagesByName: staff page the corporations by
+// name, one and two at a time, after signing up more of them; the pages
+// make up the one big listing, in name order.
+func TestCorporationsConnectionPagesByName(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t)
+	var names []string
+	for i := range 5 {
+		name := fmt.Sprintf("Paging %c Shop SIA", 'E'-i) // created out of name order
+		g.query(t, `mutation($input: SignUpCorporationInput!) { signUpCorporation(input: $input) { id } }`, map[string]any{"input": map[string]any{
+			"companyName": name, "email": uniq("founder") + "@paging.test", "firstName": "Liga", "lastName": "Egle",
+			"phone": "+37120001111", "country": "LV", "captcha": "sandbox-captcha-ok"}}).decode(t, &map[string]any{})
+		names = append(names, name)
+	}
+	staff := g.as(g.signInStaff(t))
+	read := func(first int, after *string) connPage {
+		var d struct {
+			Corporations connPage `json:"corporations"`
+		}
+		staff.query(t, corporationsPage, map[string]any{"first": first, "after": after}).decode(t, &d)
+		return d.Corporations
+	}
+	all := read(100, nil)
+	if all.TotalCount != len(all.Edges) || all.TotalCount < 2+len(names) {
+		t.Fatalf("one listing: %d edges, totalCount %d", len(all.Edges), all.TotalCount)
+	}
+	var wantIDs, wantNames []string
+	for i, e := range all.Edges {
+		wantIDs = append(wantIDs, e.Node.ID)
+		wantNames = append(wantNames, all.key(i))
+	}
+	for i := 1; i < len(wantNames); i++ {
+		if wantNames[i-1] > wantNames[i] {
+			t.Errorf("by name: %q before %q", wantNames[i-1], wantNames[i])
+		}
+	}
+	for _, first := range []int{1, 2} {
+		ids, got := pageThrough(t, "corporations", first, read)
+		sameSet(t, fmt.Sprintf("corporations by %d", first), ids, wantIDs)
+		sameSet(t, fmt.Sprintf("corporation names by %d", first), got, wantNames)
+		for i := range ids {
+			if ids[i] != wantIDs[i] {
+				t.Fatalf("corporations by %d: position %d differs from the one listing", first, i)
+			}
+		}
+	}
+}
