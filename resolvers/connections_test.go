@@ -113,3 +113,18 @@ func FuzzOffsetCursor(f *testing.F) {
 		}
 	})
 }
+
+// Every connection weighs its page: first times the selection, 20 when
+// first is not given.
+func TestConnectionsComplexityWeighsFirst(t *testing.T) {
+	c := Complexity()
+	for name, cost := range map[string]func(first *int64) int{
+		"persons":      func(f *int64) int { return c.Query.Persons(10, f, nil, nil, nil) },
+		"corporations": func(f *int64) int { return c.Query.Corporations(10, f, nil, nil, nil) },
+		"transactions": func(f *int64) int { return c.Card.Transactions(10, f, nil, nil) },
+		"eventHistory": func(f *int64) int { return c.Query.EventHistory(10, f, nil, nil) },
+	} {
+		assert.Equal(t, 1+100*10, cost(ptr[int64](100)), name)
+		assert.Equal(t, 1+20*10, cost(nil), name)
+	}
+}
