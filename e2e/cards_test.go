@@ -242,22 +242,24 @@ func TestCardEdgesFromPersonWalletAndCorporation(t *testing.T) {
 		Card struct {
 			ID           string `json:"id"`
 			Transactions struct {
-				Items []struct {
-					Amount struct {
-						Amount int64 `json:"amount"`
-					} `json:"amount"`
-					Status *string `json:"status"`
-				} `json:"items"`
-				PageInfo struct {
-					TotalCount int  `json:"totalCount"`
-					HasMore    bool `json:"hasMore"`
+				Edges []struct {
+					Node struct {
+						Amount struct {
+							Amount int64 `json:"amount"`
+						} `json:"amount"`
+						Status *string `json:"status"`
+					} `json:"node"`
+				} `json:"edges"`
+				TotalCount int `json:"totalCount"`
+				PageInfo   struct {
+					HasNextPage bool `json:"hasNextPage"`
 				} `json:"pageInfo"`
 			} `json:"transactions"`
 		} `json:"card"`
 	}
 	anna.query(t, `query($id: ID!) {
 	  currentCorporation { cards { id } wallets { id cards { id } } persons { id cards { id } } }
-	  card(id: $id) { id transactions(first: 2) { items { amount { amount } status } pageInfo { totalCount hasMore } } }
+	  card(id: $id) { id transactions(first: 2) { edges { node { amount { amount } status } } totalCount pageInfo { hasNextPage } } }
 	}`, map[string]any{"id": bankingsim.DemoCardAnnaID}).decode(t, &d)
 	c := d.CurrentCorporation
 	if len(c.Cards) != 2 {
@@ -282,7 +284,7 @@ func TestCardEdgesFromPersonWalletAndCorporation(t *testing.T) {
 		}
 	}
 	tx := d.Card.Transactions
-	if tx.PageInfo.TotalCount != 3 || !tx.PageInfo.HasMore || len(tx.Items) != 2 || tx.Items[0].Amount.Amount == 0 {
+	if tx.TotalCount != 3 || !tx.PageInfo.HasNextPage || len(tx.Edges) != 2 || tx.Edges[0].Node.Amount.Amount == 0 {
 		t.Fatalf("seeded transactions: %+v", tx)
 	}
 	// Another corporation sees none of these cards.
@@ -356,20 +358,22 @@ func TestCardSimulationApprovedAndEachDecline(t *testing.T) {
 	var tx struct {
 		Card struct {
 			Transactions struct {
-				Items []struct {
-					Type   string `json:"type"`
-					Amount struct {
-						Amount   int64  `json:"amount"`
-						Currency string `json:"currency"`
-					} `json:"amount"`
-				} `json:"items"`
+				Edges []struct {
+					Node struct {
+						Type   string `json:"type"`
+						Amount struct {
+							Amount   int64  `json:"amount"`
+							Currency string `json:"currency"`
+						} `json:"amount"`
+					} `json:"node"`
+				} `json:"edges"`
 			} `json:"transactions"`
 		} `json:"card"`
 	}
-	anna.query(t, `query($id: ID!) { card(id: $id) { transactions { items { type amount { amount currency } } } } }`,
+	anna.query(t, `query($id: ID!) { card(id: $id) { transactions { edges { node { type amount { amount currency } } } } } }`,
 		map[string]any{"id": card.ID}).decode(t, &tx)
-	if items := tx.Card.Transactions.Items; len(items) != 1 || items[0].Amount.Amount != 2500 || items[0].Amount.Currency != "EUR" {
-		t.Fatalf("the approved simulation is not the card's transaction: %+v", items)
+	if edges := tx.Card.Transactions.Edges; len(edges) != 1 || edges[0].Node.Amount.Amount != 2500 || edges[0].Node.Amount.Currency != "EUR" {
+		t.Fatalf("the approved simulation is not the card's transaction: %+v", edges)
 	}
 
 	declined := func(name, cardID string, amount int64, code, codeName string) {

@@ -228,8 +228,8 @@ func TestComplexityCountsPageSizes(t *testing.T) {
 	g = g.as(g.signInAPI(t))
 	const fields = `id firstName lastName email phone country city street postCode region gender nationality
 		dateOfBirth isBlocked isDirector isUbo position corporationId createdAt updatedAt`
-	small := `{ persons(first: 1) { items { ` + fields + ` } } }`
-	large := `{ persons(first: 100) { items { ` + fields + ` } } }`
+	small := `{ persons(first: 1) { edges { node { ` + fields + ` } } } }`
+	large := `{ persons(first: 100) { edges { node { ` + fields + ` } } } }`
 	if r := g.query(t, small, nil); r.code() == "BAD_USER_INPUT" {
 		t.Fatalf("one person's page refused: %+v", r.Errors)
 	}

@@ -434,7 +434,7 @@ func TestSignInCustomerActsOnItself(t *testing.T) {
 		t.Errorf("createOrder for another customer: %+v", resp.Errors)
 	}
 	// Banking operations are not for customers.
-	if resp := g.queryAs(t, s.SessionToken, `{ persons { items { id } } }`, nil); resp.code() != "FORBIDDEN" {
+	if resp := g.queryAs(t, s.SessionToken, `{ persons { edges { node { id } } } }`, nil); resp.code() != "FORBIDDEN" {
 		t.Errorf("persons as a customer: %+v", resp.Errors)
 	}
 	_, resp2 := g.post(t, nil, `mutation { signInCustomer(input: {customerKey: "ck_wrong"}) { sessionToken } }`, nil)
@@ -567,7 +567,7 @@ func TestWebSessionCookieAndCSRF(t *testing.T) {
 	if !cleared {
 		t.Errorf("signOut did not clear the cookie: %v", soResp.Header.Values("Set-Cookie"))
 	}
-	if r := g.queryAs(t, d.SignIn.SessionToken, `{ persons { items { id } } }`, nil); r.code() != "UNAUTHENTICATED" {
+	if r := g.queryAs(t, d.SignIn.SessionToken, `{ persons { edges { node { id } } } }`, nil); r.code() != "UNAUTHENTICATED" {
 		t.Errorf("after signOut: %+v", r.Errors)
 	}
 }
@@ -588,7 +588,7 @@ func TestSignOutEndsABearerSession(t *testing.T) {
 	if v.Viewer != nil {
 		t.Errorf("viewer after signOut = %+v", v.Viewer)
 	}
-	if r := g.queryAs(t, token, `{ corporations { items { id } } }`, nil); r.code() != "UNAUTHENTICATED" {
+	if r := g.queryAs(t, token, `{ corporations { edges { node { id } } } }`, nil); r.code() != "UNAUTHENTICATED" {
 		t.Errorf("after signOut: %+v", r.Errors)
 	}
 }
@@ -612,7 +612,7 @@ func TestRefreshedTokenIsWrittenBack(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
-			if r := g.queryAs(t, token, `{ persons(first: 5) { items { id } } }`, nil); len(r.Errors) > 0 {
+			if r := g.queryAs(t, token, `{ persons(first: 5) { edges { node { id } } } }`, nil); len(r.Errors) > 0 {
 				t.Errorf("concurrent request: %+v", r.Errors)
 			}
 		})
@@ -673,8 +673,8 @@ func TestSessionsOfTwoCorporationsAreIsolated(t *testing.T) {
 	}
 	const q = `{
   viewer { person { id email corporation { id } } corporation { id persons { email } } }
-  persons(first: 50) { items { email corporationId } }
-  corporations { items { id } }
+  persons(first: 50) { edges { node { email corporationId } } }
+  corporations { edges { node { id } } }
   currentCorporation { id }
   other: person(id: "` + annaID + `") { id }
 }`
@@ -703,15 +703,15 @@ func TestSessionsOfTwoCorporationsAreIsolated(t *testing.T) {
 						} `json:"corporation"`
 					} `json:"viewer"`
 					Persons struct {
-						Items []struct {
+						Items nodes[struct {
 							Email         string `json:"email"`
 							CorporationID string `json:"corporationId"`
-						} `json:"items"`
+						}] `json:"edges"`
 					} `json:"persons"`
 					Corporations struct {
-						Items []struct {
+						Items nodes[struct {
 							ID string `json:"id"`
-						} `json:"items"`
+						}] `json:"edges"`
 					} `json:"corporations"`
 					CurrentCorporation struct {
 						ID string `json:"id"`
@@ -995,10 +995,10 @@ func TestStaffManagesCorporationsAndAPIKeys(t *testing.T) {
 		t.Fatalf("created key %+v", k.CreateAPIKey)
 	}
 	g.resetStats(t)
-	resp := g.queryAs(t, staff, `{ corporations { items { id name settings { allowedPersonTypes } persons { id corporation { id } } apiKeys { id name } } } }`, nil)
+	resp := g.queryAs(t, staff, `{ corporations { edges { node { id name settings { allowedPersonTypes } persons { id corporation { id } } apiKeys { id name } } } } }`, nil)
 	var c struct {
 		Corporations struct {
-			Items []struct {
+			Items nodes[struct {
 				ID      string `json:"id"`
 				Persons []struct {
 					ID          string `json:"id"`
@@ -1010,7 +1010,7 @@ func TestStaffManagesCorporationsAndAPIKeys(t *testing.T) {
 					ID   string `json:"id"`
 					Name string `json:"name"`
 				} `json:"apiKeys"`
-			} `json:"items"`
+			}] `json:"edges"`
 		} `json:"corporations"`
 	}
 	resp.decode(t, &c)

@@ -33,7 +33,7 @@ func TestCorporationSettingsAndAPIKeysAreBatchedPerCorporation(t *testing.T) {
 	g.resetStats(t)
 	var d struct {
 		Corporations struct {
-			Items []struct {
+			Items nodes[struct {
 				ID       string `json:"id"`
 				Settings struct {
 					CorporationID      string   `json:"corporationId"`
@@ -42,10 +42,10 @@ func TestCorporationSettingsAndAPIKeysAreBatchedPerCorporation(t *testing.T) {
 				APIKeys []struct {
 					ID string `json:"id"`
 				} `json:"apiKeys"`
-			} `json:"items"`
+			}] `json:"edges"`
 		} `json:"corporations"`
 	}
-	staff.query(t, `{ corporations { items { id settings { corporationId allowedPersonTypes } apiKeys { id } } } }`, nil).decode(t, &d)
+	staff.query(t, `{ corporations { edges { node { id settings { corporationId allowedPersonTypes } apiKeys { id } } } } }`, nil).decode(t, &d)
 	n := len(d.Corporations.Items)
 	if n < 2 {
 		t.Fatalf("staff sees %d corporations, want the two seeded", n)
@@ -130,15 +130,15 @@ func TestCorporationWithMoreThanAPageOfPersons(t *testing.T) {
 	g.resetStats(t)
 	var c struct {
 		Corporations struct {
-			Items []struct {
+			Items nodes[struct {
 				ID      string `json:"id"`
 				Persons []struct {
 					ID string `json:"id"`
 				} `json:"persons"`
-			} `json:"items"`
+			}] `json:"edges"`
 		} `json:"corporations"`
 	}
-	staff.query(t, `{ corporations { items { id persons { id } } } }`, nil).decode(t, &c)
+	staff.query(t, `{ corporations { edges { node { id persons { id } } } } }`, nil).decode(t, &c)
 	all := 0
 	for _, corp := range c.Corporations.Items {
 		all += len(corp.Persons)

@@ -148,7 +148,7 @@ func TestNodeResolvesEveryNodeType(t *testing.T) {
 	    limits { `+sel("Limit")+` }
 	    kycDocuments { `+sel("KycDocument")+` }
 	    cards { `+sel("Card")+` cardholder { `+sel("Person")+` }
-	      transactions(first: 5) { items { `+sel("CardTransaction")+` } } }
+	      transactions(first: 5) { edges { node { `+sel("CardTransaction")+` } } } }
 	  }
 	}`, map[string]any{"s": start, "e": today})
 	collect(t, r.Data, objects)

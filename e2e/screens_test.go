@@ -174,9 +174,11 @@ func TestScreenCorporationDashboard(t *testing.T) {
 						FirstName string `json:"firstName"`
 					} `json:"cardholder"`
 					Transactions struct {
-						Items []struct {
-							ID string `json:"id"`
-						} `json:"items"`
+						Edges []struct {
+							Node struct {
+								ID string `json:"id"`
+							} `json:"node"`
+						} `json:"edges"`
 					} `json:"transactions"`
 				} `json:"cards"`
 			} `json:"wallets"`
@@ -196,10 +198,10 @@ func TestScreenCorporationDashboard(t *testing.T) {
 			if c.Cardholder == nil || c.Cardholder.FirstName == "" {
 				t.Errorf("card %s has no cardholder", c.ID)
 			}
-			if len(c.Transactions.Items) > 3 {
-				t.Errorf("card %s shows %d transactions, asked for 3", c.ID, len(c.Transactions.Items))
+			if len(c.Transactions.Edges) > 3 {
+				t.Errorf("card %s shows %d transactions, asked for 3", c.ID, len(c.Transactions.Edges))
 			}
-			if len(c.Transactions.Items) > 0 {
+			if len(c.Transactions.Edges) > 0 {
 				withTransactions++
 			}
 		}

@@ -30,7 +30,7 @@ func TestSignOutOnOneReplicaEndsTheCachedSessionOnAnother(t *testing.T) {
 	if after.Viewer != nil {
 		t.Fatalf("replica B still served the signed-out session: %+v", after.Viewer)
 	}
-	if r := b.query(t, `{ corporations { items { id } } }`, nil); r.code() != "UNAUTHENTICATED" {
+	if r := b.query(t, `{ corporations { edges { node { id } } } }`, nil); r.code() != "UNAUTHENTICATED" {
 		t.Errorf("replica B after sign-out on A: %+v", r.Errors)
 	}
 }

@@ -82,13 +82,18 @@ func TestStrictSandboxCoreScreens(t *testing.T) {
 			} `json:"person"`
 		} `json:"viewer"`
 		Persons struct {
-			Items []struct {
-				ID string `json:"id"`
-			} `json:"items"`
+			Edges []struct {
+				Node struct {
+					ID string `json:"id"`
+				} `json:"node"`
+			} `json:"edges"`
+			PageInfo struct {
+				EndCursor string `json:"endCursor"`
+			} `json:"pageInfo"`
 		} `json:"persons"`
 	}
-	anna.query(t, `{ viewer { person { id } } persons(first: 100) { items { id } } }`, nil).decode(t, &me)
-	if me.Viewer.Person.ID == "" || len(me.Persons.Items) == 0 {
+	anna.query(t, `{ viewer { person { id } } persons(first: 100) { edges { node { id } } pageInfo { endCursor } } }`, nil).decode(t, &me)
+	if me.Viewer.Person.ID == "" || len(me.Persons.Edges) == 0 {
 		t.Errorf("person screens: %+v", me)
 	}
 
@@ -96,8 +101,9 @@ func TestStrictSandboxCoreScreens(t *testing.T) {
 	if r := api.query(t, `{ individuals { id } }`, nil); r.code() != "UPSTREAM_UNAVAILABLE" {
 		t.Errorf("individuals listing in strict mode: %+v", r.Errors)
 	}
-	if r := anna.query(t, `{ persons(first: 10, offset: 10) { items { id } } }`, nil); r.code() != "BAD_USER_INPUT" {
-		t.Errorf("offset paging in strict mode: %+v", r.Errors)
+	if r := anna.query(t, `query($after: String) { persons(first: 10, after: $after) { edges { node { id } } } }`,
+		map[string]any{"after": me.Persons.PageInfo.EndCursor}); r.code() != "BAD_USER_INPUT" {
+		t.Errorf("paging past the first page in strict mode: %+v", r.Errors)
 	}
 
 	for route := range g.stats(t).Routes {

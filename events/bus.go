@@ -215,7 +215,12 @@ func (b *Bus) position(ctx context.Context) (position, error) {
 	if err != nil {
 		return position{}, err
 	}
-	return position{epoch: strconv.FormatInt(info.Created.UnixNano(), 36), last: info.State.LastSeq}, nil
+	return position{epoch: epochOf(info), last: info.State.LastSeq}, nil
+}
+
+// epochOf is the epoch part of the stream's cursors: its creation time.
+func epochOf(info *jetstream.StreamInfo) string {
+	return strconv.FormatInt(info.Created.UnixNano(), 36)
 }
 
 func formatCursor(seq uint64, epoch string) string {

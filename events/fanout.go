@@ -302,12 +302,17 @@ func (s *subscriber) replay(ctx context.Context, js jetstream.JetStream, subject
 }
 
 func (f *fanout) decode(data []byte, seq uint64) (*Event, bool) {
+	return decodeAt(data, seq, f.epoch)
+}
+
+// decodeAt decodes the event stored at seq of the stream of that epoch.
+func decodeAt(data []byte, seq uint64, epoch string) (*Event, bool) {
 	e := &Event{}
 	if json.Unmarshal(data, e) != nil {
 		return nil, false
 	}
 	e.seq = seq
-	e.Cursor = formatCursor(seq, f.epoch)
+	e.Cursor = formatCursor(seq, epoch)
 	e.payload = &payloadFields{}
 	return e, true
 }

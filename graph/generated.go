@@ -94,7 +94,7 @@ type ComplexityRoot struct {
 		MaskedPan          func(childComplexity int) int
 		Region             func(childComplexity int) int
 		Status             func(childComplexity int) int
-		Transactions       func(childComplexity int, first *int64, offset *int64, sortDirection *model.SortDirection) int
+		Transactions       func(childComplexity int, first *int64, after *string, sortDirection *model.SortDirection) int
 		Type               func(childComplexity int) int
 		UpdatedAt          func(childComplexity int) int
 	}
@@ -139,9 +139,15 @@ type ComplexityRoot struct {
 		Type        func(childComplexity int) int
 	}
 
-	CardTransactionPage struct {
-		Items    func(childComplexity int) int
-		PageInfo func(childComplexity int) int
+	CardTransactionConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	CardTransactionEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	Contact struct {
@@ -205,9 +211,15 @@ type ComplexityRoot struct {
 		Wallets          func(childComplexity int) int
 	}
 
-	CorporationPage struct {
-		Items    func(childComplexity int) int
-		PageInfo func(childComplexity int) int
+	CorporationConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	CorporationEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	CorporationSettings struct {
@@ -265,6 +277,17 @@ type ComplexityRoot struct {
 		OrderGlobalID  func(childComplexity int) int
 		Payload        func(childComplexity int) int
 		PendingActions func(childComplexity int) int
+	}
+
+	EventConnection struct {
+		Edges    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	EventEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+		Source func(childComplexity int) int
 	}
 
 	Individual struct {
@@ -430,10 +453,10 @@ type ComplexityRoot struct {
 	}
 
 	PageInfo struct {
-		HasMore    func(childComplexity int) int
-		Limit      func(childComplexity int) int
-		Offset     func(childComplexity int) int
-		TotalCount func(childComplexity int) int
+		EndCursor       func(childComplexity int) int
+		HasNextPage     func(childComplexity int) int
+		HasPreviousPage func(childComplexity int) int
+		StartCursor     func(childComplexity int) int
 	}
 
 	PaymentMethod struct {
@@ -492,21 +515,28 @@ type ComplexityRoot struct {
 		UpdatedAt            func(childComplexity int) int
 	}
 
-	PersonPage struct {
-		Items    func(childComplexity int) int
-		PageInfo func(childComplexity int) int
+	PersonConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	PersonEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	Query struct {
 		Card               func(childComplexity int, id string) int
 		Cards              func(childComplexity int) int
 		Corporation        func(childComplexity int, id string) int
-		Corporations       func(childComplexity int, first *int64, offset *int64, sortBy *model.CorporationSortField, sortDirection *model.SortDirection) int
+		Corporations       func(childComplexity int, first *int64, after *string, sortBy *model.CorporationSortField, sortDirection *model.SortDirection) int
 		CurrentCorporation func(childComplexity int) int
 		CurrentCustomer    func(childComplexity int) int
 		Customer           func(childComplexity int, id string) int
 		Customers          func(childComplexity int) int
 		Event              func(childComplexity int, id string) int
+		EventHistory       func(childComplexity int, first *int64, after *string, names []string) int
 		EventsCursor       func(childComplexity int) int
 		Individuals        func(childComplexity int, status *model.IndividualStatus) int
 		Node               func(childComplexity int, id string) int
@@ -516,7 +546,7 @@ type ComplexityRoot struct {
 		Orders             func(childComplexity int, start *model.Date, end *model.Date) int
 		PendingActions     func(childComplexity int, eventID *string, individualID *string) int
 		Person             func(childComplexity int, id string) int
-		Persons            func(childComplexity int, first *int64, offset *int64, sortBy *model.PersonSortField, sortDirection *model.SortDirection) int
+		Persons            func(childComplexity int, first *int64, after *string, sortBy *model.PersonSortField, sortDirection *model.SortDirection) int
 		SepaEnabled        func(childComplexity int, sourceWalletID string, iban string) int
 		Viewer             func(childComplexity int) int
 		Webhooks           func(childComplexity int) int
@@ -624,7 +654,7 @@ type CardResolver interface {
 
 	Cardholder(ctx context.Context, obj *model.Card) (*model.Person, error)
 	Corporation(ctx context.Context, obj *model.Card) (*model.Corporation, error)
-	Transactions(ctx context.Context, obj *model.Card, first *int64, offset *int64, sortDirection *model.SortDirection) (*model.CardTransactionPage, error)
+	Transactions(ctx context.Context, obj *model.Card, first *int64, after *string, sortDirection *model.SortDirection) (*model.CardTransactionConnection, error)
 	Credentials(ctx context.Context, obj *model.Card) (*model.CardCredentials, error)
 }
 type CardCredentialsResolver interface {
@@ -732,11 +762,12 @@ type QueryResolver interface {
 	PendingActions(ctx context.Context, eventID *string, individualID *string) ([]*model.PendingAction, error)
 	Individuals(ctx context.Context, status *model.IndividualStatus) ([]*model.Individual, error)
 	EventsCursor(ctx context.Context) (string, error)
+	EventHistory(ctx context.Context, first *int64, after *string, names []string) (*model.EventConnection, error)
 	Viewer(ctx context.Context) (*model.Viewer, error)
 	Person(ctx context.Context, id string) (*model.Person, error)
-	Persons(ctx context.Context, first *int64, offset *int64, sortBy *model.PersonSortField, sortDirection *model.SortDirection) (*model.PersonPage, error)
+	Persons(ctx context.Context, first *int64, after *string, sortBy *model.PersonSortField, sortDirection *model.SortDirection) (*model.PersonConnection, error)
 	Corporation(ctx context.Context, id string) (*model.Corporation, error)
-	Corporations(ctx context.Context, first *int64, offset *int64, sortBy *model.CorporationSortField, sortDirection *model.SortDirection) (*model.CorporationPage, error)
+	Corporations(ctx context.Context, first *int64, after *string, sortBy *model.CorporationSortField, sortDirection *model.SortDirection) (*model.CorporationConnection, error)
 	CurrentCorporation(ctx context.Context) (*model.Corporation, error)
 	Customers(ctx context.Context) ([]*model.Customer, error)
 	Customer(ctx context.Context, id string) (*model.Customer, error)
@@ -961,7 +992,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Card.Transactions(childComplexity, args["first"].(*int64), args["offset"].(*int64), args["sortDirection"].(*model.SortDirection)), true
+		return e.ComplexityRoot.Card.Transactions(childComplexity, args["first"].(*int64), args["after"].(*string), args["sortDirection"].(*model.SortDirection)), true
 	case "Card.type":
 		if e.ComplexityRoot.Card.Type == nil {
 			break
@@ -1130,18 +1161,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CardTransaction.Type(childComplexity), true
 
-	case "CardTransactionPage.items":
-		if e.ComplexityRoot.CardTransactionPage.Items == nil {
+	case "CardTransactionConnection.edges":
+		if e.ComplexityRoot.CardTransactionConnection.Edges == nil {
 			break
 		}
 
-		return e.ComplexityRoot.CardTransactionPage.Items(childComplexity), true
-	case "CardTransactionPage.pageInfo":
-		if e.ComplexityRoot.CardTransactionPage.PageInfo == nil {
+		return e.ComplexityRoot.CardTransactionConnection.Edges(childComplexity), true
+	case "CardTransactionConnection.pageInfo":
+		if e.ComplexityRoot.CardTransactionConnection.PageInfo == nil {
 			break
 		}
 
-		return e.ComplexityRoot.CardTransactionPage.PageInfo(childComplexity), true
+		return e.ComplexityRoot.CardTransactionConnection.PageInfo(childComplexity), true
+	case "CardTransactionConnection.totalCount":
+		if e.ComplexityRoot.CardTransactionConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CardTransactionConnection.TotalCount(childComplexity), true
+
+	case "CardTransactionEdge.cursor":
+		if e.ComplexityRoot.CardTransactionEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CardTransactionEdge.Cursor(childComplexity), true
+	case "CardTransactionEdge.node":
+		if e.ComplexityRoot.CardTransactionEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CardTransactionEdge.Node(childComplexity), true
 
 	case "Contact.address":
 		if e.ComplexityRoot.Contact.Address == nil {
@@ -1446,18 +1496,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Corporation.Wallets(childComplexity), true
 
-	case "CorporationPage.items":
-		if e.ComplexityRoot.CorporationPage.Items == nil {
+	case "CorporationConnection.edges":
+		if e.ComplexityRoot.CorporationConnection.Edges == nil {
 			break
 		}
 
-		return e.ComplexityRoot.CorporationPage.Items(childComplexity), true
-	case "CorporationPage.pageInfo":
-		if e.ComplexityRoot.CorporationPage.PageInfo == nil {
+		return e.ComplexityRoot.CorporationConnection.Edges(childComplexity), true
+	case "CorporationConnection.pageInfo":
+		if e.ComplexityRoot.CorporationConnection.PageInfo == nil {
 			break
 		}
 
-		return e.ComplexityRoot.CorporationPage.PageInfo(childComplexity), true
+		return e.ComplexityRoot.CorporationConnection.PageInfo(childComplexity), true
+	case "CorporationConnection.totalCount":
+		if e.ComplexityRoot.CorporationConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CorporationConnection.TotalCount(childComplexity), true
+
+	case "CorporationEdge.cursor":
+		if e.ComplexityRoot.CorporationEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CorporationEdge.Cursor(childComplexity), true
+	case "CorporationEdge.node":
+		if e.ComplexityRoot.CorporationEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CorporationEdge.Node(childComplexity), true
 
 	case "CorporationSettings.allowedPersonTypes":
 		if e.ComplexityRoot.CorporationSettings.AllowedPersonTypes == nil {
@@ -1652,6 +1721,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Event.PendingActions(childComplexity), true
+
+	case "EventConnection.edges":
+		if e.ComplexityRoot.EventConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EventConnection.Edges(childComplexity), true
+	case "EventConnection.pageInfo":
+		if e.ComplexityRoot.EventConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EventConnection.PageInfo(childComplexity), true
+
+	case "EventEdge.cursor":
+		if e.ComplexityRoot.EventEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EventEdge.Cursor(childComplexity), true
+	case "EventEdge.node":
+		if e.ComplexityRoot.EventEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EventEdge.Node(childComplexity), true
+	case "EventEdge.source":
+		if e.ComplexityRoot.EventEdge.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EventEdge.Source(childComplexity), true
 
 	case "Individual.createdAt":
 		if e.ComplexityRoot.Individual.CreatedAt == nil {
@@ -2580,30 +2681,30 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.OrderItems.Total(childComplexity), true
 
-	case "PageInfo.hasMore":
-		if e.ComplexityRoot.PageInfo.HasMore == nil {
+	case "PageInfo.endCursor":
+		if e.ComplexityRoot.PageInfo.EndCursor == nil {
 			break
 		}
 
-		return e.ComplexityRoot.PageInfo.HasMore(childComplexity), true
-	case "PageInfo.limit":
-		if e.ComplexityRoot.PageInfo.Limit == nil {
+		return e.ComplexityRoot.PageInfo.EndCursor(childComplexity), true
+	case "PageInfo.hasNextPage":
+		if e.ComplexityRoot.PageInfo.HasNextPage == nil {
 			break
 		}
 
-		return e.ComplexityRoot.PageInfo.Limit(childComplexity), true
-	case "PageInfo.offset":
-		if e.ComplexityRoot.PageInfo.Offset == nil {
+		return e.ComplexityRoot.PageInfo.HasNextPage(childComplexity), true
+	case "PageInfo.hasPreviousPage":
+		if e.ComplexityRoot.PageInfo.HasPreviousPage == nil {
 			break
 		}
 
-		return e.ComplexityRoot.PageInfo.Offset(childComplexity), true
-	case "PageInfo.totalCount":
-		if e.ComplexityRoot.PageInfo.TotalCount == nil {
+		return e.ComplexityRoot.PageInfo.HasPreviousPage(childComplexity), true
+	case "PageInfo.startCursor":
+		if e.ComplexityRoot.PageInfo.StartCursor == nil {
 			break
 		}
 
-		return e.ComplexityRoot.PageInfo.TotalCount(childComplexity), true
+		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
 
 	case "PaymentMethod.acquirer":
 		if e.ComplexityRoot.PaymentMethod.Acquirer == nil {
@@ -2890,18 +2991,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Person.UpdatedAt(childComplexity), true
 
-	case "PersonPage.items":
-		if e.ComplexityRoot.PersonPage.Items == nil {
+	case "PersonConnection.edges":
+		if e.ComplexityRoot.PersonConnection.Edges == nil {
 			break
 		}
 
-		return e.ComplexityRoot.PersonPage.Items(childComplexity), true
-	case "PersonPage.pageInfo":
-		if e.ComplexityRoot.PersonPage.PageInfo == nil {
+		return e.ComplexityRoot.PersonConnection.Edges(childComplexity), true
+	case "PersonConnection.pageInfo":
+		if e.ComplexityRoot.PersonConnection.PageInfo == nil {
 			break
 		}
 
-		return e.ComplexityRoot.PersonPage.PageInfo(childComplexity), true
+		return e.ComplexityRoot.PersonConnection.PageInfo(childComplexity), true
+	case "PersonConnection.totalCount":
+		if e.ComplexityRoot.PersonConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PersonConnection.TotalCount(childComplexity), true
+
+	case "PersonEdge.cursor":
+		if e.ComplexityRoot.PersonEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PersonEdge.Cursor(childComplexity), true
+	case "PersonEdge.node":
+		if e.ComplexityRoot.PersonEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PersonEdge.Node(childComplexity), true
 
 	case "Query.card":
 		if e.ComplexityRoot.Query.Card == nil {
@@ -2941,7 +3061,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Corporations(childComplexity, args["first"].(*int64), args["offset"].(*int64), args["sortBy"].(*model.CorporationSortField), args["sortDirection"].(*model.SortDirection)), true
+		return e.ComplexityRoot.Query.Corporations(childComplexity, args["first"].(*int64), args["after"].(*string), args["sortBy"].(*model.CorporationSortField), args["sortDirection"].(*model.SortDirection)), true
 	case "Query.currentCorporation":
 		if e.ComplexityRoot.Query.CurrentCorporation == nil {
 			break
@@ -2982,6 +3102,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Event(childComplexity, args["id"].(string)), true
+	case "Query.eventHistory":
+		if e.ComplexityRoot.Query.EventHistory == nil {
+			break
+		}
+
+		args, err := ec.field_Query_eventHistory_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.EventHistory(childComplexity, args["first"].(*int64), args["after"].(*string), args["names"].([]string)), true
 	case "Query.eventsCursor":
 		if e.ComplexityRoot.Query.EventsCursor == nil {
 			break
@@ -3082,7 +3213,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Persons(childComplexity, args["first"].(*int64), args["offset"].(*int64), args["sortBy"].(*model.PersonSortField), args["sortDirection"].(*model.SortDirection)), true
+		return e.ComplexityRoot.Query.Persons(childComplexity, args["first"].(*int64), args["after"].(*string), args["sortBy"].(*model.PersonSortField), args["sortDirection"].(*model.SortDirection)), true
 	case "Query.sepaEnabled":
 		if e.ComplexityRoot.Query.SepaEnabled == nil {
 			break
@@ -3686,8 +3817,19 @@ type Card implements Node {
   cardholder: Person
   "The corporation that owns the card; null outside the viewer's scope."
   corporation: Corporation
-  "The card's transactions, newest first by default."
-  transactions(first: Int = 20, offset: Int = 0, sortDirection: SortDirection): CardTransactionPage!
+  """
+  The card's transactions, newest first by default: a Relay connection.
+  first is 1 to 100 (default 20); after is the endCursor of the previous page
+  of this card's transactions with the same sortDirection.
+  """
+  transactions(
+    "How many transactions to return, 1 to 100."
+    first: Int = 20
+    "The endCursor of the previous page; omitted for the first page."
+    after: String
+    "Newest first (DESC) when omitted."
+    sortDirection: SortDirection
+  ): CardTransactionConnection!
   """
   The full number and security code, asked for on purpose: persons of the
   card's corporation only, rate limited per session, never cached.
@@ -3723,9 +3865,22 @@ type CardTransaction implements Node {
   createdAt: Time
 }
 
-type CardTransactionPage {
-  items: [CardTransaction!]!
+"A page of a card's transactions."
+type CardTransactionConnection {
+  "The transactions of this page, in order."
+  edges: [CardTransactionEdge!]!
+  "Where this page is in the connection: pass endCursor as after for the next one."
   pageInfo: PageInfo!
+  "The card's transactions in all, as the upstream counts them (number_of_records)."
+  totalCount: Int!
+}
+
+"A card transaction and where it is in the card's listing."
+type CardTransactionEdge {
+  "Opaque; pass it as after to continue after this transaction."
+  cursor: String!
+  "The transaction itself."
+  node: CardTransaction!
 }
 
 extend type Wallet {
@@ -3984,6 +4139,25 @@ extend type Mutation {
   ): DeleteKycDocumentPayload! @requires(role: BANKING)
 }
 `, BuiltIn: false},
+	{Name: "../schema/connections.graphqls", Input: `# Relay connections (https://relay.dev/graphql/connections.htm) for the lists
+# the upstream pages and for the event history. Cursors are opaque: how each
+# one maps to the upstream's paging is in docs/relay-connections.md.
+
+"Where a page is in its connection (the Relay specification's PageInfo)."
+type PageInfo {
+  "True when there are edges after endCursor."
+  hasNextPage: Boolean!
+  "True when there are edges before startCursor (this page did not start at the beginning)."
+  hasPreviousPage: Boolean!
+  "The cursor of the first edge; null on an empty page (eventHistory says where it differs)."
+  startCursor: String
+  """
+  The cursor of the last edge; pass it as after for the next page. Null on an
+  empty page (eventHistory says where it differs).
+  """
+  endCursor: String
+}
+`, BuiltIn: false},
 	{Name: "../schema/events.graphqls", Input: `# Payments events, webhooks, individual onboarding and pending actions.
 
 extend type Query {
@@ -4022,6 +4196,45 @@ extend type Query {
   """
   eventsCursor: String!
     @requires(role: PAYMENTS_OPERATOR)
+  """
+  The events already on the gateway's event stream, newest first, as the
+  events subscription would have delivered them (the same visibility: gateway
+  events of one corporation reach its own principals and staff only). Edge
+  cursors are the subscription's cursors: read the newest page, then
+  subscribe to events with after: pageInfo.startCursor, and no event falls
+  in between (on an empty newest page startCursor is the stream's position,
+  like eventsCursor). after is an endCursor of an earlier page and reads
+  older events. first is 1 to 100 (default 20). One page looks at no more
+  than 5000 events of the stream: a filter that selects few events can give
+  a short page, with hasNextPage true and endCursor where reading stopped.
+  """
+  eventHistory(
+    "How many events to return, 1 to 100."
+    first: Int = 20
+    "The endCursor of the previous (newer) page; omitted for the newest page."
+    after: String
+    "Only events with these names (e.g. order.captured); all when omitted."
+    names: [String!]
+  ): EventConnection!
+    @requires(role: PAYMENTS_OPERATOR)
+}
+
+"A page of the event history, newest first."
+type EventConnection {
+  "The events of this page, in order."
+  edges: [EventEdge!]!
+  "Where this page is in the connection: pass endCursor as after for the next one."
+  pageInfo: PageInfo!
+}
+
+"An event of the history and its place in the event stream."
+type EventEdge {
+  "The event's stream cursor, the one the events subscription gives it."
+  cursor: String!
+  "Where it comes from: payments (an upstream event) or gateway."
+  source: String!
+  "The event itself."
+  node: Event!
 }
 
 extend type Mutation {
@@ -4281,11 +4494,21 @@ extend type Query {
     id: ID!
   ): Person @requires(role: BANKING)
   """
-  A page of persons, newest first by default. Pagination is offset based:
-  pass ` + "`" + `offset` + "`" + ` = previous offset + items returned while pageInfo.hasMore.
-  Maps to the upstream's meta[limit], meta[sort_by], meta[sort_type].
+  The persons the viewer may see, newest first by default: a Relay connection.
+  first is 1 to 100 (default 20); after is the endCursor of the previous page
+  and only fits the same sortBy and sortDirection. Maps to the upstream's
+  meta[limit], meta[sort_by], meta[sort_type] (docs/relay-connections.md).
   """
-  persons(first: Int = 20, offset: Int = 0, sortBy: PersonSortField, sortDirection: SortDirection): PersonPage! @requires(role: BANKING)
+  persons(
+    "How many persons to return, 1 to 100."
+    first: Int = 20
+    "The endCursor of the previous page; omitted for the first page."
+    after: String
+    "What to sort by; by creation time when omitted."
+    sortBy: PersonSortField
+    "The sort direction; newest first (DESC) when omitted."
+    sortDirection: SortDirection
+  ): PersonConnection! @requires(role: BANKING)
   """
   One corporation by id; null when there is none or it is outside the viewer's scope.
   The upstream has no read by id: the gateway reads the corporations the viewer sees
@@ -4295,8 +4518,21 @@ extend type Query {
     "Id of a Corporation, as returned by an earlier query."
     id: ID!
   ): Corporation @requires(role: BANKING)
-  "A page of the corporations the viewer may see, by name by default."
-  corporations(first: Int = 30, offset: Int = 0, sortBy: CorporationSortField, sortDirection: SortDirection): CorporationPage! @requires(role: BANKING)
+  """
+  The corporations the viewer may see, by name by default: a Relay connection.
+  first is 1 to 100 (default 20); after is the endCursor of the previous page
+  and only fits the same sortBy and sortDirection.
+  """
+  corporations(
+    "How many corporations to return, 1 to 100."
+    first: Int = 20
+    "The endCursor of the previous page; omitted for the first page."
+    after: String
+    "What to sort by; by name when omitted."
+    sortBy: CorporationSortField
+    "The sort direction; ascending when omitted."
+    sortDirection: SortDirection
+  ): CorporationConnection! @requires(role: BANKING)
   "The viewer's own corporation (persons and API clients); null for staff and introducers."
   currentCorporation: Corporation @requires(role: BANKING)
 }
@@ -4527,23 +4763,40 @@ enum CorporationSortField {
   COUNTRY
 }
 
-"Where a page is in its list."
-type PageInfo {
-  "Records in the whole list."
+"A page of persons."
+type PersonConnection {
+  "The persons of this page, in order."
+  edges: [PersonEdge!]!
+  "Where this page is in the connection: pass endCursor as after for the next one."
+  pageInfo: PageInfo!
+  "Persons in the whole listing, as the upstream counts them (number_of_records)."
   totalCount: Int!
-  limit: Int!
-  offset: Int!
-  hasMore: Boolean!
 }
 
-type PersonPage {
-  items: [Person!]!
-  pageInfo: PageInfo!
+"A person and where it is in its listing."
+type PersonEdge {
+  "Opaque; pass it as after to continue after this person."
+  cursor: String!
+  "The person itself."
+  node: Person!
 }
 
-type CorporationPage {
-  items: [Corporation!]!
+"A page of corporations."
+type CorporationConnection {
+  "The corporations of this page, in order."
+  edges: [CorporationEdge!]!
+  "Where this page is in the connection: pass endCursor as after for the next one."
   pageInfo: PageInfo!
+  "Corporations in the whole listing, as the upstream counts them (number_of_records)."
+  totalCount: Int!
+}
+
+"A corporation and where it is in its listing."
+type CorporationEdge {
+  "Opaque; pass it as after to continue after this corporation."
+  cursor: String!
+  "The corporation itself."
+  node: Corporation!
 }
 
 "A person's gender as the banking upstream records it."
@@ -6268,14 +6521,26 @@ func (ec *executionContext) childFields_CardTransaction(ctx context.Context, fie
 	return nil, fmt.Errorf("no field named %q was found under type CardTransaction", field.Name)
 }
 
-func (ec *executionContext) childFields_CardTransactionPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+func (ec *executionContext) childFields_CardTransactionConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
-	case "items":
-		return ec.fieldContext_CardTransactionPage_items(ctx, field)
+	case "edges":
+		return ec.fieldContext_CardTransactionConnection_edges(ctx, field)
 	case "pageInfo":
-		return ec.fieldContext_CardTransactionPage_pageInfo(ctx, field)
+		return ec.fieldContext_CardTransactionConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_CardTransactionConnection_totalCount(ctx, field)
 	}
-	return nil, fmt.Errorf("no field named %q was found under type CardTransactionPage", field.Name)
+	return nil, fmt.Errorf("no field named %q was found under type CardTransactionConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_CardTransactionEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_CardTransactionEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_CardTransactionEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CardTransactionEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_Contact(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6354,14 +6619,26 @@ func (ec *executionContext) childFields_Corporation(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type Corporation", field.Name)
 }
 
-func (ec *executionContext) childFields_CorporationPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+func (ec *executionContext) childFields_CorporationConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
-	case "items":
-		return ec.fieldContext_CorporationPage_items(ctx, field)
+	case "edges":
+		return ec.fieldContext_CorporationConnection_edges(ctx, field)
 	case "pageInfo":
-		return ec.fieldContext_CorporationPage_pageInfo(ctx, field)
+		return ec.fieldContext_CorporationConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_CorporationConnection_totalCount(ctx, field)
 	}
-	return nil, fmt.Errorf("no field named %q was found under type CorporationPage", field.Name)
+	return nil, fmt.Errorf("no field named %q was found under type CorporationConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_CorporationEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_CorporationEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_CorporationEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CorporationEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_CorporationSettings(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6476,6 +6753,28 @@ func (ec *executionContext) childFields_Event(ctx context.Context, field graphql
 		return ec.fieldContext_Event_pendingActions(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Event", field.Name)
+}
+
+func (ec *executionContext) childFields_EventConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_EventConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_EventConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EventConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_EventEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_EventEdge_cursor(ctx, field)
+	case "source":
+		return ec.fieldContext_EventEdge_source(ctx, field)
+	case "node":
+		return ec.fieldContext_EventEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EventEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_Individual(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6698,14 +6997,14 @@ func (ec *executionContext) childFields_OrderItems(ctx context.Context, field gr
 
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
-	case "totalCount":
-		return ec.fieldContext_PageInfo_totalCount(ctx, field)
-	case "limit":
-		return ec.fieldContext_PageInfo_limit(ctx, field)
-	case "offset":
-		return ec.fieldContext_PageInfo_offset(ctx, field)
-	case "hasMore":
-		return ec.fieldContext_PageInfo_hasMore(ctx, field)
+	case "hasNextPage":
+		return ec.fieldContext_PageInfo_hasNextPage(ctx, field)
+	case "hasPreviousPage":
+		return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+	case "startCursor":
+		return ec.fieldContext_PageInfo_startCursor(ctx, field)
+	case "endCursor":
+		return ec.fieldContext_PageInfo_endCursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
 }
@@ -6822,14 +7121,26 @@ func (ec *executionContext) childFields_Person(ctx context.Context, field graphq
 	return nil, fmt.Errorf("no field named %q was found under type Person", field.Name)
 }
 
-func (ec *executionContext) childFields_PersonPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+func (ec *executionContext) childFields_PersonConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
-	case "items":
-		return ec.fieldContext_PersonPage_items(ctx, field)
+	case "edges":
+		return ec.fieldContext_PersonConnection_edges(ctx, field)
 	case "pageInfo":
-		return ec.fieldContext_PersonPage_pageInfo(ctx, field)
+		return ec.fieldContext_PersonConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_PersonConnection_totalCount(ctx, field)
 	}
-	return nil, fmt.Errorf("no field named %q was found under type PersonPage", field.Name)
+	return nil, fmt.Errorf("no field named %q was found under type PersonConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_PersonEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_PersonEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_PersonEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PersonEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_RegisterWebhookPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7119,14 +7430,14 @@ func (ec *executionContext) field_Card_transactions_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["first"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
-		func(ctx context.Context, v any) (*int64, error) {
-			return ec.unmarshalOInt2ᚖint64(ctx, v)
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["offset"] = arg1
+	args["after"] = arg1
 	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "sortDirection",
 		func(ctx context.Context, v any) (*model.SortDirection, error) {
 			return ec.unmarshalOSortDirection2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSortDirection(ctx, v)
@@ -7815,14 +8126,14 @@ func (ec *executionContext) field_Query_corporations_args(ctx context.Context, r
 		return nil, err
 	}
 	args["first"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
-		func(ctx context.Context, v any) (*int64, error) {
-			return ec.unmarshalOInt2ᚖint64(ctx, v)
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["offset"] = arg1
+	args["after"] = arg1
 	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "sortBy",
 		func(ctx context.Context, v any) (*model.CorporationSortField, error) {
 			return ec.unmarshalOCorporationSortField2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationSortField(ctx, v)
@@ -7853,6 +8164,36 @@ func (ec *executionContext) field_Query_customer_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_eventHistory_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "names",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["names"] = arg2
 	return args, nil
 }
 
@@ -7995,14 +8336,14 @@ func (ec *executionContext) field_Query_persons_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["first"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
-		func(ctx context.Context, v any) (*int64, error) {
-			return ec.unmarshalOInt2ᚖint64(ctx, v)
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["offset"] = arg1
+	args["after"] = arg1
 	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "sortBy",
 		func(ctx context.Context, v any) (*model.PersonSortField, error) {
 			return ec.unmarshalOPersonSortField2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonSortField(ctx, v)
@@ -8887,11 +9228,11 @@ func (ec *executionContext) _Card_transactions(ctx context.Context, field graphq
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Card().Transactions(ctx, obj, fc.Args["first"].(*int64), fc.Args["offset"].(*int64), fc.Args["sortDirection"].(*model.SortDirection))
+			return ec.Resolvers.Card().Transactions(ctx, obj, fc.Args["first"].(*int64), fc.Args["after"].(*string), fc.Args["sortDirection"].(*model.SortDirection))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.CardTransactionPage) graphql.Marshaler {
-			return ec.marshalNCardTransactionPage2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransactionPage(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CardTransactionConnection) graphql.Marshaler {
+			return ec.marshalNCardTransactionConnection2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransactionConnection(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8904,7 +9245,7 @@ func (ec *executionContext) fieldContext_Card_transactions(ctx context.Context, 
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_CardTransactionPage(ctx, field)
+			return ec.childFields_CardTransactionConnection(ctx, field)
 		},
 	}
 	defer func() {
@@ -9564,45 +9905,45 @@ func (ec *executionContext) fieldContext_CardTransaction_createdAt(_ context.Con
 	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
-func (ec *executionContext) _CardTransactionPage_items(ctx context.Context, field graphql.CollectedField, obj *model.CardTransactionPage) (ret graphql.Marshaler) {
+func (ec *executionContext) _CardTransactionConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.CardTransactionConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CardTransactionPage_items(ctx, field)
+			return ec.fieldContext_CardTransactionConnection_edges(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Items, nil
+			return obj.Edges, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*model.CardTransaction) graphql.Marshaler {
-			return ec.marshalNCardTransaction2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransactionᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.CardTransactionEdge) graphql.Marshaler {
+			return ec.marshalNCardTransactionEdge2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransactionEdgeᚄ(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_CardTransactionPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_CardTransactionConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
-		Object:     "CardTransactionPage",
+		Object:     "CardTransactionConnection",
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_CardTransaction(ctx, field)
+			return ec.childFields_CardTransactionEdge(ctx, field)
 		},
 	}
 	return fc, nil
 }
 
-func (ec *executionContext) _CardTransactionPage_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.CardTransactionPage) (ret graphql.Marshaler) {
+func (ec *executionContext) _CardTransactionConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.CardTransactionConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CardTransactionPage_pageInfo(ctx, field)
+			return ec.fieldContext_CardTransactionConnection_pageInfo(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.PageInfo, nil
@@ -9615,14 +9956,92 @@ func (ec *executionContext) _CardTransactionPage_pageInfo(ctx context.Context, f
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_CardTransactionPage_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_CardTransactionConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
-		Object:     "CardTransactionPage",
+		Object:     "CardTransactionConnection",
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CardTransactionConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.CardTransactionConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CardTransactionConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CardTransactionConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CardTransactionConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CardTransactionEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.CardTransactionEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CardTransactionEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CardTransactionEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CardTransactionEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CardTransactionEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.CardTransactionEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CardTransactionEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CardTransaction) graphql.Marshaler {
+			return ec.marshalNCardTransaction2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransaction(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CardTransactionEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CardTransactionEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CardTransaction(ctx, field)
 		},
 	}
 	return fc, nil
@@ -10938,45 +11357,45 @@ func (ec *executionContext) fieldContext_Corporation_limits(_ context.Context, f
 	return fc, nil
 }
 
-func (ec *executionContext) _CorporationPage_items(ctx context.Context, field graphql.CollectedField, obj *model.CorporationPage) (ret graphql.Marshaler) {
+func (ec *executionContext) _CorporationConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.CorporationConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CorporationPage_items(ctx, field)
+			return ec.fieldContext_CorporationConnection_edges(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Items, nil
+			return obj.Edges, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*model.Corporation) graphql.Marshaler {
-			return ec.marshalNCorporation2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.CorporationEdge) graphql.Marshaler {
+			return ec.marshalNCorporationEdge2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationEdgeᚄ(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_CorporationPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_CorporationConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
-		Object:     "CorporationPage",
+		Object:     "CorporationConnection",
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Corporation(ctx, field)
+			return ec.childFields_CorporationEdge(ctx, field)
 		},
 	}
 	return fc, nil
 }
 
-func (ec *executionContext) _CorporationPage_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.CorporationPage) (ret graphql.Marshaler) {
+func (ec *executionContext) _CorporationConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.CorporationConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CorporationPage_pageInfo(ctx, field)
+			return ec.fieldContext_CorporationConnection_pageInfo(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.PageInfo, nil
@@ -10989,14 +11408,92 @@ func (ec *executionContext) _CorporationPage_pageInfo(ctx context.Context, field
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_CorporationPage_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_CorporationConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
-		Object:     "CorporationPage",
+		Object:     "CorporationConnection",
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CorporationConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.CorporationConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CorporationConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CorporationConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CorporationConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CorporationEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.CorporationEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CorporationEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CorporationEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CorporationEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CorporationEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.CorporationEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CorporationEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Corporation) graphql.Marshaler {
+			return ec.marshalNCorporation2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CorporationEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CorporationEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Corporation(ctx, field)
 		},
 	}
 	return fc, nil
@@ -11762,6 +12259,148 @@ func (ec *executionContext) fieldContext_Event_pendingActions(_ context.Context,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_PendingAction(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EventConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.EventConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EventConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.EventEdge) graphql.Marshaler {
+			return ec.marshalNEventEdge2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐEventEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EventConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EventConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EventEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EventConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.EventConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EventConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EventConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EventConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EventEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.EventEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EventEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EventEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EventEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EventEdge_source(ctx context.Context, field graphql.CollectedField, obj *model.EventEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EventEdge_source(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Source, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EventEdge_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EventEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EventEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.EventEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EventEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Event) graphql.Marshaler {
+			return ec.marshalNEvent2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EventEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EventEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Event(ctx, field)
 		},
 	}
 	return fc, nil
@@ -16236,85 +16875,16 @@ func (ec *executionContext) fieldContext_OrderItems_items(_ context.Context, fie
 	return fc, nil
 }
 
-func (ec *executionContext) _PageInfo_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PageInfo_totalCount(ctx, field)
+			return ec.fieldContext_PageInfo_hasNextPage(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.TotalCount, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
-			return ec.marshalNInt2int64(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_PageInfo_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Int does not have child fields"))
-}
-
-func (ec *executionContext) _PageInfo_limit(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PageInfo_limit(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Limit, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
-			return ec.marshalNInt2int64(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_PageInfo_limit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Int does not have child fields"))
-}
-
-func (ec *executionContext) _PageInfo_offset(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PageInfo_offset(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Offset, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
-			return ec.marshalNInt2int64(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_PageInfo_offset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Int does not have child fields"))
-}
-
-func (ec *executionContext) _PageInfo_hasMore(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PageInfo_hasMore(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.HasMore, nil
+			return obj.HasNextPage, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
@@ -16324,8 +16894,77 @@ func (ec *executionContext) _PageInfo_hasMore(ctx context.Context, field graphql
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_PageInfo_hasMore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_PageInfo_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _PageInfo_hasPreviousPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasPreviousPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_hasPreviousPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_startCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartCursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_startCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_endCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndCursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _PaymentMethod_token(ctx context.Context, field graphql.CollectedField, obj *model.PaymentMethod) (ret graphql.Marshaler) {
@@ -17427,45 +18066,45 @@ func (ec *executionContext) fieldContext_Person_cards(_ context.Context, field g
 	return fc, nil
 }
 
-func (ec *executionContext) _PersonPage_items(ctx context.Context, field graphql.CollectedField, obj *model.PersonPage) (ret graphql.Marshaler) {
+func (ec *executionContext) _PersonConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.PersonConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PersonPage_items(ctx, field)
+			return ec.fieldContext_PersonConnection_edges(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Items, nil
+			return obj.Edges, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*model.Person) graphql.Marshaler {
-			return ec.marshalNPerson2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.PersonEdge) graphql.Marshaler {
+			return ec.marshalNPersonEdge2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonEdgeᚄ(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_PersonPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_PersonConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
-		Object:     "PersonPage",
+		Object:     "PersonConnection",
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Person(ctx, field)
+			return ec.childFields_PersonEdge(ctx, field)
 		},
 	}
 	return fc, nil
 }
 
-func (ec *executionContext) _PersonPage_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.PersonPage) (ret graphql.Marshaler) {
+func (ec *executionContext) _PersonConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.PersonConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PersonPage_pageInfo(ctx, field)
+			return ec.fieldContext_PersonConnection_pageInfo(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.PageInfo, nil
@@ -17478,14 +18117,92 @@ func (ec *executionContext) _PersonPage_pageInfo(ctx context.Context, field grap
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_PersonPage_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_PersonConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
-		Object:     "PersonPage",
+		Object:     "PersonConnection",
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PersonConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.PersonConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PersonConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PersonConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PersonConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PersonEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.PersonEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PersonEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PersonEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PersonEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PersonEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.PersonEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PersonEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Person) graphql.Marshaler {
+			return ec.marshalNPerson2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPerson(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PersonEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PersonEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Person(ctx, field)
 		},
 	}
 	return fc, nil
@@ -17903,6 +18620,68 @@ func (ec *executionContext) fieldContext_Query_eventsCursor(_ context.Context, f
 	return graphql.NewScalarFieldContext("Query", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Query_eventHistory(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_eventHistory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().EventHistory(ctx, fc.Args["first"].(*int64), fc.Args["after"].(*string), fc.Args["names"].([]string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "PAYMENTS_OPERATOR")
+				if err != nil {
+					var zeroVal *model.EventConnection
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal *model.EventConnection
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *model.EventConnection) graphql.Marshaler {
+			return ec.marshalNEventConnection2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐEventConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_eventHistory(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EventConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_eventHistory_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_viewer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18007,7 +18786,7 @@ func (ec *executionContext) _Query_persons(ctx context.Context, field graphql.Co
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Persons(ctx, fc.Args["first"].(*int64), fc.Args["offset"].(*int64), fc.Args["sortBy"].(*model.PersonSortField), fc.Args["sortDirection"].(*model.SortDirection))
+			return ec.Resolvers.Query().Persons(ctx, fc.Args["first"].(*int64), fc.Args["after"].(*string), fc.Args["sortBy"].(*model.PersonSortField), fc.Args["sortDirection"].(*model.SortDirection))
 		},
 		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 			directive0 := next
@@ -18015,11 +18794,11 @@ func (ec *executionContext) _Query_persons(ctx context.Context, field graphql.Co
 			directive1 := func(ctx context.Context) (any, error) {
 				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "BANKING")
 				if err != nil {
-					var zeroVal *model.PersonPage
+					var zeroVal *model.PersonConnection
 					return zeroVal, err
 				}
 				if ec.Directives.Requires == nil {
-					var zeroVal *model.PersonPage
+					var zeroVal *model.PersonConnection
 					return zeroVal, errors.New("directive requires is not implemented")
 				}
 				return ec.Directives.Requires(ctx, nil, directive0, role)
@@ -18028,8 +18807,8 @@ func (ec *executionContext) _Query_persons(ctx context.Context, field graphql.Co
 			next = directive1
 			return next
 		},
-		func(ctx context.Context, selections ast.SelectionSet, v *model.PersonPage) graphql.Marshaler {
-			return ec.marshalNPersonPage2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonPage(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PersonConnection) graphql.Marshaler {
+			return ec.marshalNPersonConnection2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonConnection(ctx, selections, v)
 		},
 		true,
 		true,
@@ -18042,7 +18821,7 @@ func (ec *executionContext) fieldContext_Query_persons(ctx context.Context, fiel
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_PersonPage(ctx, field)
+			return ec.childFields_PersonConnection(ctx, field)
 		},
 	}
 	defer func() {
@@ -18131,7 +18910,7 @@ func (ec *executionContext) _Query_corporations(ctx context.Context, field graph
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Corporations(ctx, fc.Args["first"].(*int64), fc.Args["offset"].(*int64), fc.Args["sortBy"].(*model.CorporationSortField), fc.Args["sortDirection"].(*model.SortDirection))
+			return ec.Resolvers.Query().Corporations(ctx, fc.Args["first"].(*int64), fc.Args["after"].(*string), fc.Args["sortBy"].(*model.CorporationSortField), fc.Args["sortDirection"].(*model.SortDirection))
 		},
 		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 			directive0 := next
@@ -18139,11 +18918,11 @@ func (ec *executionContext) _Query_corporations(ctx context.Context, field graph
 			directive1 := func(ctx context.Context) (any, error) {
 				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "BANKING")
 				if err != nil {
-					var zeroVal *model.CorporationPage
+					var zeroVal *model.CorporationConnection
 					return zeroVal, err
 				}
 				if ec.Directives.Requires == nil {
-					var zeroVal *model.CorporationPage
+					var zeroVal *model.CorporationConnection
 					return zeroVal, errors.New("directive requires is not implemented")
 				}
 				return ec.Directives.Requires(ctx, nil, directive0, role)
@@ -18152,8 +18931,8 @@ func (ec *executionContext) _Query_corporations(ctx context.Context, field graph
 			next = directive1
 			return next
 		},
-		func(ctx context.Context, selections ast.SelectionSet, v *model.CorporationPage) graphql.Marshaler {
-			return ec.marshalNCorporationPage2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationPage(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CorporationConnection) graphql.Marshaler {
+			return ec.marshalNCorporationConnection2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationConnection(ctx, selections, v)
 		},
 		true,
 		true,
@@ -18166,7 +18945,7 @@ func (ec *executionContext) fieldContext_Query_corporations(ctx context.Context,
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_CorporationPage(ctx, field)
+			return ec.childFields_CorporationConnection(ctx, field)
 		},
 	}
 	defer func() {
@@ -25359,10 +26138,10 @@ func (ec *executionContext) _CardTransaction(ctx context.Context, sel ast.Select
 	return out
 }
 
-var cardTransactionPageImplementors = []string{"CardTransactionPage"}
+var cardTransactionConnectionImplementors = []string{"CardTransactionConnection"}
 
-func (ec *executionContext) _CardTransactionPage(ctx context.Context, sel ast.SelectionSet, obj *model.CardTransactionPage) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, cardTransactionPageImplementors)
+func (ec *executionContext) _CardTransactionConnection(ctx context.Context, sel ast.SelectionSet, obj *model.CardTransactionConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, cardTransactionConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -25370,14 +26149,62 @@ func (ec *executionContext) _CardTransactionPage(ctx context.Context, sel ast.Se
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("CardTransactionPage")
-		case "items":
-			out.Values[i] = ec._CardTransactionPage_items(ctx, field, obj)
+			out.Values[i] = graphql.MarshalString("CardTransactionConnection")
+		case "edges":
+			out.Values[i] = ec._CardTransactionConnection_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "pageInfo":
-			out.Values[i] = ec._CardTransactionPage_pageInfo(ctx, field, obj)
+			out.Values[i] = ec._CardTransactionConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._CardTransactionConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var cardTransactionEdgeImplementors = []string{"CardTransactionEdge"}
+
+func (ec *executionContext) _CardTransactionEdge(ctx context.Context, sel ast.SelectionSet, obj *model.CardTransactionEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, cardTransactionEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CardTransactionEdge")
+		case "cursor":
+			out.Values[i] = ec._CardTransactionEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._CardTransactionEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -26142,10 +26969,10 @@ func (ec *executionContext) _Corporation(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
-var corporationPageImplementors = []string{"CorporationPage"}
+var corporationConnectionImplementors = []string{"CorporationConnection"}
 
-func (ec *executionContext) _CorporationPage(ctx context.Context, sel ast.SelectionSet, obj *model.CorporationPage) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, corporationPageImplementors)
+func (ec *executionContext) _CorporationConnection(ctx context.Context, sel ast.SelectionSet, obj *model.CorporationConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, corporationConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -26153,14 +26980,62 @@ func (ec *executionContext) _CorporationPage(ctx context.Context, sel ast.Select
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("CorporationPage")
-		case "items":
-			out.Values[i] = ec._CorporationPage_items(ctx, field, obj)
+			out.Values[i] = graphql.MarshalString("CorporationConnection")
+		case "edges":
+			out.Values[i] = ec._CorporationConnection_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "pageInfo":
-			out.Values[i] = ec._CorporationPage_pageInfo(ctx, field, obj)
+			out.Values[i] = ec._CorporationConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._CorporationConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var corporationEdgeImplementors = []string{"CorporationEdge"}
+
+func (ec *executionContext) _CorporationEdge(ctx context.Context, sel ast.SelectionSet, obj *model.CorporationEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, corporationEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CorporationEdge")
+		case "cursor":
+			out.Values[i] = ec._CorporationEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._CorporationEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -26710,6 +27585,97 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var eventConnectionImplementors = []string{"EventConnection"}
+
+func (ec *executionContext) _EventConnection(ctx context.Context, sel ast.SelectionSet, obj *model.EventConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, eventConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EventConnection")
+		case "edges":
+			out.Values[i] = ec._EventConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._EventConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var eventEdgeImplementors = []string{"EventEdge"}
+
+func (ec *executionContext) _EventEdge(ctx context.Context, sel ast.SelectionSet, obj *model.EventEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, eventEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EventEdge")
+		case "cursor":
+			out.Values[i] = ec._EventEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "source":
+			out.Values[i] = ec._EventEdge_source(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._EventEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -28051,24 +29017,24 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("PageInfo")
-		case "totalCount":
-			out.Values[i] = ec._PageInfo_totalCount(ctx, field, obj)
+		case "hasNextPage":
+			out.Values[i] = ec._PageInfo_hasNextPage(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
-		case "limit":
-			out.Values[i] = ec._PageInfo_limit(ctx, field, obj)
+		case "hasPreviousPage":
+			out.Values[i] = ec._PageInfo_hasPreviousPage(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
-		case "offset":
-			out.Values[i] = ec._PageInfo_offset(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
+		case "startCursor":
+			out.Values[i] = ec._PageInfo_startCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
-		case "hasMore":
-			out.Values[i] = ec._PageInfo_hasMore(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
+		case "endCursor":
+			out.Values[i] = ec._PageInfo_endCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -28558,10 +29524,10 @@ func (ec *executionContext) _Person(ctx context.Context, sel ast.SelectionSet, o
 	return out
 }
 
-var personPageImplementors = []string{"PersonPage"}
+var personConnectionImplementors = []string{"PersonConnection"}
 
-func (ec *executionContext) _PersonPage(ctx context.Context, sel ast.SelectionSet, obj *model.PersonPage) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, personPageImplementors)
+func (ec *executionContext) _PersonConnection(ctx context.Context, sel ast.SelectionSet, obj *model.PersonConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, personConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -28569,14 +29535,62 @@ func (ec *executionContext) _PersonPage(ctx context.Context, sel ast.SelectionSe
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("PersonPage")
-		case "items":
-			out.Values[i] = ec._PersonPage_items(ctx, field, obj)
+			out.Values[i] = graphql.MarshalString("PersonConnection")
+		case "edges":
+			out.Values[i] = ec._PersonConnection_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "pageInfo":
-			out.Values[i] = ec._PersonPage_pageInfo(ctx, field, obj)
+			out.Values[i] = ec._PersonConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._PersonConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var personEdgeImplementors = []string{"PersonEdge"}
+
+func (ec *executionContext) _PersonEdge(ctx context.Context, sel ast.SelectionSet, obj *model.PersonEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, personEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PersonEdge")
+		case "cursor":
+			out.Values[i] = ec._PersonEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._PersonEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -28785,6 +29799,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_eventsCursor(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "eventHistory":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_eventHistory(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -30660,11 +31696,31 @@ func (ec *executionContext) marshalNCardStatus2githubᚗcomᚋfingraphᚋfingrap
 	return v
 }
 
-func (ec *executionContext) marshalNCardTransaction2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransactionᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.CardTransaction) graphql.Marshaler {
+func (ec *executionContext) marshalNCardTransaction2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransaction(ctx context.Context, sel ast.SelectionSet, v *model.CardTransaction) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CardTransaction(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCardTransactionConnection2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransactionConnection(ctx context.Context, sel ast.SelectionSet, v *model.CardTransactionConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CardTransactionConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCardTransactionEdge2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransactionEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.CardTransactionEdge) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNCardTransaction2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransaction(ctx, sel, v[i])
+		return ec.marshalNCardTransactionEdge2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransactionEdge(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -30676,24 +31732,14 @@ func (ec *executionContext) marshalNCardTransaction2ᚕᚖgithubᚗcomᚋfingrap
 	return ret
 }
 
-func (ec *executionContext) marshalNCardTransaction2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransaction(ctx context.Context, sel ast.SelectionSet, v *model.CardTransaction) graphql.Marshaler {
+func (ec *executionContext) marshalNCardTransactionEdge2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransactionEdge(ctx context.Context, sel ast.SelectionSet, v *model.CardTransactionEdge) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
 		}
 		return graphql.Null
 	}
-	return ec._CardTransaction(ctx, sel, v)
-}
-
-func (ec *executionContext) marshalNCardTransactionPage2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransactionPage(ctx context.Context, sel ast.SelectionSet, v *model.CardTransactionPage) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-		return graphql.Null
-	}
-	return ec._CardTransactionPage(ctx, sel, v)
+	return ec._CardTransactionEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNCardType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardType(ctx context.Context, v any) (model.CardType, error) {
@@ -30756,11 +31802,31 @@ func (ec *executionContext) marshalNConversionRefusal2githubᚗcomᚋfingraphᚋ
 	return v
 }
 
-func (ec *executionContext) marshalNCorporation2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Corporation) graphql.Marshaler {
+func (ec *executionContext) marshalNCorporation2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporation(ctx context.Context, sel ast.SelectionSet, v *model.Corporation) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Corporation(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCorporationConnection2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationConnection(ctx context.Context, sel ast.SelectionSet, v *model.CorporationConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CorporationConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCorporationEdge2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.CorporationEdge) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNCorporation2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporation(ctx, sel, v[i])
+		return ec.marshalNCorporationEdge2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationEdge(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -30772,24 +31838,14 @@ func (ec *executionContext) marshalNCorporation2ᚕᚖgithubᚗcomᚋfingraphᚋ
 	return ret
 }
 
-func (ec *executionContext) marshalNCorporation2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporation(ctx context.Context, sel ast.SelectionSet, v *model.Corporation) graphql.Marshaler {
+func (ec *executionContext) marshalNCorporationEdge2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationEdge(ctx context.Context, sel ast.SelectionSet, v *model.CorporationEdge) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
 		}
 		return graphql.Null
 	}
-	return ec._Corporation(ctx, sel, v)
-}
-
-func (ec *executionContext) marshalNCorporationPage2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationPage(ctx context.Context, sel ast.SelectionSet, v *model.CorporationPage) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-		return graphql.Null
-	}
-	return ec._CorporationPage(ctx, sel, v)
+	return ec._CorporationEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNCorporationSettings2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationSettings(ctx context.Context, sel ast.SelectionSet, v *model.CorporationSettings) graphql.Marshaler {
@@ -30986,6 +32042,42 @@ func (ec *executionContext) marshalNEvent2ᚖgithubᚗcomᚋfingraphᚋfingraph�
 		return graphql.Null
 	}
 	return ec._Event(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNEventConnection2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐEventConnection(ctx context.Context, sel ast.SelectionSet, v *model.EventConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._EventConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNEventEdge2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐEventEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.EventEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNEventEdge2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐEventEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNEventEdge2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐEventEdge(ctx context.Context, sel ast.SelectionSet, v *model.EventEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._EventEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
@@ -31563,19 +32655,45 @@ func (ec *executionContext) marshalNPerson2ᚖgithubᚗcomᚋfingraphᚋfingraph
 	return ec._Person(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNPersonIdInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonIDInput(ctx context.Context, v any) (model.PersonIDInput, error) {
-	res, err := ec.unmarshalInputPersonIdInput(ctx, v)
-	return res, graphql.ErrorOnPath(ctx, err)
-}
-
-func (ec *executionContext) marshalNPersonPage2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonPage(ctx context.Context, sel ast.SelectionSet, v *model.PersonPage) graphql.Marshaler {
+func (ec *executionContext) marshalNPersonConnection2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonConnection(ctx context.Context, sel ast.SelectionSet, v *model.PersonConnection) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
 		}
 		return graphql.Null
 	}
-	return ec._PersonPage(ctx, sel, v)
+	return ec._PersonConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNPersonEdge2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.PersonEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPersonEdge2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPersonEdge2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonEdge(ctx context.Context, sel ast.SelectionSet, v *model.PersonEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PersonEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNPersonIdInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonIDInput(ctx context.Context, v any) (model.PersonIDInput, error) {
+	res, err := ec.unmarshalInputPersonIdInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNPersonType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonType(ctx context.Context, v any) (model.PersonType, error) {

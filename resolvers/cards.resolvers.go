@@ -51,23 +51,24 @@ func (r *cardResolver) Corporation(ctx context.Context, obj *model.Card) (*model
 	return toCorporation(c), nil
 }
 
-func (r *cardResolver) Transactions(ctx context.Context, obj *model.Card, first *int64, offset *int64, sortDirection *model.SortDirection) (*model.CardTransactionPage, error) {
-	opts, off, err := listOptions(first, offset, "createdAt", sortDirection)
+func (r *cardResolver) Transactions(ctx context.Context, obj *model.Card, first *int64, after *string, sortDirection *model.SortDirection) (*model.CardTransactionConnection, error) {
+	pg, err := pageRequest(first, after, listingFingerprint("card-transactions", obj.ID, "createdAt", orDefault(sortDirection, "DESC")))
 	if err == nil {
-		err = r.offsetServed(off)
+		err = r.offsetServed(pg)
 	}
 	if err != nil {
 		return nil, err
 	}
-	page, err := r.Banking.Cards.Transactions(ctx, obj.ID, opts)
+	page, err := r.Banking.Cards.Transactions(ctx, obj.ID, pg.options("createdAt", sortDirection))
 	if err != nil {
 		return nil, err
 	}
-	items := make([]*model.CardTransaction, 0, len(page.List))
-	for _, t := range page.List {
-		items = append(items, toCardTransaction(t, obj.ID))
+	cursors, info := pg.cursors(len(page.List), page.Meta)
+	edges := make([]*model.CardTransactionEdge, len(page.List))
+	for i, t := range page.List {
+		edges[i] = &model.CardTransactionEdge{Cursor: cursors[i], Node: toCardTransaction(t, obj.ID)}
 	}
-	return &model.CardTransactionPage{Items: items, PageInfo: toPageInfo(page.Meta, off)}, nil
+	return &model.CardTransactionConnection{Edges: edges, PageInfo: info, TotalCount: int64(page.Meta.NumberOfRecords)}, nil
 }
 
 func (r *cardResolver) Credentials(ctx context.Context, obj *model.Card) (*model.CardCredentials, error) {

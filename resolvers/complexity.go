@@ -6,21 +6,24 @@ import (
 )
 
 // Complexity makes the complexity limit count list sizes where a client
-// chooses them: a paged field costs its page size times what each item
-// asks for, so `persons(first: 100) { items { ... } }` costs a hundred
-// times `persons(first: 1)`. Lists the upstream returns whole are counted
+// chooses them: a connection costs its page size times what each edge
+// asks for, so `persons(first: 100) { edges { node { ... } } }` costs a
+// hundred times `persons(first: 1)`. Lists the upstream returns whole are counted
 // once per field, as gqlgen does by default: their size is the data's, not
 // the client's choice, and the fields limit bounds their shape.
 func Complexity() graph.ComplexityRoot {
 	var c graph.ComplexityRoot
-	c.Query.Persons = func(child int, first, _ *int64, _ *model.PersonSortField, _ *model.SortDirection) int {
-		return paged(child, first, 20)
+	c.Query.Persons = func(child int, first *int64, _ *string, _ *model.PersonSortField, _ *model.SortDirection) int {
+		return paged(child, first, defaultFirst)
 	}
-	c.Query.Corporations = func(child int, first, _ *int64, _ *model.CorporationSortField, _ *model.SortDirection) int {
-		return paged(child, first, 30)
+	c.Query.Corporations = func(child int, first *int64, _ *string, _ *model.CorporationSortField, _ *model.SortDirection) int {
+		return paged(child, first, defaultFirst)
 	}
-	c.Card.Transactions = func(child int, first, _ *int64, _ *model.SortDirection) int {
-		return paged(child, first, 20)
+	c.Card.Transactions = func(child int, first *int64, _ *string, _ *model.SortDirection) int {
+		return paged(child, first, defaultFirst)
+	}
+	c.Query.EventHistory = func(child int, first *int64, _ *string, _ []string) int {
+		return paged(child, first, defaultFirst)
 	}
 	// nodes(ids:) reads as many objects as the client names.
 	c.Query.Nodes = func(child int, ids []string) int { return 1 + len(ids)*child }

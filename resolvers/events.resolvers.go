@@ -153,6 +153,10 @@ func (r *queryResolver) EventsCursor(ctx context.Context) (string, error) {
 	return r.Events.Cursor(ctx)
 }
 
+func (r *queryResolver) EventHistory(ctx context.Context, first *int64, after *string, names []string) (*model.EventConnection, error) {
+	return r.eventHistory(ctx, first, after, names)
+}
+
 func (r *subscriptionResolver) Events(ctx context.Context, names []string, after *string) (<-chan *model.LiveEvent, error) {
 	return r.subscribe(ctx, events.Filter{Names: names}, after)
 }

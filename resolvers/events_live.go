@@ -17,6 +17,7 @@ import (
 type EventStream interface {
 	SubscribeSink(ctx context.Context, f events.Filter, cursor string, sink events.Sink) error
 	Cursor(ctx context.Context) (string, error)
+	History(ctx context.Context, f events.Filter, before string, limit int) (*events.History, error)
 	Publish(ctx context.Context, e events.Event) error
 }
 
@@ -33,21 +34,26 @@ func (r *Resolver) subscribe(ctx context.Context, f events.Filter, after *string
 	}
 	f.Match = visibleTo(session.From(ctx), f.Match)
 	out := make(chan *model.LiveEvent, events.SubscriberBuffer)
-	err := r.Events.SubscribeSink(ctx, f, deref(after), &liveSink{ctx: ctx, out: out, r: r})
-	switch {
-	case errors.Is(err, events.ErrBadCursor):
-		return nil, gqlerr.BadInput("after", "after must be a cursor from an earlier event")
-	case errors.Is(err, events.ErrStaleCursor):
-		return nil, gqlerr.BadInput("after", "after is a cursor of an earlier event stream (it was reset); read the state again and subscribe without after")
-	case errors.Is(err, events.ErrFutureCursor):
-		return nil, gqlerr.BadInput("after", "after is past the newest event; use eventsCursor or a cursor from a received event")
-	case errors.Is(err, events.ErrBadName):
-		return nil, gqlerr.BadInput("names", "event names are letters, digits, '_' and '-'")
-	}
-	if err != nil {
-		return nil, err
+	if err := r.Events.SubscribeSink(ctx, f, deref(after), &liveSink{ctx: ctx, out: out, r: r}); err != nil {
+		return nil, streamArgError(err)
 	}
 	return out, nil
+}
+
+// streamArgError is the client's error for an after cursor or a name the
+// event stream refused; other errors pass through.
+func streamArgError(err error) error {
+	switch {
+	case errors.Is(err, events.ErrBadCursor):
+		return gqlerr.BadInput("after", "after must be a cursor from an earlier event")
+	case errors.Is(err, events.ErrStaleCursor):
+		return gqlerr.BadInput("after", "after is a cursor of an earlier event stream (it was reset); read the state again and subscribe without after")
+	case errors.Is(err, events.ErrFutureCursor):
+		return gqlerr.BadInput("after", "after is past the newest event; use eventsCursor or a cursor from a received event")
+	case errors.Is(err, events.ErrBadName):
+		return gqlerr.BadInput("names", "event names are letters, digits, '_' and '-'")
+	}
+	return err
 }
 
 // liveSink turns bus events into GraphQL values straight into the channel

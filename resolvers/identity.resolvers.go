@@ -360,7 +360,7 @@ func (r *queryResolver) Person(ctx context.Context, id string) (*model.Person, e
 }
 
 // Persons is the resolver for the persons field.
-func (r *queryResolver) Persons(ctx context.Context, first *int64, offset *int64, sortBy *model.PersonSortField, sortDirection *model.SortDirection) (*model.PersonPage, error) {
+func (r *queryResolver) Persons(ctx context.Context, first *int64, after *string, sortBy *model.PersonSortField, sortDirection *model.SortDirection) (*model.PersonConnection, error) {
 	field := ""
 	if sortBy != nil {
 		field = map[model.PersonSortField]string{
@@ -369,18 +369,23 @@ func (r *queryResolver) Persons(ctx context.Context, first *int64, offset *int64
 			model.PersonSortFieldEmail: "email",
 		}[*sortBy]
 	}
-	opts, off, err := listOptions(first, offset, field, sortDirection)
+	pg, err := pageRequest(first, after, listingFingerprint("persons", orDefault(sortBy, "CREATED_AT"), orDefault(sortDirection, "DESC")))
 	if err == nil {
-		err = r.offsetServed(off)
+		err = r.offsetServed(pg)
 	}
 	if err != nil {
 		return nil, err
 	}
-	list, err := r.Banking.Persons.List(ctx, opts)
+	list, err := r.Banking.Persons.List(ctx, pg.options(field, sortDirection))
 	if err != nil {
 		return nil, err
 	}
-	return &model.PersonPage{Items: toPersons(list.List), PageInfo: toPageInfo(list.Meta, off)}, nil
+	cursors, info := pg.cursors(len(list.List), list.Meta)
+	edges := make([]*model.PersonEdge, len(list.List))
+	for i, p := range list.List {
+		edges[i] = &model.PersonEdge{Cursor: cursors[i], Node: toPerson(p)}
+	}
+	return &model.PersonConnection{Edges: edges, PageInfo: info, TotalCount: int64(list.Meta.NumberOfRecords)}, nil
 }
 
 // Corporation is the resolver for the corporation field.
@@ -401,7 +406,7 @@ func (r *queryResolver) Corporation(ctx context.Context, id string) (*model.Corp
 }
 
 // Corporations is the resolver for the corporations field.
-func (r *queryResolver) Corporations(ctx context.Context, first *int64, offset *int64, sortBy *model.CorporationSortField, sortDirection *model.SortDirection) (*model.CorporationPage, error) {
+func (r *queryResolver) Corporations(ctx context.Context, first *int64, after *string, sortBy *model.CorporationSortField, sortDirection *model.SortDirection) (*model.CorporationConnection, error) {
 	field := ""
 	if sortBy != nil {
 		field = map[model.CorporationSortField]string{
@@ -409,29 +414,30 @@ func (r *queryResolver) Corporations(ctx context.Context, first *int64, offset *
 			model.CorporationSortFieldCountry: "country",
 		}[*sortBy]
 	}
-	opts, off, err := listOptions(first, offset, field, sortDirection)
+	pg, err := pageRequest(first, after, listingFingerprint("corporations", orDefault(sortBy, "NAME"), orDefault(sortDirection, "ASC")))
 	if err == nil {
-		err = r.offsetServed(off)
+		err = r.offsetServed(pg)
 	}
 	if err != nil {
 		return nil, err
 	}
-	list, err := r.Banking.Corporations.List(ctx, opts)
+	list, err := r.Banking.Corporations.List(ctx, pg.options(field, sortDirection))
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*model.Corporation, 0, len(list.List))
+	cursors, info := pg.cursors(len(list.List), list.Meta)
+	edges := make([]*model.CorporationEdge, len(list.List))
 	l := loaders.For(ctx)
-	for _, c := range list.List {
+	for i, c := range list.List {
 		l.Corporation.Prime(ctx, c.ID, c)
-		out = append(out, toCorporation(c))
+		edges[i] = &model.CorporationEdge{Cursor: cursors[i], Node: toCorporation(c)}
 	}
-	if len(list.List) > 1 && selects(ctx, "items", "persons") {
+	if len(list.List) > 1 && selects(ctx, "edges", "node", "persons") {
 		if err := r.primeCorporationPersons(ctx, list.List); err != nil {
 			return nil, err
 		}
 	}
-	return &model.CorporationPage{Items: out, PageInfo: toPageInfo(list.Meta, off)}, nil
+	return &model.CorporationConnection{Edges: edges, PageInfo: info, TotalCount: int64(list.Meta.NumberOfRecords)}, nil
 }
 
 // CurrentCorporation is the resolver for the currentCorporation field.

@@ -122,10 +122,6 @@ func toTwoFactor(tf *banking.TwoFactor) *model.TwoFactorChallenge {
 	return out
 }
 
-func toPageInfo(m banking.Meta, offset int) *model.PageInfo {
-	return &model.PageInfo{TotalCount: int64(m.NumberOfRecords), Limit: int64(m.Limit), Offset: int64(offset), HasMore: m.HasMore}
-}
-
 func toViewer(s *session.Session) *model.Viewer {
 	return &model.Viewer{Kind: model.PrincipalKind(s.Kind), CsrfToken: s.CSRFToken}
 }

@@ -209,38 +209,3 @@ func feedbackRequest(in model.SendFeedbackInput) (*banking.FeedbackRequest, erro
 	}
 	return &banking.FeedbackRequest{Name: in.Name, Email: in.Email, Subject: in.Subject, Feedback: in.Feedback, Captcha: in.Captcha}, nil
 }
-
-// listOptions maps GraphQL paging to the upstream's meta[...] query.
-// offsetServed refuses an offset the upstream cannot serve: offset paging
-// is a sandbox addition (meta[offset]) the strict sandbox leaves out.
-func (r *Resolver) offsetServed(off int) error {
-	if r.SpecOnly && off > 0 {
-		return gqlerr.BadInput("offset", "offset paging is not available: the upstream serves only the first page (strict mode)")
-	}
-	return nil
-}
-
-func listOptions(first, offset *int64, sortBy string, dir *model.SortDirection) (*banking.ListOptions, int, error) {
-	var v validator
-	limit, off := int64(20), int64(0)
-	if first != nil {
-		limit = *first
-	}
-	if offset != nil {
-		off = *offset
-	}
-	if limit < 1 || limit > 100 {
-		v.fail("first", "first must be between 1 and 100")
-	}
-	if off < 0 {
-		v.fail("offset", "offset must not be negative")
-	}
-	if v.err != nil {
-		return nil, 0, v.err
-	}
-	o := &banking.ListOptions{SortBy: sortBy, Limit: int(limit), Offset: int(off)}
-	if dir != nil {
-		o.SortType = banking.SortType(*dir)
-	}
-	return o, int(off), nil
-}

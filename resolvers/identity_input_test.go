@@ -9,7 +9,6 @@ import (
 
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph/model"
-	"github.com/fingraph/fingraph/upstream/banking"
 )
 
 func TestPersonCreateRequestChecks(t *testing.T) {
@@ -222,23 +221,4 @@ func TestSignUpAndFeedbackRequests(t *testing.T) {
 			wantBadInput(t, err, tc.field)
 		})
 	}
-}
-
-func TestListOptions(t *testing.T) {
-	o, off, err := listOptions(nil, nil, "name", nil)
-	require.NoError(t, err)
-	assert.Equal(t, &banking.ListOptions{SortBy: "name", Limit: 20}, o, "20 from the start by default")
-	assert.Zero(t, off)
-
-	o, off, err = listOptions(ptr[int64](100), ptr[int64](40), "createdAt", ptr(model.SortDirectionDesc))
-	require.NoError(t, err)
-	assert.Equal(t, &banking.ListOptions{SortBy: "createdAt", SortType: banking.SortDesc, Limit: 100, Offset: 40}, o)
-	assert.Equal(t, 40, off)
-
-	_, _, err = listOptions(ptr[int64](0), nil, "", nil)
-	wantBadInput(t, err, "first")
-	_, _, err = listOptions(ptr[int64](101), nil, "", nil)
-	wantBadInput(t, err, "first")
-	_, _, err = listOptions(nil, ptr[int64](-1), "", nil)
-	wantBadInput(t, err, "offset")
 }

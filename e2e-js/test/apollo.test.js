@@ -6,6 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApolloClient, InMemoryCache, HttpLink, ApolloLink, gql } from '@apollo/client';
+import { relayStylePagination } from '@apollo/client/utilities';
 import { GraphQLWsLink } from '@apollo/client/link/subscriptions';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
@@ -102,5 +103,41 @@ test('a subscription through Apollo receives a webhook-derived event', async () 
   assert.equal(seen[0].source, 'payments');
   assert.ok(seen[0].cursor);
   sub.unsubscribe();
+  client.stop();
+});
+
+// Relay-style paging with Apollo's own field policy: fetchMore with the
+// endCursor until hasNextPage is false merges every page into one cached
+// list, each person once, as many as totalCount says.
+test('relayStylePagination pages persons to the end, each once', async () => {
+  const client = new ApolloClient({
+    link: new HttpLink({ uri: gw.graphql, headers: { Authorization: `Bearer ${token}` } }),
+    cache: new InMemoryCache({
+      typePolicies: { Query: { fields: { persons: relayStylePagination(['sortBy', 'sortDirection']) } } },
+    }),
+  });
+  const PERSONS = gql`query Persons($first: Int, $after: String) {
+    persons(first: $first, after: $after) {
+      edges { cursor node { id email } }
+      pageInfo { hasNextPage endCursor }
+      totalCount
+    }
+  }`;
+  const first = await client.query({ query: PERSONS, variables: { first: 3 } });
+  let conn = first.data.persons;
+  assert.ok(conn.totalCount > 3, 'more than one page of persons');
+  let fetches = 1;
+  while (conn.pageInfo.hasNextPage) {
+    // network-only: the policy's read answers any after from the merged list.
+    const more = await client.query({ query: PERSONS, variables: { first: 3, after: conn.pageInfo.endCursor }, fetchPolicy: 'network-only' });
+    fetches++;
+    conn = client.readQuery({ query: PERSONS, variables: { first: 3 } }).persons;
+    assert.ok(more.data.persons.edges.length > 0, 'no empty page before the end');
+    assert.ok(fetches < 100, 'paging ends');
+  }
+  const ids = conn.edges.map((e) => e.node.id);
+  assert.equal(ids.length, conn.totalCount, 'every person, merged into one list');
+  assert.equal(new Set(ids).size, ids.length, 'no person twice');
+  assert.equal(fetches, Math.ceil(conn.totalCount / 3));
   client.stop();
 });

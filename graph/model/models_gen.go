@@ -238,9 +238,22 @@ func (CardTransaction) IsNode() {}
 // The global id: opaque; do not parse it or build it.
 func (this CardTransaction) GetID() string { return this.ID }
 
-type CardTransactionPage struct {
-	Items    []*CardTransaction `json:"items"`
-	PageInfo *PageInfo          `json:"pageInfo"`
+// A page of a card's transactions.
+type CardTransactionConnection struct {
+	// The transactions of this page, in order.
+	Edges []*CardTransactionEdge `json:"edges"`
+	// Where this page is in the connection: pass endCursor as after for the next one.
+	PageInfo *PageInfo `json:"pageInfo"`
+	// The card's transactions in all, as the upstream counts them (number_of_records).
+	TotalCount int64 `json:"totalCount"`
+}
+
+// A card transaction and where it is in the card's listing.
+type CardTransactionEdge struct {
+	// Opaque; pass it as after to continue after this transaction.
+	Cursor string `json:"cursor"`
+	// The transaction itself.
+	Node *CardTransaction `json:"node"`
 }
 
 // What issueCard takes from the person and the corporation unless given here.
@@ -380,9 +393,22 @@ func (Corporation) IsNode() {}
 // The global id: opaque; do not parse it or build it.
 func (this Corporation) GetID() string { return this.ID }
 
-type CorporationPage struct {
-	Items    []*Corporation `json:"items"`
-	PageInfo *PageInfo      `json:"pageInfo"`
+// A page of corporations.
+type CorporationConnection struct {
+	// The corporations of this page, in order.
+	Edges []*CorporationEdge `json:"edges"`
+	// Where this page is in the connection: pass endCursor as after for the next one.
+	PageInfo *PageInfo `json:"pageInfo"`
+	// Corporations in the whole listing, as the upstream counts them (number_of_records).
+	TotalCount int64 `json:"totalCount"`
+}
+
+// A corporation and where it is in its listing.
+type CorporationEdge struct {
+	// Opaque; pass it as after to continue after this corporation.
+	Cursor string `json:"cursor"`
+	// The corporation itself.
+	Node *Corporation `json:"node"`
 }
 
 // Settings of a corporation.
@@ -652,6 +678,24 @@ type DeleteWebhookPayload struct {
 type DeletedWalletRequisites struct {
 	// Global id of the deleted requisites.
 	ID string `json:"id"`
+}
+
+// A page of the event history, newest first.
+type EventConnection struct {
+	// The events of this page, in order.
+	Edges []*EventEdge `json:"edges"`
+	// Where this page is in the connection: pass endCursor as after for the next one.
+	PageInfo *PageInfo `json:"pageInfo"`
+}
+
+// An event of the history and its place in the event stream.
+type EventEdge struct {
+	// The event's stream cursor, the one the events subscription gives it.
+	Cursor string `json:"cursor"`
+	// Where it comes from: payments (an upstream event) or gateway.
+	Source string `json:"source"`
+	// The event itself.
+	Node *Event `json:"node"`
 }
 
 // Where to send a password recovery link.
@@ -938,13 +982,17 @@ type OrderItemsInput struct {
 	List []*OrderItemInput `json:"list,omitempty"`
 }
 
-// Where a page is in its list.
+// Where a page is in its connection (the Relay specification's PageInfo).
 type PageInfo struct {
-	// Records in the whole list.
-	TotalCount int64 `json:"totalCount"`
-	Limit      int64 `json:"limit"`
-	Offset     int64 `json:"offset"`
-	HasMore    bool  `json:"hasMore"`
+	// True when there are edges after endCursor.
+	HasNextPage bool `json:"hasNextPage"`
+	// True when there are edges before startCursor (this page did not start at the beginning).
+	HasPreviousPage bool `json:"hasPreviousPage"`
+	// The cursor of the first edge; null on an empty page (eventHistory says where it differs).
+	StartCursor *string `json:"startCursor,omitempty"`
+	// The cursor of the last edge; pass it as after for the next page. Null on an
+	// empty page (eventHistory says where it differs).
+	EndCursor *string `json:"endCursor,omitempty"`
 }
 
 // Exactly one of the spec's three payment shapes.
@@ -1070,15 +1118,28 @@ func (this Person) GetID() string { return this.ID }
 
 func (Person) IsChangeMyPhoneResult() {}
 
+// A page of persons.
+type PersonConnection struct {
+	// The persons of this page, in order.
+	Edges []*PersonEdge `json:"edges"`
+	// Where this page is in the connection: pass endCursor as after for the next one.
+	PageInfo *PageInfo `json:"pageInfo"`
+	// Persons in the whole listing, as the upstream counts them (number_of_records).
+	TotalCount int64 `json:"totalCount"`
+}
+
+// A person and where it is in its listing.
+type PersonEdge struct {
+	// Opaque; pass it as after to continue after this person.
+	Cursor string `json:"cursor"`
+	// The person itself.
+	Node *Person `json:"node"`
+}
+
 // Names one person.
 type PersonIDInput struct {
 	// Id of the Person.
 	ID string `json:"id"`
-}
-
-type PersonPage struct {
-	Items    []*Person `json:"items"`
-	PageInfo *PageInfo `json:"pageInfo"`
 }
 
 // The read entry points of the graph. Each domain file adds its own fields; @requires on a field

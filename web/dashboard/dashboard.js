@@ -4,9 +4,10 @@
 //   - sign-in with SMS two-factor over a cookie session: the cookie is
 //     HttpOnly and set by the gateway; the page keeps only the CSRF token
 //     (in memory) and sends it as X-CSRF-Token with every POST;
-//   - one query for the screen, read before subscribing, then the live
-//     event feed subscribed with `after:` the cursor the query returned, so
-//     no event falls in between;
+//   - one query for the screen, read before subscribing, with the newest
+//     page of the event history (a Relay connection), then the live event
+//     feed subscribed with `after:` that page's startCursor, so no event
+//     falls in between and none is shown twice;
 //   - on a dropped connection graphql-ws reconnects (bounded back-off) and
 //     re-sends the subscription, whose `after` variable always holds the
 //     last cursor received: the feed resumes without loss or repeats;
@@ -62,7 +63,10 @@ const DASHBOARD = `query Dashboard {
     contact { name email }
     orders { id upstreamId number status created amount { amount currency } }
   }
-  eventsCursor
+  eventHistory(first: 20) {
+    edges { cursor source node { id name createdAt orderId individualId } }
+    pageInfo { startCursor }
+  }
 }`;
 
 const EVENTS = `subscription Events($after: String) {
@@ -169,9 +173,16 @@ async function refresh() {
     table(['customer', 'name', 'e-mail', 'order', 'status', 'amount'], rows),
   );
   optionalSections().catch(() => {});
-  // Subscribe after the cursor read with the screen's data: every event
-  // newer than what the screen shows arrives, none is missed in between.
-  startFeed(state.cursor ?? data.eventsCursor);
+  // The first time, show the newest events already on the stream, then
+  // subscribe after the newest of them (startCursor; on an empty page, the
+  // stream's position): every newer event arrives, none is missed in
+  // between or shown twice. A later refresh keeps the running feed's cursor.
+  const history = data.eventHistory;
+  if (state.cursor == null) {
+    $('#events').replaceChildren();
+    for (const edge of [...history.edges].reverse()) showEvent({ cursor: edge.cursor, source: edge.source, event: edge.node });
+  }
+  startFeed(state.cursor ?? history.pageInfo.startCursor);
 }
 
 // --- wallets and cards --------------------------------------------------

@@ -22,8 +22,9 @@ mutation SignIn($code: String) {
 `;
 
 const dashboard = `# The dashboard screen in one request: who is signed in, the customers
-# with their orders (batched: two upstream calls in all), and the cursor
-# to subscribe after so that no event falls in between.
+# with their orders (batched: two upstream calls in all), and the newest
+# events (a Relay connection): subscribe with after: pageInfo.startCursor
+# and no event falls in between.
 query Dashboard {
   viewer { kind permissions }
   customers {
@@ -32,7 +33,10 @@ query Dashboard {
     contact { name email }
     orders { id status amount { amount currency } }
   }
-  eventsCursor
+  eventHistory(first: 5) {
+    edges { cursor source node { id name createdAt } }
+    pageInfo { startCursor hasNextPage endCursor }
+  }
 }
 `;
 

@@ -318,8 +318,9 @@ mutation SignIn($code: String) {
   }
 }
 `,hEe=`# The dashboard screen in one request: who is signed in, the customers
-# with their orders (batched: two upstream calls in all), and the cursor
-# to subscribe after so that no event falls in between.
+# with their orders (batched: two upstream calls in all), and the newest
+# events (a Relay connection): subscribe with after: pageInfo.startCursor
+# and no event falls in between.
 query Dashboard {
   viewer { kind permissions }
   customers {
@@ -328,7 +329,10 @@ query Dashboard {
     contact { name email }
     orders { id status amount { amount currency } }
   }
-  eventsCursor
+  eventHistory(first: 5) {
+    edges { cursor source node { id name createdAt } }
+    pageInfo { startCursor hasNextPage endCursor }
+  }
 }
 `,mEe=`# Authorise a card payment. Card tokens go in variables, never in the
 # query text. tok_ok_* succeeds, tok_3ds_* asks for 3-D Secure, tok_fail_*
