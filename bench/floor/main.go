@@ -240,9 +240,21 @@ func newGatewayScreen(o options, query []byte) (screen, error) {
 			SignIn struct{ SessionToken string }
 		}
 	}
-	if err := gql(context.Background(), o.url, "", `mutation($input: SignInInput!) { signIn(input: $input) { ... on SignedIn { sessionToken } } }`,
-		map[string]any{"input": map[string]any{"kind": "PERSON", "email": o.email, "password": o.password, "deviceFingerprint": 1}}, &signIn); err != nil {
-		return nil, err
+	// The gateway limits sign-ins per account (a burst of 10, then one
+	// every 6 s): past the burst, wait as told and try again.
+	for {
+		err := gql(context.Background(), o.url, "", `mutation($input: SignInInput!) { signIn(input: $input) { ... on SignedIn { sessionToken } } }`,
+			map[string]any{"input": map[string]any{"kind": "PERSON", "email": o.email, "password": o.password, "deviceFingerprint": 1}}, &signIn)
+		var rl *rateLimited
+		if errors.As(err, &rl) {
+			fmt.Printf("sign-in rate limited; waiting %ds\n", rl.retryAfter)
+			time.Sleep(time.Duration(rl.retryAfter) * time.Second)
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		break
 	}
 	token := signIn.Data.SignIn.SessionToken
 	if token == "" {
@@ -294,15 +306,30 @@ func gql(ctx context.Context, url, token, query string, vars map[string]any, out
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("gateway: status %d: %.300s", resp.StatusCode, raw)
 	}
-	var errs struct{ Errors []json.RawMessage }
+	var errs struct {
+		Errors []struct {
+			Extensions struct {
+				Code       string
+				RetryAfter int
+			}
+		}
+	}
 	if err := json.Unmarshal(raw, &errs); err != nil {
 		return err
 	}
 	if len(errs.Errors) > 0 {
-		return fmt.Errorf("gateway: %s", errs.Errors[0])
+		if e := errs.Errors[0].Extensions; e.Code == "RATE_LIMITED" && e.RetryAfter > 0 {
+			return &rateLimited{e.RetryAfter}
+		}
+		return fmt.Errorf("gateway: %.300s", raw)
 	}
 	return json.Unmarshal(raw, out)
 }
+
+// rateLimited is a RATE_LIMITED answer, with its retryAfter in seconds.
+type rateLimited struct{ retryAfter int }
+
+func (e *rateLimited) Error() string { return fmt.Sprintf("rate limited; retry after %ds", e.retryAfter) }
 
 // restClient is one optimal REST frontend: it keeps its sign-in's newest
 // token (the banking upstream rotates it on every answer; a superseded one
