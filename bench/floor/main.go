@@ -329,7 +329,9 @@ func gql(ctx context.Context, url, token, query string, vars map[string]any, out
 // rateLimited is a RATE_LIMITED answer, with its retryAfter in seconds.
 type rateLimited struct{ retryAfter int }
 
-func (e *rateLimited) Error() string { return fmt.Sprintf("rate limited; retry after %ds", e.retryAfter) }
+func (e *rateLimited) Error() string {
+	return fmt.Sprintf("rate limited; retry after %ds", e.retryAfter)
+}
 
 // restClient is one optimal REST frontend: it keeps its sign-in's newest
 // token (the banking upstream rotates it on every answer; a superseded one
