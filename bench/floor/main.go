@@ -182,9 +182,14 @@ func measure(o options, name string, mk func() (screen, error)) (result, error) 
 					}
 					mu.Unlock()
 					return
-				case <-measuring:
-					counting = true
 				default:
+				}
+				if !counting {
+					select {
+					case <-measuring:
+						counting = true
+					default:
+					}
 				}
 				t0 := time.Now()
 				err := s(context.Background())
