@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/netip"
@@ -107,6 +108,11 @@ type Config struct {
 	// createCustomer, feedback, ...) one client address may call per minute.
 	PublicRateLimit    int
 	publicRateLimitRaw string
+	// WebhookRateLimit is how many webhooks one sending address may post
+	// per second (with a burst of twice as many). The upstream sends one
+	// per event; load runs (bench/webhooks) raise it.
+	WebhookRateLimit    float64
+	webhookRateLimitRaw string
 	// SandboxTokenGrace is how long the in-process sandbox keeps accepting a
 	// superseded banking token; tests shrink it.
 	SandboxTokenGrace    time.Duration
@@ -166,6 +172,7 @@ func (c *Config) settings() []setting {
 		{"session-ttl", "FINGRAPH_SESSION_TTL", "12h", "lifetime of a sign-in session", &c.sessionTTLRaw},
 		{"payments-operators", "FINGRAPH_PAYMENTS_OPERATORS", "STAFF,API_CLIENT", "comma-separated principal kinds allowed to operate payments: STAFF, PERSON, INTRODUCER, API_CLIENT", &c.paymentsOperatorsRaw},
 		{"public-rate-limit", "FINGRAPH_PUBLIC_RATE_LIMIT", "60", "public operations (sign-in, createCustomer, feedback) per minute per client address", &c.publicRateLimitRaw},
+		{"webhook-rate-limit", "FINGRAPH_WEBHOOK_RATE_LIMIT", "200", "webhooks per second per sending address, with a burst of twice as many", &c.webhookRateLimitRaw},
 		{"trusted-documents", "FINGRAPH_TRUSTED_DOCUMENTS", "", "manifest of the only operations to run (Apollo persisted query manifest or Relay map of sha256 to text); empty runs any operation within the limits", &c.TrustedDocuments},
 		{"limits", "FINGRAPH_LIMITS", "", "operation limits to change, e.g. depth=8,fields=600 (tokens, fields, depth, introspectionDepth, aliases, rootFields, sameName, directives, complexity, bodyBytes, socketsPerAddress, operationsPerSocket)", &c.limitsRaw},
 		{"metrics-addr", "FINGRAPH_METRICS_ADDR", "", "listen address of /metrics on its own listener (e.g. 127.0.0.1:9100); empty serves it on the gateway's address", &c.MetricsAddr},
@@ -359,6 +366,9 @@ func (c *Config) parseIdentity() error {
 	}
 	if c.PublicRateLimit, err = strconv.Atoi(c.publicRateLimitRaw); err != nil || c.PublicRateLimit < 1 {
 		return fmt.Errorf("FINGRAPH_PUBLIC_RATE_LIMIT: %q is not a positive number of requests per minute", c.publicRateLimitRaw)
+	}
+	if c.WebhookRateLimit, err = strconv.ParseFloat(c.webhookRateLimitRaw, 64); err != nil || !(c.WebhookRateLimit >= 1) || math.IsInf(c.WebhookRateLimit, 0) {
+		return fmt.Errorf("FINGRAPH_WEBHOOK_RATE_LIMIT: %q is not a number of webhooks per second, 1 or more", c.webhookRateLimitRaw)
 	}
 	c.PaymentsOperators = nil
 	for _, k := range strings.Split(c.paymentsOperatorsRaw, ",") {

@@ -138,7 +138,8 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 		r.Post("/sandbox/trigger", gqlhttp.LimitBody(4<<10, sessions.Middleware(http.HandlerFunc(sandboxTrigger(d.sandbox)))).ServeHTTP)
 	}
 	r.Get(downloads.RoutePattern, downloads.Handler(reportLinks, d.banking, d.logger.With("component", "downloads")))
-	r.Post("/webhooks/payments", (&events.Intake{Bus: d.bus, Unknown: d.unknown, Logger: d.logger.With("component", "webhooks")}).ServeHTTP)
+	r.Post("/webhooks/payments", (&events.Intake{Bus: d.bus, Unknown: d.unknown, Logger: d.logger.With("component", "webhooks"),
+		PerSecond: d.cfg.WebhookRateLimit, Burst: int(2 * d.cfg.WebhookRateLimit)}).ServeHTTP)
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
