@@ -174,7 +174,7 @@ func (c *Config) settings() []setting {
 		{"public-rate-limit", "FINGRAPH_PUBLIC_RATE_LIMIT", "60", "public operations (sign-in, createCustomer, feedback) per minute per client address", &c.publicRateLimitRaw},
 		{"webhook-rate-limit", "FINGRAPH_WEBHOOK_RATE_LIMIT", "200", "webhooks per second per sending address, with a burst of twice as many", &c.webhookRateLimitRaw},
 		{"trusted-documents", "FINGRAPH_TRUSTED_DOCUMENTS", "", "manifest of the only operations to run (Apollo persisted query manifest or Relay map of sha256 to text); empty runs any operation within the limits", &c.TrustedDocuments},
-		{"limits", "FINGRAPH_LIMITS", "", "operation limits to change, e.g. depth=8,fields=600 (tokens, fields, depth, introspectionDepth, aliases, rootFields, sameName, directives, complexity, bodyBytes, socketsPerAddress, operationsPerSocket)", &c.limitsRaw},
+		{"limits", "FINGRAPH_LIMITS", "", "operation limits to change, e.g. depth=8,fields=600 (tokens, fields, depth, introspectionDepth, aliases, rootFields, sameName, directives, complexity, bodyBytes, socketsPerAddress, socketsPerSession, operationsPerSocket)", &c.limitsRaw},
 		{"metrics-addr", "FINGRAPH_METRICS_ADDR", "", "listen address of /metrics on its own listener (e.g. 127.0.0.1:9100); empty serves it on the gateway's address", &c.MetricsAddr},
 		{"tls-cert", "FINGRAPH_TLS_CERT", "", "PEM certificate file; with FINGRAPH_TLS_KEY the gateway serves HTTPS", &c.TLSCert},
 		{"tls-key", "FINGRAPH_TLS_KEY", "", "PEM private key file of FINGRAPH_TLS_CERT", &c.TLSKey},
@@ -508,6 +508,7 @@ func (c *Config) parseLimits() error {
 		"introspectionDepth": &c.Limits.MaxIntrospectionDepth, "aliases": &c.Limits.MaxAliases,
 		"rootFields": &c.Limits.MaxRootFields, "sameName": &c.Limits.MaxSameName, "directives": &c.Limits.MaxDirectives,
 		"complexity": &c.Limits.MaxComplexity, "socketsPerAddress": &c.Limits.MaxSocketsPerAddress,
+		"socketsPerSession":   &c.Limits.MaxSocketsPerSession,
 		"operationsPerSocket": &c.Limits.MaxOperationsPerSocket,
 	}
 	for _, pair := range strings.Split(c.limitsRaw, ",") {
@@ -526,7 +527,7 @@ func (c *Config) parseLimits() error {
 		}
 		dst, ok := fields[name]
 		if !ok {
-			return fmt.Errorf("FINGRAPH_LIMITS: %q is not a limit (tokens, fields, depth, introspectionDepth, aliases, rootFields, sameName, directives, complexity, bodyBytes, socketsPerAddress, operationsPerSocket)", name)
+			return fmt.Errorf("FINGRAPH_LIMITS: %q is not a limit (tokens, fields, depth, introspectionDepth, aliases, rootFields, sameName, directives, complexity, bodyBytes, socketsPerAddress, socketsPerSession, operationsPerSocket)", name)
 		}
 		*dst = n
 	}

@@ -58,16 +58,12 @@ type routeDeps struct {
 	reconciler *events.Reconciler
 }
 
-// maxSocketsPerSession caps one session's websockets on a replica: a
-// dashboard keeps one per open tab.
-const maxSocketsPerSession = 20
-
 // newRouter maps every route of the gateway, in one place. It also returns
 // the GraphQL handler, whose long-lived connections shutdown ends.
 func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 	sessions := session.NewHandler(d.sessions, d.logger)
 	sessions.Sockets = d.sockets
-	d.sockets.MaxPerSession = maxSocketsPerSession
+	d.sockets.MaxPerSession = d.cfg.Limits.MaxSocketsPerSession
 	sessions.TrustedProxies = d.cfg.TrustedProxies
 	if d.cfg.SandboxAnonymous {
 		sessions.Anonymous = &session.Anonymous{Store: d.sessions, SignIn: demoAPIClient(d.banking)}

@@ -66,6 +66,9 @@ type Limits struct {
 	// MaxSocketsPerAddress caps the websocket connections of one client
 	// address on this replica; more are refused with 429 before the upgrade.
 	MaxSocketsPerAddress int
+	// MaxSocketsPerSession caps one session's websockets on this replica
+	// (enforced by the session layer, which knows the session).
+	MaxSocketsPerSession int
 	// MaxOperationsPerSocket caps the operations in flight on one
 	// websocket, subscriptions included.
 	MaxOperationsPerSocket int
@@ -91,7 +94,9 @@ var DefaultLimits = Limits{
 	ReadTimeout:           30 * time.Second,
 	// A dashboard opens one socket per tab and a handful of subscriptions
 	// on it; an office behind one NAT address opens many sockets.
-	MaxSocketsPerAddress:   200,
+	MaxSocketsPerAddress: 200,
+	// A dashboard keeps one socket per open tab.
+	MaxSocketsPerSession:   20,
 	MaxOperationsPerSocket: 50,
 }
 
