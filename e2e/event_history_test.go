@@ -112,7 +112,7 @@ func TestEventHistoryPagesNewestFirstAndHandsOverToTheSubscription(t *testing.T)
 		want = append(want, e.Cursor)
 		switch e.Source {
 		case "gateway":
-			if e.Node.Payload["person_id"] != dace {
+			if e.Node.Payload["person_id"] != rawID(dace) {
 				t.Errorf("anna sees a gateway event of another corporation: %+v", e.Node)
 			}
 			gateway = append(gateway, e.Node.Name)
