@@ -64,7 +64,7 @@ const DASHBOARD = `query Dashboard {
     orders { id upstreamId number status created amount { amount currency } }
   }
   eventHistory(first: 20) {
-    edges { cursor source node { id name createdAt orderId individualId } }
+    edges { cursor source node { id upstreamId name createdAt orderId individualId } }
     pageInfo { startCursor }
   }
 }`;
