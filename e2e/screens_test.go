@@ -3,11 +3,13 @@ package e2e
 import (
 	"fmt"
 	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The representative screens of docs/screens.md: each screen's query lives
@@ -73,6 +75,14 @@ var screens = []struct {
 		// Every funding wallet from the corporation's one wallet listing
 		// (not one read per wallet; the spec has no wallet read by id).
 		routeWallets: 1,
+	}},
+	{"event_feed", screenCost{
+		// Nothing: the feed reads the gateway's own event stream, and each
+		// payments event there was enriched once, when its webhook came in
+		// (GET /events/{id}, and GET /pending_actions?event_id= for a
+		// pending-action event). The feed's events and pending actions are
+		// those stream records; reading them again per view would cost one
+		// event read and one pending-action read per event shown.
 	}},
 	{"customers", screenCost{
 		// One listing of the merchant's customers; saved payment methods
@@ -283,6 +293,97 @@ func TestScreenCustomers(t *testing.T) {
 	// so that one listing of each is seen to serve them all.
 	if withOrders < 2 || withMethods < 2 {
 		t.Errorf("%d customers, %d with orders, %d with saved methods; want several of each", len(d.Customers), withOrders, withMethods)
+	}
+}
+
+// TestScreenEventFeed is a payments operator's feed of recent events with
+// the pending actions they opened: the triggers make ten events on the
+// stream (four individuals submitted, each opening a pending action; one
+// action completed, one individual activated), the feed shows them all and
+// costs no upstream call.
+func TestScreenEventFeed(t *testing.T) {
+	g := liveGateway(t)
+	api := g.as(g.signInAPI(t))
+
+	// Each trigger starts from a new individual: submitting the form emits
+	// IndividualOnboardingDataProvided and PendingActionCreated, so these
+	// four make 2 + 2 + 3 + 3 = 10 events.
+	const made = 10
+	var triggered []sandboxEvent
+	for _, name := range []string{"PendingActionCreated", "PendingActionCreated", "PendingActionCompleted", "IndividualActivated"} {
+		var e sandboxEvent
+		g.sandbox(t, http.MethodPost, "/_sandbox/trigger", map[string]any{"name": name}, &e)
+		triggered = append(triggered, e)
+	}
+	// Wait until every event is on the stream: its enrichment (the
+	// upstream reads of intake) is then done and cannot land in the count.
+	deadline := time.Now().Add(30 * time.Second)
+	for len(api.history(t, 100, nil, nil).Edges) < made {
+		if time.Now().After(deadline) {
+			t.Fatal("the triggered events never all reached the event stream")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	type pendingAction struct {
+		ID      string `json:"id"`
+		EventID string `json:"eventId"`
+		Status  string `json:"status"`
+	}
+	var d struct {
+		EventHistory struct {
+			Edges []struct {
+				Source string `json:"source"`
+				Node   struct {
+					ID             string          `json:"id"`
+					UpstreamID     string          `json:"upstreamId"`
+					Name           string          `json:"name"`
+					IndividualID   string          `json:"individualId"`
+					PendingActions []pendingAction `json:"pendingActions"`
+				} `json:"node"`
+			} `json:"edges"`
+			PageInfo pageInfo `json:"pageInfo"`
+		} `json:"eventHistory"`
+	}
+	runScreen(t, g, api, "event_feed").decode(t, &d)
+
+	edges := d.EventHistory.Edges
+	if len(edges) != made || d.EventHistory.PageInfo.HasNextPage {
+		t.Fatalf("the feed shows %d events (more: %v); the triggers made %d", len(edges), d.EventHistory.PageInfo.HasNextPage, made)
+	}
+	names := map[string]int{}
+	shown := map[string]bool{}
+	for _, e := range edges {
+		n := e.Node
+		names[n.Name]++
+		shown[n.UpstreamID] = true
+		if e.Source != "payments" || n.IndividualID == "" {
+			t.Errorf("event %s (%s) from %q without its individual", n.UpstreamID, n.Name, e.Source)
+		}
+		// A pending-action event shows its action, read at intake; the
+		// others have none.
+		want := 0
+		if strings.HasPrefix(n.Name, "PendingAction") {
+			want = 1
+		}
+		if len(n.PendingActions) != want {
+			t.Fatalf("%s shows %d pending actions, want %d: %+v", n.Name, len(n.PendingActions), want, n.PendingActions)
+		}
+		if n.Name == "PendingActionCompleted" && n.PendingActions[0].Status != "COMPLETED" {
+			t.Errorf("the completed action shows as %s", n.PendingActions[0].Status)
+		}
+		if n.Name == "PendingActionCreated" && n.PendingActions[0].EventID != n.ID {
+			t.Errorf("a created action names event %s, not the event %s that created it", n.PendingActions[0].EventID, n.ID)
+		}
+	}
+	for _, e := range triggered {
+		if !shown[e.ID] {
+			t.Errorf("the triggered %s (%s) is not in the feed", e.Name, e.ID)
+		}
+	}
+	if names["IndividualOnboardingDataProvided"] != 4 || names["PendingActionCreated"] != 4 ||
+		names["PendingActionCompleted"] != 1 || names["IndividualActivated"] != 1 {
+		t.Errorf("the feed's events by name: %v", names)
 	}
 }
 
