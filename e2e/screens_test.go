@@ -1,11 +1,13 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -21,6 +23,7 @@ import (
 // Upstream routes as the sandbox's stats name them.
 const (
 	routeCurrentCorporation = "GET /banking/v2/corporations/current"
+	routeCorporations       = "GET /banking/v2/corporations"
 	routeWallets            = "GET /banking/v2/corporations/{id}/wallets"
 	routeInvoices           = "GET /banking/v2/corporations/{id}/invoices"
 	routeCards              = "GET /banking/v2/cards"
@@ -76,6 +79,36 @@ var screens = []struct {
 		// (not one read per wallet; the spec has no wallet read by id).
 		routeWallets: 1,
 	}},
+	{"corporation_dashboard_nodes", screenCost{
+		// The dashboard from nodes(ids: [its corporation]) costs what
+		// the typed one does, with one route swapped: a corporation by
+		// id is found in the listing of the corporations the viewer
+		// sees (the spec has no read by id; for a person it is one page),
+		// where currentCorporation reads /corporations/current. Both are
+		// one call; everything below the corporation is the same.
+		routeCorporations:     1,
+		routeWallets:          1,
+		routeCards:            1,
+		routePersons:          1,
+		routeInvoices:         1,
+		routeCardTransactions: 6,
+	}},
+	{"card_list_nodes", screenCost{
+		// Every card of nodes(ids:) from the one card listing (the
+		// viewer's cards, so also the scope check), as cards reads it;
+		// then the same one person page and one wallet listing.
+		routeCards:   1,
+		routePersons: 1,
+		routeWallets: 1,
+	}},
+	{"customers_nodes", screenCost{
+		// Several customers by id: one listing serves them all (nodes
+		// reads it up front when it names two or more, so a split batch
+		// window cannot turn one key into a read by id), and their
+		// orders come from the same one listing by date as customers'.
+		routeCustomers: 1,
+		routeOrders:    1,
+	}},
 	{"event_feed", screenCost{
 		// Nothing: the feed reads the gateway's own event stream, and each
 		// payments event there was enriched once, when its webhook came in
@@ -107,6 +140,13 @@ func screenQuery(t *testing.T, name string) string {
 // exactly want, route by route, and returns the response.
 func runScreen(t *testing.T, g, as *testGateway, name string) gqlResponse {
 	t.Helper()
+	return runScreenWith(t, g, as, name, nil)
+}
+
+// runScreenWith is runScreen with variables (the ids a nodes screen
+// starts from, taken from an earlier answer).
+func runScreenWith(t *testing.T, g, as *testGateway, name string, vars map[string]any) gqlResponse {
+	t.Helper()
 	var want screenCost
 	for _, s := range screens {
 		if s.name == name {
@@ -117,7 +157,7 @@ func runScreen(t *testing.T, g, as *testGateway, name string) gqlResponse {
 		t.Fatalf("no screen %q", name)
 	}
 	g.resetStats(t)
-	r := as.query(t, screenQuery(t, name), nil)
+	r := as.query(t, screenQuery(t, name), vars)
 	if len(r.Errors) > 0 {
 		t.Fatalf("%s: errors %+v", name, r.Errors)
 	}
@@ -126,6 +166,55 @@ func runScreen(t *testing.T, g, as *testGateway, name string) gqlResponse {
 		t.Errorf("%s cost %d upstream calls %v; want %d: %v", name, s.Total, s.Routes, want.total(), want)
 	}
 	return r
+}
+
+// sameAsTyped asserts that a nodes screen shows exactly what its typed
+// screen showed: the same objects, fields and values, in the same order.
+func sameAsTyped(t *testing.T, name string, nodes, typed gqlResponse, typedField string) {
+	t.Helper()
+	var n struct {
+		Nodes []any `json:"nodes"`
+	}
+	nodes.decode(t, &n)
+	var ty map[string]any
+	typed.decode(t, &ty)
+	want := ty[typedField]
+	if obj, ok := want.(map[string]any); ok {
+		want = []any{obj}
+	}
+	if !reflect.DeepEqual(any(n.Nodes), want) {
+		a, _ := json.Marshal(n.Nodes)
+		b, _ := json.Marshal(want)
+		t.Errorf("%s shows other data than its typed screen:\n nodes: %s\n typed: %s", name, a, b)
+	}
+}
+
+// idsOf returns the id of every object in a typed screen's list (or of the
+// one object), for the nodes variant to start from.
+func idsOf(t *testing.T, typed gqlResponse, field string) []string {
+	t.Helper()
+	var ty map[string]json.RawMessage
+	typed.decode(t, &ty)
+	var list []struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(ty[field], &list); err != nil {
+		var one struct {
+			ID string `json:"id"`
+		}
+		if err := json.Unmarshal(ty[field], &one); err != nil {
+			t.Fatalf("%s: %v", field, err)
+		}
+		list = append(list, one)
+	}
+	ids := make([]string, len(list))
+	for i, o := range list {
+		ids[i] = o.ID
+	}
+	if len(ids) == 0 {
+		t.Fatalf("the typed screen shows no %s", field)
+	}
+	return ids
 }
 
 // cardholders answers the viewer's corporation and two persons who hold its
@@ -196,7 +285,12 @@ func TestScreenCorporationDashboard(t *testing.T) {
 			Invoices []struct{ ID string } `json:"invoices"`
 		} `json:"currentCorporation"`
 	}
-	runScreen(t, g, anna, "corporation_dashboard").decode(t, &d)
+	typed := runScreen(t, g, anna, "corporation_dashboard")
+	typed.decode(t, &d)
+	// The same screen from nodes(ids: [the corporation]).
+	byNodes := runScreenWith(t, g, anna, "corporation_dashboard_nodes",
+		map[string]any{"ids": idsOf(t, typed, "currentCorporation")})
+	sameAsTyped(t, "corporation_dashboard_nodes", byNodes, typed, "currentCorporation")
 
 	cards, walletsWithCards, withTransactions := 0, 0, 0
 	for _, w := range d.CurrentCorporation.Wallets {
@@ -252,7 +346,11 @@ func TestScreenCardList(t *testing.T) {
 			} `json:"fundingWallet"`
 		} `json:"cards"`
 	}
-	runScreen(t, g, anna, "card_list").decode(t, &d)
+	typed := runScreen(t, g, anna, "card_list")
+	typed.decode(t, &d)
+	// The same list from nodes(ids: [every card]).
+	byNodes := runScreenWith(t, g, anna, "card_list_nodes", map[string]any{"ids": idsOf(t, typed, "cards")})
+	sameAsTyped(t, "card_list_nodes", byNodes, typed, "cards")
 	seenHolders, wallets := map[string]bool{}, map[string]bool{}
 	for _, c := range d.Cards {
 		if c.Cardholder == nil || c.FundingWallet == nil {
@@ -279,7 +377,11 @@ func TestScreenCustomers(t *testing.T) {
 			Orders         []struct{ ID string }    `json:"orders"`
 		} `json:"customers"`
 	}
-	runScreen(t, g, api, "customers").decode(t, &d)
+	typed := runScreen(t, g, api, "customers")
+	typed.decode(t, &d)
+	// The same screen from nodes(ids: [every customer]).
+	byNodes := runScreenWith(t, g, api, "customers_nodes", map[string]any{"ids": idsOf(t, typed, "customers")})
+	sameAsTyped(t, "customers_nodes", byNodes, typed, "customers")
 	withOrders, withMethods := 0, 0
 	for _, c := range d.Customers {
 		if len(c.Orders) > 0 {
