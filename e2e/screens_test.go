@@ -515,3 +515,37 @@ func TestScreensPageMatchesTheTests(t *testing.T) {
 		}
 	}
 }
+
+// TestCardTransactionsAreReadOncePerCardAndPage reaches every card of the
+// corporation twice in one query (through its wallet and through the
+// corporation's card list) with the same page, and once more with another
+// page size: the same page of a card is one upstream read, another page
+// is another.
+func TestCardTransactionsAreReadOncePerCardAndPage(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t)
+	anna := g.as(g.signInPerson(t, "anna@demo.test"))
+
+	var d struct {
+		CurrentCorporation struct {
+			Cards []struct {
+				ID string `json:"id"`
+			} `json:"cards"`
+		} `json:"currentCorporation"`
+	}
+	const page = `transactions(first: 3) { edges { node { id } } }`
+	g.resetStats(t)
+	anna.query(t, `{ currentCorporation {
+	  wallets { cards { id `+page+` } }
+	  cards { id `+page+` again: `+page+` other: transactions(first: 2) { edges { node { id } } } }
+	} }`, nil).decode(t, &d)
+	cards := len(d.CurrentCorporation.Cards)
+	if cards < 2 {
+		t.Fatalf("the demo corporation shows %d cards; want several", cards)
+	}
+	// One read of each card's first 3, asked for three times, and one of
+	// its first 2: two per card.
+	if n := g.stats(t).Routes[routeCardTransactions]; n != 2*cards {
+		t.Errorf("%d cards, each asked for one page three times and another once, cost %d transaction reads; want %d", cards, n, 2*cards)
+	}
+}
