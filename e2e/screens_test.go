@@ -31,6 +31,8 @@ const (
 	routePersons            = "GET /banking/v2/persons"
 	routeCustomers          = "GET /payments/v1/customer"
 	routeOrders             = "GET /payments/v1/order"
+	routeEvent              = "GET /payments/v3/events/{id}"
+	routePendingActions     = "GET /payments/v3/pending_actions"
 )
 
 // screenCost is what one screen costs upstream: every route's count.
@@ -116,6 +118,18 @@ var screens = []struct {
 		// pending-action event). The feed's events and pending actions are
 		// those stream records; reading them again per view would cost one
 		// event read and one pending-action read per event shown.
+	}},
+	{"event_feed_nodes", screenCost{
+		// The feed's ten events by id: node reads an event as event(id)
+		// does, from the upstream, one read per event (the spec reads
+		// events by id only; the gateway's stream has no look-up by id
+		// and holds only recent events). 10 events:
+		routeEvent: 10,
+		// and the current pending action of each pending-action event
+		// (one per distinct event): the five PendingActionCreated and
+		// PendingActionCompleted. The other five are tied to none, so
+		// they show none without asking.
+		routePendingActions: 5,
 	}},
 	{"customers", screenCost{
 		// One listing of the merchant's customers; saved payment methods
@@ -447,7 +461,8 @@ func TestScreenEventFeed(t *testing.T) {
 			PageInfo pageInfo `json:"pageInfo"`
 		} `json:"eventHistory"`
 	}
-	runScreen(t, g, api, "event_feed").decode(t, &d)
+	typed := runScreen(t, g, api, "event_feed")
+	typed.decode(t, &d)
 
 	edges := d.EventHistory.Edges
 	if len(edges) != made || d.EventHistory.PageInfo.HasNextPage {
@@ -486,6 +501,32 @@ func TestScreenEventFeed(t *testing.T) {
 	if names["IndividualOnboardingDataProvided"] != 4 || names["PendingActionCreated"] != 4 ||
 		names["PendingActionCompleted"] != 1 || names["IndividualActivated"] != 1 {
 		t.Errorf("the feed's events by name: %v", names)
+	}
+
+	// The same feed from nodes(ids: [its events]): the same events and
+	// pending actions, read from the upstream.
+	var feed struct {
+		EventHistory struct {
+			Edges []struct {
+				Node map[string]any `json:"node"`
+			} `json:"edges"`
+		} `json:"eventHistory"`
+	}
+	typed.decode(t, &feed)
+	ids := make([]string, len(edges))
+	feedNodes := make([]any, len(edges))
+	for i, e := range edges {
+		ids[i] = e.Node.ID
+		feedNodes[i] = feed.EventHistory.Edges[i].Node
+	}
+	var n struct {
+		Nodes []any `json:"nodes"`
+	}
+	runScreenWith(t, g, api, "event_feed_nodes", map[string]any{"ids": ids}).decode(t, &n)
+	if !reflect.DeepEqual(n.Nodes, feedNodes) {
+		a, _ := json.Marshal(n.Nodes)
+		b, _ := json.Marshal(feedNodes)
+		t.Errorf("event_feed_nodes shows other data than the feed:\n nodes: %s\n feed:  %s", a, b)
 	}
 }
 
