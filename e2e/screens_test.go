@@ -1,13 +1,17 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The representative screens of docs/screens.md: each screen's query lives
@@ -19,6 +23,7 @@ import (
 // Upstream routes as the sandbox's stats name them.
 const (
 	routeCurrentCorporation = "GET /banking/v2/corporations/current"
+	routeCorporations       = "GET /banking/v2/corporations"
 	routeWallets            = "GET /banking/v2/corporations/{id}/wallets"
 	routeInvoices           = "GET /banking/v2/corporations/{id}/invoices"
 	routeCards              = "GET /banking/v2/cards"
@@ -26,6 +31,8 @@ const (
 	routePersons            = "GET /banking/v2/persons"
 	routeCustomers          = "GET /payments/v1/customer"
 	routeOrders             = "GET /payments/v1/order"
+	routeEvent              = "GET /payments/v3/events/{id}"
+	routePendingActions     = "GET /payments/v3/pending_actions"
 )
 
 // screenCost is what one screen costs upstream: every route's count.
@@ -74,6 +81,56 @@ var screens = []struct {
 		// (not one read per wallet; the spec has no wallet read by id).
 		routeWallets: 1,
 	}},
+	{"corporation_dashboard_nodes", screenCost{
+		// The dashboard from nodes(ids: [its corporation]) costs what
+		// the typed one does, with one route swapped: a corporation by
+		// id is found in the listing of the corporations the viewer
+		// sees (the spec has no read by id; for a person it is one page),
+		// where currentCorporation reads /corporations/current. Both are
+		// one call; everything below the corporation is the same.
+		routeCorporations:     1,
+		routeWallets:          1,
+		routeCards:            1,
+		routePersons:          1,
+		routeInvoices:         1,
+		routeCardTransactions: 6,
+	}},
+	{"card_list_nodes", screenCost{
+		// Every card of nodes(ids:) from the one card listing (the
+		// viewer's cards, so also the scope check), as cards reads it;
+		// then the same one person page and one wallet listing.
+		routeCards:   1,
+		routePersons: 1,
+		routeWallets: 1,
+	}},
+	{"customers_nodes", screenCost{
+		// Several customers by id: one listing serves them all (nodes
+		// reads it up front when it names two or more, so a split batch
+		// window cannot turn one key into a read by id), and their
+		// orders come from the same one listing by date as customers'.
+		routeCustomers: 1,
+		routeOrders:    1,
+	}},
+	{"event_feed", screenCost{
+		// Nothing: the feed reads the gateway's own event stream, and each
+		// payments event there was enriched once, when its webhook came in
+		// (GET /events/{id}, and GET /pending_actions?event_id= for a
+		// pending-action event). The feed's events and pending actions are
+		// those stream records; reading them again per view would cost one
+		// event read and one pending-action read per event shown.
+	}},
+	{"event_feed_nodes", screenCost{
+		// The feed's ten events by id: node reads an event as event(id)
+		// does, from the upstream, one read per event (the spec reads
+		// events by id only; the gateway's stream has no look-up by id
+		// and holds only recent events). 10 events:
+		routeEvent: 10,
+		// and the current pending action of each pending-action event
+		// (one per distinct event): the five PendingActionCreated and
+		// PendingActionCompleted. The other five are tied to none, so
+		// they show none without asking.
+		routePendingActions: 5,
+	}},
 	{"customers", screenCost{
 		// One listing of the merchant's customers; saved payment methods
 		// come inside each customer record.
@@ -97,6 +154,13 @@ func screenQuery(t *testing.T, name string) string {
 // exactly want, route by route, and returns the response.
 func runScreen(t *testing.T, g, as *testGateway, name string) gqlResponse {
 	t.Helper()
+	return runScreenWith(t, g, as, name, nil)
+}
+
+// runScreenWith is runScreen with variables (the ids a nodes screen
+// starts from, taken from an earlier answer).
+func runScreenWith(t *testing.T, g, as *testGateway, name string, vars map[string]any) gqlResponse {
+	t.Helper()
 	var want screenCost
 	for _, s := range screens {
 		if s.name == name {
@@ -107,7 +171,7 @@ func runScreen(t *testing.T, g, as *testGateway, name string) gqlResponse {
 		t.Fatalf("no screen %q", name)
 	}
 	g.resetStats(t)
-	r := as.query(t, screenQuery(t, name), nil)
+	r := as.query(t, screenQuery(t, name), vars)
 	if len(r.Errors) > 0 {
 		t.Fatalf("%s: errors %+v", name, r.Errors)
 	}
@@ -116,6 +180,55 @@ func runScreen(t *testing.T, g, as *testGateway, name string) gqlResponse {
 		t.Errorf("%s cost %d upstream calls %v; want %d: %v", name, s.Total, s.Routes, want.total(), want)
 	}
 	return r
+}
+
+// sameAsTyped asserts that a nodes screen shows exactly what its typed
+// screen showed: the same objects, fields and values, in the same order.
+func sameAsTyped(t *testing.T, name string, nodes, typed gqlResponse, typedField string) {
+	t.Helper()
+	var n struct {
+		Nodes []any `json:"nodes"`
+	}
+	nodes.decode(t, &n)
+	var ty map[string]any
+	typed.decode(t, &ty)
+	want := ty[typedField]
+	if obj, ok := want.(map[string]any); ok {
+		want = []any{obj}
+	}
+	if !reflect.DeepEqual(any(n.Nodes), want) {
+		a, _ := json.Marshal(n.Nodes)
+		b, _ := json.Marshal(want)
+		t.Errorf("%s shows other data than its typed screen:\n nodes: %s\n typed: %s", name, a, b)
+	}
+}
+
+// idsOf returns the id of every object in a typed screen's list (or of the
+// one object), for the nodes variant to start from.
+func idsOf(t *testing.T, typed gqlResponse, field string) []string {
+	t.Helper()
+	var ty map[string]json.RawMessage
+	typed.decode(t, &ty)
+	var list []struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(ty[field], &list); err != nil {
+		var one struct {
+			ID string `json:"id"`
+		}
+		if err := json.Unmarshal(ty[field], &one); err != nil {
+			t.Fatalf("%s: %v", field, err)
+		}
+		list = append(list, one)
+	}
+	ids := make([]string, len(list))
+	for i, o := range list {
+		ids[i] = o.ID
+	}
+	if len(ids) == 0 {
+		t.Fatalf("the typed screen shows no %s", field)
+	}
+	return ids
 }
 
 // cardholders answers the viewer's corporation and two persons who hold its
@@ -186,7 +299,12 @@ func TestScreenCorporationDashboard(t *testing.T) {
 			Invoices []struct{ ID string } `json:"invoices"`
 		} `json:"currentCorporation"`
 	}
-	runScreen(t, g, anna, "corporation_dashboard").decode(t, &d)
+	typed := runScreen(t, g, anna, "corporation_dashboard")
+	typed.decode(t, &d)
+	// The same screen from nodes(ids: [the corporation]).
+	byNodes := runScreenWith(t, g, anna, "corporation_dashboard_nodes",
+		map[string]any{"ids": idsOf(t, typed, "currentCorporation")})
+	sameAsTyped(t, "corporation_dashboard_nodes", byNodes, typed, "currentCorporation")
 
 	cards, walletsWithCards, withTransactions := 0, 0, 0
 	for _, w := range d.CurrentCorporation.Wallets {
@@ -242,7 +360,11 @@ func TestScreenCardList(t *testing.T) {
 			} `json:"fundingWallet"`
 		} `json:"cards"`
 	}
-	runScreen(t, g, anna, "card_list").decode(t, &d)
+	typed := runScreen(t, g, anna, "card_list")
+	typed.decode(t, &d)
+	// The same list from nodes(ids: [every card]).
+	byNodes := runScreenWith(t, g, anna, "card_list_nodes", map[string]any{"ids": idsOf(t, typed, "cards")})
+	sameAsTyped(t, "card_list_nodes", byNodes, typed, "cards")
 	seenHolders, wallets := map[string]bool{}, map[string]bool{}
 	for _, c := range d.Cards {
 		if c.Cardholder == nil || c.FundingWallet == nil {
@@ -269,7 +391,11 @@ func TestScreenCustomers(t *testing.T) {
 			Orders         []struct{ ID string }    `json:"orders"`
 		} `json:"customers"`
 	}
-	runScreen(t, g, api, "customers").decode(t, &d)
+	typed := runScreen(t, g, api, "customers")
+	typed.decode(t, &d)
+	// The same screen from nodes(ids: [every customer]).
+	byNodes := runScreenWith(t, g, api, "customers_nodes", map[string]any{"ids": idsOf(t, typed, "customers")})
+	sameAsTyped(t, "customers_nodes", byNodes, typed, "customers")
 	withOrders, withMethods := 0, 0
 	for _, c := range d.Customers {
 		if len(c.Orders) > 0 {
@@ -283,6 +409,124 @@ func TestScreenCustomers(t *testing.T) {
 	// so that one listing of each is seen to serve them all.
 	if withOrders < 2 || withMethods < 2 {
 		t.Errorf("%d customers, %d with orders, %d with saved methods; want several of each", len(d.Customers), withOrders, withMethods)
+	}
+}
+
+// TestScreenEventFeed is a payments operator's feed of recent events with
+// the pending actions they opened: the triggers make ten events on the
+// stream (four individuals submitted, each opening a pending action; one
+// action completed, one individual activated), the feed shows them all and
+// costs no upstream call.
+func TestScreenEventFeed(t *testing.T) {
+	g := liveGateway(t)
+	api := g.as(g.signInAPI(t))
+
+	// Each trigger starts from a new individual: submitting the form emits
+	// IndividualOnboardingDataProvided and PendingActionCreated, so these
+	// four make 2 + 2 + 3 + 3 = 10 events.
+	const made = 10
+	var triggered []sandboxEvent
+	for _, name := range []string{"PendingActionCreated", "PendingActionCreated", "PendingActionCompleted", "IndividualActivated"} {
+		var e sandboxEvent
+		g.sandbox(t, http.MethodPost, "/_sandbox/trigger", map[string]any{"name": name}, &e)
+		triggered = append(triggered, e)
+	}
+	// Wait until every event is on the stream: its enrichment (the
+	// upstream reads of intake) is then done and cannot land in the count.
+	deadline := time.Now().Add(30 * time.Second)
+	for len(api.history(t, 100, nil, nil).Edges) < made {
+		if time.Now().After(deadline) {
+			t.Fatal("the triggered events never all reached the event stream")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	type pendingAction struct {
+		ID      string `json:"id"`
+		EventID string `json:"eventId"`
+		Status  string `json:"status"`
+	}
+	var d struct {
+		EventHistory struct {
+			Edges []struct {
+				Source string `json:"source"`
+				Node   struct {
+					ID             string          `json:"id"`
+					UpstreamID     string          `json:"upstreamId"`
+					Name           string          `json:"name"`
+					IndividualID   string          `json:"individualId"`
+					PendingActions []pendingAction `json:"pendingActions"`
+				} `json:"node"`
+			} `json:"edges"`
+			PageInfo pageInfo `json:"pageInfo"`
+		} `json:"eventHistory"`
+	}
+	typed := runScreen(t, g, api, "event_feed")
+	typed.decode(t, &d)
+
+	edges := d.EventHistory.Edges
+	if len(edges) != made || d.EventHistory.PageInfo.HasNextPage {
+		t.Fatalf("the feed shows %d events (more: %v); the triggers made %d", len(edges), d.EventHistory.PageInfo.HasNextPage, made)
+	}
+	names := map[string]int{}
+	shown := map[string]bool{}
+	for _, e := range edges {
+		n := e.Node
+		names[n.Name]++
+		shown[n.UpstreamID] = true
+		if e.Source != "payments" || n.IndividualID == "" {
+			t.Errorf("event %s (%s) from %q without its individual", n.UpstreamID, n.Name, e.Source)
+		}
+		// A pending-action event shows its action, read at intake; the
+		// others have none.
+		want := 0
+		if strings.HasPrefix(n.Name, "PendingAction") {
+			want = 1
+		}
+		if len(n.PendingActions) != want {
+			t.Fatalf("%s shows %d pending actions, want %d: %+v", n.Name, len(n.PendingActions), want, n.PendingActions)
+		}
+		if n.Name == "PendingActionCompleted" && n.PendingActions[0].Status != "COMPLETED" {
+			t.Errorf("the completed action shows as %s", n.PendingActions[0].Status)
+		}
+		if n.Name == "PendingActionCreated" && n.PendingActions[0].EventID != n.ID {
+			t.Errorf("a created action names event %s, not the event %s that created it", n.PendingActions[0].EventID, n.ID)
+		}
+	}
+	for _, e := range triggered {
+		if !shown[e.ID] {
+			t.Errorf("the triggered %s (%s) is not in the feed", e.Name, e.ID)
+		}
+	}
+	if names["IndividualOnboardingDataProvided"] != 4 || names["PendingActionCreated"] != 4 ||
+		names["PendingActionCompleted"] != 1 || names["IndividualActivated"] != 1 {
+		t.Errorf("the feed's events by name: %v", names)
+	}
+
+	// The same feed from nodes(ids: [its events]): the same events and
+	// pending actions, read from the upstream.
+	var feed struct {
+		EventHistory struct {
+			Edges []struct {
+				Node map[string]any `json:"node"`
+			} `json:"edges"`
+		} `json:"eventHistory"`
+	}
+	typed.decode(t, &feed)
+	ids := make([]string, len(edges))
+	feedNodes := make([]any, len(edges))
+	for i, e := range edges {
+		ids[i] = e.Node.ID
+		feedNodes[i] = feed.EventHistory.Edges[i].Node
+	}
+	var n struct {
+		Nodes []any `json:"nodes"`
+	}
+	runScreenWith(t, g, api, "event_feed_nodes", map[string]any{"ids": ids}).decode(t, &n)
+	if !reflect.DeepEqual(n.Nodes, feedNodes) {
+		a, _ := json.Marshal(n.Nodes)
+		b, _ := json.Marshal(feedNodes)
+		t.Errorf("event_feed_nodes shows other data than the feed:\n nodes: %s\n feed:  %s", a, b)
 	}
 }
 
@@ -310,5 +554,39 @@ func TestScreensPageMatchesTheTests(t *testing.T) {
 				t.Errorf("docs/screens.md lacks %s's row for %s: %d", s.name, route, s.cost[route])
 			}
 		}
+	}
+}
+
+// TestCardTransactionsAreReadOncePerCardAndPage reaches every card of the
+// corporation twice in one query (through its wallet and through the
+// corporation's card list) with the same page, and once more with another
+// page size: the same page of a card is one upstream read, another page
+// is another.
+func TestCardTransactionsAreReadOncePerCardAndPage(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t)
+	anna := g.as(g.signInPerson(t, "anna@demo.test"))
+
+	var d struct {
+		CurrentCorporation struct {
+			Cards []struct {
+				ID string `json:"id"`
+			} `json:"cards"`
+		} `json:"currentCorporation"`
+	}
+	const page = `transactions(first: 3) { edges { node { id } } }`
+	g.resetStats(t)
+	anna.query(t, `{ currentCorporation {
+	  wallets { cards { id `+page+` } }
+	  cards { id `+page+` again: `+page+` other: transactions(first: 2) { edges { node { id } } } }
+	} }`, nil).decode(t, &d)
+	cards := len(d.CurrentCorporation.Cards)
+	if cards < 2 {
+		t.Fatalf("the demo corporation shows %d cards; want several", cards)
+	}
+	// One read of each card's first 3, asked for three times, and one of
+	// its first 2: two per card.
+	if n := g.stats(t).Routes[routeCardTransactions]; n != 2*cards {
+		t.Errorf("%d cards, each asked for one page three times and another once, cost %d transaction reads; want %d", cards, n, 2*cards)
 	}
 }

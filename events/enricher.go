@@ -149,7 +149,7 @@ func (e *Enricher) enrich(ctx context.Context, w webhook) (*Event, error) {
 		return nil, err
 	}
 	ev := &Event{Source: SourcePayments, ID: got.ID, Name: got.Name, Payload: got.Payload, CreatedAt: got.CreatedAt}
-	if strings.HasPrefix(got.Name, "PendingAction") {
+	if HasPendingAction(got.Name) {
 		pa, err := e.Payments.PendingActions.ByEvent(ctx, got.ID)
 		if pe, ok := payments.AsError(err); ok && pe.StatusCode == http.StatusNotFound {
 			err = nil
@@ -161,3 +161,11 @@ func (e *Enricher) enrich(ctx context.Context, w webhook) (*Event, error) {
 	}
 	return ev, nil
 }
+
+// HasPendingAction reports whether an upstream event of this name is tied
+// to a pending action (GET /v3/pending_actions?event_id= answers one): the
+// spec ties pending actions to PendingActionCreated and
+// PendingActionCompleted only. Intake reads the action of those events
+// alone, and so does Event.pendingActions: asking for another event's
+// action would be an upstream call that can only answer "none".
+func HasPendingAction(name string) bool { return strings.HasPrefix(name, "PendingAction") }

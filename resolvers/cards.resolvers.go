@@ -59,7 +59,7 @@ func (r *cardResolver) Transactions(ctx context.Context, obj *model.Card, first 
 	if err != nil {
 		return nil, err
 	}
-	page, err := r.Banking.Cards.Transactions(ctx, obj.ID, pg.options("createdAt", sortDirection))
+	page, err := loaders.For(ctx).CardTransactions.Load(ctx, loaders.CardTransactionsKey{CardID: obj.ID, Options: *pg.options("createdAt", sortDirection)})()
 	if err != nil {
 		return nil, err
 	}

@@ -23,6 +23,9 @@ func (r *eventResolver) PendingActions(ctx context.Context, obj *model.Event) ([
 	if obj.Prefetched {
 		return obj.PrefetchedPendingActions, nil
 	}
+	if !events.HasPendingAction(obj.Name) {
+		return []*model.PendingAction{}, nil // not a pending-action event: none, without asking
+	}
 	pa, err := loaders.For(ctx).PendingActionByEvent.Load(ctx, obj.ID)()
 	if err != nil || pa == nil {
 		return []*model.PendingAction{}, err

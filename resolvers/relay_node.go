@@ -230,9 +230,11 @@ func (r *Resolver) cardTransactionNode(ctx context.Context, cardID, id string) (
 	if card == nil || err != nil {
 		return nil, err
 	}
-	opts := &banking.ListOptions{Limit: 100, SortBy: "createdAt", SortType: banking.SortDesc}
+	// Pages go through the loader: nodes of several transactions of one
+	// card read each page once.
+	opts := banking.ListOptions{Limit: 100, SortBy: "createdAt", SortType: banking.SortDesc}
 	for page := 0; page < cardTxPages; page++ {
-		list, err := r.Banking.Cards.Transactions(ctx, card.ID, opts)
+		list, err := loaders.For(ctx).CardTransactions.Load(ctx, loaders.CardTransactionsKey{CardID: card.ID, Options: opts})()
 		if err != nil {
 			return nil, err
 		}

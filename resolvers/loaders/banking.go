@@ -152,8 +152,8 @@ func (l *Banking) corporationPersonsBatch(ctx context.Context, ids []string) []*
 
 // perKey batches a route that reads one key at a time: one call per key,
 // fanOut at a time, each key with its own result or error.
-func perKey[V any](get func(context.Context, string) (V, error)) dataloader.BatchFunc[string, V] {
-	return func(ctx context.Context, keys []string) []*dataloader.Result[V] {
+func perKey[K comparable, V any](get func(context.Context, K) (V, error)) dataloader.BatchFunc[K, V] {
+	return func(ctx context.Context, keys []K) []*dataloader.Result[V] {
 		out := make([]*dataloader.Result[V], len(keys))
 		each(len(keys), func(i int) {
 			v, err := get(ctx, keys[i])

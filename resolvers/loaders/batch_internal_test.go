@@ -12,6 +12,8 @@ import (
 	"github.com/graph-gophers/dataloader/v7"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fingraph/fingraph/upstream/banking"
 )
 
 // fakeRoute is a get-by-key upstream route that counts its calls and the
@@ -133,4 +135,60 @@ func TestEachRunsEveryIndexOnce(t *testing.T) {
 			assert.EqualValues(t, 1, s, "index %d of %d", i, n)
 		}
 	}
+}
+
+// The card transactions loader: a card's page asked for on several paths
+// costs one call, two pages of one card are two calls, the calls are
+// bounded by fanOut, and a card that fails fails alone.
+func TestCardTransactionsLoaderDedupesPagesAndBoundsFanOut(t *testing.T) {
+	f := newFakeRoute("card3|0")
+	var seen sync.Map // the options each call carried, by call key
+	list := func(ctx context.Context, cardID string, o *banking.ListOptions) (*banking.CardTransactionList, error) {
+		key := cardID + "|" + strconv.Itoa(o.Offset)
+		seen.Store(key, *o)
+		v, err := f.get(ctx, key)
+		if err != nil {
+			return nil, err
+		}
+		return &banking.CardTransactionList{List: []*banking.CardTransaction{{ID: v}}}, nil
+	}
+	// A long window: the test asserts how one batch is served.
+	l := dataloader.NewBatchedLoader(cardTransactionsBatch(list),
+		dataloader.WithWait[CardTransactionsKey, *banking.CardTransactionList](50*time.Millisecond))
+	ctx := context.Background()
+	const cards = 2*fanOut + 3
+	first := banking.ListOptions{Limit: 3, SortBy: "createdAt", SortType: banking.SortDesc}
+	second := first
+	second.Offset = 3
+	type ask struct {
+		key   CardTransactionsKey
+		thunk dataloader.Thunk[*banking.CardTransactionList]
+	}
+	var asks []ask
+	for i := range 3 * cards { // every card's first page three times
+		k := CardTransactionsKey{CardID: "card" + strconv.Itoa(i%cards), Options: first}
+		asks = append(asks, ask{k, l.Load(ctx, k)})
+	}
+	k := CardTransactionsKey{CardID: "card0", Options: second} // and one second page
+	asks = append(asks, ask{k, l.Load(ctx, k)})
+	f.releaseWhenSaturated(cards + 1)
+
+	for _, a := range asks {
+		page, err := a.thunk()
+		want := a.key.CardID + "|" + strconv.Itoa(a.key.Options.Offset)
+		if want == "card3|0" {
+			assert.ErrorIs(t, err, errNoSuchKey)
+			continue
+		}
+		require.NoError(t, err, "%s must not fail with another card's error", want)
+		require.Len(t, page.List, 1)
+		assert.Equal(t, "value of "+want, page.List[0].ID)
+		got, _ := seen.Load(want)
+		assert.Equal(t, a.key.Options, got, "the page's arguments reach the upstream")
+	}
+	assert.Len(t, f.calls, cards+1, "one call per distinct card and page")
+	for k, c := range f.calls {
+		assert.Equal(t, 1, c, "calls for %s", k)
+	}
+	assert.Equal(t, fanOut, f.maxFlight, "calls in flight at once")
 }

@@ -20,6 +20,13 @@ type CardLoaders struct {
 	// CorporationKYC loads KYC documents by corporation id: one listing
 	// per distinct corporation, fanOut at a time.
 	CorporationKYC *dataloader.Loader[string, []*banking.KYCDocument]
+	// CardTransactions loads a page of a card's transactions: one call per
+	// distinct (card, page) in the operation, fanOut at a time. The spec
+	// lists transactions per card only, so one call per card is the least a
+	// screen of cards can pay; the loader makes a card reached twice (the
+	// same page on two paths, or node and a typed field) pay it once, and
+	// bounds how many calls a screen of many cards has in flight.
+	CardTransactions *dataloader.Loader[CardTransactionsKey, *banking.CardTransactionList]
 
 	cards  memo[[]*banking.Card]
 	client *banking.Client
@@ -29,7 +36,9 @@ func newCardLoaders(b *banking.Client, wait time.Duration, personsFirst *persons
 	return CardLoaders{
 		Person:         dataloader.NewBatchedLoader(personBatch(b, personsFirst), dataloader.WithWait[string, *banking.Person](wait)),
 		CorporationKYC: dataloader.NewBatchedLoader(kycBatch(b), dataloader.WithWait[string, []*banking.KYCDocument](wait)),
-		client:         b,
+		CardTransactions: dataloader.NewBatchedLoader(cardTransactionsBatch(b.Cards.Transactions),
+			dataloader.WithWait[CardTransactionsKey, *banking.CardTransactionList](wait)),
+		client: b,
 	}
 }
 
@@ -76,4 +85,23 @@ func personBatch(b *banking.Client, first *personsPage) dataloader.BatchFunc[str
 // corporation only, so one call per distinct corporation, fanOut at a time.
 func kycBatch(b *banking.Client) dataloader.BatchFunc[string, []*banking.KYCDocument] {
 	return perKey(b.KYC.List)
+}
+
+// CardTransactionsKey names one page of one card's transactions: the card
+// and the page's upstream arguments (size, offset, order). Two fields that
+// ask for different pages of one card are two keys, since the upstream
+// answers each page with its own call.
+type CardTransactionsKey struct {
+	CardID  string
+	Options banking.ListOptions
+}
+
+// cardTransactionsBatch reads each distinct page with its own call (the
+// upstream has no read across cards), fanOut at a time; a card whose read
+// fails fails alone.
+func cardTransactionsBatch(list func(context.Context, string, *banking.ListOptions) (*banking.CardTransactionList, error)) dataloader.BatchFunc[CardTransactionsKey, *banking.CardTransactionList] {
+	return perKey(func(ctx context.Context, k CardTransactionsKey) (*banking.CardTransactionList, error) {
+		opts := k.Options
+		return list(ctx, k.CardID, &opts)
+	})
 }
