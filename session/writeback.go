@@ -49,6 +49,8 @@ import (
 //     one sent (another request, replica or socket moved on), then with each
 //     candidate, latest arrival first; only when the request's body can be
 //     replayed (GetBody). A retry's answer is written back like any other.
+//     Calls of one burst refused together retry one at a time, so the later
+//     ones start from the token the first one found (now the stored one).
 //     When no retry is accepted, the original 401 goes back unchanged, and
 //     the banking client ends the session (a blocked person, a deleted key).
 //
@@ -130,6 +132,11 @@ func replayable(req *http.Request) bool {
 // that is not such a refusal, or refused, unchanged, when there is none.
 func (rt roundTripper) retryRefused(req *http.Request, st *state, key string, b *burst, sent string, refused *http.Response) (*http.Response, error) {
 	ctx := req.Context()
+	// Overlapping calls refused together recover one at a time: the
+	// first finds the working token and stores it, the next try it first
+	// (the stored token) instead of each refused candidate again.
+	b.recovering.Lock()
+	defer b.recovering.Unlock()
 	stored, err := st.store.Get(ctx, key)
 	if err != nil {
 		return refused, nil // signed out meanwhile, or the store is down: nothing to try
@@ -351,6 +358,8 @@ type burst struct {
 	id       string // random, unique per burst across replicas
 	inflight int
 	started  int // calls started in this burst so far
+
+	recovering sync.Mutex // held by a call retrying a refused token
 }
 
 func newBursts() *bursts { return &bursts{m: map[string]*burst{}} }

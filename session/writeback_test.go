@@ -397,3 +397,29 @@ func TestCandidatesNeverLogged(t *testing.T) {
 		}
 	}
 }
+
+func TestRefusedSiblingsRecoverOnce(t *testing.T) {
+	r := newWritebackRig(t)
+	r.burstOutOfOrder(t, 4) // stored: the oldest; candidates: 2 dead after the grace, 1 newest
+	r.bank.advance(r.bank.grace + time.Second)
+	_, refused0, _ := r.bank.counts()
+	r.request(t, func(ctx context.Context) {
+		var wg sync.WaitGroup
+		for range 3 {
+			wg.Go(func() {
+				if _, err := r.client.Persons.Me(ctx); err != nil {
+					t.Errorf("call after the grace: %v", err)
+				}
+			})
+		}
+		wg.Wait()
+	})
+	// At most the 3 calls' own refusals and one pass over the 2 dead
+	// candidates: the siblings that wait start from the token found.
+	if _, refused, _ := r.bank.counts(); refused-refused0 > 3+2 {
+		t.Fatalf("%d refusals, want at most 5", refused-refused0)
+	}
+	if s := r.stored(t); s.BankingToken.Reveal() != r.bank.newest && !slices.Contains(s.BankingCandidates, session.Secret(r.bank.newest)) {
+		t.Fatal("the newest token is neither stored nor a candidate")
+	}
+}
