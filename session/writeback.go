@@ -334,10 +334,19 @@ var (
 // reports whether there was a session to end.
 func (st *state) revoke(ctx context.Context) bool {
 	st.mu.Lock()
-	has := st.token != ""
+	token, shared := st.token, st.anonymous
 	st.mu.Unlock()
-	if !has {
+	if token == "" {
 		return false
+	}
+	if shared {
+		// The shared demo session is never ended by a request, but one
+		// whose credential is refused would refuse every later request:
+		// dropping it makes the next one sign the demo principal in again
+		// (Anonymous.session).
+		if err := st.store.Delete(ctx, token); err != nil {
+			st.logger.WarnContext(ctx, "could not delete the refused anonymous session", "err", err)
+		}
 	}
 	if _, err := st.end(ctx); err != nil {
 		st.logger.WarnContext(ctx, "could not delete a revoked session", "err", err)

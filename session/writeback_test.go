@@ -423,3 +423,43 @@ func TestRefusedSiblingsRecoverOnce(t *testing.T) {
 		t.Fatal("the newest token is neither stored nor a candidate")
 	}
 }
+
+func TestRefusedAnonymousSessionSignsInAgain(t *testing.T) {
+	r := newWritebackRig(t)
+	signIns := 0
+	r.h.Anonymous = &session.Anonymous{Store: r.store, SignIn: func(context.Context) (*session.Session, error) {
+		signIns++
+		r.bank.mu.Lock()
+		defer r.bank.mu.Unlock()
+		tok := fmt.Sprintf("secret-bank-signin-%d", signIns)
+		r.bank.superseded[tok] = time.Time{}
+		return &session.Session{Kind: session.APIClient, BankingToken: session.Secret(tok), BankingTokenAt: time.Now().UTC()}, nil
+	}}
+	anonymous := func() (err error) {
+		req := httptest.NewRequest(http.MethodPost, "/graphql", nil)
+		r.h.Middleware(http.HandlerFunc(func(_ http.ResponseWriter, req *http.Request) {
+			_, err = r.client.Persons.Me(req.Context())
+		})).ServeHTTP(httptest.NewRecorder(), req)
+		return err
+	}
+	if err := anonymous(); err != nil {
+		t.Fatalf("first anonymous call: %v", err)
+	}
+	// The demo principal's token is refused: that request fails, and the
+	// shared session is dropped rather than kept refusing everyone.
+	r.bank.mu.Lock()
+	r.bank.blocked = true
+	r.bank.mu.Unlock()
+	if err := anonymous(); err == nil {
+		t.Fatal("a refused token answered")
+	}
+	r.bank.mu.Lock()
+	r.bank.blocked = false
+	r.bank.mu.Unlock()
+	if err := anonymous(); err != nil {
+		t.Fatalf("after the refusal: %v", err)
+	}
+	if signIns != 2 {
+		t.Fatalf("%d sign-ins, want 2", signIns)
+	}
+}
