@@ -192,8 +192,9 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 		return nil, fmt.Errorf("FINGRAPH_PAYMENTS_URL: %w", err)
 	}
 
-	// session.Transport orders a session's calls and writes their refreshed
-	// tokens back, over the tuned transport.
+	// session.Transport writes the refreshed tokens of a session's
+	// (concurrent) calls back and retries a refused one with the session's
+	// candidate tokens, over the tuned transport.
 	bankHTTP := &http.Client{Transport: session.Transport(upstream("banking", roundtrip.NewTransport()))}
 	bank, err := banking.NewClient(cfg.BankingURL, banking.WithVersion(cfg.BankingVersion), roundtrip.WithHTTPClient(bankHTTP),
 		roundtrip.WithTimeout(cfg.BankingTimeout), roundtrip.WithLogger(logger.With("upstream", "banking")))

@@ -62,6 +62,14 @@ func (g *testGateway) as(token string) *testGateway {
 // extraArgs override the defaults (the flag parser keeps the last value).
 func startGateway(t testing.TB, extraArgs ...string) *testGateway {
 	t.Helper()
+	return startGatewayWrapped(t, nil, extraArgs...)
+}
+
+// startGatewayWrapped is startGateway with wrap, when not nil, around the
+// in-process sandbox (behind the contract validator): for tests that watch
+// the upstream traffic itself, such as how many calls overlap.
+func startGatewayWrapped(t testing.TB, wrap func(http.Handler) http.Handler, extraArgs ...string) *testGateway {
+	t.Helper()
 	args := append([]string{
 		"-addr", "127.0.0.1:0",
 		"-sandbox-addr", "127.0.0.1:0",
@@ -91,6 +99,9 @@ func startGateway(t testing.TB, extraArgs ...string) *testGateway {
 			t.Fatalf("contract validator: %v", err)
 		}
 		validator = v
+		if wrap != nil {
+			return wrap(v)
+		}
 		return v
 	}
 	t.Cleanup(func() {

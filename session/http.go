@@ -32,7 +32,7 @@ type state struct {
 	w      http.ResponseWriter // nil on websocket connections
 	client string              // client address, for rate limits
 
-	locks *keyedMutex
+	bursts *bursts
 
 	mu    sync.Mutex
 	token string
@@ -80,7 +80,7 @@ func ClientAddr(ctx context.Context) string {
 type Handler struct {
 	store  Store
 	logger *slog.Logger
-	locks  *keyedMutex
+	bursts *bursts
 	// Anonymous, when set, is the session of requests that carry none.
 	Anonymous *Anonymous
 	// Sockets, when set, tracks websocket connections so that a session
@@ -91,10 +91,11 @@ type Handler struct {
 	TrustedProxies []netip.Prefix
 }
 
-// NewHandler returns a Handler over store. Use one per process: it holds
-// the per-session locks that order token write-back (see Transport).
+// NewHandler returns a Handler over store. Use one per process: it tracks
+// the overlapping banking calls of each session that token write-back tells
+// apart (see Transport).
 func NewHandler(store Store, logger *slog.Logger) *Handler {
-	return &Handler{store: store, logger: logger, locks: newKeyedMutex()}
+	return &Handler{store: store, logger: logger, bursts: newBursts()}
 }
 
 // Middleware loads the session of every request into its context: from
@@ -105,7 +106,7 @@ func NewHandler(store Store, logger *slog.Logger) *Handler {
 func (h *Handler) Middleware(next http.Handler) http.Handler {
 	store, logger := h.store, h.logger
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		st := &state{store: store, logger: logger, locks: h.locks, w: w, client: h.clientAddr(r)}
+		st := &state{store: store, logger: logger, bursts: h.bursts, w: w, client: h.clientAddr(r)}
 		if r.Header.Get("Upgrade") != "" {
 			// A websocket sets no cookie, and its connection outlives the
 			// request: holding the ResponseWriter would keep net/http's
@@ -160,7 +161,7 @@ func (h *Handler) WebsocketInit(ctx context.Context, payload map[string]any) (co
 	if err != nil {
 		return ctx, errors.New("unknown or expired session")
 	}
-	st := &state{store: h.store, logger: h.logger, locks: h.locks, token: tok, sess: sess, client: ClientAddr(ctx)}
+	st := &state{store: h.store, logger: h.logger, bursts: h.bursts, token: tok, sess: sess, client: ClientAddr(ctx)}
 	return st.attach(ctx), nil
 }
 

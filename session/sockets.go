@@ -160,11 +160,16 @@ func (h *Handler) Recheck(ctx context.Context) error {
 	if token == "" || shared {
 		return nil
 	}
-	if _, err := h.store.Get(ctx, token); err != nil {
+	stored, err := h.store.Get(ctx, token)
+	if err != nil {
 		if errors.Is(err, ErrNotFound) {
 			return ErrEnded
 		}
 		return err
 	}
+	// The connection's copy of the banking token may have been superseded
+	// by the session's other requests long ago (Transport sends the copy):
+	// take the stored one, as a request does when it begins.
+	st.setLocal(token, stored.BankingToken.Reveal(), stored.BankingTokenAt)
 	return nil
 }

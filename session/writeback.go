@@ -1,8 +1,11 @@
 package session
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
+	"io"
 	"net/http"
 	"slices"
 	"sync"
@@ -16,29 +19,57 @@ import (
 //
 // The banking upstream answers every call with a refreshed token and treats
 // the newest one it issued as current; older ones work only for a short
-// grace period. Calls of one session run concurrently (parallel resolvers of
-// a request, parallel requests), so their refreshed tokens must be stored in
-// the order the upstream issued them, or a slower writer puts back a token
-// that is about to be refused.
+// grace period (10 s in the sandbox), then 401. A session's calls run
+// concurrently (the parallel loader batches of a request, parallel
+// requests), and Transport lets them: each call is sent with the request's
+// copy of the newest token it knows (the session as read when the request
+// began, updated by every answer), with no lock and no store read.
 //
-// Transport therefore holds a per-session lock around each call: it reads
-// the stored token (so a call never sends a token superseded by another
-// request's call), sends the call, and writes the refreshed token back with
-// the time it arrived, all before the next call of the session starts.
-// Within one gateway process the upstream thus issues and the store receives
-// a session's tokens in the same order. The KV update (compare-and-set on
-// the entry's revision, retried on conflict) replaces only a token with an
-// earlier stamp, so the stored token is the newest issued even when replicas
-// write concurrently. The lock costs parallelism only within one session,
-// whose calls dataloaders already batch. Between replicas the stamps are
-// wall-clock times; calls of one session on two replicas at the same moment
-// could store the older token, which still works for the grace period, and
-// the next call refreshes it. Sticky routing of a session removes that
-// window.
+// What concurrency costs is knowing which token is the newest. The upstream
+// issues tokens in the order it serves calls; the gateway sees them in the
+// order the answers arrive, and for calls that overlapped the two orders
+// need not agree. So Transport tracks, per session and per replica, the
+// bursts of overlapping calls (a burst lasts while any call of the session
+// is in flight here):
+//
+//   - A call that arrives while no other call of its burst has started is
+//     unambiguous: its token was issued after every token stored before, so
+//     it is stored and the candidates are cleared.
+//   - Tokens of a burst with several calls are ambiguous: the latest arrival
+//     is stored as the token, and the burst's other tokens are kept beside
+//     it as candidates (Session.BankingCandidates, at most maxCandidates,
+//     Secrets like the token). The chain's newest token is always among
+//     them: an answer that arrives after the newest token's was issued
+//     before it, by a call in flight at the time, and a burst's first
+//     arrival starts the list afresh (every token of an earlier burst was
+//     issued before the calls of this one started).
+//   - When the upstream refuses a call's token outright (401 whose answer
+//     carries no refreshed token, that is, the upstream did not act), the
+//     call is retried once with the stored token when it differs from the
+//     one sent (another request, replica or socket moved on), then with each
+//     candidate, latest arrival first; only when the request's body can be
+//     replayed (GetBody). A retry's answer is written back like any other.
+//     Calls of one burst refused together retry one at a time, so the later
+//     ones start from the token the first one found (now the stored one).
+//     When no retry is accepted, the original 401 goes back unchanged, and
+//     the banking client ends the session (a blocked person, a deleted key).
+//
+// Steady state costs no lock and no extra call; a retry happens only on the
+// first call after an idle gap longer than the grace, and only when the
+// burst's last arrival was not the newest token.
+//
+// The store update (compare-and-set on the entry's revision, retried on
+// conflict) orders writes by arrival time (the stamp BankingTokenAt), as
+// before: within a replica a burst's arrivals are told apart by their burst
+// id; between replicas the stamps are wall-clock times, and two replicas
+// serving one session at the same moment may leave a token superseded by the
+// other's, which works for the grace period, and the next call refreshes it
+// (or, past the grace, one of the candidates fixes it when it came from this
+// burst). Sticky routing of a session removes that window.
 
-// Transport wraps base so that banking calls made with a session's token are
-// ordered and their refreshed tokens written back (see above). Calls without
-// a session pass straight through.
+// Transport wraps base so that banking calls made with a session's token run
+// concurrently and their refreshed tokens are written back (see above).
+// Calls without a session pass straight through.
 func Transport(base http.RoundTripper) http.RoundTripper {
 	return roundTripper{base: base}
 }
@@ -46,11 +77,20 @@ func Transport(base http.RoundTripper) http.RoundTripper {
 // TokenHeader is the banking upstream's token header, both ways.
 const TokenHeader = "x-access-token"
 
+// maxCandidates bounds the tokens kept beside the stored one: a burst of
+// more than maxCandidates+1 overlapping calls of one session may lose the
+// newest token (the session then ends at the next call after the grace).
+const maxCandidates = 16
+
+// maxRefusedBody bounds the 401 body kept in memory while retries run.
+const maxRefusedBody = 64 << 10
+
 type roundTripper struct{ base http.RoundTripper }
 
 func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	st := stateFrom(req.Context())
-	if st == nil || st.locks == nil || req.Header.Get(TokenHeader) == "" {
+	sent := req.Header.Get(TokenHeader)
+	if st == nil || st.bursts == nil || sent == "" {
 		return rt.base.RoundTrip(req)
 	}
 	// Only calls made with the session's own token source are the
@@ -65,61 +105,172 @@ func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if key == "" {
 		return rt.base.RoundTrip(req)
 	}
-	ctx := req.Context()
-	unlock := st.locks.lock(Key(key))
-	defer unlock()
-	// Send the newest token: the one another request (or replica) stored
-	// while this call waited may be newer than this request's copy, and
-	// the copy may have been superseded for longer than the grace period.
-	if stored, err := st.store.Get(ctx, key); err == nil {
-		st.setLocal(stored.BankingToken.Reveal(), stored.BankingTokenAt)
-	}
-	st.mu.Lock()
-	var tok string
-	if st.sess != nil {
-		tok = st.sess.BankingToken.Reveal()
-	}
-	st.mu.Unlock()
-	if tok != "" {
-		req = req.Clone(ctx)
-		req.Header.Set(TokenHeader, tok)
-	}
+	b := st.bursts.begin(Key(key))
+	defer st.bursts.end(Key(key), b)
+
 	resp, err := rt.base.RoundTrip(req)
 	if resp == nil {
 		return resp, err
 	}
-	if fresh := resp.Header.Get(TokenHeader); fresh != "" {
-		at := time.Now().UTC()
-		st.setLocal(fresh, at)
-		if _, werr := st.store.Update(ctx, key, newer(fresh, at)); werr != nil && !errors.Is(werr, ErrNotFound) {
-			st.logger.WarnContext(ctx, "could not write back a refreshed banking token", "err", werr)
-		}
+	if fresh := resp.Header.Get(TokenHeader); fresh != "" && fresh != sent {
+		st.writeBack(req.Context(), key, b, fresh)
+		return resp, err
 	}
-	return resp, err
+	if resp.StatusCode != http.StatusUnauthorized || !replayable(req) {
+		return resp, err
+	}
+	return rt.retryRefused(req, st, key, b, sent, resp)
 }
 
-// newer replaces the stored token when tok arrived later than it.
+// replayable reports whether req's body can be sent again.
+func replayable(req *http.Request) bool {
+	return req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+}
+
+// retryRefused retries a call whose token the upstream refused with the
+// stored token and the candidates (see above). It returns the first answer
+// that is not such a refusal, or refused, unchanged, when there is none.
+func (rt roundTripper) retryRefused(req *http.Request, st *state, key string, b *burst, sent string, refused *http.Response) (*http.Response, error) {
+	ctx := req.Context()
+	// Overlapping calls refused together recover one at a time: the
+	// first finds the working token and stores it, the next try it first
+	// (the stored token) instead of each refused candidate again.
+	b.recovering.Lock()
+	defer b.recovering.Unlock()
+	stored, err := st.store.Get(ctx, key)
+	if err != nil {
+		return refused, nil // signed out meanwhile, or the store is down: nothing to try
+	}
+	tries := make([]string, 0, 1+len(stored.BankingCandidates))
+	seen := map[string]bool{sent: true, "": true}
+	add := func(tok string) {
+		if !seen[tok] {
+			seen[tok] = true
+			tries = append(tries, tok)
+		}
+	}
+	add(stored.BankingToken.Reveal())
+	for _, c := range slices.Backward(stored.BankingCandidates) {
+		add(c.Reveal())
+	}
+	if len(tries) == 0 {
+		return refused, nil
+	}
+	// Keep the refusal to return it unchanged, and free its connection
+	// while the retries run.
+	raw, rerr := io.ReadAll(io.LimitReader(refused.Body, maxRefusedBody))
+	_ = refused.Body.Close()
+	refused.Body = io.NopCloser(bytes.NewReader(raw))
+	if rerr != nil {
+		return refused, nil
+	}
+	for _, tok := range tries {
+		retry := req.Clone(ctx)
+		if req.GetBody != nil {
+			body, err := req.GetBody()
+			if err != nil {
+				return refused, nil
+			}
+			retry.Body = body
+		}
+		retry.Header.Set(TokenHeader, tok)
+		resp, err := rt.base.RoundTrip(retry)
+		if err != nil {
+			// The upstream may not have answered at all: report that
+			// rather than a refusal it might not repeat.
+			return resp, err
+		}
+		fresh := resp.Header.Get(TokenHeader)
+		if resp.StatusCode == http.StatusUnauthorized && (fresh == "" || fresh == tok) {
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxRefusedBody))
+			_ = resp.Body.Close()
+			continue
+		}
+		if fresh != "" && fresh != tok {
+			st.writeBack(ctx, key, b, fresh)
+		}
+		return resp, nil
+	}
+	return refused, nil
+}
+
+// writeBack records fresh, the token an answer of burst b carried, in the
+// request's copy and in the store.
+func (st *state) writeBack(ctx context.Context, key string, b *burst, fresh string) {
+	at := time.Now().UTC()
+	st.setLocal(key, fresh, at)
+	id, shared := st.bursts.arrived(b)
+	if _, err := st.store.Update(ctx, key, arrival(fresh, at, id, shared)); err != nil && !errors.Is(err, ErrNotFound) {
+		st.logger.WarnContext(ctx, "could not write back a refreshed banking token", "err", err)
+	}
+}
+
+// arrival applies one arrival of a token to the stored session: tok, which
+// arrived at at in burst id, shared when other calls of the burst started
+// before it arrived.
+func arrival(tok string, at time.Time, id string, shared bool) func(*Session) error {
+	return func(s *Session) error {
+		later := at.After(s.BankingTokenAt)
+		switch {
+		case later && (!shared || s.BankingBurst != id):
+			// Unambiguous, or the first arrival of a new burst: every
+			// token stored before was issued before this one.
+			s.BankingToken, s.BankingTokenAt, s.BankingBurst = Secret(tok), at, id
+			s.BankingCandidates = nil
+		case later:
+			s.BankingCandidates = pushCandidate(s.BankingCandidates, s.BankingToken)
+			s.BankingToken, s.BankingTokenAt = Secret(tok), at
+		default:
+			// An earlier arrival than the stored token's (its write was
+			// overtaken, or another replica's): keep it as a candidate.
+			s.BankingCandidates = pushCandidate(s.BankingCandidates, Secret(tok))
+		}
+		return nil
+	}
+}
+
+// pushCandidate returns cs with tok added, keeping the newest maxCandidates.
+// It never writes into cs's array: sessions are shallow copies of the
+// cached one.
+func pushCandidate(cs []Secret, tok Secret) []Secret {
+	if tok == "" || slices.Contains(cs, tok) {
+		return cs
+	}
+	out := make([]Secret, 0, min(len(cs)+1, maxCandidates))
+	if len(cs) >= maxCandidates {
+		cs = cs[len(cs)-maxCandidates+1:]
+	}
+	out = append(out, cs...)
+	return append(out, tok)
+}
+
+// newer replaces the stored token when tok arrived later than it. It is for
+// tokens Transport did not see (SetToken), which belong to no burst.
 func newer(tok string, at time.Time) func(*Session) error {
 	return func(s *Session) error {
 		if !at.After(s.BankingTokenAt) {
 			return ErrNoChange
 		}
+		// Keep the replaced token: without Transport's bursts, which of
+		// the two is newer is not known.
+		s.BankingCandidates = pushCandidate(s.BankingCandidates, s.BankingToken)
 		s.BankingToken, s.BankingTokenAt = Secret(tok), at
 		return nil
 	}
 }
 
-// setLocal updates the request's copy of the session, so its next call
-// sends the newest token without reading the store.
-func (st *state) setLocal(tok string, at time.Time) {
+// setLocal updates the request's copy of the session of key, so its next
+// call sends the newest token without reading the store. A token of a
+// session the request has since left (signed in again) is not kept.
+func (st *state) setLocal(key, tok string, at time.Time) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.sess != nil && at.After(st.sess.BankingTokenAt) {
-		st.sess.BankingToken, st.sess.BankingTokenAt = Secret(tok), at
-	}
 	st.recent = append(st.recent, tok)
 	if len(st.recent) > 32 {
 		st.recent = st.recent[len(st.recent)-32:]
+	}
+	if st.token == key && st.sess != nil && at.After(st.sess.BankingTokenAt) {
+		st.sess.BankingToken, st.sess.BankingTokenAt = Secret(tok), at
 	}
 }
 
@@ -149,7 +300,7 @@ func (ts *tokenSource) SetToken(ctx context.Context, token string) error {
 		return nil
 	}
 	at := time.Now().UTC()
-	st.setLocal(token, at)
+	st.setLocal(key, token, at)
 	_, err := st.store.Update(ctx, key, newer(token, at))
 	return err
 }
@@ -183,10 +334,19 @@ var (
 // reports whether there was a session to end.
 func (st *state) revoke(ctx context.Context) bool {
 	st.mu.Lock()
-	has := st.token != ""
+	token, shared := st.token, st.anonymous
 	st.mu.Unlock()
-	if !has {
+	if token == "" {
 		return false
+	}
+	if shared {
+		// The shared demo session is never ended by a request, but one
+		// whose credential is refused would refuse every later request:
+		// dropping it makes the next one sign the demo principal in again
+		// (Anonymous.session).
+		if err := st.store.Delete(ctx, token); err != nil {
+			st.logger.WarnContext(ctx, "could not delete the refused anonymous session", "err", err)
+		}
 	}
 	if _, err := st.end(ctx); err != nil {
 		st.logger.WarnContext(ctx, "could not delete a revoked session", "err", err)
@@ -194,36 +354,53 @@ func (st *state) revoke(ctx context.Context) bool {
 	return true
 }
 
-// keyedMutex is a set of mutexes by key, each dropped when nobody holds or
-// waits for it.
-type keyedMutex struct {
+// bursts tracks, per session key, the calls of the session in flight on
+// this replica. A burst lasts from the first call's start until no call is
+// in flight; it is dropped then.
+type bursts struct {
 	mu sync.Mutex
-	m  map[string]*keyedEntry
+	m  map[string]*burst
 }
 
-type keyedEntry struct {
-	mu   sync.Mutex
-	refs int
+// burst is one run of overlapping calls of a session.
+type burst struct {
+	id       string // random, unique per burst across replicas
+	inflight int
+	started  int // calls started in this burst so far
+
+	recovering sync.Mutex // held by a call retrying a refused token
 }
 
-func newKeyedMutex() *keyedMutex { return &keyedMutex{m: map[string]*keyedEntry{}} }
+func newBursts() *bursts { return &bursts{m: map[string]*burst{}} }
 
-func (k *keyedMutex) lock(key string) (unlock func()) {
-	k.mu.Lock()
-	e := k.m[key]
-	if e == nil {
-		e = &keyedEntry{}
-		k.m[key] = e
+// begin counts a call of key in; the caller must end it.
+func (bs *bursts) begin(key string) *burst {
+	bs.mu.Lock()
+	defer bs.mu.Unlock()
+	b := bs.m[key]
+	if b == nil {
+		b = &burst{id: rand.Text()}
+		bs.m[key] = b
 	}
-	e.refs++
-	k.mu.Unlock()
-	e.mu.Lock()
-	return func() {
-		e.mu.Unlock()
-		k.mu.Lock()
-		if e.refs--; e.refs == 0 {
-			delete(k.m, key)
-		}
-		k.mu.Unlock()
+	b.inflight++
+	b.started++
+	return b
+}
+
+// arrived returns b's id and whether other calls of b started before this
+// answer arrived (so that its token may not be the newest).
+func (bs *bursts) arrived(b *burst) (id string, shared bool) {
+	bs.mu.Lock()
+	defer bs.mu.Unlock()
+	return b.id, b.started > 1
+}
+
+// end counts a call of key out, after its token was written back: a call
+// that starts after the end of a burst belongs to a new one.
+func (bs *bursts) end(key string, b *burst) {
+	bs.mu.Lock()
+	defer bs.mu.Unlock()
+	if b.inflight--; b.inflight == 0 && bs.m[key] == b {
+		delete(bs.m, key)
 	}
 }
