@@ -86,12 +86,17 @@ type Config struct {
 	OTLPEndpoint string
 	// TracerProvider replaces the OTLP exporter in tests.
 	TracerProvider trace.TracerProvider
+	// LoaderWait is how long a dataloader gathers keys before its batch
+	// goes upstream: longer batches more on a slow machine, shorter adds
+	// less latency per level of a screen.
+	LoaderWait time.Duration
 	// UpstreamTimeout bounds every upstream call, retries included;
 	// PaymentsTimeout and BankingTimeout override it for one upstream.
 	UpstreamTimeout    time.Duration
 	PaymentsTimeout    time.Duration
 	BankingTimeout     time.Duration
 	upstreamTimeoutRaw string
+	loaderWaitRaw      string
 	paymentsTimeoutRaw string
 	bankingTimeoutRaw  string
 
@@ -184,6 +189,7 @@ func (c *Config) settings() []setting {
 		{"download-key", "FINGRAPH_DOWNLOAD_KEY", "", "secret signing report download links (secret); empty draws one per process, so links work only on the replica that made them", &c.DownloadKey},
 		{"sandbox-faults", "FINGRAPH_SANDBOX_FAULTS", "", `sandbox: faults to start with, a JSON array as POST /_sandbox/faults takes, e.g. [{"route":"GET /payments/v1/customer","latency_ms":100,"latency_max_ms":900,"error_rate":0.1,"status":502,"drop_rate":0.01}]`, &c.sandboxFaultsRaw},
 		{"sandbox-token-grace", "FINGRAPH_SANDBOX_TOKEN_GRACE", "10s", "in-process sandbox: how long a superseded banking token keeps working", &c.sandboxTokenGraceRaw},
+		{"loader-wait", "FINGRAPH_LOADER_WAIT", "1ms", "how long a dataloader gathers keys before it calls the upstream (100us to 50ms)", &c.loaderWaitRaw},
 		{"upstream-timeout", "FINGRAPH_UPSTREAM_TIMEOUT", "10s", "deadline of one upstream call, retries included", &c.upstreamTimeoutRaw},
 		{"payments-timeout", "FINGRAPH_PAYMENTS_TIMEOUT", "", "deadline of one payments call; empty uses the upstream timeout", &c.paymentsTimeoutRaw},
 		{"pprof-addr", "FINGRAPH_PPROF_ADDR", "", "loopback address serving Go profiles (net/http/pprof), e.g. 127.0.0.1:6060; empty serves none", &c.PprofAddr},
@@ -307,6 +313,9 @@ func (c *Config) parseTimeouts() error {
 	var err error
 	if c.UpstreamTimeout, err = parse("FINGRAPH_UPSTREAM_TIMEOUT", c.upstreamTimeoutRaw); err != nil {
 		return err
+	}
+	if c.LoaderWait, err = time.ParseDuration(c.loaderWaitRaw); err != nil || c.LoaderWait < 100*time.Microsecond || c.LoaderWait > 50*time.Millisecond {
+		return fmt.Errorf("FINGRAPH_LOADER_WAIT: %q is not a duration from 100us to 50ms, such as 1ms", c.loaderWaitRaw)
 	}
 	c.PaymentsTimeout, c.BankingTimeout = c.UpstreamTimeout, c.UpstreamTimeout
 	if c.paymentsTimeoutRaw != "" {

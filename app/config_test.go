@@ -88,6 +88,7 @@ func TestParseConfigReadsEveryVariable(t *testing.T) {
 		"FINGRAPH_READ_TIMEOUT":        "5s",
 		"FINGRAPH_OPERATION_TIMEOUT":   "12s",
 		"FINGRAPH_UPSTREAM_TIMEOUT":    "7s",
+		"FINGRAPH_LOADER_WAIT":         "250us",
 		"FINGRAPH_BANKING_TIMEOUT":     "9s",
 		"FINGRAPH_PAYMENTS_TIMEOUT":    "8s",
 		"FINGRAPH_DOWNLOAD_KEY":        "download-secret",
@@ -133,6 +134,7 @@ func TestParseConfigReadsEveryVariable(t *testing.T) {
 		"FINGRAPH_READ_TIMEOUT":          {c.ReadTimeout, 5 * time.Second},
 		"FINGRAPH_OPERATION_TIMEOUT":     {c.OperationTimeout, 12 * time.Second},
 		"FINGRAPH_UPSTREAM_TIMEOUT":      {c.UpstreamTimeout, 7 * time.Second},
+		"FINGRAPH_LOADER_WAIT":           {c.LoaderWait, 250 * time.Microsecond},
 		"FINGRAPH_PAYMENTS_TIMEOUT":      {c.PaymentsTimeout, 8 * time.Second},
 		"FINGRAPH_DOWNLOAD_KEY":          {c.DownloadKey, "download-secret"},
 		"FINGRAPH_METRICS_ADDR":          {c.MetricsAddr, "127.0.0.1:9100"},
@@ -255,6 +257,8 @@ func TestInvalidValuesAreRefusedNamingTheSetting(t *testing.T) {
 		{"introspection not a bool", map[string]string{"FINGRAPH_INTROSPECTION": "sometimes"}, nil, "FINGRAPH_INTROSPECTION"},
 		{"read timeout", map[string]string{"FINGRAPH_READ_TIMEOUT": "0s"}, nil, "FINGRAPH_READ_TIMEOUT"},
 		{"operation timeout", nil, []string{"-operation-timeout", "soon"}, "FINGRAPH_OPERATION_TIMEOUT"},
+		{"loader wait too long", nil, []string{"-loader-wait", "1s"}, "FINGRAPH_LOADER_WAIT"},
+		{"loader wait zero", map[string]string{"FINGRAPH_LOADER_WAIT": "0"}, nil, "FINGRAPH_LOADER_WAIT"},
 		{"stray argument", nil, []string{"serve"}, `unexpected argument "serve"`},
 	}
 	for _, tc := range tests {

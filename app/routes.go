@@ -99,7 +99,8 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 		RecheckSession: sessions.Recheck,
 		ClientAddr:     func(r *http.Request) string { return session.ClientAddr(r.Context()) },
 		Tracer:         d.tracing.tracer(),
-		Extensions:     []graphql.HandlerExtension{loaders.PerOperation{Payments: d.payments, Banking: d.banking}},
+		Extensions: []graphql.HandlerExtension{loaders.PerOperation{Payments: d.payments, Banking: d.banking,
+			Options: []loaders.Option{loaders.WithWait(d.cfg.LoaderWait)}}},
 	})
 
 	r := chi.NewRouter()

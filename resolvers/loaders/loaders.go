@@ -135,6 +135,8 @@ type ctxKey struct{}
 type PerOperation struct {
 	Payments *payments.Client
 	Banking  *banking.Client
+	// Options are passed to New for every operation's loaders.
+	Options []Option
 }
 
 var (
@@ -164,7 +166,7 @@ func (e PerOperation) InterceptResponse(ctx context.Context, next graphql.Respon
 }
 
 func (e PerOperation) fresh(ctx context.Context) context.Context {
-	return context.WithValue(ctx, ctxKey{}, &lazy{p: e.Payments, b: e.Banking})
+	return context.WithValue(ctx, ctxKey{}, &lazy{p: e.Payments, b: e.Banking, opts: e.Options})
 }
 
 // lazy makes an operation's loaders on first use.
@@ -173,10 +175,11 @@ type lazy struct {
 	l    *Loaders
 	p    *payments.Client
 	b    *banking.Client
+	opts []Option
 }
 
 func (z *lazy) get() *Loaders {
-	z.once.Do(func() { z.l = New(z.p, z.b) })
+	z.once.Do(func() { z.l = New(z.p, z.b, z.opts...) })
 	return z.l
 }
 
