@@ -58,6 +58,14 @@ import (
 // first call after an idle gap longer than the grace, and only when the
 // burst's last arrival was not the newest token.
 //
+// The store is written once per burst, not once per call: each answer
+// updates the request's copy at once and joins its burst's pending
+// arrivals, and the call that ends the burst writes them all in one
+// compare-and-set (a burst that goes on, as with many clients on one
+// session, is written every flushAfter). A call that recovered a refused
+// token writes at once, for its siblings waiting to retry. A screen of two
+// levels of calls makes two store writes instead of one per call.
+//
 // The store update (compare-and-set on the entry's revision, retried on
 // conflict) orders writes by arrival time (the stamp BankingTokenAt), as
 // before: within a replica a burst's arrivals are told apart by their burst
@@ -106,7 +114,7 @@ func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		return rt.base.RoundTrip(req)
 	}
 	b := st.bursts.begin(Key(key))
-	defer st.bursts.end(Key(key), b)
+	defer func() { st.flush(req.Context(), key, st.bursts.end(Key(key), b)) }()
 
 	resp, err := rt.base.RoundTrip(req)
 	if resp == nil {
@@ -188,6 +196,10 @@ func (rt roundTripper) retryRefused(req *http.Request, st *state, key string, b 
 		}
 		if fresh != "" && fresh != tok {
 			st.writeBack(ctx, key, b, fresh)
+			// Siblings refused with this call wait on b.recovering and
+			// then read the store: the token found must be there now,
+			// not at the end of the burst.
+			st.flush(ctx, key, st.bursts.take(b))
 		}
 		return resp, nil
 	}
@@ -195,12 +207,38 @@ func (rt roundTripper) retryRefused(req *http.Request, st *state, key string, b 
 }
 
 // writeBack records fresh, the token an answer of burst b carried, in the
-// request's copy and in the store.
-func (st *state) writeBack(ctx context.Context, key string, b *burst, fresh string) {
+// request's copy at once, and in b's pending arrivals, which reach the store
+// when the burst ends (or has waited flushAfter): one store write per burst
+// of calls instead of one per call (see flush).
+func (st *state) writeBack(_ context.Context, key string, b *burst, fresh string) {
 	at := time.Now().UTC()
 	st.setLocal(key, fresh, at)
-	id, shared := st.bursts.arrived(b)
-	if _, err := st.store.Update(ctx, key, arrival(fresh, at, id, shared)); err != nil && !errors.Is(err, ErrNotFound) {
+	st.bursts.arrived(b, fresh, at)
+}
+
+// flushTimeout bounds one store write of a burst's arrivals.
+const flushTimeout = 5 * time.Second
+
+// flush writes arrivals to the stored session in one compare-and-set, in
+// the order they arrived (arrival keeps the newest as the token whatever
+// the order, so two flushes of one burst may land either way round). It
+// does not inherit the request's cancellation: a client that went away
+// must not leave the session holding only superseded tokens.
+func (st *state) flush(ctx context.Context, key string, arrivals []func(*Session) error) {
+	if len(arrivals) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushTimeout)
+	defer cancel()
+	_, err := st.store.Update(ctx, key, func(s *Session) error {
+		for _, a := range arrivals {
+			if err := a(s); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, ErrNotFound) {
 		st.logger.WarnContext(ctx, "could not write back a refreshed banking token", "err", err)
 	}
 }
@@ -369,7 +407,18 @@ type burst struct {
 	started  int // calls started in this burst so far
 
 	recovering sync.Mutex // held by a call retrying a refused token
+
+	// pending are the arrivals not yet written to the store, the first
+	// of them recorded at pendingSince.
+	pending      []func(*Session) error
+	pendingSince time.Time
 }
+
+// flushAfter bounds how long arrivals wait for their burst to end before
+// they are written: a session whose calls never stop overlapping (many
+// clients on one session) still reaches the store, and so other replicas
+// and the session's later requests.
+const flushAfter = 100 * time.Millisecond
 
 func newBursts() *bursts { return &bursts{m: map[string]*burst{}} }
 
@@ -387,20 +436,41 @@ func (bs *bursts) begin(key string) *burst {
 	return b
 }
 
-// arrived returns b's id and whether other calls of b started before this
-// answer arrived (so that its token may not be the newest).
-func (bs *bursts) arrived(b *burst) (id string, shared bool) {
+// arrived records tok, which an answer of b carried at at, as a pending
+// arrival of b: shared when other calls of b started before it arrived (so
+// that it may not be the newest token).
+func (bs *bursts) arrived(b *burst, tok string, at time.Time) {
 	bs.mu.Lock()
 	defer bs.mu.Unlock()
-	return b.id, b.started > 1
+	if len(b.pending) == 0 {
+		b.pendingSince = at
+	}
+	b.pending = append(b.pending, arrival(tok, at, b.id, b.started > 1))
 }
 
-// end counts a call of key out, after its token was written back: a call
-// that starts after the end of a burst belongs to a new one.
-func (bs *bursts) end(key string, b *burst) {
+// take returns b's pending arrivals and clears them.
+func (bs *bursts) take(b *burst) []func(*Session) error {
+	bs.mu.Lock()
+	defer bs.mu.Unlock()
+	out := b.pending
+	b.pending = nil
+	return out
+}
+
+// end counts a call of key out, after its token was recorded: a call that
+// starts after the end of a burst belongs to a new one. It returns the
+// arrivals the caller must write: all of b's when b ends, or when the first
+// has waited flushAfter; none otherwise.
+func (bs *bursts) end(key string, b *burst) []func(*Session) error {
 	bs.mu.Lock()
 	defer bs.mu.Unlock()
 	if b.inflight--; b.inflight == 0 && bs.m[key] == b {
 		delete(bs.m, key)
 	}
+	if len(b.pending) == 0 || (b.inflight > 0 && time.Since(b.pendingSince) < flushAfter) {
+		return nil
+	}
+	out := b.pending
+	b.pending = nil
+	return out
 }

@@ -463,3 +463,59 @@ func TestRefusedAnonymousSessionSignsInAgain(t *testing.T) {
 		t.Fatalf("%d sign-ins, want 2", signIns)
 	}
 }
+
+// countingStore counts the writes that reach the session store.
+type countingStore struct {
+	session.Store
+	mu      sync.Mutex
+	updates int
+}
+
+func (c *countingStore) Update(ctx context.Context, token string, fn func(*session.Session) error) (*session.Session, error) {
+	c.mu.Lock()
+	c.updates++
+	c.mu.Unlock()
+	return c.Store.Update(ctx, token, fn)
+}
+
+func (c *countingStore) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.updates
+}
+
+// A burst of overlapping calls writes its tokens to the store once, when
+// it ends, in one compare-and-set; the stored token is the last arrival
+// and the burst's other tokens are candidates. A call that overlaps
+// nothing writes once, as before.
+func TestABurstWritesTheStoreOnce(t *testing.T) {
+	r := newWritebackRig(t)
+	cs := &countingStore{Store: r.store}
+	r.h = session.NewHandler(cs, slog.New(slog.NewJSONHandler(r.logs, nil)))
+
+	r.request(t, func(ctx context.Context) {
+		if _, err := r.client.Persons.Me(ctx); err != nil {
+			t.Fatalf("single call: %v", err)
+		}
+	})
+	if got := cs.count(); got != 1 {
+		t.Fatalf("a lone call wrote the store %d times, want 1", got)
+	}
+
+	const n = 5
+	issued := r.burstOutOfOrder(t, n)
+	if got := cs.count(); got != 2 {
+		t.Fatalf("a burst of %d calls wrote the store %d times, want 1 more", n, got-1)
+	}
+	s := r.stored(t)
+	// The answers arrived newest first, so the last arrival, stored as the
+	// token, is the burst's oldest; the others are candidates.
+	if s.BankingToken.Reveal() != issued[0] {
+		t.Errorf("stored token is not the last arrival")
+	}
+	for _, tok := range issued[1:] {
+		if !slices.Contains(s.BankingCandidates, session.Secret(tok)) {
+			t.Errorf("a token of the burst is not among the candidates")
+		}
+	}
+}
