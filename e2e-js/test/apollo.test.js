@@ -61,6 +61,14 @@ test('the dashboard query is normalised: each customer and order is stored once'
   client.stop();
 });
 
+// screenCalls counts the upstream calls a query could make: every route but
+// the event reads, which the gateway's webhook pipeline makes on its own
+// (the capture below sends a webhook, and its enrichment may land at any
+// moment of the test).
+const screenCalls = (stats) => Object.entries(stats.routes ?? {})
+  .filter(([route]) => !/\/events(\/|$)|\/pending_actions/.test(route))
+  .reduce((n, [, calls]) => n + calls, 0);
+
 test('a mutation updates the cached order everywhere, with no refetch', async () => {
   const client = apollo();
   const { data } = await client.query({ query: DASHBOARD });
@@ -73,7 +81,7 @@ test('a mutation updates the cached order everywhere, with no refetch', async ()
     variables: { id: authorised.id },
   });
   assert.equal(m.captureOrder.order.status, 'CAPTURED');
-  const callsAfterMutation = (await gw.stats()).total;
+  const callsAfterMutation = screenCalls(await gw.stats());
 
   // Read the screen back from the cache only: both places show CAPTURED.
   const cached = client.readQuery({ query: DASHBOARD });
@@ -82,7 +90,7 @@ test('a mutation updates the cached order everywhere, with no refetch', async ()
   if (nested) assert.equal(nested.status, 'CAPTURED');
   const again = await client.query({ query: DASHBOARD, fetchPolicy: 'cache-first' });
   assert.equal(again.data.orders.find((o) => o.id === authorised.id).status, 'CAPTURED');
-  assert.equal((await gw.stats()).total, callsAfterMutation, 'the cache answered: no upstream call');
+  assert.equal(screenCalls(await gw.stats()), callsAfterMutation, 'the cache answered: no upstream call');
   client.stop();
 });
 
