@@ -91,7 +91,8 @@ func ID(k Kind, raw ...string) string {
 		panic("relay: " + string(k) + " id needs its parts")
 	}
 	// Every node in a response gets its id made here: build the plain
-	// form on the stack and encode it in one allocation.
+	// form on the stack, so what is allocated is the encoded bytes and
+	// the string made of them (2 allocations, BenchmarkID).
 	var stack [160]byte
 	plain := append(stack[:0], k...)
 	for _, p := range raw {
@@ -199,12 +200,6 @@ func ArgID(k Kind, id string) (string, error) {
 		return "", err
 	}
 	return r.Upstream(), nil
-}
-
-// IsGlobal reports whether id decodes as a global id of some kind.
-func IsGlobal(id string) bool {
-	_, err := Decode(id)
-	return err == nil
 }
 
 // validPart applies the rules every upstream id follows: non-empty,

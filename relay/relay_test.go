@@ -107,6 +107,31 @@ func TestIDPanicsOnWrongParts(t *testing.T) {
 	assert.Panics(t, func() { relay.ID("Nope", "1") })
 }
 
+// FuzzIDRoundTrip makes ids from arbitrary parts: every part an upstream id
+// could be comes back from Decode as it went in, whatever its characters
+// (the escaping of ':' and '%' is what this exercises).
+func FuzzIDRoundTrip(f *testing.F) {
+	f.Add("corp", "wallet")
+	f.Add("a:b", "%3A")
+	f.Add("%", ":")
+	f.Fuzz(func(t *testing.T, parent, own string) {
+		id := relay.ID(relay.Wallet, parent, own)
+		r, err := relay.Decode(id)
+		if err != nil {
+			// Only parts no upstream id can be are refused.
+			if _, rawErr := relay.Arg(relay.Wallet, parent); rawErr == nil {
+				if _, rawErr := relay.Arg(relay.Wallet, own); rawErr == nil && len(id) <= relay.MaxLen {
+					t.Fatalf("id of valid parts %q, %q refused: %v", parent, own, err)
+				}
+			}
+			return
+		}
+		if r.Kind != relay.Wallet || r.Parent() != parent || r.Upstream() != own {
+			t.Fatalf("parts %q, %q came back as %v", parent, own, r)
+		}
+	})
+}
+
 func FuzzDecode(f *testing.F) {
 	f.Add(relay.ID(relay.Wallet, "c", "w"))
 	f.Add("")

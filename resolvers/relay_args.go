@@ -50,12 +50,15 @@ func upstreamIDs(args ...idArg) error {
 }
 
 func toUpstream(k relay.Kind, p *string, parent string) error {
-	if p == nil || !relay.IsGlobal(*p) {
+	if p == nil {
 		return nil
 	}
-	ref, err := relay.DecodeAs(k, *p)
+	ref, err := relay.Decode(*p)
 	if err != nil {
-		return err
+		return nil // not a global id: a raw upstream id, left to the resolver's rules
+	}
+	if ref.Kind != k {
+		return notFoundNode()
 	}
 	if parent != "" && ref.Parent() != "" && ref.Parent() != parent {
 		return notFoundNode()

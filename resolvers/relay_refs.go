@@ -24,7 +24,7 @@ func globalRefPtr(k relay.Kind, raw *string) *string {
 	if raw == nil || *raw == "" {
 		return nil
 	}
-	id := relay.ID(k, *raw)
+	id := globalRef(k, *raw)
 	return &id
 }
 

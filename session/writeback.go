@@ -121,7 +121,7 @@ func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	if fresh := resp.Header.Get(TokenHeader); fresh != "" && fresh != sent {
-		st.writeBack(req.Context(), key, b, fresh)
+		st.writeBack(key, b, fresh)
 		return resp, err
 	}
 	if resp.StatusCode != http.StatusUnauthorized || !replayable(req) {
@@ -195,7 +195,7 @@ func (rt roundTripper) retryRefused(req *http.Request, st *state, key string, b 
 			continue
 		}
 		if fresh != "" && fresh != tok {
-			st.writeBack(ctx, key, b, fresh)
+			st.writeBack(key, b, fresh)
 			// Siblings refused with this call wait on b.recovering and
 			// then read the store: the token found must be there now,
 			// not at the end of the burst.
@@ -210,7 +210,7 @@ func (rt roundTripper) retryRefused(req *http.Request, st *state, key string, b 
 // request's copy at once, and in b's pending arrivals, which reach the store
 // when the burst ends (or has waited flushAfter): one store write per burst
 // of calls instead of one per call (see flush).
-func (st *state) writeBack(_ context.Context, key string, b *burst, fresh string) {
+func (st *state) writeBack(key string, b *burst, fresh string) {
 	at := time.Now().UTC()
 	st.setLocal(key, fresh, at)
 	st.bursts.arrived(b, fresh, at)

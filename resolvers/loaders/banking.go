@@ -199,11 +199,8 @@ func listAll[T any](ctx context.Context, list func(context.Context, *banking.Lis
 	for p := 1; p < len(pages); p++ {
 		g.Go(func() error {
 			page, err := list(gctx, &banking.ListOptions{Limit: pageSize, Offset: p * pageSize})
-			if errors.Is(err, banking.ErrOffsetNotShown) {
-				return err // degraded below to the first page
-			}
 			if err != nil {
-				return err
+				return err // ErrOffsetNotShown is degraded below to the first page
 			}
 			pages[p] = page.List
 			return nil

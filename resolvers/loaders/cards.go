@@ -34,8 +34,9 @@ type CardLoaders struct {
 
 func newCardLoaders(b *banking.Client, wait time.Duration, personsFirst *personsPage) CardLoaders {
 	return CardLoaders{
-		Person:         dataloader.NewBatchedLoader(personBatch(b, personsFirst), dataloader.WithWait[string, *banking.Person](wait)),
-		CorporationKYC: dataloader.NewBatchedLoader(kycBatch(b), dataloader.WithWait[string, []*banking.KYCDocument](wait)),
+		Person: dataloader.NewBatchedLoader(personBatch(b, personsFirst), dataloader.WithWait[string, *banking.Person](wait)),
+		// The upstream lists KYC documents per corporation only.
+		CorporationKYC: perCorporation(b.KYC.List, wait),
 		CardTransactions: dataloader.NewBatchedLoader(cardTransactionsBatch(b.Cards.Transactions),
 			dataloader.WithWait[CardTransactionsKey, *banking.CardTransactionList](wait)),
 		client: b,
@@ -79,12 +80,6 @@ func personBatch(b *banking.Client, first *personsPage) dataloader.BatchFunc[str
 		})
 		return out
 	}
-}
-
-// kycBatch reads KYC documents per corporation: the upstream lists them per
-// corporation only, so one call per distinct corporation, fanOut at a time.
-func kycBatch(b *banking.Client) dataloader.BatchFunc[string, []*banking.KYCDocument] {
-	return perKey(b.KYC.List)
 }
 
 // CardTransactionsKey names one page of one card's transactions: the card
