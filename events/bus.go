@@ -211,10 +211,7 @@ func (b *Bus) position(ctx context.Context) (position, error) {
 	if err != nil {
 		return position{}, err
 	}
-	info, err := st.Info(ctx)
-	if err != nil {
-		return position{}, err
-	}
+	info := st.CachedInfo() // js.Stream has just read it
 	return position{epoch: epochOf(info), last: info.State.LastSeq}, nil
 }
 

@@ -64,10 +64,7 @@ func (b *Bus) History(ctx context.Context, f Filter, before string, limit int) (
 	if err != nil {
 		return nil, fmt.Errorf("events: history: %w", err)
 	}
-	info, err := st.Info(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("events: history: %w", err)
-	}
+	info := st.CachedInfo() // js.Stream has just read it
 	pos := position{epoch: epochOf(info), last: info.State.LastSeq}
 	h := &History{Head: formatCursor(pos.last, pos.epoch)}
 	from := pos.last + 1 // read the sequences below from

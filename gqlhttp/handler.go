@@ -407,9 +407,7 @@ func operationGuard(cfg HandlerConfig) graphql.OperationMiddleware {
 		// after its one response, a subscription when it completes).
 		return func(ctx context.Context) *graphql.Response {
 			r := h(ctx)
-			if r == nil || oc.Operation == nil || oc.Operation.Operation != ast.Subscription {
-				cancel()
-			}
+			cancel() // a no-op for a subscription, which has no timeout
 			if r == nil && release != nil {
 				release()
 			}
@@ -464,9 +462,7 @@ func LimitBody(max int64, next http.Handler) http.Handler {
 				if r.ContentLength > limit {
 					// Refused before a byte is read, with a client code
 					// (gqlgen's own refusal carries none).
-					w.Header().Set("Content-Type", "application/json")
-					w.WriteHeader(http.StatusRequestEntityTooLarge)
-					_, _ = w.Write([]byte(`{"errors":[{"message":"the upload is too large","extensions":{"code":"BAD_USER_INPUT"}}]}`))
+					writeError(w, http.StatusRequestEntityTooLarge, gqlerr.BadUserInput, "the upload is too large")
 					return
 				}
 			}

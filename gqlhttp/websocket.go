@@ -151,12 +151,6 @@ func (s *socketSlot) get() *gorillaConn {
 	return s.conn
 }
 
-// IsWebsocket reports whether ctx belongs to a websocket connection.
-func IsWebsocket(ctx context.Context) bool {
-	_, ok := ctx.Value(slotKey{}).(*socketSlot)
-	return ok
-}
-
 // CloseSocket closes the websocket connection of ctx with code and reason
 // (a close frame, then the TCP connection); gqlgen's read loop then ends
 // the connection's operations. It reports whether there was a connection.

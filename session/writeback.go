@@ -113,8 +113,9 @@ func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if key == "" {
 		return rt.base.RoundTrip(req)
 	}
-	b := st.bursts.begin(Key(key))
-	defer func() { st.flush(req.Context(), key, st.bursts.end(Key(key), b)) }()
+	bk := Key(key)
+	b := st.bursts.begin(bk)
+	defer func() { st.flush(req.Context(), key, st.bursts.end(bk, b)) }()
 
 	resp, err := rt.base.RoundTrip(req)
 	if resp == nil {
