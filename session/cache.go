@@ -46,14 +46,13 @@ import (
 type cache struct {
 	startMu sync.Mutex // serialises starting the watch
 
-	mu       sync.Mutex
-	watching bool // a watch is running or being started
-	live     bool // the watch is in place: entries are kept current
-	now      func() time.Time
-	entries  map[string]cached
-	loads    map[string]*load
-	ended    map[*endedFn]struct{}
-	sweepAt  int
+	mu      sync.Mutex
+	live    bool // the watch is in place: entries are kept current
+	now     func() time.Time
+	entries map[string]cached
+	loads   map[string]*load
+	ended   map[*endedFn]struct{}
+	sweepAt int
 	// limit bounds the entries; past it, arbitrary entries are dropped
 	// (they are read from the bucket again when needed).
 	limit int
@@ -216,7 +215,7 @@ func (c *cache) apply(e jetstream.KeyValueEntry) []*endedFn {
 func (c *cache) stopped() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.watching, c.live = false, false
+	c.live = false
 	clear(c.entries)
 	clear(c.loads)
 	c.sweepAt = minSweep
@@ -231,7 +230,7 @@ func (s *JetStreamStore) Run(ctx context.Context) error {
 	c.startMu.Lock()
 	defer c.startMu.Unlock()
 	c.mu.Lock()
-	running := c.watching
+	running := c.live
 	c.mu.Unlock()
 	if running {
 		return nil
@@ -241,7 +240,7 @@ func (s *JetStreamStore) Run(ctx context.Context) error {
 		return err
 	}
 	c.mu.Lock()
-	c.watching, c.live = true, true
+	c.live = true
 	c.mu.Unlock()
 	go func() {
 		defer c.stopped()

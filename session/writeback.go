@@ -213,7 +213,7 @@ func (rt roundTripper) retryRefused(req *http.Request, st *state, key string, b 
 // of calls instead of one per call (see flush).
 func (st *state) writeBack(key string, b *burst, fresh string) {
 	at := time.Now().UTC()
-	st.setLocal(key, fresh, at)
+	st.received(key, fresh, at)
 	st.bursts.arrived(b, fresh, at)
 }
 
@@ -298,16 +298,25 @@ func newer(tok string, at time.Time) func(*Session) error {
 	}
 }
 
+// received records tok, a token an answer carried, in the request's copy
+// of the session of key (setLocal) and among the tokens already written
+// back, which SetToken then skips.
+func (st *state) received(key, tok string, at time.Time) {
+	st.mu.Lock()
+	st.recent = append(st.recent, tok)
+	if len(st.recent) > 32 {
+		st.recent = st.recent[len(st.recent)-32:]
+	}
+	st.mu.Unlock()
+	st.setLocal(key, tok, at)
+}
+
 // setLocal updates the request's copy of the session of key, so its next
 // call sends the newest token without reading the store. A token of a
 // session the request has since left (signed in again) is not kept.
 func (st *state) setLocal(key, tok string, at time.Time) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	st.recent = append(st.recent, tok)
-	if len(st.recent) > 32 {
-		st.recent = st.recent[len(st.recent)-32:]
-	}
 	if st.token == key && st.sess != nil && at.After(st.sess.BankingTokenAt) {
 		st.sess.BankingToken, st.sess.BankingTokenAt = Secret(tok), at
 	}
@@ -339,7 +348,7 @@ func (ts *tokenSource) SetToken(ctx context.Context, token string) error {
 		return nil
 	}
 	at := time.Now().UTC()
-	st.setLocal(key, token, at)
+	st.received(key, token, at)
 	_, err := st.store.Update(ctx, key, newer(token, at))
 	return err
 }
