@@ -62,13 +62,14 @@ func (g *testGateway) as(token string) *testGateway {
 // extraArgs override the defaults (the flag parser keeps the last value).
 func startGateway(t testing.TB, extraArgs ...string) *testGateway {
 	t.Helper()
-	return startGatewayWrapped(t, nil, extraArgs...)
+	return startGatewayWith(t, nil, extraArgs...)
 }
 
-// startGatewayWrapped is startGateway with wrap, when not nil, around the
-// in-process sandbox (behind the contract validator): for tests that watch
-// the upstream traffic itself, such as how many calls overlap.
-func startGatewayWrapped(t testing.TB, wrap func(http.Handler) http.Handler, extraArgs ...string) *testGateway {
+// startGatewayWith is startGateway with configure, when not nil, applied to
+// the parsed configuration before the gateway starts: for tests that need
+// what no flag sets, such as a tracer provider or a wrapper around the
+// sandbox (configure wraps cfg.SandboxMiddleware, the contract validator).
+func startGatewayWith(t testing.TB, configure func(*app.Config), extraArgs ...string) *testGateway {
 	t.Helper()
 	args := append([]string{
 		"-addr", "127.0.0.1:0",
@@ -97,9 +98,6 @@ func startGatewayWrapped(t testing.TB, wrap func(http.Handler) http.Handler, ext
 	_, benchmark := t.(*testing.B)
 	cfg.SandboxMiddleware = func(next http.Handler) http.Handler {
 		if benchmark {
-			if wrap != nil {
-				return wrap(next)
-			}
 			return next
 		}
 		v, err := contract.Wrap(next)
@@ -107,10 +105,10 @@ func startGatewayWrapped(t testing.TB, wrap func(http.Handler) http.Handler, ext
 			t.Fatalf("contract validator: %v", err)
 		}
 		validator = v
-		if wrap != nil {
-			return wrap(v)
-		}
 		return v
+	}
+	if configure != nil {
+		configure(&cfg)
 	}
 	t.Cleanup(func() {
 		if validator == nil {

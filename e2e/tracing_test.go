@@ -1,14 +1,9 @@
 package e2e
 
 import (
-	"context"
 	"github.com/fingraph/fingraph/app"
-	"io"
-	"log/slog"
-	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -21,18 +16,7 @@ import (
 func TestTracesFollowARequestUpstreamWithoutSecrets(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
-	cfg, err := app.ParseConfig([]string{"-addr", "127.0.0.1:0", "-sandbox-addr", "127.0.0.1:0", "-data-dir", t.TempDir(),
-		"-register-webhook", "false", "-reconcile-interval", "0", "-sandbox-anonymous", "false"}, func(string) string { return "" }, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.TracerProvider = tp
-	a, err := app.Start(context.Background(), cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = a.Shutdown() })
-	g := &testGateway{URL: "http://" + a.Addr(), SandboxURL: "http://" + a.SandboxAddr(), http: &http.Client{Timeout: 10 * time.Second}}
+	g := startGatewayWith(t, func(c *app.Config) { c.TracerProvider = tp })
 	g = g.as(g.signInAPI(t))
 	card := uniq("tok_ok_")
 	exp.Reset()
@@ -85,18 +69,7 @@ func TestTracesFollowARequestUpstreamWithoutSecrets(t *testing.T) {
 func TestTracesCarryNoCardCredentials(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
-	cfg, err := app.ParseConfig([]string{"-addr", "127.0.0.1:0", "-sandbox-addr", "127.0.0.1:0", "-data-dir", t.TempDir(),
-		"-register-webhook", "false", "-reconcile-interval", "0", "-sandbox-anonymous", "false"}, func(string) string { return "" }, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.TracerProvider = tp
-	a, err := app.Start(context.Background(), cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = a.Shutdown() })
-	g := &testGateway{URL: "http://" + a.Addr(), SandboxURL: "http://" + a.SandboxAddr(), http: &http.Client{Timeout: 10 * time.Second}}
+	g := startGatewayWith(t, func(c *app.Config) { c.TracerProvider = tp })
 	g = g.as(g.signInPerson(t, "anna@demo.test"))
 	exp.Reset()
 	card := g.issueCard(t, issueInput())
