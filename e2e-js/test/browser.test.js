@@ -139,10 +139,14 @@ test('the dashboard signs in with two-factor and shows a fired event live', { sk
   const cookies = await context.cookies(gw.url);
   assert.ok(cookies.some((c) => c.name === 'fingraph_session' && c.httpOnly));
 
+  // The feed starts with the event history, which may already hold
+  // IndividualActivated events of earlier tests: wait for one more.
+  const item = page.getByTestId('events').locator('li', { hasText: 'IndividualActivated' });
+  const before = await item.count();
   await page.locator('#trigger select').selectOption('IndividualActivated');
   await page.getByRole('button', { name: 'Fire a sandbox event' }).click();
-  const item = page.getByTestId('events').locator('li', { hasText: 'IndividualActivated' });
-  await item.first().waitFor({ timeout: 30_000 });
+  await page.locator('#trigger-result').getByText(/fired IndividualActivated/).waitFor();
+  await item.nth(before).waitFor({ timeout: 30_000 });
   assert.match(await page.locator('#trigger-result').innerText(), /fired IndividualActivated/);
   await page.screenshot({ path: path.join(artifacts, 'dashboard.png'), fullPage: false });
 
