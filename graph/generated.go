@@ -3568,65 +3568,67 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
-	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
-		ec.unmarshalInputAddPaymentMethodInput,
-		ec.unmarshalInputAddressInput,
-		ec.unmarshalInputAttachWalletRequisitesInput,
-		ec.unmarshalInputCancelOrderInput,
-		ec.unmarshalInputCaptureOrderInput,
-		ec.unmarshalInputCardAddressInput,
-		ec.unmarshalInputCardCompanyInput,
-		ec.unmarshalInputCardPaymentInput,
-		ec.unmarshalInputCardholderDetailsInput,
-		ec.unmarshalInputChangeMyPhoneInput,
-		ec.unmarshalInputContactInput,
-		ec.unmarshalInputCreateApiKeyInput,
-		ec.unmarshalInputCreateConversionInput,
-		ec.unmarshalInputCreateCustomerInput,
-		ec.unmarshalInputCreateOrderInput,
-		ec.unmarshalInputCreatePersonInput,
-		ec.unmarshalInputCreateWalletInput,
-		ec.unmarshalInputCreateWalletRequisitesInput,
-		ec.unmarshalInputCrossBorderRequisitesInput,
-		ec.unmarshalInputCustomerPaymentInput,
-		ec.unmarshalInputDeleteApiKeyInput,
-		ec.unmarshalInputDeleteKycDocumentInput,
-		ec.unmarshalInputDeleteLimitInput,
-		ec.unmarshalInputDeleteWalletRequisitesInput,
-		ec.unmarshalInputDeleteWebhookInput,
-		ec.unmarshalInputForgotPasswordInput,
-		ec.unmarshalInputIssueCardInput,
-		ec.unmarshalInputLimitSetInput,
-		ec.unmarshalInputNewOrderInput,
-		ec.unmarshalInputOnboardIndividualInput,
-		ec.unmarshalInputOrderItemInput,
-		ec.unmarshalInputOrderItemsInput,
-		ec.unmarshalInputPaymentInput,
-		ec.unmarshalInputPersonIdInput,
-		ec.unmarshalInputRecoverPasswordInput,
-		ec.unmarshalInputRefundOrderInput,
-		ec.unmarshalInputRegisterWebhookInput,
-		ec.unmarshalInputRequestIntroducerFeeReportInput,
-		ec.unmarshalInputRequestStatementInput,
-		ec.unmarshalInputRevealCardCredentialsInput,
-		ec.unmarshalInputSavedCardPaymentInput,
-		ec.unmarshalInputSendFeedbackInput,
-		ec.unmarshalInputSepaRequisitesInput,
-		ec.unmarshalInputSetPaymentMethodsInput,
-		ec.unmarshalInputSignInCustomerInput,
-		ec.unmarshalInputSignInInput,
-		ec.unmarshalInputSignUpCorporationInput,
-		ec.unmarshalInputSimulateCardTransactionInput,
-		ec.unmarshalInputUkLocalRequisitesInput,
-		ec.unmarshalInputUpdateCorporationInput,
-		ec.unmarshalInputUpdateCorporationSettingsInput,
-		ec.unmarshalInputUpdateCustomerContactInput,
-		ec.unmarshalInputUpdateKycDocumentInput,
-		ec.unmarshalInputUpdateLimitInput,
-		ec.unmarshalInputUpdateMeInput,
-		ec.unmarshalInputUpdatePersonInput,
-		ec.unmarshalInputUploadKycDocumentInput,
-	)
+	inputUnmarshalers := func() *graphql.InputUnmarshalerIndex {
+		return graphql.NewInputUnmarshalerIndex(
+			graphql.NewInputUnmarshaler("AddPaymentMethodInput", ec.unmarshalInputAddPaymentMethodInput),
+			graphql.NewInputUnmarshaler("AddressInput", ec.unmarshalInputAddressInput),
+			graphql.NewInputUnmarshaler("AttachWalletRequisitesInput", ec.unmarshalInputAttachWalletRequisitesInput),
+			graphql.NewInputUnmarshaler("CancelOrderInput", ec.unmarshalInputCancelOrderInput),
+			graphql.NewInputUnmarshaler("CaptureOrderInput", ec.unmarshalInputCaptureOrderInput),
+			graphql.NewInputUnmarshaler("CardAddressInput", ec.unmarshalInputCardAddressInput),
+			graphql.NewInputUnmarshaler("CardCompanyInput", ec.unmarshalInputCardCompanyInput),
+			graphql.NewInputUnmarshaler("CardPaymentInput", ec.unmarshalInputCardPaymentInput),
+			graphql.NewInputUnmarshaler("CardholderDetailsInput", ec.unmarshalInputCardholderDetailsInput),
+			graphql.NewInputUnmarshaler("ChangeMyPhoneInput", ec.unmarshalInputChangeMyPhoneInput),
+			graphql.NewInputUnmarshaler("ContactInput", ec.unmarshalInputContactInput),
+			graphql.NewInputUnmarshaler("CreateApiKeyInput", ec.unmarshalInputCreateApiKeyInput),
+			graphql.NewInputUnmarshaler("CreateConversionInput", ec.unmarshalInputCreateConversionInput),
+			graphql.NewInputUnmarshaler("CreateCustomerInput", ec.unmarshalInputCreateCustomerInput),
+			graphql.NewInputUnmarshaler("CreateOrderInput", ec.unmarshalInputCreateOrderInput),
+			graphql.NewInputUnmarshaler("CreatePersonInput", ec.unmarshalInputCreatePersonInput),
+			graphql.NewInputUnmarshaler("CreateWalletInput", ec.unmarshalInputCreateWalletInput),
+			graphql.NewInputUnmarshaler("CreateWalletRequisitesInput", ec.unmarshalInputCreateWalletRequisitesInput),
+			graphql.NewInputUnmarshaler("CrossBorderRequisitesInput", ec.unmarshalInputCrossBorderRequisitesInput),
+			graphql.NewInputUnmarshaler("CustomerPaymentInput", ec.unmarshalInputCustomerPaymentInput),
+			graphql.NewInputUnmarshaler("DeleteApiKeyInput", ec.unmarshalInputDeleteApiKeyInput),
+			graphql.NewInputUnmarshaler("DeleteKycDocumentInput", ec.unmarshalInputDeleteKycDocumentInput),
+			graphql.NewInputUnmarshaler("DeleteLimitInput", ec.unmarshalInputDeleteLimitInput),
+			graphql.NewInputUnmarshaler("DeleteWalletRequisitesInput", ec.unmarshalInputDeleteWalletRequisitesInput),
+			graphql.NewInputUnmarshaler("DeleteWebhookInput", ec.unmarshalInputDeleteWebhookInput),
+			graphql.NewInputUnmarshaler("ForgotPasswordInput", ec.unmarshalInputForgotPasswordInput),
+			graphql.NewInputUnmarshaler("IssueCardInput", ec.unmarshalInputIssueCardInput),
+			graphql.NewInputUnmarshaler("LimitSetInput", ec.unmarshalInputLimitSetInput),
+			graphql.NewInputUnmarshaler("NewOrderInput", ec.unmarshalInputNewOrderInput),
+			graphql.NewInputUnmarshaler("OnboardIndividualInput", ec.unmarshalInputOnboardIndividualInput),
+			graphql.NewInputUnmarshaler("OrderItemInput", ec.unmarshalInputOrderItemInput),
+			graphql.NewInputUnmarshaler("OrderItemsInput", ec.unmarshalInputOrderItemsInput),
+			graphql.NewInputUnmarshaler("PaymentInput", ec.unmarshalInputPaymentInput),
+			graphql.NewInputUnmarshaler("PersonIdInput", ec.unmarshalInputPersonIdInput),
+			graphql.NewInputUnmarshaler("RecoverPasswordInput", ec.unmarshalInputRecoverPasswordInput),
+			graphql.NewInputUnmarshaler("RefundOrderInput", ec.unmarshalInputRefundOrderInput),
+			graphql.NewInputUnmarshaler("RegisterWebhookInput", ec.unmarshalInputRegisterWebhookInput),
+			graphql.NewInputUnmarshaler("RequestIntroducerFeeReportInput", ec.unmarshalInputRequestIntroducerFeeReportInput),
+			graphql.NewInputUnmarshaler("RequestStatementInput", ec.unmarshalInputRequestStatementInput),
+			graphql.NewInputUnmarshaler("RevealCardCredentialsInput", ec.unmarshalInputRevealCardCredentialsInput),
+			graphql.NewInputUnmarshaler("SavedCardPaymentInput", ec.unmarshalInputSavedCardPaymentInput),
+			graphql.NewInputUnmarshaler("SendFeedbackInput", ec.unmarshalInputSendFeedbackInput),
+			graphql.NewInputUnmarshaler("SepaRequisitesInput", ec.unmarshalInputSepaRequisitesInput),
+			graphql.NewInputUnmarshaler("SetPaymentMethodsInput", ec.unmarshalInputSetPaymentMethodsInput),
+			graphql.NewInputUnmarshaler("SignInCustomerInput", ec.unmarshalInputSignInCustomerInput),
+			graphql.NewInputUnmarshaler("SignInInput", ec.unmarshalInputSignInInput),
+			graphql.NewInputUnmarshaler("SignUpCorporationInput", ec.unmarshalInputSignUpCorporationInput),
+			graphql.NewInputUnmarshaler("SimulateCardTransactionInput", ec.unmarshalInputSimulateCardTransactionInput),
+			graphql.NewInputUnmarshaler("UkLocalRequisitesInput", ec.unmarshalInputUkLocalRequisitesInput),
+			graphql.NewInputUnmarshaler("UpdateCorporationInput", ec.unmarshalInputUpdateCorporationInput),
+			graphql.NewInputUnmarshaler("UpdateCorporationSettingsInput", ec.unmarshalInputUpdateCorporationSettingsInput),
+			graphql.NewInputUnmarshaler("UpdateCustomerContactInput", ec.unmarshalInputUpdateCustomerContactInput),
+			graphql.NewInputUnmarshaler("UpdateKycDocumentInput", ec.unmarshalInputUpdateKycDocumentInput),
+			graphql.NewInputUnmarshaler("UpdateLimitInput", ec.unmarshalInputUpdateLimitInput),
+			graphql.NewInputUnmarshaler("UpdateMeInput", ec.unmarshalInputUpdateMeInput),
+			graphql.NewInputUnmarshaler("UpdatePersonInput", ec.unmarshalInputUpdatePersonInput),
+			graphql.NewInputUnmarshaler("UploadKycDocumentInput", ec.unmarshalInputUploadKycDocumentInput),
+		)
+	}
 	first := true
 
 	switch opCtx.Operation.Operation {
@@ -3636,7 +3638,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			var data graphql.Marshaler
 			if first {
 				first = false
-				ctx = graphql.WithUnmarshalerMap(ctx, inputUnmarshalMap)
+				ctx = graphql.WithLazyInputUnmarshalerIndex(ctx, inputUnmarshalers)
 				data = ec._Query(ctx, opCtx.Operation.SelectionSet)
 			} else {
 				if atomic.LoadInt32(&ec.PendingDeferred) > 0 {
@@ -3666,7 +3668,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 				return nil
 			}
 			first = false
-			ctx = graphql.WithUnmarshalerMap(ctx, inputUnmarshalMap)
+			ctx = graphql.WithLazyInputUnmarshalerIndex(ctx, inputUnmarshalers)
 			data := ec._Mutation(ctx, opCtx.Operation.SelectionSet)
 			var buf bytes.Buffer
 			data.MarshalGQL(&buf)
@@ -8455,8 +8457,8 @@ func (ec *executionContext) field___Directive_args_args(ctx context.Context, raw
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "includeDeprecated",
-		func(ctx context.Context, v any) (*bool, error) {
-			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		func(ctx context.Context, v any) (bool, error) {
+			return ec.unmarshalOBoolean2bool(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -8469,8 +8471,8 @@ func (ec *executionContext) field___Field_args_args(ctx context.Context, rawArgs
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "includeDeprecated",
-		func(ctx context.Context, v any) (*bool, error) {
-			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		func(ctx context.Context, v any) (bool, error) {
+			return ec.unmarshalOBoolean2bool(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -8494,6 +8496,20 @@ func (ec *executionContext) field___Type_enumValues_args(ctx context.Context, ra
 }
 
 func (ec *executionContext) field___Type_fields_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "includeDeprecated",
+		func(ctx context.Context, v any) (bool, error) {
+			return ec.unmarshalOBoolean2bool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["includeDeprecated"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field___Type_inputFields_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "includeDeprecated",
@@ -8595,7 +8611,7 @@ func (ec *executionContext) _Address_street(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Address_street(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Address", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Address", field, false, false, "String")
 }
 
 func (ec *executionContext) _Address_zipCode(ctx context.Context, field graphql.CollectedField, obj *model.Address) (ret graphql.Marshaler) {
@@ -8618,7 +8634,7 @@ func (ec *executionContext) _Address_zipCode(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Address_zipCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Address", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Address", field, false, false, "String")
 }
 
 func (ec *executionContext) _Address_city(ctx context.Context, field graphql.CollectedField, obj *model.Address) (ret graphql.Marshaler) {
@@ -8641,7 +8657,7 @@ func (ec *executionContext) _Address_city(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_Address_city(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Address", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Address", field, false, false, "String")
 }
 
 func (ec *executionContext) _Address_countryCode(ctx context.Context, field graphql.CollectedField, obj *model.Address) (ret graphql.Marshaler) {
@@ -8664,7 +8680,7 @@ func (ec *executionContext) _Address_countryCode(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Address_countryCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Address", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Address", field, false, false, "String")
 }
 
 func (ec *executionContext) _ApiKey_id(ctx context.Context, field graphql.CollectedField, obj *model.APIKey) (ret graphql.Marshaler) {
@@ -8687,7 +8703,7 @@ func (ec *executionContext) _ApiKey_id(ctx context.Context, field graphql.Collec
 	)
 }
 func (ec *executionContext) fieldContext_ApiKey_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ApiKey", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("ApiKey", field, false, false, "ID")
 }
 
 func (ec *executionContext) _ApiKey_name(ctx context.Context, field graphql.CollectedField, obj *model.APIKey) (ret graphql.Marshaler) {
@@ -8710,7 +8726,7 @@ func (ec *executionContext) _ApiKey_name(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext_ApiKey_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ApiKey", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ApiKey", field, false, false, "String")
 }
 
 func (ec *executionContext) _Card_id(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
@@ -8733,7 +8749,7 @@ func (ec *executionContext) _Card_id(ctx context.Context, field graphql.Collecte
 	)
 }
 func (ec *executionContext) fieldContext_Card_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Card", field, true, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Card", field, true, false, "ID")
 }
 
 func (ec *executionContext) _Card_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
@@ -8756,7 +8772,7 @@ func (ec *executionContext) _Card_upstreamId(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Card_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Card", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Card", field, false, false, "String")
 }
 
 func (ec *executionContext) _Card_status(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
@@ -8779,7 +8795,7 @@ func (ec *executionContext) _Card_status(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext_Card_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Card", field, false, false, errors.New("field of type CardStatus does not have child fields"))
+	return graphql.NewScalarFieldContext("Card", field, false, false, "CardStatus")
 }
 
 func (ec *executionContext) _Card_displayName(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
@@ -8802,7 +8818,7 @@ func (ec *executionContext) _Card_displayName(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Card_displayName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Card", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Card", field, false, false, "String")
 }
 
 func (ec *executionContext) _Card_type(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
@@ -8825,7 +8841,7 @@ func (ec *executionContext) _Card_type(ctx context.Context, field graphql.Collec
 	)
 }
 func (ec *executionContext) fieldContext_Card_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Card", field, false, false, errors.New("field of type CardType does not have child fields"))
+	return graphql.NewScalarFieldContext("Card", field, false, false, "CardType")
 }
 
 func (ec *executionContext) _Card_brand(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
@@ -8848,7 +8864,7 @@ func (ec *executionContext) _Card_brand(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Card_brand(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Card", field, false, false, errors.New("field of type CardBrand does not have child fields"))
+	return graphql.NewScalarFieldContext("Card", field, false, false, "CardBrand")
 }
 
 func (ec *executionContext) _Card_region(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
@@ -8871,7 +8887,7 @@ func (ec *executionContext) _Card_region(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext_Card_region(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Card", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Card", field, false, false, "String")
 }
 
 func (ec *executionContext) _Card_currency(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
@@ -8894,7 +8910,7 @@ func (ec *executionContext) _Card_currency(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Card_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Card", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Card", field, false, false, "String")
 }
 
 func (ec *executionContext) _Card_availableBalance(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
@@ -8949,7 +8965,7 @@ func (ec *executionContext) _Card_expiryMonth(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Card_expiryMonth(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Card", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("Card", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Card_expiryYear(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
@@ -8972,7 +8988,7 @@ func (ec *executionContext) _Card_expiryYear(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Card_expiryYear(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Card", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("Card", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Card_maskedPan(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
@@ -9027,7 +9043,7 @@ func (ec *executionContext) _Card_embossedName(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Card_embossedName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Card", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Card", field, false, false, "String")
 }
 
 func (ec *executionContext) _Card_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
@@ -9050,7 +9066,7 @@ func (ec *executionContext) _Card_createdAt(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Card_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Card", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("Card", field, false, false, "Time")
 }
 
 func (ec *executionContext) _Card_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
@@ -9073,7 +9089,7 @@ func (ec *executionContext) _Card_updatedAt(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Card_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Card", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("Card", field, false, false, "Time")
 }
 
 func (ec *executionContext) _Card_fundingWalletId(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
@@ -9096,7 +9112,7 @@ func (ec *executionContext) _Card_fundingWalletId(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_Card_fundingWalletId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Card", field, true, true, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Card", field, true, true, "ID")
 }
 
 func (ec *executionContext) _Card_fundingWallet(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
@@ -9151,7 +9167,7 @@ func (ec *executionContext) _Card_cardholderId(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Card_cardholderId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Card", field, true, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Card", field, true, false, "ID")
 }
 
 func (ec *executionContext) _Card_cardholder(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
@@ -9346,7 +9362,7 @@ func (ec *executionContext) _CardAuthorised_code(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_CardAuthorised_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CardAuthorised", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("CardAuthorised", field, false, false, "String")
 }
 
 func (ec *executionContext) _CardAuthorised_name(ctx context.Context, field graphql.CollectedField, obj *model.CardAuthorised) (ret graphql.Marshaler) {
@@ -9369,7 +9385,7 @@ func (ec *executionContext) _CardAuthorised_name(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_CardAuthorised_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CardAuthorised", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("CardAuthorised", field, false, false, "String")
 }
 
 func (ec *executionContext) _CardAuthorised_amount(ctx context.Context, field graphql.CollectedField, obj *model.CardAuthorised) (ret graphql.Marshaler) {
@@ -9424,7 +9440,7 @@ func (ec *executionContext) _CardCredentials_cardId(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_CardCredentials_cardId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CardCredentials", field, true, true, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("CardCredentials", field, true, true, "ID")
 }
 
 func (ec *executionContext) _CardCredentials_pan(ctx context.Context, field graphql.CollectedField, obj *model.CardCredentials) (ret graphql.Marshaler) {
@@ -9447,7 +9463,7 @@ func (ec *executionContext) _CardCredentials_pan(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_CardCredentials_pan(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CardCredentials", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("CardCredentials", field, false, false, "String")
 }
 
 func (ec *executionContext) _CardCredentials_cvc(ctx context.Context, field graphql.CollectedField, obj *model.CardCredentials) (ret graphql.Marshaler) {
@@ -9470,7 +9486,7 @@ func (ec *executionContext) _CardCredentials_cvc(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_CardCredentials_cvc(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CardCredentials", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("CardCredentials", field, false, false, "String")
 }
 
 func (ec *executionContext) _CardDeclined_cardId(ctx context.Context, field graphql.CollectedField, obj *model.CardDeclined) (ret graphql.Marshaler) {
@@ -9493,7 +9509,7 @@ func (ec *executionContext) _CardDeclined_cardId(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_CardDeclined_cardId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CardDeclined", field, true, true, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("CardDeclined", field, true, true, "ID")
 }
 
 func (ec *executionContext) _CardDeclined_card(ctx context.Context, field graphql.CollectedField, obj *model.CardDeclined) (ret graphql.Marshaler) {
@@ -9548,7 +9564,7 @@ func (ec *executionContext) _CardDeclined_code(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_CardDeclined_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CardDeclined", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("CardDeclined", field, false, false, "String")
 }
 
 func (ec *executionContext) _CardDeclined_name(ctx context.Context, field graphql.CollectedField, obj *model.CardDeclined) (ret graphql.Marshaler) {
@@ -9571,7 +9587,7 @@ func (ec *executionContext) _CardDeclined_name(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_CardDeclined_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CardDeclined", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("CardDeclined", field, false, false, "String")
 }
 
 func (ec *executionContext) _CardPayment_type(ctx context.Context, field graphql.CollectedField, obj *model.CardPayment) (ret graphql.Marshaler) {
@@ -9594,7 +9610,7 @@ func (ec *executionContext) _CardPayment_type(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_CardPayment_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CardPayment", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("CardPayment", field, false, false, "String")
 }
 
 func (ec *executionContext) _CardPayment_scheme(ctx context.Context, field graphql.CollectedField, obj *model.CardPayment) (ret graphql.Marshaler) {
@@ -9617,7 +9633,7 @@ func (ec *executionContext) _CardPayment_scheme(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_CardPayment_scheme(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CardPayment", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("CardPayment", field, false, false, "String")
 }
 
 func (ec *executionContext) _CardPayment_iin(ctx context.Context, field graphql.CollectedField, obj *model.CardPayment) (ret graphql.Marshaler) {
@@ -9640,7 +9656,7 @@ func (ec *executionContext) _CardPayment_iin(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_CardPayment_iin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CardPayment", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("CardPayment", field, false, false, "String")
 }
 
 func (ec *executionContext) _CardPayment_last4(ctx context.Context, field graphql.CollectedField, obj *model.CardPayment) (ret graphql.Marshaler) {
@@ -9663,7 +9679,7 @@ func (ec *executionContext) _CardPayment_last4(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_CardPayment_last4(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CardPayment", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("CardPayment", field, false, false, "String")
 }
 
 func (ec *executionContext) _CardPayment_expiresMonth(ctx context.Context, field graphql.CollectedField, obj *model.CardPayment) (ret graphql.Marshaler) {
@@ -9686,7 +9702,7 @@ func (ec *executionContext) _CardPayment_expiresMonth(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_CardPayment_expiresMonth(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CardPayment", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("CardPayment", field, false, false, "Int")
 }
 
 func (ec *executionContext) _CardPayment_expiresYear(ctx context.Context, field graphql.CollectedField, obj *model.CardPayment) (ret graphql.Marshaler) {
@@ -9709,7 +9725,7 @@ func (ec *executionContext) _CardPayment_expiresYear(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_CardPayment_expiresYear(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CardPayment", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("CardPayment", field, false, false, "Int")
 }
 
 func (ec *executionContext) _CardPayment_acquirer(ctx context.Context, field graphql.CollectedField, obj *model.CardPayment) (ret graphql.Marshaler) {
@@ -9732,7 +9748,7 @@ func (ec *executionContext) _CardPayment_acquirer(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_CardPayment_acquirer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CardPayment", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("CardPayment", field, false, false, "String")
 }
 
 func (ec *executionContext) _CardTransaction_id(ctx context.Context, field graphql.CollectedField, obj *model.CardTransaction) (ret graphql.Marshaler) {
@@ -9755,7 +9771,7 @@ func (ec *executionContext) _CardTransaction_id(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_CardTransaction_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, "ID")
 }
 
 func (ec *executionContext) _CardTransaction_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.CardTransaction) (ret graphql.Marshaler) {
@@ -9778,7 +9794,7 @@ func (ec *executionContext) _CardTransaction_upstreamId(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_CardTransaction_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, "String")
 }
 
 func (ec *executionContext) _CardTransaction_type(ctx context.Context, field graphql.CollectedField, obj *model.CardTransaction) (ret graphql.Marshaler) {
@@ -9801,7 +9817,7 @@ func (ec *executionContext) _CardTransaction_type(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_CardTransaction_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, "String")
 }
 
 func (ec *executionContext) _CardTransaction_amount(ctx context.Context, field graphql.CollectedField, obj *model.CardTransaction) (ret graphql.Marshaler) {
@@ -9856,7 +9872,7 @@ func (ec *executionContext) _CardTransaction_status(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_CardTransaction_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, "String")
 }
 
 func (ec *executionContext) _CardTransaction_description(ctx context.Context, field graphql.CollectedField, obj *model.CardTransaction) (ret graphql.Marshaler) {
@@ -9879,7 +9895,7 @@ func (ec *executionContext) _CardTransaction_description(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_CardTransaction_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, "String")
 }
 
 func (ec *executionContext) _CardTransaction_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.CardTransaction) (ret graphql.Marshaler) {
@@ -9902,7 +9918,7 @@ func (ec *executionContext) _CardTransaction_createdAt(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_CardTransaction_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, "Time")
 }
 
 func (ec *executionContext) _CardTransactionConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.CardTransactionConnection) (ret graphql.Marshaler) {
@@ -9989,7 +10005,7 @@ func (ec *executionContext) _CardTransactionConnection_totalCount(ctx context.Co
 	)
 }
 func (ec *executionContext) fieldContext_CardTransactionConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CardTransactionConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("CardTransactionConnection", field, false, false, "Int")
 }
 
 func (ec *executionContext) _CardTransactionEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.CardTransactionEdge) (ret graphql.Marshaler) {
@@ -10012,7 +10028,7 @@ func (ec *executionContext) _CardTransactionEdge_cursor(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_CardTransactionEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CardTransactionEdge", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("CardTransactionEdge", field, false, false, "String")
 }
 
 func (ec *executionContext) _CardTransactionEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.CardTransactionEdge) (ret graphql.Marshaler) {
@@ -10067,7 +10083,7 @@ func (ec *executionContext) _Contact_type(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_Contact_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Contact", field, false, false, errors.New("field of type ContactType does not have child fields"))
+	return graphql.NewScalarFieldContext("Contact", field, false, false, "ContactType")
 }
 
 func (ec *executionContext) _Contact_identityNumber(ctx context.Context, field graphql.CollectedField, obj *model.Contact) (ret graphql.Marshaler) {
@@ -10090,7 +10106,7 @@ func (ec *executionContext) _Contact_identityNumber(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_Contact_identityNumber(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Contact", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Contact", field, false, false, "String")
 }
 
 func (ec *executionContext) _Contact_id(ctx context.Context, field graphql.CollectedField, obj *model.Contact) (ret graphql.Marshaler) {
@@ -10113,7 +10129,7 @@ func (ec *executionContext) _Contact_id(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Contact_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Contact", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Contact", field, false, false, "String")
 }
 
 func (ec *executionContext) _Contact_name(ctx context.Context, field graphql.CollectedField, obj *model.Contact) (ret graphql.Marshaler) {
@@ -10136,7 +10152,7 @@ func (ec *executionContext) _Contact_name(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_Contact_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Contact", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Contact", field, false, false, "String")
 }
 
 func (ec *executionContext) _Contact_email(ctx context.Context, field graphql.CollectedField, obj *model.Contact) (ret graphql.Marshaler) {
@@ -10159,7 +10175,7 @@ func (ec *executionContext) _Contact_email(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Contact_email(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Contact", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Contact", field, false, false, "String")
 }
 
 func (ec *executionContext) _Contact_phone(ctx context.Context, field graphql.CollectedField, obj *model.Contact) (ret graphql.Marshaler) {
@@ -10182,7 +10198,7 @@ func (ec *executionContext) _Contact_phone(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Contact_phone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Contact", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Contact", field, false, false, "String")
 }
 
 func (ec *executionContext) _Contact_address(ctx context.Context, field graphql.CollectedField, obj *model.Contact) (ret graphql.Marshaler) {
@@ -10237,7 +10253,7 @@ func (ec *executionContext) _Conversion_id(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Conversion_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Conversion", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Conversion", field, false, false, "ID")
 }
 
 func (ec *executionContext) _Conversion_status(ctx context.Context, field graphql.CollectedField, obj *model.Conversion) (ret graphql.Marshaler) {
@@ -10260,7 +10276,7 @@ func (ec *executionContext) _Conversion_status(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Conversion_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Conversion", field, false, false, errors.New("field of type TransactionStatus does not have child fields"))
+	return graphql.NewScalarFieldContext("Conversion", field, false, false, "TransactionStatus")
 }
 
 func (ec *executionContext) _Conversion_statusCode(ctx context.Context, field graphql.CollectedField, obj *model.Conversion) (ret graphql.Marshaler) {
@@ -10283,7 +10299,7 @@ func (ec *executionContext) _Conversion_statusCode(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_Conversion_statusCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Conversion", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("Conversion", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Conversion_source(ctx context.Context, field graphql.CollectedField, obj *model.Conversion) (ret graphql.Marshaler) {
@@ -10402,7 +10418,7 @@ func (ec *executionContext) _Conversion_exchangeRate(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_Conversion_exchangeRate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Conversion", field, false, false, errors.New("field of type Float does not have child fields"))
+	return graphql.NewScalarFieldContext("Conversion", field, false, false, "Float")
 }
 
 func (ec *executionContext) _Conversion_amountEquivalents(ctx context.Context, field graphql.CollectedField, obj *model.Conversion) (ret graphql.Marshaler) {
@@ -10489,7 +10505,7 @@ func (ec *executionContext) _Conversion_sourceWalletId(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_Conversion_sourceWalletId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Conversion", field, true, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Conversion", field, true, false, "ID")
 }
 
 func (ec *executionContext) _Conversion_targetWalletId(ctx context.Context, field graphql.CollectedField, obj *model.Conversion) (ret graphql.Marshaler) {
@@ -10512,7 +10528,7 @@ func (ec *executionContext) _Conversion_targetWalletId(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_Conversion_targetWalletId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Conversion", field, true, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Conversion", field, true, false, "ID")
 }
 
 func (ec *executionContext) _Conversion_sourceWallet(ctx context.Context, field graphql.CollectedField, obj *model.Conversion) (ret graphql.Marshaler) {
@@ -10567,7 +10583,7 @@ func (ec *executionContext) _Conversion_createdAt(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_Conversion_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Conversion", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("Conversion", field, false, false, "Time")
 }
 
 func (ec *executionContext) _ConversionRefused_reason(ctx context.Context, field graphql.CollectedField, obj *model.ConversionRefused) (ret graphql.Marshaler) {
@@ -10590,7 +10606,7 @@ func (ec *executionContext) _ConversionRefused_reason(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_ConversionRefused_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConversionRefused", field, false, false, errors.New("field of type ConversionRefusal does not have child fields"))
+	return graphql.NewScalarFieldContext("ConversionRefused", field, false, false, "ConversionRefusal")
 }
 
 func (ec *executionContext) _ConversionRefused_code(ctx context.Context, field graphql.CollectedField, obj *model.ConversionRefused) (ret graphql.Marshaler) {
@@ -10613,7 +10629,7 @@ func (ec *executionContext) _ConversionRefused_code(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_ConversionRefused_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConversionRefused", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ConversionRefused", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ConversionRefused_name(ctx context.Context, field graphql.CollectedField, obj *model.ConversionRefused) (ret graphql.Marshaler) {
@@ -10636,7 +10652,7 @@ func (ec *executionContext) _ConversionRefused_name(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_ConversionRefused_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConversionRefused", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ConversionRefused", field, false, false, "String")
 }
 
 func (ec *executionContext) _ConversionRefused_message(ctx context.Context, field graphql.CollectedField, obj *model.ConversionRefused) (ret graphql.Marshaler) {
@@ -10659,7 +10675,7 @@ func (ec *executionContext) _ConversionRefused_message(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_ConversionRefused_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConversionRefused", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ConversionRefused", field, false, false, "String")
 }
 
 func (ec *executionContext) _Corporation_id(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
@@ -10682,7 +10698,7 @@ func (ec *executionContext) _Corporation_id(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Corporation_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Corporation", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Corporation", field, false, false, "ID")
 }
 
 func (ec *executionContext) _Corporation_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
@@ -10705,7 +10721,7 @@ func (ec *executionContext) _Corporation_upstreamId(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_Corporation_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Corporation", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Corporation", field, false, false, "String")
 }
 
 func (ec *executionContext) _Corporation_name(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
@@ -10728,7 +10744,7 @@ func (ec *executionContext) _Corporation_name(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Corporation_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Corporation", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Corporation", field, false, false, "String")
 }
 
 func (ec *executionContext) _Corporation_email(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
@@ -10751,7 +10767,7 @@ func (ec *executionContext) _Corporation_email(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Corporation_email(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Corporation", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Corporation", field, false, false, "String")
 }
 
 func (ec *executionContext) _Corporation_address(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
@@ -10774,7 +10790,7 @@ func (ec *executionContext) _Corporation_address(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Corporation_address(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Corporation", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Corporation", field, false, false, "String")
 }
 
 func (ec *executionContext) _Corporation_city(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
@@ -10797,7 +10813,7 @@ func (ec *executionContext) _Corporation_city(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Corporation_city(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Corporation", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Corporation", field, false, false, "String")
 }
 
 func (ec *executionContext) _Corporation_region(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
@@ -10820,7 +10836,7 @@ func (ec *executionContext) _Corporation_region(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Corporation_region(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Corporation", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Corporation", field, false, false, "String")
 }
 
 func (ec *executionContext) _Corporation_postCode(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
@@ -10843,7 +10859,7 @@ func (ec *executionContext) _Corporation_postCode(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_Corporation_postCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Corporation", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Corporation", field, false, false, "String")
 }
 
 func (ec *executionContext) _Corporation_country(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
@@ -10866,7 +10882,7 @@ func (ec *executionContext) _Corporation_country(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Corporation_country(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Corporation", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Corporation", field, false, false, "String")
 }
 
 func (ec *executionContext) _Corporation_currency(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
@@ -10889,7 +10905,7 @@ func (ec *executionContext) _Corporation_currency(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_Corporation_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Corporation", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Corporation", field, false, false, "String")
 }
 
 func (ec *executionContext) _Corporation_isOnboarded(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
@@ -10912,7 +10928,7 @@ func (ec *executionContext) _Corporation_isOnboarded(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_Corporation_isOnboarded(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Corporation", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("Corporation", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _Corporation_onboardedAt(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
@@ -10935,7 +10951,7 @@ func (ec *executionContext) _Corporation_onboardedAt(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_Corporation_onboardedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Corporation", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("Corporation", field, false, false, "Time")
 }
 
 func (ec *executionContext) _Corporation_isKycVerified(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
@@ -10958,7 +10974,7 @@ func (ec *executionContext) _Corporation_isKycVerified(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_Corporation_isKycVerified(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Corporation", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("Corporation", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _Corporation_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
@@ -10981,7 +10997,7 @@ func (ec *executionContext) _Corporation_createdAt(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_Corporation_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Corporation", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("Corporation", field, false, false, "Time")
 }
 
 func (ec *executionContext) _Corporation_blockedAt(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
@@ -11004,7 +11020,7 @@ func (ec *executionContext) _Corporation_blockedAt(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_Corporation_blockedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Corporation", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("Corporation", field, false, false, "Time")
 }
 
 func (ec *executionContext) _Corporation_persons(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
@@ -11441,7 +11457,7 @@ func (ec *executionContext) _CorporationConnection_totalCount(ctx context.Contex
 	)
 }
 func (ec *executionContext) fieldContext_CorporationConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CorporationConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("CorporationConnection", field, false, false, "Int")
 }
 
 func (ec *executionContext) _CorporationEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.CorporationEdge) (ret graphql.Marshaler) {
@@ -11464,7 +11480,7 @@ func (ec *executionContext) _CorporationEdge_cursor(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_CorporationEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CorporationEdge", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("CorporationEdge", field, false, false, "String")
 }
 
 func (ec *executionContext) _CorporationEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.CorporationEdge) (ret graphql.Marshaler) {
@@ -11519,7 +11535,7 @@ func (ec *executionContext) _CorporationSettings_corporationId(ctx context.Conte
 	)
 }
 func (ec *executionContext) fieldContext_CorporationSettings_corporationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CorporationSettings", field, true, true, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("CorporationSettings", field, true, true, "ID")
 }
 
 func (ec *executionContext) _CorporationSettings_allowedPersonTypes(ctx context.Context, field graphql.CollectedField, obj *model.CorporationSettings) (ret graphql.Marshaler) {
@@ -11542,7 +11558,7 @@ func (ec *executionContext) _CorporationSettings_allowedPersonTypes(ctx context.
 	)
 }
 func (ec *executionContext) fieldContext_CorporationSettings_allowedPersonTypes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CorporationSettings", field, false, false, errors.New("field of type PersonType does not have child fields"))
+	return graphql.NewScalarFieldContext("CorporationSettings", field, false, false, "PersonType")
 }
 
 func (ec *executionContext) _CorporationSettings_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.CorporationSettings) (ret graphql.Marshaler) {
@@ -11565,7 +11581,7 @@ func (ec *executionContext) _CorporationSettings_updatedAt(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_CorporationSettings_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CorporationSettings", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("CorporationSettings", field, false, false, "Time")
 }
 
 func (ec *executionContext) _CreateCustomerPayload_customer(ctx context.Context, field graphql.CollectedField, obj *model.CreateCustomerPayload) (ret graphql.Marshaler) {
@@ -11684,7 +11700,7 @@ func (ec *executionContext) _CreatedApiKey_id(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_CreatedApiKey_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreatedApiKey", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("CreatedApiKey", field, false, false, "ID")
 }
 
 func (ec *executionContext) _CreatedApiKey_name(ctx context.Context, field graphql.CollectedField, obj *model.CreatedAPIKey) (ret graphql.Marshaler) {
@@ -11707,7 +11723,7 @@ func (ec *executionContext) _CreatedApiKey_name(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_CreatedApiKey_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreatedApiKey", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("CreatedApiKey", field, false, false, "String")
 }
 
 func (ec *executionContext) _CreatedApiKey_isActive(ctx context.Context, field graphql.CollectedField, obj *model.CreatedAPIKey) (ret graphql.Marshaler) {
@@ -11730,7 +11746,7 @@ func (ec *executionContext) _CreatedApiKey_isActive(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_CreatedApiKey_isActive(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreatedApiKey", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("CreatedApiKey", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _CreatedApiKey_privateKey(ctx context.Context, field graphql.CollectedField, obj *model.CreatedAPIKey) (ret graphql.Marshaler) {
@@ -11753,7 +11769,7 @@ func (ec *executionContext) _CreatedApiKey_privateKey(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_CreatedApiKey_privateKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreatedApiKey", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("CreatedApiKey", field, false, false, "String")
 }
 
 func (ec *executionContext) _Customer_id(ctx context.Context, field graphql.CollectedField, obj *model.Customer) (ret graphql.Marshaler) {
@@ -11776,7 +11792,7 @@ func (ec *executionContext) _Customer_id(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext_Customer_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Customer", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Customer", field, false, false, "ID")
 }
 
 func (ec *executionContext) _Customer_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.Customer) (ret graphql.Marshaler) {
@@ -11799,7 +11815,7 @@ func (ec *executionContext) _Customer_upstreamId(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Customer_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Customer", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Customer", field, false, false, "String")
 }
 
 func (ec *executionContext) _Customer_number(ctx context.Context, field graphql.CollectedField, obj *model.Customer) (ret graphql.Marshaler) {
@@ -11822,7 +11838,7 @@ func (ec *executionContext) _Customer_number(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Customer_number(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Customer", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Customer", field, false, false, "String")
 }
 
 func (ec *executionContext) _Customer_contact(ctx context.Context, field graphql.CollectedField, obj *model.Customer) (ret graphql.Marshaler) {
@@ -11877,7 +11893,7 @@ func (ec *executionContext) _Customer_status(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Customer_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Customer", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Customer", field, false, false, "String")
 }
 
 func (ec *executionContext) _Customer_currency(ctx context.Context, field graphql.CollectedField, obj *model.Customer) (ret graphql.Marshaler) {
@@ -11900,7 +11916,7 @@ func (ec *executionContext) _Customer_currency(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Customer_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Customer", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Customer", field, false, false, "String")
 }
 
 func (ec *executionContext) _Customer_total(ctx context.Context, field graphql.CollectedField, obj *model.Customer) (ret graphql.Marshaler) {
@@ -11923,7 +11939,7 @@ func (ec *executionContext) _Customer_total(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Customer_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Customer", field, false, false, errors.New("field of type Float does not have child fields"))
+	return graphql.NewScalarFieldContext("Customer", field, false, false, "Float")
 }
 
 func (ec *executionContext) _Customer_paymentMethods(ctx context.Context, field graphql.CollectedField, obj *model.Customer) (ret graphql.Marshaler) {
@@ -12022,7 +12038,7 @@ func (ec *executionContext) _DeleteKycDocumentPayload_id(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_DeleteKycDocumentPayload_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DeleteKycDocumentPayload", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("DeleteKycDocumentPayload", field, false, false, "ID")
 }
 
 func (ec *executionContext) _DeleteWebhookPayload_deletedId(ctx context.Context, field graphql.CollectedField, obj *model.DeleteWebhookPayload) (ret graphql.Marshaler) {
@@ -12045,7 +12061,7 @@ func (ec *executionContext) _DeleteWebhookPayload_deletedId(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_DeleteWebhookPayload_deletedId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DeleteWebhookPayload", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("DeleteWebhookPayload", field, false, false, "ID")
 }
 
 func (ec *executionContext) _DeletedWalletRequisites_id(ctx context.Context, field graphql.CollectedField, obj *model.DeletedWalletRequisites) (ret graphql.Marshaler) {
@@ -12068,7 +12084,7 @@ func (ec *executionContext) _DeletedWalletRequisites_id(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_DeletedWalletRequisites_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DeletedWalletRequisites", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("DeletedWalletRequisites", field, false, false, "ID")
 }
 
 func (ec *executionContext) _Event_id(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -12091,7 +12107,7 @@ func (ec *executionContext) _Event_id(ctx context.Context, field graphql.Collect
 	)
 }
 func (ec *executionContext) fieldContext_Event_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, true, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Event", field, true, false, "ID")
 }
 
 func (ec *executionContext) _Event_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -12114,7 +12130,7 @@ func (ec *executionContext) _Event_upstreamId(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Event_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Event", field, false, false, "String")
 }
 
 func (ec *executionContext) _Event_name(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -12137,7 +12153,7 @@ func (ec *executionContext) _Event_name(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Event_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Event", field, false, false, "String")
 }
 
 func (ec *executionContext) _Event_payload(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -12160,7 +12176,7 @@ func (ec *executionContext) _Event_payload(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Event_payload(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type JSON does not have child fields"))
+	return graphql.NewScalarFieldContext("Event", field, false, false, "JSON")
 }
 
 func (ec *executionContext) _Event_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -12183,7 +12199,7 @@ func (ec *executionContext) _Event_createdAt(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Event_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("Event", field, false, false, "Time")
 }
 
 func (ec *executionContext) _Event_individualId(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -12206,7 +12222,7 @@ func (ec *executionContext) _Event_individualId(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Event_individualId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Event", field, false, false, "ID")
 }
 
 func (ec *executionContext) _Event_orderId(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -12229,7 +12245,7 @@ func (ec *executionContext) _Event_orderId(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Event_orderId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, true, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Event", field, true, false, "ID")
 }
 
 func (ec *executionContext) _Event_pendingActions(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -12348,7 +12364,7 @@ func (ec *executionContext) _EventEdge_cursor(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_EventEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventEdge", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("EventEdge", field, false, false, "String")
 }
 
 func (ec *executionContext) _EventEdge_source(ctx context.Context, field graphql.CollectedField, obj *model.EventEdge) (ret graphql.Marshaler) {
@@ -12371,7 +12387,7 @@ func (ec *executionContext) _EventEdge_source(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_EventEdge_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventEdge", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("EventEdge", field, false, false, "String")
 }
 
 func (ec *executionContext) _EventEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.EventEdge) (ret graphql.Marshaler) {
@@ -12426,7 +12442,7 @@ func (ec *executionContext) _Individual_id(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Individual_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Individual", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Individual", field, false, false, "ID")
 }
 
 func (ec *executionContext) _Individual_status(ctx context.Context, field graphql.CollectedField, obj *model.Individual) (ret graphql.Marshaler) {
@@ -12449,7 +12465,7 @@ func (ec *executionContext) _Individual_status(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Individual_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Individual", field, false, false, errors.New("field of type IndividualStatus does not have child fields"))
+	return graphql.NewScalarFieldContext("Individual", field, false, false, "IndividualStatus")
 }
 
 func (ec *executionContext) _Individual_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Individual) (ret graphql.Marshaler) {
@@ -12472,7 +12488,7 @@ func (ec *executionContext) _Individual_createdAt(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_Individual_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Individual", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("Individual", field, false, false, "Time")
 }
 
 func (ec *executionContext) _Individual_formUrl(ctx context.Context, field graphql.CollectedField, obj *model.Individual) (ret graphql.Marshaler) {
@@ -12495,7 +12511,7 @@ func (ec *executionContext) _Individual_formUrl(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Individual_formUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Individual", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Individual", field, false, false, "String")
 }
 
 func (ec *executionContext) _Invoice_id(ctx context.Context, field graphql.CollectedField, obj *model.Invoice) (ret graphql.Marshaler) {
@@ -12518,7 +12534,7 @@ func (ec *executionContext) _Invoice_id(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Invoice", field, false, false, "ID")
 }
 
 func (ec *executionContext) _Invoice_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.Invoice) (ret graphql.Marshaler) {
@@ -12541,7 +12557,7 @@ func (ec *executionContext) _Invoice_upstreamId(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Invoice", field, false, false, "String")
 }
 
 func (ec *executionContext) _Invoice_type(ctx context.Context, field graphql.CollectedField, obj *model.Invoice) (ret graphql.Marshaler) {
@@ -12564,7 +12580,7 @@ func (ec *executionContext) _Invoice_type(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type InvoiceType does not have child fields"))
+	return graphql.NewScalarFieldContext("Invoice", field, false, false, "InvoiceType")
 }
 
 func (ec *executionContext) _Invoice_isPaid(ctx context.Context, field graphql.CollectedField, obj *model.Invoice) (ret graphql.Marshaler) {
@@ -12587,7 +12603,7 @@ func (ec *executionContext) _Invoice_isPaid(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_isPaid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("Invoice", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _Invoice_amount(ctx context.Context, field graphql.CollectedField, obj *model.Invoice) (ret graphql.Marshaler) {
@@ -12674,7 +12690,7 @@ func (ec *executionContext) _Invoice_paymentTransactionId(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_paymentTransactionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Invoice", field, false, false, "ID")
 }
 
 func (ec *executionContext) _Invoice_repayments(ctx context.Context, field graphql.CollectedField, obj *model.Invoice) (ret graphql.Marshaler) {
@@ -12729,7 +12745,7 @@ func (ec *executionContext) _Invoice_createdAt(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("Invoice", field, false, false, "Time")
 }
 
 func (ec *executionContext) _InvoiceRepayment_id(ctx context.Context, field graphql.CollectedField, obj *model.InvoiceRepayment) (ret graphql.Marshaler) {
@@ -12752,7 +12768,7 @@ func (ec *executionContext) _InvoiceRepayment_id(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceRepayment_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceRepayment", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("InvoiceRepayment", field, false, false, "ID")
 }
 
 func (ec *executionContext) _InvoiceRepayment_amount(ctx context.Context, field graphql.CollectedField, obj *model.InvoiceRepayment) (ret graphql.Marshaler) {
@@ -12807,7 +12823,7 @@ func (ec *executionContext) _InvoiceRepayment_type(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceRepayment_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceRepayment", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("InvoiceRepayment", field, false, false, "String")
 }
 
 func (ec *executionContext) _KycDocument_id(ctx context.Context, field graphql.CollectedField, obj *model.KycDocument) (ret graphql.Marshaler) {
@@ -12830,7 +12846,7 @@ func (ec *executionContext) _KycDocument_id(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_KycDocument_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("KycDocument", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("KycDocument", field, false, false, "ID")
 }
 
 func (ec *executionContext) _KycDocument_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.KycDocument) (ret graphql.Marshaler) {
@@ -12853,7 +12869,7 @@ func (ec *executionContext) _KycDocument_upstreamId(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_KycDocument_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("KycDocument", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("KycDocument", field, false, false, "String")
 }
 
 func (ec *executionContext) _KycDocument_name(ctx context.Context, field graphql.CollectedField, obj *model.KycDocument) (ret graphql.Marshaler) {
@@ -12876,7 +12892,7 @@ func (ec *executionContext) _KycDocument_name(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_KycDocument_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("KycDocument", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("KycDocument", field, false, false, "String")
 }
 
 func (ec *executionContext) _KycDocument_status(ctx context.Context, field graphql.CollectedField, obj *model.KycDocument) (ret graphql.Marshaler) {
@@ -12899,7 +12915,7 @@ func (ec *executionContext) _KycDocument_status(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_KycDocument_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("KycDocument", field, false, false, errors.New("field of type KycDocumentStatus does not have child fields"))
+	return graphql.NewScalarFieldContext("KycDocument", field, false, false, "KycDocumentStatus")
 }
 
 func (ec *executionContext) _KycDocument_type(ctx context.Context, field graphql.CollectedField, obj *model.KycDocument) (ret graphql.Marshaler) {
@@ -12922,7 +12938,7 @@ func (ec *executionContext) _KycDocument_type(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_KycDocument_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("KycDocument", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("KycDocument", field, false, false, "String")
 }
 
 func (ec *executionContext) _KycDocument_path(ctx context.Context, field graphql.CollectedField, obj *model.KycDocument) (ret graphql.Marshaler) {
@@ -12945,7 +12961,7 @@ func (ec *executionContext) _KycDocument_path(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_KycDocument_path(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("KycDocument", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("KycDocument", field, false, false, "String")
 }
 
 func (ec *executionContext) _KycDocument_expiresAt(ctx context.Context, field graphql.CollectedField, obj *model.KycDocument) (ret graphql.Marshaler) {
@@ -12968,7 +12984,7 @@ func (ec *executionContext) _KycDocument_expiresAt(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_KycDocument_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("KycDocument", field, false, false, errors.New("field of type Date does not have child fields"))
+	return graphql.NewScalarFieldContext("KycDocument", field, false, false, "Date")
 }
 
 func (ec *executionContext) _KycDocument_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.KycDocument) (ret graphql.Marshaler) {
@@ -12991,7 +13007,7 @@ func (ec *executionContext) _KycDocument_createdAt(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_KycDocument_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("KycDocument", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("KycDocument", field, false, false, "Time")
 }
 
 func (ec *executionContext) _KycDocument_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.KycDocument) (ret graphql.Marshaler) {
@@ -13014,7 +13030,7 @@ func (ec *executionContext) _KycDocument_updatedAt(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_KycDocument_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("KycDocument", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("KycDocument", field, false, false, "Time")
 }
 
 func (ec *executionContext) _KycDocument_corporationId(ctx context.Context, field graphql.CollectedField, obj *model.KycDocument) (ret graphql.Marshaler) {
@@ -13037,7 +13053,7 @@ func (ec *executionContext) _KycDocument_corporationId(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_KycDocument_corporationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("KycDocument", field, true, true, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("KycDocument", field, true, true, "ID")
 }
 
 func (ec *executionContext) _Limit_id(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
@@ -13060,7 +13076,7 @@ func (ec *executionContext) _Limit_id(ctx context.Context, field graphql.Collect
 	)
 }
 func (ec *executionContext) fieldContext_Limit_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Limit", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Limit", field, false, false, "ID")
 }
 
 func (ec *executionContext) _Limit_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
@@ -13083,7 +13099,7 @@ func (ec *executionContext) _Limit_upstreamId(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Limit_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Limit", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Limit", field, false, false, "String")
 }
 
 func (ec *executionContext) _Limit_paymentMethod(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
@@ -13106,7 +13122,7 @@ func (ec *executionContext) _Limit_paymentMethod(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Limit_paymentMethod(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Limit", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Limit", field, false, false, "String")
 }
 
 func (ec *executionContext) _Limit_transactionType(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
@@ -13129,7 +13145,7 @@ func (ec *executionContext) _Limit_transactionType(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_Limit_transactionType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Limit", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Limit", field, false, false, "String")
 }
 
 func (ec *executionContext) _Limit_dailySuccessfulVelocity(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
@@ -13152,7 +13168,7 @@ func (ec *executionContext) _Limit_dailySuccessfulVelocity(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_Limit_dailySuccessfulVelocity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Limit", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("Limit", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Limit_weeklySuccessfulVelocity(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
@@ -13175,7 +13191,7 @@ func (ec *executionContext) _Limit_weeklySuccessfulVelocity(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_Limit_weeklySuccessfulVelocity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Limit", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("Limit", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Limit_monthlySuccessfulVelocity(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
@@ -13198,7 +13214,7 @@ func (ec *executionContext) _Limit_monthlySuccessfulVelocity(ctx context.Context
 	)
 }
 func (ec *executionContext) fieldContext_Limit_monthlySuccessfulVelocity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Limit", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("Limit", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Limit_attemptVelocityPerHour(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
@@ -13221,7 +13237,7 @@ func (ec *executionContext) _Limit_attemptVelocityPerHour(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_Limit_attemptVelocityPerHour(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Limit", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("Limit", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Limit_minimumAmount(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
@@ -13404,7 +13420,7 @@ func (ec *executionContext) _Limit_updatedAt(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Limit_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Limit", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("Limit", field, false, false, "Time")
 }
 
 func (ec *executionContext) _LiveEvent_cursor(ctx context.Context, field graphql.CollectedField, obj *model.LiveEvent) (ret graphql.Marshaler) {
@@ -13427,7 +13443,7 @@ func (ec *executionContext) _LiveEvent_cursor(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_LiveEvent_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LiveEvent", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("LiveEvent", field, false, false, "String")
 }
 
 func (ec *executionContext) _LiveEvent_source(ctx context.Context, field graphql.CollectedField, obj *model.LiveEvent) (ret graphql.Marshaler) {
@@ -13450,7 +13466,7 @@ func (ec *executionContext) _LiveEvent_source(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_LiveEvent_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LiveEvent", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("LiveEvent", field, false, false, "String")
 }
 
 func (ec *executionContext) _LiveEvent_event(ctx context.Context, field graphql.CollectedField, obj *model.LiveEvent) (ret graphql.Marshaler) {
@@ -13505,7 +13521,7 @@ func (ec *executionContext) _MaskedPan_bin(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_MaskedPan_bin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("MaskedPan", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("MaskedPan", field, false, false, "String")
 }
 
 func (ec *executionContext) _MaskedPan_lastFour(ctx context.Context, field graphql.CollectedField, obj *model.MaskedPan) (ret graphql.Marshaler) {
@@ -13528,7 +13544,7 @@ func (ec *executionContext) _MaskedPan_lastFour(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_MaskedPan_lastFour(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("MaskedPan", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("MaskedPan", field, false, false, "String")
 }
 
 func (ec *executionContext) _Money_amount(ctx context.Context, field graphql.CollectedField, obj *model.Money) (ret graphql.Marshaler) {
@@ -13551,7 +13567,7 @@ func (ec *executionContext) _Money_amount(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_Money_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Money", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("Money", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Money_currency(ctx context.Context, field graphql.CollectedField, obj *model.Money) (ret graphql.Marshaler) {
@@ -13574,7 +13590,7 @@ func (ec *executionContext) _Money_currency(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Money_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Money", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Money", field, false, false, "String")
 }
 
 func (ec *executionContext) _Mutation_noop(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -13597,7 +13613,7 @@ func (ec *executionContext) _Mutation_noop(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_noop(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Mutation", field, true, true, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("Mutation", field, true, true, "Boolean")
 }
 
 func (ec *executionContext) _Mutation_issueCard(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -14292,7 +14308,7 @@ func (ec *executionContext) _Mutation_signOut(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_signOut(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Mutation", field, true, true, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("Mutation", field, true, true, "Boolean")
 }
 
 func (ec *executionContext) _Mutation_forgotPassword(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -16239,7 +16255,7 @@ func (ec *executionContext) _Order_id(ctx context.Context, field graphql.Collect
 	)
 }
 func (ec *executionContext) fieldContext_Order_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, true, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Order", field, true, false, "ID")
 }
 
 func (ec *executionContext) _Order_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
@@ -16262,7 +16278,7 @@ func (ec *executionContext) _Order_upstreamId(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Order_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Order", field, false, false, "String")
 }
 
 func (ec *executionContext) _Order_number(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
@@ -16285,7 +16301,7 @@ func (ec *executionContext) _Order_number(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_Order_number(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Order", field, false, false, "String")
 }
 
 func (ec *executionContext) _Order_created(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
@@ -16308,7 +16324,7 @@ func (ec *executionContext) _Order_created(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Order_created(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("Order", field, false, false, "Time")
 }
 
 func (ec *executionContext) _Order_status(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
@@ -16331,7 +16347,7 @@ func (ec *executionContext) _Order_status(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_Order_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errors.New("field of type OrderStatus does not have child fields"))
+	return graphql.NewScalarFieldContext("Order", field, false, false, "OrderStatus")
 }
 
 func (ec *executionContext) _Order_amount(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
@@ -16482,7 +16498,7 @@ func (ec *executionContext) _Order_charge(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_Order_charge(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Order", field, false, false, "String")
 }
 
 func (ec *executionContext) _Order_payment(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
@@ -16601,7 +16617,7 @@ func (ec *executionContext) _OrderChangePayload_orderId(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_OrderChangePayload_orderId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("OrderChangePayload", field, true, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("OrderChangePayload", field, true, false, "ID")
 }
 
 func (ec *executionContext) _OrderChangePayload_applied(ctx context.Context, field graphql.CollectedField, obj *model.OrderChangePayload) (ret graphql.Marshaler) {
@@ -16624,7 +16640,7 @@ func (ec *executionContext) _OrderChangePayload_applied(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_OrderChangePayload_applied(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("OrderChangePayload", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("OrderChangePayload", field, false, false, "String")
 }
 
 func (ec *executionContext) _OrderChangePayload_order(ctx context.Context, field graphql.CollectedField, obj *model.OrderChangePayload) (ret graphql.Marshaler) {
@@ -16679,7 +16695,7 @@ func (ec *executionContext) _OrderFailed_orderId(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_OrderFailed_orderId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("OrderFailed", field, true, true, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("OrderFailed", field, true, true, "ID")
 }
 
 func (ec *executionContext) _OrderFailed_code(ctx context.Context, field graphql.CollectedField, obj *model.OrderFailed) (ret graphql.Marshaler) {
@@ -16702,7 +16718,7 @@ func (ec *executionContext) _OrderFailed_code(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_OrderFailed_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("OrderFailed", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("OrderFailed", field, false, false, "String")
 }
 
 func (ec *executionContext) _OrderFailed_message(ctx context.Context, field graphql.CollectedField, obj *model.OrderFailed) (ret graphql.Marshaler) {
@@ -16725,7 +16741,7 @@ func (ec *executionContext) _OrderFailed_message(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_OrderFailed_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("OrderFailed", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("OrderFailed", field, false, false, "String")
 }
 
 func (ec *executionContext) _OrderItem_name(ctx context.Context, field graphql.CollectedField, obj *model.OrderItem) (ret graphql.Marshaler) {
@@ -16748,7 +16764,7 @@ func (ec *executionContext) _OrderItem_name(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_OrderItem_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("OrderItem", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("OrderItem", field, false, false, "String")
 }
 
 func (ec *executionContext) _OrderItem_amount(ctx context.Context, field graphql.CollectedField, obj *model.OrderItem) (ret graphql.Marshaler) {
@@ -16771,7 +16787,7 @@ func (ec *executionContext) _OrderItem_amount(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_OrderItem_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("OrderItem", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("OrderItem", field, false, false, "Int")
 }
 
 func (ec *executionContext) _OrderItem_quantity(ctx context.Context, field graphql.CollectedField, obj *model.OrderItem) (ret graphql.Marshaler) {
@@ -16794,7 +16810,7 @@ func (ec *executionContext) _OrderItem_quantity(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_OrderItem_quantity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("OrderItem", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("OrderItem", field, false, false, "Int")
 }
 
 func (ec *executionContext) _OrderItems_shape(ctx context.Context, field graphql.CollectedField, obj *model.OrderItems) (ret graphql.Marshaler) {
@@ -16817,7 +16833,7 @@ func (ec *executionContext) _OrderItems_shape(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_OrderItems_shape(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("OrderItems", field, false, false, errors.New("field of type ItemsShape does not have child fields"))
+	return graphql.NewScalarFieldContext("OrderItems", field, false, false, "ItemsShape")
 }
 
 func (ec *executionContext) _OrderItems_total(ctx context.Context, field graphql.CollectedField, obj *model.OrderItems) (ret graphql.Marshaler) {
@@ -16840,7 +16856,7 @@ func (ec *executionContext) _OrderItems_total(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_OrderItems_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("OrderItems", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("OrderItems", field, false, false, "Int")
 }
 
 func (ec *executionContext) _OrderItems_items(ctx context.Context, field graphql.CollectedField, obj *model.OrderItems) (ret graphql.Marshaler) {
@@ -16895,7 +16911,7 @@ func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_PageInfo_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _PageInfo_hasPreviousPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
@@ -16918,7 +16934,7 @@ func (ec *executionContext) _PageInfo_hasPreviousPage(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_PageInfo_hasPreviousPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
@@ -16941,7 +16957,7 @@ func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_PageInfo_startCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "String")
 }
 
 func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
@@ -16964,7 +16980,7 @@ func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "String")
 }
 
 func (ec *executionContext) _PaymentMethod_token(ctx context.Context, field graphql.CollectedField, obj *model.PaymentMethod) (ret graphql.Marshaler) {
@@ -16987,7 +17003,7 @@ func (ec *executionContext) _PaymentMethod_token(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_PaymentMethod_token(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PaymentMethod", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("PaymentMethod", field, false, false, "ID")
 }
 
 func (ec *executionContext) _PaymentMethod_type(ctx context.Context, field graphql.CollectedField, obj *model.PaymentMethod) (ret graphql.Marshaler) {
@@ -17010,7 +17026,7 @@ func (ec *executionContext) _PaymentMethod_type(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_PaymentMethod_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PaymentMethod", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("PaymentMethod", field, false, false, "String")
 }
 
 func (ec *executionContext) _PaymentMethod_scheme(ctx context.Context, field graphql.CollectedField, obj *model.PaymentMethod) (ret graphql.Marshaler) {
@@ -17033,7 +17049,7 @@ func (ec *executionContext) _PaymentMethod_scheme(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_PaymentMethod_scheme(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PaymentMethod", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("PaymentMethod", field, false, false, "String")
 }
 
 func (ec *executionContext) _PaymentMethod_iin(ctx context.Context, field graphql.CollectedField, obj *model.PaymentMethod) (ret graphql.Marshaler) {
@@ -17056,7 +17072,7 @@ func (ec *executionContext) _PaymentMethod_iin(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_PaymentMethod_iin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PaymentMethod", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("PaymentMethod", field, false, false, "String")
 }
 
 func (ec *executionContext) _PaymentMethod_last4(ctx context.Context, field graphql.CollectedField, obj *model.PaymentMethod) (ret graphql.Marshaler) {
@@ -17079,7 +17095,7 @@ func (ec *executionContext) _PaymentMethod_last4(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_PaymentMethod_last4(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PaymentMethod", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("PaymentMethod", field, false, false, "String")
 }
 
 func (ec *executionContext) _PaymentMethod_expiresMonth(ctx context.Context, field graphql.CollectedField, obj *model.PaymentMethod) (ret graphql.Marshaler) {
@@ -17102,7 +17118,7 @@ func (ec *executionContext) _PaymentMethod_expiresMonth(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_PaymentMethod_expiresMonth(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PaymentMethod", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("PaymentMethod", field, false, false, "Int")
 }
 
 func (ec *executionContext) _PaymentMethod_expiresYear(ctx context.Context, field graphql.CollectedField, obj *model.PaymentMethod) (ret graphql.Marshaler) {
@@ -17125,7 +17141,7 @@ func (ec *executionContext) _PaymentMethod_expiresYear(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_PaymentMethod_expiresYear(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PaymentMethod", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("PaymentMethod", field, false, false, "Int")
 }
 
 func (ec *executionContext) _PaymentMethod_acquirer(ctx context.Context, field graphql.CollectedField, obj *model.PaymentMethod) (ret graphql.Marshaler) {
@@ -17148,7 +17164,7 @@ func (ec *executionContext) _PaymentMethod_acquirer(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_PaymentMethod_acquirer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PaymentMethod", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("PaymentMethod", field, false, false, "String")
 }
 
 func (ec *executionContext) _PaymentMethod_created(ctx context.Context, field graphql.CollectedField, obj *model.PaymentMethod) (ret graphql.Marshaler) {
@@ -17171,7 +17187,7 @@ func (ec *executionContext) _PaymentMethod_created(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_PaymentMethod_created(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PaymentMethod", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("PaymentMethod", field, false, false, "Time")
 }
 
 func (ec *executionContext) _PendingAction_id(ctx context.Context, field graphql.CollectedField, obj *model.PendingAction) (ret graphql.Marshaler) {
@@ -17194,7 +17210,7 @@ func (ec *executionContext) _PendingAction_id(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_PendingAction_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PendingAction", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("PendingAction", field, false, false, "ID")
 }
 
 func (ec *executionContext) _PendingAction_individualId(ctx context.Context, field graphql.CollectedField, obj *model.PendingAction) (ret graphql.Marshaler) {
@@ -17217,7 +17233,7 @@ func (ec *executionContext) _PendingAction_individualId(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_PendingAction_individualId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PendingAction", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("PendingAction", field, false, false, "ID")
 }
 
 func (ec *executionContext) _PendingAction_eventId(ctx context.Context, field graphql.CollectedField, obj *model.PendingAction) (ret graphql.Marshaler) {
@@ -17240,7 +17256,7 @@ func (ec *executionContext) _PendingAction_eventId(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_PendingAction_eventId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PendingAction", field, true, true, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("PendingAction", field, true, true, "ID")
 }
 
 func (ec *executionContext) _PendingAction_type(ctx context.Context, field graphql.CollectedField, obj *model.PendingAction) (ret graphql.Marshaler) {
@@ -17263,7 +17279,7 @@ func (ec *executionContext) _PendingAction_type(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_PendingAction_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PendingAction", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("PendingAction", field, false, false, "String")
 }
 
 func (ec *executionContext) _PendingAction_status(ctx context.Context, field graphql.CollectedField, obj *model.PendingAction) (ret graphql.Marshaler) {
@@ -17286,7 +17302,7 @@ func (ec *executionContext) _PendingAction_status(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_PendingAction_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PendingAction", field, false, false, errors.New("field of type PendingActionStatus does not have child fields"))
+	return graphql.NewScalarFieldContext("PendingAction", field, false, false, "PendingActionStatus")
 }
 
 func (ec *executionContext) _PendingAction_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.PendingAction) (ret graphql.Marshaler) {
@@ -17309,7 +17325,7 @@ func (ec *executionContext) _PendingAction_createdAt(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_PendingAction_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PendingAction", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("PendingAction", field, false, false, "Time")
 }
 
 func (ec *executionContext) _PendingAction_completedAt(ctx context.Context, field graphql.CollectedField, obj *model.PendingAction) (ret graphql.Marshaler) {
@@ -17332,7 +17348,7 @@ func (ec *executionContext) _PendingAction_completedAt(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_PendingAction_completedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PendingAction", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("PendingAction", field, false, false, "Time")
 }
 
 func (ec *executionContext) _Person_id(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
@@ -17355,7 +17371,7 @@ func (ec *executionContext) _Person_id(ctx context.Context, field graphql.Collec
 	)
 }
 func (ec *executionContext) fieldContext_Person_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Person", field, false, false, "ID")
 }
 
 func (ec *executionContext) _Person_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
@@ -17378,7 +17394,7 @@ func (ec *executionContext) _Person_upstreamId(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Person_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Person", field, false, false, "String")
 }
 
 func (ec *executionContext) _Person_firstName(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
@@ -17401,7 +17417,7 @@ func (ec *executionContext) _Person_firstName(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Person_firstName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Person", field, false, false, "String")
 }
 
 func (ec *executionContext) _Person_lastName(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
@@ -17424,7 +17440,7 @@ func (ec *executionContext) _Person_lastName(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Person_lastName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Person", field, false, false, "String")
 }
 
 func (ec *executionContext) _Person_email(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
@@ -17447,7 +17463,7 @@ func (ec *executionContext) _Person_email(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_Person_email(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Person", field, false, false, "String")
 }
 
 func (ec *executionContext) _Person_phone(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
@@ -17470,7 +17486,7 @@ func (ec *executionContext) _Person_phone(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_Person_phone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Person", field, false, false, "String")
 }
 
 func (ec *executionContext) _Person_otherPhone(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
@@ -17493,7 +17509,7 @@ func (ec *executionContext) _Person_otherPhone(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Person_otherPhone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Person", field, false, false, "String")
 }
 
 func (ec *executionContext) _Person_dateOfBirth(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
@@ -17516,7 +17532,7 @@ func (ec *executionContext) _Person_dateOfBirth(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Person_dateOfBirth(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type Date does not have child fields"))
+	return graphql.NewScalarFieldContext("Person", field, false, false, "Date")
 }
 
 func (ec *executionContext) _Person_gender(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
@@ -17539,7 +17555,7 @@ func (ec *executionContext) _Person_gender(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Person_gender(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type Gender does not have child fields"))
+	return graphql.NewScalarFieldContext("Person", field, false, false, "Gender")
 }
 
 func (ec *executionContext) _Person_country(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
@@ -17562,7 +17578,7 @@ func (ec *executionContext) _Person_country(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Person_country(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Person", field, false, false, "String")
 }
 
 func (ec *executionContext) _Person_nationality(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
@@ -17585,7 +17601,7 @@ func (ec *executionContext) _Person_nationality(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Person_nationality(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Person", field, false, false, "String")
 }
 
 func (ec *executionContext) _Person_street(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
@@ -17608,7 +17624,7 @@ func (ec *executionContext) _Person_street(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Person_street(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Person", field, false, false, "String")
 }
 
 func (ec *executionContext) _Person_city(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
@@ -17631,7 +17647,7 @@ func (ec *executionContext) _Person_city(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext_Person_city(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Person", field, false, false, "String")
 }
 
 func (ec *executionContext) _Person_region(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
@@ -17654,7 +17670,7 @@ func (ec *executionContext) _Person_region(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Person_region(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Person", field, false, false, "String")
 }
 
 func (ec *executionContext) _Person_postCode(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
@@ -17677,7 +17693,7 @@ func (ec *executionContext) _Person_postCode(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Person_postCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Person", field, false, false, "String")
 }
 
 func (ec *executionContext) _Person_type(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
@@ -17700,7 +17716,7 @@ func (ec *executionContext) _Person_type(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext_Person_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type PersonType does not have child fields"))
+	return graphql.NewScalarFieldContext("Person", field, false, false, "PersonType")
 }
 
 func (ec *executionContext) _Person_isUbo(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
@@ -17723,7 +17739,7 @@ func (ec *executionContext) _Person_isUbo(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_Person_isUbo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("Person", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _Person_isDirector(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
@@ -17746,7 +17762,7 @@ func (ec *executionContext) _Person_isDirector(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Person_isDirector(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("Person", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _Person_ownership(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
@@ -17769,7 +17785,7 @@ func (ec *executionContext) _Person_ownership(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Person_ownership(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type Float does not have child fields"))
+	return graphql.NewScalarFieldContext("Person", field, false, false, "Float")
 }
 
 func (ec *executionContext) _Person_position(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
@@ -17792,7 +17808,7 @@ func (ec *executionContext) _Person_position(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Person_position(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Person", field, false, false, "String")
 }
 
 func (ec *executionContext) _Person_isPoliticallyExposed(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
@@ -17815,7 +17831,7 @@ func (ec *executionContext) _Person_isPoliticallyExposed(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_Person_isPoliticallyExposed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("Person", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _Person_isTaxResident(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
@@ -17838,7 +17854,7 @@ func (ec *executionContext) _Person_isTaxResident(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_Person_isTaxResident(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("Person", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _Person_isBlocked(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
@@ -17861,7 +17877,7 @@ func (ec *executionContext) _Person_isBlocked(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Person_isBlocked(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("Person", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _Person_blockedAt(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
@@ -17884,7 +17900,7 @@ func (ec *executionContext) _Person_blockedAt(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Person_blockedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("Person", field, false, false, "Time")
 }
 
 func (ec *executionContext) _Person_isInvitationAccepted(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
@@ -17907,7 +17923,7 @@ func (ec *executionContext) _Person_isInvitationAccepted(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_Person_isInvitationAccepted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("Person", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _Person_isTwoFactorEnabled(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
@@ -17930,7 +17946,7 @@ func (ec *executionContext) _Person_isTwoFactorEnabled(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_Person_isTwoFactorEnabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("Person", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _Person_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
@@ -17953,7 +17969,7 @@ func (ec *executionContext) _Person_createdAt(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Person_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("Person", field, false, false, "Time")
 }
 
 func (ec *executionContext) _Person_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
@@ -17976,7 +17992,7 @@ func (ec *executionContext) _Person_updatedAt(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Person_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Person", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("Person", field, false, false, "Time")
 }
 
 func (ec *executionContext) _Person_corporationId(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
@@ -17999,7 +18015,7 @@ func (ec *executionContext) _Person_corporationId(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_Person_corporationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Person", field, true, true, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Person", field, true, true, "ID")
 }
 
 func (ec *executionContext) _Person_corporation(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
@@ -18150,7 +18166,7 @@ func (ec *executionContext) _PersonConnection_totalCount(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_PersonConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PersonConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("PersonConnection", field, false, false, "Int")
 }
 
 func (ec *executionContext) _PersonEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.PersonEdge) (ret graphql.Marshaler) {
@@ -18173,7 +18189,7 @@ func (ec *executionContext) _PersonEdge_cursor(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_PersonEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PersonEdge", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("PersonEdge", field, false, false, "String")
 }
 
 func (ec *executionContext) _PersonEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.PersonEdge) (ret graphql.Marshaler) {
@@ -18228,7 +18244,7 @@ func (ec *executionContext) _Query_ok(ctx context.Context, field graphql.Collect
 	)
 }
 func (ec *executionContext) fieldContext_Query_ok(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Query", field, true, true, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("Query", field, true, true, "Boolean")
 }
 
 func (ec *executionContext) _Query_cards(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -18617,7 +18633,7 @@ func (ec *executionContext) _Query_eventsCursor(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Query_eventsCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Query", field, true, true, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Query", field, true, true, "String")
 }
 
 func (ec *executionContext) _Query_eventHistory(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -19487,10 +19503,10 @@ func (ec *executionContext) _Query___schema(ctx context.Context, field graphql.C
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *introspection.Schema) graphql.Marshaler {
-			return ec.marshalO__Schema2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐSchema(ctx, selections, v)
+			return ec.marshalN__Schema2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐSchema(ctx, selections, v)
 		},
 		true,
-		false,
+		true,
 	)
 }
 func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -19558,7 +19574,7 @@ func (ec *executionContext) _ReportFile_url(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_ReportFile_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ReportFile", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ReportFile", field, false, false, "String")
 }
 
 func (ec *executionContext) _ReportFile_fileName(ctx context.Context, field graphql.CollectedField, obj *model.ReportFile) (ret graphql.Marshaler) {
@@ -19581,7 +19597,7 @@ func (ec *executionContext) _ReportFile_fileName(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_ReportFile_fileName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ReportFile", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ReportFile", field, false, false, "String")
 }
 
 func (ec *executionContext) _ReportFile_expiresAt(ctx context.Context, field graphql.CollectedField, obj *model.ReportFile) (ret graphql.Marshaler) {
@@ -19604,7 +19620,7 @@ func (ec *executionContext) _ReportFile_expiresAt(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_ReportFile_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ReportFile", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("ReportFile", field, false, false, "Time")
 }
 
 func (ec *executionContext) _SetPaymentMethodsPayload_customer(ctx context.Context, field graphql.CollectedField, obj *model.SetPaymentMethodsPayload) (ret graphql.Marshaler) {
@@ -19659,7 +19675,7 @@ func (ec *executionContext) _SignUpCorporationPayload_id(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_SignUpCorporationPayload_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SignUpCorporationPayload", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("SignUpCorporationPayload", field, false, false, "ID")
 }
 
 func (ec *executionContext) _SignedIn_sessionToken(ctx context.Context, field graphql.CollectedField, obj *model.SignedIn) (ret graphql.Marshaler) {
@@ -19682,7 +19698,7 @@ func (ec *executionContext) _SignedIn_sessionToken(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_SignedIn_sessionToken(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SignedIn", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("SignedIn", field, false, false, "String")
 }
 
 func (ec *executionContext) _SignedIn_csrfToken(ctx context.Context, field graphql.CollectedField, obj *model.SignedIn) (ret graphql.Marshaler) {
@@ -19705,7 +19721,7 @@ func (ec *executionContext) _SignedIn_csrfToken(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_SignedIn_csrfToken(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SignedIn", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("SignedIn", field, false, false, "String")
 }
 
 func (ec *executionContext) _SignedIn_viewer(ctx context.Context, field graphql.CollectedField, obj *model.SignedIn) (ret graphql.Marshaler) {
@@ -19760,7 +19776,7 @@ func (ec *executionContext) _SignedOrder_token(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_SignedOrder_token(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SignedOrder", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("SignedOrder", field, false, false, "String")
 }
 
 func (ec *executionContext) _SignedOrder_order(ctx context.Context, field graphql.CollectedField, obj *model.SignedOrder) (ret graphql.Marshaler) {
@@ -20001,7 +20017,7 @@ func (ec *executionContext) _TwoFactorChallenge_maskedPhone(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_TwoFactorChallenge_maskedPhone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("TwoFactorChallenge", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("TwoFactorChallenge", field, false, false, "String")
 }
 
 func (ec *executionContext) _TwoFactorChallenge_challengeId(ctx context.Context, field graphql.CollectedField, obj *model.TwoFactorChallenge) (ret graphql.Marshaler) {
@@ -20024,7 +20040,7 @@ func (ec *executionContext) _TwoFactorChallenge_challengeId(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_TwoFactorChallenge_challengeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("TwoFactorChallenge", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("TwoFactorChallenge", field, false, false, "String")
 }
 
 func (ec *executionContext) _TwoFactorChallenge_expiresAt(ctx context.Context, field graphql.CollectedField, obj *model.TwoFactorChallenge) (ret graphql.Marshaler) {
@@ -20047,7 +20063,7 @@ func (ec *executionContext) _TwoFactorChallenge_expiresAt(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_TwoFactorChallenge_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("TwoFactorChallenge", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("TwoFactorChallenge", field, false, false, "Time")
 }
 
 func (ec *executionContext) _UpdateCustomerContactPayload_contact(ctx context.Context, field graphql.CollectedField, obj *model.UpdateCustomerContactPayload) (ret graphql.Marshaler) {
@@ -20102,7 +20118,7 @@ func (ec *executionContext) _VerificationRequired_orderId(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_VerificationRequired_orderId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("VerificationRequired", field, true, true, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("VerificationRequired", field, true, true, "ID")
 }
 
 func (ec *executionContext) _VerificationRequired_verificationUrl(ctx context.Context, field graphql.CollectedField, obj *model.VerificationRequired) (ret graphql.Marshaler) {
@@ -20125,7 +20141,7 @@ func (ec *executionContext) _VerificationRequired_verificationUrl(ctx context.Co
 	)
 }
 func (ec *executionContext) fieldContext_VerificationRequired_verificationUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("VerificationRequired", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("VerificationRequired", field, false, false, "String")
 }
 
 func (ec *executionContext) _VerificationRequired_message(ctx context.Context, field graphql.CollectedField, obj *model.VerificationRequired) (ret graphql.Marshaler) {
@@ -20148,7 +20164,7 @@ func (ec *executionContext) _VerificationRequired_message(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_VerificationRequired_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("VerificationRequired", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("VerificationRequired", field, false, false, "String")
 }
 
 func (ec *executionContext) _Viewer_kind(ctx context.Context, field graphql.CollectedField, obj *model.Viewer) (ret graphql.Marshaler) {
@@ -20171,7 +20187,7 @@ func (ec *executionContext) _Viewer_kind(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext_Viewer_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Viewer", field, false, false, errors.New("field of type PrincipalKind does not have child fields"))
+	return graphql.NewScalarFieldContext("Viewer", field, false, false, "PrincipalKind")
 }
 
 func (ec *executionContext) _Viewer_person(ctx context.Context, field graphql.CollectedField, obj *model.Viewer) (ret graphql.Marshaler) {
@@ -20290,7 +20306,7 @@ func (ec *executionContext) _Viewer_permissions(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Viewer_permissions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Viewer", field, true, true, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Viewer", field, true, true, "String")
 }
 
 func (ec *executionContext) _Viewer_csrfToken(ctx context.Context, field graphql.CollectedField, obj *model.Viewer) (ret graphql.Marshaler) {
@@ -20313,7 +20329,7 @@ func (ec *executionContext) _Viewer_csrfToken(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Viewer_csrfToken(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Viewer", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Viewer", field, false, false, "String")
 }
 
 func (ec *executionContext) _Wallet_id(ctx context.Context, field graphql.CollectedField, obj *model.Wallet) (ret graphql.Marshaler) {
@@ -20336,7 +20352,7 @@ func (ec *executionContext) _Wallet_id(ctx context.Context, field graphql.Collec
 	)
 }
 func (ec *executionContext) fieldContext_Wallet_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Wallet", field, true, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Wallet", field, true, false, "ID")
 }
 
 func (ec *executionContext) _Wallet_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.Wallet) (ret graphql.Marshaler) {
@@ -20359,7 +20375,7 @@ func (ec *executionContext) _Wallet_upstreamId(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Wallet_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Wallet", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Wallet", field, false, false, "String")
 }
 
 func (ec *executionContext) _Wallet_name(ctx context.Context, field graphql.CollectedField, obj *model.Wallet) (ret graphql.Marshaler) {
@@ -20382,7 +20398,7 @@ func (ec *executionContext) _Wallet_name(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext_Wallet_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Wallet", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Wallet", field, false, false, "String")
 }
 
 func (ec *executionContext) _Wallet_currency(ctx context.Context, field graphql.CollectedField, obj *model.Wallet) (ret graphql.Marshaler) {
@@ -20405,7 +20421,7 @@ func (ec *executionContext) _Wallet_currency(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Wallet_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Wallet", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Wallet", field, false, false, "String")
 }
 
 func (ec *executionContext) _Wallet_balance(ctx context.Context, field graphql.CollectedField, obj *model.Wallet) (ret graphql.Marshaler) {
@@ -20460,7 +20476,7 @@ func (ec *executionContext) _Wallet_type(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext_Wallet_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Wallet", field, false, false, errors.New("field of type WalletType does not have child fields"))
+	return graphql.NewScalarFieldContext("Wallet", field, false, false, "WalletType")
 }
 
 func (ec *executionContext) _Wallet_purpose(ctx context.Context, field graphql.CollectedField, obj *model.Wallet) (ret graphql.Marshaler) {
@@ -20483,7 +20499,7 @@ func (ec *executionContext) _Wallet_purpose(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Wallet_purpose(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Wallet", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Wallet", field, false, false, "String")
 }
 
 func (ec *executionContext) _Wallet_adapter(ctx context.Context, field graphql.CollectedField, obj *model.Wallet) (ret graphql.Marshaler) {
@@ -20506,7 +20522,7 @@ func (ec *executionContext) _Wallet_adapter(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Wallet_adapter(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Wallet", field, false, false, errors.New("field of type WalletAdapter does not have child fields"))
+	return graphql.NewScalarFieldContext("Wallet", field, false, false, "WalletAdapter")
 }
 
 func (ec *executionContext) _Wallet_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Wallet) (ret graphql.Marshaler) {
@@ -20529,7 +20545,7 @@ func (ec *executionContext) _Wallet_createdAt(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Wallet_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Wallet", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("Wallet", field, false, false, "Time")
 }
 
 func (ec *executionContext) _Wallet_corporation(ctx context.Context, field graphql.CollectedField, obj *model.Wallet) (ret graphql.Marshaler) {
@@ -20680,7 +20696,7 @@ func (ec *executionContext) _WalletRequisites_id(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_WalletRequisites_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WalletRequisites", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("WalletRequisites", field, false, false, "ID")
 }
 
 func (ec *executionContext) _WalletRequisites_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.WalletRequisites) (ret graphql.Marshaler) {
@@ -20703,7 +20719,7 @@ func (ec *executionContext) _WalletRequisites_upstreamId(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_WalletRequisites_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WalletRequisites", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("WalletRequisites", field, false, false, "String")
 }
 
 func (ec *executionContext) _WalletRequisites_number(ctx context.Context, field graphql.CollectedField, obj *model.WalletRequisites) (ret graphql.Marshaler) {
@@ -20726,7 +20742,7 @@ func (ec *executionContext) _WalletRequisites_number(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_WalletRequisites_number(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WalletRequisites", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("WalletRequisites", field, false, false, "String")
 }
 
 func (ec *executionContext) _WalletRequisites_code(ctx context.Context, field graphql.CollectedField, obj *model.WalletRequisites) (ret graphql.Marshaler) {
@@ -20749,7 +20765,7 @@ func (ec *executionContext) _WalletRequisites_code(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_WalletRequisites_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WalletRequisites", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("WalletRequisites", field, false, false, "String")
 }
 
 func (ec *executionContext) _WalletRequisites_type(ctx context.Context, field graphql.CollectedField, obj *model.WalletRequisites) (ret graphql.Marshaler) {
@@ -20772,7 +20788,7 @@ func (ec *executionContext) _WalletRequisites_type(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_WalletRequisites_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WalletRequisites", field, false, false, errors.New("field of type RequisitesType does not have child fields"))
+	return graphql.NewScalarFieldContext("WalletRequisites", field, false, false, "RequisitesType")
 }
 
 func (ec *executionContext) _WalletRequisites_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.WalletRequisites) (ret graphql.Marshaler) {
@@ -20795,7 +20811,7 @@ func (ec *executionContext) _WalletRequisites_createdAt(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_WalletRequisites_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WalletRequisites", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("WalletRequisites", field, false, false, "Time")
 }
 
 func (ec *executionContext) _Webhook_id(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
@@ -20818,7 +20834,7 @@ func (ec *executionContext) _Webhook_id(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Webhook_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Webhook", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Webhook", field, false, false, "ID")
 }
 
 func (ec *executionContext) _Webhook_url(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
@@ -20841,7 +20857,7 @@ func (ec *executionContext) _Webhook_url(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext_Webhook_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Webhook", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Webhook", field, false, false, "String")
 }
 
 func (ec *executionContext) _Webhook_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
@@ -20864,7 +20880,7 @@ func (ec *executionContext) _Webhook_createdAt(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Webhook_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Webhook", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("Webhook", field, false, false, "Time")
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -20887,7 +20903,7 @@ func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext___Directive_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Directive", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__Directive", field, false, false, "String")
 }
 
 func (ec *executionContext) ___Directive_description(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -20910,7 +20926,7 @@ func (ec *executionContext) ___Directive_description(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext___Directive_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Directive", field, true, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__Directive", field, true, false, "String")
 }
 
 func (ec *executionContext) ___Directive_isRepeatable(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -20933,7 +20949,7 @@ func (ec *executionContext) ___Directive_isRepeatable(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext___Directive_isRepeatable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Directive", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("__Directive", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) ___Directive_locations(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -20956,7 +20972,7 @@ func (ec *executionContext) ___Directive_locations(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext___Directive_locations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Directive", field, false, false, errors.New("field of type __DirectiveLocation does not have child fields"))
+	return graphql.NewScalarFieldContext("__Directive", field, false, false, "__DirectiveLocation")
 }
 
 func (ec *executionContext) ___Directive_args(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -20968,7 +20984,8 @@ func (ec *executionContext) ___Directive_args(ctx context.Context, field graphql
 			return ec.fieldContext___Directive_args(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Args, nil
+			fc := graphql.GetFieldContext(ctx)
+			return obj.VisibleArgs(fc.Args["includeDeprecated"].(bool)), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []introspection.InputValue) graphql.Marshaler {
@@ -20982,7 +20999,7 @@ func (ec *executionContext) fieldContext___Directive_args(ctx context.Context, f
 	fc = &graphql.FieldContext{
 		Object:     "__Directive",
 		Field:      field,
-		IsMethod:   false,
+		IsMethod:   true,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields___InputValue(ctx, field)
@@ -21022,7 +21039,7 @@ func (ec *executionContext) ___EnumValue_name(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext___EnumValue_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__EnumValue", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__EnumValue", field, false, false, "String")
 }
 
 func (ec *executionContext) ___EnumValue_description(ctx context.Context, field graphql.CollectedField, obj *introspection.EnumValue) (ret graphql.Marshaler) {
@@ -21045,7 +21062,7 @@ func (ec *executionContext) ___EnumValue_description(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext___EnumValue_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__EnumValue", field, true, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__EnumValue", field, true, false, "String")
 }
 
 func (ec *executionContext) ___EnumValue_isDeprecated(ctx context.Context, field graphql.CollectedField, obj *introspection.EnumValue) (ret graphql.Marshaler) {
@@ -21068,7 +21085,7 @@ func (ec *executionContext) ___EnumValue_isDeprecated(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext___EnumValue_isDeprecated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__EnumValue", field, true, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("__EnumValue", field, true, false, "Boolean")
 }
 
 func (ec *executionContext) ___EnumValue_deprecationReason(ctx context.Context, field graphql.CollectedField, obj *introspection.EnumValue) (ret graphql.Marshaler) {
@@ -21091,7 +21108,7 @@ func (ec *executionContext) ___EnumValue_deprecationReason(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext___EnumValue_deprecationReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__EnumValue", field, true, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__EnumValue", field, true, false, "String")
 }
 
 func (ec *executionContext) ___Field_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
@@ -21114,7 +21131,7 @@ func (ec *executionContext) ___Field_name(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext___Field_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Field", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__Field", field, false, false, "String")
 }
 
 func (ec *executionContext) ___Field_description(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
@@ -21137,7 +21154,7 @@ func (ec *executionContext) ___Field_description(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext___Field_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Field", field, true, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__Field", field, true, false, "String")
 }
 
 func (ec *executionContext) ___Field_args(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
@@ -21149,7 +21166,8 @@ func (ec *executionContext) ___Field_args(ctx context.Context, field graphql.Col
 			return ec.fieldContext___Field_args(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Args, nil
+			fc := graphql.GetFieldContext(ctx)
+			return obj.VisibleArgs(fc.Args["includeDeprecated"].(bool)), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []introspection.InputValue) graphql.Marshaler {
@@ -21163,7 +21181,7 @@ func (ec *executionContext) fieldContext___Field_args(ctx context.Context, field
 	fc = &graphql.FieldContext{
 		Object:     "__Field",
 		Field:      field,
-		IsMethod:   false,
+		IsMethod:   true,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields___InputValue(ctx, field)
@@ -21235,7 +21253,7 @@ func (ec *executionContext) ___Field_isDeprecated(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext___Field_isDeprecated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Field", field, true, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("__Field", field, true, false, "Boolean")
 }
 
 func (ec *executionContext) ___Field_deprecationReason(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
@@ -21258,7 +21276,7 @@ func (ec *executionContext) ___Field_deprecationReason(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext___Field_deprecationReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Field", field, true, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__Field", field, true, false, "String")
 }
 
 func (ec *executionContext) ___InputValue_name(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
@@ -21281,7 +21299,7 @@ func (ec *executionContext) ___InputValue_name(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext___InputValue_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__InputValue", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__InputValue", field, false, false, "String")
 }
 
 func (ec *executionContext) ___InputValue_description(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
@@ -21304,7 +21322,7 @@ func (ec *executionContext) ___InputValue_description(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext___InputValue_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__InputValue", field, true, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__InputValue", field, true, false, "String")
 }
 
 func (ec *executionContext) ___InputValue_type(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
@@ -21359,7 +21377,7 @@ func (ec *executionContext) ___InputValue_defaultValue(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext___InputValue_defaultValue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__InputValue", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__InputValue", field, false, false, "String")
 }
 
 func (ec *executionContext) ___InputValue_isDeprecated(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
@@ -21382,7 +21400,7 @@ func (ec *executionContext) ___InputValue_isDeprecated(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext___InputValue_isDeprecated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__InputValue", field, true, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("__InputValue", field, true, false, "Boolean")
 }
 
 func (ec *executionContext) ___InputValue_deprecationReason(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
@@ -21405,7 +21423,7 @@ func (ec *executionContext) ___InputValue_deprecationReason(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext___InputValue_deprecationReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__InputValue", field, true, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__InputValue", field, true, false, "String")
 }
 
 func (ec *executionContext) ___Schema_description(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
@@ -21428,7 +21446,7 @@ func (ec *executionContext) ___Schema_description(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext___Schema_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Schema", field, true, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__Schema", field, true, false, "String")
 }
 
 func (ec *executionContext) ___Schema_types(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
@@ -21611,7 +21629,7 @@ func (ec *executionContext) ___Type_kind(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext___Type_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Type", field, true, false, errors.New("field of type __TypeKind does not have child fields"))
+	return graphql.NewScalarFieldContext("__Type", field, true, false, "__TypeKind")
 }
 
 func (ec *executionContext) ___Type_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
@@ -21634,7 +21652,7 @@ func (ec *executionContext) ___Type_name(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext___Type_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Type", field, true, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__Type", field, true, false, "String")
 }
 
 func (ec *executionContext) ___Type_description(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
@@ -21657,7 +21675,7 @@ func (ec *executionContext) ___Type_description(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext___Type_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Type", field, true, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__Type", field, true, false, "String")
 }
 
 func (ec *executionContext) ___Type_specifiedByURL(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
@@ -21680,7 +21698,7 @@ func (ec *executionContext) ___Type_specifiedByURL(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext___Type_specifiedByURL(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Type", field, true, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__Type", field, true, false, "String")
 }
 
 func (ec *executionContext) ___Type_fields(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
@@ -21844,7 +21862,8 @@ func (ec *executionContext) ___Type_inputFields(ctx context.Context, field graph
 			return ec.fieldContext___Type_inputFields(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.InputFields(), nil
+			fc := graphql.GetFieldContext(ctx)
+			return obj.VisibleInputFields(fc.Args["includeDeprecated"].(bool)), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []introspection.InputValue) graphql.Marshaler {
@@ -21854,7 +21873,7 @@ func (ec *executionContext) ___Type_inputFields(ctx context.Context, field graph
 		false,
 	)
 }
-func (ec *executionContext) fieldContext___Type_inputFields(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext___Type_inputFields(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "__Type",
 		Field:      field,
@@ -21863,6 +21882,17 @@ func (ec *executionContext) fieldContext___Type_inputFields(_ context.Context, f
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields___InputValue(ctx, field)
 		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field___Type_inputFields_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -21919,7 +21949,7 @@ func (ec *executionContext) ___Type_isOneOf(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Type", field, true, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("__Type", field, true, false, "Boolean")
 }
 
 // endregion **************************** field.gotpl *****************************
@@ -21977,6 +22007,18 @@ func (ec *executionContext) unmarshalInputAddPaymentMethodInput(ctx context.Cont
 	return it, nil
 }
 
+// UnmarshalAddPaymentMethodInput unmarshals raw into the AddPaymentMethodInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalAddPaymentMethodInput(ctx context.Context, raw any) (model.AddPaymentMethodInput, error) {
+	var out model.AddPaymentMethodInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "AddPaymentMethodInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputAddressInput(ctx context.Context, obj any) (model.AddressInput, error) {
 	var it model.AddressInput
 	if obj == nil {
@@ -22026,6 +22068,18 @@ func (ec *executionContext) unmarshalInputAddressInput(ctx context.Context, obj 
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalAddressInput unmarshals raw into the AddressInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalAddressInput(ctx context.Context, raw any) (model.AddressInput, error) {
+	var out model.AddressInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "AddressInput", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputAttachWalletRequisitesInput(ctx context.Context, obj any) (model.AttachWalletRequisitesInput, error) {
@@ -22083,6 +22137,18 @@ func (ec *executionContext) unmarshalInputAttachWalletRequisitesInput(ctx contex
 	return it, nil
 }
 
+// UnmarshalAttachWalletRequisitesInput unmarshals raw into the AttachWalletRequisitesInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalAttachWalletRequisitesInput(ctx context.Context, raw any) (model.AttachWalletRequisitesInput, error) {
+	var out model.AttachWalletRequisitesInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "AttachWalletRequisitesInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputCancelOrderInput(ctx context.Context, obj any) (model.CancelOrderInput, error) {
 	var it model.CancelOrderInput
 	if obj == nil {
@@ -22111,6 +22177,18 @@ func (ec *executionContext) unmarshalInputCancelOrderInput(ctx context.Context, 
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalCancelOrderInput unmarshals raw into the CancelOrderInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCancelOrderInput(ctx context.Context, raw any) (model.CancelOrderInput, error) {
+	var out model.CancelOrderInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CancelOrderInput", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputCaptureOrderInput(ctx context.Context, obj any) (model.CaptureOrderInput, error) {
@@ -22148,6 +22226,18 @@ func (ec *executionContext) unmarshalInputCaptureOrderInput(ctx context.Context,
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalCaptureOrderInput unmarshals raw into the CaptureOrderInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCaptureOrderInput(ctx context.Context, raw any) (model.CaptureOrderInput, error) {
+	var out model.CaptureOrderInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CaptureOrderInput", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputCardAddressInput(ctx context.Context, obj any) (model.CardAddressInput, error) {
@@ -22208,6 +22298,18 @@ func (ec *executionContext) unmarshalInputCardAddressInput(ctx context.Context, 
 	return it, nil
 }
 
+// UnmarshalCardAddressInput unmarshals raw into the CardAddressInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCardAddressInput(ctx context.Context, raw any) (model.CardAddressInput, error) {
+	var out model.CardAddressInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CardAddressInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputCardCompanyInput(ctx context.Context, obj any) (model.CardCompanyInput, error) {
 	var it model.CardCompanyInput
 	if obj == nil {
@@ -22259,6 +22361,18 @@ func (ec *executionContext) unmarshalInputCardCompanyInput(ctx context.Context, 
 	return it, nil
 }
 
+// UnmarshalCardCompanyInput unmarshals raw into the CardCompanyInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCardCompanyInput(ctx context.Context, raw any) (model.CardCompanyInput, error) {
+	var out model.CardCompanyInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CardCompanyInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputCardPaymentInput(ctx context.Context, obj any) (model.CardPaymentInput, error) {
 	var it model.CardPaymentInput
 	if obj == nil {
@@ -22294,6 +22408,18 @@ func (ec *executionContext) unmarshalInputCardPaymentInput(ctx context.Context, 
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalCardPaymentInput unmarshals raw into the CardPaymentInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCardPaymentInput(ctx context.Context, raw any) (model.CardPaymentInput, error) {
+	var out model.CardPaymentInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CardPaymentInput", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputCardholderDetailsInput(ctx context.Context, obj any) (model.CardholderDetailsInput, error) {
@@ -22354,6 +22480,18 @@ func (ec *executionContext) unmarshalInputCardholderDetailsInput(ctx context.Con
 	return it, nil
 }
 
+// UnmarshalCardholderDetailsInput unmarshals raw into the CardholderDetailsInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCardholderDetailsInput(ctx context.Context, raw any) (model.CardholderDetailsInput, error) {
+	var out model.CardholderDetailsInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CardholderDetailsInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputChangeMyPhoneInput(ctx context.Context, obj any) (model.ChangeMyPhoneInput, error) {
 	var it model.ChangeMyPhoneInput
 	if obj == nil {
@@ -22403,6 +22541,18 @@ func (ec *executionContext) unmarshalInputChangeMyPhoneInput(ctx context.Context
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalChangeMyPhoneInput unmarshals raw into the ChangeMyPhoneInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalChangeMyPhoneInput(ctx context.Context, raw any) (model.ChangeMyPhoneInput, error) {
+	var out model.ChangeMyPhoneInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ChangeMyPhoneInput", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputContactInput(ctx context.Context, obj any) (model.ContactInput, error) {
@@ -22477,6 +22627,18 @@ func (ec *executionContext) unmarshalInputContactInput(ctx context.Context, obj 
 	return it, nil
 }
 
+// UnmarshalContactInput unmarshals raw into the ContactInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalContactInput(ctx context.Context, raw any) (model.ContactInput, error) {
+	var out model.ContactInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ContactInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputCreateApiKeyInput(ctx context.Context, obj any) (model.CreateAPIKeyInput, error) {
 	var it model.CreateAPIKeyInput
 	if obj == nil {
@@ -22512,6 +22674,18 @@ func (ec *executionContext) unmarshalInputCreateApiKeyInput(ctx context.Context,
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalCreateApiKeyInput unmarshals raw into the CreateApiKeyInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCreateApiKeyInput(ctx context.Context, raw any) (model.CreateAPIKeyInput, error) {
+	var out model.CreateAPIKeyInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CreateApiKeyInput", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputCreateConversionInput(ctx context.Context, obj any) (model.CreateConversionInput, error) {
@@ -22572,6 +22746,18 @@ func (ec *executionContext) unmarshalInputCreateConversionInput(ctx context.Cont
 	return it, nil
 }
 
+// UnmarshalCreateConversionInput unmarshals raw into the CreateConversionInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCreateConversionInput(ctx context.Context, raw any) (model.CreateConversionInput, error) {
+	var out model.CreateConversionInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CreateConversionInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputCreateCustomerInput(ctx context.Context, obj any) (model.CreateCustomerInput, error) {
 	var it model.CreateCustomerInput
 	if obj == nil {
@@ -22628,6 +22814,18 @@ func (ec *executionContext) unmarshalInputCreateCustomerInput(ctx context.Contex
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalCreateCustomerInput unmarshals raw into the CreateCustomerInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCreateCustomerInput(ctx context.Context, raw any) (model.CreateCustomerInput, error) {
+	var out model.CreateCustomerInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CreateCustomerInput", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputCreateOrderInput(ctx context.Context, obj any) (model.CreateOrderInput, error) {
@@ -22704,6 +22902,18 @@ func (ec *executionContext) unmarshalInputCreateOrderInput(ctx context.Context, 
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalCreateOrderInput unmarshals raw into the CreateOrderInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCreateOrderInput(ctx context.Context, raw any) (model.CreateOrderInput, error) {
+	var out model.CreateOrderInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CreateOrderInput", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputCreatePersonInput(ctx context.Context, obj any) (model.CreatePersonInput, error) {
@@ -22862,6 +23072,18 @@ func (ec *executionContext) unmarshalInputCreatePersonInput(ctx context.Context,
 	return it, nil
 }
 
+// UnmarshalCreatePersonInput unmarshals raw into the CreatePersonInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCreatePersonInput(ctx context.Context, raw any) (model.CreatePersonInput, error) {
+	var out model.CreatePersonInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CreatePersonInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputCreateWalletInput(ctx context.Context, obj any) (model.CreateWalletInput, error) {
 	var it model.CreateWalletInput
 	if obj == nil {
@@ -22948,6 +23170,18 @@ func (ec *executionContext) unmarshalInputCreateWalletInput(ctx context.Context,
 	return it, nil
 }
 
+// UnmarshalCreateWalletInput unmarshals raw into the CreateWalletInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCreateWalletInput(ctx context.Context, raw any) (model.CreateWalletInput, error) {
+	var out model.CreateWalletInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CreateWalletInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputCreateWalletRequisitesInput(ctx context.Context, obj any) (model.CreateWalletRequisitesInput, error) {
 	var it model.CreateWalletRequisitesInput
 	if obj == nil {
@@ -23003,6 +23237,18 @@ func (ec *executionContext) unmarshalInputCreateWalletRequisitesInput(ctx contex
 	return it, nil
 }
 
+// UnmarshalCreateWalletRequisitesInput unmarshals raw into the CreateWalletRequisitesInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCreateWalletRequisitesInput(ctx context.Context, raw any) (model.CreateWalletRequisitesInput, error) {
+	var out model.CreateWalletRequisitesInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CreateWalletRequisitesInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputCrossBorderRequisitesInput(ctx context.Context, obj any) (model.CrossBorderRequisitesInput, error) {
 	var it model.CrossBorderRequisitesInput
 	if obj == nil {
@@ -23040,6 +23286,18 @@ func (ec *executionContext) unmarshalInputCrossBorderRequisitesInput(ctx context
 	return it, nil
 }
 
+// UnmarshalCrossBorderRequisitesInput unmarshals raw into the CrossBorderRequisitesInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCrossBorderRequisitesInput(ctx context.Context, raw any) (model.CrossBorderRequisitesInput, error) {
+	var out model.CrossBorderRequisitesInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CrossBorderRequisitesInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputCustomerPaymentInput(ctx context.Context, obj any) (model.CustomerPaymentInput, error) {
 	var it model.CustomerPaymentInput
 	if obj == nil {
@@ -23072,6 +23330,18 @@ func (ec *executionContext) unmarshalInputCustomerPaymentInput(ctx context.Conte
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalCustomerPaymentInput unmarshals raw into the CustomerPaymentInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCustomerPaymentInput(ctx context.Context, raw any) (model.CustomerPaymentInput, error) {
+	var out model.CustomerPaymentInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CustomerPaymentInput", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputDeleteApiKeyInput(ctx context.Context, obj any) (model.DeleteAPIKeyInput, error) {
@@ -23111,6 +23381,18 @@ func (ec *executionContext) unmarshalInputDeleteApiKeyInput(ctx context.Context,
 	return it, nil
 }
 
+// UnmarshalDeleteApiKeyInput unmarshals raw into the DeleteApiKeyInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalDeleteApiKeyInput(ctx context.Context, raw any) (model.DeleteAPIKeyInput, error) {
+	var out model.DeleteAPIKeyInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "DeleteApiKeyInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputDeleteKycDocumentInput(ctx context.Context, obj any) (model.DeleteKycDocumentInput, error) {
 	var it model.DeleteKycDocumentInput
 	if obj == nil {
@@ -23146,6 +23428,18 @@ func (ec *executionContext) unmarshalInputDeleteKycDocumentInput(ctx context.Con
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalDeleteKycDocumentInput unmarshals raw into the DeleteKycDocumentInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalDeleteKycDocumentInput(ctx context.Context, raw any) (model.DeleteKycDocumentInput, error) {
+	var out model.DeleteKycDocumentInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "DeleteKycDocumentInput", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputDeleteLimitInput(ctx context.Context, obj any) (model.DeleteLimitInput, error) {
@@ -23185,6 +23479,18 @@ func (ec *executionContext) unmarshalInputDeleteLimitInput(ctx context.Context, 
 	return it, nil
 }
 
+// UnmarshalDeleteLimitInput unmarshals raw into the DeleteLimitInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalDeleteLimitInput(ctx context.Context, raw any) (model.DeleteLimitInput, error) {
+	var out model.DeleteLimitInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "DeleteLimitInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputDeleteWalletRequisitesInput(ctx context.Context, obj any) (model.DeleteWalletRequisitesInput, error) {
 	var it model.DeleteWalletRequisitesInput
 	if obj == nil {
@@ -23222,6 +23528,18 @@ func (ec *executionContext) unmarshalInputDeleteWalletRequisitesInput(ctx contex
 	return it, nil
 }
 
+// UnmarshalDeleteWalletRequisitesInput unmarshals raw into the DeleteWalletRequisitesInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalDeleteWalletRequisitesInput(ctx context.Context, raw any) (model.DeleteWalletRequisitesInput, error) {
+	var out model.DeleteWalletRequisitesInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "DeleteWalletRequisitesInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputDeleteWebhookInput(ctx context.Context, obj any) (model.DeleteWebhookInput, error) {
 	var it model.DeleteWebhookInput
 	if obj == nil {
@@ -23252,6 +23570,18 @@ func (ec *executionContext) unmarshalInputDeleteWebhookInput(ctx context.Context
 	return it, nil
 }
 
+// UnmarshalDeleteWebhookInput unmarshals raw into the DeleteWebhookInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalDeleteWebhookInput(ctx context.Context, raw any) (model.DeleteWebhookInput, error) {
+	var out model.DeleteWebhookInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "DeleteWebhookInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputForgotPasswordInput(ctx context.Context, obj any) (model.ForgotPasswordInput, error) {
 	var it model.ForgotPasswordInput
 	if obj == nil {
@@ -23280,6 +23610,18 @@ func (ec *executionContext) unmarshalInputForgotPasswordInput(ctx context.Contex
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalForgotPasswordInput unmarshals raw into the ForgotPasswordInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalForgotPasswordInput(ctx context.Context, raw any) (model.ForgotPasswordInput, error) {
+	var out model.ForgotPasswordInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ForgotPasswordInput", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputIssueCardInput(ctx context.Context, obj any) (model.IssueCardInput, error) {
@@ -23419,6 +23761,18 @@ func (ec *executionContext) unmarshalInputIssueCardInput(ctx context.Context, ob
 	return it, nil
 }
 
+// UnmarshalIssueCardInput unmarshals raw into the IssueCardInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalIssueCardInput(ctx context.Context, raw any) (model.IssueCardInput, error) {
+	var out model.IssueCardInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "IssueCardInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputLimitSetInput(ctx context.Context, obj any) (model.LimitSetInput, error) {
 	var it model.LimitSetInput
 	if obj == nil {
@@ -23505,6 +23859,18 @@ func (ec *executionContext) unmarshalInputLimitSetInput(ctx context.Context, obj
 	return it, nil
 }
 
+// UnmarshalLimitSetInput unmarshals raw into the LimitSetInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalLimitSetInput(ctx context.Context, raw any) (model.LimitSetInput, error) {
+	var out model.LimitSetInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "LimitSetInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputNewOrderInput(ctx context.Context, obj any) (model.NewOrderInput, error) {
 	var it model.NewOrderInput
 	if obj == nil {
@@ -23560,6 +23926,18 @@ func (ec *executionContext) unmarshalInputNewOrderInput(ctx context.Context, obj
 	return it, nil
 }
 
+// UnmarshalNewOrderInput unmarshals raw into the NewOrderInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalNewOrderInput(ctx context.Context, raw any) (model.NewOrderInput, error) {
+	var out model.NewOrderInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "NewOrderInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputOnboardIndividualInput(ctx context.Context, obj any) (model.OnboardIndividualInput, error) {
 	var it model.OnboardIndividualInput
 	if obj == nil {
@@ -23588,6 +23966,18 @@ func (ec *executionContext) unmarshalInputOnboardIndividualInput(ctx context.Con
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalOnboardIndividualInput unmarshals raw into the OnboardIndividualInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalOnboardIndividualInput(ctx context.Context, raw any) (model.OnboardIndividualInput, error) {
+	var out model.OnboardIndividualInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "OnboardIndividualInput", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputOrderItemInput(ctx context.Context, obj any) (model.OrderItemInput, error) {
@@ -23638,6 +24028,18 @@ func (ec *executionContext) unmarshalInputOrderItemInput(ctx context.Context, ob
 	return it, nil
 }
 
+// UnmarshalOrderItemInput unmarshals raw into the OrderItemInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalOrderItemInput(ctx context.Context, raw any) (model.OrderItemInput, error) {
+	var out model.OrderItemInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "OrderItemInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputOrderItemsInput(ctx context.Context, obj any) (model.OrderItemsInput, error) {
 	var it model.OrderItemsInput
 	if obj == nil {
@@ -23680,6 +24082,18 @@ func (ec *executionContext) unmarshalInputOrderItemsInput(ctx context.Context, o
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalOrderItemsInput unmarshals raw into the OrderItemsInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalOrderItemsInput(ctx context.Context, raw any) (model.OrderItemsInput, error) {
+	var out model.OrderItemsInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "OrderItemsInput", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputPaymentInput(ctx context.Context, obj any) (model.PaymentInput, error) {
@@ -23726,6 +24140,18 @@ func (ec *executionContext) unmarshalInputPaymentInput(ctx context.Context, obj 
 	return it, nil
 }
 
+// UnmarshalPaymentInput unmarshals raw into the PaymentInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalPaymentInput(ctx context.Context, raw any) (model.PaymentInput, error) {
+	var out model.PaymentInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "PaymentInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputPersonIdInput(ctx context.Context, obj any) (model.PersonIDInput, error) {
 	var it model.PersonIDInput
 	if obj == nil {
@@ -23754,6 +24180,18 @@ func (ec *executionContext) unmarshalInputPersonIdInput(ctx context.Context, obj
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalPersonIdInput unmarshals raw into the PersonIdInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalPersonIdInput(ctx context.Context, raw any) (model.PersonIDInput, error) {
+	var out model.PersonIDInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "PersonIdInput", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputRecoverPasswordInput(ctx context.Context, obj any) (model.RecoverPasswordInput, error) {
@@ -23793,6 +24231,18 @@ func (ec *executionContext) unmarshalInputRecoverPasswordInput(ctx context.Conte
 	return it, nil
 }
 
+// UnmarshalRecoverPasswordInput unmarshals raw into the RecoverPasswordInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalRecoverPasswordInput(ctx context.Context, raw any) (model.RecoverPasswordInput, error) {
+	var out model.RecoverPasswordInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "RecoverPasswordInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputRefundOrderInput(ctx context.Context, obj any) (model.RefundOrderInput, error) {
 	var it model.RefundOrderInput
 	if obj == nil {
@@ -23830,6 +24280,18 @@ func (ec *executionContext) unmarshalInputRefundOrderInput(ctx context.Context, 
 	return it, nil
 }
 
+// UnmarshalRefundOrderInput unmarshals raw into the RefundOrderInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalRefundOrderInput(ctx context.Context, raw any) (model.RefundOrderInput, error) {
+	var out model.RefundOrderInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "RefundOrderInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputRegisterWebhookInput(ctx context.Context, obj any) (model.RegisterWebhookInput, error) {
 	var it model.RegisterWebhookInput
 	if obj == nil {
@@ -23858,6 +24320,18 @@ func (ec *executionContext) unmarshalInputRegisterWebhookInput(ctx context.Conte
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalRegisterWebhookInput unmarshals raw into the RegisterWebhookInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalRegisterWebhookInput(ctx context.Context, raw any) (model.RegisterWebhookInput, error) {
+	var out model.RegisterWebhookInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "RegisterWebhookInput", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputRequestIntroducerFeeReportInput(ctx context.Context, obj any) (model.RequestIntroducerFeeReportInput, error) {
@@ -23909,6 +24383,18 @@ func (ec *executionContext) unmarshalInputRequestIntroducerFeeReportInput(ctx co
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalRequestIntroducerFeeReportInput unmarshals raw into the RequestIntroducerFeeReportInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalRequestIntroducerFeeReportInput(ctx context.Context, raw any) (model.RequestIntroducerFeeReportInput, error) {
+	var out model.RequestIntroducerFeeReportInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "RequestIntroducerFeeReportInput", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputRequestStatementInput(ctx context.Context, obj any) (model.RequestStatementInput, error) {
@@ -23976,6 +24462,18 @@ func (ec *executionContext) unmarshalInputRequestStatementInput(ctx context.Cont
 	return it, nil
 }
 
+// UnmarshalRequestStatementInput unmarshals raw into the RequestStatementInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalRequestStatementInput(ctx context.Context, raw any) (model.RequestStatementInput, error) {
+	var out model.RequestStatementInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "RequestStatementInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputRevealCardCredentialsInput(ctx context.Context, obj any) (model.RevealCardCredentialsInput, error) {
 	var it model.RevealCardCredentialsInput
 	if obj == nil {
@@ -24004,6 +24502,18 @@ func (ec *executionContext) unmarshalInputRevealCardCredentialsInput(ctx context
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalRevealCardCredentialsInput unmarshals raw into the RevealCardCredentialsInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalRevealCardCredentialsInput(ctx context.Context, raw any) (model.RevealCardCredentialsInput, error) {
+	var out model.RevealCardCredentialsInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "RevealCardCredentialsInput", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputSavedCardPaymentInput(ctx context.Context, obj any) (model.SavedCardPaymentInput, error) {
@@ -24048,6 +24558,18 @@ func (ec *executionContext) unmarshalInputSavedCardPaymentInput(ctx context.Cont
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalSavedCardPaymentInput unmarshals raw into the SavedCardPaymentInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalSavedCardPaymentInput(ctx context.Context, raw any) (model.SavedCardPaymentInput, error) {
+	var out model.SavedCardPaymentInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "SavedCardPaymentInput", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputSendFeedbackInput(ctx context.Context, obj any) (model.SendFeedbackInput, error) {
@@ -24108,6 +24630,18 @@ func (ec *executionContext) unmarshalInputSendFeedbackInput(ctx context.Context,
 	return it, nil
 }
 
+// UnmarshalSendFeedbackInput unmarshals raw into the SendFeedbackInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalSendFeedbackInput(ctx context.Context, raw any) (model.SendFeedbackInput, error) {
+	var out model.SendFeedbackInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "SendFeedbackInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputSepaRequisitesInput(ctx context.Context, obj any) (model.SepaRequisitesInput, error) {
 	var it model.SepaRequisitesInput
 	if obj == nil {
@@ -24143,6 +24677,18 @@ func (ec *executionContext) unmarshalInputSepaRequisitesInput(ctx context.Contex
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalSepaRequisitesInput unmarshals raw into the SepaRequisitesInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalSepaRequisitesInput(ctx context.Context, raw any) (model.SepaRequisitesInput, error) {
+	var out model.SepaRequisitesInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "SepaRequisitesInput", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputSetPaymentMethodsInput(ctx context.Context, obj any) (model.SetPaymentMethodsInput, error) {
@@ -24182,6 +24728,18 @@ func (ec *executionContext) unmarshalInputSetPaymentMethodsInput(ctx context.Con
 	return it, nil
 }
 
+// UnmarshalSetPaymentMethodsInput unmarshals raw into the SetPaymentMethodsInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalSetPaymentMethodsInput(ctx context.Context, raw any) (model.SetPaymentMethodsInput, error) {
+	var out model.SetPaymentMethodsInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "SetPaymentMethodsInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputSignInCustomerInput(ctx context.Context, obj any) (model.SignInCustomerInput, error) {
 	var it model.SignInCustomerInput
 	if obj == nil {
@@ -24210,6 +24768,18 @@ func (ec *executionContext) unmarshalInputSignInCustomerInput(ctx context.Contex
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalSignInCustomerInput unmarshals raw into the SignInCustomerInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalSignInCustomerInput(ctx context.Context, raw any) (model.SignInCustomerInput, error) {
+	var out model.SignInCustomerInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "SignInCustomerInput", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputSignInInput(ctx context.Context, obj any) (model.SignInInput, error) {
@@ -24284,6 +24854,18 @@ func (ec *executionContext) unmarshalInputSignInInput(ctx context.Context, obj a
 	return it, nil
 }
 
+// UnmarshalSignInInput unmarshals raw into the SignInInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalSignInInput(ctx context.Context, raw any) (model.SignInInput, error) {
+	var out model.SignInInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "SignInInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputSignUpCorporationInput(ctx context.Context, obj any) (model.SignUpCorporationInput, error) {
 	var it model.SignUpCorporationInput
 	if obj == nil {
@@ -24356,6 +24938,18 @@ func (ec *executionContext) unmarshalInputSignUpCorporationInput(ctx context.Con
 	return it, nil
 }
 
+// UnmarshalSignUpCorporationInput unmarshals raw into the SignUpCorporationInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalSignUpCorporationInput(ctx context.Context, raw any) (model.SignUpCorporationInput, error) {
+	var out model.SignUpCorporationInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "SignUpCorporationInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputSimulateCardTransactionInput(ctx context.Context, obj any) (model.SimulateCardTransactionInput, error) {
 	var it model.SimulateCardTransactionInput
 	if obj == nil {
@@ -24404,6 +24998,18 @@ func (ec *executionContext) unmarshalInputSimulateCardTransactionInput(ctx conte
 	return it, nil
 }
 
+// UnmarshalSimulateCardTransactionInput unmarshals raw into the SimulateCardTransactionInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalSimulateCardTransactionInput(ctx context.Context, raw any) (model.SimulateCardTransactionInput, error) {
+	var out model.SimulateCardTransactionInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "SimulateCardTransactionInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputUkLocalRequisitesInput(ctx context.Context, obj any) (model.UkLocalRequisitesInput, error) {
 	var it model.UkLocalRequisitesInput
 	if obj == nil {
@@ -24439,6 +25045,18 @@ func (ec *executionContext) unmarshalInputUkLocalRequisitesInput(ctx context.Con
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalUkLocalRequisitesInput unmarshals raw into the UkLocalRequisitesInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalUkLocalRequisitesInput(ctx context.Context, raw any) (model.UkLocalRequisitesInput, error) {
+	var out model.UkLocalRequisitesInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "UkLocalRequisitesInput", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputUpdateCorporationInput(ctx context.Context, obj any) (model.UpdateCorporationInput, error) {
@@ -24541,6 +25159,18 @@ func (ec *executionContext) unmarshalInputUpdateCorporationInput(ctx context.Con
 	return it, nil
 }
 
+// UnmarshalUpdateCorporationInput unmarshals raw into the UpdateCorporationInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalUpdateCorporationInput(ctx context.Context, raw any) (model.UpdateCorporationInput, error) {
+	var out model.UpdateCorporationInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "UpdateCorporationInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputUpdateCorporationSettingsInput(ctx context.Context, obj any) (model.UpdateCorporationSettingsInput, error) {
 	var it model.UpdateCorporationSettingsInput
 	if obj == nil {
@@ -24578,6 +25208,18 @@ func (ec *executionContext) unmarshalInputUpdateCorporationSettingsInput(ctx con
 	return it, nil
 }
 
+// UnmarshalUpdateCorporationSettingsInput unmarshals raw into the UpdateCorporationSettingsInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalUpdateCorporationSettingsInput(ctx context.Context, raw any) (model.UpdateCorporationSettingsInput, error) {
+	var out model.UpdateCorporationSettingsInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "UpdateCorporationSettingsInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputUpdateCustomerContactInput(ctx context.Context, obj any) (model.UpdateCustomerContactInput, error) {
 	var it model.UpdateCustomerContactInput
 	if obj == nil {
@@ -24613,6 +25255,18 @@ func (ec *executionContext) unmarshalInputUpdateCustomerContactInput(ctx context
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalUpdateCustomerContactInput unmarshals raw into the UpdateCustomerContactInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalUpdateCustomerContactInput(ctx context.Context, raw any) (model.UpdateCustomerContactInput, error) {
+	var out model.UpdateCustomerContactInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "UpdateCustomerContactInput", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputUpdateKycDocumentInput(ctx context.Context, obj any) (model.UpdateKycDocumentInput, error) {
@@ -24673,6 +25327,18 @@ func (ec *executionContext) unmarshalInputUpdateKycDocumentInput(ctx context.Con
 	return it, nil
 }
 
+// UnmarshalUpdateKycDocumentInput unmarshals raw into the UpdateKycDocumentInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalUpdateKycDocumentInput(ctx context.Context, raw any) (model.UpdateKycDocumentInput, error) {
+	var out model.UpdateKycDocumentInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "UpdateKycDocumentInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputUpdateLimitInput(ctx context.Context, obj any) (model.UpdateLimitInput, error) {
 	var it model.UpdateLimitInput
 	if obj == nil {
@@ -24729,6 +25395,18 @@ func (ec *executionContext) unmarshalInputUpdateLimitInput(ctx context.Context, 
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalUpdateLimitInput unmarshals raw into the UpdateLimitInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalUpdateLimitInput(ctx context.Context, raw any) (model.UpdateLimitInput, error) {
+	var out model.UpdateLimitInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "UpdateLimitInput", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputUpdateMeInput(ctx context.Context, obj any) (model.UpdateMeInput, error) {
@@ -24815,6 +25493,18 @@ func (ec *executionContext) unmarshalInputUpdateMeInput(ctx context.Context, obj
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalUpdateMeInput unmarshals raw into the UpdateMeInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalUpdateMeInput(ctx context.Context, raw any) (model.UpdateMeInput, error) {
+	var out model.UpdateMeInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "UpdateMeInput", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputUpdatePersonInput(ctx context.Context, obj any) (model.UpdatePersonInput, error) {
@@ -25015,6 +25705,18 @@ func (ec *executionContext) unmarshalInputUpdatePersonInput(ctx context.Context,
 	return it, nil
 }
 
+// UnmarshalUpdatePersonInput unmarshals raw into the UpdatePersonInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalUpdatePersonInput(ctx context.Context, raw any) (model.UpdatePersonInput, error) {
+	var out model.UpdatePersonInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "UpdatePersonInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputUploadKycDocumentInput(ctx context.Context, obj any) (model.UploadKycDocumentInput, error) {
 	var it model.UploadKycDocumentInput
 	if obj == nil {
@@ -25061,6 +25763,18 @@ func (ec *executionContext) unmarshalInputUploadKycDocumentInput(ctx context.Con
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalUploadKycDocumentInput unmarshals raw into the UploadKycDocumentInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalUploadKycDocumentInput(ctx context.Context, raw any) (model.UploadKycDocumentInput, error) {
+	var out model.UploadKycDocumentInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "UploadKycDocumentInput", raw, &out)
+	return out, err
 }
 
 // endregion **************************** input.gotpl *****************************
@@ -25308,8 +26022,7 @@ func (ec *executionContext) _AddPaymentMethodPayload(ctx context.Context, sel as
 	fields := graphql.CollectFields(ec.OperationContext, sel, addPaymentMethodPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -25333,14 +26046,10 @@ func (ec *executionContext) _AddPaymentMethodPayload(ctx context.Context, sel as
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -25351,8 +26060,7 @@ func (ec *executionContext) _Address(ctx context.Context, sel ast.SelectionSet, 
 	fields := graphql.CollectFields(ec.OperationContext, sel, addressImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -25386,14 +26094,10 @@ func (ec *executionContext) _Address(ctx context.Context, sel ast.SelectionSet, 
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -25404,8 +26108,7 @@ func (ec *executionContext) _ApiKey(ctx context.Context, sel ast.SelectionSet, o
 	fields := graphql.CollectFields(ec.OperationContext, sel, apiKeyImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -25429,14 +26132,10 @@ func (ec *executionContext) _ApiKey(ctx context.Context, sel ast.SelectionSet, o
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -25447,8 +26146,7 @@ func (ec *executionContext) _Card(ctx context.Context, sel ast.SelectionSet, obj
 	fields := graphql.CollectFields(ec.OperationContext, sel, cardImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -25529,238 +26227,46 @@ func (ec *executionContext) _Card(ctx context.Context, sel ast.SelectionSet, obj
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "fundingWalletId":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Card_fundingWalletId(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Card_fundingWalletId(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "fundingWallet":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Card_fundingWallet(ctx, field, obj)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Card_fundingWallet(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "cardholderId":
 			out.Values[i] = ec._Card_cardholderId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "cardholder":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Card_cardholder(ctx, field, obj)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Card_cardholder(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "corporation":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Card_corporation(ctx, field, obj)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Card_corporation(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "transactions":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Card_transactions(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Card_transactions(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "credentials":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Card_credentials(ctx, field, obj)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Card_credentials(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -25770,14 +26276,10 @@ func (ec *executionContext) _Card(ctx context.Context, sel ast.SelectionSet, obj
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -25788,8 +26290,7 @@ func (ec *executionContext) _CardAuthorised(ctx context.Context, sel ast.Selecti
 	fields := graphql.CollectFields(ec.OperationContext, sel, cardAuthorisedImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -25823,14 +26324,10 @@ func (ec *executionContext) _CardAuthorised(ctx context.Context, sel ast.Selecti
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -25841,50 +26338,17 @@ func (ec *executionContext) _CardCredentials(ctx context.Context, sel ast.Select
 	fields := graphql.CollectFields(ec.OperationContext, sel, cardCredentialsImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("CardCredentials")
 		case "cardId":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._CardCredentials_cardId(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._CardCredentials_cardId(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "pan":
 			out.Values[i] = ec._CardCredentials_pan(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -25904,14 +26368,10 @@ func (ec *executionContext) _CardCredentials(ctx context.Context, sel ast.Select
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -25922,50 +26382,17 @@ func (ec *executionContext) _CardDeclined(ctx context.Context, sel ast.Selection
 	fields := graphql.CollectFields(ec.OperationContext, sel, cardDeclinedImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("CardDeclined")
 		case "cardId":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._CardDeclined_cardId(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._CardDeclined_cardId(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "card":
 			out.Values[i] = ec._CardDeclined_card(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -25990,14 +26417,10 @@ func (ec *executionContext) _CardDeclined(ctx context.Context, sel ast.Selection
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -26008,8 +26431,7 @@ func (ec *executionContext) _CardPayment(ctx context.Context, sel ast.SelectionS
 	fields := graphql.CollectFields(ec.OperationContext, sel, cardPaymentImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -26058,14 +26480,10 @@ func (ec *executionContext) _CardPayment(ctx context.Context, sel ast.SelectionS
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -26076,8 +26494,7 @@ func (ec *executionContext) _CardTransaction(ctx context.Context, sel ast.Select
 	fields := graphql.CollectFields(ec.OperationContext, sel, cardTransactionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -26126,14 +26543,10 @@ func (ec *executionContext) _CardTransaction(ctx context.Context, sel ast.Select
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -26144,8 +26557,7 @@ func (ec *executionContext) _CardTransactionConnection(ctx context.Context, sel 
 	fields := graphql.CollectFields(ec.OperationContext, sel, cardTransactionConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -26174,14 +26586,10 @@ func (ec *executionContext) _CardTransactionConnection(ctx context.Context, sel 
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -26192,8 +26600,7 @@ func (ec *executionContext) _CardTransactionEdge(ctx context.Context, sel ast.Se
 	fields := graphql.CollectFields(ec.OperationContext, sel, cardTransactionEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -26217,14 +26624,10 @@ func (ec *executionContext) _CardTransactionEdge(ctx context.Context, sel ast.Se
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -26235,8 +26638,7 @@ func (ec *executionContext) _Contact(ctx context.Context, sel ast.SelectionSet, 
 	fields := graphql.CollectFields(ec.OperationContext, sel, contactImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -26285,14 +26687,10 @@ func (ec *executionContext) _Contact(ctx context.Context, sel ast.SelectionSet, 
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -26303,8 +26701,7 @@ func (ec *executionContext) _Conversion(ctx context.Context, sel ast.SelectionSe
 	fields := graphql.CollectFields(ec.OperationContext, sel, conversionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -26365,43 +26762,11 @@ func (ec *executionContext) _Conversion(ctx context.Context, sel ast.SelectionSe
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "sourceWallet":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Conversion_sourceWallet(ctx, field, obj)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Conversion_sourceWallet(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "createdAt":
 			out.Values[i] = ec._Conversion_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -26416,14 +26781,10 @@ func (ec *executionContext) _Conversion(ctx context.Context, sel ast.SelectionSe
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -26434,8 +26795,7 @@ func (ec *executionContext) _ConversionRefused(ctx context.Context, sel ast.Sele
 	fields := graphql.CollectFields(ec.OperationContext, sel, conversionRefusedImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -26469,14 +26829,10 @@ func (ec *executionContext) _ConversionRefused(ctx context.Context, sel ast.Sele
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -26487,8 +26843,7 @@ func (ec *executionContext) _Corporation(ctx context.Context, sel ast.SelectionS
 	fields := graphql.CollectFields(ec.OperationContext, sel, corporationImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -26569,385 +26924,65 @@ func (ec *executionContext) _Corporation(ctx context.Context, sel ast.SelectionS
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "persons":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Corporation_persons(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Corporation_persons(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "apiKeys":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Corporation_apiKeys(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Corporation_apiKeys(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "settings":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Corporation_settings(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Corporation_settings(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "cards":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Corporation_cards(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Corporation_cards(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "kycDocuments":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Corporation_kycDocuments(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Corporation_kycDocuments(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "wallets":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Corporation_wallets(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Corporation_wallets(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "wallet":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Corporation_wallet(ctx, field, obj)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Corporation_wallet(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "walletRequisites":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Corporation_walletRequisites(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Corporation_walletRequisites(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "invoices":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Corporation_invoices(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Corporation_invoices(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "limits":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Corporation_limits(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Corporation_limits(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -26957,14 +26992,10 @@ func (ec *executionContext) _Corporation(ctx context.Context, sel ast.SelectionS
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -26975,8 +27006,7 @@ func (ec *executionContext) _CorporationConnection(ctx context.Context, sel ast.
 	fields := graphql.CollectFields(ec.OperationContext, sel, corporationConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -27005,14 +27035,10 @@ func (ec *executionContext) _CorporationConnection(ctx context.Context, sel ast.
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -27023,8 +27049,7 @@ func (ec *executionContext) _CorporationEdge(ctx context.Context, sel ast.Select
 	fields := graphql.CollectFields(ec.OperationContext, sel, corporationEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -27048,14 +27073,10 @@ func (ec *executionContext) _CorporationEdge(ctx context.Context, sel ast.Select
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -27066,50 +27087,17 @@ func (ec *executionContext) _CorporationSettings(ctx context.Context, sel ast.Se
 	fields := graphql.CollectFields(ec.OperationContext, sel, corporationSettingsImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("CorporationSettings")
 		case "corporationId":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._CorporationSettings_corporationId(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._CorporationSettings_corporationId(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "allowedPersonTypes":
 			out.Values[i] = ec._CorporationSettings_allowedPersonTypes(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -27129,14 +27117,10 @@ func (ec *executionContext) _CorporationSettings(ctx context.Context, sel ast.Se
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -27147,8 +27131,7 @@ func (ec *executionContext) _CreateCustomerPayload(ctx context.Context, sel ast.
 	fields := graphql.CollectFields(ec.OperationContext, sel, createCustomerPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -27172,14 +27155,10 @@ func (ec *executionContext) _CreateCustomerPayload(ctx context.Context, sel ast.
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -27190,8 +27169,7 @@ func (ec *executionContext) _CreateWalletPayload(ctx context.Context, sel ast.Se
 	fields := graphql.CollectFields(ec.OperationContext, sel, createWalletPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -27210,14 +27188,10 @@ func (ec *executionContext) _CreateWalletPayload(ctx context.Context, sel ast.Se
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -27228,8 +27202,7 @@ func (ec *executionContext) _CreatedApiKey(ctx context.Context, sel ast.Selectio
 	fields := graphql.CollectFields(ec.OperationContext, sel, createdApiKeyImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -27263,14 +27236,10 @@ func (ec *executionContext) _CreatedApiKey(ctx context.Context, sel ast.Selectio
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -27281,8 +27250,7 @@ func (ec *executionContext) _Customer(ctx context.Context, sel ast.SelectionSet,
 	fields := graphql.CollectFields(ec.OperationContext, sel, customerImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -27328,43 +27296,11 @@ func (ec *executionContext) _Customer(ctx context.Context, sel ast.SelectionSet,
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "orders":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Customer_orders(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Customer_orders(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -27374,14 +27310,10 @@ func (ec *executionContext) _Customer(ctx context.Context, sel ast.SelectionSet,
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -27392,8 +27324,7 @@ func (ec *executionContext) _DeleteKycDocumentPayload(ctx context.Context, sel a
 	fields := graphql.CollectFields(ec.OperationContext, sel, deleteKycDocumentPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -27412,14 +27343,10 @@ func (ec *executionContext) _DeleteKycDocumentPayload(ctx context.Context, sel a
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -27430,8 +27357,7 @@ func (ec *executionContext) _DeleteWebhookPayload(ctx context.Context, sel ast.S
 	fields := graphql.CollectFields(ec.OperationContext, sel, deleteWebhookPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -27450,14 +27376,10 @@ func (ec *executionContext) _DeleteWebhookPayload(ctx context.Context, sel ast.S
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -27468,8 +27390,7 @@ func (ec *executionContext) _DeletedWalletRequisites(ctx context.Context, sel as
 	fields := graphql.CollectFields(ec.OperationContext, sel, deletedWalletRequisitesImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -27488,14 +27409,10 @@ func (ec *executionContext) _DeletedWalletRequisites(ctx context.Context, sel as
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -27506,8 +27423,7 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 	fields := graphql.CollectFields(ec.OperationContext, sel, eventImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -27548,43 +27464,11 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "pendingActions":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Event_pendingActions(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Event_pendingActions(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -27594,14 +27478,10 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -27612,8 +27492,7 @@ func (ec *executionContext) _EventConnection(ctx context.Context, sel ast.Select
 	fields := graphql.CollectFields(ec.OperationContext, sel, eventConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -27637,14 +27516,10 @@ func (ec *executionContext) _EventConnection(ctx context.Context, sel ast.Select
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -27655,8 +27530,7 @@ func (ec *executionContext) _EventEdge(ctx context.Context, sel ast.SelectionSet
 	fields := graphql.CollectFields(ec.OperationContext, sel, eventEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -27685,14 +27559,10 @@ func (ec *executionContext) _EventEdge(ctx context.Context, sel ast.SelectionSet
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -27703,8 +27573,7 @@ func (ec *executionContext) _Individual(ctx context.Context, sel ast.SelectionSe
 	fields := graphql.CollectFields(ec.OperationContext, sel, individualImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -27738,14 +27607,10 @@ func (ec *executionContext) _Individual(ctx context.Context, sel ast.SelectionSe
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -27756,8 +27621,7 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 	fields := graphql.CollectFields(ec.OperationContext, sel, invoiceImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -27816,14 +27680,10 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -27834,8 +27694,7 @@ func (ec *executionContext) _InvoiceRepayment(ctx context.Context, sel ast.Selec
 	fields := graphql.CollectFields(ec.OperationContext, sel, invoiceRepaymentImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -27864,14 +27723,10 @@ func (ec *executionContext) _InvoiceRepayment(ctx context.Context, sel ast.Selec
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -27882,8 +27737,7 @@ func (ec *executionContext) _KycDocument(ctx context.Context, sel ast.SelectionS
 	fields := graphql.CollectFields(ec.OperationContext, sel, kycDocumentImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -27934,43 +27788,11 @@ func (ec *executionContext) _KycDocument(ctx context.Context, sel ast.SelectionS
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "corporationId":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._KycDocument_corporationId(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._KycDocument_corporationId(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -27980,14 +27802,10 @@ func (ec *executionContext) _KycDocument(ctx context.Context, sel ast.SelectionS
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -27998,8 +27816,7 @@ func (ec *executionContext) _Limit(ctx context.Context, sel ast.SelectionSet, ob
 	fields := graphql.CollectFields(ec.OperationContext, sel, limitImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -28083,14 +27900,10 @@ func (ec *executionContext) _Limit(ctx context.Context, sel ast.SelectionSet, ob
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -28101,8 +27914,7 @@ func (ec *executionContext) _LiveEvent(ctx context.Context, sel ast.SelectionSet
 	fields := graphql.CollectFields(ec.OperationContext, sel, liveEventImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -28131,14 +27943,10 @@ func (ec *executionContext) _LiveEvent(ctx context.Context, sel ast.SelectionSet
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -28149,8 +27957,7 @@ func (ec *executionContext) _MaskedPan(ctx context.Context, sel ast.SelectionSet
 	fields := graphql.CollectFields(ec.OperationContext, sel, maskedPanImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -28174,14 +27981,10 @@ func (ec *executionContext) _MaskedPan(ctx context.Context, sel ast.SelectionSet
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -28192,8 +27995,7 @@ func (ec *executionContext) _Money(ctx context.Context, sel ast.SelectionSet, ob
 	fields := graphql.CollectFields(ec.OperationContext, sel, moneyImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -28217,14 +28019,10 @@ func (ec *executionContext) _Money(ctx context.Context, sel ast.SelectionSet, ob
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -28238,8 +28036,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 	})
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		innerCtx := graphql.WithRootFieldContext(ctx, &graphql.RootFieldContext{
 			Object: field.Name,
@@ -28566,14 +28363,10 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -28584,8 +28377,7 @@ func (ec *executionContext) _OnboardIndividualPayload(ctx context.Context, sel a
 	fields := graphql.CollectFields(ec.OperationContext, sel, onboardIndividualPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -28604,14 +28396,10 @@ func (ec *executionContext) _OnboardIndividualPayload(ctx context.Context, sel a
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -28622,8 +28410,7 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 	fields := graphql.CollectFields(ec.OperationContext, sel, orderImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -28684,43 +28471,11 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "customer":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Order_customer(ctx, field, obj)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Order_customer(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "contact":
 			out.Values[i] = ec._Order_contact(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -28735,14 +28490,10 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -28753,8 +28504,7 @@ func (ec *executionContext) _OrderChangePayload(ctx context.Context, sel ast.Sel
 	fields := graphql.CollectFields(ec.OperationContext, sel, orderChangePayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -28770,43 +28520,11 @@ func (ec *executionContext) _OrderChangePayload(ctx context.Context, sel ast.Sel
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "order":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._OrderChangePayload_order(ctx, field, obj)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._OrderChangePayload_order(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -28816,14 +28534,10 @@ func (ec *executionContext) _OrderChangePayload(ctx context.Context, sel ast.Sel
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -28834,50 +28548,17 @@ func (ec *executionContext) _OrderFailed(ctx context.Context, sel ast.SelectionS
 	fields := graphql.CollectFields(ec.OperationContext, sel, orderFailedImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("OrderFailed")
 		case "orderId":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._OrderFailed_orderId(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._OrderFailed_orderId(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "code":
 			out.Values[i] = ec._OrderFailed_code(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -28897,14 +28578,10 @@ func (ec *executionContext) _OrderFailed(ctx context.Context, sel ast.SelectionS
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -28915,8 +28592,7 @@ func (ec *executionContext) _OrderItem(ctx context.Context, sel ast.SelectionSet
 	fields := graphql.CollectFields(ec.OperationContext, sel, orderItemImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -28945,14 +28621,10 @@ func (ec *executionContext) _OrderItem(ctx context.Context, sel ast.SelectionSet
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -28963,8 +28635,7 @@ func (ec *executionContext) _OrderItems(ctx context.Context, sel ast.SelectionSe
 	fields := graphql.CollectFields(ec.OperationContext, sel, orderItemsImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -28993,14 +28664,10 @@ func (ec *executionContext) _OrderItems(ctx context.Context, sel ast.SelectionSe
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -29011,8 +28678,7 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 	fields := graphql.CollectFields(ec.OperationContext, sel, pageInfoImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -29046,14 +28712,10 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -29064,8 +28726,7 @@ func (ec *executionContext) _PaymentMethod(ctx context.Context, sel ast.Selectio
 	fields := graphql.CollectFields(ec.OperationContext, sel, paymentMethodImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -29124,14 +28785,10 @@ func (ec *executionContext) _PaymentMethod(ctx context.Context, sel ast.Selectio
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -29142,8 +28799,7 @@ func (ec *executionContext) _PendingAction(ctx context.Context, sel ast.Selectio
 	fields := graphql.CollectFields(ec.OperationContext, sel, pendingActionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -29159,43 +28815,11 @@ func (ec *executionContext) _PendingAction(ctx context.Context, sel ast.Selectio
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "eventId":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._PendingAction_eventId(ctx, field, obj)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._PendingAction_eventId(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "type":
 			out.Values[i] = ec._PendingAction_type(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -29225,14 +28849,10 @@ func (ec *executionContext) _PendingAction(ctx context.Context, sel ast.Selectio
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -29243,8 +28863,7 @@ func (ec *executionContext) _Person(ctx context.Context, sel ast.SelectionSet, o
 	fields := graphql.CollectFields(ec.OperationContext, sel, personImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -29390,119 +29009,23 @@ func (ec *executionContext) _Person(ctx context.Context, sel ast.SelectionSet, o
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "corporationId":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Person_corporationId(ctx, field, obj)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Person_corporationId(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "corporation":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Person_corporation(ctx, field, obj)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Person_corporation(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "cards":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Person_cards(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Person_cards(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -29512,14 +29035,10 @@ func (ec *executionContext) _Person(ctx context.Context, sel ast.SelectionSet, o
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -29530,8 +29049,7 @@ func (ec *executionContext) _PersonConnection(ctx context.Context, sel ast.Selec
 	fields := graphql.CollectFields(ec.OperationContext, sel, personConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -29560,14 +29078,10 @@ func (ec *executionContext) _PersonConnection(ctx context.Context, sel ast.Selec
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -29578,8 +29092,7 @@ func (ec *executionContext) _PersonEdge(ctx context.Context, sel ast.SelectionSe
 	fields := graphql.CollectFields(ec.OperationContext, sel, personEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -29603,14 +29116,10 @@ func (ec *executionContext) _PersonEdge(ctx context.Context, sel ast.SelectionSe
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -29624,8 +29133,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 	})
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		innerCtx := graphql.WithRootFieldContext(ctx, &graphql.RootFieldContext{
 			Object: field.Name,
@@ -29636,511 +29144,143 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Query")
 		case "ok":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_ok(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_ok(ctx, field)
+				})
 		case "cards":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_cards(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_cards(ctx, field)
+				})
 		case "card":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_card(ctx, field)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_card(ctx, field)
+				})
 		case "webhooks":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_webhooks(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_webhooks(ctx, field)
+				})
 		case "event":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_event(ctx, field)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_event(ctx, field)
+				})
 		case "pendingActions":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_pendingActions(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_pendingActions(ctx, field)
+				})
 		case "individuals":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_individuals(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_individuals(ctx, field)
+				})
 		case "eventsCursor":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_eventsCursor(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_eventsCursor(ctx, field)
+				})
 		case "eventHistory":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_eventHistory(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_eventHistory(ctx, field)
+				})
 		case "viewer":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_viewer(ctx, field)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_viewer(ctx, field)
+				})
 		case "person":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_person(ctx, field)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_person(ctx, field)
+				})
 		case "persons":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_persons(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_persons(ctx, field)
+				})
 		case "corporation":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_corporation(ctx, field)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_corporation(ctx, field)
+				})
 		case "corporations":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_corporations(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_corporations(ctx, field)
+				})
 		case "currentCorporation":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_currentCorporation(ctx, field)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_currentCorporation(ctx, field)
+				})
 		case "customers":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_customers(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_customers(ctx, field)
+				})
 		case "customer":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_customer(ctx, field)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_customer(ctx, field)
+				})
 		case "orders":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_orders(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_orders(ctx, field)
+				})
 		case "order":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_order(ctx, field)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_order(ctx, field)
+				})
 		case "currentCustomer":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_currentCustomer(ctx, field)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_currentCustomer(ctx, field)
+				})
 		case "node":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_node(ctx, field)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_node(ctx, field)
+				})
 		case "nodes":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_nodes(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_nodes(ctx, field)
+				})
 		case "sepaEnabled":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_sepaEnabled(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_sepaEnabled(ctx, field)
+				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -30152,7 +29292,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___schema(ctx, field)
 			})
-			if out.Values[i] == graphql.RequiredNull {
+			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
@@ -30164,14 +29304,10 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -30182,8 +29318,7 @@ func (ec *executionContext) _RegisterWebhookPayload(ctx context.Context, sel ast
 	fields := graphql.CollectFields(ec.OperationContext, sel, registerWebhookPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -30202,14 +29337,10 @@ func (ec *executionContext) _RegisterWebhookPayload(ctx context.Context, sel ast
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -30220,8 +29351,7 @@ func (ec *executionContext) _ReportFile(ctx context.Context, sel ast.SelectionSe
 	fields := graphql.CollectFields(ec.OperationContext, sel, reportFileImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -30250,14 +29380,10 @@ func (ec *executionContext) _ReportFile(ctx context.Context, sel ast.SelectionSe
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -30268,8 +29394,7 @@ func (ec *executionContext) _SetPaymentMethodsPayload(ctx context.Context, sel a
 	fields := graphql.CollectFields(ec.OperationContext, sel, setPaymentMethodsPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -30288,14 +29413,10 @@ func (ec *executionContext) _SetPaymentMethodsPayload(ctx context.Context, sel a
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -30306,8 +29427,7 @@ func (ec *executionContext) _SignUpCorporationPayload(ctx context.Context, sel a
 	fields := graphql.CollectFields(ec.OperationContext, sel, signUpCorporationPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -30326,14 +29446,10 @@ func (ec *executionContext) _SignUpCorporationPayload(ctx context.Context, sel a
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -30344,8 +29460,7 @@ func (ec *executionContext) _SignedIn(ctx context.Context, sel ast.SelectionSet,
 	fields := graphql.CollectFields(ec.OperationContext, sel, signedInImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -30374,14 +29489,10 @@ func (ec *executionContext) _SignedIn(ctx context.Context, sel ast.SelectionSet,
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -30392,8 +29503,7 @@ func (ec *executionContext) _SignedOrder(ctx context.Context, sel ast.SelectionS
 	fields := graphql.CollectFields(ec.OperationContext, sel, signedOrderImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -30417,14 +29527,10 @@ func (ec *executionContext) _SignedOrder(ctx context.Context, sel ast.SelectionS
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -30459,8 +29565,7 @@ func (ec *executionContext) _TwoFactorChallenge(ctx context.Context, sel ast.Sel
 	fields := graphql.CollectFields(ec.OperationContext, sel, twoFactorChallengeImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -30489,14 +29594,10 @@ func (ec *executionContext) _TwoFactorChallenge(ctx context.Context, sel ast.Sel
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -30507,8 +29608,7 @@ func (ec *executionContext) _UpdateCustomerContactPayload(ctx context.Context, s
 	fields := graphql.CollectFields(ec.OperationContext, sel, updateCustomerContactPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -30527,14 +29627,10 @@ func (ec *executionContext) _UpdateCustomerContactPayload(ctx context.Context, s
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -30545,50 +29641,17 @@ func (ec *executionContext) _VerificationRequired(ctx context.Context, sel ast.S
 	fields := graphql.CollectFields(ec.OperationContext, sel, verificationRequiredImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("VerificationRequired")
 		case "orderId":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._VerificationRequired_orderId(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._VerificationRequired_orderId(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "verificationUrl":
 			out.Values[i] = ec._VerificationRequired_verificationUrl(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -30608,14 +29671,10 @@ func (ec *executionContext) _VerificationRequired(ctx context.Context, sel ast.S
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -30626,8 +29685,7 @@ func (ec *executionContext) _Viewer(ctx context.Context, sel ast.SelectionSet, o
 	fields := graphql.CollectFields(ec.OperationContext, sel, viewerImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -30638,157 +29696,29 @@ func (ec *executionContext) _Viewer(ctx context.Context, sel ast.SelectionSet, o
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "person":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Viewer_person(ctx, field, obj)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Viewer_person(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "corporation":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Viewer_corporation(ctx, field, obj)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Viewer_corporation(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "customer":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Viewer_customer(ctx, field, obj)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Viewer_customer(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "permissions":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Viewer_permissions(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Viewer_permissions(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "csrfToken":
 			out.Values[i] = ec._Viewer_csrfToken(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -30803,14 +29733,10 @@ func (ec *executionContext) _Viewer(ctx context.Context, sel ast.SelectionSet, o
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -30821,8 +29747,7 @@ func (ec *executionContext) _Wallet(ctx context.Context, sel ast.SelectionSet, o
 	fields := graphql.CollectFields(ec.OperationContext, sel, walletImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -30873,157 +29798,29 @@ func (ec *executionContext) _Wallet(ctx context.Context, sel ast.SelectionSet, o
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "corporation":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Wallet_corporation(ctx, field, obj)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Wallet_corporation(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "cards":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Wallet_cards(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Wallet_cards(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "requisites":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Wallet_requisites(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Wallet_requisites(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "pending":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Wallet_pending(ctx, field, obj)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Wallet_pending(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -31033,14 +29830,10 @@ func (ec *executionContext) _Wallet(ctx context.Context, sel ast.SelectionSet, o
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -31051,8 +29844,7 @@ func (ec *executionContext) _WalletRequisites(ctx context.Context, sel ast.Selec
 	fields := graphql.CollectFields(ec.OperationContext, sel, walletRequisitesImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -31096,14 +29888,10 @@ func (ec *executionContext) _WalletRequisites(ctx context.Context, sel ast.Selec
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -31114,8 +29902,7 @@ func (ec *executionContext) _Webhook(ctx context.Context, sel ast.SelectionSet, 
 	fields := graphql.CollectFields(ec.OperationContext, sel, webhookImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -31144,14 +29931,10 @@ func (ec *executionContext) _Webhook(ctx context.Context, sel ast.SelectionSet, 
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -31162,8 +29945,7 @@ func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionS
 	fields := graphql.CollectFields(ec.OperationContext, sel, __DirectiveImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -31202,14 +29984,10 @@ func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionS
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -31220,8 +29998,7 @@ func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionS
 	fields := graphql.CollectFields(ec.OperationContext, sel, __EnumValueImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -31255,14 +30032,10 @@ func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionS
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -31273,8 +30046,7 @@ func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, 
 	fields := graphql.CollectFields(ec.OperationContext, sel, __FieldImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -31318,14 +30090,10 @@ func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, 
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -31336,8 +30104,7 @@ func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.Selection
 	fields := graphql.CollectFields(ec.OperationContext, sel, __InputValueImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -31381,14 +30148,10 @@ func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.Selection
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -31399,8 +30162,7 @@ func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet,
 	fields := graphql.CollectFields(ec.OperationContext, sel, __SchemaImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -31444,14 +30206,10 @@ func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet,
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -31462,8 +30220,7 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 	fields := graphql.CollectFields(ec.OperationContext, sel, __TypeImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -31532,14 +30289,10 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -31555,9 +30308,7 @@ func (ec *executionContext) unmarshalNAddPaymentMethodInput2githubᚗcomᚋfingr
 
 func (ec *executionContext) marshalNAddPaymentMethodPayload2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐAddPaymentMethodPayload(ctx context.Context, sel ast.SelectionSet, v *model.AddPaymentMethodPayload) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "AddPaymentMethodPayload!")
 		return graphql.Null
 	}
 	return ec._AddPaymentMethodPayload(ctx, sel, v)
@@ -31581,9 +30332,7 @@ func (ec *executionContext) marshalNApiKey2ᚕᚖgithubᚗcomᚋfingraphᚋfingr
 
 func (ec *executionContext) marshalNApiKey2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐAPIKey(ctx context.Context, sel ast.SelectionSet, v *model.APIKey) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "ApiKey!")
 		return graphql.Null
 	}
 	return ec._ApiKey(ctx, sel, v)
@@ -31603,9 +30352,7 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	_ = sel
 	res := graphql.MarshalBoolean(v)
 	if res == graphql.Null {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullFromMarshaler(ctx, "Boolean!")
 	}
 	return res
 }
@@ -31638,9 +30385,7 @@ func (ec *executionContext) marshalNCard2ᚕᚖgithubᚗcomᚋfingraphᚋfingrap
 
 func (ec *executionContext) marshalNCard2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCard(ctx context.Context, sel ast.SelectionSet, v *model.Card) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "Card!")
 		return graphql.Null
 	}
 	return ec._Card(ctx, sel, v)
@@ -31658,9 +30403,7 @@ func (ec *executionContext) marshalNCardBrand2githubᚗcomᚋfingraphᚋfingraph
 
 func (ec *executionContext) marshalNCardCredentials2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardCredentials(ctx context.Context, sel ast.SelectionSet, v *model.CardCredentials) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "CardCredentials!")
 		return graphql.Null
 	}
 	return ec._CardCredentials(ctx, sel, v)
@@ -31668,9 +30411,7 @@ func (ec *executionContext) marshalNCardCredentials2ᚖgithubᚗcomᚋfingraph�
 
 func (ec *executionContext) marshalNCardPayment2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardPayment(ctx context.Context, sel ast.SelectionSet, v *model.CardPayment) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "CardPayment!")
 		return graphql.Null
 	}
 	return ec._CardPayment(ctx, sel, v)
@@ -31678,9 +30419,7 @@ func (ec *executionContext) marshalNCardPayment2ᚖgithubᚗcomᚋfingraphᚋfin
 
 func (ec *executionContext) marshalNCardSimulationResult2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardSimulationResult(ctx context.Context, sel ast.SelectionSet, v model.CardSimulationResult) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "CardSimulationResult!")
 		return graphql.Null
 	}
 	return ec._CardSimulationResult(ctx, sel, v)
@@ -31698,9 +30437,7 @@ func (ec *executionContext) marshalNCardStatus2githubᚗcomᚋfingraphᚋfingrap
 
 func (ec *executionContext) marshalNCardTransaction2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransaction(ctx context.Context, sel ast.SelectionSet, v *model.CardTransaction) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "CardTransaction!")
 		return graphql.Null
 	}
 	return ec._CardTransaction(ctx, sel, v)
@@ -31708,9 +30445,7 @@ func (ec *executionContext) marshalNCardTransaction2ᚖgithubᚗcomᚋfingraph�
 
 func (ec *executionContext) marshalNCardTransactionConnection2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransactionConnection(ctx context.Context, sel ast.SelectionSet, v *model.CardTransactionConnection) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "CardTransactionConnection!")
 		return graphql.Null
 	}
 	return ec._CardTransactionConnection(ctx, sel, v)
@@ -31734,9 +30469,7 @@ func (ec *executionContext) marshalNCardTransactionEdge2ᚕᚖgithubᚗcomᚋfin
 
 func (ec *executionContext) marshalNCardTransactionEdge2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransactionEdge(ctx context.Context, sel ast.SelectionSet, v *model.CardTransactionEdge) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "CardTransactionEdge!")
 		return graphql.Null
 	}
 	return ec._CardTransactionEdge(ctx, sel, v)
@@ -31769,9 +30502,7 @@ func (ec *executionContext) unmarshalNChangeMyPhoneInput2githubᚗcomᚋfingraph
 
 func (ec *executionContext) marshalNChangeMyPhoneResult2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐChangeMyPhoneResult(ctx context.Context, sel ast.SelectionSet, v model.ChangeMyPhoneResult) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "ChangeMyPhoneResult!")
 		return graphql.Null
 	}
 	return ec._ChangeMyPhoneResult(ctx, sel, v)
@@ -31779,9 +30510,7 @@ func (ec *executionContext) marshalNChangeMyPhoneResult2githubᚗcomᚋfingraph�
 
 func (ec *executionContext) marshalNContact2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐContact(ctx context.Context, sel ast.SelectionSet, v *model.Contact) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "Contact!")
 		return graphql.Null
 	}
 	return ec._Contact(ctx, sel, v)
@@ -31804,9 +30533,7 @@ func (ec *executionContext) marshalNConversionRefusal2githubᚗcomᚋfingraphᚋ
 
 func (ec *executionContext) marshalNCorporation2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporation(ctx context.Context, sel ast.SelectionSet, v *model.Corporation) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "Corporation!")
 		return graphql.Null
 	}
 	return ec._Corporation(ctx, sel, v)
@@ -31814,9 +30541,7 @@ func (ec *executionContext) marshalNCorporation2ᚖgithubᚗcomᚋfingraphᚋfin
 
 func (ec *executionContext) marshalNCorporationConnection2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationConnection(ctx context.Context, sel ast.SelectionSet, v *model.CorporationConnection) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "CorporationConnection!")
 		return graphql.Null
 	}
 	return ec._CorporationConnection(ctx, sel, v)
@@ -31840,9 +30565,7 @@ func (ec *executionContext) marshalNCorporationEdge2ᚕᚖgithubᚗcomᚋfingrap
 
 func (ec *executionContext) marshalNCorporationEdge2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationEdge(ctx context.Context, sel ast.SelectionSet, v *model.CorporationEdge) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "CorporationEdge!")
 		return graphql.Null
 	}
 	return ec._CorporationEdge(ctx, sel, v)
@@ -31850,9 +30573,7 @@ func (ec *executionContext) marshalNCorporationEdge2ᚖgithubᚗcomᚋfingraph�
 
 func (ec *executionContext) marshalNCorporationSettings2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationSettings(ctx context.Context, sel ast.SelectionSet, v *model.CorporationSettings) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "CorporationSettings!")
 		return graphql.Null
 	}
 	return ec._CorporationSettings(ctx, sel, v)
@@ -31870,9 +30591,7 @@ func (ec *executionContext) unmarshalNCreateConversionInput2githubᚗcomᚋfingr
 
 func (ec *executionContext) marshalNCreateConversionResult2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCreateConversionResult(ctx context.Context, sel ast.SelectionSet, v model.CreateConversionResult) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "CreateConversionResult!")
 		return graphql.Null
 	}
 	return ec._CreateConversionResult(ctx, sel, v)
@@ -31885,9 +30604,7 @@ func (ec *executionContext) unmarshalNCreateCustomerInput2githubᚗcomᚋfingrap
 
 func (ec *executionContext) marshalNCreateCustomerPayload2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCreateCustomerPayload(ctx context.Context, sel ast.SelectionSet, v *model.CreateCustomerPayload) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "CreateCustomerPayload!")
 		return graphql.Null
 	}
 	return ec._CreateCustomerPayload(ctx, sel, v)
@@ -31900,9 +30617,7 @@ func (ec *executionContext) unmarshalNCreateOrderInput2githubᚗcomᚋfingraph�
 
 func (ec *executionContext) marshalNCreateOrderResult2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCreateOrderResult(ctx context.Context, sel ast.SelectionSet, v model.CreateOrderResult) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "CreateOrderResult!")
 		return graphql.Null
 	}
 	return ec._CreateOrderResult(ctx, sel, v)
@@ -31920,9 +30635,7 @@ func (ec *executionContext) unmarshalNCreateWalletInput2githubᚗcomᚋfingraph�
 
 func (ec *executionContext) marshalNCreateWalletPayload2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCreateWalletPayload(ctx context.Context, sel ast.SelectionSet, v *model.CreateWalletPayload) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "CreateWalletPayload!")
 		return graphql.Null
 	}
 	return ec._CreateWalletPayload(ctx, sel, v)
@@ -31935,9 +30648,7 @@ func (ec *executionContext) unmarshalNCreateWalletRequisitesInput2githubᚗcom�
 
 func (ec *executionContext) marshalNCreatedApiKey2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCreatedAPIKey(ctx context.Context, sel ast.SelectionSet, v *model.CreatedAPIKey) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "CreatedApiKey!")
 		return graphql.Null
 	}
 	return ec._CreatedApiKey(ctx, sel, v)
@@ -31961,9 +30672,7 @@ func (ec *executionContext) marshalNCustomer2ᚕᚖgithubᚗcomᚋfingraphᚋfin
 
 func (ec *executionContext) marshalNCustomer2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCustomer(ctx context.Context, sel ast.SelectionSet, v *model.Customer) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "Customer!")
 		return graphql.Null
 	}
 	return ec._Customer(ctx, sel, v)
@@ -31991,9 +30700,7 @@ func (ec *executionContext) unmarshalNDeleteKycDocumentInput2githubᚗcomᚋfing
 
 func (ec *executionContext) marshalNDeleteKycDocumentPayload2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐDeleteKycDocumentPayload(ctx context.Context, sel ast.SelectionSet, v *model.DeleteKycDocumentPayload) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "DeleteKycDocumentPayload!")
 		return graphql.Null
 	}
 	return ec._DeleteKycDocumentPayload(ctx, sel, v)
@@ -32016,9 +30723,7 @@ func (ec *executionContext) unmarshalNDeleteWebhookInput2githubᚗcomᚋfingraph
 
 func (ec *executionContext) marshalNDeleteWebhookPayload2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐDeleteWebhookPayload(ctx context.Context, sel ast.SelectionSet, v *model.DeleteWebhookPayload) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "DeleteWebhookPayload!")
 		return graphql.Null
 	}
 	return ec._DeleteWebhookPayload(ctx, sel, v)
@@ -32026,9 +30731,7 @@ func (ec *executionContext) marshalNDeleteWebhookPayload2ᚖgithubᚗcomᚋfingr
 
 func (ec *executionContext) marshalNDeletedWalletRequisites2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐDeletedWalletRequisites(ctx context.Context, sel ast.SelectionSet, v *model.DeletedWalletRequisites) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "DeletedWalletRequisites!")
 		return graphql.Null
 	}
 	return ec._DeletedWalletRequisites(ctx, sel, v)
@@ -32036,9 +30739,7 @@ func (ec *executionContext) marshalNDeletedWalletRequisites2ᚖgithubᚗcomᚋfi
 
 func (ec *executionContext) marshalNEvent2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐEvent(ctx context.Context, sel ast.SelectionSet, v *model.Event) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "Event!")
 		return graphql.Null
 	}
 	return ec._Event(ctx, sel, v)
@@ -32046,9 +30747,7 @@ func (ec *executionContext) marshalNEvent2ᚖgithubᚗcomᚋfingraphᚋfingraph�
 
 func (ec *executionContext) marshalNEventConnection2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐEventConnection(ctx context.Context, sel ast.SelectionSet, v *model.EventConnection) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "EventConnection!")
 		return graphql.Null
 	}
 	return ec._EventConnection(ctx, sel, v)
@@ -32072,9 +30771,7 @@ func (ec *executionContext) marshalNEventEdge2ᚕᚖgithubᚗcomᚋfingraphᚋfi
 
 func (ec *executionContext) marshalNEventEdge2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐEventEdge(ctx context.Context, sel ast.SelectionSet, v *model.EventEdge) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "EventEdge!")
 		return graphql.Null
 	}
 	return ec._EventEdge(ctx, sel, v)
@@ -32089,9 +30786,7 @@ func (ec *executionContext) marshalNFloat2float64(ctx context.Context, sel ast.S
 	_ = sel
 	res := graphql.MarshalFloatContext(v)
 	if res == graphql.Null {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullFromMarshaler(ctx, "Float!")
 	}
 	return graphql.WrapContextMarshaler(ctx, res)
 }
@@ -32120,9 +30815,7 @@ func (ec *executionContext) marshalNID2string(ctx context.Context, sel ast.Selec
 	_ = sel
 	res := graphql.MarshalID(v)
 	if res == graphql.Null {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullFromMarshaler(ctx, "ID!")
 	}
 	return res
 }
@@ -32174,9 +30867,7 @@ func (ec *executionContext) marshalNIndividual2ᚕᚖgithubᚗcomᚋfingraphᚋf
 
 func (ec *executionContext) marshalNIndividual2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐIndividual(ctx context.Context, sel ast.SelectionSet, v *model.Individual) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "Individual!")
 		return graphql.Null
 	}
 	return ec._Individual(ctx, sel, v)
@@ -32201,9 +30892,7 @@ func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.Selec
 	_ = sel
 	res := graphql.MarshalInt64(v)
 	if res == graphql.Null {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullFromMarshaler(ctx, "Int!")
 	}
 	return res
 }
@@ -32226,9 +30915,7 @@ func (ec *executionContext) marshalNInvoice2ᚕᚖgithubᚗcomᚋfingraphᚋfing
 
 func (ec *executionContext) marshalNInvoice2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐInvoice(ctx context.Context, sel ast.SelectionSet, v *model.Invoice) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "Invoice!")
 		return graphql.Null
 	}
 	return ec._Invoice(ctx, sel, v)
@@ -32252,9 +30939,7 @@ func (ec *executionContext) marshalNInvoiceRepayment2ᚕᚖgithubᚗcomᚋfingra
 
 func (ec *executionContext) marshalNInvoiceRepayment2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐInvoiceRepayment(ctx context.Context, sel ast.SelectionSet, v *model.InvoiceRepayment) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "InvoiceRepayment!")
 		return graphql.Null
 	}
 	return ec._InvoiceRepayment(ctx, sel, v)
@@ -32292,17 +30977,13 @@ func (ec *executionContext) unmarshalNJSON2map(ctx context.Context, v any) (map[
 
 func (ec *executionContext) marshalNJSON2map(ctx context.Context, sel ast.SelectionSet, v map[string]any) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "JSON!")
 		return graphql.Null
 	}
 	_ = sel
 	res := graphql.MarshalMap(v)
 	if res == graphql.Null {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullFromMarshaler(ctx, "JSON!")
 	}
 	return res
 }
@@ -32325,9 +31006,7 @@ func (ec *executionContext) marshalNKycDocument2ᚕᚖgithubᚗcomᚋfingraphᚋ
 
 func (ec *executionContext) marshalNKycDocument2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐKycDocument(ctx context.Context, sel ast.SelectionSet, v *model.KycDocument) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "KycDocument!")
 		return graphql.Null
 	}
 	return ec._KycDocument(ctx, sel, v)
@@ -32371,9 +31050,7 @@ func (ec *executionContext) marshalNLimit2ᚕᚖgithubᚗcomᚋfingraphᚋfingra
 
 func (ec *executionContext) marshalNLimit2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐLimit(ctx context.Context, sel ast.SelectionSet, v *model.Limit) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "Limit!")
 		return graphql.Null
 	}
 	return ec._Limit(ctx, sel, v)
@@ -32386,9 +31063,7 @@ func (ec *executionContext) unmarshalNLimitSetInput2ᚖgithubᚗcomᚋfingraph�
 
 func (ec *executionContext) marshalNLiveEvent2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐLiveEvent(ctx context.Context, sel ast.SelectionSet, v *model.LiveEvent) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "LiveEvent!")
 		return graphql.Null
 	}
 	return ec._LiveEvent(ctx, sel, v)
@@ -32396,9 +31071,7 @@ func (ec *executionContext) marshalNLiveEvent2ᚖgithubᚗcomᚋfingraphᚋfingr
 
 func (ec *executionContext) marshalNMaskedPan2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMaskedPan(ctx context.Context, sel ast.SelectionSet, v *model.MaskedPan) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "MaskedPan!")
 		return graphql.Null
 	}
 	return ec._MaskedPan(ctx, sel, v)
@@ -32422,9 +31095,7 @@ func (ec *executionContext) marshalNMoney2ᚕᚖgithubᚗcomᚋfingraphᚋfingra
 
 func (ec *executionContext) marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx context.Context, sel ast.SelectionSet, v *model.Money) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "Money!")
 		return graphql.Null
 	}
 	return ec._Money(ctx, sel, v)
@@ -32452,9 +31123,7 @@ func (ec *executionContext) unmarshalNOnboardIndividualInput2githubᚗcomᚋfing
 
 func (ec *executionContext) marshalNOnboardIndividualPayload2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOnboardIndividualPayload(ctx context.Context, sel ast.SelectionSet, v *model.OnboardIndividualPayload) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "OnboardIndividualPayload!")
 		return graphql.Null
 	}
 	return ec._OnboardIndividualPayload(ctx, sel, v)
@@ -32478,9 +31147,7 @@ func (ec *executionContext) marshalNOrder2ᚕᚖgithubᚗcomᚋfingraphᚋfingra
 
 func (ec *executionContext) marshalNOrder2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrder(ctx context.Context, sel ast.SelectionSet, v *model.Order) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "Order!")
 		return graphql.Null
 	}
 	return ec._Order(ctx, sel, v)
@@ -32488,9 +31155,7 @@ func (ec *executionContext) marshalNOrder2ᚖgithubᚗcomᚋfingraphᚋfingraph�
 
 func (ec *executionContext) marshalNOrderChangePayload2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrderChangePayload(ctx context.Context, sel ast.SelectionSet, v *model.OrderChangePayload) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "OrderChangePayload!")
 		return graphql.Null
 	}
 	return ec._OrderChangePayload(ctx, sel, v)
@@ -32514,9 +31179,7 @@ func (ec *executionContext) marshalNOrderItem2ᚕᚖgithubᚗcomᚋfingraphᚋfi
 
 func (ec *executionContext) marshalNOrderItem2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrderItem(ctx context.Context, sel ast.SelectionSet, v *model.OrderItem) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "OrderItem!")
 		return graphql.Null
 	}
 	return ec._OrderItem(ctx, sel, v)
@@ -32529,9 +31192,7 @@ func (ec *executionContext) unmarshalNOrderItemInput2ᚖgithubᚗcomᚋfingraph�
 
 func (ec *executionContext) marshalNOrderItems2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrderItems(ctx context.Context, sel ast.SelectionSet, v *model.OrderItems) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "OrderItems!")
 		return graphql.Null
 	}
 	return ec._OrderItems(ctx, sel, v)
@@ -32554,9 +31215,7 @@ func (ec *executionContext) marshalNOrderStatus2githubᚗcomᚋfingraphᚋfingra
 
 func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "PageInfo!")
 		return graphql.Null
 	}
 	return ec._PageInfo(ctx, sel, v)
@@ -32585,9 +31244,7 @@ func (ec *executionContext) marshalNPaymentMethod2ᚕᚖgithubᚗcomᚋfingraph�
 
 func (ec *executionContext) marshalNPaymentMethod2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPaymentMethod(ctx context.Context, sel ast.SelectionSet, v *model.PaymentMethod) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "PaymentMethod!")
 		return graphql.Null
 	}
 	return ec._PaymentMethod(ctx, sel, v)
@@ -32611,9 +31268,7 @@ func (ec *executionContext) marshalNPendingAction2ᚕᚖgithubᚗcomᚋfingraph�
 
 func (ec *executionContext) marshalNPendingAction2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPendingAction(ctx context.Context, sel ast.SelectionSet, v *model.PendingAction) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "PendingAction!")
 		return graphql.Null
 	}
 	return ec._PendingAction(ctx, sel, v)
@@ -32647,9 +31302,7 @@ func (ec *executionContext) marshalNPerson2ᚕᚖgithubᚗcomᚋfingraphᚋfingr
 
 func (ec *executionContext) marshalNPerson2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPerson(ctx context.Context, sel ast.SelectionSet, v *model.Person) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "Person!")
 		return graphql.Null
 	}
 	return ec._Person(ctx, sel, v)
@@ -32657,9 +31310,7 @@ func (ec *executionContext) marshalNPerson2ᚖgithubᚗcomᚋfingraphᚋfingraph
 
 func (ec *executionContext) marshalNPersonConnection2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonConnection(ctx context.Context, sel ast.SelectionSet, v *model.PersonConnection) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "PersonConnection!")
 		return graphql.Null
 	}
 	return ec._PersonConnection(ctx, sel, v)
@@ -32683,9 +31334,7 @@ func (ec *executionContext) marshalNPersonEdge2ᚕᚖgithubᚗcomᚋfingraphᚋf
 
 func (ec *executionContext) marshalNPersonEdge2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonEdge(ctx context.Context, sel ast.SelectionSet, v *model.PersonEdge) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "PersonEdge!")
 		return graphql.Null
 	}
 	return ec._PersonEdge(ctx, sel, v)
@@ -32763,9 +31412,7 @@ func (ec *executionContext) unmarshalNRegisterWebhookInput2githubᚗcomᚋfingra
 
 func (ec *executionContext) marshalNRegisterWebhookPayload2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRegisterWebhookPayload(ctx context.Context, sel ast.SelectionSet, v *model.RegisterWebhookPayload) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "RegisterWebhookPayload!")
 		return graphql.Null
 	}
 	return ec._RegisterWebhookPayload(ctx, sel, v)
@@ -32773,9 +31420,7 @@ func (ec *executionContext) marshalNRegisterWebhookPayload2ᚖgithubᚗcomᚋfin
 
 func (ec *executionContext) marshalNReportFile2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐReportFile(ctx context.Context, sel ast.SelectionSet, v *model.ReportFile) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "ReportFile!")
 		return graphql.Null
 	}
 	return ec._ReportFile(ctx, sel, v)
@@ -32828,9 +31473,7 @@ func (ec *executionContext) unmarshalNSetPaymentMethodsInput2githubᚗcomᚋfing
 
 func (ec *executionContext) marshalNSetPaymentMethodsPayload2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSetPaymentMethodsPayload(ctx context.Context, sel ast.SelectionSet, v *model.SetPaymentMethodsPayload) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "SetPaymentMethodsPayload!")
 		return graphql.Null
 	}
 	return ec._SetPaymentMethodsPayload(ctx, sel, v)
@@ -32858,9 +31501,7 @@ func (ec *executionContext) marshalNSignInKind2githubᚗcomᚋfingraphᚋfingrap
 
 func (ec *executionContext) marshalNSignInResult2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSignInResult(ctx context.Context, sel ast.SelectionSet, v model.SignInResult) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "SignInResult!")
 		return graphql.Null
 	}
 	return ec._SignInResult(ctx, sel, v)
@@ -32873,9 +31514,7 @@ func (ec *executionContext) unmarshalNSignUpCorporationInput2githubᚗcomᚋfing
 
 func (ec *executionContext) marshalNSignUpCorporationPayload2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSignUpCorporationPayload(ctx context.Context, sel ast.SelectionSet, v *model.SignUpCorporationPayload) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "SignUpCorporationPayload!")
 		return graphql.Null
 	}
 	return ec._SignUpCorporationPayload(ctx, sel, v)
@@ -32883,9 +31522,7 @@ func (ec *executionContext) marshalNSignUpCorporationPayload2ᚖgithubᚗcomᚋf
 
 func (ec *executionContext) marshalNSignedIn2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSignedIn(ctx context.Context, sel ast.SelectionSet, v *model.SignedIn) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "SignedIn!")
 		return graphql.Null
 	}
 	return ec._SignedIn(ctx, sel, v)
@@ -32909,9 +31546,7 @@ func (ec *executionContext) marshalNSignedOrder2ᚕᚖgithubᚗcomᚋfingraphᚋ
 
 func (ec *executionContext) marshalNSignedOrder2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSignedOrder(ctx context.Context, sel ast.SelectionSet, v *model.SignedOrder) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "SignedOrder!")
 		return graphql.Null
 	}
 	return ec._SignedOrder(ctx, sel, v)
@@ -32941,9 +31576,7 @@ func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.S
 	_ = sel
 	res := graphql.MarshalString(v)
 	if res == graphql.Null {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullFromMarshaler(ctx, "String!")
 	}
 	return res
 }
@@ -32986,9 +31619,7 @@ func (ec *executionContext) marshalNTime2timeᚐTime(ctx context.Context, sel as
 	_ = sel
 	res := graphql.MarshalTime(v)
 	if res == graphql.Null {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullFromMarshaler(ctx, "Time!")
 	}
 	return res
 }
@@ -33020,9 +31651,7 @@ func (ec *executionContext) unmarshalNUpdateCustomerContactInput2githubᚗcomᚋ
 
 func (ec *executionContext) marshalNUpdateCustomerContactPayload2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐUpdateCustomerContactPayload(ctx context.Context, sel ast.SelectionSet, v *model.UpdateCustomerContactPayload) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "UpdateCustomerContactPayload!")
 		return graphql.Null
 	}
 	return ec._UpdateCustomerContactPayload(ctx, sel, v)
@@ -33057,9 +31686,7 @@ func (ec *executionContext) marshalNUpload2githubᚗcomᚋ99designsᚋgqlgenᚋg
 	_ = sel
 	res := graphql.MarshalUpload(v)
 	if res == graphql.Null {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullFromMarshaler(ctx, "Upload!")
 	}
 	return res
 }
@@ -33071,9 +31698,7 @@ func (ec *executionContext) unmarshalNUploadKycDocumentInput2githubᚗcomᚋfing
 
 func (ec *executionContext) marshalNViewer2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐViewer(ctx context.Context, sel ast.SelectionSet, v *model.Viewer) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "Viewer!")
 		return graphql.Null
 	}
 	return ec._Viewer(ctx, sel, v)
@@ -33097,9 +31722,7 @@ func (ec *executionContext) marshalNWallet2ᚕᚖgithubᚗcomᚋfingraphᚋfingr
 
 func (ec *executionContext) marshalNWallet2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWallet(ctx context.Context, sel ast.SelectionSet, v *model.Wallet) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "Wallet!")
 		return graphql.Null
 	}
 	return ec._Wallet(ctx, sel, v)
@@ -33133,9 +31756,7 @@ func (ec *executionContext) marshalNWalletRequisites2ᚕᚖgithubᚗcomᚋfingra
 
 func (ec *executionContext) marshalNWalletRequisites2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletRequisites(ctx context.Context, sel ast.SelectionSet, v *model.WalletRequisites) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "WalletRequisites!")
 		return graphql.Null
 	}
 	return ec._WalletRequisites(ctx, sel, v)
@@ -33169,9 +31790,7 @@ func (ec *executionContext) marshalNWebhook2ᚕᚖgithubᚗcomᚋfingraphᚋfing
 
 func (ec *executionContext) marshalNWebhook2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWebhook(ctx context.Context, sel ast.SelectionSet, v *model.Webhook) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "Webhook!")
 		return graphql.Null
 	}
 	return ec._Webhook(ctx, sel, v)
@@ -33206,9 +31825,7 @@ func (ec *executionContext) marshalN__DirectiveLocation2string(ctx context.Conte
 	_ = sel
 	res := graphql.MarshalString(v)
 	if res == graphql.Null {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullFromMarshaler(ctx, "__DirectiveLocation!")
 	}
 	return res
 }
@@ -33271,6 +31888,14 @@ func (ec *executionContext) marshalN__InputValue2ᚕgithubᚗcomᚋ99designsᚋg
 	return ret
 }
 
+func (ec *executionContext) marshalN__Schema2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐSchema(ctx context.Context, sel ast.SelectionSet, v *introspection.Schema) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "__Schema!")
+		return graphql.Null
+	}
+	return ec.___Schema(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx context.Context, sel ast.SelectionSet, v introspection.Type) graphql.Marshaler {
 	return ec.___Type(ctx, sel, &v)
 }
@@ -33293,9 +31918,7 @@ func (ec *executionContext) marshalN__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgen�
 
 func (ec *executionContext) marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx context.Context, sel ast.SelectionSet, v *introspection.Type) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "__Type!")
 		return graphql.Null
 	}
 	return ec.___Type(ctx, sel, v)
@@ -33310,9 +31933,7 @@ func (ec *executionContext) marshalN__TypeKind2string(ctx context.Context, sel a
 	_ = sel
 	res := graphql.MarshalString(v)
 	if res == graphql.Null {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullFromMarshaler(ctx, "__TypeKind!")
 	}
 	return res
 }
@@ -34000,13 +32621,6 @@ func (ec *executionContext) marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋg
 	}
 
 	return ret
-}
-
-func (ec *executionContext) marshalO__Schema2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐSchema(ctx context.Context, sel ast.SelectionSet, v *introspection.Schema) graphql.Marshaler {
-	if v == nil {
-		return graphql.Null
-	}
-	return ec.___Schema(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.Type) graphql.Marshaler {

@@ -236,7 +236,7 @@ type CardTransaction struct {
 func (CardTransaction) IsNode() {}
 
 // The global id: opaque; do not parse it or build it.
-func (this CardTransaction) GetID() string { return this.ID }
+func (this CardTransaction) GetID() string { return this.GlobalID }
 
 // A page of a card's transactions.
 type CardTransactionConnection struct {
@@ -391,7 +391,7 @@ type Corporation struct {
 func (Corporation) IsNode() {}
 
 // The global id: opaque; do not parse it or build it.
-func (this Corporation) GetID() string { return this.ID }
+func (this Corporation) GetID() string { return this.GlobalID }
 
 // A page of corporations.
 type CorporationConnection struct {
@@ -616,7 +616,7 @@ type Customer struct {
 func (Customer) IsNode() {}
 
 // The global id: opaque; do not parse it or build it.
-func (this Customer) GetID() string { return this.ID }
+func (this Customer) GetID() string { return this.GlobalID }
 
 // A payment charged to the order's customer with its first stored card.
 type CustomerPaymentInput struct {
@@ -741,7 +741,7 @@ type Invoice struct {
 func (Invoice) IsNode() {}
 
 // The global id: opaque; do not parse it or build it.
-func (this Invoice) GetID() string { return this.ID }
+func (this Invoice) GetID() string { return this.GlobalID }
 
 // A payment made against an invoice.
 type InvoiceRepayment struct {
@@ -813,7 +813,7 @@ type KycDocument struct {
 func (KycDocument) IsNode() {}
 
 // The global id: opaque; do not parse it or build it.
-func (this KycDocument) GetID() string { return this.ID }
+func (this KycDocument) GetID() string { return this.GlobalID }
 
 // Limits of one payment method and transaction type. Amounts are in the corporation's currency; null is no limit.
 type Limit struct {
@@ -850,7 +850,7 @@ type Limit struct {
 func (Limit) IsNode() {}
 
 // The global id: opaque; do not parse it or build it.
-func (this Limit) GetID() string { return this.ID }
+func (this Limit) GetID() string { return this.GlobalID }
 
 // Limit values to change; absent fields stay. Amounts in minor units of the corporation's currency.
 type LimitSetInput struct {
@@ -1114,7 +1114,7 @@ type Person struct {
 func (Person) IsNode() {}
 
 // The global id: opaque; do not parse it or build it.
-func (this Person) GetID() string { return this.ID }
+func (this Person) GetID() string { return this.GlobalID }
 
 func (Person) IsChangeMyPhoneResult() {}
 
@@ -1585,7 +1585,7 @@ type WalletRequisites struct {
 func (WalletRequisites) IsNode() {}
 
 // The global id: opaque; do not parse it or build it.
-func (this WalletRequisites) GetID() string { return this.ID }
+func (this WalletRequisites) GetID() string { return this.GlobalID }
 
 // The company's registered webhook: the payments upstream announces every new event to its URL.
 type Webhook struct {
