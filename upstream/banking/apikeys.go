@@ -2,9 +2,10 @@ package banking
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
+
+	"github.com/fingraph/fingraph/upstream/roundtrip"
 )
 
 // APIKeysService manages a corporation's API keys. Only staff may call it.
@@ -62,14 +63,14 @@ type removedFlag bool
 // UnmarshalJSON accepts a boolean or an object with a boolean "removed".
 func (f *removedFlag) UnmarshalJSON(b []byte) error {
 	var removed bool
-	if json.Unmarshal(b, &removed) == nil {
+	if roundtrip.Unmarshal(b, &removed) == nil {
 		*f = removedFlag(removed)
 		return nil
 	}
 	var obj struct {
 		Removed *bool `json:"removed"`
 	}
-	if json.Unmarshal(b, &obj) != nil || obj.Removed == nil {
+	if roundtrip.Unmarshal(b, &obj) != nil || obj.Removed == nil {
 		return errors.New("banking: deletion answer is neither a boolean nor {\"removed\": boolean}")
 	}
 	*f = removedFlag(*obj.Removed)

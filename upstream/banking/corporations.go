@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+
+	"github.com/fingraph/fingraph/upstream/roundtrip"
 )
 
 // CorporationsService manages corporations: sign-up, reading, staff updates
@@ -167,14 +169,14 @@ type maybeSettings struct{ settings *CorporationSettings }
 // UnmarshalJSON keeps an object carrying allowed_person_types, ignores the rest.
 func (m *maybeSettings) UnmarshalJSON(b []byte) error {
 	var probe map[string]json.RawMessage
-	if json.Unmarshal(b, &probe) != nil {
+	if roundtrip.Unmarshal(b, &probe) != nil {
 		return nil
 	}
 	if _, ok := probe["allowed_person_types"]; !ok {
 		return nil
 	}
 	out := new(CorporationSettings)
-	if json.Unmarshal(b, out) == nil {
+	if roundtrip.Unmarshal(b, out) == nil {
 		m.settings = out
 	}
 	return nil

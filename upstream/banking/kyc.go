@@ -2,13 +2,14 @@ package banking
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"mime/multipart"
 	"net/http"
 	"strings"
+
+	"github.com/fingraph/fingraph/upstream/roundtrip"
 )
 
 // KYCService manages a corporation's KYC documents.
@@ -152,7 +153,7 @@ func (c *Client) doStream(req *http.Request, v any) error {
 	if err != nil {
 		return fmt.Errorf("banking: read %s %s response: %w", req.Method, req.URL.Path, err)
 	}
-	if err := json.Unmarshal(raw, v); err != nil {
+	if err := roundtrip.Unmarshal(raw, v); err != nil {
 		return fmt.Errorf("banking: decode %s %s response: %w", req.Method, req.URL.Path, err)
 	}
 	return nil

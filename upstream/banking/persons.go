@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+
+	"github.com/fingraph/fingraph/upstream/roundtrip"
 )
 
 // PersonsService manages persons (employees and consumers) of a corporation
@@ -265,7 +267,7 @@ func (r *PhoneChangeResult) UnmarshalJSON(raw []byte) error {
 		twoFactorProbe
 		ID string `json:"id"`
 	}
-	if err := json.Unmarshal(raw, &probe); err != nil {
+	if err := roundtrip.Unmarshal(raw, &probe); err != nil {
 		return errors.New("banking: phone change response is not a JSON object")
 	}
 	if probe.ID == "" {
@@ -275,7 +277,7 @@ func (r *PhoneChangeResult) UnmarshalJSON(raw []byte) error {
 		}
 	}
 	p := new(Person)
-	if err := json.Unmarshal(raw, p); err != nil {
+	if err := roundtrip.Unmarshal(raw, p); err != nil {
 		return errors.New("banking: phone change response is not a Person")
 	}
 	*r = PhoneChangeResult{Person: p}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+
+	"github.com/fingraph/fingraph/upstream/roundtrip"
 )
 
 // TransactionsService creates conversions.
@@ -78,13 +80,13 @@ func (t *Transaction) StatusCode() (code int, ok bool) {
 	if len(t.Status) == 0 {
 		return 0, false
 	}
-	if json.Unmarshal(t.Status, &code) == nil {
+	if roundtrip.Unmarshal(t.Status, &code) == nil {
 		return code, true
 	}
 	var obj struct {
 		Code *int `json:"code"`
 	}
-	if json.Unmarshal(t.Status, &obj) == nil && obj.Code != nil {
+	if roundtrip.Unmarshal(t.Status, &obj) == nil && obj.Code != nil {
 		return *obj.Code, true
 	}
 	return 0, false

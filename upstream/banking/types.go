@@ -1,13 +1,15 @@
 package banking
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/fingraph/fingraph/upstream/roundtrip"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Timestamp is an ISO 8601 UTC time of the upstream. Unlike time.Time it
@@ -16,15 +18,26 @@ import (
 type Timestamp struct{ time.Time }
 
 // UnmarshalJSON accepts RFC 3339 strings, null and "".
-func (t *Timestamp) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if bytes.Equal(b, []byte("null")) || bytes.Equal(b, []byte(`""`)) {
-		t.Time = time.Time{}
-		return nil
+func (t *Timestamp) UnmarshalJSON(b []byte) error { return roundtrip.Unmarshal(b, t) }
+
+// UnmarshalJSONFrom accepts RFC 3339 strings, null and "" from the decoder
+// of an upstream answer.
+func (t *Timestamp) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	t.Time = time.Time{}
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return err
 	}
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("banking: timestamp: %w", err)
+	switch tok.Kind() {
+	case 'n':
+		return nil
+	case '"':
+	default:
+		return fmt.Errorf("banking: timestamp: a JSON %s, not a string", tok.Kind())
+	}
+	s := tok.String()
+	if s == "" {
+		return nil
 	}
 	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02"} {
 		if v, err := time.Parse(layout, s); err == nil {

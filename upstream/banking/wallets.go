@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+
+	"github.com/fingraph/fingraph/upstream/roundtrip"
 )
 
 // WalletsService reads and creates corporation wallets.
@@ -66,7 +68,7 @@ type PendingWallet struct {
 func (p *PendingWallet) UnmarshalJSON(b []byte) error {
 	type plain PendingWallet
 	var v plain
-	if err := json.Unmarshal(b, &v); err != nil {
+	if err := roundtrip.Unmarshal(b, &v); err != nil {
 		return err
 	}
 	*p = PendingWallet(v)
@@ -134,11 +136,11 @@ func (s *WalletsService) Create(ctx context.Context, corporationID string, in *W
 		return nil, err
 	}
 	var list []*Wallet
-	if err := json.Unmarshal(*raw, &list); err == nil {
+	if err := roundtrip.Unmarshal(*raw, &list); err == nil {
 		return list, nil
 	}
 	one := new(Wallet)
-	if err := json.Unmarshal(*raw, one); err != nil {
+	if err := roundtrip.Unmarshal(*raw, one); err != nil {
 		return nil, fmt.Errorf("banking: POST wallets: unexpected response shape: %w", err)
 	}
 	return []*Wallet{one}, nil

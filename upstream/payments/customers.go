@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+
+	"github.com/fingraph/fingraph/upstream/roundtrip"
 )
 
 // CustomersService handles the customer routes.
@@ -110,12 +112,12 @@ func (t OrderTokens) IsZero() bool { return len(t.Tokens) == 0 }
 // UnmarshalJSON accepts a string or an array of strings.
 func (t *OrderTokens) UnmarshalJSON(b []byte) error {
 	var one string
-	if err := json.Unmarshal(b, &one); err == nil {
+	if err := roundtrip.Unmarshal(b, &one); err == nil {
 		*t = OrderTokens{Tokens: []string{one}, Single: true}
 		return nil
 	}
 	var many []string
-	if err := json.Unmarshal(b, &many); err != nil {
+	if err := roundtrip.Unmarshal(b, &many); err != nil {
 		return err
 	}
 	*t = OrderTokens{Tokens: many}

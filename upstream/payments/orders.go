@@ -7,6 +7,10 @@ import (
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/fingraph/fingraph/upstream/roundtrip"
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // OrdersService handles the order routes.
@@ -60,23 +64,24 @@ func (it Items) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON reads any of the three shapes.
-func (it *Items) UnmarshalJSON(b []byte) error {
+func (it *Items) UnmarshalJSON(b []byte) error { return roundtrip.Unmarshal(b, it) }
+
+// UnmarshalJSONFrom reads any of the three shapes from the decoder of an
+// upstream answer, without scanning the value twice.
+func (it *Items) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	*it = Items{}
-	for _, c := range b {
-		switch c {
-		case ' ', '\t', '\n', '\r':
-			continue
-		case '[':
-			return json.Unmarshal(b, &it.List)
-		case '{':
-			it.Item = new(Item)
-			return json.Unmarshal(b, it.Item)
-		default:
-			it.Number = new(int64)
-			return json.Unmarshal(b, it.Number)
-		}
+	switch dec.PeekKind() {
+	case '[':
+		return jsonv2.UnmarshalDecode(dec, &it.List)
+	case '{':
+		it.Item = new(Item)
+		return jsonv2.UnmarshalDecode(dec, it.Item)
+	case 0:
+		return errors.New("payments: empty items")
+	default:
+		it.Number = new(int64)
+		return jsonv2.UnmarshalDecode(dec, it.Number)
 	}
-	return errors.New("payments: empty items")
 }
 
 // Payment is one of the spec's three payment shapes; build it with
@@ -171,16 +176,21 @@ type OrderCustomer struct {
 }
 
 // UnmarshalJSON accepts a customer id string or a contact object.
-func (c *OrderCustomer) UnmarshalJSON(b []byte) error {
+func (c *OrderCustomer) UnmarshalJSON(b []byte) error { return roundtrip.Unmarshal(b, c) }
+
+// UnmarshalJSONFrom accepts a customer id string or a contact object from
+// the decoder of an upstream answer.
+func (c *OrderCustomer) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	*c = OrderCustomer{}
-	if string(b) == "null" {
-		return nil
-	}
-	if err := json.Unmarshal(b, &c.ID); err == nil {
-		return nil
+	switch dec.PeekKind() {
+	case 'n':
+		_, err := dec.ReadToken()
+		return err
+	case '"':
+		return jsonv2.UnmarshalDecode(dec, &c.ID)
 	}
 	c.Contact = new(Contact)
-	return json.Unmarshal(b, c.Contact)
+	return jsonv2.UnmarshalDecode(dec, c.Contact)
 }
 
 // MarshalJSON writes the shape that is set.

@@ -15,7 +15,6 @@ package roundtrip
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -569,7 +568,7 @@ func (s *Sender) decode(req *http.Request, resp *http.Response, v any) error {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil
 	}
-	if err := json.Unmarshal(raw, v); err != nil {
+	if err := Unmarshal(raw, v); err != nil {
 		return fmt.Errorf("%s: decode %s %s response: %w", s.up.Name, req.Method, req.URL.Path, err)
 	}
 	return nil
