@@ -277,13 +277,41 @@ func responseType(r *http.Request) string {
 	return mediaJSON
 }
 
+// writeResponse writes resp as JSON. Its data is gqlgen's own output, valid
+// JSON by construction, so it is copied as it is: encoding/json would scan
+// and compact it once more (about 3% of the README query's CPU). The rest is
+// small and goes through encoding/json, in gqlgen's order of the members.
 func writeResponse(w http.ResponseWriter, resp *graphql.Response) {
-	b, err := json.Marshal(resp)
-	if err != nil {
-		b, _ = json.Marshal(&graphql.Response{Errors: gqlerror.List{{Message: "internal error",
-			Extensions: map[string]any{"code": string(gqlerr.Internal)}}}})
+	rest, err := json.Marshal(struct {
+		Label      string         `json:"label,omitempty"`
+		Path       ast.Path       `json:"path,omitempty"`
+		HasNext    *bool          `json:"hasNext,omitempty"`
+		Extensions map[string]any `json:"extensions,omitempty"`
+	}{resp.Label, resp.Path, resp.HasNext, resp.Extensions})
+	var errs []byte
+	if err == nil && len(resp.Errors) > 0 {
+		errs, err = json.Marshal(resp.Errors)
 	}
-	_, _ = w.Write(b)
+	if err != nil {
+		b, _ := json.Marshal(&graphql.Response{Errors: gqlerror.List{{Message: "internal error",
+			Extensions: map[string]any{"code": string(gqlerr.Internal)}}}})
+		_, _ = w.Write(b)
+		return
+	}
+	data := []byte(resp.Data)
+	if len(data) == 0 {
+		data = []byte("null")
+	}
+	b := make([]byte, 0, len(`{"errors":,"data":}`)+len(errs)+len(data)+len(rest))
+	b = append(b, '{')
+	if errs != nil {
+		b = append(append(append(b, `"errors":`...), errs...), ',')
+	}
+	b = append(append(b, `"data":`...), data...)
+	if len(rest) > 2 { // more than {}
+		b = append(append(b, ','), rest[1:len(rest)-1]...)
+	}
+	_, _ = w.Write(append(b, '}'))
 }
 
 // writeRequestError answers a request that never reached GraphQL: the
