@@ -46,7 +46,9 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
-	a, err := Start(ctx, cfg, cfg.logger(stdout))
+	logger := cfg.logger(stdout)
+	tuneRuntime(getenv, logger)
+	a, err := Start(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
