@@ -65,8 +65,8 @@ func (f *personsPage) get(ctx context.Context, b *banking.Client) (*banking.Pers
 
 func newBanking(b *banking.Client, wait time.Duration, personsFirst *personsPage) Banking {
 	l := Banking{
-		CorporationSettings: dataloader.NewBatchedLoader(perKey(b.Corporations.Settings), dataloader.WithWait[string, *banking.CorporationSettings](wait)),
-		CorporationAPIKeys:  dataloader.NewBatchedLoader(perKey(b.APIKeys.List), dataloader.WithWait[string, []*banking.APIKey](wait)),
+		CorporationSettings: newLoader(perKey(b.Corporations.Settings), wait),
+		CorporationAPIKeys:  newLoader(perKey(b.APIKeys.List), wait),
 		me:                  &memo[*banking.Person]{},
 		current:             &memo[*banking.Corporation]{},
 		persons:             &memo[[]*banking.Person]{},
@@ -74,8 +74,8 @@ func newBanking(b *banking.Client, wait time.Duration, personsFirst *personsPage
 		corporations:        &memo[[]*banking.Corporation]{},
 		bankingCl:           b,
 	}
-	l.Corporation = dataloader.NewBatchedLoader(l.corporationBatch, dataloader.WithWait[string, *banking.Corporation](wait))
-	l.CorporationPersons = dataloader.NewBatchedLoader(l.corporationPersonsBatch, dataloader.WithWait[string, []*banking.Person](wait))
+	l.Corporation = newLoader(l.corporationBatch, wait)
+	l.CorporationPersons = newLoader(l.corporationPersonsBatch, wait)
 	return l
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fingraph/fingraph/upstream/banking"
+	"github.com/fingraph/fingraph/upstream/payments"
 )
 
 // fakeRoute is a get-by-key upstream route that counts its calls and the
@@ -191,4 +192,25 @@ func TestCardTransactionsLoaderDedupesPagesAndBoundsFanOut(t *testing.T) {
 		assert.Equal(t, 1, c, "calls for %s", k)
 	}
 	assert.Equal(t, fanOut, f.maxFlight, "calls in flight at once")
+}
+
+func TestByCustomerGroupsInListingOrderWithoutSharing(t *testing.T) {
+	order := func(id, customer string) payments.Order {
+		return payments.Order{ID: id, Customer: payments.OrderCustomer{ID: customer}}
+	}
+	got := byCustomer([]payments.Order{order("1", "a"), order("2", "b"), order("3", "a"), order("4", ""), order("5", "b"), order("6", "a")})
+	ids := func(list []payments.Order) (out []string) {
+		for _, o := range list {
+			out = append(out, o.ID)
+		}
+		return out
+	}
+	assert.Equal(t, []string{"1", "3", "6"}, ids(got["a"]))
+	assert.Equal(t, []string{"2", "5"}, ids(got["b"]))
+	assert.Len(t, got, 2, "an order without a customer id is nobody's")
+	// The groups share one block; appending to one must not write into another.
+	_ = append(got["a"], order("7", "a"))
+	_ = append(got["b"], order("8", "b"))
+	assert.Equal(t, []string{"1", "3", "6"}, ids(got["a"]))
+	assert.Equal(t, []string{"2", "5"}, ids(got["b"]))
 }

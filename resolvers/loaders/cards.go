@@ -34,12 +34,11 @@ type CardLoaders struct {
 
 func newCardLoaders(b *banking.Client, wait time.Duration, personsFirst *personsPage) CardLoaders {
 	return CardLoaders{
-		Person: dataloader.NewBatchedLoader(personBatch(b, personsFirst), dataloader.WithWait[string, *banking.Person](wait)),
+		Person: newLoader(personBatch(b, personsFirst), wait),
 		// The upstream lists KYC documents per corporation only.
-		CorporationKYC: perCorporation(b.KYC.List, wait),
-		CardTransactions: dataloader.NewBatchedLoader(cardTransactionsBatch(b.Cards.Transactions),
-			dataloader.WithWait[CardTransactionsKey, *banking.CardTransactionList](wait)),
-		client: b,
+		CorporationKYC:   perCorporation(b.KYC.List, wait),
+		CardTransactions: newLoader(cardTransactionsBatch(b.Cards.Transactions), wait),
+		client:           b,
 	}
 }
 

@@ -58,5 +58,5 @@ func (m *Money) CorporationWallet(ctx context.Context, corporationID, walletID s
 // call, fanOut in flight at a time, and repeated keys within an operation
 // cost nothing. One corporation's failure is its own key's error.
 func perCorporation[T any](list func(ctx context.Context, corporationID string) ([]T, error), wait time.Duration) *dataloader.Loader[string, []T] {
-	return dataloader.NewBatchedLoader(perKey(list), dataloader.WithWait[string, []T](wait))
+	return newLoader(perKey(list), wait)
 }
