@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -125,6 +126,10 @@ type Bus struct {
 	cancel context.CancelFunc
 	mu     sync.Mutex
 	fan    *fanout
+
+	// lastWebhook is when a webhook was last handed to the store (Unix
+	// nanoseconds): the enricher yields to acknowledgements while they come.
+	lastWebhook atomic.Int64
 }
 
 // Dedupe is how long an event id is remembered: longer than the upstream's
@@ -165,6 +170,7 @@ func msgID(source, id string) string { return source + ":" + id }
 // publishWebhook stores an announced event; a repeat of the same id within
 // the dedupe window is stored once.
 func (b *Bus) publishWebhook(ctx context.Context, w webhook) error {
+	b.lastWebhook.Store(time.Now().UnixNano())
 	data, _ := json.Marshal(w)
 	_, err := b.js.Publish(ctx, webhookSubject+w.Source, data, jetstream.WithMsgID(msgID(w.Source, w.ID)))
 	return err

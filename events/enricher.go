@@ -29,8 +29,28 @@ type Enricher struct {
 	// Workers bounds the enrichments in flight (default 8): a slow or
 	// refused one does not hold back the rest.
 	Workers int
+	// Lag, when set, is told how long each published event waited: from
+	// the moment its webhook was stored (and so acknowledged) to its
+	// enriched event being stored on EVENTS. Enrichment is durable and may
+	// fall behind during a burst; this is how far.
+	Lag func(time.Duration)
+	// BusyWorkers bounds the enrichments in flight while webhooks are being
+	// acknowledged (one was handed to the store within BusyWindow); default
+	// 1, and Workers or more turns the narrowing off. Enrichment and the
+	// acknowledgements share the CPU, and the acknowledgement is what the
+	// sender waits for: enrichment is durable in the stream, so during a
+	// burst it yields and catches up after.
+	BusyWorkers int
+	// BusyWindow is how recent a webhook must be for the intake to count as
+	// busy (default 10 ms).
+	BusyWindow time.Duration
+	// MaxDefer bounds the yielding: a webhook stored longer ago than this
+	// is enriched at full width even during a burst (default 2 s), so that
+	// a steady stream of webhooks cannot hold enrichment narrow for ever.
+	MaxDefer time.Duration
 
 	slots   chan struct{}
+	narrow  chan struct{}
 	working sync.WaitGroup
 
 	mu      sync.Mutex
@@ -60,16 +80,43 @@ func (e *Enricher) Start(ctx context.Context) error {
 		workers = 8
 	}
 	e.slots = make(chan struct{}, workers)
+	if e.BusyWorkers <= 0 {
+		e.BusyWorkers = 1
+	}
+	if e.BusyWorkers < workers {
+		e.narrow = make(chan struct{}, e.BusyWorkers)
+	}
+	if e.BusyWindow <= 0 {
+		e.BusyWindow = 10 * time.Millisecond
+	}
+	if e.MaxDefer <= 0 {
+		e.MaxDefer = 2 * time.Second
+	}
 	cc, err := cons.Consume(func(msg jetstream.Msg) {
 		// Consume hands messages over one at a time; each is enriched in
 		// its own goroutine, at most Workers at once, so that a webhook
 		// whose upstream call is slow (or forged, and refused) does not
-		// delay the ones behind it.
+		// delay the ones behind it. While webhooks are being acknowledged,
+		// at most BusyWorkers at once.
+		var stored time.Time
+		if md, err := msg.Metadata(); err == nil {
+			stored = md.Timestamp
+		}
 		e.slots <- struct{}{}
+		narrow := e.yields(stored)
+		if narrow {
+			e.narrow <- struct{}{}
+		}
 		e.working.Add(1)
 		go func() {
-			defer func() { <-e.slots; e.working.Done() }()
-			e.handle(msg)
+			defer func() {
+				if narrow {
+					<-e.narrow
+				}
+				<-e.slots
+				e.working.Done()
+			}()
+			e.handle(msg, stored)
 		}()
 	}, jetstream.PullMaxMessages(2*workers))
 	if err != nil {
@@ -109,7 +156,19 @@ func (e *Enricher) setErr(err error) {
 	e.mu.Unlock()
 }
 
-func (e *Enricher) handle(msg jetstream.Msg) {
+// yields reports whether a webhook stored at stored waits for one of the
+// BusyWorkers slots: the intake is storing webhooks now, and this one has
+// not waited MaxDefer yet.
+func (e *Enricher) yields(stored time.Time) bool {
+	if e.narrow == nil {
+		return false
+	}
+	now := time.Now()
+	last := e.Bus.lastWebhook.Load()
+	return now.UnixNano()-last < int64(e.BusyWindow) && now.Sub(stored) < e.MaxDefer
+}
+
+func (e *Enricher) handle(msg jetstream.Msg, stored time.Time) {
 	var w webhook
 	if err := json.Unmarshal(msg.Data(), &w); err != nil {
 		_ = msg.Term()
@@ -141,6 +200,9 @@ func (e *Enricher) handle(msg jetstream.Msg) {
 	}
 	e.setErr(nil)
 	_ = msg.Ack()
+	if e.Lag != nil && !stored.IsZero() {
+		e.Lag(time.Since(stored))
+	}
 }
 
 func (e *Enricher) enrich(ctx context.Context, w webhook) (*Event, error) {
