@@ -127,8 +127,9 @@ type Bus struct {
 	mu     sync.Mutex
 	fan    *fanout
 
-	// lastWebhook is when a webhook was last handed to the store (Unix
-	// nanoseconds): the enricher yields to acknowledgements while they come.
+	// lastWebhook is when the intake last handed a webhook to the store
+	// (Unix nanoseconds): the enricher yields to acknowledgements while
+	// they come.
 	lastWebhook atomic.Int64
 }
 
@@ -170,7 +171,6 @@ func msgID(source, id string) string { return source + ":" + id }
 // publishWebhook stores an announced event; a repeat of the same id within
 // the dedupe window is stored once.
 func (b *Bus) publishWebhook(ctx context.Context, w webhook) error {
-	b.lastWebhook.Store(time.Now().UnixNano())
 	data, _ := json.Marshal(w)
 	_, err := b.js.Publish(ctx, webhookSubject+w.Source, data, jetstream.WithMsgID(msgID(w.Source, w.ID)))
 	return err
