@@ -122,7 +122,7 @@ type Config struct {
 	// webhook intake (events.Enricher.Workers).
 	EnricherWorkers    int
 	enricherWorkersRaw string
-	// EnricherBusyWorkers bounds them while webhooks are being acknowledged
+	// EnricherBusyWorkers bounds them during a burst of webhooks
 	// (events.Enricher.BusyWorkers); EnricherWorkers turns that off.
 	EnricherBusyWorkers    int
 	enricherBusyWorkersRaw string
@@ -187,7 +187,7 @@ func (c *Config) settings() []setting {
 		{"public-rate-limit", "FINGRAPH_PUBLIC_RATE_LIMIT", "60", "public operations (sign-in, createCustomer, feedback) per minute per client address", &c.publicRateLimitRaw},
 		{"webhook-rate-limit", "FINGRAPH_WEBHOOK_RATE_LIMIT", "200", "webhooks per second per sending address, with a burst of twice as many", &c.webhookRateLimitRaw},
 		{"enricher-workers", "FINGRAPH_ENRICHER_WORKERS", "8", "upstream event reads in flight behind the webhook intake, at most", &c.enricherWorkersRaw},
-		{"enricher-busy-workers", "FINGRAPH_ENRICHER_BUSY_WORKERS", "1", "upstream event reads in flight while webhooks are being acknowledged, at most (enrichment yields during a burst, for at most 2 s per webhook); the enricher-workers value turns that off", &c.enricherBusyWorkersRaw},
+		{"enricher-busy-workers", "FINGRAPH_ENRICHER_BUSY_WORKERS", "1", "upstream event reads in flight during a burst of webhooks, at most (enrichment yields to the acknowledgements, for at most 2 s per webhook); the enricher-workers value turns that off", &c.enricherBusyWorkersRaw},
 		{"trusted-documents", "FINGRAPH_TRUSTED_DOCUMENTS", "", "manifest of the only operations to run (Apollo persisted query manifest or Relay map of sha256 to text); empty runs any operation within the limits", &c.TrustedDocuments},
 		{"limits", "FINGRAPH_LIMITS", "", "operation limits to change, e.g. depth=8,fields=600 (tokens, fields, depth, introspectionDepth, aliases, rootFields, sameName, directives, complexity, bodyBytes, socketsPerAddress, socketsPerSession, operationsPerSocket)", &c.limitsRaw},
 		{"metrics-addr", "FINGRAPH_METRICS_ADDR", "", "listen address of /metrics on its own listener (e.g. 127.0.0.1:9100); empty serves it on the gateway's address", &c.MetricsAddr},

@@ -38,7 +38,7 @@ func newMetrics() *metrics {
 		}, []string{"upstream", "method", "code"}),
 		enrichmentLag: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "fingraph_event_enrichment_lag_seconds", Help: "Time from a webhook stored (acknowledged) to its enriched event stored.",
-			Buckets: []float64{.001, .002, .005, .01, .02, .05, .1, .2, .5, 1, 2, 5, 10, 20, 60},
+			Buckets: []float64{.001, .002, .005, .01, .02, .05, .1, .2, .3, .5, .75, 1, 1.5, 2, 2.5, 3, 4, 5, 7.5, 10, 20, 60},
 		}),
 	}
 	m.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),

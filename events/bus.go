@@ -127,10 +127,11 @@ type Bus struct {
 	mu     sync.Mutex
 	fan    *fanout
 
-	// lastWebhook is when the intake last handed a webhook to the store
-	// (Unix nanoseconds): the enricher yields to acknowledgements while
-	// they come.
-	lastWebhook atomic.Int64
+	// storing counts the intake's webhooks being stored now, and burstAt
+	// is when one started while another was in flight (Unix nanoseconds):
+	// a burst of webhooks, during which the enricher yields.
+	storing atomic.Int64
+	burstAt atomic.Int64
 }
 
 // Dedupe is how long an event id is remembered: longer than the upstream's

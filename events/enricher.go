@@ -34,15 +34,15 @@ type Enricher struct {
 	// enriched event being stored on EVENTS. Enrichment is durable and may
 	// fall behind during a burst; this is how far.
 	Lag func(time.Duration)
-	// BusyWorkers bounds the enrichments in flight while webhooks are being
-	// acknowledged (one was handed to the store within BusyWindow); default
-	// 1, and Workers or more turns the narrowing off. Enrichment and the
+	// BusyWorkers bounds the enrichments in flight during a burst of
+	// webhooks (within BusyWindow, the intake stored one while another was
+	// being stored); default 1, and Workers or more turns the narrowing off. Enrichment and the
 	// acknowledgements share the CPU, and the acknowledgement is what the
 	// sender waits for: enrichment is durable in the stream, so during a
 	// burst it yields and catches up after.
 	BusyWorkers int
-	// BusyWindow is how recent a webhook must be for the intake to count as
-	// busy (default 10 ms).
+	// BusyWindow is how long a burst lasts after its last overlapping
+	// store (default 10 ms).
 	BusyWindow time.Duration
 	// MaxDefer bounds the yielding: a webhook stored longer ago than this
 	// is enriched at full width even during a burst (default 2 s), so that
@@ -157,14 +157,14 @@ func (e *Enricher) setErr(err error) {
 }
 
 // yields reports whether a webhook stored at stored waits for one of the
-// BusyWorkers slots: the intake is storing webhooks now, and this one has
-// not waited MaxDefer yet.
+// BusyWorkers slots: webhooks are arriving in a burst, and this one has not
+// waited MaxDefer yet.
 func (e *Enricher) yields(stored time.Time) bool {
 	if e.narrow == nil {
 		return false
 	}
 	now := time.Now()
-	last := e.Bus.lastWebhook.Load()
+	last := e.Bus.burstAt.Load()
 	return now.UnixNano()-last < int64(e.BusyWindow) && now.Sub(stored) < e.MaxDefer
 }
 

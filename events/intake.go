@@ -249,10 +249,15 @@ func validToken(s string) bool {
 
 // storeWebhook is publishWebhook for the intake: the message is built by
 // hand (appendJSON, the Nats-Msg-Id header set directly) rather than through
-// encoding/json and a publish option, and the time is noted so that the
-// enricher yields while webhooks arrive (Enricher.BusyWorkers).
+// encoding/json and a publish option. A store that starts while another is
+// in flight marks a burst, during which the enricher yields
+// (Enricher.BusyWorkers); webhooks that come one at a time, however
+// steadily, do not.
 func (b *Bus) storeWebhook(ctx context.Context, w webhook) error {
-	b.lastWebhook.Store(time.Now().UnixNano())
+	if b.storing.Add(1) > 1 {
+		b.burstAt.Store(time.Now().UnixNano())
+	}
+	defer b.storing.Add(-1)
 	m := &nats.Msg{
 		Subject: webhookSubject + w.Source,
 		Data:    w.appendJSON(make([]byte, 0, 128)),

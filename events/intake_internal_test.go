@@ -1,9 +1,12 @@
 package events
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/fingraph/fingraph/engine"
 )
 
 // The intake writes stored webhooks by hand; the enricher and the
@@ -37,5 +40,36 @@ func TestValidTokenIsTokenRe(t *testing.T) {
 		if got, want := validToken(s), tokenRe.MatchString(s); got != want {
 			t.Errorf("validToken(%q) = %v, tokenRe %v", s, got, want)
 		}
+	}
+}
+
+// Webhooks stored one at a time, however many, are no burst; a store that
+// starts while another is in flight is (the enricher then yields).
+func TestOnlyOverlappingStoresMarkABurst(t *testing.T) {
+	ctx := context.Background()
+	e, err := engine.Open(ctx, engine.Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	bus, err := NewBus(ctx, e.JetStream())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		if err := bus.storeWebhook(ctx, webhook{Source: SourcePayments, ID: "one-" + string(rune('a'+i)), Name: "OrderCreated"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if bus.burstAt.Load() != 0 || bus.storing.Load() != 0 {
+		t.Fatalf("sequential stores: burst mark %d, %d in flight", bus.burstAt.Load(), bus.storing.Load())
+	}
+	bus.storing.Add(1) // another store in flight
+	if err := bus.storeWebhook(ctx, webhook{Source: SourcePayments, ID: "two", Name: "OrderCreated"}); err != nil {
+		t.Fatal(err)
+	}
+	bus.storing.Add(-1)
+	if bus.burstAt.Load() == 0 {
+		t.Fatal("an overlapping store did not mark a burst")
 	}
 }
