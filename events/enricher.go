@@ -36,22 +36,24 @@ type Enricher struct {
 	Lag func(time.Duration)
 	// BusyWorkers bounds the enrichments in flight during a burst of
 	// webhooks (within BusyWindow, the intake stored one while another was
-	// being stored); default 1, and Workers or more turns the narrowing off. Enrichment and the
-	// acknowledgements share the CPU, and the acknowledgement is what the
-	// sender waits for: enrichment is durable in the stream, so during a
-	// burst it yields and catches up after.
+	// being stored); default 1, and Workers or more turns the narrowing
+	// off. Enrichment and the acknowledgements share the CPU, and the
+	// acknowledgement is what the sender waits for: enrichment is durable
+	// in the stream, so during a burst it yields and catches up after.
 	BusyWorkers int
 	// BusyWindow is how long a burst lasts after its last overlapping
 	// store (default 10 ms).
 	BusyWindow time.Duration
 	// MaxDefer bounds the yielding: a webhook stored longer ago than this
 	// is enriched at full width even during a burst (default 2 s), so that
-	// a steady stream of webhooks cannot hold enrichment narrow for ever.
+	// a long burst cannot hold enrichment narrow for ever.
 	MaxDefer time.Duration
 
-	slots   chan struct{}
-	narrow  chan struct{}
-	working sync.WaitGroup
+	slots  chan struct{}
+	narrow chan struct{} // nil: no narrowing
+	// busyWindow and maxDefer are BusyWindow and MaxDefer with defaults.
+	busyWindow, maxDefer time.Duration
+	working              sync.WaitGroup
 
 	mu      sync.Mutex
 	cc      jetstream.ConsumeContext
@@ -80,17 +82,19 @@ func (e *Enricher) Start(ctx context.Context) error {
 		workers = 8
 	}
 	e.slots = make(chan struct{}, workers)
-	if e.BusyWorkers <= 0 {
-		e.BusyWorkers = 1
+	busy := e.BusyWorkers
+	if busy <= 0 {
+		busy = 1
 	}
-	if e.BusyWorkers < workers {
-		e.narrow = make(chan struct{}, e.BusyWorkers)
+	if busy < workers {
+		e.narrow = make(chan struct{}, busy)
 	}
-	if e.BusyWindow <= 0 {
-		e.BusyWindow = 10 * time.Millisecond
+	e.busyWindow, e.maxDefer = e.BusyWindow, e.MaxDefer
+	if e.busyWindow <= 0 {
+		e.busyWindow = 10 * time.Millisecond
 	}
-	if e.MaxDefer <= 0 {
-		e.MaxDefer = 2 * time.Second
+	if e.maxDefer <= 0 {
+		e.maxDefer = 2 * time.Second
 	}
 	cc, err := cons.Consume(func(msg jetstream.Msg) {
 		// Consume hands messages over one at a time; each is enriched in
@@ -165,7 +169,7 @@ func (e *Enricher) yields(stored time.Time) bool {
 	}
 	now := time.Now()
 	last := e.Bus.burstAt.Load()
-	return now.UnixNano()-last < int64(e.BusyWindow) && now.Sub(stored) < e.MaxDefer
+	return now.UnixNano()-last < int64(e.busyWindow) && now.Sub(stored) < e.maxDefer
 }
 
 func (e *Enricher) handle(msg jetstream.Msg, stored time.Time) {
