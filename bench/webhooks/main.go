@@ -28,8 +28,13 @@
 // reports the enrichment lag (webhook stored to enriched event stored,
 // from the gateway's fingraph_event_enrichment_lag_seconds histogram) of
 // the events enriched during the unique burst and of those enriched after
-// it, and how long the catch-up took. It also reports its own CPU time per
-// acknowledgement: the load program shares the machine with the gateway.
+// it, and how long the catch-up took (the catch-up is seen in the sandbox's
+// count of event reads, so a gateway without the histogram can be measured
+// too). It also reports its own CPU time per acknowledgement: the load
+// program shares the machine with the gateway, so each sender posts over
+// one plain keep-alive connection (-nethttp: through net/http's client,
+// which costs the load program about twice the CPU; figures taken with the
+// two are not comparable).
 package main
 
 import (
