@@ -100,8 +100,8 @@ func (e *Enricher) Start(ctx context.Context) error {
 		// Consume hands messages over one at a time; each is enriched in
 		// its own goroutine, at most Workers at once, so that a webhook
 		// whose upstream call is slow (or forged, and refused) does not
-		// delay the ones behind it. While webhooks are being acknowledged,
-		// at most BusyWorkers at once.
+		// delay the ones behind it. During a burst of webhooks, at most
+		// BusyWorkers at once, until the webhook has waited MaxDefer.
 		var stored time.Time
 		if md, err := msg.Metadata(); err == nil {
 			stored = md.Timestamp
@@ -109,7 +109,15 @@ func (e *Enricher) Start(ctx context.Context) error {
 		e.slots <- struct{}{}
 		narrow := e.yields(stored)
 		if narrow {
-			e.narrow <- struct{}{}
+			// A slow upstream read can hold the narrow slot: the wait for
+			// it ends with the webhook's deferral, not with the read.
+			wait := time.NewTimer(e.maxDefer - time.Since(stored))
+			select {
+			case e.narrow <- struct{}{}:
+			case <-wait.C:
+				narrow = false
+			}
+			wait.Stop()
 		}
 		e.working.Add(1)
 		go func() {

@@ -234,6 +234,16 @@ func TestEnricherStopsYieldingPastMaxDefer(t *testing.T) {
 	checkWidth(t, r, 12, 4)
 }
 
+// The deferral bounds the wait for a narrow slot too: with the one read of
+// a burst held (a slow upstream), the webhooks behind it go at full width
+// once they have waited MaxDefer, instead of queueing behind that read.
+func TestEnricherDeferralEndsWhileTheNarrowSlotIsHeld(t *testing.T) {
+	r := newEnrichRig(t)
+	r.start(&events.Enricher{Workers: 4, BusyWorkers: 1, BusyWindow: time.Hour, MaxDefer: 300 * time.Millisecond})
+	events.MarkBurst(r.bus)
+	checkWidth(t, r, 12, 4)
+}
+
 // A burst of webhooks, each posted twice by concurrent senders, with the
 // enricher yielding to the burst: every event reaches EVENTS exactly once,
 // each is read from the upstream once, and the work queue drains.
