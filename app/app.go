@@ -219,7 +219,8 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 	a.stop = stop
 	// Ids the upstream did not know, shared by the intake and the enricher.
 	unknown := events.NewUnknown(10000)
-	a.enricher = &events.Enricher{Bus: bus, Payments: pay, Unknown: unknown, Logger: logger.With("component", "events")}
+	a.enricher = &events.Enricher{Bus: bus, Payments: pay, Unknown: unknown, Logger: logger.With("component", "events"),
+		Workers: cfg.EnricherWorkers, BusyWorkers: cfg.EnricherBusyWorkers, Lag: func(d time.Duration) { m.enrichmentLag.Observe(d.Seconds()) }}
 	if err := a.enricher.Start(ctx); err != nil {
 		return nil, err
 	}

@@ -118,6 +118,14 @@ type Config struct {
 	// per event; load runs (bench/webhooks) raise it.
 	WebhookRateLimit    float64
 	webhookRateLimitRaw string
+	// EnricherWorkers bounds the upstream event reads in flight behind the
+	// webhook intake (events.Enricher.Workers).
+	EnricherWorkers    int
+	enricherWorkersRaw string
+	// EnricherBusyWorkers bounds them during a burst of webhooks
+	// (events.Enricher.BusyWorkers); EnricherWorkers turns that off.
+	EnricherBusyWorkers    int
+	enricherBusyWorkersRaw string
 	// SandboxTokenGrace is how long the in-process sandbox keeps accepting a
 	// superseded banking token; tests shrink it.
 	SandboxTokenGrace    time.Duration
@@ -178,6 +186,8 @@ func (c *Config) settings() []setting {
 		{"payments-operators", "FINGRAPH_PAYMENTS_OPERATORS", "STAFF,API_CLIENT", "comma-separated principal kinds allowed to operate payments: STAFF, PERSON, INTRODUCER, API_CLIENT", &c.paymentsOperatorsRaw},
 		{"public-rate-limit", "FINGRAPH_PUBLIC_RATE_LIMIT", "60", "public operations (sign-in, createCustomer, feedback) per minute per client address", &c.publicRateLimitRaw},
 		{"webhook-rate-limit", "FINGRAPH_WEBHOOK_RATE_LIMIT", "200", "webhooks per second per sending address, with a burst of twice as many", &c.webhookRateLimitRaw},
+		{"enricher-workers", "FINGRAPH_ENRICHER_WORKERS", "8", "upstream event reads in flight behind the webhook intake, at most", &c.enricherWorkersRaw},
+		{"enricher-busy-workers", "FINGRAPH_ENRICHER_BUSY_WORKERS", "1", "upstream event reads in flight during a burst of webhooks, at most (enrichment yields to the acknowledgements, for at most 2 s per webhook); the enricher-workers value turns that off", &c.enricherBusyWorkersRaw},
 		{"trusted-documents", "FINGRAPH_TRUSTED_DOCUMENTS", "", "manifest of the only operations to run (Apollo persisted query manifest or Relay map of sha256 to text); empty runs any operation within the limits", &c.TrustedDocuments},
 		{"limits", "FINGRAPH_LIMITS", "", "operation limits to change, e.g. depth=8,fields=600 (tokens, fields, depth, introspectionDepth, aliases, rootFields, sameName, directives, complexity, bodyBytes, socketsPerAddress, socketsPerSession, operationsPerSocket)", &c.limitsRaw},
 		{"metrics-addr", "FINGRAPH_METRICS_ADDR", "", "listen address of /metrics on its own listener (e.g. 127.0.0.1:9100); empty serves it on the gateway's address", &c.MetricsAddr},
@@ -378,6 +388,12 @@ func (c *Config) parseIdentity() error {
 	}
 	if c.WebhookRateLimit, err = strconv.ParseFloat(c.webhookRateLimitRaw, 64); err != nil || !(c.WebhookRateLimit >= 1) || math.IsInf(c.WebhookRateLimit, 0) {
 		return fmt.Errorf("FINGRAPH_WEBHOOK_RATE_LIMIT: %q is not a number of webhooks per second, 1 or more", c.webhookRateLimitRaw)
+	}
+	if c.EnricherWorkers, err = strconv.Atoi(c.enricherWorkersRaw); err != nil || c.EnricherWorkers < 1 || c.EnricherWorkers > 1024 {
+		return fmt.Errorf("FINGRAPH_ENRICHER_WORKERS: %q is not a number of concurrent reads from 1 to 1024", c.enricherWorkersRaw)
+	}
+	if c.EnricherBusyWorkers, err = strconv.Atoi(c.enricherBusyWorkersRaw); err != nil || c.EnricherBusyWorkers < 1 || c.EnricherBusyWorkers > 1024 {
+		return fmt.Errorf("FINGRAPH_ENRICHER_BUSY_WORKERS: %q is not a number of concurrent reads from 1 to 1024", c.enricherBusyWorkersRaw)
 	}
 	c.PaymentsOperators = nil
 	for _, k := range strings.Split(c.paymentsOperatorsRaw, ",") {

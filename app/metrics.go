@@ -18,6 +18,9 @@ type metrics struct {
 	// and status code.
 	upstreamCalls    *prometheus.CounterVec
 	upstreamDuration *prometheus.HistogramVec
+	// enrichmentLag is how long a stored webhook waited for its enriched
+	// event (events.Enricher.Lag).
+	enrichmentLag prometheus.Histogram
 }
 
 func newMetrics() *metrics {
@@ -33,9 +36,13 @@ func newMetrics() *metrics {
 			Name: "fingraph_upstream_request_duration_seconds", Help: "Duration of calls to the upstreams.",
 			Buckets: prometheus.DefBuckets,
 		}, []string{"upstream", "method", "code"}),
+		enrichmentLag: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "fingraph_event_enrichment_lag_seconds", Help: "Time from a webhook stored (acknowledged) to its enriched event stored.",
+			Buckets: []float64{.001, .002, .005, .01, .02, .05, .1, .2, .3, .5, .75, 1, 1.5, 2, 2.5, 3, 4, 5, 7.5, 10, 20, 60},
+		}),
 	}
 	m.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.requests, m.upstreamCalls, m.upstreamDuration)
+		m.requests, m.upstreamCalls, m.upstreamDuration, m.enrichmentLag)
 	return m
 }
 

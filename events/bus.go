@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -125,6 +126,12 @@ type Bus struct {
 	cancel context.CancelFunc
 	mu     sync.Mutex
 	fan    *fanout
+
+	// storing counts the intake's webhooks being stored now, and burstAt
+	// is when one started while another was in flight (Unix nanoseconds):
+	// a burst of webhooks, during which the enricher yields.
+	storing atomic.Int64
+	burstAt atomic.Int64
 }
 
 // Dedupe is how long an event id is remembered: longer than the upstream's

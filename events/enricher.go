@@ -29,9 +29,31 @@ type Enricher struct {
 	// Workers bounds the enrichments in flight (default 8): a slow or
 	// refused one does not hold back the rest.
 	Workers int
+	// Lag, when set, is told how long each published event waited: from
+	// the moment its webhook was stored (and so acknowledged) to its
+	// enriched event being stored on EVENTS. Enrichment is durable and may
+	// fall behind during a burst; this is how far.
+	Lag func(time.Duration)
+	// BusyWorkers bounds the enrichments in flight during a burst of
+	// webhooks (within BusyWindow, the intake stored one while another was
+	// being stored); default 1, and Workers or more turns the narrowing
+	// off. Enrichment and the acknowledgements share the CPU, and the
+	// acknowledgement is what the sender waits for: enrichment is durable
+	// in the stream, so during a burst it yields and catches up after.
+	BusyWorkers int
+	// BusyWindow is how long a burst lasts after its last overlapping
+	// store (default 10 ms).
+	BusyWindow time.Duration
+	// MaxDefer bounds the yielding: a webhook stored longer ago than this
+	// is enriched at full width even during a burst (default 2 s), so that
+	// a long burst cannot hold enrichment narrow for ever.
+	MaxDefer time.Duration
 
-	slots   chan struct{}
-	working sync.WaitGroup
+	slots  chan struct{}
+	narrow chan struct{} // nil: no narrowing
+	// busyWindow and maxDefer are BusyWindow and MaxDefer with defaults.
+	busyWindow, maxDefer time.Duration
+	working              sync.WaitGroup
 
 	mu      sync.Mutex
 	cc      jetstream.ConsumeContext
@@ -60,16 +82,53 @@ func (e *Enricher) Start(ctx context.Context) error {
 		workers = 8
 	}
 	e.slots = make(chan struct{}, workers)
+	busy := e.BusyWorkers
+	if busy <= 0 {
+		busy = 1
+	}
+	if busy < workers {
+		e.narrow = make(chan struct{}, busy)
+	}
+	e.busyWindow, e.maxDefer = e.BusyWindow, e.MaxDefer
+	if e.busyWindow <= 0 {
+		e.busyWindow = 10 * time.Millisecond
+	}
+	if e.maxDefer <= 0 {
+		e.maxDefer = 2 * time.Second
+	}
 	cc, err := cons.Consume(func(msg jetstream.Msg) {
 		// Consume hands messages over one at a time; each is enriched in
 		// its own goroutine, at most Workers at once, so that a webhook
 		// whose upstream call is slow (or forged, and refused) does not
-		// delay the ones behind it.
+		// delay the ones behind it. During a burst of webhooks, at most
+		// BusyWorkers at once, until the webhook has waited MaxDefer.
+		var stored time.Time
+		if md, err := msg.Metadata(); err == nil {
+			stored = md.Timestamp
+		}
 		e.slots <- struct{}{}
+		narrow := e.yields(stored)
+		if narrow {
+			// A slow upstream read can hold the narrow slot: the wait for
+			// it ends with the webhook's deferral, not with the read.
+			wait := time.NewTimer(e.maxDefer - time.Since(stored))
+			select {
+			case e.narrow <- struct{}{}:
+			case <-wait.C:
+				narrow = false
+			}
+			wait.Stop()
+		}
 		e.working.Add(1)
 		go func() {
-			defer func() { <-e.slots; e.working.Done() }()
-			e.handle(msg)
+			defer func() {
+				if narrow {
+					<-e.narrow
+				}
+				<-e.slots
+				e.working.Done()
+			}()
+			e.handle(msg, stored)
 		}()
 	}, jetstream.PullMaxMessages(2*workers))
 	if err != nil {
@@ -109,7 +168,19 @@ func (e *Enricher) setErr(err error) {
 	e.mu.Unlock()
 }
 
-func (e *Enricher) handle(msg jetstream.Msg) {
+// yields reports whether a webhook stored at stored waits for one of the
+// BusyWorkers slots: webhooks are arriving in a burst, and this one has not
+// waited MaxDefer yet.
+func (e *Enricher) yields(stored time.Time) bool {
+	if e.narrow == nil {
+		return false
+	}
+	now := time.Now()
+	last := e.Bus.burstAt.Load()
+	return now.UnixNano()-last < int64(e.busyWindow) && now.Sub(stored) < e.maxDefer
+}
+
+func (e *Enricher) handle(msg jetstream.Msg, stored time.Time) {
 	var w webhook
 	if err := json.Unmarshal(msg.Data(), &w); err != nil {
 		_ = msg.Term()
@@ -141,6 +212,9 @@ func (e *Enricher) handle(msg jetstream.Msg) {
 	}
 	e.setErr(nil)
 	_ = msg.Ack()
+	if e.Lag != nil && !stored.IsZero() {
+		e.Lag(time.Since(stored))
+	}
 }
 
 func (e *Enricher) enrich(ctx context.Context, w webhook) (*Event, error) {
