@@ -10,8 +10,9 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -105,6 +106,17 @@ func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // own garbage.
 var bodyBuffers = sync.Pool{New: func() any { return bytes.NewBuffer(make([]byte, 0, 512)) }}
 
+// webhookJSON reads a webhook body with encoding/json/v2's decoder (about
+// three times as fast as encoding/json on a body this small) under
+// encoding/json's rules, as the intake always read it: names in any case,
+// invalid UTF-8 replaced (the token check then refuses it), the last of a
+// repeated name.
+var webhookJSON = jsonv2.JoinOptions(
+	jsonv2.MatchCaseInsensitiveNames(true),
+	jsontext.AllowInvalidUTF8(true),
+	jsontext.AllowDuplicateNames(true),
+)
+
 // webhookBody is what a webhook body holds.
 type webhookBody struct {
 	ID        string `json:"id"`
@@ -118,16 +130,11 @@ type webhookBody struct {
 // (createdAt, or the onboarding examples' created_at). It answers a message
 // for the sender when the body is not one; the message quotes nothing of it.
 func parseWebhook(raw []byte) (webhook, string) {
-	body, ok := scanWebhook(raw)
-	if !ok {
-		// Anything scanWebhook does not take on (escapes, other keys or
-		// types, odd spacing) gets encoding/json's full reading.
-		body = webhookBody{}
-		if err := json.Unmarshal(raw, &body); err != nil {
-			return webhook{}, "body must be JSON {id, name, createdAt}"
-		}
+	var body webhookBody
+	if err := jsonv2.Unmarshal(raw, &body, webhookJSON); err != nil {
+		return webhook{}, "body must be JSON {id, name, createdAt}"
 	}
-	if !validToken(body.ID) || !validToken(body.Name) {
+	if !tokenRe.MatchString(body.ID) || !tokenRe.MatchString(body.Name) {
 		return webhook{}, "id and name must be 1-128 letters, digits, - or _"
 	}
 	wh := webhook{Source: SourcePayments, ID: body.ID, Name: body.Name}
@@ -146,109 +153,8 @@ func webhookError(w http.ResponseWriter, status int, msg string) {
 	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
 }
 
-// scanWebhook reads the body every sender sends, a flat object of the four
-// known keys with plain string values, without reflection: it is most of
-// the intake's parsing cost otherwise. It reports false for anything else
-// (another key, in any case, which encoding/json would match
-// case-insensitively; a value that is not a string; a string with an
-// escape or a control character; trailing data), and the caller then uses
-// encoding/json, so the two readings can never differ
-// (FuzzScanWebhookAgreesWithEncodingJSON).
-func scanWebhook(raw []byte) (webhookBody, bool) {
-	var body webhookBody
-	i := skipSpace(raw, 0)
-	if i >= len(raw) || raw[i] != '{' {
-		return body, false
-	}
-	i = skipSpace(raw, i+1)
-	if i < len(raw) && raw[i] == '}' {
-		return body, skipSpace(raw, i+1) == len(raw)
-	}
-	for {
-		key, j, ok := scanString(raw, i)
-		if !ok {
-			return body, false
-		}
-		i = skipSpace(raw, j)
-		if i >= len(raw) || raw[i] != ':' {
-			return body, false
-		}
-		val, j, ok := scanString(raw, skipSpace(raw, i+1))
-		if !ok {
-			return body, false
-		}
-		switch string(key) { // no allocation: compared in place
-		case "id":
-			body.ID = string(val)
-		case "name":
-			body.Name = string(val)
-		case "createdAt":
-			body.CreatedAt = string(val)
-		case "created_at":
-			body.CreatedAtSnake = string(val)
-		default:
-			return body, false
-		}
-		i = skipSpace(raw, j)
-		if i >= len(raw) {
-			return body, false
-		}
-		switch raw[i] {
-		case ',':
-			i = skipSpace(raw, i+1)
-		case '}':
-			return body, skipSpace(raw, i+1) == len(raw)
-		default:
-			return body, false
-		}
-	}
-}
-
-// scanString reads a JSON string at raw[i] with no escape, no control
-// character and valid UTF-8, returning its content and the index after it.
-func scanString(raw []byte, i int) ([]byte, int, bool) {
-	if i >= len(raw) || raw[i] != '"' {
-		return nil, 0, false
-	}
-	for j := i + 1; j < len(raw); j++ {
-		switch c := raw[j]; {
-		case c == '"':
-			if !utf8.Valid(raw[i+1 : j]) {
-				return nil, 0, false
-			}
-			return raw[i+1 : j], j + 1, true
-		case c == '\\' || c < 0x20:
-			return nil, 0, false
-		}
-	}
-	return nil, 0, false
-}
-
-// skipSpace skips JSON whitespace from raw[i].
-func skipSpace(raw []byte, i int) int {
-	for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// validToken is tokenRe without the regular expression engine, for the
-// intake's every request: 1-128 ASCII letters, digits, '-' or '_'.
-func validToken(s string) bool {
-	if len(s) == 0 || len(s) > 128 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
-			return false
-		}
-	}
-	return true
-}
-
 // storeWebhook is publishWebhook for the intake: the message is built by
-// hand (appendJSON, the Nats-Msg-Id header set directly) rather than through
+// appendJSON and the Nats-Msg-Id header set directly, rather than through
 // encoding/json and a publish option. A store that starts while another is
 // in flight marks a burst, during which the enricher yields
 // (Enricher.BusyWorkers); webhooks that come one at a time, however

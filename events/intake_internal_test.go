@@ -30,19 +30,6 @@ func TestWebhookAppendJSONMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
-// validToken is tokenRe: the same answer on its edges.
-func TestValidTokenIsTokenRe(t *testing.T) {
-	long := make([]byte, 129)
-	for i := range long {
-		long[i] = 'a'
-	}
-	for _, s := range []string{"", "a", "A-z_09", "a b", "a/b", "é", "a\n", string(long[:128]), string(long), "-", "_", "a.b", "\x00"} {
-		if got, want := validToken(s), tokenRe.MatchString(s); got != want {
-			t.Errorf("validToken(%q) = %v, tokenRe %v", s, got, want)
-		}
-	}
-}
-
 // Webhooks stored one at a time, however many, are no burst; a store that
 // starts while another is in flight is (the enricher then yields).
 func TestOnlyOverlappingStoresMarkABurst(t *testing.T) {
