@@ -9,10 +9,13 @@ import (
 
 // gcPercent is the gateway's GOGC unless the environment sets one. The
 // gateway's live heap is small (sessions, the query cache, JetStream's
-// buffers) and every request allocates ~150 KB of short-lived garbage, so at
-// Go's default of 100 the collector ran several times a second under load and
-// was the largest single item of a query's CPU (~16%, docs/performance.md,
-// "The collector"). At 400 it runs a quarter as often for the same work.
+// buffers) and every request leaves ~140 KB of short-lived garbage, so at
+// Go's default of 100 the collector runs many times a second; between
+// requests (every loader window is one) its idle mark workers take the
+// otherwise idle cores for it. At 400 it runs a quarter as often: a README
+// query from one client at a time costs about half the CPU; from 16 clients
+// at once, with no idle cores, the difference is within the noise
+// (docs/performance.md, "The collector").
 const gcPercent = 400
 
 // memoryLimitRatio is the share of the container's memory (or, outside a
