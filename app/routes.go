@@ -136,7 +136,7 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 	}
 	r.Get(downloads.RoutePattern, downloads.Handler(reportLinks, d.banking, d.logger.With("component", "downloads")))
 	r.Post("/webhooks/payments", (&events.Intake{Bus: d.bus, Unknown: d.unknown, Logger: d.logger.With("component", "webhooks"),
-		PerSecond: d.cfg.WebhookRateLimit, Burst: int(2 * d.cfg.WebhookRateLimit)}).ServeHTTP)
+		PerSecond: d.cfg.WebhookRateLimit, Burst: int(2 * d.cfg.WebhookRateLimit), ClientAddr: sessions.ClientAddress}).ServeHTTP)
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})

@@ -35,9 +35,25 @@ type Intake struct {
 	// the upstream sends one webhook per event, retried at 1-16 s).
 	PerSecond float64
 	Burst     int
+	// ClientAddr, when set, names a request's sender (the gateway's rule:
+	// behind trusted proxies, the client they forwarded for); unset, the
+	// TCP peer.
+	ClientAddr func(*http.Request) string
 
 	once    sync.Once
 	senders *ratelimit.Keyed
+}
+
+// sender is the address the per-sender limit is kept for.
+func (in *Intake) sender(r *http.Request) string {
+	if in.ClientAddr != nil {
+		return in.ClientAddr(r)
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
 }
 
 // maxWebhookBody bounds a webhook body: it only ever holds id, name and time.
@@ -56,10 +72,7 @@ func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		in.senders = ratelimit.New(in.PerSecond, in.Burst)
 	})
-	sender, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		sender = r.RemoteAddr
-	}
+	sender := in.sender(r)
 	if ok, _ := in.senders.Allow(sender); !ok {
 		w.Header().Set("Retry-After", "1")
 		webhookError(w, http.StatusTooManyRequests, "too many webhooks from this address; retry")

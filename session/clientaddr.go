@@ -29,6 +29,12 @@ func (h *Handler) clientAddr(r *http.Request) string {
 	return peer
 }
 
+// ClientAddress is the address of r's client by the same rule, for routes
+// outside the session middleware (the webhook intake keys its per-sender
+// limit on it: behind a load balancer every sender's TCP peer is the
+// balancer).
+func (h *Handler) ClientAddress(r *http.Request) string { return h.clientAddr(r) }
+
 func (h *Handler) trusted(addr string) bool {
 	ip, err := netip.ParseAddr(addr)
 	if err != nil {
