@@ -96,15 +96,6 @@ func (l *Banking) CurrentCorporation(ctx context.Context) (*banking.Corporation,
 	return l.current.do(func() (*banking.Corporation, error) { return l.bankingCl.Corporations.Current(ctx) })
 }
 
-// ReadPersonsPage reads the first page of the person listing, the one the
-// Person loader (cardholders) and PersonsByCorporation share, unless this
-// request already has: a resolver that knows the page will be wanted starts
-// it early, in parallel with the reads that come before it.
-func (l *Banking) ReadPersonsPage(ctx context.Context) error {
-	_, err := l.personsFirst.get(ctx, l.bankingCl)
-	return err
-}
-
 // PersonsByCorporation reads every person the principal sees, once per
 // request (every page, up to MaxListed), grouped by CorporationOf.
 func (l *Banking) PersonsByCorporation(ctx context.Context) (map[string][]*banking.Person, error) {
