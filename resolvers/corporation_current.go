@@ -26,7 +26,10 @@ var corporationTypes = []string{"Corporation", "Node"}
 // children's reads for that id through the same loaders the children use;
 // when the children run, their loads find those reads in flight or done.
 // The screen then costs one level of upstream calls instead of two, and no
-// call more: each read is one a child would make with the same key.
+// call more: each read is one a child would make with the same key. The
+// dashboard's reads (settings, wallets, the first person page, the card
+// listing) go out at once, beside /corporations/current; the others wait
+// for their loader's batch window (1 ms by default) first.
 //
 // The corporation itself is still the upstream's answer, so a corporation
 // the upstream refuses or does not find fails here, on this field's path,
@@ -65,11 +68,14 @@ func startCorporationReads(ctx context.Context, l *loaders.Loaders, id string) (
 	for _, f := range graphql.CollectFieldsCtx(ctx, corporationTypes) {
 		switch f.Name {
 		case "settings":
-			thunks = appendThunk(thunks, l.CorporationSettings.Load(ctx, id))
+			thunks = append(thunks, l.StartSettings(ctx, id))
 		case "persons":
+			// The listing's first page at once (the loader's batch reads
+			// it through the same memo), the rest by the loader.
+			background(l.ReadPersonsPage)
 			thunks = appendThunk(thunks, l.CorporationPersons.Load(ctx, id))
 		case "wallets", "wallet":
-			thunks = appendThunk(thunks, l.CorporationWallets.Load(ctx, id))
+			thunks = append(thunks, l.StartWallets(ctx, id))
 		case "walletRequisites":
 			thunks = appendThunk(thunks, l.CorporationRequisites.Load(ctx, id))
 		case "invoices":
