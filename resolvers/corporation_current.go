@@ -64,6 +64,13 @@ func startCorporationReads(ctx context.Context, l *loaders.Loaders, id string) (
 	background := func(read func(context.Context) error) {
 		wg.Go(func() { _ = read(ctx) })
 	}
+	pageStarted := false // persons and cardholders read the same page
+	personsPage := func() {
+		if !pageStarted {
+			pageStarted = true
+			background(l.ReadPersonsPage)
+		}
+	}
 	op := graphql.GetOperationContext(ctx)
 	for _, f := range graphql.CollectFieldsCtx(ctx, corporationTypes) {
 		switch f.Name {
@@ -72,7 +79,7 @@ func startCorporationReads(ctx context.Context, l *loaders.Loaders, id string) (
 		case "persons":
 			// The listing's first page at once (the loader's batch reads
 			// it through the same memo), the rest by the loader.
-			background(l.ReadPersonsPage)
+			personsPage()
 			thunks = appendThunk(thunks, l.CorporationPersons.Load(ctx, id))
 		case "wallets", "wallet":
 			thunks = append(thunks, l.StartWallets(ctx, id))
@@ -90,7 +97,7 @@ func startCorporationReads(ctx context.Context, l *loaders.Loaders, id string) (
 			// listing (the Person loader), read after the cards otherwise.
 			for _, g := range graphql.CollectFields(op, f.Selections, []string{"Card", "Node"}) {
 				if g.Name == "cardholder" {
-					background(l.ReadPersonsPage)
+					personsPage()
 					break
 				}
 			}

@@ -12,7 +12,9 @@ import (
 // closes: a resolver that knows a key will be loaded (the current
 // corporation's id, known from the session) starts the read at once, and
 // the loader's batch for that key, when its window closes, waits for the
-// same read instead of making a second call.
+// same read instead of making a second call. Like the loader's own cache it
+// lives for one operation; clearing a key of the loader would not clear its
+// read here (nothing clears these loaders' keys).
 type ahead[V any] struct {
 	get   func(context.Context, string) (V, error)
 	mu    sync.Mutex
