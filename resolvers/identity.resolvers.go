@@ -449,11 +449,7 @@ func (r *queryResolver) CurrentCorporation(ctx context.Context) (*model.Corporat
 	if s.Kind != session.Person && s.Kind != session.APIClient {
 		return nil, nil
 	}
-	c, err := loaders.For(ctx).CurrentCorporation(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return toCorporation(c), nil
+	return currentCorporation(ctx, s)
 }
 
 // Person is the resolver for the person field.
@@ -475,11 +471,7 @@ func (r *viewerResolver) Corporation(ctx context.Context, obj *model.Viewer) (*m
 	if s == nil || (s.Kind != session.Person && s.Kind != session.APIClient) {
 		return nil, nil
 	}
-	c, err := loaders.For(ctx).CurrentCorporation(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return toCorporation(c), nil
+	return currentCorporation(ctx, s)
 }
 
 // Customer is the resolver for the customer field.

@@ -45,6 +45,7 @@ type Banking struct {
 	// CorporationAPIKeys loads corporations' API keys the same way.
 	CorporationAPIKeys *dataloader.Loader[string, []*banking.APIKey]
 
+	settings     *ahead[*banking.CorporationSettings]
 	me           *memo[*banking.Person]
 	current      *memo[*banking.Corporation]
 	persons      *memo[[]*banking.Person]
@@ -64,8 +65,10 @@ func (f *personsPage) get(ctx context.Context, b *banking.Client) (*banking.Pers
 }
 
 func newBanking(b *banking.Client, wait time.Duration, personsFirst *personsPage) Banking {
+	settings := newAhead(b.Corporations.Settings)
 	l := Banking{
-		CorporationSettings: newLoader(perKey(b.Corporations.Settings), wait),
+		CorporationSettings: newLoader(perKey(settings.read), wait),
+		settings:            settings,
 		CorporationAPIKeys:  newLoader(perKey(b.APIKeys.List), wait),
 		me:                  &memo[*banking.Person]{},
 		current:             &memo[*banking.Corporation]{},
@@ -77,6 +80,15 @@ func newBanking(b *banking.Client, wait time.Duration, personsFirst *personsPage
 	l.Corporation = newLoader(l.corporationBatch, wait)
 	l.CorporationPersons = newLoader(l.corporationPersonsBatch, wait)
 	return l
+}
+
+// StartSettings begins reading corporation id's settings now, without
+// waiting for the CorporationSettings loader's batch window, and queues that
+// loader's load of id, which this read then answers (one call). For the
+// current corporation, whose id the session knows before the upstream has
+// answered for it. wait returns when the load is done.
+func (l *Banking) StartSettings(ctx context.Context, id string) (wait func()) {
+	return l.settings.start(ctx, l.CorporationSettings, id)
 }
 
 // Me reads GET /persons/me once per request, however many fields ask.

@@ -48,6 +48,24 @@ func (l *CardLoaders) AllCards(ctx context.Context) ([]*banking.Card, error) {
 	return l.cards.do(func() ([]*banking.Card, error) { return l.client.Cards.List(ctx) })
 }
 
+// ReadPersonsPage reads the first page of the person listing, the one the
+// Person loader (cardholders) and PersonsByCorporation share, unless this
+// operation already has, and primes the Person loader with its persons. A
+// resolver that knows the page will be wanted starts it early, in parallel
+// with the reads that come before it (the cards whose cardholders it
+// holds); the cardholders found on it are then answered from the cache,
+// without waiting for a batch window that would only reread the memo.
+func (ls *Loaders) ReadPersonsPage(ctx context.Context) error {
+	list, err := ls.personsFirst.get(ctx, ls.bankingCl)
+	if err != nil {
+		return err
+	}
+	for _, p := range list.List {
+		ls.Person.Prime(ctx, p.ID, p)
+	}
+	return nil
+}
+
 // personBatch serves persons from the operation's first page of the person
 // listing (memoised: a batch window split in two on a loaded machine, or
 // Corporation.persons in the same operation, reuses it instead of listing

@@ -23,15 +23,27 @@ type Money struct {
 	CorporationInvoices *dataloader.Loader[string, []*banking.Invoice]
 	// CorporationLimits loads limits, one listing per corporation.
 	CorporationLimits *dataloader.Loader[string, []*banking.Limit]
+
+	wallets *ahead[[]*banking.Wallet]
 }
 
 func newMoney(b *banking.Client, wait time.Duration) Money {
+	wallets := newAhead(b.Wallets.List)
 	return Money{
-		CorporationWallets:    perCorporation(b.Wallets.List, wait),
+		CorporationWallets:    perCorporation(wallets.read, wait),
+		wallets:               wallets,
 		CorporationRequisites: perCorporation(b.Requisites.List, wait),
 		CorporationInvoices:   perCorporation(b.Invoices.List, wait),
 		CorporationLimits:     perCorporation(b.Limits.List, wait),
 	}
+}
+
+// StartWallets begins reading corporation id's wallet listing now, without
+// waiting for the CorporationWallets loader's batch window, and queues that
+// loader's load of id, which this read then answers (one call): see
+// Banking.StartSettings. wait returns when the load is done.
+func (m *Money) StartWallets(ctx context.Context, id string) (wait func()) {
+	return m.wallets.start(ctx, m.CorporationWallets, id)
 }
 
 // CorporationWallet finds one wallet of a corporation in the corporation's

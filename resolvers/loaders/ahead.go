@@ -1,0 +1,50 @@
+package loaders
+
+import (
+	"context"
+	"sync"
+
+	"github.com/graph-gophers/dataloader/v7"
+)
+
+// ahead is the per-key read behind a per-corporation loader, memoised for
+// the operation so that it can begin before the loader's batch window
+// closes: a resolver that knows a key will be loaded (the current
+// corporation's id, known from the session) starts the read at once, and
+// the loader's batch for that key, when its window closes, waits for the
+// same read instead of making a second call. Like the loader's own cache it
+// lives for one operation; clearing a key of the loader would not clear its
+// read here (nothing clears these loaders' keys).
+type ahead[V any] struct {
+	get   func(context.Context, string) (V, error)
+	mu    sync.Mutex
+	reads map[string]*memo[V]
+}
+
+func newAhead[V any](get func(context.Context, string) (V, error)) *ahead[V] {
+	return &ahead[V]{get: get}
+}
+
+// read reads key once per operation, however many callers ask.
+func (a *ahead[V]) read(ctx context.Context, key string) (V, error) {
+	a.mu.Lock()
+	m := a.reads[key]
+	if m == nil {
+		if a.reads == nil {
+			a.reads = map[string]*memo[V]{}
+		}
+		m = &memo[V]{}
+		a.reads[key] = m
+	}
+	a.mu.Unlock()
+	return m.do(func() (V, error) { return a.get(ctx, key) })
+}
+
+// start begins reading key now and queues the loader's load of it (the
+// loader's batch then answers from this read); it returns a function that
+// waits until the load is done.
+func (a *ahead[V]) start(ctx context.Context, l *dataloader.Loader[string, V], key string) (wait func()) {
+	go func() { _, _ = a.read(ctx, key) }()
+	thunk := l.Load(ctx, key)
+	return func() { _, _ = thunk() }
+}
