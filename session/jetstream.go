@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -30,6 +31,13 @@ type JetStreamStore struct {
 	now func() time.Time
 
 	cache cache
+	// writers serialise this replica's Updates of one session (by a stripe
+	// of its key): concurrent ones, as when the calls of one request end
+	// their bursts together, would start from the same revision, and all
+	// but the first would fail their compare-and-set, then read the bucket
+	// and try again. Queued, each starts from the cache the one before it
+	// updated. Other replicas' writes still meet the compare-and-set.
+	writers [64]sync.Mutex
 }
 
 var _ Store = (*JetStreamStore)(nil)
@@ -136,6 +144,11 @@ func (s *JetStreamStore) load(ctx context.Context, key string) (*Session, uint64
 // write on another replica its watch has not delivered yet), so retries
 // read the bucket.
 func (s *JetStreamStore) Update(ctx context.Context, token string, fn func(*Session) error) (*Session, error) {
+	if wellFormed(token) {
+		w := &s.writers[stripe(token)]
+		w.Lock()
+		defer w.Unlock()
+	}
 	for attempt := 0; ; attempt++ {
 		sess, rev, err := s.get(ctx, token, attempt > 0)
 		if err != nil {
@@ -165,6 +178,10 @@ func (s *JetStreamStore) Update(ctx context.Context, token string, fn func(*Sess
 		}
 	}
 }
+
+// stripe picks a writers lock for token: tokens are random, so their first
+// bytes spread evenly.
+func stripe(token string) int { return int(token[0]^token[len(token)-1]) % 64 }
 
 func isRevisionConflict(err error) bool {
 	var apiErr *jetstream.APIError
