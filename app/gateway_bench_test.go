@@ -11,7 +11,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -78,8 +77,9 @@ func BenchmarkGatewayCost(b *testing.B) {
 			canned.calls.Store(0)
 			b.ReportAllocs()
 			cpu0 := processCPU()
+			body, _ := json.Marshal(map[string]any{"query": c.query, "variables": c.vars})
 			for b.Loop() {
-				serve(b, h, c.token, c.query, c.vars)
+				serveBody(b, h, c.token, body)
 			}
 			b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
 			b.ReportMetric(float64(canned.calls.Load())/float64(b.N), "upstream-calls/op")
@@ -105,9 +105,10 @@ func BenchmarkGatewayCost(b *testing.B) {
 			b.ReportAllocs()
 			b.SetParallelism(8) // 8 per GOMAXPROCS: 16 on the 2-core machine
 			cpu0 := processCPU()
+			body, _ := json.Marshal(map[string]any{"query": c.query, "variables": c.vars})
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					serve(b, h, c.token, c.query, c.vars)
+					serveBody(b, h, c.token, body)
 				}
 			})
 			b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
@@ -132,7 +133,18 @@ func processCPU() time.Duration {
 // failing on anything but a clean answer.
 func serve(b *testing.B, h http.Handler, token, query string, vars map[string]any) []byte {
 	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
+	return serveBody(b, h, token, body)
+}
+
+// serveBody is serve with the request body already encoded: the benchmark
+// loops encode theirs once, so that what they count is the gateway's work,
+// not the client's. The request is built directly (httptest.NewRequest
+// parses a serialised request through a 4 KB bufio reader every time).
+func serveBody(b *testing.B, h http.Handler, token string, body []byte) []byte {
+	req, err := http.NewRequest(http.MethodPost, "http://gateway/graphql", bytes.NewReader(body))
+	if err != nil {
+		b.Fatal(err)
+	}
 	req.RemoteAddr = "127.0.0.1:1"
 	req.Header.Set("Content-Type", "application/json")
 	if token != "" {
@@ -141,7 +153,7 @@ func serve(b *testing.B, h http.Handler, token, query string, vars map[string]an
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, req)
 	if w.Code != http.StatusOK || bytes.Contains(w.Body.Bytes(), []byte(`"errors"`)) {
-		b.Fatalf("%s: status %d: %s", strings.Fields(query)[0], w.Code, w.Body.Bytes())
+		b.Fatalf("status %d: %s", w.Code, w.Body.Bytes())
 	}
 	return w.Body.Bytes()
 }
