@@ -23,6 +23,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/fingraph/fingraph/upstream/payments"
@@ -127,7 +128,7 @@ type Bus struct {
 	mu     sync.Mutex
 	fan    *fanout
 
-	// storing counts the intake's webhooks being stored now, and burstAt
+	// storing counts the webhooks being stored now, and burstAt
 	// is when one started while another was in flight (Unix nanoseconds):
 	// a burst of webhooks, during which the enricher yields.
 	storing atomic.Int64
@@ -169,11 +170,32 @@ func NewBus(ctx context.Context, js jetstream.JetStream) (*Bus, error) {
 
 func msgID(source, id string) string { return source + ":" + id }
 
-// publishWebhook stores an announced event; a repeat of the same id within
-// the dedupe window is stored once.
-func (b *Bus) publishWebhook(ctx context.Context, w webhook) error {
-	data, _ := json.Marshal(w)
-	_, err := b.js.Publish(ctx, webhookSubject+w.Source, data, jetstream.WithMsgID(msgID(w.Source, w.ID)))
+// storeWebhook stores an announced event, for the intake and the
+// reconciler alike; a repeat of the same id within Dedupe is dropped by the
+// stream (Nats-Msg-Id). The message is built by appendJSON, and the header
+// set directly, rather than through encoding/json and a publish option (an
+// id or name that is not a token, which only the reconciler could bring,
+// goes through encoding/json). A store that starts while another is in
+// flight marks a burst, during which the enricher yields
+// (Enricher.BusyWorkers); webhooks that come one at a time, however
+// steadily, do not.
+func (b *Bus) storeWebhook(ctx context.Context, w webhook) error {
+	if b.storing.Add(1) > 1 {
+		b.burstAt.Store(time.Now().UnixNano())
+	}
+	defer b.storing.Add(-1)
+	var data []byte
+	if tokenRe.MatchString(w.Source) && tokenRe.MatchString(w.ID) && tokenRe.MatchString(w.Name) {
+		data = w.appendJSON(make([]byte, 0, 128))
+	} else {
+		data, _ = json.Marshal(w)
+	}
+	m := &nats.Msg{
+		Subject: webhookSubject + w.Source,
+		Data:    data,
+		Header:  nats.Header{jetstream.MsgIDHeader: []string{msgID(w.Source, w.ID)}},
+	}
+	_, err := b.js.PublishMsg(ctx, m)
 	return err
 }
 

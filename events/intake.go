@@ -11,12 +11,8 @@ import (
 	"sync"
 	"time"
 
-	jsonv2 "github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/fingraph/fingraph/ratelimit"
+	"github.com/fingraph/fingraph/upstream/roundtrip"
 )
 
 // Intake receives the payments upstream's webhooks. It stores each on the
@@ -119,17 +115,6 @@ func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // own garbage.
 var bodyBuffers = sync.Pool{New: func() any { return bytes.NewBuffer(make([]byte, 0, 512)) }}
 
-// webhookJSON reads a webhook body with encoding/json/v2's decoder (about
-// three times as fast as encoding/json on a body this small) under
-// encoding/json's rules, as the intake always read it: names in any case,
-// invalid UTF-8 replaced (the token check then refuses it), the last of a
-// repeated name.
-var webhookJSON = jsonv2.JoinOptions(
-	jsonv2.MatchCaseInsensitiveNames(true),
-	jsontext.AllowInvalidUTF8(true),
-	jsontext.AllowDuplicateNames(true),
-)
-
 // webhookBody is what a webhook body holds.
 type webhookBody struct {
 	ID        string `json:"id"`
@@ -144,7 +129,9 @@ type webhookBody struct {
 // for the sender when the body is not one; the message quotes nothing of it.
 func parseWebhook(raw []byte) (webhook, string) {
 	var body webhookBody
-	if err := jsonv2.Unmarshal(raw, &body, webhookJSON); err != nil {
+	// The upstream clients' decoder and rules (roundtrip.Unmarshal): the
+	// body is the payments upstream's JSON like its answers are.
+	if err := roundtrip.Unmarshal(raw, &body); err != nil {
 		return webhook{}, "body must be JSON {id, name, createdAt}"
 	}
 	if !tokenRe.MatchString(body.ID) || !tokenRe.MatchString(body.Name) {
@@ -166,29 +153,9 @@ func webhookError(w http.ResponseWriter, status int, msg string) {
 	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
 }
 
-// storeWebhook is publishWebhook for the intake: the message is built by
-// appendJSON and the Nats-Msg-Id header set directly, rather than through
-// encoding/json and a publish option. A store that starts while another is
-// in flight marks a burst, during which the enricher yields
-// (Enricher.BusyWorkers); webhooks that come one at a time, however
-// steadily, do not.
-func (b *Bus) storeWebhook(ctx context.Context, w webhook) error {
-	if b.storing.Add(1) > 1 {
-		b.burstAt.Store(time.Now().UnixNano())
-	}
-	defer b.storing.Add(-1)
-	m := &nats.Msg{
-		Subject: webhookSubject + w.Source,
-		Data:    w.appendJSON(make([]byte, 0, 128)),
-		Header:  nats.Header{jetstream.MsgIDHeader: []string{msgID(w.Source, w.ID)}},
-	}
-	_, err := b.js.PublishMsg(ctx, m)
-	return err
-}
-
 // appendJSON appends w as encoding/json would write it (the enricher reads
 // it back with encoding/json; TestWebhookAppendJSONMatchesEncodingJSON).
-// Source, ID and Name are tokens (validToken) and need no escaping; the
+// Source, ID and Name must be tokens (tokenRe), which need no escaping; the
 // time is RFC 3339 with nanoseconds, omitted when zero, as omitzero does.
 func (w webhook) appendJSON(dst []byte) []byte {
 	dst = append(dst, `{"source":"`...)

@@ -86,7 +86,7 @@ func (r *Reconciler) Poll(ctx context.Context) error {
 		}
 		for _, e := range page.Events {
 			if !first {
-				if err := r.Bus.publishWebhook(ctx, webhook{Source: SourcePayments, ID: e.ID, Name: e.Name, CreatedAt: e.CreatedAt}); err != nil {
+				if err := r.Bus.storeWebhook(ctx, webhook{Source: SourcePayments, ID: e.ID, Name: e.Name, CreatedAt: e.CreatedAt}); err != nil {
 					return err
 				}
 			}

@@ -22,7 +22,8 @@ var decodeOptions = jsonv2.JoinOptions(
 	jsontext.AllowDuplicateNames(true),
 )
 
-// Unmarshal decodes an upstream answer, or a part of one, into v. A client
+// Unmarshal decodes an upstream answer, or a part of one (or a webhook the
+// upstream sent: events.Intake), into v. A client
 // type with its own decoding implements UnmarshalJSONFrom (reading its parts
 // with jsonv2.UnmarshalDecode, which keeps these options), or calls Unmarshal
 // from UnmarshalJSON.
