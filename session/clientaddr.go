@@ -7,12 +7,14 @@ import (
 	"strings"
 )
 
-// clientAddr is the address rate limits are keyed on. The TCP peer is the
+// ClientAddress is the address rate limits are keyed on, inside the session
+// middleware and outside it (the webhook intake's per-sender limit: behind a
+// load balancer every sender's TCP peer is the balancer). The TCP peer is the
 // client, unless the peer is one of the configured trusted proxies: then the
 // client is the nearest address in X-Forwarded-For (or Forwarded) that is
 // not a trusted proxy, read from the right, because everything to the left
 // of the proxies' own entries is whatever the client chose to send.
-func (h *Handler) clientAddr(r *http.Request) string {
+func (h *Handler) ClientAddress(r *http.Request) string {
 	peer := clientIP(r.RemoteAddr)
 	if len(h.TrustedProxies) == 0 || !h.trusted(peer) {
 		return peer
@@ -28,12 +30,6 @@ func (h *Handler) clientAddr(r *http.Request) string {
 	}
 	return peer
 }
-
-// ClientAddress is the address of r's client by the same rule, for routes
-// outside the session middleware (the webhook intake keys its per-sender
-// limit on it: behind a load balancer every sender's TCP peer is the
-// balancer).
-func (h *Handler) ClientAddress(r *http.Request) string { return h.clientAddr(r) }
 
 func (h *Handler) trusted(addr string) bool {
 	ip, err := netip.ParseAddr(addr)

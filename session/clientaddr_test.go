@@ -28,7 +28,7 @@ func TestClientAddrTrustsOnlyConfiguredProxies(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := &Handler{TrustedProxies: tc.trusted}
 			r := &http.Request{RemoteAddr: tc.remote, Header: tc.header}
-			if got := h.clientAddr(r); got != tc.want {
+			if got := h.ClientAddress(r); got != tc.want {
 				t.Errorf("clientAddr = %q, want %q", got, tc.want)
 			}
 		})

@@ -106,7 +106,7 @@ func NewHandler(store Store, logger *slog.Logger) *Handler {
 func (h *Handler) Middleware(next http.Handler) http.Handler {
 	store, logger := h.store, h.logger
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		st := &state{store: store, logger: logger, bursts: h.bursts, w: w, client: h.clientAddr(r)}
+		st := &state{store: store, logger: logger, bursts: h.bursts, w: w, client: h.ClientAddress(r)}
 		if r.Header.Get("Upgrade") != "" {
 			// A websocket sets no cookie, and its connection outlives the
 			// request: holding the ResponseWriter would keep net/http's
