@@ -72,20 +72,26 @@ func BenchmarkGatewayCost(b *testing.B) {
 		serve(b, h, c.token, c.query, c.vars) // records the upstream answers
 	}
 	canned.replay.Store(true)
+	// measure runs a case's requests and reports what they cost the process.
+	measure := func(b *testing.B, run func()) {
+		canned.calls.Store(0)
+		b.ReportAllocs()
+		cpu0 := processCPU()
+		run()
+		b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+		b.ReportMetric(float64(canned.calls.Load())/float64(b.N), "upstream-calls/op")
+		if m := canned.misses.Load(); m > 0 {
+			b.Fatalf("%d upstream calls were not recorded", m)
+		}
+	}
 	for _, c := range cases {
+		body, _ := json.Marshal(map[string]any{"query": c.query, "variables": c.vars})
 		b.Run(c.name, func(b *testing.B) {
-			canned.calls.Store(0)
-			b.ReportAllocs()
-			cpu0 := processCPU()
-			body, _ := json.Marshal(map[string]any{"query": c.query, "variables": c.vars})
-			for b.Loop() {
-				serveBody(b, h, c.token, body)
-			}
-			b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
-			b.ReportMetric(float64(canned.calls.Load())/float64(b.N), "upstream-calls/op")
-			if m := canned.misses.Load(); m > 0 {
-				b.Fatalf("%d upstream calls were not recorded", m)
-			}
+			measure(b, func() {
+				for b.Loop() {
+					serveBody(b, h, c.token, body)
+				}
+			})
 		})
 	}
 	// The same requests from 16 clients at once, as a gateway under load
@@ -100,22 +106,16 @@ func BenchmarkGatewayCost(b *testing.B) {
 		if c.token == person {
 			continue
 		}
+		body, _ := json.Marshal(map[string]any{"query": c.query, "variables": c.vars})
 		b.Run(c.name+"/16-clients", func(b *testing.B) {
-			canned.calls.Store(0)
-			b.ReportAllocs()
 			b.SetParallelism(8) // 8 per GOMAXPROCS: 16 on the 2-core machine
-			cpu0 := processCPU()
-			body, _ := json.Marshal(map[string]any{"query": c.query, "variables": c.vars})
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					serveBody(b, h, c.token, body)
-				}
+			measure(b, func() {
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						serveBody(b, h, c.token, body)
+					}
+				})
 			})
-			b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
-			b.ReportMetric(float64(canned.calls.Load())/float64(b.N), "upstream-calls/op")
-			if m := canned.misses.Load(); m > 0 {
-				b.Fatalf("%d upstream calls were not recorded", m)
-			}
 		})
 	}
 }
