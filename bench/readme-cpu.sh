@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# readme-cpu.sh measures the README query's CPU per request as issue 15 did:
+# a gateway binary in real-upstream mode against a sandbox in a process of
+# its own, loaded by wrk with 16 connections; the gateway process's CPU time
+# (user + system, /proc/<pid>/stat) over the requests of a 10 s run after a
+# 3 s warm-up.
+#
+#   go build -o /tmp/fingraph . && bench/readme-cpu.sh /tmp/fingraph 18911
+#
+# Needs wrk (Debian package) and Linux's /proc. Ports: PORT (gateway) and
+# PORT+1 (sandbox), on loopback.
+set -euo pipefail
+bin=${1:?usage: readme-cpu.sh FINGRAPH_BINARY [PORT]}
+port=${2:-18911}
+sbport=$((port + 1))
+dir=$(mktemp -d)
+here=$(cd "$(dirname "$0")" && pwd)
+
+"$bin" sandbox -sandbox-addr "127.0.0.1:$sbport" -data-dir "$dir/sandbox" -log-level warn >"$dir/sandbox.log" 2>&1 &
+sb=$!
+"$bin" -addr "127.0.0.1:$port" -data-dir "$dir/gateway" -log-level warn \
+  -payments-url "http://127.0.0.1:$sbport/payments" -banking-url "http://127.0.0.1:$sbport/banking" \
+  -payments-private-key sk_sandbox_demo -payments-public-key pk_sandbox_demo \
+  -payments-access-token at_sandbox_demo -register-webhook false -reconcile-interval 0 >"$dir/gateway.log" 2>&1 &
+gw=$!
+trap 'kill $gw $sb 2>/dev/null; wait $gw $sb 2>/dev/null; rm -rf "$dir"' EXIT
+
+for _ in $(seq 50); do
+  curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break
+  sleep 0.2
+done
+signin='{"query":"mutation { signIn(input: {kind: API_KEY, apiKey: \"demo-api-key\"}) { ... on SignedIn { sessionToken } } }"}'
+FINGRAPH_SESSION=$(curl -sf -H 'Content-Type: application/json' -d "$signin" "http://127.0.0.1:$port/graphql" |
+  sed -n 's/.*"sessionToken":"\([^"]*\)".*/\1/p')
+export FINGRAPH_SESSION
+[ -n "$FINGRAPH_SESSION" ] || { echo "sign-in failed" >&2; exit 1; }
+
+url="http://127.0.0.1:$port/graphql"
+wrk -t2 -c16 -d3s -s "$here/readme-query.lua" "$url" >/dev/null
+cpu() { awk '{print $14 + $15}' "/proc/$gw/stat"; }
+t0=$(cpu)
+out=$(wrk -t2 -c16 -d10s --latency -s "$here/readme-query.lua" "$url")
+t1=$(cpu)
+echo "$out"
+reqs=$(echo "$out" | awk '/requests in/ {print $1}')
+ticks=$(getconf CLK_TCK)
+awk -v d=$((t1 - t0)) -v n="$reqs" -v hz="$ticks" \
+  'BEGIN { printf "gateway CPU per request: %.0f µs over %d requests\n", d * 1e6 / hz / n, n }'
