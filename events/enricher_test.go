@@ -41,15 +41,7 @@ type enrichRig struct {
 func newEnrichRig(t *testing.T) *enrichRig {
 	t.Helper()
 	ctx := context.Background()
-	e, err := engine.Open(ctx, engine.Config{DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
-	bus, err := events.NewBus(ctx, e.JetStream())
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, bus := openBus(ctx, t)
 	r := &enrichRig{t: t, bus: bus, eng: e, held: make(chan struct{})}
 	sb := sandbox.New(sandbox.Config{})
 	sb.Seed()
@@ -70,6 +62,7 @@ func newEnrichRig(t *testing.T) *enrichRig {
 	}))
 	t.Cleanup(r.sandbox.Close)
 	t.Cleanup(r.release) // a failed test must not leave the sandbox's handlers blocked
+	var err error
 	r.client, err = payments.NewClient(r.sandbox.URL+"/payments", payments.Keys{
 		Public: "pk_sandbox_demo", Private: "sk_sandbox_demo", AccessToken: "at_sandbox_demo",
 	})

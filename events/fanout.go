@@ -35,6 +35,22 @@ type Filter struct {
 	Match func(*Event) bool
 }
 
+// nameSet is f's names as a set, nil for every name; a name that cannot be
+// an event's is ErrBadName.
+func (f Filter) nameSet() (map[string]struct{}, error) {
+	var names map[string]struct{}
+	for _, n := range f.Names {
+		if !tokenRe.MatchString(n) {
+			return nil, ErrBadName
+		}
+		if names == nil {
+			names = make(map[string]struct{}, len(f.Names))
+		}
+		names[n] = struct{}{}
+	}
+	return names, nil
+}
+
 // Subscription is one subscriber's view of the stream.
 type Subscription struct {
 	// C delivers the events in stream order, each once. It closes when the
@@ -163,16 +179,12 @@ func (b *Bus) SubscribeSink(ctx context.Context, f Filter, cursor string, sink S
 }
 
 func (b *Bus) subscribe(ctx context.Context, f Filter, cursor string, sink Sink) (*subscriber, error) {
-	var names map[string]struct{}
+	names, err := f.nameSet()
+	if err != nil {
+		return nil, err
+	}
 	var subjects []string
-	for _, n := range f.Names {
-		if !tokenRe.MatchString(n) {
-			return nil, ErrBadName
-		}
-		if names == nil {
-			names = make(map[string]struct{}, len(f.Names))
-		}
-		names[n] = struct{}{}
+	for n := range names {
 		subjects = append(subjects, eventSubject+"*."+n)
 	}
 	var from uint64

@@ -50,15 +50,9 @@ func (b *Bus) History(ctx context.Context, f Filter, before string, limit int) (
 	if limit < 1 || limit > MaxHistoryLimit {
 		return nil, fmt.Errorf("events: history limit %d not in 1..%d", limit, MaxHistoryLimit)
 	}
-	var names map[string]struct{}
-	for _, n := range f.Names {
-		if !tokenRe.MatchString(n) {
-			return nil, ErrBadName
-		}
-		if names == nil {
-			names = make(map[string]struct{}, len(f.Names))
-		}
-		names[n] = struct{}{}
+	names, err := f.nameSet()
+	if err != nil {
+		return nil, err
 	}
 	st, err := b.js.Stream(ctx, EventsStream)
 	if err != nil {

@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/fingraph/fingraph/engine"
 	"github.com/fingraph/fingraph/events"
 )
 
@@ -24,15 +23,7 @@ import (
 //	go test -run '^$' -bench Intake -benchtime 20000x ./events
 func BenchmarkIntake(b *testing.B) {
 	ctx := context.Background()
-	e, err := engine.Open(ctx, engine.Config{DataDir: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(e.Close)
-	bus, err := events.NewBus(ctx, e.JetStream())
-	if err != nil {
-		b.Fatal(err)
-	}
+	_, bus := openBus(ctx, b)
 	in := &events.Intake{Bus: bus, Logger: slog.New(slog.DiscardHandler), PerSecond: 1e9, Burst: 1e9}
 	var seq atomic.Int64
 	post := func(b *testing.B, id int64) {
