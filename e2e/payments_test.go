@@ -583,3 +583,48 @@ func TestWrongKeyKindIsAConfigurationErrorNotALeak(t *testing.T) {
 		t.Errorf("a configured key appears in the log")
 	}
 }
+
+// TestCustomersOrdersFailEachOnItsOwnPath: Customer.orders is a batch
+// resolver (one call for all the customers of a list); when the order
+// listing fails, every customer still reports the failure on its own
+// path, with the code the per-customer resolver gave, and the listing is
+// read once (a retried attempt counts as one per attempt, not per
+// customer).
+func TestCustomersOrdersFailEachOnItsOwnPath(t *testing.T) {
+	g := startGateway(t)
+	g = g.as(g.signInAPI(t))
+	var d customersData
+	g.query(t, `{ customers { id } }`, nil).decode(t, &d)
+	if len(d.Customers) < 2 {
+		t.Fatalf("the seed has %d customers; the test needs a list", len(d.Customers))
+	}
+	g.sandbox(t, http.MethodPost, "/_sandbox/faults", map[string]any{"route": "GET /payments/v1/order", "error_rate": 1}, nil)
+	t.Cleanup(func() {
+		g.sandbox(t, http.MethodPost, "/_sandbox/faults", map[string]any{"route": "GET /payments/v1/order", "error_rate": 0}, nil)
+	})
+	g.resetStats(t)
+
+	r := g.query(t, `{ customers { id orders { id } } }`, nil)
+
+	if len(r.Errors) != len(d.Customers) {
+		t.Fatalf("%d errors for %d customers: %+v", len(r.Errors), len(d.Customers), r.Errors)
+	}
+	seen := map[float64]bool{}
+	for _, e := range r.Errors {
+		if c, _ := e.Extensions["code"].(string); c != "UPSTREAM_UNAVAILABLE" {
+			t.Errorf("code %q: %+v", c, e)
+		}
+		if len(e.Path) != 3 || e.Path[0] != "customers" || e.Path[2] != "orders" {
+			t.Errorf("path %v, want [customers i orders]", e.Path)
+			continue
+		}
+		i, _ := e.Path[1].(float64)
+		seen[i] = true
+	}
+	if len(seen) != len(d.Customers) {
+		t.Errorf("errors on %d distinct customers of %d: %+v", len(seen), len(d.Customers), r.Errors)
+	}
+	if s := g.stats(t); s.Routes["GET /payments/v1/customer"] != 1 || s.Routes["GET /payments/v1/order"] > 3 {
+		t.Errorf("upstream calls %+v: want one customer listing and one order listing (with its retries)", s.Routes)
+	}
+}

@@ -682,7 +682,7 @@ type CorporationSettingsResolver interface {
 	CorporationID(ctx context.Context, obj *model.CorporationSettings) (string, error)
 }
 type CustomerResolver interface {
-	Orders(ctx context.Context, obj *model.Customer, start *model.Date, end *model.Date) ([]*model.Order, error)
+	Orders(ctx context.Context, objs []*model.Customer, start *model.Date, end *model.Date) ([][]*model.Order, error)
 }
 type EventResolver interface {
 	PendingActions(ctx context.Context, obj *model.Event) ([]*model.PendingAction, error)
@@ -11983,8 +11983,7 @@ func (ec *executionContext) _Customer_orders(ctx context.Context, field graphql.
 			return ec.fieldContext_Customer_orders(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Customer().Orders(ctx, obj, fc.Args["start"].(*model.Date), fc.Args["end"].(*model.Date))
+			return ec.resolveBatch_Customer_orders(ctx, field, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.Order) graphql.Marshaler {
@@ -12016,6 +12015,30 @@ func (ec *executionContext) fieldContext_Customer_orders(ctx context.Context, fi
 		return fc, err
 	}
 	return fc, nil
+}
+func (ec *executionContext) resolveBatch_Customer_orders(ctx context.Context, field graphql.CollectedField, obj *model.Customer) (any, error) {
+	resolver := ec.Resolvers.Customer()
+	fc := graphql.GetFieldContext(ctx)
+	if batch, ok := graphql.BatchParentsFor[*model.Customer](ctx, "Customer"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.Orders(ctx, batch.Parents, fc.Args["start"].(*model.Date), fc.Args["end"].(*model.Date))
+		})
+		return graphql.ResolveBatchGroupResult[[]*model.Order](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"Customer.orders",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.Orders(ctx, []*model.Customer{obj}, fc.Args["start"].(*model.Date), fc.Args["end"].(*model.Date))
+	return graphql.ResolveBatchSingleResult[[]*model.Order](
+		ctx,
+		results,
+		err,
+		"Customer.orders",
+	)
 }
 
 func (ec *executionContext) _DeleteKycDocumentPayload_id(ctx context.Context, field graphql.CollectedField, obj *model.DeleteKycDocumentPayload) (ret graphql.Marshaler) {
@@ -30655,6 +30678,7 @@ func (ec *executionContext) marshalNCreatedApiKey2ᚖgithubᚗcomᚋfingraphᚋf
 }
 
 func (ec *executionContext) marshalNCustomer2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCustomerᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Customer) graphql.Marshaler {
+	ctx = graphql.WithBatchParents(ctx, "Customer", v, nil)
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
@@ -31107,6 +31131,23 @@ func (ec *executionContext) unmarshalNNewOrderInput2ᚖgithubᚗcomᚋfingraph�
 }
 
 func (ec *executionContext) marshalNNode2ᚕgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐNode(ctx context.Context, sel ast.SelectionSet, v []model.Node) graphql.Marshaler {
+	{
+		var batchItemsCustomer []*model.Customer
+		batchIdxMapCustomer := map[int]int{}
+		for i, item := range v {
+			switch concrete := item.(type) {
+			case model.Customer:
+				batchIdxMapCustomer[i] = len(batchItemsCustomer)
+				batchItemsCustomer = append(batchItemsCustomer, &concrete)
+			case *model.Customer:
+				batchIdxMapCustomer[i] = len(batchItemsCustomer)
+				batchItemsCustomer = append(batchItemsCustomer, concrete)
+			}
+		}
+		if len(batchItemsCustomer) > 0 {
+			ctx = graphql.WithBatchParents(ctx, "Customer", batchItemsCustomer, batchIdxMapCustomer)
+		}
+	}
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]

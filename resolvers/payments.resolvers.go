@@ -19,18 +19,12 @@ import (
 	"github.com/fingraph/fingraph/upstream/payments"
 )
 
-// Orders is the resolver for the orders field.
-func (r *customerResolver) Orders(ctx context.Context, obj *model.Customer, start *model.Date, end *model.Date) ([]*model.Order, error) {
+func (r *customerResolver) Orders(ctx context.Context, objs []*model.Customer, start *model.Date, end *model.Date) ([][]*model.Order, error) {
 	s, e, err := orderWindow(r.now(), start, end)
 	if err != nil {
 		return nil, err
 	}
-	key := loaders.OrdersKey{CustomerID: obj.ID, Start: s.Format(payments.DateLayout), End: e.Format(payments.DateLayout)}
-	list, err := loaders.For(ctx).Orders.Load(ctx, key)()
-	if err != nil {
-		return nil, err
-	}
-	return toOrders(list), nil
+	return customersOrders(ctx, objs, s, e)
 }
 
 // CreateCustomer is the resolver for the createCustomer field.

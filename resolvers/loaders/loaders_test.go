@@ -218,6 +218,40 @@ func TestOrdersLoaderListsOncePerWindowAndFailsOnlyBadKeys(t *testing.T) {
 	assert.NotEqual(t, len(got[0]), len(got[2]), "the seed has orders older than a week: the windows differ")
 }
 
+// OrdersOf, a batch resolver's read, answers at once rather than after the
+// loader's window (an hour here: waiting for it would hang the test), with
+// the loader's one listing per window, and primes the loader: a Load of an
+// answered key in the same operation reads nothing more.
+func TestOrdersOfAnswersWithoutTheWindowAndPrimesTheLoader(t *testing.T) {
+	u := newUpstream(t)
+	ids := u.customerIDs(t)
+	today := time.Now().UTC()
+	key := func(id string) loaders.OrdersKey {
+		return loaders.OrdersKey{CustomerID: id, Start: today.AddDate(0, 0, -30).Format(payments.DateLayout), End: today.Format(payments.DateLayout)}
+	}
+	keys := []loaders.OrdersKey{key(ids[0]), key(ids[1]), {CustomerID: ids[2], Start: "soon", End: "later"}}
+	l := loaders.New(u.payments, u.banking, loaders.WithWait(time.Hour))
+
+	lists, errs := l.OrdersOf(context.Background(), keys)
+
+	require.Len(t, lists, len(keys))
+	require.NoError(t, errs[0])
+	require.NoError(t, errs[1])
+	assert.Error(t, errs[2], "a malformed window fails its own key only")
+	assert.NotEmpty(t, lists[0], "the seed's first customer has recent orders")
+	for i, list := range lists[:2] {
+		for _, o := range list {
+			assert.Equal(t, keys[i].CustomerID, o.Customer.ID, "key %d gets only its customer's orders", i)
+		}
+	}
+	assert.Equal(t, 1, u.calls("GET /payments/v1/order"), "one listing for the window both keys share")
+
+	got, err := l.Orders.Load(context.Background(), keys[0])()
+	require.NoError(t, err)
+	assert.Equal(t, lists[0], got, "the loader answers from what OrdersOf read")
+	assert.Equal(t, 1, u.calls("GET /payments/v1/order"), "no second listing")
+}
+
 // pendingEvent fires a PendingActionCreated event and returns its id.
 func (u *upstream) pendingEvent(t *testing.T) string {
 	t.Helper()
