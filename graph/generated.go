@@ -652,7 +652,7 @@ type CardResolver interface {
 	FundingWalletID(ctx context.Context, obj *model.Card) (string, error)
 	FundingWallet(ctx context.Context, obj *model.Card) (*model.Wallet, error)
 
-	Cardholder(ctx context.Context, obj *model.Card) (*model.Person, error)
+	Cardholder(ctx context.Context, objs []*model.Card) ([]*model.Person, error)
 	Corporation(ctx context.Context, obj *model.Card) (*model.Corporation, error)
 	Transactions(ctx context.Context, obj *model.Card, first *int64, after *string, sortDirection *model.SortDirection) (*model.CardTransactionConnection, error)
 	Credentials(ctx context.Context, obj *model.Card) (*model.CardCredentials, error)
@@ -9179,7 +9179,7 @@ func (ec *executionContext) _Card_cardholder(ctx context.Context, field graphql.
 			return ec.fieldContext_Card_cardholder(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Card().Cardholder(ctx, obj)
+			return ec.resolveBatch_Card_cardholder(ctx, field, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.Person) graphql.Marshaler {
@@ -9200,6 +9200,29 @@ func (ec *executionContext) fieldContext_Card_cardholder(_ context.Context, fiel
 		},
 	}
 	return fc, nil
+}
+func (ec *executionContext) resolveBatch_Card_cardholder(ctx context.Context, field graphql.CollectedField, obj *model.Card) (any, error) {
+	resolver := ec.Resolvers.Card()
+	if batch, ok := graphql.BatchParentsFor[*model.Card](ctx, "Card"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.Cardholder(ctx, batch.Parents)
+		})
+		return graphql.ResolveBatchGroupResult[*model.Person](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"Card.cardholder",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.Cardholder(ctx, []*model.Card{obj})
+	return graphql.ResolveBatchSingleResult[*model.Person](
+		ctx,
+		results,
+		err,
+		"Card.cardholder",
+	)
 }
 
 func (ec *executionContext) _Card_corporation(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
@@ -30391,6 +30414,7 @@ func (ec *executionContext) unmarshalNCaptureOrderInput2githubᚗcomᚋfingraph�
 }
 
 func (ec *executionContext) marshalNCard2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Card) graphql.Marshaler {
+	ctx = graphql.WithBatchParents(ctx, "Card", v, nil)
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
@@ -31134,6 +31158,8 @@ func (ec *executionContext) marshalNNode2ᚕgithubᚗcomᚋfingraphᚋfingraph�
 	{
 		var batchItemsCustomer []*model.Customer
 		batchIdxMapCustomer := map[int]int{}
+		var batchItemsCard []*model.Card
+		batchIdxMapCard := map[int]int{}
 		for i, item := range v {
 			switch concrete := item.(type) {
 			case model.Customer:
@@ -31142,10 +31168,16 @@ func (ec *executionContext) marshalNNode2ᚕgithubᚗcomᚋfingraphᚋfingraph�
 			case *model.Customer:
 				batchIdxMapCustomer[i] = len(batchItemsCustomer)
 				batchItemsCustomer = append(batchItemsCustomer, concrete)
+			case *model.Card:
+				batchIdxMapCard[i] = len(batchItemsCard)
+				batchItemsCard = append(batchItemsCard, concrete)
 			}
 		}
 		if len(batchItemsCustomer) > 0 {
 			ctx = graphql.WithBatchParents(ctx, "Customer", batchItemsCustomer, batchIdxMapCustomer)
+		}
+		if len(batchItemsCard) > 0 {
+			ctx = graphql.WithBatchParents(ctx, "Card", batchItemsCard, batchIdxMapCard)
 		}
 	}
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {

@@ -140,7 +140,7 @@ func cardsOfCorporation(ctx context.Context, corporationID string) ([]*model.Car
 	for i, c := range all {
 		ids[i] = c.Cardholder.ExternalID
 	}
-	persons, errs := l.Person.LoadMany(ctx, ids)()
+	persons, errs := l.PersonsOf(ctx, ids)
 	out := []*model.Card{}
 	for i, c := range all {
 		if len(errs) > i && errs[i] != nil {
@@ -151,6 +151,22 @@ func cardsOfCorporation(ctx context.Context, corporationID string) ([]*model.Car
 		}
 	}
 	return out, nil
+}
+
+// cardholders answers Card.cardholder for all the sibling cards of a list
+// at once (a gqlgen batch resolver, gqlgen.yml), from the operation's first
+// page of the person listing, without waiting for the Person loader's
+// window: on the dashboard that window came after the card listing, on the
+// screen's critical path. A card whose cardholder could not be read gets its
+// own error on its own path (batchResults); one the upstream does not have
+// is null.
+func cardholders(ctx context.Context, cards []*model.Card) ([]*model.Person, error) {
+	ids := make([]string, len(cards))
+	for i, c := range cards {
+		ids[i] = c.CardholderID
+	}
+	persons, errs := loaders.For(ctx).PersonsOf(ctx, ids)
+	return batchResults(persons, errs, toPerson)
 }
 
 // toCardTransaction maps a transaction of a card: the upstream lists them per

@@ -31,12 +31,8 @@ func (r *cardResolver) FundingWallet(ctx context.Context, obj *model.Card) (*mod
 	return toWallet(w, corpID), nil
 }
 
-func (r *cardResolver) Cardholder(ctx context.Context, obj *model.Card) (*model.Person, error) {
-	p, err := loaders.For(ctx).Person.Load(ctx, obj.CardholderID)()
-	if err != nil {
-		return nil, err
-	}
-	return toPerson(p), nil
+func (r *cardResolver) Cardholder(ctx context.Context, objs []*model.Card) ([]*model.Person, error) {
+	return cardholders(ctx, objs)
 }
 
 func (r *cardResolver) Corporation(ctx context.Context, obj *model.Card) (*model.Corporation, error) {

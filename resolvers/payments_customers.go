@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/99designs/gqlgen/graphql"
-
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph/model"
 	"github.com/fingraph/fingraph/resolvers/loaders"
@@ -169,8 +167,7 @@ func (r *Resolver) prefetchOrderCustomers(ctx context.Context, orders []payments
 // as soon as the first customer's field asks, instead of after the Orders
 // loader's window, so the README query neither waits the window nor parks a
 // loader's batch goroutine, timer and thunk per customer. A customer whose
-// orders failed gets its own error on its own path (graphql.BatchErrorList),
-// as its own resolver's error did.
+// orders failed gets its own error on its own path (batchResults).
 func customersOrders(ctx context.Context, customers []*model.Customer, start, end time.Time) ([][]*model.Order, error) {
 	s, e := start.Format(payments.DateLayout), end.Format(payments.DateLayout)
 	keys := make([]loaders.OrdersKey, len(customers))
@@ -178,17 +175,5 @@ func customersOrders(ctx context.Context, customers []*model.Customer, start, en
 		keys[i] = loaders.OrdersKey{CustomerID: c.ID, Start: s, End: e}
 	}
 	lists, errs := loaders.For(ctx).OrdersOf(ctx, keys)
-	out := make([][]*model.Order, len(customers))
-	failed := false
-	for i := range lists {
-		if errs[i] != nil {
-			failed = true
-			continue
-		}
-		out[i] = toOrders(lists[i])
-	}
-	if failed {
-		return out, graphql.BatchErrorList(errs)
-	}
-	return out, nil
+	return batchResults(lists, errs, toOrders)
 }

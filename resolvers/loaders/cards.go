@@ -66,6 +66,15 @@ func (ls *Loaders) ReadPersonsPage(ctx context.Context) error {
 	return nil
 }
 
+// PersonsOf answers persons by id at once (see batchNow): Card.cardholder,
+// a batch resolver, asks for the cardholders of all the cards of a list in
+// one call, from the operation's first page of the person listing, which
+// the dashboard has already started reading. A person the upstream does not
+// have is nil. errs[i] is ids[i]'s error.
+func (ls *Loaders) PersonsOf(ctx context.Context, ids []string) (persons []*banking.Person, errs []error) {
+	return batchNow(ctx, ls.Person, personBatch(ls.bankingCl, ls.personsFirst), ids)
+}
+
 // personBatch serves persons from the operation's first page of the person
 // listing (memoised: a batch window split in two on a loaded machine, or
 // Corporation.persons in the same operation, reuses it instead of listing

@@ -327,20 +327,9 @@ func (ls *Loaders) OrdersIn(ctx context.Context, start, end time.Time) ([]paymen
 	return ls.listings.ordersFor(s, e).do(func() ([]payments.Order, error) { return ls.payments.Orders.List(ctx, start, end) })
 }
 
-// OrdersOf answers the orders of several customers at once, as a batch
-// resolver asks for them (Customer.orders gets all its sibling customers in
-// one call): the listings are read at once, not after the Orders loader's
-// window, through the same per-operation memo, so the upstream cost is the
-// loader's. Each answer primes the Orders loader, so a later Load of the
-// same key in the operation reads no more. errs[i] is keys[i]'s error.
+// OrdersOf answers the orders of several customers at once (see batchNow):
+// Customer.orders, a batch resolver, asks for all the customers of a list in
+// one call. errs[i] is keys[i]'s error.
 func (ls *Loaders) OrdersOf(ctx context.Context, keys []OrdersKey) (lists [][]payments.Order, errs []error) {
-	res := ordersBatch(ls.payments, ls.listings)(ctx, keys)
-	lists, errs = make([][]payments.Order, len(keys)), make([]error, len(keys))
-	for i, r := range res {
-		lists[i], errs[i] = r.Data, r.Error
-		if r.Error == nil {
-			ls.Orders.Prime(ctx, keys[i], r.Data)
-		}
-	}
-	return lists, errs
+	return batchNow(ctx, ls.Orders, ordersBatch(ls.payments, ls.listings), keys)
 }

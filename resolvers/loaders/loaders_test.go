@@ -450,3 +450,29 @@ func TestPersonLoaderAndCorporationPersonsShareOnePageAndAMissingPersonIsOnlyIts
 	assert.Equal(t, 1, u.calls("GET /banking/v2/persons")-before,
 		"cardholders and the corporation's persons read the same first page once")
 }
+
+// PersonsOf, a batch resolver's read, answers at once rather than after the
+// Person loader's window (an hour here: waiting for it would hang the
+// test), from one page of the listing, asks for a repeated id once, and
+// primes the loader.
+func TestPersonsOfAnswersWithoutTheWindowAndPrimesTheLoader(t *testing.T) {
+	u := newUpstream(t)
+	anna := u.person(t)
+	l := loaders.New(u.payments, u.banking, loaders.WithWait(time.Hour))
+	before := u.calls("GET /banking/v2/persons")
+
+	got, errs := l.PersonsOf(anna, []string{bankingsim.DaceID, "no-such-person", bankingsim.AnnaID, bankingsim.DaceID})
+
+	noErrors(t, errs)
+	require.Len(t, got, 4)
+	assert.Equal(t, bankingsim.DaceID, got[0].ID)
+	assert.Nil(t, got[1], "an unknown person is nil, with no error")
+	assert.Equal(t, bankingsim.AnnaID, got[2].ID)
+	assert.Same(t, got[0], got[3], "a repeated id is one answer")
+	assert.Equal(t, 1, u.calls("GET /banking/v2/persons")-before, "one page of the listing")
+
+	p, err := l.Person.Load(anna, bankingsim.AnnaID)()
+	require.NoError(t, err)
+	assert.Same(t, got[2], p, "the loader answers from what PersonsOf read")
+	assert.Equal(t, 1, u.calls("GET /banking/v2/persons")-before, "no second listing")
+}
