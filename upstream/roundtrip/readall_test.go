@@ -21,6 +21,8 @@ func TestReadAllFollowsTheBodyNotTheAnnouncement(t *testing.T) {
 		{`{"a":1}`, 3, nil},                    // longer than announced: read on
 		{`{"a"`, 7, io.ErrUnexpectedEOF},       // shorter: what came, and the error
 		{strings.Repeat("x", 5000), 5000, nil}, // more than one read
+		{strings.Repeat("z", 70000), -1, nil},  // unannounced, many reads
+		{``, -1, nil},
 	} {
 		got, err := readAll(strings.NewReader(tc.body), tc.length)
 		want := tc.body
@@ -33,5 +35,20 @@ func TestReadAllFollowsTheBodyNotTheAnnouncement(t *testing.T) {
 	allocs := testing.AllocsPerRun(100, func() { r.Reset(body); _, _ = readAll(r, int64(len(body))) })
 	if allocs > 1 {
 		t.Errorf("readAll of an announced length: %.0f allocations, want 1", allocs)
+	}
+}
+
+// Unannounced (chunked), an answer is read through a pooled buffer and
+// kept as one copy of its exact size: no growing copies (the other
+// allocation is the reader's size limit).
+func TestReadAllOfAnUnannouncedLengthKeepsOneCopy(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector drops pooled buffers at random")
+	}
+	body := strings.Repeat("w", 11000)
+	r := strings.NewReader(body)
+	allocs := testing.AllocsPerRun(100, func() { r.Reset(body); _, _ = readAll(r, -1) })
+	if allocs > 2 {
+		t.Errorf("readAll of an unannounced length: %.0f allocations, want 2", allocs)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -529,7 +530,7 @@ func (s *Sender) failure(req *http.Request, err error) error {
 // io.ReadAll as the largest allocation of a query).
 func readAll(r io.Reader, length int64) ([]byte, error) {
 	if length < 0 || length > maxBody {
-		return io.ReadAll(io.LimitReader(r, maxBody))
+		return readUnannounced(r)
 	}
 	buf := make([]byte, length, length+1) // +1: room to probe for more
 	if n, err := io.ReadFull(r, buf); err != nil {
@@ -545,6 +546,29 @@ func readAll(r io.Reader, length int64) ([]byte, error) {
 	rest, err := io.ReadAll(io.LimitReader(r, maxBody-length-1))
 	return append(buf[:length+1], rest...), err
 }
+
+// readUnannounced reads an answer whose length is not announced (chunked,
+// as the sandbox and many servers send JSON of more than a few KB) through
+// a pooled buffer, and returns it in one allocation of its exact size:
+// io.ReadAll grew a fresh slice from 512 bytes, about three times an
+// order listing's size in copies per call.
+func readUnannounced(r io.Reader) ([]byte, error) {
+	buf := readBuffers.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= maxPooledRead {
+			buf.Reset()
+			readBuffers.Put(buf)
+		}
+	}()
+	_, err := buf.ReadFrom(io.LimitReader(r, maxBody))
+	return bytes.Clone(buf.Bytes()), err
+}
+
+// readBuffers are readUnannounced's buffers; one that grew past
+// maxPooledRead (a rare large answer) is left to the collector.
+var readBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+const maxPooledRead = 256 << 10
 
 // readBody is an answer already read into memory, so decoding needs no
 // second copy.

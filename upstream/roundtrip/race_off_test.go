@@ -1,0 +1,5 @@
+//go:build !race
+
+package roundtrip
+
+const raceEnabled = false
