@@ -170,7 +170,8 @@ func signInToken(b *testing.B, h http.Handler, input map[string]any) string {
 }
 
 // cannedTransport records each upstream answer once (by method, URI and
-// body) through the real transport, then, in replay, serves it from memory.
+// body) through the real transport, then, in replay, serves it from memory,
+// framed as it came (announced length, or chunked).
 type cannedTransport struct {
 	inner  http.RoundTripper
 	replay atomic.Bool
@@ -185,6 +186,9 @@ type cannedResponse struct {
 	status int
 	header http.Header
 	body   []byte
+	// length is the length the upstream announced: -1 when it sent the
+	// body chunked, as the sandbox does for answers over 4 KB.
+	length int64
 }
 
 func (c *cannedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -208,7 +212,7 @@ func (c *cannedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, errors.New("canned: not recorded: " + req.Method + " " + req.URL.Path)
 		}
 		return &http.Response{StatusCode: r.status, Header: r.header.Clone(), Body: io.NopCloser(bytes.NewReader(r.body)),
-			ContentLength: int64(len(r.body)), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Request: req}, nil
+			ContentLength: r.length, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Request: req}, nil
 	}
 	resp, err := c.inner.RoundTrip(req)
 	if err != nil {
@@ -220,7 +224,7 @@ func (c *cannedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	c.mu.Lock()
-	c.recorded[key] = &cannedResponse{status: resp.StatusCode, header: resp.Header.Clone(), body: body}
+	c.recorded[key] = &cannedResponse{status: resp.StatusCode, header: resp.Header.Clone(), body: body, length: resp.ContentLength}
 	c.mu.Unlock()
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	return resp, nil
