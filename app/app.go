@@ -92,9 +92,6 @@ type App struct {
 	pprof   *http.Server
 	sbAddr  string
 	served  chan error
-	// sessions attaches sessions to requests; shutdown drains its token
-	// write-backs before the store closes.
-	sessions *session.Handler
 	// metricsSrv serves /metrics on FINGRAPH_METRICS_ADDR, when set.
 	metricsSrv  *http.Server
 	metricsAddr string
@@ -258,25 +255,23 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 		}
 		logger.Info("trusted documents: only registered operations run", "documents", trusted.Len())
 	}
-	a.sessions = session.NewHandler(sessions, logger)
 	handler, gql := newRouter(routeDeps{
-		trusted:        trusted,
-		unknown:        unknown,
-		cfg:            cfg,
-		logger:         logger,
-		metrics:        m,
-		tracing:        a.tracing,
-		engine:         a.engine,
-		payments:       pay,
-		banking:        bank,
-		sessions:       sessions,
-		sessionHandler: a.sessions,
-		sockets:        sockets,
-		attempts:       idempotency.New(attemptsKV, idempotency.WithLogger(logger)),
-		bus:            bus,
-		enricher:       a.enricher,
-		reconciler:     a.reconciler,
-		sandbox:        a.sandboxHandler(),
+		trusted:    trusted,
+		unknown:    unknown,
+		cfg:        cfg,
+		logger:     logger,
+		metrics:    m,
+		tracing:    a.tracing,
+		engine:     a.engine,
+		payments:   pay,
+		banking:    bank,
+		sessions:   sessions,
+		sockets:    sockets,
+		attempts:   idempotency.New(attemptsKV, idempotency.WithLogger(logger)),
+		bus:        bus,
+		enricher:   a.enricher,
+		reconciler: a.reconciler,
+		sandbox:    a.sandboxHandler(),
 	})
 	var tlsConfig *tls.Config
 	if cfg.TLSCert != "" {
@@ -429,10 +424,6 @@ func (a *App) Shutdown() error {
 		a.stop()
 	}
 	a.bg.Wait()
-	if a.sessions != nil {
-		// Token write-backs still in flight reach the store before it closes.
-		errs = append(errs, a.sessions.Drain(ctx))
-	}
 	if a.bus != nil {
 		a.bus.Close()
 	}

@@ -44,12 +44,10 @@ type routeDeps struct {
 	payments *payments.Client
 	banking  *banking.Client
 	sessions session.Store
-	// sessionHandler is the process's session.Handler, over sessions.
-	sessionHandler *session.Handler
-	sockets        *session.Sockets
-	trusted        *gqlhttp.TrustedDocuments
-	unknown        *events.Unknown
-	attempts       *idempotency.Store
+	sockets  *session.Sockets
+	trusted  *gqlhttp.TrustedDocuments
+	unknown  *events.Unknown
+	attempts *idempotency.Store
 	// sandbox is the in-process sandbox, nil with real upstreams.
 	sandbox http.Handler
 
@@ -63,7 +61,7 @@ type routeDeps struct {
 // newRouter maps every route of the gateway, in one place. It also returns
 // the GraphQL handler, whose long-lived connections shutdown ends.
 func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
-	sessions := d.sessionHandler
+	sessions := session.NewHandler(d.sessions, d.logger)
 	sessions.Sockets = d.sockets
 	d.sockets.MaxPerSession = d.cfg.Limits.MaxSocketsPerSession
 	sessions.TrustedProxies = d.cfg.TrustedProxies

@@ -5,7 +5,6 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -99,20 +98,6 @@ func NewHandler(store Store, logger *slog.Logger) *Handler {
 	return &Handler{store: store, logger: logger, bursts: newBursts()}
 }
 
-// Drain waits until the token write-backs in flight (see Transport) have
-// reached the store, or ctx ends: call it after the server has stopped
-// taking requests and before the store closes.
-func (h *Handler) Drain(ctx context.Context) error {
-	done := make(chan struct{})
-	go func() { h.bursts.all.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("session: token write-backs still in flight: %w", ctx.Err())
-	}
-}
-
 // Middleware loads the session of every request into its context: from
 // "Authorization: Bearer <token>" (mobile) or the session cookie (web).
 // Cookie-authenticated requests other than GET and HEAD must carry
@@ -130,7 +115,6 @@ func (h *Handler) Middleware(next http.Handler) http.Handler {
 		}
 		token, fromCookie := requestToken(r)
 		if token != "" {
-			h.bursts.settled(r.Context(), Key(token))
 			sess, err := store.Get(r.Context(), token)
 			switch {
 			case errors.Is(err, ErrNotFound):
@@ -173,7 +157,6 @@ func (h *Handler) WebsocketInit(ctx context.Context, payload map[string]any) (co
 	if tok == "" {
 		return ctx, nil
 	}
-	h.bursts.settled(ctx, Key(tok))
 	sess, err := h.store.Get(ctx, tok)
 	if err != nil {
 		return ctx, errors.New("unknown or expired session")

@@ -62,9 +62,7 @@ import (
 // updates the request's copy at once and joins its burst's pending
 // arrivals, and the call that ends the burst writes them all in one
 // compare-and-set (a burst that goes on, as with many clients on one
-// session, is written every flushAfter). That write runs beside the call,
-// not before it returns (flushLater): the screen does not wait for the
-// store, while the session's next read on this replica waits for it. A call that recovered a refused
+// session, is written every flushAfter). A call that recovered a refused
 // token writes at once, for its siblings waiting to retry. A screen of two
 // levels of calls makes two store writes instead of one per call.
 //
@@ -117,7 +115,7 @@ func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	bk := Key(key)
 	b := st.bursts.begin(bk)
-	defer func() { st.flushLater(req.Context(), key, st.bursts.end(bk, b)) }()
+	defer func() { st.flush(req.Context(), key, st.bursts.end(bk, b)) }()
 
 	resp, err := rt.base.RoundTrip(req)
 	if resp == nil {
@@ -148,7 +146,6 @@ func (rt roundTripper) retryRefused(req *http.Request, st *state, key string, b 
 	// (the stored token) instead of each refused candidate again.
 	b.recovering.Lock()
 	defer b.recovering.Unlock()
-	st.bursts.settled(ctx, Key(key)) // this replica's writes of the session first
 	stored, err := st.store.Get(ctx, key)
 	if err != nil {
 		return refused, nil // signed out meanwhile, or the store is down: nothing to try
@@ -218,28 +215,6 @@ func (st *state) writeBack(key string, b *burst, fresh string) {
 	at := time.Now().UTC()
 	st.received(key, fresh, at)
 	st.bursts.arrived(b, fresh, at)
-}
-
-// flushLater writes arrivals, a burst's tokens, to the store without
-// holding up the call that ended the burst: the store write (a JetStream
-// compare-and-set, ~0.3 ms, more under load) is off the screen's critical
-// path. What needs the written session waits for it instead: the session's
-// next request on this replica (Handler.Middleware, WebsocketInit) and a
-// call retrying a refused token read the store only after the session's
-// writes in flight here (bursts.settled), so a replica reads its own writes
-// as before; another replica may read the previous token meanwhile, which
-// the grace period covers, as it already did for two replicas serving one
-// session at once. Handler.Drain waits for all of them at shutdown.
-func (st *state) flushLater(ctx context.Context, key string, arrivals []func(*Session) error) {
-	if len(arrivals) == 0 {
-		return
-	}
-	bk := Key(key)
-	done := st.bursts.writing(bk)
-	go func() {
-		defer st.bursts.written(bk, done)
-		st.flush(ctx, key, arrivals)
-	}()
 }
 
 // flushTimeout bounds one store write of a burst's arrivals.
@@ -433,11 +408,6 @@ func (st *state) revoke(ctx context.Context) bool {
 type bursts struct {
 	mu sync.Mutex
 	m  map[string]*burst
-
-	// writes are the store writes in flight (flushLater), per session
-	// key, each closed when done; all counts them for Drain.
-	writes map[string][]chan struct{}
-	all    sync.WaitGroup
 }
 
 // burst is one run of overlapping calls of a session.
@@ -460,47 +430,7 @@ type burst struct {
 // and the session's later requests.
 const flushAfter = 100 * time.Millisecond
 
-func newBursts() *bursts {
-	return &bursts{m: map[string]*burst{}, writes: map[string][]chan struct{}{}}
-}
-
-// writing records a store write of key as started; written records it done.
-func (bs *bursts) writing(key string) chan struct{} {
-	done := make(chan struct{})
-	bs.mu.Lock()
-	defer bs.mu.Unlock()
-	bs.all.Add(1)
-	bs.writes[key] = append(bs.writes[key], done)
-	return done
-}
-
-func (bs *bursts) written(key string, done chan struct{}) {
-	bs.mu.Lock()
-	ws := slices.DeleteFunc(bs.writes[key], func(c chan struct{}) bool { return c == done })
-	if len(ws) == 0 {
-		delete(bs.writes, key)
-	} else {
-		bs.writes[key] = ws
-	}
-	bs.mu.Unlock()
-	close(done)
-	bs.all.Done()
-}
-
-// settled waits until the store writes of key in flight when it is called
-// are done, or ctx ends. Writes that start meanwhile are not waited for.
-func (bs *bursts) settled(ctx context.Context, key string) {
-	bs.mu.Lock()
-	pending := slices.Clone(bs.writes[key])
-	bs.mu.Unlock()
-	for _, done := range pending {
-		select {
-		case <-done:
-		case <-ctx.Done():
-			return
-		}
-	}
-}
+func newBursts() *bursts { return &bursts{m: map[string]*burst{}} }
 
 // begin counts a call of key in; the caller must end it.
 func (bs *bursts) begin(key string) *burst {
