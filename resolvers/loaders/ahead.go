@@ -7,9 +7,11 @@ import (
 	"github.com/graph-gophers/dataloader/v7"
 )
 
-// ahead is the per-key read behind a per-corporation loader, memoised for
-// the operation so that it can begin before the loader's batch window
-// closes: a resolver that knows a key will be loaded (the current
+// ahead is a per-key read memoised for the operation: behind a
+// per-corporation loader, so that it can begin before the loader's batch
+// window closes, and behind the reads of persons past the first page of
+// the listing (personsPage.beyond), so that two batches read one once. For
+// the first use: a resolver that knows a key will be loaded (the current
 // corporation's id, known from the session) starts the read at once, and
 // the loader's batch for that key, when its window closes, waits for the
 // same read instead of making a second call. Like the loader's own cache it

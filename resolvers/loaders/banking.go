@@ -57,7 +57,25 @@ type Banking struct {
 // personsPage is the first page of the person listing, read at most once
 // per operation and shared by the Person loader (cardholders) and the full
 // listing (Corporation.persons): a dashboard that shows both reads it once.
-type personsPage struct{ memo[*banking.PersonList] }
+type personsPage struct {
+	memo[*banking.PersonList]
+	// beyond reads, once per operation each, the persons the first page
+	// lacks when the listing has more pages (there is no batch read by
+	// ids): the Person loader's batches and each list's batch resolver
+	// (PersonsOf) ask through it, so a cardholder two lists name is one
+	// read, as it was when only the loader asked.
+	beyond *ahead[*banking.Person]
+}
+
+func newPersonsPage(b *banking.Client) *personsPage {
+	return &personsPage{beyond: newAhead(func(ctx context.Context, id string) (*banking.Person, error) {
+		p, err := b.Persons.Get(ctx, id)
+		if banking.IsNotFound(err) {
+			return nil, nil // a missing person is null, not an error
+		}
+		return p, err
+	})}
+}
 
 // get reads the first page: the upstream's largest, unsorted.
 func (f *personsPage) get(ctx context.Context, b *banking.Client) (*banking.PersonList, error) {

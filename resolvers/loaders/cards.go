@@ -92,13 +92,8 @@ func personBatch(b *banking.Client, first *personsPage) dataloader.BatchFunc[str
 		each(len(ids), func(i int) {
 			p := byID[ids[i]]
 			if p == nil && err == nil && list != nil && list.Meta.HasMore {
-				// Past the first page: read this one person (there is no
-				// batch read by ids); a missing one is null, not an error.
-				var gerr error
-				p, gerr = b.Persons.Get(ctx, ids[i])
-				if banking.IsNotFound(gerr) {
-					p, gerr = nil, nil
-				}
+				// Past the first page: read this one person.
+				p, gerr := first.beyond.read(ctx, ids[i])
 				out[i] = &dataloader.Result[*banking.Person]{Data: p, Error: gerr}
 				return
 			}

@@ -102,7 +102,7 @@ func New(p *payments.Client, b *banking.Client, opts ...Option) *Loaders {
 	for _, f := range opts {
 		f(&o)
 	}
-	personsFirst := &personsPage{}
+	personsFirst := newPersonsPage(b)
 	l := &listings{customers: &memo[[]payments.Customer]{}, orders: map[[2]string]*memo[[]payments.Order]{}}
 	return &Loaders{
 		Customer:             newLoader(customerBatch(p, l), o.wait),

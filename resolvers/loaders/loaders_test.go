@@ -476,3 +476,53 @@ func TestPersonsOfAnswersWithoutTheWindowAndPrimesTheLoader(t *testing.T) {
 	assert.Same(t, got[2], p, "the loader answers from what PersonsOf read")
 	assert.Equal(t, 1, u.calls("GET /banking/v2/persons")-before, "no second listing")
 }
+
+// A person past the first page of the listing is read by id, once per
+// operation, however many batches ask: two lists' batch resolvers
+// (PersonsOf) and the Person loader read Dace with one GET between them.
+func TestAPersonPastTheFirstPageIsReadOnceAcrossBatches(t *testing.T) {
+	u := newUpstream(t)
+	anna := u.person(t)
+	// The listing answers a first page without Dace, and says there is more.
+	u.intercept = func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Method != http.MethodGet || r.URL.Path != "/banking/v2/persons" {
+			return false
+		}
+		rec := httptest.NewRecorder()
+		u.sb.ServeHTTP(rec, r)
+		var page struct {
+			List []map[string]any `json:"list"`
+			Meta map[string]any   `json:"meta"`
+		}
+		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &page))
+		kept := page.List[:0]
+		for _, p := range page.List {
+			if p["id"] != bankingsim.DaceID {
+				kept = append(kept, p)
+			}
+		}
+		page.List, page.Meta["has_more"] = kept, true
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.Header().Del("Content-Length")
+		_ = json.NewEncoder(w).Encode(page)
+		return true
+	}
+	l := loaders.New(u.payments, u.banking, loaders.WithWait(time.Millisecond))
+	dace := "GET /banking/v2/persons/" + bankingsim.DaceID
+
+	first, errs := l.PersonsOf(anna, []string{bankingsim.DaceID, bankingsim.AnnaID})
+	noErrors(t, errs)
+	second, errs := l.PersonsOf(anna, []string{bankingsim.DaceID})
+	noErrors(t, errs)
+	loaded, err := l.Person.Load(anna, bankingsim.DaceID)()
+	require.NoError(t, err)
+
+	require.NotNil(t, first[0])
+	assert.Equal(t, bankingsim.DaceID, first[0].ID, "read by id past the first page")
+	assert.Equal(t, bankingsim.AnnaID, first[1].ID, "from the first page")
+	assert.Same(t, first[0], second[0])
+	assert.Same(t, first[0], loaded)
+	assert.Equal(t, 1, u.received(dace), "one read of Dace in the operation")
+}
