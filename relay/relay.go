@@ -91,15 +91,17 @@ func ID(k Kind, raw ...string) string {
 		panic("relay: " + string(k) + " id needs its parts")
 	}
 	// Every node in a response gets its id made here: build the plain
-	// form on the stack, so what is allocated is the encoded bytes and
-	// the string made of them (2 allocations, BenchmarkID).
+	// and the encoded form on the stack, so what is allocated is the
+	// string made of them (1 allocation, BenchmarkID; longer ids spill to
+	// the heap).
 	var stack [160]byte
 	plain := append(stack[:0], k...)
 	for _, p := range raw {
 		plain = append(plain, ':')
 		plain = appendEscaped(plain, p)
 	}
-	return string(enc.AppendEncode(make([]byte, 0, enc.EncodedLen(len(plain))), plain))
+	var encoded [216]byte // enc.EncodedLen(160)
+	return string(enc.AppendEncode(encoded[:0], plain))
 }
 
 // Ref is a decoded id: its kind and its raw parts, parent first.

@@ -3,6 +3,7 @@ package relay_test
 import (
 	"encoding/base64"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -165,5 +166,20 @@ func BenchmarkDecode(b *testing.B) {
 		if _, err := relay.Decode(id); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// A global id costs one allocation, the string itself: the plain and the
+// encoded forms are built on the stack (every node of a response gets one).
+func TestIDAllocatesOnlyTheString(t *testing.T) {
+	if n := testing.AllocsPerRun(100, func() {
+		_ = relay.ID(relay.Wallet, "c0000000-0000-4000-8000-000000000001", "b0000000-0000-4000-8000-000000000001")
+	}); n != 1 {
+		t.Errorf("relay.ID: %.0f allocations, want 1", n)
+	}
+	// Past the stack buffers (two parts of MaxPart), still a correct id.
+	a, b := strings.Repeat("a", relay.MaxPart), strings.Repeat("b", relay.MaxPart)
+	if ref, err := relay.Decode(relay.ID(relay.Wallet, a, b)); err != nil || !slices.Equal(ref.Parts, []string{a, b}) {
+		t.Errorf("a long id does not round-trip: %+v, %v", ref, err)
 	}
 }
