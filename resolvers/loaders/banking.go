@@ -58,7 +58,11 @@ type Banking struct {
 // per operation and shared by the Person loader (cardholders) and the full
 // listing (Corporation.persons): a dashboard that shows both reads it once.
 type personsPage struct {
+	client *banking.Client
 	memo[*banking.PersonList]
+	// index is the page's persons by id, built once per operation for
+	// every batch that looks cardholders up in it.
+	index memo[map[string]*banking.Person]
 	// beyond reads, once per operation each, the persons the first page
 	// lacks when the listing has more pages (there is no batch read by
 	// ids): the Person loader's batches and each list's batch resolver
@@ -68,7 +72,7 @@ type personsPage struct {
 }
 
 func newPersonsPage(b *banking.Client) *personsPage {
-	return &personsPage{beyond: newAhead(func(ctx context.Context, id string) (*banking.Person, error) {
+	return &personsPage{client: b, beyond: newAhead(func(ctx context.Context, id string) (*banking.Person, error) {
 		p, err := b.Persons.Get(ctx, id)
 		if banking.IsNotFound(err) {
 			return nil, nil // a missing person is null, not an error
@@ -78,8 +82,26 @@ func newPersonsPage(b *banking.Client) *personsPage {
 }
 
 // get reads the first page: the upstream's largest, unsorted.
-func (f *personsPage) get(ctx context.Context, b *banking.Client) (*banking.PersonList, error) {
-	return f.do(func() (*banking.PersonList, error) { return b.Persons.List(ctx, &banking.ListOptions{Limit: pageSize}) })
+func (f *personsPage) get(ctx context.Context) (*banking.PersonList, error) {
+	return f.do(func() (*banking.PersonList, error) {
+		return f.client.Persons.List(ctx, &banking.ListOptions{Limit: pageSize})
+	})
+}
+
+// byID is the first page's persons by id, and the page.
+func (f *personsPage) byID(ctx context.Context) (map[string]*banking.Person, *banking.PersonList, error) {
+	list, err := f.get(ctx)
+	if err != nil || list == nil {
+		return nil, list, err
+	}
+	index, _ := f.index.do(func() (map[string]*banking.Person, error) {
+		m := make(map[string]*banking.Person, len(list.List))
+		for _, p := range list.List {
+			m[p.ID] = p
+		}
+		return m, nil
+	})
+	return index, list, nil
 }
 
 func newBanking(b *banking.Client, wait time.Duration, personsFirst *personsPage) Banking {
@@ -132,7 +154,7 @@ func (l *Banking) PersonsByCorporation(ctx context.Context) (map[string][]*banki
 	all, err := l.persons.do(func() ([]*banking.Person, error) {
 		list := func(ctx context.Context, o *banking.ListOptions) (*banking.PersonList, error) {
 			if o.Offset == 0 {
-				return l.personsFirst.get(ctx, l.bankingCl) // the page the Person loader reads too
+				return l.personsFirst.get(ctx) // the page the Person loader reads too
 			}
 			return l.bankingCl.Persons.List(ctx, o)
 		}

@@ -30,11 +30,15 @@ type CardLoaders struct {
 
 	cards  memo[[]*banking.Card]
 	client *banking.Client
+	// batchPersons is the Person loader's batch, which PersonsOf runs too.
+	batchPersons dataloader.BatchFunc[string, *banking.Person]
 }
 
 func newCardLoaders(b *banking.Client, wait time.Duration, personsFirst *personsPage) CardLoaders {
+	persons := personBatch(personsFirst)
 	return CardLoaders{
-		Person: newLoader(personBatch(b, personsFirst), wait),
+		Person:       newLoader(persons, wait),
+		batchPersons: persons,
 		// The upstream lists KYC documents per corporation only.
 		CorporationKYC:   perCorporation(b.KYC.List, wait),
 		CardTransactions: newLoader(cardTransactionsBatch(b.Cards.Transactions), wait),
@@ -56,7 +60,7 @@ func (l *CardLoaders) AllCards(ctx context.Context) ([]*banking.Card, error) {
 // holds); the cardholders found on it are then answered from the cache,
 // without waiting for a batch window that would only reread the memo.
 func (ls *Loaders) ReadPersonsPage(ctx context.Context) error {
-	list, err := ls.personsFirst.get(ctx, ls.bankingCl)
+	list, err := ls.personsFirst.get(ctx)
 	if err != nil {
 		return err
 	}
@@ -72,23 +76,17 @@ func (ls *Loaders) ReadPersonsPage(ctx context.Context) error {
 // the dashboard has already started reading. A person the upstream does not
 // have is nil. errs[i] is ids[i]'s error.
 func (ls *Loaders) PersonsOf(ctx context.Context, ids []string) (persons []*banking.Person, errs []error) {
-	return batchNow(ctx, ls.Person, personBatch(ls.bankingCl, ls.personsFirst), ids)
+	return batchNow(ctx, ls.Person, ls.batchPersons, ids)
 }
 
 // personBatch serves persons from the operation's first page of the person
 // listing (memoised: a batch window split in two on a loaded machine, or
 // Corporation.persons in the same operation, reuses it instead of listing
 // again).
-func personBatch(b *banking.Client, first *personsPage) dataloader.BatchFunc[string, *banking.Person] {
+func personBatch(first *personsPage) dataloader.BatchFunc[string, *banking.Person] {
 	return func(ctx context.Context, ids []string) []*dataloader.Result[*banking.Person] {
 		out := make([]*dataloader.Result[*banking.Person], len(ids))
-		list, err := first.get(ctx, b)
-		byID := map[string]*banking.Person{}
-		if list != nil {
-			for _, p := range list.List {
-				byID[p.ID] = p
-			}
-		}
+		byID, list, err := first.byID(ctx)
 		each(len(ids), func(i int) {
 			p := byID[ids[i]]
 			if p == nil && err == nil && list != nil && list.Meta.HasMore {

@@ -52,6 +52,8 @@ type Loaders struct {
 
 	payments *payments.Client
 	listings *listings
+	// batchOrders is the Orders loader's batch, which OrdersOf runs too.
+	batchOrders dataloader.BatchFunc[OrdersKey, []payments.Order]
 }
 
 // listings memoises the request's upstream listings. A loader's batch
@@ -104,9 +106,11 @@ func New(p *payments.Client, b *banking.Client, opts ...Option) *Loaders {
 	}
 	personsFirst := newPersonsPage(b)
 	l := &listings{customers: &memo[[]payments.Customer]{}, orders: map[[2]string]*memo[[]payments.Order]{}}
+	orders := ordersBatch(p, l)
 	return &Loaders{
 		Customer:             newLoader(customerBatch(p, l), o.wait),
-		Orders:               newLoader(ordersBatch(p, l), o.wait),
+		Orders:               newLoader(orders, o.wait),
+		batchOrders:          orders,
 		PendingActionByEvent: newLoader(pendingActionBatch(p), o.wait),
 		Banking:              newBanking(b, o.wait, personsFirst),
 		CardLoaders:          newCardLoaders(b, o.wait, personsFirst),
@@ -331,5 +335,5 @@ func (ls *Loaders) OrdersIn(ctx context.Context, start, end time.Time) ([]paymen
 // Customer.orders, a batch resolver, asks for all the customers of a list in
 // one call. errs[i] is keys[i]'s error.
 func (ls *Loaders) OrdersOf(ctx context.Context, keys []OrdersKey) (lists [][]payments.Order, errs []error) {
-	return batchNow(ctx, ls.Orders, ordersBatch(ls.payments, ls.listings), keys)
+	return batchNow(ctx, ls.Orders, ls.batchOrders, keys)
 }
