@@ -219,9 +219,10 @@ func TestOrdersLoaderListsOncePerWindowAndFailsOnlyBadKeys(t *testing.T) {
 }
 
 // OrdersOf, a batch resolver's read, answers at once rather than after the
-// loader's window (an hour here: waiting for it would hang the test), with
-// the loader's one listing per window, and primes the loader: a Load of an
-// answered key in the same operation reads nothing more.
+// loader's window (an hour here: beforeTheWindow fails the test if it is
+// waited for), with the loader's one listing per window, and primes the
+// loader: a Load of an answered key in the same operation reads nothing
+// more.
 func TestOrdersOfAnswersWithoutTheWindowAndPrimesTheLoader(t *testing.T) {
 	u := newUpstream(t)
 	ids := u.customerIDs(t)
@@ -232,7 +233,9 @@ func TestOrdersOfAnswersWithoutTheWindowAndPrimesTheLoader(t *testing.T) {
 	keys := []loaders.OrdersKey{key(ids[0]), key(ids[1]), {CustomerID: ids[2], Start: "soon", End: "later"}}
 	l := loaders.New(u.payments, u.banking, loaders.WithWait(time.Hour))
 
-	lists, errs := l.OrdersOf(context.Background(), keys)
+	var lists [][]payments.Order
+	var errs []error
+	beforeTheWindow(t, func() { lists, errs = l.OrdersOf(context.Background(), keys) })
 
 	require.Len(t, lists, len(keys))
 	require.NoError(t, errs[0])
@@ -246,10 +249,26 @@ func TestOrdersOfAnswersWithoutTheWindowAndPrimesTheLoader(t *testing.T) {
 	}
 	assert.Equal(t, 1, u.calls("GET /payments/v1/order"), "one listing for the window both keys share")
 
-	got, err := l.Orders.Load(context.Background(), keys[0])()
+	var got []payments.Order
+	var err error
+	beforeTheWindow(t, func() { got, err = l.Orders.Load(context.Background(), keys[0])() })
 	require.NoError(t, err)
 	assert.Equal(t, lists[0], got, "the loader answers from what OrdersOf read")
 	assert.Equal(t, 1, u.calls("GET /payments/v1/order"), "no second listing")
+}
+
+// beforeTheWindow runs f, which must not wait for the loaders' hour-long
+// window, and fails the test at once if it does (a deadlock guard, not a
+// timing: f takes milliseconds or an hour).
+func beforeTheWindow(t *testing.T, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); f() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("waited for the loader's window")
+	}
 }
 
 // pendingEvent fires a PendingActionCreated event and returns its id.
@@ -452,16 +471,20 @@ func TestPersonLoaderAndCorporationPersonsShareOnePageAndAMissingPersonIsOnlyIts
 }
 
 // PersonsOf, a batch resolver's read, answers at once rather than after the
-// Person loader's window (an hour here: waiting for it would hang the
-// test), from one page of the listing, asks for a repeated id once, and
-// primes the loader.
+// Person loader's window (an hour here: beforeTheWindow fails the test if
+// it is waited for), from one page of the listing, asks for a repeated id
+// once, and primes the loader.
 func TestPersonsOfAnswersWithoutTheWindowAndPrimesTheLoader(t *testing.T) {
 	u := newUpstream(t)
 	anna := u.person(t)
 	l := loaders.New(u.payments, u.banking, loaders.WithWait(time.Hour))
 	before := u.calls("GET /banking/v2/persons")
 
-	got, errs := l.PersonsOf(anna, []string{bankingsim.DaceID, "no-such-person", bankingsim.AnnaID, bankingsim.DaceID})
+	var got []*banking.Person
+	var errs []error
+	beforeTheWindow(t, func() {
+		got, errs = l.PersonsOf(anna, []string{bankingsim.DaceID, "no-such-person", bankingsim.AnnaID, bankingsim.DaceID})
+	})
 
 	noErrors(t, errs)
 	require.Len(t, got, 4)
@@ -471,7 +494,9 @@ func TestPersonsOfAnswersWithoutTheWindowAndPrimesTheLoader(t *testing.T) {
 	assert.Same(t, got[0], got[3], "a repeated id is one answer")
 	assert.Equal(t, 1, u.calls("GET /banking/v2/persons")-before, "one page of the listing")
 
-	p, err := l.Person.Load(anna, bankingsim.AnnaID)()
+	var p *banking.Person
+	var err error
+	beforeTheWindow(t, func() { p, err = l.Person.Load(anna, bankingsim.AnnaID)() })
 	require.NoError(t, err)
 	assert.Same(t, got[2], p, "the loader answers from what PersonsOf read")
 	assert.Equal(t, 1, u.calls("GET /banking/v2/persons")-before, "no second listing")
