@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 
@@ -50,21 +51,33 @@ func toCard(c *banking.Card, corporationID string) *model.Card {
 	if c == nil {
 		return nil
 	}
-	out := &model.Card{
+	// One allocation for the card and what it points to: cards come in
+	// listings.
+	b := new(struct {
+		card     model.Card
+		balance  model.Money
+		pan      model.MaskedPan
+		times    [2]time.Time
+		embossed string
+	})
+	b.balance = model.Money{Amount: c.AvailableBalance, Currency: c.Currency}
+	b.pan = model.MaskedPan{Bin: c.PAN.BIN, LastFour: c.PAN.LastFour}
+	b.card = model.Card{
 		ID:               c.ID,
 		Status:           model.CardStatus(c.Status),
 		Type:             model.CardType(c.Type),
 		Brand:            model.CardBrand(c.Brand),
 		Region:           c.Region,
 		Currency:         c.Currency,
-		AvailableBalance: &model.Money{Amount: c.AvailableBalance, Currency: c.Currency},
-		MaskedPan:        &model.MaskedPan{Bin: c.PAN.BIN, LastFour: c.PAN.LastFour},
-		CreatedAt:        timePtr(c.CreatedAt),
-		UpdatedAt:        timePtr(c.ModifiedAt),
+		AvailableBalance: &b.balance,
+		MaskedPan:        &b.pan,
+		CreatedAt:        timeIn(&b.times[0], c.CreatedAt),
+		UpdatedAt:        timeIn(&b.times[1], c.ModifiedAt),
 		FundingWalletID:  c.FundingSourceID,
 		CardholderID:     c.Cardholder.ExternalID,
 		CorporationID:    corporationID,
 	}
+	out := &b.card
 	// Values the spec does not list become the closest safe reading: a
 	// status nobody knows cannot be spent with.
 	if !out.Status.IsValid() {
@@ -80,8 +93,8 @@ func toCard(c *banking.Card, corporationID string) *model.Card {
 		out.DisplayName = &c.DisplayName
 	}
 	if e := c.EmbossedData; e != nil {
-		if n := strings.TrimSpace(e.FirstName + " " + e.LastName); n != "" {
-			out.EmbossedName = &n
+		if b.embossed = strings.TrimSpace(e.FirstName + " " + e.LastName); b.embossed != "" {
+			out.EmbossedName = &b.embossed
 		}
 	}
 	out.ExpiryMonth, _ = strconv.ParseInt(c.Expiry.Month, 10, 64)

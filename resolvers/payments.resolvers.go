@@ -136,7 +136,7 @@ func (r *mutationResolver) AddPaymentMethod(ctx context.Context, input model.Add
 		if err != nil {
 			return nil, err
 		}
-		return &model.AddPaymentMethodPayload{PaymentMethod: toPaymentMethod(*m), Orders: []*model.SignedOrder{}}, nil
+		return &model.AddPaymentMethodPayload{PaymentMethod: toPaymentMethod(m), Orders: []*model.SignedOrder{}}, nil
 	}
 	res, err := r.Payments.Customers.AddMethodWithOrder(ctx, input.CustomerID, payments.MethodWithOrder{Method: method, Order: orderBody(orders)})
 	if err != nil {
@@ -146,7 +146,7 @@ func (r *mutationResolver) AddPaymentMethod(ctx context.Context, input model.Add
 	if err != nil {
 		return nil, err
 	}
-	return &model.AddPaymentMethodPayload{PaymentMethod: toPaymentMethod(res.Method), Orders: signed}, nil
+	return &model.AddPaymentMethodPayload{PaymentMethod: toPaymentMethod(&res.Method), Orders: signed}, nil
 }
 
 func (r *mutationResolver) SetPaymentMethods(ctx context.Context, input model.SetPaymentMethodsInput) (*model.SetPaymentMethodsPayload, error) {

@@ -16,69 +16,117 @@ func toCustomer(c *payments.Customer) *model.Customer {
 	if c == nil {
 		return nil
 	}
-	methods := make([]*model.PaymentMethod, 0, len(c.Method))
-	for _, m := range c.Method {
-		methods = append(methods, toPaymentMethod(m))
-	}
-	return &model.Customer{
+	// One allocation for the customer and its optional currency, one for
+	// its contact, two for all its payment methods: a listing converts
+	// every customer, and strPtr per field made ~30 allocations of each.
+	b := new(struct {
+		customer model.Customer
+		currency string
+	})
+	b.currency = c.Currency
+	b.customer = model.Customer{
 		GlobalID:       relay.ID(relay.Customer, c.ID),
 		ID:             c.ID,
 		Number:         c.Number,
 		Contact:        toContact(&c.Contact),
 		Status:         c.Status,
-		Currency:       strPtr(c.Currency),
+		Currency:       optional(&b.currency),
 		Total:          c.Total,
-		PaymentMethods: methods,
+		PaymentMethods: toPaymentMethods(c.Method),
 	}
+	return &b.customer
+}
+
+// contactBlock is a contact with everything it points to, in one
+// allocation.
+type contactBlock struct {
+	contact model.Contact
+	address model.Address
+	typ     model.ContactType
+	strs    [9]string
 }
 
 func toContact(c *payments.Contact) *model.Contact {
 	if c == nil {
 		return nil
 	}
-	out := &model.Contact{
-		IdentityNumber: strPtr(c.IdentityNumber),
-		ID:             strPtr(c.ID),
-		Name:           strPtr(c.Name),
-		Email:          strPtr(c.Email),
-		Phone:          strPtr(c.Phone),
+	b := new(contactBlock)
+	s := &b.strs
+	s[0], s[1], s[2], s[3], s[4] = c.IdentityNumber, c.ID, c.Name, c.Email, c.Phone
+	b.contact = model.Contact{
+		IdentityNumber: optional(&s[0]),
+		ID:             optional(&s[1]),
+		Name:           optional(&s[2]),
+		Email:          optional(&s[3]),
+		Phone:          optional(&s[4]),
 	}
-	if t := model.ContactType(strings.ToUpper(c.Type)); t.IsValid() {
-		out.Type = &t
+	if t, ok := contactType(c.Type); ok {
+		b.typ = t
+		b.contact.Type = &b.typ
 	}
 	if a := c.Address; a != nil {
-		out.Address = &model.Address{
-			Street:      strPtr(a.Street),
-			ZipCode:     strPtr(a.ZipCode),
-			City:        strPtr(a.City),
-			CountryCode: strPtr(a.CountryCode),
+		s[5], s[6], s[7], s[8] = a.Street, a.ZipCode, a.City, a.CountryCode
+		b.address = model.Address{
+			Street:      optional(&s[5]),
+			ZipCode:     optional(&s[6]),
+			City:        optional(&s[7]),
+			CountryCode: optional(&s[8]),
+		}
+		b.contact.Address = &b.address
+	}
+	return &b.contact
+}
+
+// contactType reads the upstream's contact type in any case, without the
+// copy strings.ToUpper makes of a lower-case one.
+func contactType(s string) (model.ContactType, bool) {
+	for _, t := range model.AllContactType {
+		if strings.EqualFold(s, string(t)) {
+			return t, true
 		}
 	}
-	return out
+	return "", false
 }
 
-func expiry(e []int) (month, year *int64) {
-	if len(e) == 2 {
-		m, y := int64(e[0]), int64(e[1])
-		return &m, &y
+// methodBlock is a payment method with everything it points to.
+type methodBlock struct {
+	method  model.PaymentMethod
+	expiry  [2]int64
+	created time.Time
+	strs    [4]string
+}
+
+func (b *methodBlock) fill(m *payments.PaymentMethod) *model.PaymentMethod {
+	b.strs = [4]string{m.Scheme, m.IIN, m.Last4, m.Acquirer}
+	b.method = model.PaymentMethod{
+		Token:    m.Token,
+		Type:     m.Type,
+		Scheme:   optional(&b.strs[0]),
+		Iin:      optional(&b.strs[1]),
+		Last4:    optional(&b.strs[2]),
+		Acquirer: optional(&b.strs[3]),
 	}
-	return nil, nil
-}
-
-func toPaymentMethod(m payments.PaymentMethod) *model.PaymentMethod {
-	month, year := expiry(m.Expires)
-	out := &model.PaymentMethod{
-		Token:        m.Token,
-		Type:         m.Type,
-		Scheme:       strPtr(m.Scheme),
-		Iin:          strPtr(m.IIN),
-		Last4:        strPtr(m.Last4),
-		ExpiresMonth: month,
-		ExpiresYear:  year,
-		Acquirer:     strPtr(m.Acquirer),
+	if e := m.Expires; len(e) == 2 {
+		b.expiry = [2]int64{int64(e[0]), int64(e[1])}
+		b.method.ExpiresMonth, b.method.ExpiresYear = &b.expiry[0], &b.expiry[1]
 	}
 	if t, err := time.Parse(time.RFC3339Nano, m.Created); err == nil {
-		out.Created = &t
+		b.created = t
+		b.method.Created = &b.created
+	}
+	return &b.method
+}
+
+func toPaymentMethod(m *payments.PaymentMethod) *model.PaymentMethod {
+	return new(methodBlock).fill(m)
+}
+
+// toPaymentMethods converts a customer's methods in two allocations.
+func toPaymentMethods(list []payments.PaymentMethod) []*model.PaymentMethod {
+	blocks := make([]methodBlock, len(list))
+	out := make([]*model.PaymentMethod, len(list))
+	for i := range list {
+		out[i] = blocks[i].fill(&list[i])
 	}
 	return out
 }
@@ -118,12 +166,7 @@ func toOrder(o *payments.Order) *model.Order {
 		{Amount: o.RefundedAmount, Currency: o.Currency},
 	}
 	b.strs = [6]string{o.Number, o.Charge, o.Payment.Scheme, o.Payment.IIN, o.Payment.Last4, o.Payment.Acquirer}
-	opt := func(i int) *string {
-		if b.strs[i] == "" {
-			return nil
-		}
-		return &b.strs[i]
-	}
+	opt := func(i int) *string { return optional(&b.strs[i]) }
 	b.payment = model.CardPayment{Type: o.Payment.Type, Scheme: opt(2), Iin: opt(3), Last4: opt(4), Acquirer: opt(5)}
 	if e := o.Payment.Expires; len(e) == 2 {
 		b.expiry = [2]int64{int64(e[0]), int64(e[1])}
@@ -147,21 +190,43 @@ func toOrder(o *payments.Order) *model.Order {
 }
 
 func toItems(it payments.Items) *model.OrderItems {
-	item := func(i payments.Item) *model.OrderItem {
-		return &model.OrderItem{Name: strPtr(i.Name), Amount: i.Amount, Quantity: int64(max(i.Quantity, 1))}
-	}
-	out := &model.OrderItems{Total: it.Total(), Items: []*model.OrderItem{}}
+	out := &model.OrderItems{Total: it.Total()}
 	switch {
 	case it.Number != nil:
 		out.Shape = model.ItemsShapeAmount
 	case it.Item != nil:
 		out.Shape = model.ItemsShapeItem
-		out.Items = append(out.Items, item(*it.Item))
+		out.Items = toOrderItems(it.Item, nil)
 	default:
 		out.Shape = model.ItemsShapeList
-		for _, i := range it.List {
-			out.Items = append(out.Items, item(i))
-		}
+		out.Items = toOrderItems(nil, it.List)
+	}
+	if out.Items == nil {
+		out.Items = []*model.OrderItem{}
+	}
+	return out
+}
+
+// toOrderItems converts one item, or a list, in two allocations: the items
+// with their names, and the list of pointers the graph wants.
+func toOrderItems(one *payments.Item, list []payments.Item) []*model.OrderItem {
+	if one != nil {
+		list = []payments.Item{*one}
+	}
+	if len(list) == 0 {
+		return nil
+	}
+	type block struct {
+		item model.OrderItem
+		name string
+	}
+	blocks := make([]block, len(list))
+	out := make([]*model.OrderItem, len(list))
+	for i, it := range list {
+		b := &blocks[i]
+		b.name = it.Name
+		b.item = model.OrderItem{Name: optional(&b.name), Amount: it.Amount, Quantity: int64(max(it.Quantity, 1))}
+		out[i] = &b.item
 	}
 	return out
 }

@@ -18,3 +18,13 @@ func strPtr(s string) *string {
 	}
 	return &s
 }
+
+// optional is strPtr for a string the caller has copied into the block it
+// allocated for a model: p itself, or nil when the string is empty, so that
+// one allocation holds a model and all its optional strings.
+func optional(p *string) *string {
+	if *p == "" {
+		return nil
+	}
+	return p
+}

@@ -2,6 +2,7 @@ package resolvers
 
 import (
 	"strings"
+	"time"
 
 	"github.com/fingraph/fingraph/graph/model"
 	"github.com/fingraph/fingraph/relay"
@@ -15,17 +16,29 @@ func toWallet(w *banking.Wallet, corporationID string) *model.Wallet {
 	if w == nil {
 		return nil
 	}
-	out := &model.Wallet{
+	// One allocation for the wallet and what it points to.
+	b := new(struct {
+		wallet  model.Wallet
+		balance model.Money
+		adapter model.WalletAdapter
+		created time.Time
+	})
+	b.balance = model.Money{Amount: w.Amount, Currency: w.Currency}
+	b.wallet = model.Wallet{
 		ID:                w.ID,
 		Name:              w.Name,
 		Currency:          w.Currency,
-		Balance:           &model.Money{Amount: w.Amount, Currency: w.Currency},
+		Balance:           &b.balance,
 		Type:              model.WalletTypeReal,
 		Purpose:           w.Purpose,
-		Adapter:           toAdapter(w.Adapter),
-		CreatedAt:         timePtr(w.CreatedAt),
+		CreatedAt:         timeIn(&b.created, w.CreatedAt),
 		CorporationID:     corporationID,
 		PartialRequisites: toRequisitesList(w.Requisites, corporationID),
+	}
+	out := &b.wallet
+	if a, ok := walletAdapter(w.Adapter); ok {
+		b.adapter = a
+		out.Adapter = &b.adapter
 	}
 	if strings.EqualFold(w.Type, banking.WalletTypePending) {
 		out.Type = model.WalletTypePending
@@ -34,8 +47,18 @@ func toWallet(w *banking.Wallet, corporationID string) *model.Wallet {
 	return out
 }
 
+// walletAdapter reads the upstream's adapter name in any case.
+func walletAdapter(s string) (model.WalletAdapter, bool) {
+	for _, a := range model.AllWalletAdapter {
+		if strings.EqualFold(s, string(a)) {
+			return a, true
+		}
+	}
+	return "", false
+}
+
 func toAdapter(s string) *model.WalletAdapter {
-	if a := model.WalletAdapter(strings.ToUpper(s)); a.IsValid() {
+	if a, ok := walletAdapter(s); ok {
 		return &a
 	}
 	return nil
@@ -75,6 +98,16 @@ func toWallets(list []*banking.Wallet, corporationID string) []*model.Wallet {
 // toRequisites maps a requisites record of a corporation: the upstream lists
 // requisites per corporation, so the corporation is part of the global id.
 func toRequisites(q *banking.Requisites, corporationID string) *model.WalletRequisites {
+	return new(requisitesBlock).fill(q, corporationID)
+}
+
+// requisitesBlock is a requisites record with its creation time.
+type requisitesBlock struct {
+	requisites model.WalletRequisites
+	created    time.Time
+}
+
+func (b *requisitesBlock) fill(q *banking.Requisites, corporationID string) *model.WalletRequisites {
 	t := model.RequisitesTypeOther
 	switch strings.ToLower(q.Type) {
 	case "sepa":
@@ -84,14 +117,18 @@ func toRequisites(q *banking.Requisites, corporationID string) *model.WalletRequ
 	case "uk-local":
 		t = model.RequisitesTypeUkLocal
 	}
-	return &model.WalletRequisites{GlobalID: relay.ID(relay.WalletRequisites, corporationID, q.ID), ID: q.ID, Number: q.Number, Code: q.Code, Type: t, CreatedAt: timePtr(q.CreatedAt)}
+	b.requisites = model.WalletRequisites{GlobalID: relay.ID(relay.WalletRequisites, corporationID, q.ID), ID: q.ID, Number: q.Number, Code: q.Code, Type: t, CreatedAt: timeIn(&b.created, q.CreatedAt)}
+	return &b.requisites
 }
 
+// toRequisitesList converts a wallet's requisites with one allocation for
+// all the records (and one global id each).
 func toRequisitesList(list []*banking.Requisites, corporationID string) []*model.WalletRequisites {
+	blocks := make([]requisitesBlock, len(list))
 	out := make([]*model.WalletRequisites, 0, len(list))
-	for _, q := range list {
+	for i, q := range list {
 		if q != nil {
-			out = append(out, toRequisites(q, corporationID))
+			out = append(out, blocks[i].fill(q, corporationID))
 		}
 	}
 	return out
