@@ -213,7 +213,11 @@ func ClientOption[C any](set func(*C) error) Option {
 
 // NewTransport returns an HTTP transport tuned for one busy upstream host:
 // Go's default keeps only two idle connections per host, which forces new
-// TCP (and TLS) handshakes under any concurrency.
+// TCP (and TLS) handshakes under any concurrency. Its read buffer holds a
+// typical listing (the README query's order listing is 11 KB, sent
+// chunked): with Go's 4 KB the answer took several reads, one system call
+// each; at 32 KB a README query makes 6.3 reads instead of 7.2
+// (docs/performance.md, "Issue 15, fifth pass").
 func NewTransport() *http.Transport {
 	return &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
@@ -225,6 +229,7 @@ func NewTransport() *http.Transport {
 		TLSHandshakeTimeout:   5 * time.Second,
 		ResponseHeaderTimeout: 15 * time.Second,
 		ExpectContinueTimeout: time.Second,
+		ReadBufferSize:        32 << 10,
 	}
 }
 
