@@ -45,7 +45,9 @@ func (a *ahead[V]) read(ctx context.Context, key string) (V, error) {
 // start begins reading key now and queues the loader's load of it (the
 // loader's batch then answers from this read); it returns a function that
 // waits until the load is done.
-func (a *ahead[V]) start(ctx context.Context, l *dataloader.Loader[string, V], key string) (wait func()) {
+func (a *ahead[V]) start(ctx context.Context, l interface {
+	Load(context.Context, string) dataloader.Thunk[V]
+}, key string) (wait func()) {
 	go func() { _, _ = a.read(ctx, key) }()
 	thunk := l.Load(ctx, key)
 	return func() { _, _ = thunk() }

@@ -35,15 +35,15 @@ const (
 type Banking struct {
 	// Corporation loads corporations by id (or account id): one read of the
 	// corporations the principal sees, whatever the number of keys.
-	Corporation *dataloader.Loader[string, *banking.Corporation]
+	Corporation Loader[string, *banking.Corporation]
 	// CorporationPersons loads the persons of corporations by corporation
 	// id: one read of the person listing for any number of corporations.
-	CorporationPersons *dataloader.Loader[string, []*banking.Person]
+	CorporationPersons Loader[string, []*banking.Person]
 	// CorporationSettings loads corporations' settings: one upstream call
 	// per distinct corporation (there is no batch route), fanOut at a time.
-	CorporationSettings *dataloader.Loader[string, *banking.CorporationSettings]
+	CorporationSettings Loader[string, *banking.CorporationSettings]
 	// CorporationAPIKeys loads corporations' API keys the same way.
-	CorporationAPIKeys *dataloader.Loader[string, []*banking.APIKey]
+	CorporationAPIKeys Loader[string, []*banking.APIKey]
 
 	settings     *ahead[*banking.CorporationSettings]
 	me           *memo[*banking.Person]
@@ -104,22 +104,18 @@ func (f *personsPage) byID(ctx context.Context) (map[string]*banking.Person, *ba
 	return index, list, nil
 }
 
-func newBanking(b *banking.Client, wait time.Duration, personsFirst *personsPage) Banking {
-	settings := newAhead(b.Corporations.Settings)
-	l := Banking{
-		CorporationSettings: newLoader(perKey(settings.read), wait),
-		settings:            settings,
-		CorporationAPIKeys:  newLoader(perKey(b.APIKeys.List), wait),
-		me:                  &memo[*banking.Person]{},
-		current:             &memo[*banking.Corporation]{},
-		persons:             &memo[[]*banking.Person]{},
-		personsFirst:        personsFirst,
-		corporations:        &memo[[]*banking.Corporation]{},
-		bankingCl:           b,
-	}
-	l.Corporation = newLoader(l.corporationBatch, wait)
-	l.CorporationPersons = newLoader(l.corporationPersonsBatch, wait)
-	return l
+func (l *Banking) init(b *banking.Client, wait time.Duration, personsFirst *personsPage) {
+	l.settings = newAhead(b.Corporations.Settings)
+	l.CorporationSettings.init(perKey(l.settings.read), wait)
+	l.CorporationAPIKeys.init(perKey(b.APIKeys.List), wait)
+	l.me = &memo[*banking.Person]{}
+	l.current = &memo[*banking.Corporation]{}
+	l.persons = &memo[[]*banking.Person]{}
+	l.personsFirst = personsFirst
+	l.corporations = &memo[[]*banking.Corporation]{}
+	l.bankingCl = b
+	l.Corporation.init(l.corporationBatch, wait)
+	l.CorporationPersons.init(l.corporationPersonsBatch, wait)
 }
 
 // StartSettings begins reading corporation id's settings now, without
@@ -128,7 +124,7 @@ func newBanking(b *banking.Client, wait time.Duration, personsFirst *personsPage
 // current corporation, whose id the session knows before the upstream has
 // answered for it. wait returns when the load is done.
 func (l *Banking) StartSettings(ctx context.Context, id string) (wait func()) {
-	return l.settings.start(ctx, l.CorporationSettings, id)
+	return l.settings.start(ctx, &l.CorporationSettings, id)
 }
 
 // Me reads GET /persons/me once per request, however many fields ask.

@@ -102,7 +102,8 @@ func TestPerCorporationLoaderDedupesAndBoundsFanOut(t *testing.T) {
 		return []string{v}, nil
 	}
 	// A long window: the test asserts how one batch is served.
-	l := perCorporation(list, 50*time.Millisecond)
+	l := new(Loader[string, []string])
+	l.init(perCorporation(list), 50*time.Millisecond)
 	ctx := context.Background()
 	var thunks []dataloader.Thunk[[]string]
 	distinct := 2*fanOut + 3

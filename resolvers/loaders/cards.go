@@ -16,34 +16,28 @@ type CardLoaders struct {
 	// Person loads persons by id (cardholders): one person listing for any
 	// number of keys, and a read by id (fanOut at a time) only for a key
 	// the listing lacks when the listing has more pages.
-	Person *dataloader.Loader[string, *banking.Person]
+	Person Loader[string, *banking.Person]
 	// CorporationKYC loads KYC documents by corporation id: one listing
 	// per distinct corporation, fanOut at a time.
-	CorporationKYC *dataloader.Loader[string, []*banking.KYCDocument]
+	CorporationKYC Loader[string, []*banking.KYCDocument]
 	// CardTransactions loads a page of a card's transactions: one call per
 	// distinct (card, page) in the operation, fanOut at a time. The spec
 	// lists transactions per card only, so one call per card is the least a
 	// screen of cards can pay; the loader makes a card reached twice (the
 	// same page on two paths, or node and a typed field) pay it once, and
 	// bounds how many calls a screen of many cards has in flight.
-	CardTransactions *dataloader.Loader[CardTransactionsKey, *banking.CardTransactionList]
+	CardTransactions Loader[CardTransactionsKey, *banking.CardTransactionList]
 
 	cards  memo[[]*banking.Card]
 	client *banking.Client
-	// batchPersons is the Person loader's batch, which PersonsOf runs too.
-	batchPersons dataloader.BatchFunc[string, *banking.Person]
 }
 
-func newCardLoaders(b *banking.Client, wait time.Duration, personsFirst *personsPage) CardLoaders {
-	persons := personBatch(personsFirst)
-	return CardLoaders{
-		Person:       newLoader(persons, wait),
-		batchPersons: persons,
-		// The upstream lists KYC documents per corporation only.
-		CorporationKYC:   perCorporation(b.KYC.List, wait),
-		CardTransactions: newLoader(cardTransactionsBatch(b.Cards.Transactions), wait),
-		client:           b,
-	}
+func (l *CardLoaders) init(b *banking.Client, wait time.Duration, personsFirst *personsPage) {
+	l.Person.init(personBatch(personsFirst), wait)
+	// The upstream lists KYC documents per corporation only.
+	l.CorporationKYC.init(perCorporation(b.KYC.List), wait)
+	l.CardTransactions.init(cardTransactionsBatch(b.Cards.Transactions), wait)
+	l.client = b
 }
 
 // AllCards reads GET /cards once per request: every card edge (root,
@@ -76,7 +70,7 @@ func (ls *Loaders) ReadPersonsPage(ctx context.Context) error {
 // the dashboard has already started reading. A person the upstream does not
 // have is nil. errs[i] is ids[i]'s error.
 func (ls *Loaders) PersonsOf(ctx context.Context, ids []string) (persons []*banking.Person, errs []error) {
-	return batchNow(ctx, ls.Person, ls.batchPersons, ids)
+	return batchNow(ctx, &ls.Person, ids)
 }
 
 // personBatch serves persons from the operation's first page of the person

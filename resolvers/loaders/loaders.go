@@ -34,14 +34,14 @@ type OrdersKey struct {
 type Loaders struct {
 	// Customer loads customers by id: one GET by id for a single key, one
 	// listing for several (the spec has no batch read by ids).
-	Customer *dataloader.Loader[string, *payments.Customer]
+	Customer Loader[string, *payments.Customer]
 	// Orders loads customers' orders: one listing per distinct date range,
 	// shared by every customer asked for in that range.
-	Orders *dataloader.Loader[OrdersKey, []payments.Order]
+	Orders Loader[OrdersKey, []payments.Order]
 	// PendingActionByEvent loads the pending action tied to each event: one
 	// GET /v3/pending_actions?event_id= per distinct event, the spec's
 	// preferred way (rule 4), deduplicated within the request.
-	PendingActionByEvent *dataloader.Loader[string, *payments.PendingAction]
+	PendingActionByEvent Loader[string, *payments.PendingAction]
 
 	// Banking holds the loaders of the banking upstream (banking.go).
 	Banking
@@ -52,8 +52,6 @@ type Loaders struct {
 
 	payments *payments.Client
 	listings *listings
-	// batchOrders is the Orders loader's batch, which OrdersOf runs too.
-	batchOrders dataloader.BatchFunc[OrdersKey, []payments.Order]
 }
 
 // listings memoises the request's upstream listings. A loader's batch
@@ -92,12 +90,6 @@ func WithWait(d time.Duration) Option { return func(o *options) { o.wait = d } }
 // most. A fuller queue only makes Load wait for the batch to read it.
 const inputCapacity = 64
 
-// newLoader is dataloader.NewBatchedLoader with the gateway's batch window
-// and input queue.
-func newLoader[K comparable, V any](batch dataloader.BatchFunc[K, V], wait time.Duration) *dataloader.Loader[K, V] {
-	return dataloader.NewBatchedLoader(batch, dataloader.WithWait[K, V](wait), dataloader.WithInputCapacity[K, V](inputCapacity))
-}
-
 // New returns fresh loaders over the payments and banking clients.
 func New(p *payments.Client, b *banking.Client, opts ...Option) *Loaders {
 	o := options{wait: Wait}
@@ -106,18 +98,14 @@ func New(p *payments.Client, b *banking.Client, opts ...Option) *Loaders {
 	}
 	personsFirst := newPersonsPage(b)
 	l := &listings{customers: &memo[[]payments.Customer]{}, orders: map[[2]string]*memo[[]payments.Order]{}}
-	orders := ordersBatch(p, l)
-	return &Loaders{
-		Customer:             newLoader(customerBatch(p, l), o.wait),
-		Orders:               newLoader(orders, o.wait),
-		batchOrders:          orders,
-		PendingActionByEvent: newLoader(pendingActionBatch(p), o.wait),
-		Banking:              newBanking(b, o.wait, personsFirst),
-		CardLoaders:          newCardLoaders(b, o.wait, personsFirst),
-		Money:                newMoney(b, o.wait),
-		payments:             p,
-		listings:             l,
-	}
+	ls := &Loaders{payments: p, listings: l}
+	ls.Customer.init(customerBatch(p, l), o.wait)
+	ls.Orders.init(ordersBatch(p, l), o.wait)
+	ls.PendingActionByEvent.init(pendingActionBatch(p), o.wait)
+	ls.Banking.init(b, o.wait, personsFirst)
+	ls.CardLoaders.init(b, o.wait, personsFirst)
+	ls.Money.init(b, o.wait)
+	return ls
 }
 
 // PrimeAllCustomers reads the merchant's customer listing once for this
@@ -335,5 +323,5 @@ func (ls *Loaders) OrdersIn(ctx context.Context, start, end time.Time) ([]paymen
 // Customer.orders, a batch resolver, asks for all the customers of a list in
 // one call. errs[i] is keys[i]'s error.
 func (ls *Loaders) OrdersOf(ctx context.Context, keys []OrdersKey) (lists [][]payments.Order, errs []error) {
-	return batchNow(ctx, ls.Orders, ls.batchOrders, keys)
+	return batchNow(ctx, &ls.Orders, keys)
 }

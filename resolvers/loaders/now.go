@@ -1,10 +1,6 @@
 package loaders
 
-import (
-	"context"
-
-	"github.com/graph-gophers/dataloader/v7"
-)
+import "context"
 
 // batchNow answers keys with a loader's own batch function, at once, for a
 // gqlgen batch resolver, which gets all the sibling parents of a list in
@@ -14,7 +10,7 @@ import (
 // the upstream calls are the loader's own; each answer primes the loader,
 // so a later Load of the key in the operation reads nothing more. Repeated
 // keys are asked for once. errs[i] is keys[i]'s error.
-func batchNow[K comparable, V any](ctx context.Context, l *dataloader.Loader[K, V], batch dataloader.BatchFunc[K, V], keys []K) (vals []V, errs []error) {
+func batchNow[K comparable, V any](ctx context.Context, l *Loader[K, V], keys []K) (vals []V, errs []error) {
 	at := make(map[K]int, len(keys))
 	distinct := make([]K, 0, len(keys))
 	for _, k := range keys {
@@ -23,7 +19,7 @@ func batchNow[K comparable, V any](ctx context.Context, l *dataloader.Loader[K, 
 			distinct = append(distinct, k)
 		}
 	}
-	res := batch(ctx, distinct)
+	res := l.batch(ctx, distinct)
 	vals, errs = make([]V, len(keys)), make([]error, len(keys))
 	for i, k := range keys {
 		j := at[k]

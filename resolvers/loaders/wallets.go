@@ -15,27 +15,24 @@ type Money struct {
 	// id: one GET /corporations/:id/wallets per distinct corporation (the
 	// upstream lists per corporation only), the listings of one batch
 	// fanOut at a time. wallet(id) is served from the same listing.
-	CorporationWallets *dataloader.Loader[string, []*banking.Wallet]
+	CorporationWallets Loader[string, []*banking.Wallet]
 	// CorporationRequisites loads the requisites of corporations: one
 	// GET .../wallet-requisites per distinct corporation.
-	CorporationRequisites *dataloader.Loader[string, []*banking.Requisites]
+	CorporationRequisites Loader[string, []*banking.Requisites]
 	// CorporationInvoices loads invoices, one listing per corporation.
-	CorporationInvoices *dataloader.Loader[string, []*banking.Invoice]
+	CorporationInvoices Loader[string, []*banking.Invoice]
 	// CorporationLimits loads limits, one listing per corporation.
-	CorporationLimits *dataloader.Loader[string, []*banking.Limit]
+	CorporationLimits Loader[string, []*banking.Limit]
 
 	wallets *ahead[[]*banking.Wallet]
 }
 
-func newMoney(b *banking.Client, wait time.Duration) Money {
-	wallets := newAhead(b.Wallets.List)
-	return Money{
-		CorporationWallets:    perCorporation(wallets.read, wait),
-		wallets:               wallets,
-		CorporationRequisites: perCorporation(b.Requisites.List, wait),
-		CorporationInvoices:   perCorporation(b.Invoices.List, wait),
-		CorporationLimits:     perCorporation(b.Limits.List, wait),
-	}
+func (m *Money) init(b *banking.Client, wait time.Duration) {
+	m.wallets = newAhead(b.Wallets.List)
+	m.CorporationWallets.init(perCorporation(m.wallets.read), wait)
+	m.CorporationRequisites.init(perCorporation(b.Requisites.List), wait)
+	m.CorporationInvoices.init(perCorporation(b.Invoices.List), wait)
+	m.CorporationLimits.init(perCorporation(b.Limits.List), wait)
 }
 
 // StartWallets begins reading corporation id's wallet listing now, without
@@ -43,7 +40,7 @@ func newMoney(b *banking.Client, wait time.Duration) Money {
 // loader's load of id, which this read then answers (one call): see
 // Banking.StartSettings. wait returns when the load is done.
 func (m *Money) StartWallets(ctx context.Context, id string) (wait func()) {
-	return m.wallets.start(ctx, m.CorporationWallets, id)
+	return m.wallets.start(ctx, &m.CorporationWallets, id)
 }
 
 // CorporationWallet finds one wallet of a corporation in the corporation's
@@ -65,10 +62,11 @@ func (m *Money) CorporationWallet(ctx context.Context, corporationID, walletID s
 	return nil, nil, nil
 }
 
-// perCorporation is a loader of one per-corporation upstream listing:
-// the upstream has no batch route, so each distinct corporation costs one
-// call, fanOut in flight at a time, and repeated keys within an operation
-// cost nothing. One corporation's failure is its own key's error.
-func perCorporation[T any](list func(ctx context.Context, corporationID string) ([]T, error), wait time.Duration) *dataloader.Loader[string, []T] {
-	return newLoader(perKey(list), wait)
+// perCorporation is the batch of a loader of one per-corporation upstream
+// listing: the upstream has no batch route, so each distinct corporation
+// costs one call, fanOut in flight at a time, and repeated keys within an
+// operation cost nothing (the loader's cache). One corporation's failure is
+// its own key's error.
+func perCorporation[T any](list func(ctx context.Context, corporationID string) ([]T, error)) dataloader.BatchFunc[string, []T] {
+	return perKey(list)
 }
