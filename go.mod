@@ -19,6 +19,7 @@ require (
 	github.com/nats-io/nats-server/v2 v2.12.15
 	github.com/nats-io/nats.go v1.51.0
 	github.com/oapi-codegen/runtime v1.8.0
+	github.com/panjf2000/ants/v2 v2.12.1
 	github.com/prometheus/client_golang v1.23.2
 	github.com/sony/gobreaker/v2 v2.3.0
 	github.com/stretchr/testify v1.12.1

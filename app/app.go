@@ -23,6 +23,7 @@ import (
 	"github.com/fingraph/fingraph/gqlhttp"
 	"github.com/fingraph/fingraph/idempotency"
 	"github.com/fingraph/fingraph/redact"
+	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/session"
 	"github.com/fingraph/fingraph/upstream/banking"
 	"github.com/fingraph/fingraph/upstream/payments"
@@ -100,6 +101,9 @@ type App struct {
 	bus        *events.Bus
 	reconciler *events.Reconciler
 	tracing    *tracing
+	// workers run the upstream reads operations start ahead of their
+	// resolvers (loaders.Workers).
+	workers *loaders.Workers
 	// stop ends the contexts of background work and of open subscriptions:
 	// http.Server.Shutdown does not wait for hijacked websocket connections.
 	stop context.CancelFunc
@@ -255,7 +259,11 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 		}
 		logger.Info("trusted documents: only registered operations run", "documents", trusted.Len())
 	}
+	if a.workers, err = loaders.NewWorkers(logger.With("component", "loaders")); err != nil {
+		return nil, err
+	}
 	handler, gql := newRouter(routeDeps{
+		workers:    a.workers,
 		trusted:    trusted,
 		unknown:    unknown,
 		cfg:        cfg,
@@ -424,6 +432,10 @@ func (a *App) Shutdown() error {
 		a.stop()
 	}
 	a.bg.Wait()
+	if a.workers != nil {
+		// The server has stopped: no operation starts a read any more.
+		errs = append(errs, a.workers.Close(a.cfg.ShutdownTimeout))
+	}
 	if a.bus != nil {
 		a.bus.Close()
 	}

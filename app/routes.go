@@ -56,6 +56,7 @@ type routeDeps struct {
 	bus        *events.Bus
 	enricher   *events.Enricher
 	reconciler *events.Reconciler
+	workers    *loaders.Workers
 }
 
 // newRouter maps every route of the gateway, in one place. It also returns
@@ -100,7 +101,7 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 		ClientAddr:     func(r *http.Request) string { return session.ClientAddr(r.Context()) },
 		Tracer:         d.tracing.tracer(),
 		Extensions: []graphql.HandlerExtension{loaders.PerOperation{Payments: d.payments, Banking: d.banking,
-			Options: []loaders.Option{loaders.WithWait(d.cfg.LoaderWait)}}},
+			Options: []loaders.Option{loaders.WithWait(d.cfg.LoaderWait), loaders.WithWorkers(d.workers)}}},
 	})
 
 	r := chi.NewRouter()

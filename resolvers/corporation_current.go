@@ -62,7 +62,8 @@ func startCorporationReads(ctx context.Context, l *loaders.Loaders, id string) (
 		thunks []func()
 	)
 	background := func(read func(context.Context) error) {
-		wg.Go(func() { _ = read(ctx) })
+		wg.Add(1)
+		l.Go(func() { defer wg.Done(); _ = read(ctx) })
 	}
 	pageStarted := false // persons and cardholders read the same page
 	personsPage := func() {

@@ -18,13 +18,15 @@ import (
 // lives for one operation; clearing a key of the loader would not clear its
 // read here (nothing clears these loaders' keys).
 type ahead[V any] struct {
-	get   func(context.Context, string) (V, error)
-	mu    sync.Mutex
-	reads map[string]*memo[V]
+	get func(context.Context, string) (V, error)
+	// workers run the reads start begins (nil: a goroutine each).
+	workers *Workers
+	mu      sync.Mutex
+	reads   map[string]*memo[V]
 }
 
-func newAhead[V any](get func(context.Context, string) (V, error)) *ahead[V] {
-	return &ahead[V]{get: get}
+func newAhead[V any](get func(context.Context, string) (V, error), workers *Workers) *ahead[V] {
+	return &ahead[V]{get: get, workers: workers}
 }
 
 // read reads key once per operation, however many callers ask.
@@ -48,7 +50,7 @@ func (a *ahead[V]) read(ctx context.Context, key string) (V, error) {
 func (a *ahead[V]) start(ctx context.Context, l interface {
 	Load(context.Context, string) dataloader.Thunk[V]
 }, key string) (wait func()) {
-	go func() { _, _ = a.read(ctx, key) }()
+	a.workers.Go(func() { _, _ = a.read(ctx, key) })
 	thunk := l.Load(ctx, key)
 	return func() { _, _ = thunk() }
 }

@@ -14,7 +14,7 @@ import (
 // screen's known key costs no batch window.
 func TestAheadReadStartsBeforeTheWindowCloses(t *testing.T) {
 	entered := make(chan string, 1)
-	a := newAhead(func(_ context.Context, id string) (string, error) { entered <- id; return "v-" + id, nil })
+	a := newAhead(func(_ context.Context, id string) (string, error) { entered <- id; return "v-" + id, nil }, nil)
 	l := dataloader.NewBatchedLoader(perKey(a.read), dataloader.WithWait[string, string](time.Hour))
 	_ = a.start(t.Context(), l, "c1") // its wait would take the hour: not called
 	select {
@@ -37,7 +37,7 @@ func TestAheadReadAnswersTheLoaderOnce(t *testing.T) {
 		calls.Add(1)
 		<-release
 		return "v-" + id, nil
-	})
+	}, nil)
 	l := dataloader.NewBatchedLoader(perKey(a.read), dataloader.WithWait[string, string](time.Millisecond))
 	wait := a.start(t.Context(), l, "c1")
 	later := l.Load(t.Context(), "c1")

@@ -78,7 +78,7 @@ func newPersonsPage(b *banking.Client) *personsPage {
 			return nil, nil // a missing person is null, not an error
 		}
 		return p, err
-	})}
+	}, nil)} // beyond only reads (read), it starts nothing
 }
 
 // get reads the first page: the upstream's largest, unsorted.
@@ -104,8 +104,8 @@ func (f *personsPage) byID(ctx context.Context) (map[string]*banking.Person, *ba
 	return index, list, nil
 }
 
-func (l *Banking) init(b *banking.Client, wait time.Duration, personsFirst *personsPage) {
-	l.settings = newAhead(b.Corporations.Settings)
+func (l *Banking) init(b *banking.Client, wait time.Duration, workers *Workers, personsFirst *personsPage) {
+	l.settings = newAhead(b.Corporations.Settings, workers)
 	l.CorporationSettings.init(perKey(l.settings.read), wait)
 	l.CorporationAPIKeys.init(perKey(b.APIKeys.List), wait)
 	l.me = &memo[*banking.Person]{}

@@ -52,6 +52,7 @@ type Loaders struct {
 
 	payments *payments.Client
 	listings *listings
+	workers  *Workers
 }
 
 // listings memoises the request's upstream listings. A loader's batch
@@ -77,7 +78,10 @@ func (l *listings) ordersFor(start, end string) *memo[[]payments.Order] {
 // Option tunes New.
 type Option func(*options)
 
-type options struct{ wait time.Duration }
+type options struct {
+	wait    time.Duration
+	workers *Workers
+}
 
 // WithWait sets how long the loaders gather keys before a batch
 // (Wait by default). Tests that assert how a batch is served lengthen it,
@@ -98,13 +102,13 @@ func New(p *payments.Client, b *banking.Client, opts ...Option) *Loaders {
 	}
 	personsFirst := newPersonsPage(b)
 	l := &listings{customers: &memo[[]payments.Customer]{}, orders: map[[2]string]*memo[[]payments.Order]{}}
-	ls := &Loaders{payments: p, listings: l}
+	ls := &Loaders{payments: p, listings: l, workers: o.workers}
 	ls.Customer.init(customerBatch(p, l), o.wait)
 	ls.Orders.init(ordersBatch(p, l), o.wait)
 	ls.PendingActionByEvent.init(pendingActionBatch(p), o.wait)
-	ls.Banking.init(b, o.wait, personsFirst)
+	ls.Banking.init(b, o.wait, o.workers, personsFirst)
 	ls.CardLoaders.init(b, o.wait, personsFirst)
-	ls.Money.init(b, o.wait)
+	ls.Money.init(b, o.wait, o.workers)
 	return ls
 }
 

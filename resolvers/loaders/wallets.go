@@ -27,8 +27,8 @@ type Money struct {
 	wallets *ahead[[]*banking.Wallet]
 }
 
-func (m *Money) init(b *banking.Client, wait time.Duration) {
-	m.wallets = newAhead(b.Wallets.List)
+func (m *Money) init(b *banking.Client, wait time.Duration, workers *Workers) {
+	m.wallets = newAhead(b.Wallets.List, workers)
 	m.CorporationWallets.init(perCorporation(m.wallets.read), wait)
 	m.CorporationRequisites.init(perCorporation(b.Requisites.List), wait)
 	m.CorporationInvoices.init(perCorporation(b.Invoices.List), wait)

@@ -1,0 +1,55 @@
+package loaders
+
+import (
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"time"
+
+	"github.com/panjf2000/ants/v2"
+)
+
+// workerIdle is how long a worker waits for another read before it exits.
+const workerIdle = 10 * time.Second
+
+// Workers runs the upstream reads an operation starts ahead of its
+// resolvers (startCorporationReads, StartSettings, StartWallets) on
+// goroutines that outlive them: a read (an HTTP call and the decoding of
+// its answer) needs a deep stack, a new goroutine starts with 2-4 KB and
+// copies its stack at each doubling, and that was ~6% of a dashboard's CPU
+// (docs/performance.md, "Issue 15, fifth pass"). A worker keeps its grown
+// stack for the next read. The pool (ants) has no size limit, so a read
+// never waits for a worker, and workers idle for workerIdle exit. A nil
+// *Workers starts a goroutine per read.
+type Workers struct{ pool *ants.Pool }
+
+// NewWorkers starts the pool. A read that panics is logged to logger, by
+// the type of its panic value only (the value could hold upstream data),
+// and its operation sees the read's zero result.
+func NewWorkers(logger *slog.Logger) (*Workers, error) {
+	pool, err := ants.NewPool(-1, ants.WithExpiryDuration(workerIdle), ants.WithPanicHandler(func(v any) {
+		logger.Error("loaders: an upstream read panicked", "panic", fmt.Sprintf("%T", v), "stack", string(debug.Stack()))
+	}))
+	if err != nil {
+		return nil, fmt.Errorf("loaders: workers: %w", err)
+	}
+	return &Workers{pool: pool}, nil
+}
+
+// Go runs f on an idle worker, or on a new one.
+func (w *Workers) Go(f func()) {
+	if w == nil || w.pool.Submit(f) != nil { // Submit fails only once closed
+		go f()
+	}
+}
+
+// Close stops the workers, waiting up to timeout for running reads.
+func (w *Workers) Close(timeout time.Duration) error {
+	return w.pool.ReleaseTimeout(timeout)
+}
+
+// WithWorkers runs the loaders' early reads on w (see Workers).
+func WithWorkers(w *Workers) Option { return func(o *options) { o.workers = w } }
+
+// Go runs f as the operation's background read (see Workers).
+func (ls *Loaders) Go(f func()) { ls.workers.Go(f) }
