@@ -70,7 +70,7 @@ func (ls *Loaders) ReadPersonsPage(ctx context.Context) error {
 // the dashboard has already started reading. A person the upstream does not
 // have is nil. errs[i] is ids[i]'s error.
 func (ls *Loaders) PersonsOf(ctx context.Context, ids []string) (persons []*banking.Person, errs []error) {
-	return batchNow(ctx, &ls.Person, ids)
+	return batchNow(ctx, ls.workers, &ls.Person, ids)
 }
 
 // personBatch serves persons from the operation's first page of the person

@@ -327,5 +327,5 @@ func (ls *Loaders) OrdersIn(ctx context.Context, start, end time.Time) ([]paymen
 // Customer.orders, a batch resolver, asks for all the customers of a list in
 // one call. errs[i] is keys[i]'s error.
 func (ls *Loaders) OrdersOf(ctx context.Context, keys []OrdersKey) (lists [][]payments.Order, errs []error) {
-	return batchNow(ctx, &ls.Orders, keys)
+	return batchNow(ctx, ls.workers, &ls.Orders, keys)
 }

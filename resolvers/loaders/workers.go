@@ -43,6 +43,19 @@ func (w *Workers) Go(f func()) {
 	}
 }
 
+// Do runs f on a worker and returns when it is done: for a read that a
+// short-lived goroutine (gqlgen's, one per list element) would otherwise
+// grow its stack for. With no workers it runs f in place.
+func (w *Workers) Do(f func()) {
+	if w == nil {
+		f()
+		return
+	}
+	done := make(chan struct{})
+	w.Go(func() { defer close(done); f() })
+	<-done
+}
+
 // Close stops the workers, waiting up to timeout for running reads.
 func (w *Workers) Close(timeout time.Duration) error {
 	return w.pool.ReleaseTimeout(timeout)
