@@ -24,18 +24,38 @@ func (t *Timestamp) UnmarshalJSON(b []byte) error { return roundtrip.Unmarshal(b
 // of an upstream answer.
 func (t *Timestamp) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	t.Time = time.Time{}
+	if dec.PeekKind() == '"' {
+		// An RFC 3339 timestamp is parsed from the answer's bytes: the
+		// string the token would make is an allocation per timestamp, and
+		// listings carry several per record.
+		v, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		if raw := v[1 : len(v)-1]; len(raw) > 0 && t.Time.UnmarshalText(raw) == nil {
+			t.Time = t.UTC()
+			return nil
+		}
+		return t.parse(v)
+	}
 	tok, err := dec.ReadToken()
 	if err != nil {
 		return err
 	}
-	switch tok.Kind() {
-	case 'n':
+	if tok.Kind() == 'n' {
 		return nil
-	case '"':
-	default:
-		return fmt.Errorf("banking: timestamp: a JSON %s, not a string", tok.Kind())
 	}
-	s := tok.String()
+	return fmt.Errorf("banking: timestamp: a JSON %s, not a string", tok.Kind())
+}
+
+// parse reads the other forms the upstream sends: quoted is the JSON
+// string, quotes and escapes included.
+func (t *Timestamp) parse(quoted []byte) error {
+	b, err := jsontext.AppendUnquote(nil, quoted)
+	if err != nil {
+		return fmt.Errorf("banking: timestamp: %w", err)
+	}
+	s := string(b)
 	if s == "" {
 		return nil
 	}
