@@ -341,20 +341,22 @@ func (e *tokenSourceError) Error() string { return "banking: token source: " + e
 func (e *tokenSourceError) Unwrap() error { return e.err }
 
 // outboundHeaders rebuilds the header set from the allowlists instead of
-// trusting whatever a request carries.
+// trusting whatever a request carries. The values are shared with in and
+// the context's headers, not copied: a slice capped at its length cannot be
+// appended to in place, and Set replaces a slice instead of writing to it.
 func outboundHeaders(ctx context.Context, in http.Header) http.Header {
 	out := make(http.Header, len(clientSet)+len(forwardable)+1)
 	for _, k := range clientSet {
 		if v := in.Values(k); len(v) > 0 {
-			out[k] = append([]string(nil), v...)
+			out[k] = v[:len(v):len(v)]
 		}
 	}
 	fromCtx, _ := ctx.Value(keyOutbound).(http.Header)
 	for _, k := range forwardable {
 		if v := in.Values(k); len(v) > 0 {
-			out[k] = append([]string(nil), v...)
+			out[k] = v[:len(v):len(v)]
 		} else if v := fromCtx.Values(k); len(v) > 0 {
-			out[k] = append([]string(nil), v...)
+			out[k] = v[:len(v):len(v)]
 		}
 	}
 	return out
