@@ -434,7 +434,7 @@ func (a *App) Shutdown() error {
 	a.bg.Wait()
 	if a.workers != nil {
 		// The server has stopped: no operation starts a read any more.
-		errs = append(errs, a.workers.Close(a.cfg.ShutdownTimeout))
+		errs = append(errs, a.workers.Close(ctx))
 	}
 	if a.bus != nil {
 		a.bus.Close()

@@ -1,6 +1,7 @@
 package loaders
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -56,9 +57,9 @@ func (w *Workers) Do(f func()) {
 	<-done
 }
 
-// Close stops the workers, waiting up to timeout for running reads.
-func (w *Workers) Close(timeout time.Duration) error {
-	return w.pool.ReleaseTimeout(timeout)
+// Close stops the workers, waiting for running reads until ctx ends.
+func (w *Workers) Close(ctx context.Context) error {
+	return w.pool.ReleaseContext(ctx)
 }
 
 // WithWorkers runs the loaders' early reads on w (see Workers).

@@ -2,6 +2,7 @@ package loaders
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
 	"sync"
 	"testing"
@@ -16,7 +17,7 @@ import (
 func TestWorkersReuseOneGoroutineForReadsInTurn(t *testing.T) {
 	w, err := NewWorkers(slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = w.Close(time.Second) })
+	t.Cleanup(func() { _ = w.Close(context.Background()) })
 	for range 50 {
 		done := make(chan struct{})
 		w.Go(func() { close(done) })
@@ -34,7 +35,7 @@ func TestWorkersReuseOneGoroutineForReadsInTurn(t *testing.T) {
 func TestWorkersNeverMakeAReadWait(t *testing.T) {
 	w, err := NewWorkers(slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = w.Close(time.Second) })
+	t.Cleanup(func() { _ = w.Close(context.Background()) })
 	release := make(chan struct{})
 	var started sync.WaitGroup
 	const n = 200 // far more reads in flight than any fixed pool would hold
@@ -51,7 +52,7 @@ func TestWorkersLogAPanicByTypeOnlyAndGoOn(t *testing.T) {
 	var mu sync.Mutex
 	w, err := NewWorkers(slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil)))
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = w.Close(time.Second) })
+	t.Cleanup(func() { _ = w.Close(context.Background()) })
 	w.Go(func() { panic("tok_SECRET_from_an_upstream_answer") })
 	require.Eventually(t, func() bool {
 		mu.Lock()
@@ -75,7 +76,7 @@ func TestWorkersRunReadsWithoutAPoolAndAfterClose(t *testing.T) {
 
 	w, err := NewWorkers(slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
-	require.NoError(t, w.Close(time.Second))
+	require.NoError(t, w.Close(t.Context()))
 	done = make(chan struct{})
 	w.Go(func() { close(done) }) // a late read still runs, on a goroutine of its own
 	<-done
