@@ -1,12 +1,14 @@
 package banking
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
 
 	"github.com/fingraph/fingraph/upstream/roundtrip"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // PersonsService manages persons (employees and consumers) of a corporation
@@ -49,7 +51,7 @@ type Person struct {
 	PrimaryCurrency                string   `json:"primary_currency,omitempty"`
 	// Account holds, among others, the person's corporation; its shape is
 	// not shown by the spec.
-	Account      json.RawMessage   `json:"account,omitempty"`
+	Account      Account           `json:"account,omitzero"`
 	Identity     json.RawMessage   `json:"identity,omitempty"`
 	Login        json.RawMessage   `json:"login,omitempty"`
 	Emails       json.RawMessage   `json:"emails,omitempty"`
@@ -282,4 +284,60 @@ func (r *PhoneChangeResult) UnmarshalJSON(raw []byte) error {
 	}
 	*r = PhoneChangeResult{Person: p}
 	return nil
+}
+
+// Account is a person's account object as the upstream sent it (Raw), with
+// the two ids a person's corporation is read from, decoded once with the
+// person: corporation_id when present, else the account's own id. The spec
+// does not show the object's shape; an account that is not an object (or
+// null) has neither id.
+type Account struct {
+	Raw           json.RawMessage
+	ID            string
+	CorporationID string
+}
+
+// IsZero reports whether the upstream sent no account (or null).
+func (a Account) IsZero() bool { return len(a.Raw) == 0 }
+
+// UnmarshalJSON reads an account object.
+func (a *Account) UnmarshalJSON(b []byte) error { return roundtrip.Unmarshal(b, a) }
+
+// UnmarshalJSONFrom reads an account from the decoder of an upstream answer.
+func (a *Account) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	*a = Account{}
+	v, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	if v.Kind() == 'n' {
+		return nil
+	}
+	a.Raw = bytes.Clone(v)
+	var ids struct {
+		ID            string `json:"id"`
+		CorporationID string `json:"corporation_id"`
+	}
+	if v.Kind() == '{' && roundtrip.Unmarshal(v, &ids) == nil {
+		a.ID, a.CorporationID = ids.ID, ids.CorporationID
+	}
+	return nil
+}
+
+// MarshalJSON writes the account as the upstream sent it.
+func (a Account) MarshalJSON() ([]byte, error) {
+	if len(a.Raw) == 0 {
+		return []byte("null"), nil
+	}
+	return a.Raw, nil
+}
+
+// Corporation is the id of the person's corporation: corporation_id when
+// the account has one, else the account's id (which the corporation routes
+// also accept).
+func (a Account) Corporation() string {
+	if a.CorporationID != "" {
+		return a.CorporationID
+	}
+	return a.ID
 }

@@ -1,11 +1,14 @@
 package banking
 
 import (
+	"encoding/json"
 	"net/http"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fingraph/fingraph/upstream/roundtrip"
 )
 
 const personJSON = `{"id":"p1","first_name":"Anna","last_name":"Berg","phone":"+4512345678",
@@ -32,7 +35,8 @@ func TestPersonsGetDecodesSpecFields(t *testing.T) {
 	require.NotNil(t, p.Is2FAEnabled)
 	assert.True(t, *p.Is2FAEnabled)
 	assert.Equal(t, map[string]bool{"persons_management.read": true, "cards.write": false}, p.Permissions)
-	assert.JSONEq(t, `{"id":"acc1","corporation_id":"c1"}`, string(p.Account))
+	assert.JSONEq(t, `{"id":"acc1","corporation_id":"c1"}`, string(p.Account.Raw))
+	assert.Equal(t, "c1", p.Account.Corporation())
 	require.NotNil(t, p.ScreeningInfo)
 	assert.True(t, p.ScreeningInfo.PersonProfile.PoliticallyExposed)
 
@@ -161,4 +165,32 @@ func TestUpdateMe(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "female", p.Gender)
 	assert.JSONEq(t, `{"gender":"female","current_password":"old","password":"new","confirm_password":"new"}`, string(f.last(t).Raw))
+}
+
+// The account object is kept as sent, and the corporation is read from it
+// once, with the person: corporation_id, else the account's id.
+func TestAccountKeepsItsJSONAndItsCorporation(t *testing.T) {
+	for raw, want := range map[string]string{
+		`{"id":"acc1","corporation_id":"c1","extra":[1,2]}`: "c1",
+		`{"id":"acc1"}`:         "acc1",
+		`{"corporation_id":""}`: "",
+		`"acc1"`:                "", // not an object: no ids
+		`null`:                  "",
+	} {
+		var p Person
+		require.NoError(t, roundtrip.Unmarshal([]byte(`{"id":"p1","account":`+raw+`}`), &p), raw)
+		assert.Equal(t, want, p.Account.Corporation(), raw)
+		if raw == "null" {
+			assert.True(t, p.Account.IsZero())
+			continue
+		}
+		assert.JSONEq(t, raw, string(p.Account.Raw), raw)
+		out, err := json.Marshal(p)
+		require.NoError(t, err)
+		assert.Contains(t, string(out), `"account":`+raw)
+	}
+	var none Person
+	out, err := json.Marshal(none)
+	require.NoError(t, err)
+	assert.NotContains(t, string(out), `"account"`, "an absent account stays absent")
 }
