@@ -68,12 +68,9 @@ func toPerson(p *banking.Person) *model.Person {
 	if strings.EqualFold(p.Type, "consumer") {
 		out.Type = model.PersonTypeConsumer
 	}
-	for _, g := range model.AllGender {
-		if strings.EqualFold(p.Gender, string(g)) {
-			b.gender = g
-			out.Gender = &b.gender
-			break
-		}
+	if g, ok := enumOf(model.AllGender, p.Gender); ok {
+		b.gender = g
+		out.Gender = &b.gender
 	}
 	if d, err := time.Parse(model.DateLayout, p.DateOfBirth); err == nil {
 		b.born = model.Date{Time: d}

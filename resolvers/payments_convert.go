@@ -1,7 +1,6 @@
 package resolvers
 
 import (
-	"strings"
 	"time"
 
 	"github.com/fingraph/fingraph/graph/model"
@@ -60,7 +59,7 @@ func toContact(c *payments.Contact) *model.Contact {
 		Email:          optional(&s[3]),
 		Phone:          optional(&s[4]),
 	}
-	if t, ok := contactType(c.Type); ok {
+	if t, ok := enumOf(model.AllContactType, c.Type); ok {
 		b.typ = t
 		b.contact.Type = &b.typ
 	}
@@ -75,17 +74,6 @@ func toContact(c *payments.Contact) *model.Contact {
 		b.contact.Address = &b.address
 	}
 	return &b.contact
-}
-
-// contactType reads the upstream's contact type in any case, without the
-// copy strings.ToUpper makes of a lower-case one.
-func contactType(s string) (model.ContactType, bool) {
-	for _, t := range model.AllContactType {
-		if strings.EqualFold(s, string(t)) {
-			return t, true
-		}
-	}
-	return "", false
 }
 
 // methodBlock is a payment method with everything it points to.

@@ -1,5 +1,7 @@
 package resolvers
 
+import "strings"
+
 // Optional GraphQL inputs arrive as pointers and optional upstream strings
 // as empty text; these helpers convert between the two conventions.
 
@@ -17,6 +19,17 @@ func strPtr(s string) *string {
 		return nil
 	}
 	return &s
+}
+
+// enumOf reads an upstream's name for one of a graph enum's values (all),
+// in any case, without the copy strings.ToUpper makes of a lower-case one.
+func enumOf[T ~string](all []T, s string) (T, bool) {
+	for _, v := range all {
+		if strings.EqualFold(s, string(v)) {
+			return v, true
+		}
+	}
+	return "", false
 }
 
 // optional is strPtr for a string the caller has copied into the block it

@@ -36,7 +36,7 @@ func toWallet(w *banking.Wallet, corporationID string) *model.Wallet {
 		PartialRequisites: toRequisitesList(w.Requisites, corporationID),
 	}
 	out := &b.wallet
-	if a, ok := walletAdapter(w.Adapter); ok {
+	if a, ok := enumOf(model.AllWalletAdapter, w.Adapter); ok {
 		b.adapter = a
 		out.Adapter = &b.adapter
 	}
@@ -47,18 +47,8 @@ func toWallet(w *banking.Wallet, corporationID string) *model.Wallet {
 	return out
 }
 
-// walletAdapter reads the upstream's adapter name in any case.
-func walletAdapter(s string) (model.WalletAdapter, bool) {
-	for _, a := range model.AllWalletAdapter {
-		if strings.EqualFold(s, string(a)) {
-			return a, true
-		}
-	}
-	return "", false
-}
-
 func toAdapter(s string) *model.WalletAdapter {
-	if a, ok := walletAdapter(s); ok {
+	if a, ok := enumOf(model.AllWalletAdapter, s); ok {
 		return &a
 	}
 	return nil
