@@ -3,8 +3,6 @@ package loaders
 import (
 	"context"
 	"sync"
-
-	"github.com/graph-gophers/dataloader/v7"
 )
 
 // ahead is a per-key read memoised for the operation: behind a
@@ -47,9 +45,7 @@ func (a *ahead[V]) read(ctx context.Context, key string) (V, error) {
 // start begins reading key now and queues the loader's load of it (the
 // loader's batch then answers from this read); it returns a function that
 // waits until the load is done.
-func (a *ahead[V]) start(ctx context.Context, l interface {
-	Load(context.Context, string) dataloader.Thunk[V]
-}, key string) (wait func()) {
+func (a *ahead[V]) start(ctx context.Context, l *Loader[string, V], key string) (wait func()) {
 	a.workers.Go(func() { _, _ = a.read(ctx, key) })
 	thunk := l.Load(ctx, key)
 	return func() { _, _ = thunk() }

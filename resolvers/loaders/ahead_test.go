@@ -15,7 +15,8 @@ import (
 func TestAheadReadStartsBeforeTheWindowCloses(t *testing.T) {
 	entered := make(chan string, 1)
 	a := newAhead(func(_ context.Context, id string) (string, error) { entered <- id; return "v-" + id, nil }, nil)
-	l := dataloader.NewBatchedLoader(perKey(a.read), dataloader.WithWait[string, string](time.Hour))
+	l := new(Loader[string, string])
+	l.init(perKey(a.read), time.Hour)
 	_ = a.start(t.Context(), l, "c1") // its wait would take the hour: not called
 	select {
 	case id := <-entered:
@@ -38,7 +39,8 @@ func TestAheadReadAnswersTheLoaderOnce(t *testing.T) {
 		<-release
 		return "v-" + id, nil
 	}, nil)
-	l := dataloader.NewBatchedLoader(perKey(a.read), dataloader.WithWait[string, string](time.Millisecond))
+	l := new(Loader[string, string])
+	l.init(perKey(a.read), time.Millisecond)
 	wait := a.start(t.Context(), l, "c1")
 	later := l.Load(t.Context(), "c1")
 	other := l.Load(t.Context(), "c2")
