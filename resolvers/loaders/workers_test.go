@@ -37,14 +37,23 @@ func TestWorkersNeverMakeAReadWait(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = w.Close(context.Background()) })
 	release := make(chan struct{})
+	defer close(release)
 	var started sync.WaitGroup
 	const n = 200 // far more reads in flight than any fixed pool would hold
 	started.Add(n)
-	for range n {
-		w.Go(func() { started.Done(); <-release })
+	all := make(chan struct{})
+	go func() { // Go itself may block on a bounded pool: off the test's goroutine
+		for range n {
+			w.Go(func() { started.Done(); <-release })
+		}
+		started.Wait()
+		close(all)
+	}()
+	select {
+	case <-all: // every read is running at once
+	case <-time.After(10 * time.Second): // a bounded pool would hold some back
+		t.Fatal("reads waited for a worker")
 	}
-	started.Wait() // every read is running at once
-	close(release)
 }
 
 func TestWorkersLogAPanicByTypeOnlyAndGoOn(t *testing.T) {
