@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"runtime/debug"
+	runtimemetrics "runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -80,6 +81,12 @@ func BenchmarkGatewayCost(b *testing.B) {
 		run()
 		b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
 		b.ReportMetric(float64(canned.calls.Load())/float64(b.N), "upstream-calls/op")
+		// The stack a new goroutine starts with (the runtime's average of
+		// the stacks it last scanned): gqlgen's goroutine per list element
+		// grows from it (docs/performance.md, "Issue 15, fifth pass").
+		stack := []runtimemetrics.Sample{{Name: "/gc/stack/starting-size:bytes"}}
+		runtimemetrics.Read(stack)
+		b.ReportMetric(float64(stack[0].Value.Uint64()), "stack-start-B")
 		if m := canned.misses.Load(); m > 0 {
 			b.Fatalf("%d upstream calls were not recorded", m)
 		}

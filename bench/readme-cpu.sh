@@ -9,6 +9,14 @@
 #
 # Needs wrk (Debian package) and Linux's /proc. Ports: PORT (gateway) and
 # PORT+1 (sandbox), on loopback.
+#
+# Optional, for the profiles docs/performance.md quotes:
+#   PROFILE=/tmp/readme.prof  also writes an 8 s CPU profile of the gateway
+#                             taken during the measured run (pprof on PORT+2);
+#   SYSCALLS=1                also counts the gateway's system calls per
+#                             request (strace -c, Debian package strace); it
+#                             slows the gateway, so its CPU figure then does
+#                             not count.
 set -euo pipefail
 bin=${1:?usage: readme-cpu.sh FINGRAPH_BINARY [PORT]}
 port=${2:-18911}
@@ -18,7 +26,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 "$bin" sandbox -sandbox-addr "127.0.0.1:$sbport" -data-dir "$dir/sandbox" -log-level warn >"$dir/sandbox.log" 2>&1 &
 sb=$!
-"$bin" -addr "127.0.0.1:$port" -data-dir "$dir/gateway" -log-level warn \
+pprof=()
+[ -n "${PROFILE:-}" ] && pprof=(env "FINGRAPH_PPROF_ADDR=127.0.0.1:$((port + 2))")
+"${pprof[@]}" "$bin" -addr "127.0.0.1:$port" -data-dir "$dir/gateway" -log-level warn \
   -payments-url "http://127.0.0.1:$sbport/payments" -banking-url "http://127.0.0.1:$sbport/banking" \
   -payments-private-key sk_sandbox_demo -payments-public-key pk_sandbox_demo \
   -payments-access-token at_sandbox_demo -register-webhook false -reconcile-interval 0 >"$dir/gateway.log" 2>&1 &
@@ -38,11 +48,24 @@ export FINGRAPH_SESSION
 url="http://127.0.0.1:$port/graphql"
 wrk -t2 -c16 -d3s -s "$here/readme-query.lua" "$url" >/dev/null
 cpu() { awk '{print $14 + $15}' "/proc/$gw/stat"; }
+side=()
+if [ -n "${PROFILE:-}" ]; then
+  (sleep 1; curl -sf "http://127.0.0.1:$((port + 2))/debug/pprof/profile?seconds=8" -o "$PROFILE") &
+  side+=($!)
+fi
+if [ "${SYSCALLS:-}" = 1 ]; then
+  timeout 11 strace -c -f -p "$gw" -o "$dir/strace" 2>/dev/null &
+  side+=($!)
+fi
 t0=$(cpu)
 out=$(wrk -t2 -c16 -d10s --latency -s "$here/readme-query.lua" "$url")
 t1=$(cpu)
+if [ ${#side[@]} -gt 0 ]; then wait "${side[@]}" || true; fi
 echo "$out"
 reqs=$(echo "$out" | awk '/requests in/ {print $1}')
 ticks=$(getconf CLK_TCK)
 awk -v d=$((t1 - t0)) -v n="$reqs" -v hz="$ticks" \
   'BEGIN { printf "gateway CPU per request: %.0f µs over %d requests\n", d * 1e6 / hz / n, n }'
+if [ "${SYSCALLS:-}" = 1 ]; then
+  awk -v n="$reqs" 'NR > 2 && $NF ~ /^(read|write|futex|epoll_pwait)$/ {printf "%s: %.2f per request\n", $NF, $4 / n}' "$dir/strace"
+fi
