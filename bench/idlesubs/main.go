@@ -1,10 +1,14 @@
 // Command idlesubs holds many idle, authenticated websocket subscriptions
 // against a running gateway, then reads the gateway's goroutines and memory
 // from its /metrics, and measures how long one event takes to reach every
-// subscriber. It is a measuring tool, run by hand (docs/performance.md):
+// subscriber. It is a measuring tool, run by hand (docs/performance.md).
+// It opens every socket on one session, so the gateway's socket caps (20
+// per session by default) must be raised for a large -n:
 //
-//	FINGRAPH_ADDR=127.0.0.1:18080 FINGRAPH_LOG_LEVEL=warn go run . &
-//	go run ./bench/idlesubs -url http://127.0.0.1:18080 -n 10000
+//	go build -o /tmp/fingraph . && FINGRAPH_LIMITS=socketsPerAddress=20000,socketsPerSession=20000 \
+//	  /tmp/fingraph -addr 127.0.0.1:18471 -sandbox-addr 127.0.0.1:18472 -data-dir /tmp/fg-data \
+//	  -log-level warn -register-webhook true &
+//	go run ./bench/idlesubs -url http://127.0.0.1:18471 -sandbox http://127.0.0.1:18472 -n 10000
 package main
 
 import (
