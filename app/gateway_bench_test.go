@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fingraph/fingraph/session"
 )
 
 // BenchmarkGatewayCost measures what the gateway itself costs per request,
@@ -76,11 +78,15 @@ func BenchmarkGatewayCost(b *testing.B) {
 	// measure runs a case's requests and reports what they cost the process.
 	measure := func(b *testing.B, run func()) {
 		canned.calls.Store(0)
+		writes0 := sessionWrites(b, a)
 		b.ReportAllocs()
 		cpu0 := processCPU()
 		run()
 		b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
 		b.ReportMetric(float64(canned.calls.Load())/float64(b.N), "upstream-calls/op")
+		// Writes to the sessions bucket (the banking token write-back): each
+		// is a JetStream compare-and-set and a file write.
+		b.ReportMetric(float64(sessionWrites(b, a)-writes0)/float64(b.N), "session-writes/op")
 		// The stack a new goroutine starts with (the runtime's average of
 		// the stacks it last scanned): gqlgen's goroutine per list element
 		// grows from it (docs/performance.md, "Issue 15, fifth pass").
@@ -125,6 +131,16 @@ func BenchmarkGatewayCost(b *testing.B) {
 			})
 		})
 	}
+}
+
+// sessionWrites is how many messages the sessions bucket's stream has
+// stored so far: every session write adds one.
+func sessionWrites(b *testing.B, a *App) uint64 {
+	s, err := a.engine.JetStream().Stream(context.Background(), "KV_"+session.Bucket)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s.CachedInfo().State.LastSeq
 }
 
 // processCPU is the CPU time the process has used (user and system): the
