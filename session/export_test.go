@@ -1,5 +1,7 @@
 package session
 
+import "time"
+
 // SetCacheLimit lowers the cache's bound, for tests.
 func SetCacheLimit(s *JetStreamStore, n int) {
 	s.cache.mu.Lock()
@@ -13,3 +15,7 @@ func CacheLen(s *JetStreamStore) int {
 	defer s.cache.mu.Unlock()
 	return len(s.cache.entries)
 }
+
+// SetHoldFor changes how long a request holds its token arrivals before
+// writing them, for tests.
+func SetHoldFor(h *Handler, d time.Duration) { h.holdFor = d }

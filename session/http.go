@@ -33,6 +33,10 @@ type state struct {
 	client string              // client address, for rate limits
 
 	bursts *bursts
+	// held are the request's token arrivals waiting for its end (see
+	// hold); its holdFor is zero on websocket connections, which write at
+	// once.
+	held held
 
 	mu    sync.Mutex
 	token string
@@ -81,6 +85,9 @@ type Handler struct {
 	store  Store
 	logger *slog.Logger
 	bursts *bursts
+	// holdFor bounds how long a request holds its token arrivals before
+	// writing them (flushAfter; tests change it).
+	holdFor time.Duration
 	// Anonymous, when set, is the session of requests that carry none.
 	Anonymous *Anonymous
 	// Sockets, when set, tracks websocket connections so that a session
@@ -95,7 +102,7 @@ type Handler struct {
 // the overlapping banking calls of each session that token write-back tells
 // apart (see Transport).
 func NewHandler(store Store, logger *slog.Logger) *Handler {
-	return &Handler{store: store, logger: logger, bursts: newBursts()}
+	return &Handler{store: store, logger: logger, bursts: newBursts(), holdFor: flushAfter}
 }
 
 // Middleware loads the session of every request into its context: from
@@ -112,6 +119,11 @@ func (h *Handler) Middleware(next http.Handler) http.Handler {
 			// request: holding the ResponseWriter would keep net/http's
 			// state for the connection alive as long.
 			st.w = nil
+		} else {
+			st.held.holdFor = h.holdFor
+			// Before the response is complete, so the client's next
+			// request finds the tokens this one received.
+			defer st.release(r.Context(), true)
 		}
 		token, fromCookie := requestToken(r)
 		if token != "" {

@@ -58,13 +58,16 @@ import (
 // first call after an idle gap longer than the grace, and only when the
 // burst's last arrival was not the newest token.
 //
-// The store is written once per burst, not once per call: each answer
+// The store is written once per request, not once per call: each answer
 // updates the request's copy at once and joins its burst's pending
-// arrivals, and the call that ends the burst writes them all in one
-// compare-and-set (a burst that goes on, as with many clients on one
-// session, is written every flushAfter). A call that recovered a refused
-// token writes at once, for its siblings waiting to retry. A screen of two
-// levels of calls makes two store writes instead of one per call.
+// arrivals; the call that ends the burst hands them to the request (hold),
+// and the request writes all it holds in one compare-and-set when it ends
+// (a burst that goes on, as with many clients on one session, and a
+// request that goes on, are written every flushAfter). A call that
+// recovered a refused token writes at once, for its siblings waiting to
+// retry. A websocket connection, which has no end to wait for, writes at
+// the end of each burst. A screen of any number of calls and levels makes
+// one store write.
 //
 // The store update (compare-and-set on the entry's revision, retried on
 // conflict) orders writes by arrival time (the stamp BankingTokenAt), as
@@ -115,7 +118,7 @@ func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	bk := Key(key)
 	b := st.bursts.begin(bk)
-	defer func() { st.flush(req.Context(), key, st.bursts.end(bk, b)) }()
+	defer func() { st.hold(req.Context(), key, st.bursts.end(bk, b)) }()
 
 	resp, err := rt.base.RoundTrip(req)
 	if resp == nil {
@@ -199,8 +202,9 @@ func (rt roundTripper) retryRefused(req *http.Request, st *state, key string, b 
 			st.writeBack(key, b, fresh)
 			// Siblings refused with this call wait on b.recovering and
 			// then read the store: the token found must be there now,
-			// not at the end of the burst.
-			st.flush(ctx, key, st.bursts.take(b))
+			// not at the end of the burst or of the request.
+			st.hold(ctx, key, st.bursts.take(b))
+			st.release(ctx, false)
 		}
 		return resp, nil
 	}
@@ -215,6 +219,80 @@ func (st *state) writeBack(key string, b *burst, fresh string) {
 	at := time.Now().UTC()
 	st.received(key, fresh, at)
 	st.bursts.arrived(b, fresh, at)
+}
+
+// held is what a request holds of its session's token arrivals until it
+// ends: the arrivals of its ended bursts, for the session of key. A zero
+// holdFor holds nothing (websocket connections).
+type held struct {
+	mu       sync.Mutex
+	key      string
+	arrivals []func(*Session) error
+	// timer releases the arrivals holdFor (flushAfter) after the first
+	// was held, for a request that goes on (a slow call of another
+	// upstream).
+	timer   *time.Timer
+	holdFor time.Duration
+	ended   bool // the request is over: later arrivals are written at once
+
+	releasing sync.Mutex // held while a release writes
+}
+
+// hold keeps arrivals of the session of key, which a burst of calls
+// handed over when it ended, for one write at the end of the request
+// (release). Without a request to wait for (a websocket connection, or a
+// call that outlived its request), they are written at once.
+func (st *state) hold(ctx context.Context, key string, arrivals []func(*Session) error) {
+	if len(arrivals) == 0 {
+		return
+	}
+	h := &st.held
+	if h.holdFor == 0 {
+		st.flush(ctx, key, arrivals)
+		return
+	}
+	h.mu.Lock()
+	if h.ended {
+		h.mu.Unlock()
+		st.flush(ctx, key, arrivals)
+		return
+	}
+	if len(h.arrivals) > 0 && h.key != key {
+		// The request signed in again: what it holds is the old
+		// session's, written first.
+		h.mu.Unlock()
+		st.release(ctx, false)
+		h.mu.Lock()
+	}
+	if len(h.arrivals) == 0 {
+		if h.timer == nil {
+			h.timer = time.AfterFunc(h.holdFor, func() { st.release(ctx, false) })
+		} else {
+			h.timer.Reset(h.holdFor)
+		}
+	}
+	h.key = key
+	h.arrivals = append(h.arrivals, arrivals...)
+	h.mu.Unlock()
+}
+
+// release writes what the request holds, in one compare-and-set; last
+// marks the end of the request. Releases run one at a time, so the
+// request's last one returns only after an earlier one (the timer's) is
+// written.
+func (st *state) release(ctx context.Context, last bool) {
+	h := &st.held
+	h.releasing.Lock()
+	defer h.releasing.Unlock()
+	h.mu.Lock()
+	key, arrivals := h.key, h.arrivals
+	h.arrivals = nil
+	if h.timer != nil {
+		h.timer.Stop()
+	}
+	h.ended = h.ended || last
+	h.mu.Unlock()
+	st.flush(ctx, key, arrivals)
 }
 
 // flushTimeout bounds one store write of a burst's arrivals.

@@ -519,3 +519,74 @@ func TestABurstWritesTheStoreOnce(t *testing.T) {
 		}
 	}
 }
+
+// A request writes the tokens of all its calls to the store once, when it
+// ends, however many bursts its levels of calls make; the stored token is
+// the newest, so the session's next request sends it, even past the grace
+// of every older token.
+func TestARequestWritesTheStoreOnce(t *testing.T) {
+	r := newWritebackRig(t)
+	cs := &countingStore{Store: r.store}
+	r.h = session.NewHandler(cs, slog.New(slog.NewJSONHandler(r.logs, nil)))
+	session.SetHoldFor(r.h, time.Hour) // only the request's end writes
+
+	r.request(t, func(ctx context.Context) {
+		// Three levels of calls: one, then two at once, then one.
+		if _, err := r.client.Persons.Me(ctx); err != nil {
+			t.Fatalf("first level: %v", err)
+		}
+		var wg sync.WaitGroup
+		for range 2 {
+			wg.Go(func() {
+				if _, err := r.client.Persons.Me(ctx); err != nil {
+					t.Errorf("second level: %v", err)
+				}
+			})
+		}
+		wg.Wait()
+		if _, err := r.client.Persons.Me(ctx); err != nil {
+			t.Fatalf("third level: %v", err)
+		}
+		if got := cs.count(); got != 0 {
+			t.Errorf("the store was written %d times during the request, want 0", got)
+		}
+	})
+	if got := cs.count(); got != 1 {
+		t.Fatalf("a request of 4 calls wrote the store %d times, want 1", got)
+	}
+	r.bank.mu.Lock()
+	newest := r.bank.newest
+	r.bank.mu.Unlock()
+	if got := r.stored(t).BankingToken.Reveal(); got != newest {
+		t.Fatalf("stored token is not the newest issued")
+	}
+
+	r.bank.advance(time.Minute) // every older token is past its grace
+	r.request(t, func(ctx context.Context) {
+		if _, err := r.client.Persons.Me(ctx); err != nil {
+			t.Fatalf("next request: %v", err)
+		}
+	})
+	if _, refused, _ := r.bank.counts(); refused != 0 {
+		t.Fatalf("the next request sent a superseded token (%d refusals)", refused)
+	}
+}
+
+// A request that goes on after its calls (waiting on something else) does
+// not keep their tokens from the store past holdFor: the session's other
+// requests, on this replica or another, read them from there.
+func TestARequestThatGoesOnWritesItsTokensMeanwhile(t *testing.T) {
+	r := newWritebackRig(t)
+	session.SetHoldFor(r.h, 10*time.Millisecond)
+	r.request(t, func(ctx context.Context) {
+		if _, err := r.client.Persons.Me(ctx); err != nil {
+			t.Fatalf("call: %v", err)
+		}
+		r.bank.mu.Lock()
+		newest := r.bank.newest
+		r.bank.mu.Unlock()
+		waitFor(t, "the held token written while the request goes on", func() bool {
+			return r.stored(t).BankingToken.Reveal() == newest
+		})
+	})
+}
