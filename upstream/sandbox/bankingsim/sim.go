@@ -61,6 +61,8 @@ type Sim struct {
 	corporations map[string]*corporation
 	apiKeys      map[string]*apiKey
 	tokens       map[string]*tokenState // by jti
+	pruneAt      int                    // len(tokens) at which the next prune runs
+	prunes       int                    // prunes so far (tests count them)
 	chains       map[string]string      // chain id -> newest jti
 	challenges   map[string]*challenge  // by challenge id
 	active       map[string]string      // subject -> its one pending challenge id
