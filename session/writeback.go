@@ -58,16 +58,19 @@ import (
 // first call after an idle gap longer than the grace, and only when the
 // burst's last arrival was not the newest token.
 //
-// The store is written once per request, not once per call: each answer
-// updates the request's copy at once and joins its burst's pending
-// arrivals; the call that ends the burst hands them to the request (hold),
-// and the request writes all it holds in one compare-and-set when it ends
-// (a burst that goes on, as with many clients on one session, and a
-// request that goes on, are written every flushAfter). A call that
-// recovered a refused token writes at once, for its siblings waiting to
-// retry. A websocket connection, which has no end to wait for, writes at
-// the end of each burst. A screen of any number of calls and levels makes
-// one store write.
+// The store is written at most twice per request, not once per call: each
+// answer updates the request's copy at once and joins its burst's pending
+// arrivals, and the call that ends the burst hands them to the request
+// (hold). The request's first burst is written as soon as it ends, beside
+// the rest of the request (converting, marshalling), so that a screen of
+// one level of calls (the dashboard) finds its write done when its answer
+// is ready; later bursts are held and written together when the request
+// ends, before its response completes, so the client's next request finds
+// every token this one received. A burst that goes on (many clients on one
+// session) and a request that goes on are written every flushAfter. A call
+// that recovered a refused token writes at once, for its siblings waiting
+// to retry. A websocket connection, which has no end to wait for, writes
+// at the end of each burst.
 //
 // The store update (compare-and-set on the entry's revision, retried on
 // conflict) orders writes by arrival time (the stamp BankingTokenAt), as
@@ -222,12 +225,15 @@ func (st *state) writeBack(key string, b *burst, fresh string) {
 }
 
 // held is what a request holds of its session's token arrivals until it
-// ends: the arrivals of its ended bursts, for the session of key. A zero
-// holdFor holds nothing (websocket connections).
+// ends: the arrivals of its ended bursts after the first, for the session
+// of key. A zero holdFor holds nothing (websocket connections).
 type held struct {
 	mu       sync.Mutex
 	key      string
 	arrivals []func(*Session) error
+	// first is closed when the write of the request's first burst, which
+	// starts when the burst ends, is done; nil before the first burst ends.
+	first chan struct{}
 	// timer releases the arrivals holdFor (flushAfter) after the first
 	// was held, for a request that goes on (a slow call of another
 	// upstream).
@@ -238,10 +244,12 @@ type held struct {
 	releasing sync.Mutex // held while a release writes
 }
 
-// hold keeps arrivals of the session of key, which a burst of calls
-// handed over when it ended, for one write at the end of the request
-// (release). Without a request to wait for (a websocket connection, or a
-// call that outlived its request), they are written at once.
+// hold takes the arrivals of the session of key that a burst of calls
+// handed over when it ended: the request's first burst is written at once
+// in the background; later ones are kept for one write at the end of the
+// request (release). Without a request to wait for (a websocket
+// connection, or a call that outlived its request), they are written
+// before hold returns.
 func (st *state) hold(ctx context.Context, key string, arrivals []func(*Session) error) {
 	if len(arrivals) == 0 {
 		return
@@ -264,6 +272,16 @@ func (st *state) hold(ctx context.Context, key string, arrivals []func(*Session)
 		st.release(ctx, false)
 		h.mu.Lock()
 	}
+	if h.first == nil {
+		done := make(chan struct{})
+		h.first = done
+		h.mu.Unlock()
+		go func() {
+			defer close(done)
+			st.flush(ctx, key, arrivals)
+		}()
+		return
+	}
 	if len(h.arrivals) == 0 {
 		if h.timer == nil {
 			h.timer = time.AfterFunc(h.holdFor, func() { st.release(ctx, false) })
@@ -276,22 +294,25 @@ func (st *state) hold(ctx context.Context, key string, arrivals []func(*Session)
 	h.mu.Unlock()
 }
 
-// release writes what the request holds, in one compare-and-set; last
-// marks the end of the request. Releases run one at a time, so the
-// request's last one returns only after an earlier one (the timer's) is
-// written.
+// release writes what the request holds, in one compare-and-set, after
+// the first burst's write is done; last marks the end of the request.
+// Releases run one at a time, so the request's last one returns only
+// after every earlier write (the first burst's, the timer's) is done.
 func (st *state) release(ctx context.Context, last bool) {
 	h := &st.held
 	h.releasing.Lock()
 	defer h.releasing.Unlock()
 	h.mu.Lock()
-	key, arrivals := h.key, h.arrivals
+	key, arrivals, first := h.key, h.arrivals, h.first
 	h.arrivals = nil
 	if h.timer != nil {
 		h.timer.Stop()
 	}
 	h.ended = h.ended || last
 	h.mu.Unlock()
+	if first != nil {
+		<-first
+	}
 	st.flush(ctx, key, arrivals)
 }
 
