@@ -26,6 +26,13 @@
 // each screen cost (from the sandbox's /_sandbox/stats); the overhead ratio
 // is the REST client's throughput over the gateway's. The latency fault is
 // cleared at the end.
+//
+// On shared cores a phase run a minute after another can differ by more
+// than the gateway's overhead, so -rounds N runs the phases in turn N
+// times (each client signs in once) and pools each phase's rounds; it also
+// prints the gateway's p50 over the floor for each round and their median:
+//
+//	go run ./bench/floor -c 16 -rounds 8 -d 5s -warmup 1s
 package main
 
 import (
@@ -56,7 +63,13 @@ func main() {
 	flag.DurationVar(&o.warmup, "warmup", 2*time.Second, "how long each phase runs before measuring")
 	flag.IntVar(&o.latencyMS, "latency", 20, "latency injected on every upstream call, in ms")
 	flag.StringVar(&o.phases, "phases", "rest,gateway", "phases to run, in order")
+	flag.IntVar(&o.rounds, "rounds", 1, "how many times the phases run in turn (each for -d after -warmup); "+
+		"figures pool the rounds, and the gateway's p50 over the floor is also given per round")
 	flag.Parse()
+	if o.rounds < 1 || o.clients < 1 {
+		fmt.Fprintln(os.Stderr, "floor: -rounds and -c must be at least 1")
+		os.Exit(2)
+	}
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "floor:", err)
 		os.Exit(1)
@@ -65,7 +78,7 @@ func main() {
 
 type options struct {
 	url, sandbox, queryFile, email, password, phases string
-	clients, latencyMS                               int
+	clients, latencyMS, rounds                       int
 	duration, warmup                                 time.Duration
 }
 
@@ -86,11 +99,13 @@ func run(o options) error {
 		return err
 	}
 	defer func() { _ = setLatency(o.sandbox, 0) }()
-	fmt.Printf("%d clients, %s per phase (after %s warm-up), %d ms on every upstream call\n",
-		o.clients, o.duration, o.warmup, o.latencyMS)
+	fmt.Printf("%d clients, %s per phase (after %s warm-up), %d round(s), %d ms on every upstream call\n",
+		o.clients, o.duration, o.warmup, o.rounds, o.latencyMS)
 
-	var results []result
-	for _, phase := range strings.Split(o.phases, ",") {
+	// Every phase's clients sign in once; the rounds reuse their sessions.
+	phases := strings.Split(o.phases, ",")
+	clients := map[string][]screen{}
+	for _, phase := range phases {
 		var mk func() (screen, error)
 		switch phase {
 		case "gateway":
@@ -100,25 +115,55 @@ func run(o options) error {
 		default:
 			return fmt.Errorf("unknown phase %q", phase)
 		}
-		r, err := measure(o, phase, mk)
-		if err != nil {
-			return fmt.Errorf("%s: %w", phase, err)
+		screens := make([]screen, o.clients)
+		for i := range screens {
+			if screens[i], err = mk(); err != nil {
+				return fmt.Errorf("%s: sign-in: %w", phase, err)
+			}
 		}
-		fmt.Println(r)
-		results = append(results, r)
+		clients[phase] = screens
 	}
-	var gw, rest *result
-	for i := range results {
-		switch results[i].name {
-		case "gateway":
-			gw = &results[i]
-		case "rest":
-			rest = &results[i]
+
+	// The phases run in turn, round after round, so that both see the
+	// same machine: on shared cores a phase run minutes after another can
+	// differ by more than what is measured.
+	pooled := map[string]*sample{}
+	var overP50 []float64 // per round, ms
+	for round := 1; round <= o.rounds; round++ {
+		this := map[string]*sample{}
+		for _, phase := range phases {
+			sm, err := measure(o, clients[phase])
+			if err != nil {
+				return fmt.Errorf("%s: %w", phase, err)
+			}
+			this[phase] = sm
+			if pooled[phase] == nil {
+				pooled[phase] = &sample{}
+			}
+			pooled[phase].add(sm)
+		}
+		gw, rest := this["gateway"], this["rest"]
+		if gw != nil && rest != nil {
+			g, r := gw.result("gateway"), rest.result("rest")
+			overP50 = append(overP50, float64(g.p50-r.p50)/1e6)
+			if o.rounds > 1 {
+				fmt.Printf("round %d: floor p50 %s, gateway p50 %s (%+.2f ms), p99 %+.2f ms\n",
+					round, ms(r.p50), ms(g.p50), float64(g.p50-r.p50)/1e6, float64(g.p99-r.p99)/1e6)
+			}
 		}
 	}
-	if gw != nil && rest != nil {
+	for _, phase := range phases {
+		fmt.Println(pooled[phase].result(phase))
+	}
+	if pooled["gateway"] != nil && pooled["rest"] != nil {
+		gw, rest := pooled["gateway"].result("gateway"), pooled["rest"].result("rest")
 		fmt.Printf("floor (REST p50/p99): %s / %s; gateway over the floor: p50 %+.2f ms, p99 %+.2f ms\n",
 			ms(rest.p50), ms(rest.p99), float64(gw.p50-rest.p50)/1e6, float64(gw.p99-rest.p99)/1e6)
+		if len(overP50) > 1 {
+			slices.Sort(overP50)
+			fmt.Printf("gateway p50 over the floor per round: median %+.2f ms (%+.2f to %+.2f)\n",
+				overP50[len(overP50)/2], overP50[0], overP50[len(overP50)-1])
+		}
 		fmt.Printf("overhead ratio (REST throughput / gateway throughput): %.3f\n", rest.rps/gw.rps)
 	}
 	return nil
@@ -142,18 +187,35 @@ func (r result) String() string {
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/1e6) }
 
-// measure signs every client in, runs them for the warm-up, then counts
-// for the duration. Errors are counted and the first one returned: a
-// screen that failed says nothing about latency.
-func measure(o options, name string, mk func() (screen, error)) (result, error) {
-	screens := make([]screen, o.clients)
-	for i := range screens {
-		s, err := mk()
-		if err != nil {
-			return result{}, fmt.Errorf("sign-in: %w", err)
-		}
-		screens[i] = s
-	}
+// sample is what one or more runs of a phase measured.
+type sample struct {
+	latencies []time.Duration
+	errs      int
+	elapsed   time.Duration
+	calls     int // upstream calls, from the sandbox's counters
+}
+
+func (s *sample) add(o *sample) {
+	s.latencies = append(s.latencies, o.latencies...)
+	s.errs += o.errs
+	s.elapsed += o.elapsed
+	s.calls += o.calls
+}
+
+func (s *sample) result(name string) result {
+	all := slices.Sorted(slices.Values(s.latencies))
+	pct := func(p float64) time.Duration { return all[min(len(all)-1, int(p*float64(len(all))))] }
+	// Screens in flight when a run stopped were counted by the sandbox but
+	// not here: at most one per client, a bias of under 0.1%.
+	return result{name: name, n: len(all), errs: s.errs, rps: float64(len(all)) / s.elapsed.Seconds(),
+		p50: pct(0.50), p95: pct(0.95), p99: pct(0.99), max: all[len(all)-1],
+		upstreamPerScreen: float64(s.calls) / float64(len(all))}
+}
+
+// measure runs the clients' screens for the warm-up, then counts for the
+// duration. Errors are counted and the first one returned: a screen that
+// failed says nothing about latency.
+func measure(o options, screens []screen) (*sample, error) {
 	var (
 		wg        sync.WaitGroup
 		mu        sync.Mutex
@@ -210,7 +272,7 @@ func measure(o options, name string, mk func() (screen, error)) (result, error) 
 	}
 	time.Sleep(o.warmup)
 	if err := resetStats(o.sandbox); err != nil {
-		return result{}, err
+		return nil, err
 	}
 	close(measuring)
 	t0 := time.Now()
@@ -220,21 +282,15 @@ func measure(o options, name string, mk func() (screen, error)) (result, error) 
 	elapsed := time.Since(t0)
 	calls, err := statsTotal(o.sandbox)
 	if err != nil {
-		return result{}, err
+		return nil, err
 	}
 	if firstErr != nil {
-		return result{}, fmt.Errorf("%d screens failed, first: %w", errCount, firstErr)
+		return nil, fmt.Errorf("%d screens failed, first: %w", errCount, firstErr)
 	}
 	if len(all) == 0 {
-		return result{}, errors.New("no screen completed")
+		return nil, errors.New("no screen completed")
 	}
-	slices.Sort(all)
-	pct := func(p float64) time.Duration { return all[min(len(all)-1, int(p*float64(len(all))))] }
-	// Screens in flight when the stop came were counted by the sandbox but
-	// not here: at most one per client, a bias of under 0.1%.
-	return result{name: name, n: len(all), errs: errCount, rps: float64(len(all)) / elapsed.Seconds(),
-		p50: pct(0.50), p95: pct(0.95), p99: pct(0.99), max: all[len(all)-1],
-		upstreamPerScreen: float64(calls) / float64(len(all))}, nil
+	return &sample{latencies: all, errs: errCount, elapsed: elapsed, calls: calls}, nil
 }
 
 // newGatewayScreen signs in to the gateway as the demo person and returns
