@@ -61,12 +61,14 @@ import (
 // The store is written at most twice per request, not once per call: each
 // answer updates the request's copy at once and joins its burst's pending
 // arrivals, and the call that ends the burst hands them to the request
-// (hold). The request's first burst is written as soon as it ends, beside
-// the rest of the request (converting, marshalling), so that a screen of
-// one level of calls (the dashboard) finds its write done when its answer
-// is ready; later bursts are held and written together when the request
-// ends, before its response completes, so the client's next request finds
-// every token this one received. A burst that goes on (many clients on one
+// (hold). The request's first burst is written as soon as it ends, by the
+// call that ended it, so a screen of one level of calls (the dashboard)
+// writes once and holds nothing; later bursts are held and written
+// together when the request ends, before its response completes, so the
+// client's next request finds every token this one received. (Writing the
+// first burst on a goroutine of its own, beside the rest of the request,
+// took ~0.3 ms off one client's screen but added ~4 ms to the p99 of 16:
+// docs/performance.md, "Issue 15, sixth pass".) A burst that goes on (many clients on one
 // session) and a request that goes on are written every flushAfter. A call
 // that recovered a refused token writes at once, for its siblings waiting
 // to retry. A websocket connection, which has no end to wait for, writes
@@ -231,9 +233,9 @@ type held struct {
 	mu       sync.Mutex
 	key      string
 	arrivals []func(*Session) error
-	// first is closed when the write of the request's first burst, which
-	// starts when the burst ends, is done; nil before the first burst ends.
-	first chan struct{}
+	// wrote is set once the request's first burst was written (by the
+	// call that ended it).
+	wrote bool
 	// timer releases the arrivals holdFor (flushAfter) after the first
 	// was held, for a request that goes on (a slow call of another
 	// upstream).
@@ -245,11 +247,11 @@ type held struct {
 }
 
 // hold takes the arrivals of the session of key that a burst of calls
-// handed over when it ended: the request's first burst is written at once
-// in the background; later ones are kept for one write at the end of the
-// request (release). Without a request to wait for (a websocket
-// connection, or a call that outlived its request), they are written
-// before hold returns.
+// handed over when it ended: the request's first burst is written at once,
+// by the call that ended it; later ones are kept for one write at the end
+// of the request (release). Without a request to wait for (a websocket
+// connection, or a call that outlived its request), they are written at
+// once too.
 func (st *state) hold(ctx context.Context, key string, arrivals []func(*Session) error) {
 	if len(arrivals) == 0 {
 		return
@@ -272,14 +274,10 @@ func (st *state) hold(ctx context.Context, key string, arrivals []func(*Session)
 		st.release(ctx, false)
 		h.mu.Lock()
 	}
-	if h.first == nil {
-		done := make(chan struct{})
-		h.first = done
+	if !h.wrote {
+		h.wrote = true
 		h.mu.Unlock()
-		go func() {
-			defer close(done)
-			st.flush(ctx, key, arrivals)
-		}()
+		st.flush(ctx, key, arrivals)
 		return
 	}
 	if len(h.arrivals) == 0 {
@@ -294,25 +292,22 @@ func (st *state) hold(ctx context.Context, key string, arrivals []func(*Session)
 	h.mu.Unlock()
 }
 
-// release writes what the request holds, in one compare-and-set, after
-// the first burst's write is done; last marks the end of the request.
-// Releases run one at a time, so the request's last one returns only
-// after every earlier write (the first burst's, the timer's) is done.
+// release writes what the request holds, in one compare-and-set; last
+// marks the end of the request. Releases run one at a time, so the
+// request's last one returns only after an earlier one (the timer's) is
+// written.
 func (st *state) release(ctx context.Context, last bool) {
 	h := &st.held
 	h.releasing.Lock()
 	defer h.releasing.Unlock()
 	h.mu.Lock()
-	key, arrivals, first := h.key, h.arrivals, h.first
+	key, arrivals := h.key, h.arrivals
 	h.arrivals = nil
 	if h.timer != nil {
 		h.timer.Stop()
 	}
 	h.ended = h.ended || last
 	h.mu.Unlock()
-	if first != nil {
-		<-first
-	}
 	st.flush(ctx, key, arrivals)
 }
 

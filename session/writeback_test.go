@@ -575,7 +575,7 @@ func TestARequestWritesTheStoreAtMostTwice(t *testing.T) {
 
 // A request of one level of overlapping calls (a screen whose reads all
 // start at once) writes the store once, and that write is done when the
-// request ends, although it started before.
+// request ends.
 func TestOneLevelOfCallsWritesOnceBeforeTheRequestEnds(t *testing.T) {
 	r := newWritebackRig(t)
 	cs := &countingStore{Store: r.store}
