@@ -174,6 +174,21 @@ func (r *writebackRig) stored(t *testing.T) *session.Session {
 	return s
 }
 
+// callsAtOnce makes n calls of the session at once, within the request
+// of ctx, and waits for them; what names them in a failure.
+func (r *writebackRig) callsAtOnce(ctx context.Context, t *testing.T, n int, what string) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			if _, err := r.client.Persons.Me(ctx); err != nil {
+				t.Errorf("%s: %v", what, err)
+			}
+		})
+	}
+	wg.Wait()
+}
+
 // waitFor polls cond; it only guards against a hang (a broken transport
 // that serialises calls never reaches cond), it measures nothing.
 func waitFor(t *testing.T, what string, cond func() bool) {
@@ -403,17 +418,7 @@ func TestRefusedSiblingsRecoverOnce(t *testing.T) {
 	r.burstOutOfOrder(t, 4) // stored: the oldest; candidates: 2 dead after the grace, 1 newest
 	r.bank.advance(r.bank.grace + time.Second)
 	_, refused0, _ := r.bank.counts()
-	r.request(t, func(ctx context.Context) {
-		var wg sync.WaitGroup
-		for range 3 {
-			wg.Go(func() {
-				if _, err := r.client.Persons.Me(ctx); err != nil {
-					t.Errorf("call after the grace: %v", err)
-				}
-			})
-		}
-		wg.Wait()
-	})
+	r.request(t, func(ctx context.Context) { r.callsAtOnce(ctx, t, 3, "call after the grace") })
 	// At most the 3 calls' own refusals and one pass over the 2 dead
 	// candidates: the siblings that wait start from the token found.
 	if _, refused, _ := r.bank.counts(); refused-refused0 > 3+2 {
@@ -536,15 +541,7 @@ func TestARequestWritesTheStoreAtMostTwice(t *testing.T) {
 		if _, err := r.client.Persons.Me(ctx); err != nil {
 			t.Fatalf("first level: %v", err)
 		}
-		var wg sync.WaitGroup
-		for range 2 {
-			wg.Go(func() {
-				if _, err := r.client.Persons.Me(ctx); err != nil {
-					t.Errorf("second level: %v", err)
-				}
-			})
-		}
-		wg.Wait()
+		r.callsAtOnce(ctx, t, 2, "second level")
 		if _, err := r.client.Persons.Me(ctx); err != nil {
 			t.Fatalf("third level: %v", err)
 		}
