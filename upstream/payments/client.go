@@ -20,7 +20,10 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/fingraph/fingraph/upstream/roundtrip"
 )
@@ -255,13 +258,39 @@ func call[T any](ctx context.Context, c *Client, kind KeyKind, method, path stri
 	return out, nil
 }
 
-// callList is call for routes that answer a JSON array.
+// callList is call for routes that answer a JSON array. The slice is made
+// with room for as many elements as the last list of T had (at most
+// maxListHint): the decoder appends into the room it finds, where an empty
+// slice grows by doubling, copying every element decoded so far each time
+// (~16 KB per README query for its orders).
 func callList[T any](ctx context.Context, c *Client, kind KeyKind, method, path string, body any) ([]T, error) {
-	out, err := call[[]T](ctx, c, kind, method, path, body)
+	req, err := c.NewRequest(ctx, kind, method, path, body)
 	if err != nil {
 		return nil, err
 	}
-	return *out, nil
+	hint := listHint[T]()
+	out := make([]T, 0, hint.Load())
+	if err := c.Do(req, &out); err != nil {
+		return nil, err
+	}
+	hint.Store(int32(min(len(out), maxListHint)))
+	return out, nil
+}
+
+// maxListHint bounds the room callList makes before a list is read: a
+// huge list once does not make every later one allocate as much.
+const maxListHint = 128
+
+// listHints holds, per element type, the length of the last list read.
+var listHints sync.Map // reflect.Type → *atomic.Int32
+
+func listHint[T any]() *atomic.Int32 {
+	t := reflect.TypeFor[T]()
+	if h, ok := listHints.Load(t); ok {
+		return h.(*atomic.Int32)
+	}
+	h, _ := listHints.LoadOrStore(t, new(atomic.Int32))
+	return h.(*atomic.Int32)
 }
 
 // BreakerState reports the circuit breaker's state ("closed", "half-open",

@@ -5,6 +5,8 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -270,5 +272,39 @@ func TestRefusalsNameWhoseKeyWasRefused(t *testing.T) {
 	ctx := payments.WithCustomerKey(payments.WithOwnedCustomerKey(context.Background(), "ck_old", o), "ck_new")
 	if _, err := newClient(t, srv.URL, demoKeys).Customers.Get(ctx, "me"); err == nil || o.refused.Load() != 0 {
 		t.Errorf("a replaced key's owner was told: %d, %v", o.refused.Load(), err)
+	}
+}
+
+// A list is read into a slice with room for as many elements as the last
+// list of its type had, so decoding does not grow it by doubling; the room
+// is bounded, so one huge list does not make every later one as large.
+func TestListsAreReadIntoRoomForTheLastLength(t *testing.T) {
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		parts := make([]string, n.Load())
+		for i := range parts {
+			parts[i] = fmt.Sprintf(`{"id":"c%d"}`, i)
+		}
+		_, _ = io.WriteString(w, "["+strings.Join(parts, ",")+"]")
+	}))
+	defer srv.Close()
+	c := newClient(t, srv.URL, demoKeys)
+	list := func(size int) []payments.Customer {
+		t.Helper()
+		n.Store(int32(size))
+		out, err := c.Customers.List(context.Background())
+		if err != nil || len(out) != size {
+			t.Fatalf("list of %d: %d, %v", size, len(out), err)
+		}
+		return out
+	}
+	list(40)
+	if got := cap(list(40)); got != 40 {
+		t.Errorf("a list of 40 after one of 40 has room for %d, want exactly 40 (no growth)", got)
+	}
+	list(500)
+	if got := cap(list(1)); got != 128 {
+		t.Errorf("a list of 1 after one of 500 has room for %d, want the bound, 128", got)
 	}
 }
