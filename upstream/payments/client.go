@@ -247,15 +247,20 @@ func (c *Client) Do(req *http.Request, v any) error {
 // call sends one request and decodes its answer into a new T: the body of
 // most service methods.
 func call[T any](ctx context.Context, c *Client, kind KeyKind, method, path string, body any) (*T, error) {
-	req, err := c.NewRequest(ctx, kind, method, path, body)
-	if err != nil {
-		return nil, err
-	}
 	out := new(T)
-	if err := c.Do(req, out); err != nil {
+	if err := send(ctx, c, kind, method, path, body, out); err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// send sends one request and decodes its answer into out.
+func send(ctx context.Context, c *Client, kind KeyKind, method, path string, body, out any) error {
+	req, err := c.NewRequest(ctx, kind, method, path, body)
+	if err != nil {
+		return err
+	}
+	return c.Do(req, out)
 }
 
 // callList is call for routes that answer a JSON array. The slice is made
@@ -264,13 +269,9 @@ func call[T any](ctx context.Context, c *Client, kind KeyKind, method, path stri
 // slice grows by doubling, copying every element decoded so far each time
 // (~16 KB per README query for its orders).
 func callList[T any](ctx context.Context, c *Client, kind KeyKind, method, path string, body any) ([]T, error) {
-	req, err := c.NewRequest(ctx, kind, method, path, body)
-	if err != nil {
-		return nil, err
-	}
 	hint := listHint[T]()
 	out := make([]T, 0, hint.Load())
-	if err := c.Do(req, &out); err != nil {
+	if err := send(ctx, c, kind, method, path, body, &out); err != nil {
 		return nil, err
 	}
 	hint.Store(int32(min(len(out), maxListHint)))
