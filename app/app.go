@@ -193,7 +193,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 	pay, err := payments.NewClient(cfg.PaymentsURL, payments.Keys{
 		Public: cfg.PaymentsPublic, Private: cfg.PaymentsPrivate, AccessToken: cfg.PaymentsAccess,
 	}, roundtrip.WithTimeout(cfg.PaymentsTimeout), roundtrip.WithLogger(logger.With("upstream", "payments")),
-		roundtrip.WithHTTPClient(&http.Client{Transport: upstream("payments", roundtrip.NewTransport())}))
+		roundtrip.WithTransport(upstream("payments", roundtrip.NewTransport())))
 	if err != nil {
 		return nil, fmt.Errorf("FINGRAPH_PAYMENTS_URL: %w", err)
 	}
@@ -201,8 +201,8 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 	// session.Transport writes the refreshed tokens of a session's
 	// (concurrent) calls back and retries a refused one with the session's
 	// candidate tokens, over the tuned transport.
-	bankHTTP := &http.Client{Transport: session.Transport(upstream("banking", roundtrip.NewTransport()))}
-	bank, err := banking.NewClient(cfg.BankingURL, banking.WithVersion(cfg.BankingVersion), roundtrip.WithHTTPClient(bankHTTP),
+	bankTransport := session.Transport(upstream("banking", roundtrip.NewTransport()))
+	bank, err := banking.NewClient(cfg.BankingURL, banking.WithVersion(cfg.BankingVersion), roundtrip.WithTransport(bankTransport),
 		roundtrip.WithTimeout(cfg.BankingTimeout), roundtrip.WithLogger(logger.With("upstream", "banking")))
 	if err != nil {
 		return nil, fmt.Errorf("FINGRAPH_BANKING_URL: %w", err)

@@ -120,10 +120,11 @@ func presentCause(ctx context.Context, logger *slog.Logger, gqlErr *gqlerror.Err
 
 // presentRejection maps an upstream's refusal, whichever upstream sent it:
 // 404, 403 and 401 keep their meaning, 429 is RATE_LIMITED, other 4xx are
-// UPSTREAM_REJECTED with extensions.upstream, 5xx UPSTREAM_UNAVAILABLE. A
-// refusal of the gateway's own configuration is INTERNAL and logged. A
-// refused session credential has already ended the session where the client
-// saw it (the session's token source or key owner); here it is only said.
+// UPSTREAM_REJECTED with extensions.upstream, 5xx and anything below 400
+// (a redirect) UPSTREAM_UNAVAILABLE. A refusal of the gateway's own
+// configuration is INTERNAL and logged. A refused session credential has
+// already ended the session where the client saw it (the session's token
+// source or key owner); here it is only said.
 // Messages are the upstream's, already scrubbed of the request's secrets.
 func presentRejection(ctx context.Context, logger *slog.Logger, gqlErr *gqlerror.Error, rj roundtrip.Rejection) {
 	ext := gqlErr.Extensions
@@ -135,6 +136,13 @@ func presentRejection(ctx context.Context, logger *slog.Logger, gqlErr *gqlerror
 		return
 	case rj.Status >= 500:
 		logger.WarnContext(ctx, rj.Service+" server error", "status", rj.Status, "code", rj.Code)
+		ext["code"] = string(gqlerr.UpstreamUnavailable)
+		gqlErr.Message = "the " + rj.Service + " service is unavailable; try again shortly"
+		return
+	case rj.Status < 400:
+		// A redirect (never followed: roundtrip.WithTransport) or another
+		// answer outside the specs: the upstream's fault, not the client's.
+		logger.WarnContext(ctx, rj.Service+" answered with neither success nor refusal", "status", rj.Status)
 		ext["code"] = string(gqlerr.UpstreamUnavailable)
 		gqlErr.Message = "the " + rj.Service + " service is unavailable; try again shortly"
 		return

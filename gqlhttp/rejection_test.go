@@ -52,6 +52,8 @@ func TestOnePresenterForBothUpstreams(t *testing.T) {
 		{"rate limited", roundtrip.Rejection{Service: "payments", Status: 429, Code: "slow_down"}, gqlerr.RateLimited, "the payments service refused the request", map[string]any{"service": "payments", "status": 429, "code": "slow_down"}, ""},
 		{"server error", roundtrip.Rejection{Service: "payments", Status: 503, Code: "injected_fault", Message: "fault injected"},
 			gqlerr.UpstreamUnavailable, "the payments service is unavailable; try again shortly", nil, "payments server error"},
+		{"redirect", roundtrip.Rejection{Service: "banking", Status: 307},
+			gqlerr.UpstreamUnavailable, "the banking service is unavailable; try again shortly", nil, "banking answered with neither success nor refusal"},
 		{"gateway misconfigured", roundtrip.Rejection{Service: "banking", Status: 400, Code: 21001, Misconfigured: "banking refuses the configured API version"},
 			gqlerr.Internal, "internal error", nil, "banking refuses the configured API version"},
 	} {

@@ -142,7 +142,7 @@ func newWritebackRig(t *testing.T) *writebackRig {
 	logs := &lockedBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	bank := newFakeBank("secret-bank-token-000")
-	client, err := banking.NewClient("http://bank.test", roundtrip.WithHTTPClient(&http.Client{Transport: session.Transport(bank)}),
+	client, err := banking.NewClient("http://bank.test", roundtrip.WithTransport(session.Transport(bank)),
 		roundtrip.WithRetries(0))
 	if err != nil {
 		t.Fatal(err)

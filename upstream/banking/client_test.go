@@ -31,7 +31,7 @@ func TestNewClientValidates(t *testing.T) {
 		{"no scheme", "127.0.0.1:9090", nil, false},
 		{"query", "http://h/banking?x=1", nil, false},
 		{"zero timeout", "http://h", []roundtrip.Option{roundtrip.WithTimeout(0)}, false},
-		{"nil http client", "http://h", []roundtrip.Option{roundtrip.WithHTTPClient(nil)}, false},
+		{"nil transport", "http://h", []roundtrip.Option{roundtrip.WithTransport(nil)}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := NewClient(tc.base, tc.opts...)

@@ -87,7 +87,7 @@ type Upstream struct {
 
 // settings are the shared knobs, set by Options.
 type settings struct {
-	http        *http.Client
+	transport   http.RoundTripper
 	timeout     time.Duration
 	retries     int
 	backoffBase time.Duration
@@ -106,15 +106,19 @@ type settings struct {
 // option that is out of range makes the client's constructor fail.
 type Option func(*settings) error
 
-// WithHTTPClient replaces the default HTTP client (one over NewTransport),
-// for example to add instrumentation. Its Timeout should be zero or longer
-// than WithTimeout, which already bounds every call.
-func WithHTTPClient(h *http.Client) Option {
+// WithTransport replaces the default transport (NewTransport), for example
+// to add instrumentation. Calls go to it directly, not through an
+// http.Client: an upstream's redirect is answered to the client as the
+// non-2xx answer it is (its Check's error), never followed, because
+// following it would send the call's credentials, Prepare's headers, to
+// wherever Location points. It also spares each call the client's copy of
+// its headers. WithTimeout bounds every call.
+func WithTransport(rt http.RoundTripper) Option {
 	return func(s *settings) error {
-		if h == nil {
-			return errors.New("nil http client")
+		if rt == nil {
+			return errors.New("nil transport")
 		}
-		s.http = h
+		s.transport = rt
 		return nil
 	}
 }
@@ -269,8 +273,8 @@ func New(up Upstream, client any, opts ...Option) (*Sender, error) {
 			return nil, fmt.Errorf("%s: %w", up.Name, err)
 		}
 	}
-	if s.cfg.http == nil {
-		s.cfg.http = &http.Client{Transport: NewTransport()}
+	if s.cfg.transport == nil {
+		s.cfg.transport = NewTransport()
 	}
 	logger := s.cfg.logger
 	s.breaker = gobreaker.NewCircuitBreaker[*http.Response](gobreaker.Settings{
@@ -383,7 +387,7 @@ func (s *Sender) attempt(ctx context.Context, orig *http.Request, body []byte, f
 		}
 	}
 	resp, err := s.breaker.Execute(func() (*http.Response, error) {
-		resp, err := s.cfg.http.Do(req)
+		resp, err := s.cfg.transport.RoundTrip(req)
 		if err != nil {
 			return nil, err
 		}
@@ -431,7 +435,7 @@ func (s *Sender) Stream(req *http.Request) (*http.Response, error) {
 	headers := time.AfterFunc(s.cfg.timeout, func() { expired.Store(true); cancel() })
 	req = req.WithContext(ctx)
 	resp, err := s.breaker.Execute(func() (*http.Response, error) {
-		resp, err := s.cfg.http.Do(req)
+		resp, err := s.cfg.transport.RoundTrip(req)
 		if err != nil && expired.Load() {
 			// Our deadline, not the caller giving up: a failure.
 			return nil, context.DeadlineExceeded

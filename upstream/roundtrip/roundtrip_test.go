@@ -396,7 +396,7 @@ func TestOptionsAreValidated(t *testing.T) {
 		{"backoff max below base", WithBackoff(time.Second, time.Millisecond), false},
 		{"breaker", WithBreaker(1, time.Second), true},
 		{"breaker never trips", WithBreaker(0, time.Second), false},
-		{"nil http client", WithHTTPClient(nil), false},
+		{"nil transport", WithTransport(nil), false},
 		{"nil logger", WithLogger(nil), false},
 		{"empty user agent", WithUserAgent(""), false},
 		{"client option", withVersion("v3"), true},
@@ -423,7 +423,7 @@ func TestOptionsAreValidated(t *testing.T) {
 func TestDefaultTransportIsTuned(t *testing.T) {
 	s, err := New(Upstream{Name: "test", Check: check}, nil)
 	require.NoError(t, err)
-	tr, ok := s.cfg.http.Transport.(*http.Transport)
+	tr, ok := s.cfg.transport.(*http.Transport)
 	require.True(t, ok)
 	assert.GreaterOrEqual(t, tr.MaxIdleConnsPerHost, 32, "Go's default of 2 forces new connections under load")
 	assert.NotZero(t, tr.TLSHandshakeTimeout)
@@ -443,4 +443,47 @@ func TestDecodeWritesRawBodiesToWriters(t *testing.T) {
 	err := s.Do(req, &v)
 	require.Error(t, err)
 	assert.False(t, IsUnavailable(err), "a garbled answer is a contract breach, not an outage")
+}
+
+// An upstream's redirect goes back to the caller as the answer it is; it is
+// never followed. Following it sent the call again, with the credentials
+// Prepare put on it (the banking token travels in a header of its own, which
+// Go's redirect policy does not strip), to wherever Location pointed.
+func TestARedirectIsAnsweredNotFollowed(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
+			var leaked atomic.Value
+			elsewhere := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+				leaked.Store(r.Header.Get("X-Access-Token") + r.Header.Get("Authorization"))
+			})
+			u := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+				http.Redirect(w, r, elsewhere.srv.URL+"/collect", http.StatusTemporaryRedirect)
+			})
+			s, err := New(Upstream{Name: "test", Check: check, Prepare: func(r *http.Request) error {
+				r.Header.Set("X-Access-Token", "tok_secret")
+				r.Header.Set("Authorization", "Bearer sk_secret")
+				return nil
+			}}, nil)
+			require.NoError(t, err)
+			req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, u.srv.URL+"/v1/thing", nil)
+			require.NoError(t, err)
+			if stream {
+				resp, err := s.Stream(req)
+				if resp != nil {
+					_ = resp.Body.Close()
+				}
+				var se *statusError
+				require.ErrorAs(t, err, &se)
+				assert.Equal(t, http.StatusTemporaryRedirect, se.status)
+			} else {
+				var se *statusError
+				require.ErrorAs(t, s.Do(req, &struct{}{}), &se)
+				assert.Equal(t, http.StatusTemporaryRedirect, se.status)
+			}
+			assert.Equal(t, int32(1), u.calls.Load())
+			assert.Zero(t, elsewhere.calls.Load(), "the redirect was followed")
+			assert.Nil(t, leaked.Load(), "credentials reached the redirect's target")
+			assert.Equal(t, "closed", s.BreakerState(), "a redirect says nothing about the upstream's health")
+		})
+	}
 }
