@@ -63,6 +63,7 @@ type Sim struct {
 	tokens       map[string]*tokenState // by jti
 	pruneAt      int                    // len(tokens) at which the next prune runs
 	prunes       int                    // prunes so far (tests count them)
+	superseded   jtiQueue               // superseded tokens, in the order their grace ends
 	chains       map[string]string      // chain id -> newest jti
 	challenges   map[string]*challenge  // by challenge id
 	active       map[string]string      // subject -> its one pending challenge id

@@ -1,6 +1,7 @@
 package bankingsim
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -41,5 +42,59 @@ func TestTokenPruningIsBoundedAndAmortised(t *testing.T) {
 	}
 	if maxKept >= 2*live+2 {
 		t.Fatalf("the map grew to %d tokens, want under %d", maxKept, 2*live+2)
+	}
+}
+
+// Superseded tokens are forgotten as their grace ends, by the issues that
+// follow, not by a scan of the map under the sandbox's lock: once the calls
+// are steady, no scan runs at all, and the map and the queue hold the
+// tokens of the last grace period.
+func TestSupersededTokensAreForgottenWithoutAScan(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	s := New(Options{Now: func() time.Time { return now }})
+	p := principal{kind: kindAPI, id: "key", corpID: "corp"}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	base := len(s.tokens) // the seed's
+	grace := int(DefaultTokenGrace / time.Millisecond)
+
+	// 16 clients, one call per millisecond between them, for a minute.
+	var prunesAfterGrace int
+	maxKept, maxQueued := 0, 0
+	for i := range 60000 {
+		if i == grace {
+			prunesAfterGrace = s.prunes
+		}
+		now = now.Add(time.Millisecond)
+		s.issueTokenLocked(p, fmt.Sprint("client-", i%16))
+		maxKept = max(maxKept, len(s.tokens)-base)
+		maxQueued = max(maxQueued, len(s.superseded.items)-s.superseded.head)
+	}
+	if got := s.prunes - prunesAfterGrace; got != 0 {
+		t.Errorf("%d scans of the map once the calls were steady, want none", got)
+	}
+	// The tokens of the last grace period, and each chain's newest.
+	if limit := grace + 16 + 1; maxKept > limit {
+		t.Errorf("the map held up to %d tokens, want at most %d", maxKept, limit)
+	}
+	if maxQueued > grace+1 {
+		t.Errorf("the queue held up to %d tokens, want at most %d", maxQueued, grace+1)
+	}
+	if cap(s.superseded.items) > 4*(grace+1) {
+		t.Errorf("the queue's slice has room for %d tokens, want it to hold about what it queues", cap(s.superseded.items))
+	}
+
+	// A token within its grace still works, one past it does not.
+	s.issueTokenLocked(p, "late")
+	old := s.chains["late"]
+	now = now.Add(time.Millisecond)
+	s.issueTokenLocked(p, "late")
+	if s.tokens[old] == nil {
+		t.Fatal("a token superseded a millisecond ago was forgotten")
+	}
+	now = now.Add(DefaultTokenGrace + time.Millisecond)
+	s.issueTokenLocked(p, "other")
+	if s.tokens[old] != nil {
+		t.Fatal("a token past its grace was kept")
 	}
 }
