@@ -98,3 +98,33 @@ func TestSupersededTokensAreForgottenWithoutAScan(t *testing.T) {
 		t.Fatal("a token past its grace was kept")
 	}
 }
+
+// BenchmarkTokenMapScan times one scan of the token map as 16 busy clients
+// leave it when it has doubled (~58k tokens, half of them past their
+// grace): the time every call waited behind the lock when the scans alone
+// forgot superseded tokens (docs/performance.md, "Issue 15, seventh pass").
+func BenchmarkTokenMapScan(b *testing.B) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	s := New(Options{Now: func() time.Time { return now }})
+	p := principal{kind: kindAPI, id: "key", corpID: "corp"}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fill := func() {
+		s.pruneAt = 1 << 30       // no scan while filling
+		s.superseded = jtiQueue{} // and nothing forgotten from the queue
+		for i := range 58000 {
+			if i == 29000 {
+				now = now.Add(DefaultTokenGrace + time.Second)
+			}
+			s.tokens[fmt.Sprint("fill-", i)] = &tokenState{chain: fmt.Sprint("client-", i%16), p: p,
+				expires: now.Add(DefaultTokenTTL), supersededAt: now}
+		}
+		now = now.Add(time.Second)
+	}
+	for b.Loop() {
+		b.StopTimer()
+		fill()
+		b.StartTimer()
+		s.pruneTokensLocked(now)
+	}
+}
