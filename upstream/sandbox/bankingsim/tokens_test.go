@@ -6,15 +6,22 @@ import (
 	"time"
 )
 
+// lockedSim is a sandbox on a clock the caller moves (*now), held locked
+// for the test, and an API client's principal to issue tokens for.
+func lockedSim(tb testing.TB) (s *Sim, now *time.Time, p principal) {
+	tb.Helper()
+	clock := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	s = New(Options{Now: func() time.Time { return clock }})
+	s.mu.Lock()
+	tb.Cleanup(s.mu.Unlock)
+	return s, &clock, principal{kind: kindAPI, id: "key", corpID: "corp"}
+}
+
 // Tokens nobody can use any more are forgotten, and the scans that find
 // them cost O(1) per issued token however many tokens are live: a scan
 // runs when the live tokens have doubled since the last one.
 func TestTokenPruningIsBoundedAndAmortised(t *testing.T) {
-	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	s := New(Options{Now: func() time.Time { return now }})
-	p := principal{kind: kindAPI, id: "key", corpID: "corp"}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s, now, p := lockedSim(t)
 	base := len(s.tokens) // the seed's
 	prunes0 := s.prunes
 
@@ -33,7 +40,7 @@ func TestTokenPruningIsBoundedAndAmortised(t *testing.T) {
 	// twice that (the 20,000 above die a minute in).
 	maxKept := 0
 	for range 60000 {
-		now = now.Add(time.Millisecond)
+		*now = (*now).Add(time.Millisecond)
 		s.issueTokenLocked(p, chain)
 		maxKept = max(maxKept, len(s.tokens)-base)
 	}
@@ -50,11 +57,7 @@ func TestTokenPruningIsBoundedAndAmortised(t *testing.T) {
 // are steady, no scan runs at all, and the map and the queue hold the
 // tokens of the last grace period.
 func TestSupersededTokensAreForgottenWithoutAScan(t *testing.T) {
-	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	s := New(Options{Now: func() time.Time { return now }})
-	p := principal{kind: kindAPI, id: "key", corpID: "corp"}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s, now, p := lockedSim(t)
 	base := len(s.tokens) // the seed's
 	grace := int(DefaultTokenGrace / time.Millisecond)
 
@@ -65,7 +68,7 @@ func TestSupersededTokensAreForgottenWithoutAScan(t *testing.T) {
 		if i == grace {
 			prunesAfterGrace = s.prunes
 		}
-		now = now.Add(time.Millisecond)
+		*now = (*now).Add(time.Millisecond)
 		s.issueTokenLocked(p, fmt.Sprint("client-", i%16))
 		maxKept = max(maxKept, len(s.tokens)-base)
 		maxQueued = max(maxQueued, len(s.superseded.items)-s.superseded.head)
@@ -87,12 +90,12 @@ func TestSupersededTokensAreForgottenWithoutAScan(t *testing.T) {
 	// A token within its grace still works, one past it does not.
 	s.issueTokenLocked(p, "late")
 	old := s.chains["late"]
-	now = now.Add(time.Millisecond)
+	*now = (*now).Add(time.Millisecond)
 	s.issueTokenLocked(p, "late")
 	if s.tokens[old] == nil {
 		t.Fatal("a token superseded a millisecond ago was forgotten")
 	}
-	now = now.Add(DefaultTokenGrace + time.Millisecond)
+	*now = (*now).Add(DefaultTokenGrace + time.Millisecond)
 	s.issueTokenLocked(p, "other")
 	if s.tokens[old] != nil {
 		t.Fatal("a token past its grace was kept")
@@ -104,27 +107,23 @@ func TestSupersededTokensAreForgottenWithoutAScan(t *testing.T) {
 // grace): the time every call waited behind the lock when the scans alone
 // forgot superseded tokens (docs/performance.md, "Issue 15, seventh pass").
 func BenchmarkTokenMapScan(b *testing.B) {
-	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	s := New(Options{Now: func() time.Time { return now }})
-	p := principal{kind: kindAPI, id: "key", corpID: "corp"}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s, now, p := lockedSim(b)
 	fill := func() {
 		s.pruneAt = 1 << 30       // no scan while filling
 		s.superseded = jtiQueue{} // and nothing forgotten from the queue
 		for i := range 58000 {
 			if i == 29000 {
-				now = now.Add(DefaultTokenGrace + time.Second)
+				*now = (*now).Add(DefaultTokenGrace + time.Second)
 			}
 			s.tokens[fmt.Sprint("fill-", i)] = &tokenState{chain: fmt.Sprint("client-", i%16), p: p,
-				expires: now.Add(DefaultTokenTTL), supersededAt: now}
+				expires: now.Add(DefaultTokenTTL), supersededAt: *now}
 		}
-		now = now.Add(time.Second)
+		*now = (*now).Add(time.Second)
 	}
 	for b.Loop() {
 		b.StopTimer()
 		fill()
 		b.StartTimer()
-		s.pruneTokensLocked(now)
+		s.pruneTokensLocked(*now)
 	}
 }
