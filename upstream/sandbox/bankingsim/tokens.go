@@ -113,9 +113,8 @@ const minPruneAt = 1024
 // waits behind a scan of the map under s.mu. (The scans alone, when the map
 // had doubled, held s.mu ~11 ms for ~58k tokens every ~10 s under 16 busy
 // clients, BenchmarkTokenMapScan: a stall of every call in flight, the
-// floor's p99.) A token met
-// here that is not yet dead stops the walk: a clock set back can only delay
-// forgetting, never hasten it.
+// floor's p99.) A token met here that is not yet dead stops the walk: a
+// clock set back can only delay forgetting, never hasten it.
 func (s *Sim) forgetSupersededLocked(now time.Time) {
 	for jti, ok := s.superseded.front(); ok; jti, ok = s.superseded.front() {
 		st := s.tokens[jti]
