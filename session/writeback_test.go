@@ -175,8 +175,9 @@ func (r *writebackRig) stored(t *testing.T) *session.Session {
 }
 
 // callsAtOnce makes n calls of the session at once, within the request
-// of ctx, and waits for them; what names them in a failure.
-func (r *writebackRig) callsAtOnce(ctx context.Context, t *testing.T, n int, what string) {
+// of ctx, runs meanwhile (when not nil) while they are under way, and
+// waits for them; what names them in a failure.
+func (r *writebackRig) callsAtOnce(ctx context.Context, t *testing.T, n int, what string, meanwhile func()) {
 	t.Helper()
 	var wg sync.WaitGroup
 	for range n {
@@ -186,7 +187,25 @@ func (r *writebackRig) callsAtOnce(ctx context.Context, t *testing.T, n int, wha
 			}
 		})
 	}
+	if meanwhile != nil {
+		meanwhile()
+	}
 	wg.Wait()
+}
+
+// gateAll holds the bank's answers until n calls are in flight at once,
+// runs then (when not nil), and lets them all go: meanwhile for
+// callsAtOnce.
+func (r *writebackRig) gateAll(t *testing.T, n int, then func()) (meanwhile func()) {
+	release := make(chan struct{})
+	r.bank.gate = func(string) { <-release }
+	return func() {
+		waitFor(t, "all calls in flight at once", func() bool { _, _, m := r.bank.counts(); return m == n })
+		if then != nil {
+			then()
+		}
+		close(release)
+	}
 }
 
 // waitFor polls cond; it only guards against a hang (a broken transport
@@ -205,29 +224,10 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func TestSessionCallsOverlap(t *testing.T) {
 	r := newWritebackRig(t)
 	const n = 6
-	release := make(chan struct{})
-	r.bank.gate = func(string) { <-release }
-	r.request(t, func(ctx context.Context) {
-		var wg sync.WaitGroup
-		errs := make(chan error, n)
-		for range n {
-			wg.Go(func() {
-				_, err := r.client.Persons.Me(ctx)
-				errs <- err
-			})
-		}
-		// All n calls of the one session reach the upstream before any
-		// answers: nothing holds a call back behind its siblings.
-		waitFor(t, "all calls in flight at once", func() bool { _, _, m := r.bank.counts(); return m == n })
-		close(release)
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			if err != nil {
-				t.Errorf("call: %v", err)
-			}
-		}
-	})
+	// All n calls of the one session reach the upstream before any
+	// answers: nothing holds a call back behind its siblings.
+	allInFlight := r.gateAll(t, n, nil)
+	r.request(t, func(ctx context.Context) { r.callsAtOnce(ctx, t, n, "call", allInFlight) })
 	if _, _, m := r.bank.counts(); m != n {
 		t.Fatalf("max in flight = %d, want %d", m, n)
 	}
@@ -349,27 +349,15 @@ func TestRefusalNoCandidateFixesGoesBackUnchanged(t *testing.T) {
 
 func TestSignOutDuringABurst(t *testing.T) {
 	r := newWritebackRig(t)
-	release := make(chan struct{})
-	r.bank.gate = func(string) { <-release }
-	r.request(t, func(ctx context.Context) {
-		var wg sync.WaitGroup
-		for range 3 {
-			wg.Go(func() {
-				if _, err := r.client.Persons.Me(ctx); err != nil {
-					t.Errorf("call: %v", err)
-				}
-			})
-		}
-		waitFor(t, "the burst in flight", func() bool { _, _, m := r.bank.counts(); return m == 3 })
-		// Another request signs the session out while its calls run.
+	// Another request signs the session out while the burst's calls run.
+	signOut := r.gateAll(t, 3, func() {
 		r.request(t, func(ctx context.Context) {
 			if ended, err := session.End(ctx); !ended || err != nil {
 				t.Errorf("End = %v, %v", ended, err)
 			}
 		})
-		close(release)
-		wg.Wait()
 	})
+	r.request(t, func(ctx context.Context) { r.callsAtOnce(ctx, t, 3, "call", signOut) })
 	// The write-backs of the answers did not bring the session back.
 	if _, err := r.store.Get(context.Background(), r.token); !errors.Is(err, session.ErrNotFound) {
 		t.Fatalf("session after sign-out: %v", err)
@@ -418,7 +406,7 @@ func TestRefusedSiblingsRecoverOnce(t *testing.T) {
 	r.burstOutOfOrder(t, 4) // stored: the oldest; candidates: 2 dead after the grace, 1 newest
 	r.bank.advance(r.bank.grace + time.Second)
 	_, refused0, _ := r.bank.counts()
-	r.request(t, func(ctx context.Context) { r.callsAtOnce(ctx, t, 3, "call after the grace") })
+	r.request(t, func(ctx context.Context) { r.callsAtOnce(ctx, t, 3, "call after the grace", nil) })
 	// At most the 3 calls' own refusals and one pass over the 2 dead
 	// candidates: the siblings that wait start from the token found.
 	if _, refused, _ := r.bank.counts(); refused-refused0 > 3+2 {
@@ -541,7 +529,7 @@ func TestARequestWritesTheStoreAtMostTwice(t *testing.T) {
 		if _, err := r.client.Persons.Me(ctx); err != nil {
 			t.Fatalf("first level: %v", err)
 		}
-		r.callsAtOnce(ctx, t, 2, "second level")
+		r.callsAtOnce(ctx, t, 2, "second level", nil)
 		if _, err := r.client.Persons.Me(ctx); err != nil {
 			t.Fatalf("third level: %v", err)
 		}
@@ -578,21 +566,8 @@ func TestOneLevelOfCallsWritesOnceBeforeTheRequestEnds(t *testing.T) {
 	cs := &countingStore{Store: r.store}
 	r.h = session.NewHandler(cs, slog.New(slog.NewJSONHandler(r.logs, nil)))
 	const n = 4
-	release := make(chan struct{})
-	r.bank.gate = func(string) { <-release }
-	r.request(t, func(ctx context.Context) {
-		var wg sync.WaitGroup
-		for range n {
-			wg.Go(func() {
-				if _, err := r.client.Persons.Me(ctx); err != nil {
-					t.Errorf("call: %v", err)
-				}
-			})
-		}
-		waitFor(t, "all calls in flight at once", func() bool { _, _, m := r.bank.counts(); return m == n })
-		close(release)
-		wg.Wait()
-	})
+	allInFlight := r.gateAll(t, n, nil)
+	r.request(t, func(ctx context.Context) { r.callsAtOnce(ctx, t, n, "call", allInFlight) })
 	if got := cs.count(); got != 1 {
 		t.Fatalf("one level of %d calls wrote the store %d times, want 1", n, got)
 	}
