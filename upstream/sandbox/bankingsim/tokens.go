@@ -40,6 +40,12 @@ type tokenState struct {
 	supersededAt time.Time // zero while newest
 }
 
+// pastGrace reports whether the token was superseded more than grace
+// before now.
+func (st *tokenState) pastGrace(now time.Time, grace time.Duration) bool {
+	return !st.supersededAt.IsZero() && now.After(st.supersededAt.Add(grace))
+}
+
 type ctxKey int
 
 const (
@@ -117,11 +123,10 @@ const minPruneAt = 1024
 // clock set back can only delay forgetting, never hasten it.
 func (s *Sim) forgetSupersededLocked(now time.Time) {
 	for jti, ok := s.superseded.front(); ok; jti, ok = s.superseded.front() {
-		st := s.tokens[jti]
-		if st != nil && !now.After(st.supersededAt.Add(s.opts.TokenGrace)) {
-			return
-		}
-		if st != nil {
+		if st := s.tokens[jti]; st != nil {
+			if !st.pastGrace(now, s.opts.TokenGrace) {
+				return
+			}
 			delete(s.tokens, jti) // superseded, so never its chain's newest
 		}
 		s.superseded.pop()
@@ -164,9 +169,7 @@ func (q *jtiQueue) pop() {
 func (s *Sim) pruneTokensLocked(now time.Time) {
 	s.prunes++
 	for jti, st := range s.tokens {
-		dead := now.After(st.expires) ||
-			(!st.supersededAt.IsZero() && now.After(st.supersededAt.Add(s.opts.TokenGrace)))
-		if dead {
+		if now.After(st.expires) || st.pastGrace(now, s.opts.TokenGrace) {
 			delete(s.tokens, jti)
 			if s.chains[st.chain] == jti {
 				delete(s.chains, st.chain)
@@ -203,7 +206,7 @@ func (s *Sim) authenticate(next http.Handler) http.Handler {
 			msg = "access token is invalid"
 		case now.After(st.expires):
 			msg = "access token is expired"
-		case !st.supersededAt.IsZero() && now.After(st.supersededAt.Add(s.opts.TokenGrace)):
+		case st.pastGrace(now, s.opts.TokenGrace):
 			msg = "access token was superseded"
 		case !s.principalActiveLocked(st.p):
 			msg = "access token is no longer valid"
