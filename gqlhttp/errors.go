@@ -134,15 +134,14 @@ func presentRejection(ctx context.Context, logger *slog.Logger, gqlErr *gqlerror
 		ext["code"] = string(gqlerr.Internal)
 		gqlErr.Message = "internal error"
 		return
-	case rj.Status >= 500:
-		logger.WarnContext(ctx, rj.Service+" server error", "status", rj.Status, "code", rj.Code)
-		ext["code"] = string(gqlerr.UpstreamUnavailable)
-		gqlErr.Message = "the " + rj.Service + " service is unavailable; try again shortly"
-		return
-	case rj.Status < 400:
-		// A redirect (never followed: roundtrip.WithTransport) or another
-		// answer outside the specs: the upstream's fault, not the client's.
-		logger.WarnContext(ctx, rj.Service+" answered with neither success nor refusal", "status", rj.Status)
+	case rj.Status >= 500, rj.Status < 400:
+		// Below 400: a redirect (never followed: roundtrip.WithTransport)
+		// or another answer outside the specs, the upstream's fault too.
+		if rj.Status >= 500 {
+			logger.WarnContext(ctx, rj.Service+" server error", "status", rj.Status, "code", rj.Code)
+		} else {
+			logger.WarnContext(ctx, rj.Service+" answered with neither success nor refusal", "status", rj.Status)
+		}
 		ext["code"] = string(gqlerr.UpstreamUnavailable)
 		gqlErr.Message = "the " + rj.Service + " service is unavailable; try again shortly"
 		return
