@@ -468,18 +468,16 @@ func TestARedirectIsAnsweredNotFollowed(t *testing.T) {
 			req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, u.srv.URL+"/v1/thing", nil)
 			require.NoError(t, err)
 			if stream {
-				resp, err := s.Stream(req)
-				if resp != nil {
+				var resp *http.Response
+				if resp, err = s.Stream(req); resp != nil {
 					_ = resp.Body.Close()
 				}
-				var se *statusError
-				require.ErrorAs(t, err, &se)
-				assert.Equal(t, http.StatusTemporaryRedirect, se.status)
 			} else {
-				var se *statusError
-				require.ErrorAs(t, s.Do(req, &struct{}{}), &se)
-				assert.Equal(t, http.StatusTemporaryRedirect, se.status)
+				err = s.Do(req, &struct{}{})
 			}
+			var se *statusError
+			require.ErrorAs(t, err, &se)
+			assert.Equal(t, http.StatusTemporaryRedirect, se.status)
 			assert.Equal(t, int32(1), u.calls.Load())
 			assert.Zero(t, elsewhere.calls.Load(), "the redirect was followed")
 			assert.Nil(t, leaked.Load(), "credentials reached the redirect's target")
