@@ -46,8 +46,11 @@ func BenchmarkGatewayCost(b *testing.B) {
 	}
 	b.Cleanup(func() { _ = a.Shutdown() })
 	h := a.server.Handler
-	// The collector as `go run .` sets it (Run → tuneRuntime).
+	// The collector as `go run .` sets it (Run → tuneRuntime). Reading the
+	// percent turns the collector off, so it is put back first: tuneRuntime
+	// keeps a GOGC the environment set by reading it from the runtime.
 	prevPercent, prevLimit := debug.SetGCPercent(-1), debug.SetMemoryLimit(-1)
+	debug.SetGCPercent(prevPercent)
 	tuneRuntime(os.Getenv, slog.New(slog.DiscardHandler))
 	b.Cleanup(func() { debug.SetGCPercent(prevPercent); debug.SetMemoryLimit(prevLimit) })
 
