@@ -41,8 +41,8 @@ import (
 //
 // The cache serves only while the watch is in place: before Run, or after
 // the watch stops, every read goes to the bucket as before. Entries are
-// dropped when their session expires (checked on read, and swept as the
-// map grows).
+// dropped when their session expires: checked on read, and a few at each
+// put (sweepPerPut), so no put ever scans the map under the lock.
 type cache struct {
 	startMu sync.Mutex // serialises starting the watch
 
@@ -52,7 +52,6 @@ type cache struct {
 	entries map[string]cached
 	loads   map[string]*load
 	ended   map[*endedFn]struct{}
-	sweepAt int
 	// limit bounds the entries; past it, arbitrary entries are dropped
 	// (they are read from the bucket again when needed).
 	limit int
@@ -72,8 +71,15 @@ type load struct {
 
 type endedFn struct{ fn func(key string) }
 
-// minSweep is the map size below which expired entries are not swept.
-const minSweep = 1024
+// sweepPerPut is how many entries each put examines for expiry. They are
+// taken where Go's map iteration starts, a random place, so every put
+// forgets expired sessions in proportion to their share of the map: with
+// at most one new entry per put, expired entries settle below a
+// 1/sweepPerPut share of it, and a put costs the same at 1,000 entries as
+// at 100,000. (A scan of the whole map once it had doubled, as before,
+// held the lock for one O(n) walk over ~0.5 KB entries, during which every
+// session read of the replica waited.)
+const sweepPerPut = 4
 
 // cacheLimit bounds a replica's cached sessions (~0.5 KB each).
 const cacheLimit = 100_000
@@ -83,7 +89,6 @@ func (c *cache) init(now func() time.Time) {
 	c.entries = map[string]cached{}
 	c.loads = map[string]*load{}
 	c.ended = map[*endedFn]struct{}{}
-	c.sweepAt = minSweep
 	c.limit = cacheLimit
 }
 
@@ -160,14 +165,14 @@ func (c *cache) putLocked(key string, sess *Session, rev uint64) {
 		return
 	}
 	c.entries[key] = cached{sess: *sess, rev: rev}
-	if len(c.entries) >= c.sweepAt {
-		now := c.now()
-		for k, e := range c.entries {
-			if !now.Before(e.sess.ExpiresAt) {
-				delete(c.entries, k)
-			}
+	now, n := c.now(), 0
+	for k, e := range c.entries {
+		if n++; n > sweepPerPut {
+			break
 		}
-		c.sweepAt = max(minSweep, 2*len(c.entries))
+		if !now.Before(e.sess.ExpiresAt) {
+			delete(c.entries, k)
+		}
 	}
 	for k := range c.entries {
 		if len(c.entries) <= c.limit {
@@ -218,7 +223,6 @@ func (c *cache) stopped() {
 	c.live = false
 	clear(c.entries)
 	clear(c.loads)
-	c.sweepAt = minSweep
 }
 
 // Run puts the watch on the bucket that keeps the session cache current

@@ -284,6 +284,47 @@ func TestTheCacheIsBounded(t *testing.T) {
 	}
 }
 
+// Expired sessions leave the cache a few at each put, never in one walk of
+// the whole map under its lock: no put drops more than SweepPerPut of them,
+// and once as many new sessions have been put as had expired, few of the
+// expired are left.
+func TestExpiredSessionsLeaveTheCacheAFewAtEachPut(t *testing.T) {
+	a, _, _, _ := twoStores(t)
+	var mu sync.Mutex
+	clock := time.Now()
+	session.SetNow(a, func() time.Time { mu.Lock(); defer mu.Unlock(); return clock })
+	ctx := context.Background()
+	create := func() {
+		t.Helper()
+		if _, err := a.Create(ctx, &session.Session{Kind: session.APIClient}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const n = 1100
+	for range n {
+		create()
+	}
+	if got := session.CacheLen(a); got != n {
+		t.Fatalf("%d sessions cached before any expired, want %d", got, n)
+	}
+	mu.Lock()
+	clock = clock.Add(2 * time.Hour) // past every session's ExpiresAt (the TTL is an hour)
+	mu.Unlock()
+	prev := n
+	for i := range n {
+		create()
+		got := session.CacheLen(a)
+		if got < prev+1-session.SweepPerPut {
+			t.Fatalf("put %d took the cache from %d to %d sessions: more than %d expired ones dropped at once",
+				i, prev, got, session.SweepPerPut)
+		}
+		prev = got
+	}
+	if expired := prev - n; expired > n/4 {
+		t.Fatalf("%d of %d expired sessions still cached after %d puts", expired, n, n)
+	}
+}
+
 // One replica's concurrent updates of one session (the calls of one
 // request ending their bursts together) queue instead of racing: each
 // compare-and-set starts from the revision the one before it wrote, so none

@@ -19,3 +19,15 @@ func CacheLen(s *JetStreamStore) int {
 // SetHoldFor changes how long a request holds its token arrivals before
 // writing them, for tests.
 func SetHoldFor(h *Handler, d time.Duration) { h.holdFor = d }
+
+// SweepPerPut is how many cached entries a put examines for expiry.
+const SweepPerPut = sweepPerPut
+
+// SetNow replaces the store's clock, for tests. Call it before the store
+// is used concurrently.
+func SetNow(s *JetStreamStore, now func() time.Time) {
+	s.cache.mu.Lock()
+	defer s.cache.mu.Unlock()
+	s.now = now
+	s.cache.now = now
+}
