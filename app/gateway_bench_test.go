@@ -83,9 +83,18 @@ func BenchmarkGatewayCost(b *testing.B) {
 		canned.calls.Store(0)
 		writes0 := sessionWrites(b, a)
 		b.ReportAllocs()
+		created := []runtimemetrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+		runtimemetrics.Read(created)
+		created0 := created[0].Value.Uint64()
 		cpu0 := processCPU()
 		run()
 		b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+		// Goroutines started per request, by the process (the sandbox's
+		// are not counted: its answers are canned): gqlgen's per list
+		// element and per concurrent field, the loaders' and the HTTP
+		// server's.
+		runtimemetrics.Read(created)
+		b.ReportMetric(float64(created[0].Value.Uint64()-created0)/float64(b.N), "goroutines/op")
 		b.ReportMetric(float64(canned.calls.Load())/float64(b.N), "upstream-calls/op")
 		// Writes to the sessions bucket (the banking token write-back): each
 		// is a JetStream compare-and-set and a file write.
