@@ -162,11 +162,22 @@ func run(o options) error {
 		if len(overP50) > 1 {
 			slices.Sort(overP50)
 			fmt.Printf("gateway p50 over the floor per round: median %+.2f ms (%+.2f to %+.2f)\n",
-				overP50[len(overP50)/2], overP50[0], overP50[len(overP50)-1])
+				median(overP50), overP50[0], overP50[len(overP50)-1])
 		}
 		fmt.Printf("overhead ratio (REST throughput / gateway throughput): %.3f\n", rest.rps/gw.rps)
 	}
 	return nil
+}
+
+// median is the middle of sorted values, or the mean of the two middle
+// ones when there is an even number of them. (Until issue 15's eighth pass
+// an even number of rounds printed the upper of the two.)
+func median(sorted []float64) float64 {
+	n := len(sorted)
+	if n%2 == 1 {
+		return sorted[n/2]
+	}
+	return (sorted[n/2-1] + sorted[n/2]) / 2
 }
 
 // screen fetches the dashboard once.
