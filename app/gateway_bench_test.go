@@ -81,30 +81,32 @@ func BenchmarkGatewayCost(b *testing.B) {
 	// measure runs a case's requests and reports what they cost the process.
 	measure := func(b *testing.B, run func()) {
 		canned.calls.Store(0)
+		canned.bytes.Store(0)
 		writes0 := sessionWrites(b, a)
 		b.ReportAllocs()
-		created := []runtimemetrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
-		runtimemetrics.Read(created)
-		created0 := created[0].Value.Uint64()
+		// The runtime's count of goroutines started, and the stack a new
+		// one starts with (the runtime's average of the stacks it last
+		// scanned): gqlgen's goroutine per list element grows from it
+		// (docs/performance.md, "Issue 15, fifth pass").
+		rt := []runtimemetrics.Sample{{Name: "/sched/goroutines-created:goroutines"}, {Name: "/gc/stack/starting-size:bytes"}}
+		runtimemetrics.Read(rt)
+		created0 := rt[0].Value.Uint64()
 		cpu0 := processCPU()
 		run()
 		b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+		runtimemetrics.Read(rt)
 		// Goroutines started per request, by the process (the sandbox's
 		// are not counted: its answers are canned): gqlgen's per list
 		// element and per concurrent field, the loaders' and the HTTP
 		// server's.
-		runtimemetrics.Read(created)
-		b.ReportMetric(float64(created[0].Value.Uint64()-created0)/float64(b.N), "goroutines/op")
+		b.ReportMetric(float64(rt[0].Value.Uint64()-created0)/float64(b.N), "goroutines/op")
+		b.ReportMetric(float64(rt[1].Value.Uint64()), "stack-start-B")
 		b.ReportMetric(float64(canned.calls.Load())/float64(b.N), "upstream-calls/op")
+		// The upstream JSON the request decodes (answer bodies).
+		b.ReportMetric(float64(canned.bytes.Load())/float64(b.N), "upstream-B/op")
 		// Writes to the sessions bucket (the banking token write-back): each
 		// is a JetStream compare-and-set and a file write.
 		b.ReportMetric(float64(sessionWrites(b, a)-writes0)/float64(b.N), "session-writes/op")
-		// The stack a new goroutine starts with (the runtime's average of
-		// the stacks it last scanned): gqlgen's goroutine per list element
-		// grows from it (docs/performance.md, "Issue 15, fifth pass").
-		stack := []runtimemetrics.Sample{{Name: "/gc/stack/starting-size:bytes"}}
-		runtimemetrics.Read(stack)
-		b.ReportMetric(float64(stack[0].Value.Uint64()), "stack-start-B")
 		if m := canned.misses.Load(); m > 0 {
 			b.Fatalf("%d upstream calls were not recorded", m)
 		}
@@ -211,6 +213,7 @@ type cannedTransport struct {
 	inner  http.RoundTripper
 	replay atomic.Bool
 	calls  atomic.Int64
+	bytes  atomic.Int64 // answer bodies served in replay
 	misses atomic.Int64
 
 	mu       sync.RWMutex
@@ -246,6 +249,7 @@ func (c *cannedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			c.misses.Add(1)
 			return nil, errors.New("canned: not recorded: " + req.Method + " " + req.URL.Path)
 		}
+		c.bytes.Add(int64(len(r.body)))
 		return &http.Response{StatusCode: r.status, Header: r.header.Clone(), Body: io.NopCloser(bytes.NewReader(r.body)),
 			ContentLength: r.length, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Request: req}, nil
 	}
