@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,10 +17,17 @@ import (
 // a refusal is the upstream's typed error; 5xx answers count against the
 // breaker like any call; a slow answer is cut at the call's deadline.
 func TestStreamSendsOnceAndLeavesTheBodyOpen(t *testing.T) {
-	var got []string
+	// Each connection's requests are served on a goroutine of its own: the
+	// one of the slow call below outlives its client's call.
+	var (
+		mu  sync.Mutex
+		got []string
+	)
 	u := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
 		got = append(got, string(b))
+		mu.Unlock()
 		switch r.URL.Path {
 		case "/ok":
 			_, _ = io.WriteString(w, strings.Repeat("x", 1<<16))
@@ -43,7 +51,9 @@ func TestStreamSendsOnceAndLeavesTheBodyOpen(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, resp.Body.Close())
 	assert.Len(t, b, 1<<16)
+	mu.Lock()
 	assert.Equal(t, []string{"streamed"}, got)
+	mu.Unlock()
 
 	req, _ = http.NewRequest(http.MethodPost, u.srv.URL+"/refused", strings.NewReader("a"))
 	_, err = s.Stream(req)
