@@ -78,10 +78,10 @@ func startCorporationReads(ctx context.Context, l *loaders.Loaders, id string) (
 		case "settings":
 			thunks = append(thunks, l.StartSettings(ctx, id))
 		case "persons":
-			// The listing's first page at once (the loader's batch reads
-			// it through the same memo), the rest by the loader.
-			personsPage()
-			thunks = appendThunk(thunks, l.CorporationPersons.Load(ctx, id))
+			// The listing at once, from its first page, which
+			// cardholders read too.
+			pageStarted = true
+			thunks = append(thunks, l.StartPersons(ctx, id))
 		case "wallets", "wallet":
 			thunks = append(thunks, l.StartWallets(ctx, id))
 		case "walletRequisites":

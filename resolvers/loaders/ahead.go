@@ -6,25 +6,21 @@ import (
 )
 
 // ahead is a per-key read memoised for the operation: behind a
-// per-corporation loader, so that it can begin before the loader's batch
-// window closes, and behind the reads of persons past the first page of
-// the listing (personsPage.beyond), so that two batches read one once. For
-// the first use: a resolver that knows a key will be loaded (the current
-// corporation's id, known from the session) starts the read at once, and
-// the loader's batch for that key, when its window closes, waits for the
-// same read instead of making a second call. Like the loader's own cache it
-// lives for one operation; clearing a key of the loader would not clear its
-// read here (nothing clears these loaders' keys).
+// per-corporation loader whose key Loader.Begin may read at once (the
+// current corporation's), so that a batch the loader opens for the same key
+// at the same moment waits for that read instead of making a second call,
+// and behind the reads of persons past the first page of the listing
+// (personsPage.beyond), so that two batches read one once. Like the
+// loader's own cache it lives for one operation; clearing a key of the
+// loader would not clear its read here (nothing clears these loaders' keys).
 type ahead[V any] struct {
-	get func(context.Context, string) (V, error)
-	// workers run the reads start begins (nil: a goroutine each).
-	workers *Workers
-	mu      sync.Mutex
-	reads   map[string]*memo[V]
+	get   func(context.Context, string) (V, error)
+	mu    sync.Mutex
+	reads map[string]*memo[V]
 }
 
-func newAhead[V any](get func(context.Context, string) (V, error), workers *Workers) *ahead[V] {
-	return &ahead[V]{get: get, workers: workers}
+func newAhead[V any](get func(context.Context, string) (V, error)) *ahead[V] {
+	return &ahead[V]{get: get}
 }
 
 // read reads key once per operation, however many callers ask.
@@ -42,11 +38,31 @@ func (a *ahead[V]) read(ctx context.Context, key string) (V, error) {
 	return m.do(func() (V, error) { return a.get(ctx, key) })
 }
 
-// start begins reading key now and queues the loader's load of it (the
-// loader's batch then answers from this read); it returns a function that
-// waits until the load is done.
-func (a *ahead[V]) start(ctx context.Context, l *Loader[string, V], key string) (wait func()) {
-	a.workers.Go(func() { _, _ = a.read(ctx, key) })
-	thunk := l.Load(ctx, key)
+// The current corporation's reads, begun before its resolvers ask: the
+// session knows the corporation's id before the upstream has answered for
+// it (resolvers.startCorporationReads). Each runs its loader's batch for
+// the id at once (Loader.Begin) and returns a function that waits until
+// the read is done.
+
+// StartSettings begins reading corporation id's settings
+// (CorporationSettings).
+func (ls *Loaders) StartSettings(ctx context.Context, id string) (wait func()) {
+	return waitOf(ls.CorporationSettings.Begin(ctx, ls.workers, id))
+}
+
+// StartWallets begins reading corporation id's wallet listing
+// (CorporationWallets).
+func (ls *Loaders) StartWallets(ctx context.Context, id string) (wait func()) {
+	return waitOf(ls.CorporationWallets.Begin(ctx, ls.workers, id))
+}
+
+// StartPersons begins reading corporation id's persons
+// (CorporationPersons): the person listing's first page, which the Person
+// loader shares, then its other pages.
+func (ls *Loaders) StartPersons(ctx context.Context, id string) (wait func()) {
+	return waitOf(ls.CorporationPersons.Begin(ctx, ls.workers, id))
+}
+
+func waitOf[V any](thunk func() (V, error)) func() {
 	return func() { _, _ = thunk() }
 }

@@ -2,6 +2,7 @@ package loaders
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -9,15 +10,15 @@ import (
 	"github.com/graph-gophers/dataloader/v7"
 )
 
-// TestAheadReadStartsBeforeTheWindowCloses: start reads the key at once,
+// TestBeginReadsBeforeTheWindowCloses: Begin reads the key at once,
 // although the loader's window (an hour here) has not closed, so a
 // screen's known key costs no batch window.
-func TestAheadReadStartsBeforeTheWindowCloses(t *testing.T) {
+func TestBeginReadsBeforeTheWindowCloses(t *testing.T) {
 	entered := make(chan string, 1)
-	a := newAhead(func(_ context.Context, id string) (string, error) { entered <- id; return "v-" + id, nil }, nil)
+	a := newAhead(func(_ context.Context, id string) (string, error) { entered <- id; return "v-" + id, nil })
 	l := new(Loader[string, string])
 	l.init(perKey(a.read), time.Hour)
-	_ = a.start(t.Context(), l, "c1") // its wait would take the hour: not called
+	_ = l.Begin(t.Context(), nil, "c1")
 	select {
 	case id := <-entered:
 		if id != "c1" {
@@ -28,36 +29,86 @@ func TestAheadReadStartsBeforeTheWindowCloses(t *testing.T) {
 	}
 }
 
-// TestAheadReadAnswersTheLoaderOnce: the early read and the loader's batch
-// for the same key make one upstream call, and every load of the key gets
-// its answer.
-func TestAheadReadAnswersTheLoaderOnce(t *testing.T) {
+// TestBeginAnswersTheLoaderOnce: the begun read answers every later load of
+// its key, with one upstream call, and other keys still go through the
+// loader's batch.
+func TestBeginAnswersTheLoaderOnce(t *testing.T) {
 	var calls atomic.Int32
 	release := make(chan struct{})
 	a := newAhead(func(_ context.Context, id string) (string, error) {
 		calls.Add(1)
 		<-release
 		return "v-" + id, nil
-	}, nil)
+	})
 	l := new(Loader[string, string])
 	l.init(perKey(a.read), time.Millisecond)
-	wait := a.start(t.Context(), l, "c1")
+	begun := l.Begin(t.Context(), nil, "c1")
 	later := l.Load(t.Context(), "c1")
 	other := l.Load(t.Context(), "c2")
 	close(release)
-	wait()
-	for _, th := range []dataloader.Thunk[string]{later, other} {
-		if _, err := th(); err != nil {
+	for key, th := range map[string]dataloader.Thunk[string]{"c1": begun, "c1 again": later, "c2": other} {
+		v, err := th()
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	if v, _ := later(); v != "v-c1" {
-		t.Fatalf("load of c1 = %q", v)
-	}
-	if v, _ := other(); v != "v-c2" {
-		t.Fatalf("load of c2 = %q", v)
+		if want := "v-" + key[:2]; v != want {
+			t.Fatalf("load of %s = %q, want %q", key, v, want)
+		}
 	}
 	if n := calls.Load(); n != 2 {
-		t.Fatalf("%d upstream calls for 2 keys, one of them read ahead; want 2", n)
+		t.Fatalf("%d upstream calls for 2 keys, one of them begun; want 2", n)
+	}
+}
+
+// TestBeginOpensNoBatch: a begun key's loads are answered without a batch
+// of the loader's (a window and two goroutines each), and a key that a load
+// already asked for keeps the load's batch: Begin does not read it again.
+func TestBeginOpensNoBatch(t *testing.T) {
+	var batches, keys atomic.Int32
+	counting := func(_ context.Context, ks []string) []*dataloader.Result[string] {
+		batches.Add(1)
+		keys.Add(int32(len(ks)))
+		out := make([]*dataloader.Result[string], len(ks))
+		for i, k := range ks {
+			out[i] = &dataloader.Result[string]{Data: "v-" + k}
+		}
+		return out
+	}
+	l := new(Loader[string, string])
+	l.init(counting, 10*time.Millisecond)
+	if v, err := l.Begin(t.Context(), nil, "c1")(); err != nil || v != "v-c1" {
+		t.Fatalf("begun read = %q, %v", v, err)
+	}
+	if v, err := l.Load(t.Context(), "c1")(); err != nil || v != "v-c1" {
+		t.Fatalf("load after Begin = %q, %v", v, err)
+	}
+	if b, k := batches.Load(), keys.Load(); b != 1 || k != 1 {
+		t.Fatalf("%d batches for %d keys, want Begin's one batch of one key", b, k)
+	}
+
+	batches.Store(0)
+	keys.Store(0)
+	l = new(Loader[string, string])
+	l.init(counting, 10*time.Millisecond)
+	queued := l.Load(t.Context(), "c2")
+	begun := l.Begin(t.Context(), nil, "c2") // the load's thunk: waiting on it waits for the load's batch
+	for _, th := range []dataloader.Thunk[string]{queued, begun} {
+		if v, err := th(); err != nil || v != "v-c2" {
+			t.Fatalf("c2 = %q, %v", v, err)
+		}
+	}
+	if b, k := batches.Load(), keys.Load(); b != 1 || k != 1 {
+		t.Fatalf("%d batches for %d keys, want the load's one batch of one key", b, k)
+	}
+}
+
+// TestBeginReportsABatchThatAnswersNothing: a batch that returns no result
+// for the key (or panics, on a worker that recovers) gives the loads an
+// error, never a zero value that looks like an answer.
+func TestBeginReportsABatchThatAnswersNothing(t *testing.T) {
+	l := new(Loader[string, string])
+	l.init(func(context.Context, []string) []*dataloader.Result[string] { return nil }, time.Hour)
+	if _, err := l.Begin(t.Context(), nil, "c1")(); !errors.Is(err, errShortBatch) {
+		t.Fatalf("err = %v, want errShortBatch", err)
 	}
 }

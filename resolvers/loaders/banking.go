@@ -77,7 +77,7 @@ func newPersonsPage(b *banking.Client) *personsPage {
 			return nil, nil // a missing person is null, not an error
 		}
 		return p, err
-	}, nil)} // beyond only reads (read), it starts nothing
+	})}
 }
 
 // get reads the first page: the upstream's largest, unsorted.
@@ -103,8 +103,8 @@ func (f *personsPage) byID(ctx context.Context) (map[string]*banking.Person, *ba
 	return index, list, nil
 }
 
-func (l *Banking) init(b *banking.Client, wait time.Duration, workers *Workers, personsFirst *personsPage) {
-	l.settings = newAhead(b.Corporations.Settings, workers)
+func (l *Banking) init(b *banking.Client, wait time.Duration, personsFirst *personsPage) {
+	l.settings = newAhead(b.Corporations.Settings)
 	l.CorporationSettings.init(perKey(l.settings.read), wait)
 	l.CorporationAPIKeys.init(perKey(b.APIKeys.List), wait)
 	l.me = &memo[*banking.Person]{}
@@ -115,15 +115,6 @@ func (l *Banking) init(b *banking.Client, wait time.Duration, workers *Workers, 
 	l.bankingCl = b
 	l.Corporation.init(l.corporationBatch, wait)
 	l.CorporationPersons.init(l.corporationPersonsBatch, wait)
-}
-
-// StartSettings begins reading corporation id's settings now, without
-// waiting for the CorporationSettings loader's batch window, and queues that
-// loader's load of id, which this read then answers (one call). For the
-// current corporation, whose id the session knows before the upstream has
-// answered for it. wait returns when the load is done.
-func (l *Banking) StartSettings(ctx context.Context, id string) (wait func()) {
-	return l.settings.start(ctx, &l.CorporationSettings, id)
 }
 
 // Me reads GET /persons/me once per request, however many fields ask.

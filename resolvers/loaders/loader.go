@@ -17,6 +17,7 @@ import (
 type Loader[K comparable, V any] struct {
 	once  sync.Once
 	l     *dataloader.Loader[K, V]
+	cache *dataloader.InMemoryCache[K, V] // the loader's, for Begin
 	batch dataloader.BatchFunc[K, V]
 	wait  time.Duration
 }
@@ -28,9 +29,49 @@ func (z *Loader[K, V]) init(batch dataloader.BatchFunc[K, V], wait time.Duration
 
 func (z *Loader[K, V]) loader() *dataloader.Loader[K, V] {
 	z.once.Do(func() {
-		z.l = dataloader.NewBatchedLoader(z.batch, dataloader.WithWait[K, V](z.wait), dataloader.WithInputCapacity[K, V](inputCapacity))
+		z.cache = dataloader.NewCache[K, V]()
+		z.l = dataloader.NewBatchedLoader(z.batch, dataloader.WithWait[K, V](z.wait), dataloader.WithInputCapacity[K, V](inputCapacity),
+			dataloader.WithCache[K, V](z.cache))
 	})
 	return z.l
+}
+
+// Begin runs the loader's batch for key alone, now, on one of w's workers,
+// and caches a thunk of its answer for key, so that the operation's Loads of
+// key wait for that read. For a key known before any resolver asks for it
+// (the current corporation's id, from the session): its read starts at
+// once, and no batch is opened for it. An opened batch costs a window and
+// two goroutines (the batch's and its timer's), six per dashboard when its
+// three early reads were loads (docs/performance.md, "Issue 15, ninth
+// pass"). A key already cached keeps its thunk, which Begin returns.
+//
+// A Load of key that runs at the same moment as Begin may still open a
+// batch for it; the batch functions of the loaders Begin is used with read
+// through the operation's per-key memos (ahead), so that costs no second
+// upstream call.
+func (z *Loader[K, V]) Begin(ctx context.Context, w *Workers, key K) dataloader.Thunk[V] {
+	z.loader()
+	if th, ok := z.cache.Get(ctx, key); ok {
+		return th
+	}
+	done := make(chan struct{})
+	var res *dataloader.Result[V]
+	w.Go(func() {
+		defer close(done)
+		if out := z.batch(ctx, []K{key}); len(out) == 1 {
+			res = out[0]
+		}
+	})
+	thunk := func() (V, error) {
+		<-done
+		if res == nil {
+			var zero V
+			return zero, errShortBatch
+		}
+		return res.Data, res.Error
+	}
+	z.cache.Set(ctx, key, thunk)
+	return thunk
 }
 
 // Load is dataloader.Loader.Load.

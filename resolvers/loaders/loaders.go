@@ -106,9 +106,9 @@ func New(p *payments.Client, b *banking.Client, opts ...Option) *Loaders {
 	ls.Customer.init(customerBatch(p, l), o.wait)
 	ls.Orders.init(ordersBatch(p, l), o.wait)
 	ls.PendingActionByEvent.init(pendingActionBatch(p), o.wait)
-	ls.Banking.init(b, o.wait, o.workers, personsFirst)
+	ls.Banking.init(b, o.wait, personsFirst)
 	ls.CardLoaders.init(b, o.wait, personsFirst)
-	ls.Money.init(b, o.wait, o.workers)
+	ls.Money.init(b, o.wait)
 	return ls
 }
 

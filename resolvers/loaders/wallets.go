@@ -27,20 +27,12 @@ type Money struct {
 	wallets *ahead[[]*banking.Wallet]
 }
 
-func (m *Money) init(b *banking.Client, wait time.Duration, workers *Workers) {
-	m.wallets = newAhead(b.Wallets.List, workers)
+func (m *Money) init(b *banking.Client, wait time.Duration) {
+	m.wallets = newAhead(b.Wallets.List)
 	m.CorporationWallets.init(perCorporation(m.wallets.read), wait)
 	m.CorporationRequisites.init(perCorporation(b.Requisites.List), wait)
 	m.CorporationInvoices.init(perCorporation(b.Invoices.List), wait)
 	m.CorporationLimits.init(perCorporation(b.Limits.List), wait)
-}
-
-// StartWallets begins reading corporation id's wallet listing now, without
-// waiting for the CorporationWallets loader's batch window, and queues that
-// loader's load of id, which this read then answers (one call): see
-// Banking.StartSettings. wait returns when the load is done.
-func (m *Money) StartWallets(ctx context.Context, id string) (wait func()) {
-	return m.wallets.start(ctx, &m.CorporationWallets, id)
 }
 
 // CorporationWallet finds one wallet of a corporation in the corporation's
