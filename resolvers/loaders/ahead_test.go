@@ -3,6 +3,7 @@ package loaders
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -110,5 +111,16 @@ func TestBeginReportsABatchThatAnswersNothing(t *testing.T) {
 	l.init(func(context.Context, []string) []*dataloader.Result[string] { return nil }, time.Hour)
 	if _, err := l.Begin(t.Context(), nil, "c1")(); !errors.Is(err, errShortBatch) {
 		t.Fatalf("err = %v, want errShortBatch", err)
+	}
+
+	w, err := NewWorkers(slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w.Close(context.Background()) })
+	l = new(Loader[string, string])
+	l.init(func(context.Context, []string) []*dataloader.Result[string] { panic("upstream data") }, time.Hour)
+	if _, err := l.Begin(t.Context(), w, "c1")(); !errors.Is(err, errShortBatch) {
+		t.Fatalf("after a panic, err = %v, want errShortBatch", err)
 	}
 }
