@@ -211,6 +211,7 @@ func (r *orderFailedResolver) OrderID(ctx context.Context, obj *model.OrderFaile
 
 // Customers is the resolver for the customers field.
 func (r *queryResolver) Customers(ctx context.Context) ([]*model.Customer, error) {
+	startCustomersOrders(ctx, r.now())
 	list, err := r.Payments.Customers.List(ctx)
 	if err != nil {
 		return nil, err

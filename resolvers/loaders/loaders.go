@@ -323,6 +323,13 @@ func (ls *Loaders) OrdersIn(ctx context.Context, start, end time.Time) ([]paymen
 	return ls.listings.ordersFor(s, e).do(func() ([]payments.Order, error) { return ls.payments.Orders.List(ctx, start, end) })
 }
 
+// StartOrders begins reading the listing OrdersIn reads for [start, end]
+// on a worker, now, for a resolver that knows the window before the fields
+// that read it ask (resolvers.startCustomersOrders).
+func (ls *Loaders) StartOrders(ctx context.Context, start, end time.Time) {
+	ls.workers.Go(func() { _, _ = ls.OrdersIn(ctx, start, end) })
+}
+
 // OrdersOf answers the orders of several customers at once (see batchNow):
 // Customer.orders, a batch resolver, asks for all the customers of a list in
 // one call. errs[i] is keys[i]'s error.
