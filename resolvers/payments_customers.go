@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -175,13 +176,18 @@ var customerTypes = []string{"Customer", "Node"}
 // the README query waits for one upstream round trip instead of two. An
 // argument the field would refuse starts nothing; the field reports it.
 // When the customer listing fails or is empty, the order listing was read
-// for nothing (one upstream call, as with startCorporationReads).
+// for nothing (one upstream call, as with startCorporationReads). At most
+// maxEarlyOrderWindows distinct windows start here, all at once; aliases
+// with more windows are read by the batch resolver, a bounded number at a
+// time, as before.
 func startCustomersOrders(ctx context.Context, now time.Time) {
 	if graphql.GetFieldContext(ctx) == nil {
 		return
 	}
 	vars := graphql.GetOperationContext(ctx).Variables
 	l := loaders.For(ctx)
+	var started [maxEarlyOrderWindows][2]time.Time
+	n := 0
 	for _, f := range graphql.CollectFieldsCtx(ctx, customerTypes) {
 		if f.Name != "orders" {
 			continue
@@ -192,11 +198,23 @@ func startCustomersOrders(ctx context.Context, now time.Time) {
 		if !ok1 || !ok2 {
 			continue
 		}
-		if s, e, err := orderWindow(now, start, end); err == nil {
-			l.StartOrders(ctx, s, e) // the same window twice is one read (OrdersIn's memo)
+		s, e, err := orderWindow(now, start, end)
+		if err != nil || slices.Contains(started[:n], [2]time.Time{s, e}) {
+			continue
 		}
+		if n == len(started) {
+			return
+		}
+		started[n] = [2]time.Time{s, e}
+		n++
+		l.StartOrders(ctx, s, e)
 	}
 }
+
+// maxEarlyOrderWindows bounds the order listings one customer list starts
+// before its customers are read: a screen shows one date range, or two to
+// compare.
+const maxEarlyOrderWindows = 2
 
 // dateArg reads an optional Date argument as gqlgen would: nil when absent
 // or null, false when it is not a date.
