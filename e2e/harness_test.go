@@ -65,6 +65,16 @@ func startGateway(t testing.TB, extraArgs ...string) *testGateway {
 	return startGatewayWith(t, nil, extraArgs...)
 }
 
+// sandboxBehind is a configure for startGatewayWith that puts wrap in front
+// of the sandbox, after the contract validator: for tests that watch, gate
+// or hold the gateway's upstream calls.
+func sandboxBehind(wrap func(http.Handler) http.Handler) func(*app.Config) {
+	return func(c *app.Config) {
+		validate := c.SandboxMiddleware
+		c.SandboxMiddleware = func(next http.Handler) http.Handler { return wrap(validate(next)) }
+	}
+}
+
 // startGatewayWith is startGateway with configure, when not nil, applied to
 // the parsed configuration before the gateway starts: for tests that need
 // what no flag sets, such as a tracer provider or a wrapper around the

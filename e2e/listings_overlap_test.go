@@ -5,8 +5,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/fingraph/fingraph/app"
 )
 
 // listingsGate sits in front of the sandbox and holds the customer
@@ -70,10 +68,7 @@ func (g *listingsGate) seen() (before int, waited bool) {
 func TestREADMEQueryReadsItsTwoListingsAtOnce(t *testing.T) {
 	t.Parallel()
 	gate := newListingsGate(1, 10*time.Second) // the guard only ends a deadlock
-	g := startGatewayWith(t, func(c *app.Config) {
-		validate := c.SandboxMiddleware
-		c.SandboxMiddleware = func(next http.Handler) http.Handler { return gate.wrap(validate(next)) }
-	})
+	g := startGatewayWith(t, sandboxBehind(gate.wrap))
 	g = g.as(g.signInAPI(t))
 	g.resetStats(t)
 	var d customersData
@@ -126,10 +121,7 @@ func TestCustomersStartFewOrderWindowsEarly(t *testing.T) {
 	// Three windows would reach the gate at once without the bound; with
 	// it, the customer listing waits out the guard with two.
 	gate := newListingsGate(3, 3*time.Second)
-	g := startGatewayWith(t, func(c *app.Config) {
-		validate := c.SandboxMiddleware
-		c.SandboxMiddleware = func(next http.Handler) http.Handler { return gate.wrap(validate(next)) }
-	})
+	g := startGatewayWith(t, sandboxBehind(gate.wrap))
 	g = g.as(g.signInAPI(t))
 	g.resetStats(t)
 	r := g.query(t, `{ customers { id

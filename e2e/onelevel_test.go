@@ -10,8 +10,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/fingraph/fingraph/app"
 )
 
 // levelGate sits in front of the sandbox and, once armed, holds every
@@ -104,10 +102,7 @@ var dashboardCalls = map[string]int{
 func TestDashboardBankingCallsAreOneLevel(t *testing.T) {
 	t.Parallel()
 	gate := &levelGate{want: 5, guard: 5 * time.Second}
-	g := startGatewayWith(t, func(c *app.Config) {
-		validate := c.SandboxMiddleware
-		c.SandboxMiddleware = func(next http.Handler) http.Handler { return gate.wrap(validate(next)) }
-	})
+	g := startGatewayWith(t, sandboxBehind(gate.wrap))
 	dashboard, err := os.ReadFile("../bench/floor/dashboard.graphql")
 	if err != nil {
 		t.Fatal(err)

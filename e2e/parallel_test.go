@@ -8,8 +8,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/fingraph/fingraph/app"
 )
 
 // overlapWatch sits in front of the sandbox and watches the banking calls
@@ -100,10 +98,7 @@ func TestSessionBankingCallsOverlapAndSurviveTheGrace(t *testing.T) {
 	t.Parallel()
 	const grace = 300 * time.Millisecond
 	watch := newOverlapWatch()
-	g := startGatewayWith(t, func(c *app.Config) {
-		validate := c.SandboxMiddleware
-		c.SandboxMiddleware = func(next http.Handler) http.Handler { return watch.wrap(validate(next)) }
-	}, "-sandbox-token-grace", grace.String())
+	g := startGatewayWith(t, sandboxBehind(watch.wrap), "-sandbox-token-grace", grace.String())
 	// Latency keeps each call in flight long enough that overlapping
 	// calls are seen overlapping.
 	g.sandbox(t, http.MethodPost, "/_sandbox/faults", map[string]any{"route": "*", "latency_ms": 20}, nil)

@@ -9,8 +9,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/fingraph/fingraph/app"
 )
 
 // heldEventReads counts the upstream's event reads (GET /payments/v?/events/{id})
@@ -42,10 +40,7 @@ func (h *heldEventReads) release() { h.once.Do(func() { close(h.gate) }) }
 // Once released, every event is enriched and its lag is on /metrics.
 func TestEnricherWorkersSettingBoundsUpstreamReads(t *testing.T) {
 	held := &heldEventReads{gate: make(chan struct{})}
-	g := startGatewayWith(t, func(c *app.Config) {
-		validate := c.SandboxMiddleware
-		c.SandboxMiddleware = func(next http.Handler) http.Handler { return held.wrap(validate(next)) }
-	}, "-enricher-workers", "3", "-enricher-busy-workers", "3")
+	g := startGatewayWith(t, sandboxBehind(held.wrap), "-enricher-workers", "3", "-enricher-busy-workers", "3")
 	t.Cleanup(held.release) // before shutdown, which waits for the reads in hand
 	// waitUntil polls cond; the deadline only ends a broken run.
 	waitUntil := func(what string, cond func() bool) {
