@@ -2,77 +2,31 @@ package e2e
 
 import (
 	"net/http"
-	"sync"
+	"strings"
 	"testing"
 	"time"
 )
 
-// listingsGate sits in front of the sandbox and holds the customer
-// listing's answer until want order listings have been asked for, or until
-// its guard passes. A gateway that reads the two in turn asks for the order
-// listing only after the customer listing has answered, so the customer
-// listing then waits out the guard.
-type listingsGate struct {
-	want  int
-	guard time.Duration
-
-	mu      sync.Mutex
-	orders  int           // order listings asked for so far
-	arrived chan struct{} // closed when orders reaches want
-	before  int           // order listings asked for before the customer listing was released
-	waited  bool          // the customer listing waited out the guard
-}
-
-func newListingsGate(want int, guard time.Duration) *listingsGate {
-	return &listingsGate{want: want, guard: guard, arrived: make(chan struct{})}
-}
-
-func (g *listingsGate) wrap(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet {
-			switch r.URL.Path {
-			case "/payments/v1/order":
-				g.mu.Lock()
-				g.orders++
-				if g.orders == g.want {
-					close(g.arrived)
-				}
-				g.mu.Unlock()
-			case "/payments/v1/customer":
-				waited := false
-				select {
-				case <-g.arrived:
-				case <-time.After(g.guard):
-					waited = true
-				}
-				g.mu.Lock()
-				g.before, g.waited = g.orders, waited
-				g.mu.Unlock()
-			}
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-func (g *listingsGate) seen() (before int, waited bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.before, g.waited
-}
+// paymentsCall is any call to the payments upstream: the README query's
+// are its customer listing and its order listing.
+func paymentsCall(r *http.Request) bool { return strings.HasPrefix(r.URL.Path, "/payments/") }
 
 // TestREADMEQueryReadsItsTwoListingsAtOnce: the README query's order
 // listing does not depend on the customers (it is one listing by date,
 // grouped by customer), so the gateway asks for it while the customer
 // listing is still unanswered: the query waits for one upstream round trip,
-// not two, and still makes exactly two calls.
+// not two, and still makes exactly two calls. The gate answers neither
+// listing until both are in flight; read in turn, they never are.
 func TestREADMEQueryReadsItsTwoListingsAtOnce(t *testing.T) {
 	t.Parallel()
-	gate := newListingsGate(1, 10*time.Second) // the guard only ends a deadlock
+	gate := &levelGate{want: 2, guard: 3 * time.Second, holds: paymentsCall} // guard: under the upstream timeout
 	g := startGatewayWith(t, sandboxBehind(gate.wrap))
 	g = g.as(g.signInAPI(t))
 	g.resetStats(t)
+	gate.arm()
 	var d customersData
 	g.query(t, readmeQuery, nil).decode(t, &d)
+	arrived, routes, timedOut := gate.result()
 	withOrders := 0
 	for _, c := range d.Customers {
 		if len(c.Orders) > 0 {
@@ -82,8 +36,8 @@ func TestREADMEQueryReadsItsTwoListingsAtOnce(t *testing.T) {
 	if len(d.Customers) == 0 || withOrders == 0 {
 		t.Fatalf("%d customers, %d with orders: the seeded sandbox has both", len(d.Customers), withOrders)
 	}
-	if before, waited := gate.seen(); waited || before != 1 {
-		t.Fatalf("order listings asked for while the customer listing was unanswered: %d (guard passed: %v), want 1", before, waited)
+	if timedOut || arrived != 2 {
+		t.Fatalf("payments calls in flight at once: %d %v (gate gave up: %v), want the two listings", arrived, routes, timedOut)
 	}
 	if s := g.stats(t); s.Total != 2 {
 		t.Fatalf("upstream calls = %+v, want 2", s.Routes)
@@ -113,17 +67,20 @@ func TestCustomersOrdersWithABadWindowReadNoOrders(t *testing.T) {
 }
 
 // TestCustomersStartFewOrderWindowsEarly: the order listings a customer list
-// starts before its customers are read are bounded (two windows); a query
-// that aliases more windows gets the rest from the batch resolver, a bounded
-// number at a time, once the customers are known.
+// starts before its customers are read are bounded (two windows, the
+// resolvers' maxEarlyOrderWindows); a query that aliases more windows gets
+// the rest from the batch resolver, a bounded number at a time, once the
+// customers are known.
 func TestCustomersStartFewOrderWindowsEarly(t *testing.T) {
 	t.Parallel()
-	// Three windows would reach the gate at once without the bound; with
-	// it, the customer listing waits out the guard with two.
-	gate := newListingsGate(3, 3*time.Second)
+	// Without the bound the customer listing and all three order listings
+	// would be in flight at once; with it, three are, and the gate gives
+	// up waiting for a fourth.
+	gate := &levelGate{want: 4, guard: 3 * time.Second, holds: paymentsCall}
 	g := startGatewayWith(t, sandboxBehind(gate.wrap))
 	g = g.as(g.signInAPI(t))
 	g.resetStats(t)
+	gate.arm()
 	r := g.query(t, `{ customers { id
 		a: orders(start: "2026-01-01", end: "2026-01-31") { id }
 		b: orders(start: "2026-02-01", end: "2026-02-28") { id }
@@ -131,13 +88,10 @@ func TestCustomersStartFewOrderWindowsEarly(t *testing.T) {
 	if len(r.Errors) > 0 {
 		t.Fatalf("errors: %+v", r.Errors)
 	}
-	if before, _ := gate.seen(); before != maxEarlyOrderWindows {
-		t.Fatalf("%d order listings started before the customers were read, want %d", before, maxEarlyOrderWindows)
+	if arrived, routes, _ := gate.result(); arrived != 1+2 {
+		t.Fatalf("payments calls in flight before the customers were read: %d %v, want the customer listing and 2 order listings", arrived, routes)
 	}
 	if s := g.stats(t); s.Routes["GET /payments/v1/order"] != 3 || s.Total != 4 {
 		t.Fatalf("upstream calls = %+v, want the customer listing and 3 order listings", s.Routes)
 	}
 }
-
-// maxEarlyOrderWindows is resolvers.maxEarlyOrderWindows.
-const maxEarlyOrderWindows = 2

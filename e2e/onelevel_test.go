@@ -12,10 +12,10 @@ import (
 	"time"
 )
 
-// levelGate sits in front of the sandbox and, once armed, holds every
-// banking call that carries an access token until want of them have
-// arrived: the held calls are answered only when all want are in flight at
-// once. A screen whose calls form one level passes through; a screen with a
+// levelGate sits in front of the sandbox and, once armed, holds every call
+// it holds (holds; by default the banking calls that carry an access token)
+// until want of them have arrived: the held calls are answered only when
+// all want are in flight at once. A screen whose calls form one level passes through; a screen with a
 // call that waits for another's answer never reaches want, and the gate
 // gives up after guard, records it, and lets the calls go so that the test
 // fails rather than hangs. guard is a deadlock guard, not a time limit on
@@ -23,6 +23,7 @@ import (
 type levelGate struct {
 	want  int
 	guard time.Duration
+	holds func(*http.Request) bool // nil: bankingWithToken
 
 	mu       sync.Mutex
 	armed    bool
@@ -50,7 +51,11 @@ func (g *levelGate) result() (arrived int, routes []string, timedOut bool) {
 func (g *levelGate) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		g.mu.Lock()
-		if !g.armed || !strings.HasPrefix(r.URL.Path, "/banking/") || r.Header.Get("x-access-token") == "" {
+		holds := g.holds
+		if holds == nil {
+			holds = bankingWithToken
+		}
+		if !g.armed || !holds(r) {
 			g.mu.Unlock()
 			next.ServeHTTP(w, r)
 			return
@@ -78,6 +83,11 @@ func (g *levelGate) wrap(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// bankingWithToken is a banking call made with a session's access token.
+func bankingWithToken(r *http.Request) bool {
+	return strings.HasPrefix(r.URL.Path, "/banking/") && r.Header.Get("x-access-token") != ""
 }
 
 // The corporation dashboard's banking calls, as the sandbox's stats name
