@@ -76,14 +76,14 @@ func startCorporationReads(ctx context.Context, l *loaders.Loaders, id string) (
 	for _, f := range graphql.CollectFieldsCtx(ctx, corporationTypes) {
 		switch f.Name {
 		case "settings":
-			thunks = append(thunks, l.StartSettings(ctx, id))
+			thunks = appendThunk(thunks, l.StartSettings(ctx, id))
 		case "persons":
 			// The listing at once, from its first page, which
 			// cardholders read too.
 			pageStarted = true
-			thunks = append(thunks, l.StartPersons(ctx, id))
+			thunks = appendThunk(thunks, l.StartPersons(ctx, id))
 		case "wallets", "wallet":
-			thunks = append(thunks, l.StartWallets(ctx, id))
+			thunks = appendThunk(thunks, l.StartWallets(ctx, id))
 		case "walletRequisites":
 			thunks = appendThunk(thunks, l.CorporationRequisites.Load(ctx, id))
 		case "invoices":

@@ -3,6 +3,10 @@ package loaders
 import (
 	"context"
 	"sync"
+
+	"github.com/graph-gophers/dataloader/v7"
+
+	"github.com/fingraph/fingraph/upstream/banking"
 )
 
 // ahead is a per-key read memoised for the operation: behind a
@@ -41,28 +45,24 @@ func (a *ahead[V]) read(ctx context.Context, key string) (V, error) {
 // The current corporation's reads, begun before its resolvers ask: the
 // session knows the corporation's id before the upstream has answered for
 // it (resolvers.startCorporationReads). Each runs its loader's batch for
-// the id at once (Loader.Begin) and returns a function that waits until
-// the read is done.
+// the id at once (Loader.Begin) and returns the thunk of its answer, the
+// one the loader's later loads of the id get.
 
 // StartSettings begins reading corporation id's settings
 // (CorporationSettings).
-func (ls *Loaders) StartSettings(ctx context.Context, id string) (wait func()) {
-	return waitOf(ls.CorporationSettings.Begin(ctx, ls.workers, id))
+func (ls *Loaders) StartSettings(ctx context.Context, id string) dataloader.Thunk[*banking.CorporationSettings] {
+	return ls.CorporationSettings.Begin(ctx, ls.workers, id)
 }
 
 // StartWallets begins reading corporation id's wallet listing
 // (CorporationWallets).
-func (ls *Loaders) StartWallets(ctx context.Context, id string) (wait func()) {
-	return waitOf(ls.CorporationWallets.Begin(ctx, ls.workers, id))
+func (ls *Loaders) StartWallets(ctx context.Context, id string) dataloader.Thunk[[]*banking.Wallet] {
+	return ls.CorporationWallets.Begin(ctx, ls.workers, id)
 }
 
 // StartPersons begins reading corporation id's persons
 // (CorporationPersons): the person listing's first page, which the Person
 // loader shares, then its other pages.
-func (ls *Loaders) StartPersons(ctx context.Context, id string) (wait func()) {
-	return waitOf(ls.CorporationPersons.Begin(ctx, ls.workers, id))
-}
-
-func waitOf[V any](thunk func() (V, error)) func() {
-	return func() { _, _ = thunk() }
+func (ls *Loaders) StartPersons(ctx context.Context, id string) dataloader.Thunk[[]*banking.Person] {
+	return ls.CorporationPersons.Begin(ctx, ls.workers, id)
 }
