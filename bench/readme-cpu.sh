@@ -17,12 +17,9 @@
 #                             request (strace -c, Debian package strace); it
 #                             slows the gateway, so its CPU figure then does
 #                             not count.
-set -euo pipefail
-bin=${1:?usage: readme-cpu.sh FINGRAPH_BINARY [PORT]}
-port=${2:-18911}
-sbport=$((port + 1))
-dir=$(mktemp -d)
-here=$(cd "$(dirname "$0")" && pwd)
+default_port=18911
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh"
 
 "$bin" sandbox -sandbox-addr "127.0.0.1:$sbport" -data-dir "$dir/sandbox" -log-level warn >"$dir/sandbox.log" 2>&1 &
 sb=$!
@@ -35,10 +32,7 @@ pprof=()
 gw=$!
 trap 'kill $gw $sb 2>/dev/null; wait $gw $sb 2>/dev/null; rm -rf "$dir"' EXIT
 
-for _ in $(seq 50); do
-  curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break
-  sleep 0.2
-done
+wait_ready
 signin='{"query":"mutation { signIn(input: {kind: API_KEY, apiKey: \"demo-api-key\"}) { ... on SignedIn { sessionToken } } }"}'
 FINGRAPH_SESSION=$(curl -sf -H 'Content-Type: application/json' -d "$signin" "http://127.0.0.1:$port/graphql" |
   sed -n 's/.*"sessionToken":"\([^"]*\)".*/\1/p')

@@ -10,21 +10,15 @@
 #
 # Needs wrk (Debian package). Ports: PORT (gateway) and PORT+1 (sandbox),
 # on loopback.
-set -euo pipefail
-bin=${1:?usage: readme-latency.sh FINGRAPH_BINARY [PORT]}
-port=${2:-18581}
-sbport=$((port + 1))
-dir=$(mktemp -d)
-here=$(cd "$(dirname "$0")" && pwd)
+default_port=18581
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh"
 
 "$bin" -addr "127.0.0.1:$port" -sandbox-addr "127.0.0.1:$sbport" -data-dir "$dir" -log-level warn \
   -register-webhook false -reconcile-interval 0 >"$dir/gateway.log" 2>&1 &
 gw=$!
 trap 'kill $gw 2>/dev/null; wait $gw 2>/dev/null; rm -rf "$dir"' EXIT
-for _ in $(seq 50); do
-  curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break
-  sleep 0.2
-done
+wait_ready
 curl -sf -X POST "http://127.0.0.1:$sbport/_sandbox/faults" -H 'Content-Type: application/json' \
   -d '{"route":"*","latency_ms":20}' >/dev/null
 
