@@ -12,14 +12,15 @@ import (
 	"time"
 )
 
-// levelGate sits in front of the sandbox and, once armed, holds every call
-// it holds (holds; by default the banking calls that carry an access token)
-// until want of them have arrived: the held calls are answered only when
-// all want are in flight at once. A screen whose calls form one level passes through; a screen with a
-// call that waits for another's answer never reaches want, and the gate
-// gives up after guard, records it, and lets the calls go so that the test
-// fails rather than hangs. guard is a deadlock guard, not a time limit on
-// the gateway: a passing run never waits for it.
+// levelGate sits in front of the sandbox and, once armed, holds the calls
+// that holds picks (by default the banking calls that carry an access
+// token) until want of them have arrived: the held calls are answered only
+// when all want are in flight at once. A screen whose calls form one level
+// passes through; a screen with a call that waits for another's answer
+// never reaches want, and the gate gives up after guard, records it, and
+// lets the calls go so that the test fails rather than hangs. guard is a
+// deadlock guard, not a time limit on the gateway: a passing run never
+// waits for it.
 type levelGate struct {
 	want  int
 	guard time.Duration
