@@ -152,6 +152,17 @@ type Config struct {
 	wrapUpstream func(name string, rt http.RoundTripper) http.RoundTripper
 }
 
+// commandsUsage heads -h: the sub-commands, then every setting.
+const commandsUsage = `usage:
+  fingraph [flags]                 run the gateway (with no upstream URL: the sandbox and JetStream in-process)
+  fingraph sandbox [flags]         run only the sandbox, the emulator of both upstreams (default 127.0.0.1:9090)
+  fingraph trigger <Event>|--list  fire a sandbox event at a running sandbox or gateway (trigger -h for its flags)
+
+Every flag has an environment variable, named after it; a flag wins over its variable.
+
+flags:
+`
+
 // operatorKinds are the principal kinds FINGRAPH_PAYMENTS_OPERATORS may name.
 // CUSTOMER is not one: a customer acts only on itself.
 var operatorKinds = []string{"STAFF", "PERSON", "INTRODUCER", "API_CLIENT"}
@@ -177,7 +188,7 @@ func (c *Config) settings() []setting {
 		{"nats-url", "FINGRAPH_NATS_URL", "", "external NATS JetStream cluster; empty embeds one", &c.NATSURL},
 		{"data-dir", "FINGRAPH_DATA_DIR", "", "storage of the embedded JetStream (sessions, idempotency keys, event history); default: fingraph/ under the user's state directory ($XDG_STATE_HOME or ~/.local/state), or the cache directory", &c.DataDir},
 		{"public-url", "FINGRAPH_PUBLIC_URL", "", "public HTTPS URL of this gateway, for webhook registration", &c.PublicURL},
-		{"sandbox-addr", "FINGRAPH_SANDBOX_ADDR", "", "listen address of the sandbox (default 127.0.0.1:9090 for `sandbox`, a free loopback port in-process)", &c.SandboxAddr},
+		{"sandbox-addr", "FINGRAPH_SANDBOX_ADDR", "", "listen address of the sandbox, in-process or as the sandbox command (default 127.0.0.1:9090; in-process, a free loopback port when that one is taken)", &c.SandboxAddr},
 		{"log-format", "FINGRAPH_LOG_FORMAT", "text", "log format: text or json", &c.LogFormat},
 		{"log-level", "FINGRAPH_LOG_LEVEL", "info", "log level: debug, info, warn or error", &c.LogLevel},
 		{"otlp-endpoint", "FINGRAPH_OTLP_ENDPOINT", "", "OTLP/HTTP endpoint receiving traces, e.g. http://collector:4318; empty records none", &c.OTLPEndpoint},
@@ -213,6 +224,10 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 	var c Config
 	fs := flag.NewFlagSet("fingraph", flag.ContinueOnError)
 	fs.SetOutput(usage)
+	fs.Usage = func() {
+		fmt.Fprint(usage, commandsUsage)
+		fs.PrintDefaults()
+	}
 	for _, s := range c.settings() {
 		def := s.def
 		if v := getenv(s.env); v != "" {

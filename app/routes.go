@@ -50,6 +50,9 @@ type routeDeps struct {
 	attempts *idempotency.Store
 	// sandbox is the in-process sandbox, nil with real upstreams.
 	sandbox http.Handler
+	// sandboxURL is the in-process sandbox's address, "" with real
+	// upstreams.
+	sandboxURL string
 
 	metrics    *metrics
 	tracing    *tracing
@@ -128,7 +131,7 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 	// Tracing wraps everything, so upstream spans join the request's trace.
 	r.Handle("/graphql", d.tracing.handler("/graphql",
 		gqlhttp.LimitBody(limits.MaxBodyBytes, gqlhttp.NoStore(sessions.Middleware(gql)))))
-	pages := web.Handler(es, web.Options{PublishSchema: d.cfg.Introspection})
+	pages := web.Handler(es, web.Options{PublishSchema: d.cfg.Introspection, SandboxURL: d.sandboxURL})
 	for _, p := range web.Paths {
 		r.Get(p, pages.ServeHTTP)
 	}
