@@ -186,7 +186,7 @@ func (c *Config) settings() []setting {
 		{"payments-public-key", "FINGRAPH_PAYMENTS_PUBLIC_KEY", "", "the merchant's public key", &c.PaymentsPublic},
 		{"payments-access-token", "FINGRAPH_PAYMENTS_ACCESS_TOKEN", "", "access token for webhooks and events (secret)", &c.PaymentsAccess},
 		{"nats-url", "FINGRAPH_NATS_URL", "", "external NATS JetStream cluster; empty embeds one", &c.NATSURL},
-		{"data-dir", "FINGRAPH_DATA_DIR", "", "storage of the embedded JetStream (sessions, idempotency keys, event history); default: fingraph/ under the user's state directory ($XDG_STATE_HOME or ~/.local/state), or the cache directory", &c.DataDir},
+		{"data-dir", "FINGRAPH_DATA_DIR", "", "storage of the embedded JetStream (sessions, idempotency keys, event history), one gateway at a time; default: fingraph/jetstream under the user's state directory ($XDG_STATE_HOME or ~/.local/state), or the cache directory. In sandbox mode the store is its sandbox/ subdirectory, emptied at each start as the sandbox's data is", &c.DataDir},
 		{"public-url", "FINGRAPH_PUBLIC_URL", "", "public HTTPS URL of this gateway, for webhook registration", &c.PublicURL},
 		{"sandbox-addr", "FINGRAPH_SANDBOX_ADDR", "", "listen address of the sandbox, in-process or as the sandbox command (default 127.0.0.1:9090; in-process, a free loopback port when that one is taken)", &c.SandboxAddr},
 		{"log-format", "FINGRAPH_LOG_FORMAT", "text", "log format: text or json", &c.LogFormat},
