@@ -296,6 +296,23 @@ func TestFirstCommandAsTheREADMEGivesIt(t *testing.T) {
 		t.Fatalf("trigger printed no order id:\n%s", out)
 	}
 	waitForEvent(t, base, "OrderCreated", orderID[1])
+	// Every name trigger --list shows reaches the default start, with no
+	// flags.
+	if defaults {
+		list, err := runToEnd(freshEnv(home), "trigger", "--list")
+		if err != nil {
+			t.Fatalf("trigger --list: %v\n%s", err, list)
+		}
+		names := regexp.MustCompile(`(?m)^  ([A-Z][A-Za-z]+) `).FindAllStringSubmatch(list, -1)
+		if len(names) < 10 {
+			t.Fatalf("trigger --list names %d events:\n%s", len(names), list)
+		}
+		for _, n := range names {
+			if out, err := runToEnd(freshEnv(home), "trigger", n[1]); err != nil {
+				t.Errorf("trigger %s with no flags: %v\n%s", n[1], err, out)
+			}
+		}
+	}
 
 	// A second gateway on the same machine is refused in one line naming
 	// the directory and the running process.
