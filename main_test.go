@@ -269,15 +269,18 @@ func TestFirstCommandAsTheREADMEGivesIt(t *testing.T) {
 		t.Fatalf("the README's first query answered no customers: %s", a.Data["customers"])
 	}
 
-	// The playground names the outboxes.
-	res, err := http.Get(base + "/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	if !bytes.Contains(page, []byte("/_sandbox/sms")) || !bytes.Contains(page, []byte("/_sandbox/email")) {
-		t.Errorf("the playground does not show where the SMS and e-mail outboxes are")
+	// The playground and the dashboard name the outboxes.
+	for _, path := range []string{"/", "/dashboard"} {
+		res, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		outboxes := regexp.MustCompile(`href="http://127\.0\.0\.1:\d+/_sandbox/(sms|email)"`).FindAll(page, -1)
+		if len(outboxes) != 2 {
+			t.Errorf("%s does not link the SMS and e-mail outboxes", path)
+		}
 	}
 
 	// A second shell: `go run . trigger OrderCreated`, with no flags when
