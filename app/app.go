@@ -168,7 +168,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 		return nil, err
 	}
 
-	a.engine, err = engine.Open(ctx, engine.Config{URL: cfg.NATSURL, DataDir: dataDir, Logger: logger.With("component", "nats")})
+	a.engine, err = engine.Open(ctx, engine.Config{URL: cfg.NATSURL, DataDir: dataDir, Replicas: cfg.NATSReplicas, Logger: logger.With("component", "nats")})
 	if err != nil {
 		if cfg.NATSURL != "" {
 			return nil, fmt.Errorf("FINGRAPH_NATS_URL: cannot use NATS JetStream at %s: %w", redactURL(cfg.NATSURL), err)
@@ -182,16 +182,16 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 			logger.Info("embedded JetStream started", "data_dir", dataDir)
 		}
 	} else {
-		logger.Info("connected to NATS JetStream", "url", redactURL(cfg.NATSURL))
+		logger.Info("connected to NATS JetStream", "url", redactURL(cfg.NATSURL), "replicas", cfg.NATSReplicas)
 	}
 	attemptsKV, err := a.engine.KeyValue(ctx, idempotency.Bucket, idempotency.TTL)
 	if err != nil {
 		return nil, err
 	}
 
-	bus, err := events.NewBus(ctx, a.engine.JetStream())
+	bus, err := events.NewBus(ctx, a.engine.JetStream(), events.WithReplicas(a.engine.Replicas()))
 	if err != nil {
-		return nil, err
+		return nil, a.engine.Placement(err)
 	}
 	a.bus = bus
 	cursorKV, err := a.engine.KeyValue(ctx, "events_cursor", 0)

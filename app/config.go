@@ -37,6 +37,10 @@ type Config struct {
 	PaymentsPublic  string
 	PaymentsAccess  string
 	NATSURL         string
+	// NATSReplicas is how many copies of every stream and key-value bucket
+	// the gateway creates: 1 on one server, 3 on a cluster of three or more.
+	NATSReplicas    int
+	natsReplicasRaw string
 	DataDir         string
 	PublicURL       string
 	SandboxAddr     string
@@ -186,6 +190,7 @@ func (c *Config) settings() []setting {
 		{"payments-public-key", "FINGRAPH_PAYMENTS_PUBLIC_KEY", "", "the merchant's public key", &c.PaymentsPublic},
 		{"payments-access-token", "FINGRAPH_PAYMENTS_ACCESS_TOKEN", "", "access token for webhooks and events (secret)", &c.PaymentsAccess},
 		{"nats-url", "FINGRAPH_NATS_URL", "", "external NATS JetStream cluster; empty embeds one", &c.NATSURL},
+		{"nats-replicas", "FINGRAPH_NATS_REPLICAS", "1", "copies of every stream and key-value bucket the gateway creates, 1 to 5: 3 on a NATS cluster, so that losing a node loses nothing; existing ones with fewer are raised at start", &c.natsReplicasRaw},
 		{"data-dir", "FINGRAPH_DATA_DIR", "", "storage of the embedded JetStream (sessions, idempotency keys, event history), one gateway at a time; default: fingraph/jetstream under the user's state directory ($XDG_STATE_HOME or ~/.local/state), or the cache directory. In sandbox mode the store is its sandbox/ subdirectory, emptied at each start as the sandbox's data is", &c.DataDir},
 		{"public-url", "FINGRAPH_PUBLIC_URL", "", "public HTTPS URL of this gateway, for webhook registration", &c.PublicURL},
 		{"sandbox-addr", "FINGRAPH_SANDBOX_ADDR", "", "listen address of the sandbox, in-process or as the sandbox command (default 127.0.0.1:9090; in-process, a free loopback port when that one is taken)", &c.SandboxAddr},
@@ -316,6 +321,14 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 		c.ReconcileInterval = d
 	}
 	c.ShutdownTimeout = 10 * time.Second
+	n, err := strconv.Atoi(c.natsReplicasRaw)
+	if err != nil || n < 1 || n > 5 {
+		return c, fmt.Errorf("FINGRAPH_NATS_REPLICAS: %q is not a number from 1 to 5", c.natsReplicasRaw)
+	}
+	if n > 1 && c.NATSURL == "" {
+		return c, fmt.Errorf("FINGRAPH_NATS_REPLICAS: %d copies need a NATS cluster (FINGRAPH_NATS_URL); the embedded JetStream is one server", n)
+	}
+	c.NATSReplicas = n
 	if err := c.parseTimeouts(); err != nil {
 		return c, err
 	}
@@ -455,10 +468,15 @@ func (c Config) validate() error {
 			}
 		}
 	}
-	if c.NATSURL != "" {
-		u, err := url.Parse(c.NATSURL)
+	// A cluster is named by several URLs, comma-separated, as the NATS
+	// client takes them: it connects to any and learns the rest.
+	for _, one := range strings.Split(c.NATSURL, ",") {
+		if c.NATSURL == "" {
+			break
+		}
+		u, err := url.Parse(strings.TrimSpace(one))
 		if err != nil || (u.Scheme != "nats" && u.Scheme != "tls" && u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
-			return fmt.Errorf("FINGRAPH_NATS_URL: %q is not a NATS URL such as nats://host:4222", c.NATSURL)
+			return fmt.Errorf("FINGRAPH_NATS_URL: %q is not a NATS URL such as nats://host:4222 (or several, comma-separated)", redactURL(strings.TrimSpace(one)))
 		}
 	}
 	if c.PublicURL != "" {

@@ -88,12 +88,17 @@ func (p prober) probe(ctx context.Context, base, route, bearer, errorKey, settin
 		setting, redactURL(base), name, route, res.Status, mt)
 }
 
-// redactURL hides a password in a URL (nats://user:secret@host), for logs
-// and errors.
+// redactURL hides a password in a URL (nats://user:secret@host), or in
+// each of a comma-separated list of them, for logs and errors.
 func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(an unparsable URL)"
+	parts := strings.Split(raw, ",")
+	for i, p := range parts {
+		u, err := url.Parse(strings.TrimSpace(p))
+		if err != nil {
+			parts[i] = "(an unparsable URL)"
+			continue
+		}
+		parts[i] = u.Redacted()
 	}
-	return u.Redacted()
+	return strings.Join(parts, ",")
 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -23,16 +24,21 @@ type Config struct {
 	URL string
 	// DataDir holds the embedded server's storage.
 	DataDir string
-	Logger  *slog.Logger
+	// Replicas is how many copies of each stream and bucket are kept: 1
+	// (the default) on one server, 3 on a cluster, so that losing a node
+	// loses nothing.
+	Replicas int
+	Logger   *slog.Logger
 }
 
 // Engine is a live JetStream connection, and the embedded server when there
 // is one.
 type Engine struct {
-	server *server.Server
-	conn   *nats.Conn
-	js     jetstream.JetStream
-	logger *slog.Logger
+	replicas int
+	server   *server.Server
+	conn     *nats.Conn
+	js       jetstream.JetStream
+	logger   *slog.Logger
 }
 
 // Open starts the embedded server (when cfg.URL is empty) and connects.
@@ -40,7 +46,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	e := &Engine{logger: cfg.Logger}
+	e := &Engine{logger: cfg.Logger, replicas: max(cfg.Replicas, 1)}
 	opts := []nats.Option{
 		nats.Name("fingraph"),
 		nats.MaxReconnects(-1),
@@ -101,6 +107,10 @@ func describe(url string) string {
 	return "the NATS server"
 }
 
+// Replicas is how many copies of each stream and bucket the gateway keeps;
+// every stream or bucket made on the engine takes it (StreamReplicas).
+func (e *Engine) Replicas() int { return e.replicas }
+
 // Embedded reports whether the engine runs in-process.
 func (e *Engine) Embedded() bool { return e.server != nil }
 
@@ -114,15 +124,35 @@ func (e *Engine) Conn() *nats.Conn { return e.conn }
 // expire after ttl.
 func (e *Engine) KeyValue(ctx context.Context, bucket string, ttl time.Duration) (jetstream.KeyValue, error) {
 	kv, err := e.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:  bucket,
-		TTL:     ttl,
-		Storage: jetstream.FileStorage,
-		History: 1,
+		Bucket:   bucket,
+		TTL:      ttl,
+		Storage:  jetstream.FileStorage,
+		History:  1,
+		Replicas: e.replicas,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("engine: key-value bucket %s: %w", bucket, err)
+		return nil, fmt.Errorf("engine: key-value bucket %s: %w", bucket, e.Placement(err))
 	}
 	return kv, nil
+}
+
+// JetStream's codes for copies it cannot place.
+const (
+	errInsufficientResources = 10023 // fewer servers than copies
+	errReplicasNotSupported  = 10074 // copies asked of a server that is not clustered
+)
+
+// Placement explains a refusal to place the configured copies (a count
+// larger than the cluster, or copies on a server that is not clustered) in
+// words that name the setting; other errors pass unchanged.
+func (e *Engine) Placement(err error) error {
+	var api *jetstream.APIError
+	if e.replicas > 1 && errors.As(err, &api) && (api.ErrorCode == errInsufficientResources || api.ErrorCode == errReplicasNotSupported ||
+		strings.Contains(strings.ToLower(api.Description), "replicas")) {
+		return fmt.Errorf("FINGRAPH_NATS_REPLICAS: %d copies of each stream and bucket cannot be placed; the NATS cluster needs at least %d JetStream servers: %w",
+			e.replicas, e.replicas, err)
+	}
+	return err
 }
 
 // Ready reports whether JetStream answers now.
