@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -58,7 +59,20 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	<-ctx.Done()
+	a.Drain()
 	return a.Shutdown()
+}
+
+// Drain turns readiness off and keeps serving for FINGRAPH_SHUTDOWN_DRAIN,
+// so that a load balancer stops sending new requests here before Shutdown
+// stops accepting them.
+func (a *App) Drain() {
+	if a.cfg.ShutdownDrain <= 0 {
+		return
+	}
+	a.draining.Store(true)
+	a.logger.Info("draining: /readyz answers 503 while requests are still served", "for", a.cfg.ShutdownDrain)
+	time.Sleep(a.cfg.ShutdownDrain)
 }
 
 // runSandbox serves only the emulator, for pointing another gateway or a
@@ -117,6 +131,8 @@ type App struct {
 	bg   sync.WaitGroup
 	// dirLock holds the data directory of the embedded JetStream.
 	dirLock *dataDirLock
+	// draining is set when the gateway is about to stop (Drain).
+	draining *atomic.Bool
 }
 
 // sandboxPaymentsKeys are the demo merchant's keys of the sandbox
@@ -134,7 +150,7 @@ const specOnlyNotice = "strict sandbox: features that need the sandbox's additio
 func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err error) {
 	// Every part logs through redaction (package redact), whatever it logs.
 	logger = slog.New(redact.NewHandler(logger.Handler()))
-	a := &App{cfg: cfg, logger: logger, served: make(chan error, 1)}
+	a := &App{cfg: cfg, logger: logger, served: make(chan error, 1), draining: new(atomic.Bool)}
 	defer func() {
 		if err != nil {
 			_ = a.Shutdown()
@@ -302,6 +318,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 		reconciler: a.reconciler,
 		sandbox:    a.sandboxHandler(),
 		sandboxURL: a.sandboxURL(),
+		draining:   a.draining,
 	})
 	var tlsConfig *tls.Config
 	if cfg.TLSCert != "" {

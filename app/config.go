@@ -56,6 +56,12 @@ type Config struct {
 	// not show a listing).
 	ReconcileInterval time.Duration
 	ShutdownTimeout   time.Duration
+	// ShutdownDrain is how long a stopping gateway answers /readyz with 503
+	// while it still serves, before it stops accepting: time for a load
+	// balancer's health check to take it out of rotation, so that a rolling
+	// restart fails no request. 0 (the default) stops at once.
+	ShutdownDrain    time.Duration
+	shutdownDrainRaw string
 	// SandboxAnonymous lets requests without a session act as the sandbox's
 	// demo API client (sandbox mode only), so a first query works at once.
 	SandboxAnonymous bool
@@ -218,6 +224,7 @@ func (c *Config) settings() []setting {
 		{"loader-wait", "FINGRAPH_LOADER_WAIT", "1ms", "how long a dataloader gathers keys before it calls the upstream (100us to 50ms)", &c.loaderWaitRaw},
 		{"upstream-timeout", "FINGRAPH_UPSTREAM_TIMEOUT", "10s", "deadline of one upstream call, retries included", &c.upstreamTimeoutRaw},
 		{"payments-timeout", "FINGRAPH_PAYMENTS_TIMEOUT", "", "deadline of one payments call; empty uses the upstream timeout", &c.paymentsTimeoutRaw},
+		{"shutdown-drain", "FINGRAPH_SHUTDOWN_DRAIN", "0s", "on SIGTERM, how long to answer /readyz with 503 while still serving, before closing: longer than the load balancer's health-check interval (e.g. 2s); 0 stops at once", &c.shutdownDrainRaw},
 		{"pprof-addr", "FINGRAPH_PPROF_ADDR", "", "loopback address serving Go profiles (net/http/pprof), e.g. 127.0.0.1:6060; empty serves none", &c.PprofAddr},
 		{"banking-timeout", "FINGRAPH_BANKING_TIMEOUT", "", "deadline of one banking call; empty uses the upstream timeout", &c.bankingTimeoutRaw},
 	}
@@ -321,6 +328,11 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 		c.ReconcileInterval = d
 	}
 	c.ShutdownTimeout = 10 * time.Second
+	if d, err := time.ParseDuration(c.shutdownDrainRaw); err != nil || d < 0 || d > 5*time.Minute {
+		return c, fmt.Errorf("FINGRAPH_SHUTDOWN_DRAIN: %q is not a duration from 0s to 5m, such as 2s", c.shutdownDrainRaw)
+	} else {
+		c.ShutdownDrain = d
+	}
 	n, err := strconv.Atoi(c.natsReplicasRaw)
 	if err != nil || n < 1 || n > 5 {
 		return c, fmt.Errorf("FINGRAPH_NATS_REPLICAS: %q is not a number from 1 to 5", c.natsReplicasRaw)

@@ -53,6 +53,8 @@ type routeDeps struct {
 	// sandboxURL is the in-process sandbox's address, "" with real
 	// upstreams.
 	sandboxURL string
+	// draining is set while the gateway drains before it stops.
+	draining *atomic.Bool
 
 	metrics    *metrics
 	tracing    *tracing
@@ -151,6 +153,10 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 		// host names and addresses, which go to the log instead.
 		checks := map[string]string{"jetstream": "ok"}
 		status := http.StatusOK
+		if d.draining != nil && d.draining.Load() {
+			checks["shutdown"] = "draining"
+			status = http.StatusServiceUnavailable
+		}
 		if err := d.engine.Ready(ctx); err != nil {
 			d.logger.WarnContext(ctx, "not ready: JetStream", "err", err)
 			checks["jetstream"] = "unavailable"

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +19,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/fingraph/fingraph/app"
 	"github.com/fingraph/fingraph/upstream/sandbox"
 	"github.com/fingraph/fingraph/upstream/sandbox/paymentsim"
 )
@@ -482,5 +484,40 @@ func waitReady(t *testing.T, g *testGateway, want bool) {
 			t.Fatalf("%s/readyz never became ready=%v", g.URL, want)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestDrainTakesTheReplicaOutOfRotationBeforeItStops: with
+// FINGRAPH_SHUTDOWN_DRAIN, a stopping gateway answers /readyz with 503
+// while it still answers queries, so that a load balancer's health check
+// moves traffic away before the listener closes.
+func TestDrainTakesTheReplicaOutOfRotationBeforeItStops(t *testing.T) {
+	addr := freeAddr(t)
+	env := map[string]string{
+		"FINGRAPH_ADDR": addr, "FINGRAPH_SANDBOX_ADDR": "127.0.0.1:0", "FINGRAPH_DATA_DIR": t.TempDir(),
+		"FINGRAPH_SHUTDOWN_DRAIN": "2s", "FINGRAPH_REGISTER_WEBHOOK": "false",
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- app.Run(ctx, []string{"fingraph"}, func(k string) string { return env[k] }, io.Discard) }()
+	g := &testGateway{URL: "http://" + addr, http: &http.Client{Timeout: 5 * time.Second}}
+	waitReady(t, g, true)
+	cancel()
+	waitReady(t, g, false)
+	// Draining, and still serving.
+	var v struct {
+		Customers []struct{ ID string } `json:"customers"`
+	}
+	g.query(t, `{ customers { id } }`, nil).decode(t, &v)
+	if len(v.Customers) == 0 {
+		t.Fatal("a draining gateway did not answer the query")
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("run: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the gateway did not stop after draining")
 	}
 }
