@@ -133,6 +133,9 @@ type App struct {
 	dirLock *dataDirLock
 	// draining is set when the gateway is about to stop (Drain).
 	draining *atomic.Bool
+	// closedSockets is closed once every websocket has been sent its 1012
+	// and every SSE stream ended, on shutdown.
+	closedSockets chan struct{}
 }
 
 // sandboxPaymentsKeys are the demo merchant's keys of the sandbox
@@ -358,7 +361,11 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 	// Shutdown stops accepting first; then websockets are closed with 1012
 	// and SSE streams end, so clients reconnect to another replica instead
 	// of holding this one up.
-	a.server.RegisterOnShutdown(gql.Shutdown)
+	// The hook runs on a goroutine of its own: Shutdown waits for it before
+	// it cancels the subscriptions' context, or a socket could be closed
+	// under load before its 1012 was written.
+	a.closedSockets = make(chan struct{})
+	a.server.RegisterOnShutdown(func() { gql.Shutdown(); close(a.closedSockets) })
 	scheme := "http"
 	if tlsConfig != nil {
 		scheme = "https"
@@ -535,6 +542,10 @@ func (a *App) Shutdown() error {
 		errs = append(errs, a.server.Shutdown(ctx))
 		if err := <-a.served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 			errs = append(errs, err)
+		}
+		select {
+		case <-a.closedSockets:
+		case <-ctx.Done():
 		}
 	}
 	if a.metricsSrv != nil {
