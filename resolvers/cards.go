@@ -22,21 +22,29 @@ import (
 	"github.com/fingraph/fingraph/upstream/banking"
 )
 
-// Card credential reads per session and minute (a burst of as many): enough
+// Card credential reads per person and minute (a burst of as many): enough
 // for a person to look at a card's number, far too few to harvest numbers.
 // The limit is kept per replica.
 const credentialReadsPerMinute = 5
 
-// credentialLimiter is the per-session limiter of credential reads, made on
-// first use so that Resolver needs no constructor.
+// credentialLimiter limits credential reads per person, made on first use so
+// that Resolver needs no constructor. Per person, not per session: signing
+// in again is free, so a per-session allowance is no limit at all.
 type credentialLimiter struct {
 	once sync.Once
 	lim  *ratelimit.Keyed
 }
 
-func (c *credentialLimiter) allow(sessionID string) bool {
+func (c *credentialLimiter) allow(s *session.Session) bool {
 	c.once.Do(func() { c.lim = ratelimit.PerMinute(credentialReadsPerMinute) })
-	ok, _ := c.lim.Allow("session:" + sessionID)
+	key := "session:" + s.ID
+	switch {
+	case s.PersonID != "":
+		key = "person:" + s.PersonID
+	case s.PrincipalID != "":
+		key = string(s.Kind) + ":" + s.PrincipalID
+	}
+	ok, _ := c.lim.Allow(key)
 	return ok
 }
 
@@ -210,7 +218,7 @@ func toCardTransaction(t *banking.CardTransaction, cardID string) *model.CardTra
 
 // revealCredentials reads a card's PAN and CVC for the one request that
 // asked. Only persons read them (see docs/identity.md); every read counts
-// against the session's limit; the answer is marked no-store before the
+// against the person's limit; the answer is marked no-store before the
 // upstream is asked. The values go from the client's Secret straight into
 // the response: no loader, cache, log line or event sees them.
 func (r *Resolver) revealCredentials(ctx context.Context, cardID string) (*model.CardCredentials, error) {
@@ -226,7 +234,7 @@ func (r *Resolver) revealCredentials(ctx context.Context, cardID string) (*model
 	if v.err != nil {
 		return nil, v.err
 	}
-	if !r.credentialReads.allow(s.ID) {
+	if !r.credentialReads.allow(s) {
 		return nil, &gqlerr.Error{Code: gqlerr.RateLimited, Message: "too many card credential reads; try again in a minute"}
 	}
 	gqlhttp.MarkNoStore(ctx)
