@@ -4,13 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"path"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/gqlhttp"
@@ -482,11 +479,15 @@ func (r *Resolver) uploadKYC(ctx context.Context, in model.UploadKycDocumentInpu
 	if !ok {
 		return nil, gqlerr.BadInput("input.file", "input.file must be a JPEG, PNG, PDF, DOC, DOCX, XLS or XLSX file (recognised by its content, not its name)")
 	}
+	name, err := kycFileName(f.Filename, format)
+	if err != nil {
+		return nil, err
+	}
 	if _, err := f.File.Seek(0, io.SeekStart); err != nil {
 		return nil, &gqlerr.Error{Code: gqlerr.Internal, Message: "internal error", Cause: err}
 	}
 	doc, err := r.Banking.KYC.Upload(ctx, corpID, &banking.KYCUpload{
-		Filename:    uploadName(f, format),
+		Filename:    name,
 		ContentType: format.mediaType,
 		File:        io.LimitReader(f.File, f.Size),
 		Type:        strings.ToLower(string(in.Type)),
@@ -495,25 +496,6 @@ func (r *Resolver) uploadKYC(ctx context.Context, in model.UploadKycDocumentInpu
 		return nil, err
 	}
 	return toKYCDocument(doc, corpID), nil
-}
-
-// uploadName keeps the base of the client's file name (no directories, no
-// control characters), or names the file after its format.
-func uploadName(f graphql.Upload, format kycFormat) string {
-	name := path.Base(strings.ReplaceAll(f.Filename, "\\", "/"))
-	name = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return -1
-		}
-		return r
-	}, name)
-	if name == "" || name == "." || name == "/" {
-		return "document." + strings.ToLower(format.name)
-	}
-	if len([]rune(name)) > 255 {
-		name = string([]rune(name)[:255])
-	}
-	return name
 }
 
 func (r *Resolver) updateKYC(ctx context.Context, in model.UpdateKycDocumentInput) (*model.KycDocument, error) {
@@ -530,6 +512,11 @@ func (r *Resolver) updateKYC(ctx context.Context, in model.UpdateKycDocumentInpu
 	v.optional("input.name", in.Name, 255)
 	if v.err != nil {
 		return nil, v.err
+	}
+	if in.Name != nil {
+		if err := checkFileName("input.name", *in.Name); err != nil {
+			return nil, err
+		}
 	}
 	req := &banking.KYCUpdateRequest{Name: in.Name}
 	if in.ExpiresAt != nil {
