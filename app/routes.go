@@ -140,7 +140,10 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 	if d.sandbox != nil {
 		r.Post("/sandbox/trigger", gqlhttp.LimitBody(4<<10, sessions.Middleware(http.HandlerFunc(sandboxTrigger(d.sandbox)))).ServeHTTP)
 	}
-	r.Get(downloads.RoutePattern, downloads.Handler(reportLinks, d.banking, d.logger.With("component", "downloads")))
+	// Behind the session middleware: a link downloads only for the session
+	// that requested it.
+	r.Get(downloads.RoutePattern, sessions.Middleware(downloads.Handler(reportLinks, d.banking, session.IDOf,
+		d.logger.With("component", "downloads"))).ServeHTTP)
 	r.Post("/webhooks/payments", (&events.Intake{Bus: d.bus, Unknown: d.unknown, Logger: d.logger.With("component", "webhooks"),
 		PerSecond: d.cfg.WebhookRateLimit, Burst: int(2 * d.cfg.WebhookRateLimit), ClientAddr: sessions.ClientAddress}).ServeHTTP)
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {

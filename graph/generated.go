@@ -5967,7 +5967,7 @@ extend type Mutation {
     "The corporation and the limit to remove."
     input: DeleteLimitInput!
   ): Limit! @requires(role: STAFF)
-  "Builds a statement; the answer's url downloads it from the gateway for a short time, without signing in."
+  "Builds a statement; the answer's url downloads it from the gateway for a short time, in this session only."
   requestStatement(
     "Format, wallets, period and time zone."
     input: RequestStatementInput!
@@ -6370,9 +6370,9 @@ input RequestIntroducerFeeReportInput {
   corporationIds: [ID!]
 }
 
-"A generated file, downloadable from the gateway until expiresAt without signing in."
+"A generated file, downloadable from the gateway until expiresAt by the session that requested it (its cookie or bearer token), until it signs out."
 type ReportFile {
-  "A path on this gateway (/downloads/reports/...), to resolve against the gateway's origin; it carries no credential of the session."
+  "A path on this gateway (/downloads/reports/...), to resolve against the gateway's origin; it carries no credential: the request that follows it needs the session's."
   url: String!
   "A name to save the file under, e.g. statement-2026-01-01_2026-01-31.pdf."
   fileName: String!

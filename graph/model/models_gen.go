@@ -1175,9 +1175,9 @@ type RegisterWebhookPayload struct {
 	Webhook *Webhook `json:"webhook"`
 }
 
-// A generated file, downloadable from the gateway until expiresAt without signing in.
+// A generated file, downloadable from the gateway until expiresAt by the session that requested it (its cookie or bearer token), until it signs out.
 type ReportFile struct {
-	// A path on this gateway (/downloads/reports/...), to resolve against the gateway's origin; it carries no credential of the session.
+	// A path on this gateway (/downloads/reports/...), to resolve against the gateway's origin; it carries no credential: the request that follows it needs the session's.
 	URL string `json:"url"`
 	// A name to save the file under, e.g. statement-2026-01-01_2026-01-31.pdf.
 	FileName string `json:"fileName"`
