@@ -64,6 +64,10 @@ func paged(child int, first *int64, def int64) int {
 	if first != nil {
 		n = min(max(*first, 1), 1000)
 	}
+	if child == math.MaxInt {
+		// Saturated below (perItem, or gqlgen's own sums): stays so.
+		return math.MaxInt
+	}
 	item, page := child/itemScale, child%itemScale
 	if item > (math.MaxInt-1-page)/int(n) {
 		return math.MaxInt
