@@ -309,11 +309,13 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *Handler {
 	srv.AddTransport(SSE{MaxBodyBytes: l.MaxBodyBytes})
 	srv.AddTransport(GET{})
 	srv.AddTransport(POST{MaxBodyBytes: l.MaxBodyBytes})
-	// File uploads (the GraphQL multipart request spec): bounded as a whole,
-	// and files beyond MaxUploadMemory go to temporary files that gqlgen
-	// removes when the request ends, so an upload is never held whole in
-	// memory. Resolvers bound each file again (KYC: MaxKYCFileBytes).
-	srv.AddTransport(transport.MultipartForm{MaxUploadSize: MaxUploadBytes, MaxMemory: MaxUploadMemory})
+	// File uploads (the GraphQL multipart request spec): bounded as a whole
+	// and in files and paths before any file is read; files beyond
+	// MaxUploadMemory go to temporary files removed when the request ends,
+	// so an upload is never held whole in memory. Resolvers bound each file
+	// again (KYC: MaxKYCFileBytes).
+	srv.AddTransport(Multipart{Schema: es.Schema(), MaxBytes: MaxUploadBytes, MaxOperationsBytes: l.MaxBodyBytes,
+		MaxMemory: MaxUploadMemory, MaxFiles: MaxUploadFiles, MaxPaths: MaxUploadPaths})
 	srv.AddTransport(Unsupported{})
 
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
@@ -449,6 +451,10 @@ const (
 	// MaxUploadMemory is how much of a multipart request is kept in memory;
 	// larger requests spool their files to temporary files.
 	MaxUploadMemory = 1 << 20
+	// MaxUploadFiles bounds the files of one request, and MaxUploadPaths
+	// the places they go: the schema takes one file per operation.
+	MaxUploadFiles = 10
+	MaxUploadPaths = 10
 )
 
 // LimitBody caps request bodies before gqlgen reads them; multipart uploads

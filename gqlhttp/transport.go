@@ -146,19 +146,12 @@ func (Unsupported) Do(w http.ResponseWriter, r *http.Request, _ graphql.GraphExe
 // both; gqlgen answered 200 to the first and 422 to the second).
 func execute(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, params *graphql.RawParams, queryOnly bool) {
 	ctx := r.Context()
-	ct := responseType(r)
-	w.Header().Set("Content-Type", ct)
 	oc, errs := exec.CreateOperationContext(ctx, params)
 	if errs != nil {
-		resp := exec.DispatchError(graphql.WithOperationContext(ctx, oc), errs)
-		if ct != mediaGraphQLResponse {
-			writeResponse(w, resp)
-			return
-		}
-		w.WriteHeader(http.StatusBadRequest)
-		writeRequestFailure(w, resp)
+		writeOperationErrors(w, r, exec, oc, errs)
 		return
 	}
+	w.Header().Set("Content-Type", responseType(r))
 	if queryOnly && oc.Operation.Operation != ast.Query {
 		w.Header().Set("Allow", "POST")
 		writeRequestError(w, http.StatusMethodNotAllowed, "GET requests may only run queries; send mutations and subscriptions with POST")
@@ -166,6 +159,20 @@ func execute(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor,
 	}
 	responses, ctx := exec.DispatchOperation(ctx, oc)
 	writeResponse(w, responses(ctx))
+}
+
+// writeOperationErrors answers a request whose operation could not be
+// created (see execute).
+func writeOperationErrors(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, oc *graphql.OperationContext, errs gqlerror.List) {
+	ct := responseType(r)
+	w.Header().Set("Content-Type", ct)
+	resp := exec.DispatchError(graphql.WithOperationContext(r.Context(), oc), errs)
+	if ct != mediaGraphQLResponse {
+		writeResponse(w, resp)
+		return
+	}
+	w.WriteHeader(http.StatusBadRequest)
+	writeRequestFailure(w, resp)
 }
 
 // writeRequestFailure writes a response with no data entry: the request
