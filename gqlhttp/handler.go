@@ -325,7 +325,9 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *Handler {
 		srv.Use(extension.Introspection{})
 	}
 	// Trusted documents and the persisted-query extension fill in the
-	// document, so they run before the document is measured.
+	// document, so they run before the document is measured; the extension
+	// is vetted before either reads it.
+	srv.Use(persistedQueryCheck{})
 	if cfg.Trusted != nil {
 		srv.Use(cfg.Trusted)
 	}
