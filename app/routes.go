@@ -99,6 +99,7 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 		CheckOrigin:    originChecker(d.cfg.AllowedOrigins, sessions.ForwardedProto),
 		WebsocketInit:  websocketInit(sessions),
 		RecheckSession: sessions.Recheck,
+		TrackStream:    sessions.TrackSocket,
 		ClientAddr:     func(r *http.Request) string { return session.ClientAddr(r.Context()) },
 		Tracer:         d.tracing.tracer(),
 		Extensions: []graphql.HandlerExtension{loaders.PerOperation{Payments: d.payments, Banking: d.banking,

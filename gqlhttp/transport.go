@@ -108,12 +108,47 @@ func (t SSE) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 			// The body is in; the stream may now outlive the read deadline.
 			_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 			r.Body = io.NopCloser(bytes.NewReader(body))
-			t.SSE.Do(w, r, exec)
+			t.SSE.Do(&noStoreStream{ResponseWriter: w}, r, exec)
 			return
 		}
 	}
 	writeRequestError(w, status, msg)
 }
+
+// noStoreStream answers an event stream with Cache-Control: no-store in
+// place of gqlgen's no-cache, which lets a cache keep the stream (and a
+// card's credentials in it). The headers leave before any resolver runs,
+// too early for MarkNoStore, and a stream is never worth storing.
+type noStoreStream struct {
+	http.ResponseWriter
+	set bool
+}
+
+func (w *noStoreStream) header() {
+	if !w.set {
+		w.set = true
+		w.Header().Set("Cache-Control", "no-store")
+	}
+}
+
+func (w *noStoreStream) WriteHeader(code int) {
+	w.header()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *noStoreStream) Write(b []byte) (int, error) {
+	w.header()
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush implements http.Flusher, which gqlgen's SSE transport requires.
+func (w *noStoreStream) Flush() {
+	w.header()
+	http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *noStoreStream) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // Unsupported answers what no other transport serves, last in line: gqlgen
 // would answer "transport not supported" without a code.
