@@ -108,6 +108,7 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 
 	r := chi.NewRouter()
 	r.Use(middleware.Recoverer)
+	r.Use(gqlhttp.CloseAfterChunked)
 	r.Use(accessLog(d.logger, d.metrics.requests))
 	// Web frontends on their own origins (a dev server, the app's domain)
 	// call /graphql with the session cookie: CORS with credentials, for
