@@ -288,15 +288,25 @@ func TestSSEStreamsKeepTheSocketCaps(t *testing.T) {
 	}
 	// Per address: two more sessions reach 5 streams from this address.
 	b := g.as(g.signInAPI(t))
+	var bs []*http.Response
 	for range 2 {
-		if s, r := b.sseStream(t, ctx, nil); s == nil {
+		s, r := b.sseStream(t, ctx, nil)
+		if s == nil {
 			t.Fatalf("second session: %d %s", r.Status, r.Body)
 		}
+		bs = append(bs, s)
 	}
 	c := g.as(g.signInAPI(t))
 	s, r := c.sseStream(t, ctx, nil)
 	if s != nil || r.Status != http.StatusTooManyRequests || r.decode(t).code() != "RATE_LIMITED" {
 		t.Fatalf("a sixth stream from one address: %d %s", r.Status, r.Body)
+	}
+	// Tied to its session like a websocket: signing out ends the streams.
+	b.query(t, `mutation { signOut }`, nil)
+	for _, s := range bs {
+		if _, err := io.Copy(io.Discard, s.Body); err != nil {
+			t.Fatalf("a stream of a signed-out session: %v", err)
+		}
 	}
 }
 
