@@ -491,8 +491,8 @@ const (
 	// MaxUploadBytes bounds a whole multipart request: a 10 MiB file and
 	// its operations.
 	MaxUploadBytes = 11 << 20
-	// MaxUploadMemory is how much of a multipart request is kept in memory;
-	// larger requests spool their files to temporary files.
+	// MaxUploadMemory is how much of a multipart request's files, all
+	// together, is kept in memory; the rest goes to temporary files.
 	MaxUploadMemory = 1 << 20
 	// MaxUploadFiles bounds the files of one request, and MaxUploadPaths
 	// the places they go: the schema takes one file per operation.
