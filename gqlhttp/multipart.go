@@ -12,6 +12,8 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/fingraph/fingraph/gqlerr"
 )
 
 // Multipart serves file uploads (the GraphQL multipart request spec:
@@ -106,8 +108,8 @@ func (t Multipart) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 			}
 		}
 	}
-	ctx := r.Context()
-	oc, errs := exec.CreateOperationContext(ctx, params)
+	params.Headers = r.Header
+	oc, errs := exec.CreateOperationContext(r.Context(), params)
 	if oc != nil && oc.Operation != nil {
 		if !takesUpload(t.Schema, oc.Operation) {
 			writeRequestError(w, http.StatusBadRequest, "this operation takes no file; send it as application/json")
@@ -145,6 +147,10 @@ func (t Multipart) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 		}
 		delete(fileMap, part.FormName())
 		f, err := files.add(part)
+		if errors.Is(err, errSpool) {
+			writeError(w, http.StatusInternalServerError, gqlerr.Internal, "the upload could not be stored; try again")
+			return
+		}
 		if err != nil {
 			writeRequestError(w, readStatus(err), "the file could not be read")
 			return
@@ -157,7 +163,6 @@ func (t Multipart) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 		writeRequestError(w, http.StatusBadRequest, "a file of the map is missing from the request")
 		return
 	}
-	params.Headers = r.Header
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
 	execute(w, r, exec, params, false)
 }
@@ -337,13 +342,35 @@ func (s *spool) add(part *multipart.Part) (stored, error) {
 	}
 	f, err := os.CreateTemp("", "fingraph-upload-")
 	if err != nil {
-		return st, err
+		return st, errors.Join(errSpool, err)
 	}
 	s.temp = append(s.temp, f)
 	st.file = f
-	st.size, err = io.Copy(f, io.MultiReader(bytes.NewReader(head), part))
+	src := &readErr{r: io.MultiReader(bytes.NewReader(head), part)}
+	st.size, err = io.Copy(f, src)
+	if err != nil && src.err == nil {
+		// Not the request's body: a write to the temporary file failed.
+		err = errors.Join(errSpool, err)
+	}
 	return st, err
 }
+
+// readErr remembers the error of its reader, to tell it from the writer's.
+type readErr struct {
+	r   io.Reader
+	err error
+}
+
+func (r *readErr) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) {
+		r.err = err
+	}
+	return n, err
+}
+
+// errSpool marks a failure of the temporary file, not of the request.
+var errSpool = errors.New("gqlhttp: the upload could not be spooled")
 
 // remove closes and deletes the temporary files.
 func (s *spool) remove() {
