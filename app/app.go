@@ -208,8 +208,11 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 		return nil, err
 	}
 
-	bus, err := events.NewBus(ctx, a.engine.JetStream(), events.WithReplicas(a.engine.Replicas()))
-	if err != nil {
+	var bus *events.Bus
+	if err := a.engine.Create(ctx, "event streams", func(ctx context.Context) error {
+		bus, err = events.NewBus(ctx, a.engine.JetStream(), events.WithReplicas(a.engine.Replicas()))
+		return err
+	}); err != nil {
 		return nil, a.engine.Placement(err)
 	}
 	a.bus = bus
