@@ -450,16 +450,7 @@ func TestClusterLosesANodeWithoutLoss(t *testing.T) {
 // NATS server that is not a cluster stop start-up with a line that names
 // the setting.
 func TestMoreCopiesThanServersIsRefusedInOneLine(t *testing.T) {
-	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoSigs: true, NoLog: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns.Start()
-	t.Cleanup(ns.Shutdown)
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("NATS did not start")
-	}
-	err = startErr(t, "-nats-url", ns.ClientURL(), "-nats-replicas", "3")
+	err := startErr(t, "-nats-url", startNATS(t).ClientURL(), "-nats-replicas", "3")
 	if err == nil || !strings.Contains(err.Error(), "FINGRAPH_NATS_REPLICAS") || !strings.Contains(err.Error(), "at least 3 JetStream servers") {
 		t.Fatalf("three copies on one server: %v", err)
 	}
