@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -77,17 +78,47 @@ func (p *gatewayProcess) kill() {
 	<-p.exited
 }
 
-// Every gateway event is delivered once across three kill -9 restarts in a
-// row of a gateway process, each in the middle of a burst of 50 webhooks,
-// with the subscriber resuming from the last cursor it got each time: the
-// cursors stay valid, nothing is lost, nothing is duplicated. The upstream
-// (the sandbox, in the test process) outlives the gateway; it resends
-// webhooks that found the gateway down (at 0.1, 0.2, 0.4, 0.8, 1.6 s) and
-// its event listing is polled for the rest.
+// Every event is delivered once across three kill -9 restarts in a row of
+// a gateway process, each in the middle of a burst of 50 webhooks, with the
+// subscriber resuming from the last cursor it got each time: the cursors
+// stay valid, nothing is lost, nothing is duplicated. The upstream (the
+// sandbox, in the test process) outlives the gateway and resends webhooks
+// that found it down. Event reads are slowed, so that each kill finds
+// webhooks stored and not yet enriched.
+//
+// With polling (every 200 ms, the upstream resending at 0.1-1.6 s), the
+// listing finds what the webhooks did not bring. Without it (the upstream
+// resending at 1-16 s, as the spec says), the webhooks alone must: the
+// restarted gateway takes up the webhooks it had stored and not enriched
+// once their delivery to the killed process times out (10 s).
 func TestKilledGatewayLosesAndRepeatsNoEvent(t *testing.T) {
-	sb := sandbox.New(sandbox.Config{RetryUnit: 100 * time.Millisecond})
+	t.Run("webhooks and polling", func(t *testing.T) { killAndRestart(t, 100*time.Millisecond, "200ms") })
+	t.Run("webhooks alone", func(t *testing.T) { killAndRestart(t, time.Second, "0") })
+}
+
+// killAndRestart runs the kill -9 scenario with the sandbox's webhook retry
+// unit and the gateway's reconcile interval.
+func killAndRestart(t *testing.T, retryUnit time.Duration, reconcile string) {
+	sb := sandbox.New(sandbox.Config{RetryUnit: retryUnit})
 	sb.Seed()
-	up := httptest.NewServer(validated(t, sb))
+	// Event reads take 20 ms, so that a kill finds webhooks stored but not
+	// yet enriched: the restarted gateway must take them up again. The
+	// delay is in front of the contract validator: a read whose caller was
+	// killed during it never reaches the sandbox, instead of being answered
+	// with nothing.
+	slow := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/payments/v3/events/") {
+				select {
+				case <-time.After(20 * time.Millisecond):
+				case <-r.Context().Done():
+					return
+				}
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	up := httptest.NewServer(slow(validated(t, sb)))
 	t.Cleanup(func() { up.Close(); sb.Close() })
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -101,7 +132,7 @@ func TestKilledGatewayLosesAndRepeatsNoEvent(t *testing.T) {
 		"-payments-url", up.URL + "/payments", "-banking-url", up.URL + "/banking",
 		"-payments-private-key", paymentsim.PrivateKey, "-payments-public-key", paymentsim.PublicKey,
 		"-payments-access-token", paymentsim.AccessToken,
-		"-register-webhook", "false", "-reconcile-interval", "200ms",
+		"-register-webhook", "false", "-reconcile-interval", reconcile,
 		"-log-format", "json", "-log-level", "info",
 	}}
 	t.Cleanup(func() {
