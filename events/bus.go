@@ -7,8 +7,9 @@
 //
 // A webhook body is only ever an id: the content is always fetched with the
 // gateway's own token, so a forged webhook cannot inject data. The
-// Reconciler polls the upstream's event listing for what webhooks missed,
-// through the same path. The package knows no GraphQL.
+// Reconciler polls the upstream's event listing for what webhooks missed or
+// dropped, and publishes it on EVENTS, deduplicated by event id like the
+// enricher's. The package knows no GraphQL.
 package events
 
 import (
