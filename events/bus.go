@@ -180,8 +180,8 @@ func msgID(source, id string) string { return source + ":" + id }
 // reconciler alike; a repeat of the same id within Dedupe is dropped by the
 // stream (Nats-Msg-Id). The message is built by appendJSON, and the header
 // set directly, rather than through encoding/json and a publish option (an
-// id or name that is not a token, which only the reconciler could bring,
-// goes through encoding/json). A store that starts while another is in
+// id or name that is not a token, which the intake refuses, would go
+// through encoding/json). A store that starts while another is in
 // flight marks a burst, during which the enricher yields
 // (Enricher.BusyWorkers); webhooks that come one at a time, however
 // steadily, do not.

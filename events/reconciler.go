@@ -24,7 +24,8 @@ import (
 // same id may have been stored and then dropped (the upstream answered
 // that it did not know the event, which it lists now), and WEBHOOKS would
 // discard the re-submission as a duplicate within its window. Only a
-// published event counts as delivered.
+// published event counts as delivered. The cost: a PendingAction event seen
+// both ways has its pending action read twice.
 type Reconciler struct {
 	Bus      *Bus
 	Payments *payments.Client
@@ -68,8 +69,8 @@ func (r *Reconciler) Health() error {
 }
 
 // Poll reads every event after the stored cursor and publishes each. The
-// first poll ever only finds the end of the listing:
-// history from before the gateway existed is not replayed.
+// first poll ever only finds the end of the listing: history from before
+// the gateway existed is not replayed.
 func (r *Reconciler) Poll(ctx context.Context) error {
 	after := ""
 	entry, err := r.Cursor.Get(ctx, cursorKey)
