@@ -177,13 +177,13 @@ func NewBus(ctx context.Context, js jetstream.JetStream) (*Bus, error) {
 func msgID(source, id string) string { return source + ":" + id }
 
 // storeWebhook stores an announced event for the intake; a repeat of the
-// same id within Dedupe is dropped by the stream (Nats-Msg-Id). The message is built by appendJSON, and the header
-// set directly, rather than through encoding/json and a publish option (an
-// id or name that is not a token, which the intake refuses, would go
-// through encoding/json). A store that starts while another is in
-// flight marks a burst, during which the enricher yields
-// (Enricher.BusyWorkers); webhooks that come one at a time, however
-// steadily, do not.
+// same id within Dedupe is dropped by the stream (Nats-Msg-Id). The message
+// is built by appendJSON, and the header set directly, rather than through
+// encoding/json and a publish option (an id or name that is not a token,
+// which the intake refuses, would go through encoding/json). A store that
+// starts while another is in flight marks a burst, during which the
+// enricher yields (Enricher.BusyWorkers); webhooks that come one at a
+// time, however steadily, do not.
 func (b *Bus) storeWebhook(ctx context.Context, w webhook) error {
 	if b.storing.Add(1) > 1 {
 		b.burstAt.Store(time.Now().UnixNano())
