@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -34,6 +35,12 @@ func init() {
 		return
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The test holds the other end of stdin: when it ends, however it ends,
+	// so does the gateway, rather than outliving it on a shared machine.
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		stop()
+	}()
 	err := app.Run(ctx, append([]string{"fingraph"}, os.Args[1:]...), os.Getenv, os.Stdout)
 	stop()
 	if err != nil {
@@ -51,6 +58,7 @@ type gatewayProcess struct {
 	logs    string
 	cmd     *exec.Cmd
 	exited  chan struct{}
+	stdin   io.WriteCloser
 	started int
 }
 
@@ -64,6 +72,13 @@ func (p *gatewayProcess) start() {
 	cmd := exec.Command(os.Args[0], p.args...)
 	cmd.Env = append(os.Environ(), gatewayProcessEnv+"=1")
 	cmd.Stdout, cmd.Stderr = logs, logs
+	// Never written to: it closes when the test process ends. It is kept
+	// referenced, or the garbage collector would close it.
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	p.stdin = stdin
 	if err := cmd.Start(); err != nil {
 		p.t.Fatal(err)
 	}
