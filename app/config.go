@@ -207,7 +207,7 @@ func (c *Config) settings() []setting {
 		{"session-ttl", "FINGRAPH_SESSION_TTL", "12h", "lifetime of a sign-in session", &c.sessionTTLRaw},
 		{"payments-operators", "FINGRAPH_PAYMENTS_OPERATORS", "STAFF,API_CLIENT", "comma-separated principal kinds allowed to operate payments: STAFF, PERSON, INTRODUCER, API_CLIENT", &c.paymentsOperatorsRaw},
 		{"public-rate-limit", "FINGRAPH_PUBLIC_RATE_LIMIT", "60", "public operations (sign-in, createCustomer, feedback) per minute per client address", &c.publicRateLimitRaw},
-		{"webhook-rate-limit", "FINGRAPH_WEBHOOK_RATE_LIMIT", "200", "webhooks per second per sending address, with a burst of twice as many", &c.webhookRateLimitRaw},
+		{"webhook-rate-limit", "FINGRAPH_WEBHOOK_RATE_LIMIT", "200", "refused webhook deliveries (malformed, or not an event id) per second per sending address, with a burst of twice as many; a well-formed webhook is never limited", &c.webhookRateLimitRaw},
 		{"enricher-workers", "FINGRAPH_ENRICHER_WORKERS", "8", "upstream event reads in flight behind the webhook intake, at most", &c.enricherWorkersRaw},
 		{"enricher-busy-workers", "FINGRAPH_ENRICHER_BUSY_WORKERS", "1", "upstream event reads in flight during a burst of webhooks, at most (enrichment yields to the acknowledgements, for at most 2 s per webhook); the enricher-workers value turns that off", &c.enricherBusyWorkersRaw},
 		{"trusted-documents", "FINGRAPH_TRUSTED_DOCUMENTS", "", "manifest of the only operations to run (Apollo persisted query manifest or Relay map of sha256 to text); empty runs any operation within the limits", &c.TrustedDocuments},

@@ -100,7 +100,7 @@ func TestReadinessFollowsJetStream(t *testing.T) {
 		t.Errorf("healthz with JetStream gone: %d", got)
 	}
 	resp, err := http.Post(g.URL+"/webhooks/payments", "application/json",
-		strings.NewReader(`{"id":"e-1","name":"IndividualActivated","createdAt":"2026-01-01T00:00:00Z"}`))
+		strings.NewReader(`{"id":"6f0c1d52-8a5e-4c1b-9a43-2f7d0e6b9c11","name":"IndividualActivated","createdAt":"2026-01-01T00:00:00Z"}`))
 	if err != nil {
 		t.Fatal(err)
 	}

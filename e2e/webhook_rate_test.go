@@ -8,13 +8,15 @@ import (
 	"time"
 )
 
-// FINGRAPH_WEBHOOK_RATE_LIMIT reaches the intake: at 1 webhook per second
-// (burst 2) from one address, ten quick webhooks cannot all be accepted, and
-// the refused ones are told when to retry. At most 2 + the seconds the posts
-// took can pass, so the count holds however slow the machine is.
+// FINGRAPH_WEBHOOK_RATE_LIMIT reaches the intake: at 1 refused delivery
+// per second (burst 2) from one address, ten quick malformed webhooks cannot
+// all be answered 400, and the limited ones are told when to retry. At most
+// 2 + the seconds the posts took can pass, so the count holds however slow
+// the machine is. (Well-formed webhooks are never limited:
+// TestWebhookLimitAppliesToRefusedDeliveriesOnly.)
 func TestWebhookRateLimitIsConfigurable(t *testing.T) {
 	g := startGateway(t, "-webhook-rate-limit", "1")
-	accepted, limited := 0, 0
+	refused, limited := 0, 0
 	t0 := time.Now()
 	for i := range 10 {
 		resp, err := http.Post(g.URL+"/webhooks/payments", "application/json",
@@ -24,8 +26,8 @@ func TestWebhookRateLimitIsConfigurable(t *testing.T) {
 		}
 		resp.Body.Close()
 		switch resp.StatusCode {
-		case http.StatusAccepted:
-			accepted++
+		case http.StatusBadRequest:
+			refused++
 		case http.StatusTooManyRequests:
 			limited++
 			if resp.Header.Get("Retry-After") == "" {
@@ -36,8 +38,8 @@ func TestWebhookRateLimitIsConfigurable(t *testing.T) {
 		}
 	}
 	allowed := 2 + int(time.Since(t0)/time.Second)
-	if limited == 0 || accepted > allowed {
-		t.Fatalf("at 1/s with a burst of 2: %d accepted, %d limited; want at most %d accepted", accepted, limited, allowed)
+	if limited == 0 || refused > allowed {
+		t.Fatalf("at 1/s with a burst of 2: %d refused, %d limited; want at most %d refused", refused, limited, allowed)
 	}
 }
 
@@ -59,8 +61,9 @@ func TestWebhookRateLimitFollowsTrustedProxies(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	// A burst of 2 at 1/s: exhausting one client's burst leaves the next
-	// webhook limited unless it comes from another client.
+	// A burst of 2 at 1/s: exhausting one client's burst of refusals leaves
+	// its next malformed webhook limited, not another client's. (The ids
+	// are not event ids: these deliveries are refused.)
 	exhaust := func(g *testGateway, prefix, client string) {
 		t.Helper()
 		for i := range 10 {
@@ -73,8 +76,8 @@ func TestWebhookRateLimitFollowsTrustedProxies(t *testing.T) {
 
 	behind := startGateway(t, "-webhook-rate-limit", "1", "-trusted-proxies", "127.0.0.1")
 	exhaust(behind, "evt_proxy_a", "203.0.113.1")
-	if code := post(behind, "evt_proxy_b", "203.0.113.2"); code != http.StatusAccepted {
-		t.Errorf("another client behind the trusted proxy: status %d, want 202", code)
+	if code := post(behind, "evt_proxy_b", "203.0.113.2"); code != http.StatusBadRequest {
+		t.Errorf("another client behind the trusted proxy: status %d, want 400", code)
 	}
 
 	direct := startGateway(t, "-webhook-rate-limit", "1")

@@ -7,8 +7,9 @@
 //
 // A webhook body is only ever an id: the content is always fetched with the
 // gateway's own token, so a forged webhook cannot inject data. The
-// Reconciler polls the upstream's event listing for what webhooks missed,
-// through the same path. The package knows no GraphQL.
+// Reconciler polls the upstream's event listing for what webhooks missed or
+// dropped, and publishes it on EVENTS, deduplicated by event id like the
+// enricher's. The package knows no GraphQL.
 package events
 
 import (
@@ -168,6 +169,10 @@ func NewBus(ctx context.Context, js jetstream.JetStream, opts ...BusOption) (*Bu
 	}); err != nil {
 		return nil, fmt.Errorf("events: stream %s: %w", WebhooksStream, err)
 	}
+	epoch, err := streamEpoch(ctx, js)
+	if err != nil {
+		return nil, fmt.Errorf("events: stream %s: %w", EventsStream, err)
+	}
 	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name:       EventsStream,
 		Subjects:   []string{eventSubject + ">"},
@@ -176,6 +181,7 @@ func NewBus(ctx context.Context, js jetstream.JetStream, opts ...BusOption) (*Bu
 		Duplicates: Dedupe,
 		MaxAge:     Retention,
 		Replicas:   o.replicas,
+		Metadata:   map[string]string{epochKey: epoch},
 	}); err != nil {
 		return nil, fmt.Errorf("events: stream %s: %w", EventsStream, err)
 	}
@@ -185,15 +191,14 @@ func NewBus(ctx context.Context, js jetstream.JetStream, opts ...BusOption) (*Bu
 
 func msgID(source, id string) string { return source + ":" + id }
 
-// storeWebhook stores an announced event, for the intake and the
-// reconciler alike; a repeat of the same id within Dedupe is dropped by the
-// stream (Nats-Msg-Id). The message is built by appendJSON, and the header
-// set directly, rather than through encoding/json and a publish option (an
-// id or name that is not a token, which only the reconciler could bring,
-// goes through encoding/json). A store that starts while another is in
-// flight marks a burst, during which the enricher yields
-// (Enricher.BusyWorkers); webhooks that come one at a time, however
-// steadily, do not.
+// storeWebhook stores an announced event for the intake; a repeat of the
+// same id within Dedupe is dropped by the stream (Nats-Msg-Id). The message
+// is built by appendJSON, and the header set directly, rather than through
+// encoding/json and a publish option (an id or name that is not a token,
+// which the intake refuses, would go through encoding/json). A store that
+// starts while another is in flight marks a burst, during which the
+// enricher yields (Enricher.BusyWorkers); webhooks that come one at a
+// time, however steadily, do not.
 func (b *Bus) storeWebhook(ctx context.Context, w webhook) error {
 	if b.storing.Add(1) > 1 {
 		b.burstAt.Store(time.Now().UnixNano())
@@ -229,7 +234,8 @@ func (b *Bus) Publish(ctx context.Context, e Event) error {
 }
 
 // A cursor is "<sequence>.<epoch>": the stream sequence of an event, and
-// the epoch of the stream that numbered it (its creation time). A stream that
+// the epoch of the stream that numbered it (drawn when the stream was
+// created, kept in its metadata). A stream that
 // is reset (deleted, or replaced by a new cluster) starts numbering again, so
 // a cursor from the old stream is refused rather than silently matched
 // against unrelated events or a position the new stream has not reached.
@@ -259,8 +265,35 @@ func (b *Bus) position(ctx context.Context) (position, error) {
 	return position{epoch: epochOf(info), last: info.State.LastSeq}, nil
 }
 
-// epochOf is the epoch part of the stream's cursors: its creation time.
+// epochKey names the stream metadata entry holding the epoch of its
+// cursors.
+const epochKey = "fingraph_cursor_epoch"
+
+// streamEpoch is the epoch the EVENTS stream's cursors carry: the one it
+// already has, or a new one when the stream is new. It is kept in the
+// stream's metadata because the stream's creation time, which older
+// versions used, is not stable: the server rewrites it when the stream is
+// updated at start, and every restart after the first would then refuse
+// every cursor as "stream was reset". A stream from an older version keeps
+// the creation time it shows now, so the cursors handed out since its last
+// start stay valid.
+func streamEpoch(ctx context.Context, js jetstream.JetStream) (string, error) {
+	st, err := js.Stream(ctx, EventsStream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return strconv.FormatInt(time.Now().UnixNano(), 36), nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return epochOf(st.CachedInfo()), nil
+}
+
+// epochOf is the epoch part of the stream's cursors: the one its metadata
+// holds, or, for a stream an older version created, its creation time.
 func epochOf(info *jetstream.StreamInfo) string {
+	if e := info.Config.Metadata[epochKey]; e != "" {
+		return e
+	}
 	return strconv.FormatInt(info.Created.UnixNano(), 36)
 }
 

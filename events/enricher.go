@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/fingraph/fingraph/upstream/payments"
+	"github.com/fingraph/fingraph/upstream/roundtrip"
 )
 
 // Enricher reads stored webhooks, fetches each event's content from the
@@ -51,6 +52,9 @@ type Enricher struct {
 
 	slots  chan struct{}
 	narrow chan struct{} // nil: no narrowing
+	// stopping ends the waits of webhooks held while the breaker is open.
+	stopping context.Context
+	stop     context.CancelFunc
 	// busyWindow and maxDefer are BusyWindow and MaxDefer with defaults.
 	busyWindow, maxDefer time.Duration
 	working              sync.WaitGroup
@@ -61,18 +65,33 @@ type Enricher struct {
 }
 
 // enricherBackoff spaces redeliveries of a webhook whose event could not be
-// read; after the last one the webhook is dropped and the reconciler is the
-// safety net.
+// read: the n-th failed attempt is retried after the n-th delay, and every
+// one after the last after the last. A webhook is never given up for a
+// failure to read (only an event the upstream does not know is dropped): it
+// waits in WEBHOOKS, up to the stream's MaxAge, until the upstream answers.
 var enricherBackoff = []time.Duration{time.Second, 2 * time.Second, 5 * time.Second, 15 * time.Second, 30 * time.Second, time.Minute}
+
+// enricherAckWait is how long a delivery may go unanswered before the
+// server delivers it again: after a crash, how soon another replica (or
+// the restarted one) takes over the webhooks that were in hand. A webhook
+// being worked on, or held while the breaker is open, says so every
+// enricherAckWait/3 (InProgress), so a slow read is not delivered twice.
+const enricherAckWait = 10 * time.Second
+
+// breakerPoll is how often a webhook held while the upstream's breaker is
+// open looks again.
+const breakerPoll = 250 * time.Millisecond
 
 // Start begins consuming; it returns once the consumer exists.
 func (e *Enricher) Start(ctx context.Context) error {
+	// Redeliveries are spaced by the enricher itself (NakWithDelay along
+	// enricherBackoff): a consumer BackOff applies only to deliveries
+	// left unanswered, not to a Nak, which the server redelivers at once.
 	cons, err := e.Bus.js.CreateOrUpdateConsumer(ctx, WebhooksStream, jetstream.ConsumerConfig{
 		Durable:    "enricher",
 		AckPolicy:  jetstream.AckExplicitPolicy,
-		AckWait:    30 * time.Second,
-		MaxDeliver: len(enricherBackoff) + 1,
-		BackOff:    enricherBackoff,
+		AckWait:    enricherAckWait,
+		MaxDeliver: -1,
 	})
 	if err != nil {
 		return fmt.Errorf("events: enricher consumer: %w", err)
@@ -89,6 +108,7 @@ func (e *Enricher) Start(ctx context.Context) error {
 	if busy < workers {
 		e.narrow = make(chan struct{}, busy)
 	}
+	e.stopping, e.stop = context.WithCancel(context.Background())
 	e.busyWindow, e.maxDefer = e.BusyWindow, e.MaxDefer
 	if e.busyWindow <= 0 {
 		e.busyWindow = 10 * time.Millisecond
@@ -145,6 +165,9 @@ func (e *Enricher) Stop() {
 	e.mu.Lock()
 	cc := e.cc
 	e.mu.Unlock()
+	if e.stop != nil {
+		e.stop()
+	}
 	if cc != nil {
 		cc.Drain()
 		<-cc.Closed()
@@ -190,30 +213,88 @@ func (e *Enricher) handle(msg jetstream.Msg, stored time.Time) {
 		_ = msg.Term()
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	ev, err := e.enrich(ctx, w)
+	// The delivery stays ours while it is worked on or held.
+	beat := time.NewTicker(enricherAckWait / 3)
+	defer beat.Stop()
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		for {
+			select {
+			case <-beat.C:
+				_ = msg.InProgress()
+			case <-done:
+				return
+			}
+		}
+	}()
+	var err error
+	for {
+		err = e.attempt(w)
+		if !errors.Is(err, roundtrip.ErrCircuitOpen) {
+			break
+		}
+		// The breaker refused the read without asking the upstream: no
+		// attempt was spent, and none is until the breaker lets calls
+		// through again.
+		e.setErr(err)
+		if !e.waitBreaker() {
+			_ = msg.Nak() // stopping: another replica, or the next start, takes it
+			return
+		}
+	}
 	if pe, ok := payments.AsError(err); ok && pe.StatusCode == http.StatusNotFound {
 		// Announced but unknown upstream: forged, or not ours. Nothing is
 		// published from a webhook body alone, and the id is remembered.
+		// Should the upstream list it later after all, the reconciler
+		// publishes it.
 		e.Unknown.Add(w.ID)
 		e.Logger.Warn("webhook for an event the upstream does not know; dropped", "event_id", w.ID)
 		_ = msg.Term()
 		return
 	}
-	if err == nil {
-		err = e.Bus.Publish(ctx, *ev)
-	}
 	if err != nil {
 		e.setErr(err)
-		e.Logger.Warn("could not enrich an event; it will be retried", "event_id", w.ID, "err", err)
-		_ = msg.Nak()
+		delay := enricherBackoff[len(enricherBackoff)-1]
+		if md, merr := msg.Metadata(); merr == nil && md.NumDelivered >= 1 && md.NumDelivered <= uint64(len(enricherBackoff)) {
+			delay = enricherBackoff[md.NumDelivered-1]
+		}
+		e.Logger.Warn("could not enrich an event; it will be retried", "event_id", w.ID, "retry_in", delay.String(), "err", err)
+		_ = msg.NakWithDelay(delay)
 		return
 	}
 	e.setErr(nil)
 	_ = msg.Ack()
 	if e.Lag != nil && !stored.IsZero() {
 		e.Lag(time.Since(stored))
+	}
+}
+
+// attempt reads the webhook's event and publishes it.
+func (e *Enricher) attempt(w webhook) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ev, err := e.enrich(ctx, w)
+	if err != nil {
+		return err
+	}
+	return e.Bus.Publish(ctx, *ev)
+}
+
+// waitBreaker waits breakerPoll, then until the event routes' breaker is no
+// longer open; false when the enricher stops first.
+func (e *Enricher) waitBreaker() bool {
+	t := time.NewTicker(breakerPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-e.stopping.Done():
+			return false
+		case <-t.C:
+		}
+		if e.Payments.EventsBreakerState() != "open" {
+			return true
+		}
 	}
 }
 

@@ -11,6 +11,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
+	lru "github.com/hashicorp/golang-lru/v2"
+
 	"github.com/fingraph/fingraph/ratelimit"
 	"github.com/fingraph/fingraph/upstream/roundtrip"
 )
@@ -19,16 +22,25 @@ import (
 // bus and only then answers 2xx; when the bus cannot take it, it answers
 // 503 so that the sender slows down and retries.
 //
-// A sender is rate limited (PerSecond, Burst; 429 with Retry-After past
-// them), and a repeat of an id the upstream did not know (Unknown) is
-// acknowledged without being stored.
+// The spec shows no signature on webhooks, so a delivery cannot be
+// verified at the door; what can be refused cheaply is, before anything
+// else: a body that is not a webhook, an id that is not an event id (the
+// spec's event ids are UUIDs), a repeat of an id the upstream did not know
+// (Unknown), and a repeat of an id this intake has just stored (both
+// acknowledged without being stored). A well-formed new event id is always
+// stored, without a limit: the upstream's real events never wait behind a
+// flood from its own address, nor behind a limit during its own bursts. A
+// forged one costs one store and one event read (which tells it is
+// forged). The per-sender limit (PerSecond, Burst; 429 with Retry-After
+// past them) applies to the deliveries refused, so a sender of garbage is
+// slowed down without a real event ever being.
 type Intake struct {
 	Bus    *Bus
 	Logger *slog.Logger
 	// Unknown, when set, holds the ids the upstream answered 404 for.
 	Unknown *Unknown
-	// PerSecond and Burst bound one sending address (defaults 200 and 400:
-	// the upstream sends one webhook per event, retried at 1-16 s).
+	// PerSecond and Burst bound the refused deliveries of one sending
+	// address (defaults 200 and 400).
 	PerSecond float64
 	Burst     int
 	// ClientAddr, when set, names a request's sender (the gateway's rule:
@@ -38,7 +50,13 @@ type Intake struct {
 
 	once    sync.Once
 	senders *ratelimit.Keyed
+	// stored holds the ids this intake stored lately: a repeat is
+	// acknowledged without a store (WEBHOOKS would discard it anyway).
+	stored *lru.Cache[string, struct{}]
 }
+
+// recentlyStored bounds the ids an intake remembers having stored.
+const recentlyStored = 8192
 
 // sender is the address the per-sender limit is kept for.
 func (in *Intake) sender(r *http.Request) string {
@@ -67,30 +85,26 @@ func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			in.PerSecond, in.Burst = 200, 400
 		}
 		in.senders = ratelimit.New(in.PerSecond, in.Burst)
+		in.stored, _ = lru.New[string, struct{}](recentlyStored)
 	})
-	sender := in.sender(r)
-	if ok, _ := in.senders.Allow(sender); !ok {
-		w.Header().Set("Retry-After", "1")
-		webhookError(w, http.StatusTooManyRequests, "too many webhooks from this address; retry")
-		return
-	}
 	buf := bodyBuffers.Get().(*bytes.Buffer)
 	defer bodyBuffers.Put(buf)
 	buf.Reset()
 	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, maxWebhookBody)); err != nil {
-		webhookError(w, http.StatusBadRequest, "body must be JSON {id, name, createdAt} of at most 16 KiB")
+		in.refuse(w, r, "body must be JSON {id, name, createdAt} of at most 16 KiB")
 		return
 	}
 	// parseWebhook copies what it keeps: the buffer goes back to the pool.
 	wh, msg := parseWebhook(buf.Bytes())
 	if msg != "" {
-		webhookError(w, http.StatusBadRequest, msg)
+		in.refuse(w, r, msg)
 		return
 	}
-	if in.Unknown.Has(wh.ID) {
+	if in.Unknown.Has(wh.ID) || in.stored.Contains(wh.ID) {
 		// Acknowledged so that the sender stops, but not stored: the
-		// upstream already said it does not know this event.
-		in.Logger.DebugContext(r.Context(), "webhook for an event known to be unknown upstream; not stored", "event_id", wh.ID)
+		// upstream already said it does not know this event, or it is
+		// stored already.
+		in.Logger.DebugContext(r.Context(), "webhook for an event known to be unknown upstream or already stored; not stored", "event_id", wh.ID)
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusAccepted)
 		_, _ = w.Write([]byte(`{"received":true}`))
@@ -104,10 +118,22 @@ func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		webhookError(w, http.StatusServiceUnavailable, "cannot store the webhook now; retry")
 		return
 	}
+	in.stored.Add(wh.ID, struct{}{})
 	in.Logger.DebugContext(ctx, "webhook received", "event_id", wh.ID, "name", wh.Name)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusAccepted)
 	_, _ = w.Write([]byte(`{"received":true}`))
+}
+
+// refuse answers a delivery that is not a webhook: 400, or 429 with
+// Retry-After once its sender is past the limit of refusals.
+func (in *Intake) refuse(w http.ResponseWriter, r *http.Request, msg string) {
+	if ok, _ := in.senders.Allow(in.sender(r)); !ok {
+		w.Header().Set("Retry-After", "1")
+		webhookError(w, http.StatusTooManyRequests, "too many malformed webhooks from this address; retry")
+		return
+	}
+	webhookError(w, http.StatusBadRequest, msg)
 }
 
 // bodyBuffers hold webhook bodies while they are parsed: a body is about
@@ -136,6 +162,11 @@ func parseWebhook(raw []byte) (webhook, string) {
 	}
 	if !tokenRe.MatchString(body.ID) || !tokenRe.MatchString(body.Name) {
 		return webhook{}, "id and name must be 1-128 letters, digits, - or _"
+	}
+	if uuid.Validate(body.ID) != nil {
+		// The spec's event ids are UUID strings: anything else is no
+		// event of the upstream's, and is refused before any store or read.
+		return webhook{}, "id must be an event id (a UUID)"
 	}
 	wh := webhook{Source: SourcePayments, ID: body.ID, Name: body.Name}
 	for _, v := range []string{body.CreatedAt, body.CreatedAtSnake} {

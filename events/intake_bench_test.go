@@ -27,7 +27,7 @@ func BenchmarkIntake(b *testing.B) {
 	in := &events.Intake{Bus: bus, Logger: slog.New(slog.DiscardHandler), PerSecond: 1e9, Burst: 1e9}
 	var seq atomic.Int64
 	post := func(b *testing.B, id int64) {
-		body := fmt.Sprintf(`{"id":"evt_%d","name":"OrderCreated","createdAt":"2026-11-23T12:00:00Z"}`, id)
+		body := fmt.Sprintf(`{"id":"00000000-0000-4000-8000-%012d","name":"OrderCreated","createdAt":"2026-11-23T12:00:00Z"}`, id)
 		req := httptest.NewRequest(http.MethodPost, "/webhooks/payments", strings.NewReader(body))
 		req.RemoteAddr = "192.0.2.1:4000"
 		w := httptest.NewRecorder()

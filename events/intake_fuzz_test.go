@@ -11,8 +11,9 @@ import (
 // Run: go test -run '^$' -fuzz FuzzParseWebhook -fuzztime 60s ./events
 func FuzzParseWebhook(f *testing.F) {
 	for _, s := range []string{
-		`{"id":"e-1","name":"IndividualActivated","createdAt":"2026-01-01T00:00:00Z"}`,
-		`{"id":"e-1","name":"OrderCaptured","created_at":"2026-01-01T00:00:00.123+02:00"}`,
+		`{"id":"6f0c1d52-8a5e-4c1b-9a43-2f7d0e6b9c11","name":"IndividualActivated","createdAt":"2026-01-01T00:00:00Z"}`,
+		`{"id":"6f0c1d52-8a5e-4c1b-9a43-2f7d0e6b9c11","name":"OrderCaptured","created_at":"2026-01-01T00:00:00.123+02:00"}`,
+		`{"id":"e-1","name":"OrderCaptured"}`,
 		`{"id":"../x","name":"a b"}`, `{"id":1}`, `[]`, `{"id":"e","name":"n"} trailing`, ``,
 	} {
 		f.Add([]byte(s))

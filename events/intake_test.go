@@ -28,29 +28,29 @@ func TestIntakeAsksForARetryWhenTheBusCannotStore(t *testing.T) {
 	}
 	srv := httptest.NewServer(&events.Intake{Bus: bus, Logger: slog.New(slog.DiscardHandler)})
 	defer srv.Close()
-	post := func() *http.Response {
-		resp, err := http.Post(srv.URL, "application/json", strings.NewReader(`{"id":"e-1","name":"IndividualActivated","createdAt":"2026-01-01T00:00:00Z"}`))
+	post := func(id string) *http.Response {
+		resp, err := http.Post(srv.URL, "application/json", strings.NewReader(`{"id":"`+id+`","name":"IndividualActivated","createdAt":"2026-01-01T00:00:00Z"}`))
 		if err != nil {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
 		return resp
 	}
-	if resp := post(); resp.StatusCode != http.StatusAccepted {
+	if resp := post("6f0c1d52-8a5e-4c1b-9a43-2f7d0e6b9c11"); resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("stored webhook: want 202, got %d", resp.StatusCode)
 	}
 	e.Close()
-	resp := post()
+	resp := post("6f0c1d52-8a5e-4c1b-9a43-2f7d0e6b9c12")
 	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("bus down: want 503 with Retry-After, got %d %q", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
 }
 
-// One sending address past its allowance gets 429 with Retry-After (the
-// upstream's sender retries); another address is not affected. The rate is
-// near zero here, so that the count does not depend on how fast the test
-// runs.
-func TestIntakeLimitsEachSender(t *testing.T) {
+// One sending address past its allowance of refused deliveries gets 429
+// with Retry-After; another address is not affected, and a well-formed
+// webhook from the limited address is still stored. The rate is near zero
+// here, so that the count does not depend on how fast the test runs.
+func TestIntakeLimitsEachSendersRefusals(t *testing.T) {
 	ctx := context.Background()
 	e, err := engine.Open(ctx, engine.Config{DataDir: t.TempDir()})
 	if err != nil {
@@ -62,24 +62,27 @@ func TestIntakeLimitsEachSender(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := &events.Intake{Bus: bus, Logger: slog.New(slog.DiscardHandler), PerSecond: 0.001, Burst: 5}
-	post := func(addr string, i int) *httptest.ResponseRecorder {
+	post := func(addr, id string) *httptest.ResponseRecorder {
 		r := httptest.NewRequest(http.MethodPost, "/webhooks/payments",
-			strings.NewReader(`{"id":"e-`+strings.ReplaceAll(addr, ".", "-")+`-`+strconv.Itoa(i)+`","name":"IndividualActivated"}`))
+			strings.NewReader(`{"id":"`+id+`","name":"IndividualActivated"}`))
 		r.RemoteAddr = addr + ":4000"
 		w := httptest.NewRecorder()
 		in.ServeHTTP(w, r)
 		return w
 	}
 	for i := range 5 {
-		if w := post("192.0.2.1", i); w.Code != http.StatusAccepted {
-			t.Fatalf("webhook %d within the burst: %d", i, w.Code)
+		if w := post("192.0.2.1", "e-"+strconv.Itoa(i)); w.Code != http.StatusBadRequest {
+			t.Fatalf("malformed webhook %d within the burst: %d", i, w.Code)
 		}
 	}
-	w := post("192.0.2.1", 5)
+	w := post("192.0.2.1", "e-5")
 	if w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") == "" {
 		t.Errorf("past the burst: %d, Retry-After %q", w.Code, w.Header().Get("Retry-After"))
 	}
-	if w := post("192.0.2.2", 0); w.Code != http.StatusAccepted {
+	if w := post("192.0.2.2", "e-0"); w.Code != http.StatusBadRequest {
 		t.Errorf("another sender: %d", w.Code)
+	}
+	if w := post("192.0.2.1", "6f0c1d52-8a5e-4c1b-9a43-2f7d0e6b9c12"); w.Code != http.StatusAccepted {
+		t.Errorf("a well-formed webhook from the limited sender: %d", w.Code)
 	}
 }

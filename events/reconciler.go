@@ -13,11 +13,19 @@ import (
 	"github.com/fingraph/fingraph/upstream/payments"
 )
 
-// Reconciler polls the upstream's event listing and feeds what it finds
-// through the same path as webhooks, so events that webhooks missed still
-// arrive (webhooks are an addition to polling, never a replacement). The
-// bus deduplicates by event id, so events seen both ways arrive once, and
-// several replicas polling at once is harmless.
+// Reconciler polls the upstream's event listing and publishes what it finds
+// on EVENTS, so events that webhooks missed still arrive (webhooks are an
+// addition to polling, never a replacement). The listing holds each event
+// whole, so it needs no further read (but for the pending action of a
+// PendingAction event). EVENTS deduplicates by event id, so events seen both
+// ways arrive once, and several replicas polling at once is harmless.
+//
+// It publishes on EVENTS rather than storing a webhook: a webhook of the
+// same id may have been stored and then dropped (the upstream answered
+// that it did not know the event, which it lists now), and WEBHOOKS would
+// discard the re-submission as a duplicate within its window. Only a
+// published event counts as delivered. The cost: a PendingAction event seen
+// both ways has its pending action read twice.
 type Reconciler struct {
 	Bus      *Bus
 	Payments *payments.Client
@@ -60,9 +68,9 @@ func (r *Reconciler) Health() error {
 	return r.lastErr
 }
 
-// Poll reads every event after the stored cursor and stores them as
-// webhooks would. The first poll ever only finds the end of the listing:
-// history from before the gateway existed is not replayed.
+// Poll reads every event after the stored cursor and publishes each. The
+// first poll ever only finds the end of the listing: history from before
+// the gateway existed is not replayed.
 func (r *Reconciler) Poll(ctx context.Context) error {
 	after := ""
 	entry, err := r.Cursor.Get(ctx, cursorKey)
@@ -86,7 +94,7 @@ func (r *Reconciler) Poll(ctx context.Context) error {
 		}
 		for _, e := range page.Events {
 			if !first {
-				if err := r.Bus.storeWebhook(ctx, webhook{Source: SourcePayments, ID: e.ID, Name: e.Name, CreatedAt: e.CreatedAt}); err != nil {
+				if err := r.publish(ctx, e); err != nil {
 					return err
 				}
 			}
@@ -106,4 +114,27 @@ func (r *Reconciler) Poll(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// publish puts a listed event on EVENTS with its pending action, as the
+// enricher would; a repeat of a published event is dropped by EVENTS. A
+// listed event that cannot be an event (no id, a name that is not a token)
+// is skipped, not retried for ever.
+func (r *Reconciler) publish(ctx context.Context, e payments.Event) error {
+	if e.ID == "" || !tokenRe.MatchString(e.Name) {
+		r.Logger.Warn("listed event without an id or with a malformed name; skipped")
+		return nil
+	}
+	ev := Event{Source: SourcePayments, ID: e.ID, Name: e.Name, Payload: e.Payload, CreatedAt: e.CreatedAt}
+	if HasPendingAction(e.Name) {
+		pa, err := r.Payments.PendingActions.ByEvent(ctx, e.ID)
+		if pe, ok := payments.AsError(err); ok && pe.StatusCode == http.StatusNotFound {
+			err = nil
+		}
+		if err != nil {
+			return err
+		}
+		ev.PendingAction = pa
+	}
+	return r.Bus.Publish(ctx, ev)
 }
