@@ -87,7 +87,7 @@ func BenchmarkGatewayCost(b *testing.B) {
 		// The runtime's count of goroutines started, and the stack a new
 		// one starts with (the runtime's average of the stacks it last
 		// scanned): gqlgen's goroutine per list element grows from it
-		// (docs/performance.md, "Issue 15, fifth pass").
+		// (docs/performance.md, "Known remaining costs").
 		rt := []runtimemetrics.Sample{{Name: "/sched/goroutines-created:goroutines"}, {Name: "/gc/stack/starting-size:bytes"}}
 		runtimemetrics.Read(rt)
 		created0 := rt[0].Value.Uint64()

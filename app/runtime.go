@@ -15,7 +15,7 @@ import (
 // otherwise idle cores for it. At 400 it runs a quarter as often: a README
 // query from one client at a time costs about half the CPU; from 16 clients
 // at once, with no idle cores, the difference is within the noise
-// (docs/performance.md, "Issue 15, third pass", item 4).
+// (docs/performance.md, "Settings chosen by measurement").
 const gcPercent = 400
 
 // memoryLimitRatio is the share of the container's memory (or, outside a

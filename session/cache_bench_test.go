@@ -10,7 +10,7 @@ import (
 // replica's bound), with its expiry sweep (sweepPerPut entries). walk-all
 // is what the sweep cost before it was bounded, on the put that found the
 // map doubled: every entry checked under the lock (docs/performance.md,
-// "Issue 15, eighth pass").
+// "Smaller benchmarks").
 func BenchmarkCachePut(b *testing.B) {
 	var c cache
 	c.init(time.Now)

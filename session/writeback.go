@@ -68,7 +68,7 @@ import (
 // client's next request finds every token this one received. (Writing the
 // first burst on a goroutine of its own, beside the rest of the request,
 // took ~0.3 ms off one client's screen but added ~4 ms to the p99 of 16:
-// docs/performance.md, "Issue 15, sixth pass".) A burst that goes on (many
+// docs/performance.md, "Tried and not kept".) A burst that goes on (many
 // clients on one session) and a request that goes on are written every
 // flushAfter. A call that recovered a refused token writes at once, for its
 // siblings waiting to retry. A websocket connection, which has no end to

@@ -1,7 +1,7 @@
 // Command floor measures the gateway's latency for the corporation dashboard
 // against the floor set by the upstream calls themselves. It is a measuring
 // tool, run by hand against a separately running gateway in sandbox mode
-// (docs/performance.md, "The floor"):
+// (docs/performance.md, "The corporation dashboard against the floor"):
 //
 //	go build -o /tmp/fingraph . && /tmp/fingraph -addr 127.0.0.1:18481 \
 //	  -sandbox-addr 127.0.0.1:18482 -data-dir /tmp/fg-floor -log-level warn &
@@ -170,8 +170,7 @@ func run(o options) error {
 }
 
 // median is the middle of sorted values, or the mean of the two middle
-// ones when there is an even number of them. (Until issue 15's eighth pass
-// an even number of rounds printed the upper of the two.)
+// ones when there is an even number of them.
 func median(sorted []float64) float64 {
 	n := len(sorted)
 	if n%2 == 1 {

@@ -42,8 +42,8 @@ func (z *Loader[K, V]) loader() *dataloader.Loader[K, V] {
 // (the current corporation's id, from the session): its read starts at
 // once, and no batch is opened for it. An opened batch costs a window and
 // two goroutines (the batch's and its timer's), six per dashboard when its
-// three early reads were loads (docs/performance.md, "Issue 15, ninth
-// pass"). A key already cached keeps its thunk, which Begin returns.
+// three early reads were loads (docs/performance.md, "Settings chosen
+// by measurement"). A key already cached keeps its thunk, which Begin returns.
 //
 // A Load of key that runs at the same moment as Begin may still open a
 // batch for it; the batch functions of the loaders Begin is used with read

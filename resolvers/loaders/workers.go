@@ -18,8 +18,8 @@ const workerIdle = 10 * time.Second
 // of its batch resolvers (batchNow), on goroutines that outlive them: a
 // read (an HTTP call and the decoding of its answer) needs a deep stack, a
 // new goroutine starts with 2-4 KB and copies its stack at each doubling,
-// and that was ~6% of a dashboard's CPU (docs/performance.md, "Issue 15,
-// fifth pass"). A worker keeps its grown
+// and that was a measurable share of a dashboard's CPU (docs/performance.md,
+// "Settings chosen by measurement"). A worker keeps its grown
 // stack for the next read. The pool (ants) has no size limit, so a read
 // never waits for a worker, and workers idle for workerIdle exit. A nil
 // *Workers starts a goroutine per read.

@@ -10,7 +10,7 @@ import (
 // team develops it in, until Go ships it without GOEXPERIMENT): it decodes
 // the gateway's largest answers (order and card listings) in about half the
 // CPU of encoding/json, with a third fewer allocations (docs/performance.md,
-// "JSON decoding of upstream answers").
+// "Settings chosen by measurement").
 //
 // The rules are encoding/json's, so that switching decoders changed no
 // answer: names match without regard to case (an exact match first), invalid

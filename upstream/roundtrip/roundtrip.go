@@ -226,8 +226,8 @@ func ClientOption[C any](set func(*C) error) Option {
 // TCP (and TLS) handshakes under any concurrency. Its read buffer holds a
 // typical listing (the README query's order listing is 11 KB, sent
 // chunked): with Go's 4 KB the answer took several reads, one system call
-// each; at 32 KB a README query makes 6.3 reads instead of 7.2
-// (docs/performance.md, "Issue 15, fifth pass").
+// each; at 32 KB a README query makes fewer reads (docs/performance.md,
+// "Settings chosen by measurement").
 func NewTransport() *http.Transport {
 	return &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,

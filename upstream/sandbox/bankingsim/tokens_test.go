@@ -105,7 +105,7 @@ func TestSupersededTokensAreForgottenWithoutAScan(t *testing.T) {
 // BenchmarkTokenMapScan times one scan of the token map as 16 busy clients
 // leave it when it has doubled (~58k tokens, half of them past their
 // grace): the time every call waited behind the lock when the scans alone
-// forgot superseded tokens (docs/performance.md, "Issue 15, seventh pass").
+// forgot superseded tokens (docs/performance.md, "Smaller benchmarks").
 func BenchmarkTokenMapScan(b *testing.B) {
 	s, now, p := lockedSim(b)
 	fill := func() {
