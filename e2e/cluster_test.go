@@ -490,7 +490,9 @@ func TestDrainTakesTheReplicaOutOfRotationBeforeItStops(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- app.Run(ctx, []string{"fingraph"}, func(k string) string { return env[k] }, io.Discard) }()
+	go func() {
+		done <- app.Run(ctx, []string{"fingraph"}, func(k string) string { return env[k] }, io.Discard)
+	}()
 	g := &testGateway{URL: "http://" + addr, http: &http.Client{Timeout: 5 * time.Second}}
 	waitReady(t, g, true)
 	cancel()
