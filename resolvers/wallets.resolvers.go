@@ -193,7 +193,7 @@ func (r *mutationResolver) CreateConversion(ctx context.Context, input model.Cre
 	if err != nil {
 		return nil, err
 	}
-	t, err := r.convertOnce(ctx, deref(input.IdempotencyKey), conversionFingerprint(req), func() (*banking.Transaction, error) {
+	t, err := r.convertOnce(ctx, deref(input.IdempotencyKey), conversionFingerprint(req), req, func() (*banking.Transaction, error) {
 		return r.Banking.Transactions.CreateConversion(ctx, req)
 	})
 	if refused, ok := asRefusal(err); ok {
