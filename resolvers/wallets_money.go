@@ -39,9 +39,13 @@ type conversionSent struct {
 //     the conversion in the source wallet's transactions, and answers it
 //     when it is there, converts only once it is certain there is none,
 //     and otherwise answers OUTCOME_UNKNOWN again.
-func (r *Resolver) convertOnce(ctx context.Context, key, fp string, req *banking.ConversionRequest, convert func() (*banking.Transaction, error)) (*banking.Transaction, error) {
+//
+// fresh is false when the conversion is a replay of one an earlier call with
+// the key answered (and announced).
+func (r *Resolver) convertOnce(ctx context.Context, key, fp string, req *banking.ConversionRequest, convert func() (*banking.Transaction, error)) (t *banking.Transaction, fresh bool, err error) {
 	if key == "" {
-		return convert()
+		t, err = convert()
+		return t, true, err
 	}
 	corpID := ""
 	if s := session.From(ctx); s != nil {
@@ -49,18 +53,19 @@ func (r *Resolver) convertOnce(ctx context.Context, key, fp string, req *banking
 	}
 	sent, _ := json.Marshal(conversionSent{CorporationID: corpID, SourceID: req.SourceID, TargetID: req.TargetID, Currency: req.Currency, Amount: req.Amount})
 	var (
-		t       *banking.Transaction
 		callErr error
+		found   bool
 	)
 	a, err := r.Attempts.Do(ctx, idempotencyScope(ctx, "conversion"), key, fp,
 		func(ctx context.Context, prior *idempotency.Attempt) (idempotency.Attempt, error) {
 			if prior != nil && prior.Unknown {
-				found, resend, err := r.resolveUnknown(ctx, *prior, func(ctx context.Context, from, to time.Time) (match, error) {
+				a, resend, err := r.resolveUnknown(ctx, *prior, func(ctx context.Context, from, to time.Time) (match, error) {
 					return r.findConversion(ctx, corpID, req, from, to)
 				})
+				found = err == nil && !resend
 				if err != nil || !resend {
 					callErr = err
-					return found, err
+					return a, err
 				}
 			}
 			sentAt := r.now()
@@ -77,21 +82,22 @@ func (r *Resolver) convertOnce(ctx context.Context, key, fp string, req *banking
 		})
 	switch {
 	case err != nil && callErr != nil && errors.Is(err, callErr):
-		return nil, callErr
+		return nil, false, callErr
 	case err != nil:
-		return nil, idempotencyError("input.idempotencyKey", err)
+		return nil, false, idempotencyError("input.idempotencyKey", err)
 	case t != nil:
-		return t, nil
+		return t, true, nil
 	case callErr != nil:
-		return nil, callErr // the outcome is unknown; remembered as such
+		return nil, false, callErr // the outcome is unknown; remembered as such
 	}
 	// A replay: the conversion an earlier call with this key made, or the
-	// one a lost attempt made, found in the listing.
+	// one a lost attempt made, found in the listing now (which nobody has
+	// announced yet).
 	var replay banking.Transaction
 	if err := json.Unmarshal(a.Result, &replay); err != nil {
-		return nil, &gqlerr.Error{Code: gqlerr.Internal, Message: "internal error", Cause: err}
+		return nil, false, &gqlerr.Error{Code: gqlerr.Internal, Message: "internal error", Cause: err}
 	}
-	return &replay, nil
+	return &replay, found, nil
 }
 
 // conversionAttempt is what is remembered of a conversion that exists.
