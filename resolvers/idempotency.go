@@ -101,7 +101,7 @@ func errOutcomeUnknown(a idempotency.Attempt, why string) *gqlerr.Error {
 		ext["attemptedAt"] = time.UnixMilli(a.SentAt).UTC().Format(time.RFC3339)
 	}
 	return &gqlerr.Error{Code: gqlerr.OutcomeUnknown, Field: "input.idempotencyKey", Extensions: ext,
-		Message: "an earlier attempt with this idempotencyKey reached the upstream and its answer was lost; " + why +
+		Message: "the answer to an earlier attempt with this idempotencyKey was lost, and the upstream may have acted on it; " + why +
 			". Retry with the same idempotencyKey (the gateway looks again and never sends it twice), " +
 			"or check the upstream's state before moving money with a new key"}
 }
