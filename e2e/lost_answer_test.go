@@ -350,3 +350,42 @@ func sharedNATS(t *testing.T) string {
 	}
 	return ns.ClientURL()
 }
+
+// Every payment shape of createOrder: a one-time card token, a stored card
+// initiated by the cardholder, and the customer's own payment; each loses
+// its first answer and is retried.
+func TestLostOrderAnswerEveryPaymentShapeChargesOnce(t *testing.T) {
+	t.Parallel()
+	l := newLossy()
+	g := startGatewayWith(t, sandboxBehind(l.wrap))
+	g = g.as(g.signInAPI(t))
+	for _, tc := range []struct {
+		name    string
+		payment func(methods []string) map[string]any
+	}{
+		{"one-time card", func([]string) map[string]any {
+			return map[string]any{"card": map[string]any{"token": uniq("tok_ok_")}}
+		}},
+		{"stored card, cardholder-initiated", func(m []string) map[string]any {
+			return map[string]any{"savedCard": map[string]any{"methodToken": m[0], "initiator": "CARDHOLDER"}}
+		}},
+		{"customer payment", func([]string) map[string]any {
+			return map[string]any{"customer": map[string]any{"initiator": "CARDHOLDER"}}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			customerID, methods := createCustomer(t, g, uniq("tok_ok_"))
+			in := map[string]any{"idempotencyKey": uniq("lost-shape-"), "currency": "EUR", "customerId": customerID,
+				"items": map[string]any{"amount": 2300}, "payment": tc.payment(methods)}
+			l.lose(routeOrder, 1)
+			answers := []gqlResponse{g.query(t, createOrderMutation, map[string]any{"input": in})}
+			for range 2 {
+				answers = append(answers, g.query(t, createOrderMutation, map[string]any{"input": in}))
+			}
+			if len(answers[1].Errors) > 0 {
+				t.Errorf("the retry did not find the order: %+v", answers[1].Errors)
+			}
+			wantOneOrder(t, answers, upstreamOrders(t, g.SandboxURL, rawID(customerID)))
+		})
+	}
+}
