@@ -8,14 +8,16 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/fingraph/fingraph/engine"
@@ -44,6 +46,9 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return runTrigger(ctx, args[1:], getenv, stdout)
 	}
 	cfg, err := ParseConfig(args, getenv, stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -54,18 +59,34 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	<-ctx.Done()
+	a.Drain()
 	return a.Shutdown()
+}
+
+// Drain turns readiness off and keeps serving for FINGRAPH_SHUTDOWN_DRAIN,
+// so that a load balancer stops sending new requests here before Shutdown
+// stops accepting them.
+func (a *App) Drain() {
+	if a.cfg.ShutdownDrain <= 0 {
+		return
+	}
+	a.draining.Store(true)
+	a.logger.Info("draining: /readyz answers 503 while requests are still served", "for", a.cfg.ShutdownDrain)
+	time.Sleep(a.cfg.ShutdownDrain)
 }
 
 // runSandbox serves only the emulator, for pointing another gateway or a
 // test at it.
 func runSandbox(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	cfg, err := ParseConfig(args, getenv, stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
 	if cfg.SandboxAddr == "" {
-		cfg.SandboxAddr = "127.0.0.1:9090"
+		cfg.SandboxAddr = DefaultSandboxAddr
 	}
 	logger := cfg.logger(stdout)
 	sb, srv, addr, err := startSandbox(cfg.SandboxAddr, cfg, logger)
@@ -108,6 +129,13 @@ type App struct {
 	// http.Server.Shutdown does not wait for hijacked websocket connections.
 	stop context.CancelFunc
 	bg   sync.WaitGroup
+	// dirLock holds the data directory of the embedded JetStream.
+	dirLock *dataDirLock
+	// draining is set when the gateway is about to stop (Drain).
+	draining *atomic.Bool
+	// closedSockets is closed once every websocket has been sent its 1012
+	// and every SSE stream ended, on shutdown.
+	closedSockets chan struct{}
 }
 
 // sandboxPaymentsKeys are the demo merchant's keys of the sandbox
@@ -126,19 +154,22 @@ const specOnlyNotice = "strict sandbox: features that need the sandbox's additio
 func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err error) {
 	// Every part logs through redaction (package redact), whatever it logs.
 	logger = slog.New(redact.NewHandler(logger.Handler()))
-	a := &App{cfg: cfg, logger: logger, served: make(chan error, 1)}
+	a := &App{cfg: cfg, logger: logger, served: make(chan error, 1), draining: new(atomic.Bool)}
 	defer func() {
 		if err != nil {
 			_ = a.Shutdown()
 		}
 	}()
 
-	if cfg.sandboxMode() {
-		addr := cfg.SandboxAddr
-		if addr == "" {
-			addr = "127.0.0.1:0"
+	// The data directory is locked before anything reads or writes it.
+	dataDir := cfg.DataDir
+	if cfg.NATSURL == "" {
+		if a.dirLock, err = lockDataDir(dataDir); err != nil {
+			return nil, err
 		}
-		a.sandbox, a.sbSrv, a.sbAddr, err = startSandbox(addr, cfg, logger.With("component", "sandbox"))
+	}
+	if cfg.sandboxMode() {
+		a.sandbox, a.sbSrv, a.sbAddr, err = startInProcessSandbox(cfg, logger)
 		if err != nil {
 			return nil, err
 		}
@@ -146,32 +177,44 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 		cfg.BankingURL = "http://" + a.sbAddr + "/banking"
 		cfg.PaymentsPublic, cfg.PaymentsPrivate, cfg.PaymentsAccess = sandboxPaymentsKeys.Public, sandboxPaymentsKeys.Private, sandboxPaymentsKeys.AccessToken
 		logger.Info("no upstream configured: started the sandbox in-process with demo data",
-			"sandbox", "http://"+a.sbAddr, "payments_public_key", cfg.PaymentsPublic)
+			"sandbox", "http://"+a.sbAddr, "sms_outbox", "http://"+a.sbAddr+"/_sandbox/sms",
+			"email_outbox", "http://"+a.sbAddr+"/_sandbox/email", "payments_public_key", cfg.PaymentsPublic)
+		if cfg.NATSURL == "" {
+			if dataDir, err = freshSandboxStore(cfg.DataDir); err != nil {
+				return nil, err
+			}
+		}
+	} else if err := checkUpstreams(ctx, cfg, logger); err != nil {
+		return nil, err
 	}
 
-	dataDir := cfg.DataDir
-	if cfg.NATSURL == "" {
-		if err := os.MkdirAll(dataDir, 0o700); err != nil {
-			return nil, fmt.Errorf("FINGRAPH_DATA_DIR: cannot create %s: %w", dataDir, err)
-		}
-	}
-	a.engine, err = engine.Open(ctx, engine.Config{URL: cfg.NATSURL, DataDir: dataDir, Logger: logger.With("component", "nats")})
+	a.engine, err = engine.Open(ctx, engine.Config{URL: cfg.NATSURL, DataDir: dataDir, Replicas: cfg.NATSReplicas, Logger: logger.With("component", "nats")})
 	if err != nil {
+		if cfg.NATSURL != "" {
+			return nil, fmt.Errorf("FINGRAPH_NATS_URL: cannot use NATS JetStream at %s: %w", redactURL(cfg.NATSURL), err)
+		}
 		return nil, err
 	}
 	if a.engine.Embedded() {
-		logger.Info("embedded JetStream started", "data_dir", dataDir)
+		if a.sandbox != nil {
+			logger.Info("embedded JetStream started; in sandbox mode its store starts empty with each run, as the sandbox's data does", "data_dir", dataDir)
+		} else {
+			logger.Info("embedded JetStream started", "data_dir", dataDir)
+		}
 	} else {
-		logger.Info("connected to NATS JetStream", "url", cfg.NATSURL)
+		logger.Info("connected to NATS JetStream", "url", redactURL(cfg.NATSURL), "replicas", cfg.NATSReplicas)
 	}
 	attemptsKV, err := a.engine.KeyValue(ctx, idempotency.Bucket, idempotency.TTL)
 	if err != nil {
 		return nil, err
 	}
 
-	bus, err := events.NewBus(ctx, a.engine.JetStream())
-	if err != nil {
-		return nil, err
+	var bus *events.Bus
+	if err := a.engine.Create(ctx, "event streams", func(ctx context.Context) error {
+		bus, err = events.NewBus(ctx, a.engine.JetStream(), events.WithReplicas(a.engine.Replicas()))
+		return err
+	}); err != nil {
+		return nil, a.engine.Placement(err)
 	}
 	a.bus = bus
 	cursorKV, err := a.engine.KeyValue(ctx, "events_cursor", 0)
@@ -281,6 +324,8 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 		enricher:   a.enricher,
 		reconciler: a.reconciler,
 		sandbox:    a.sandboxHandler(),
+		sandboxURL: a.sandboxURL(),
+		draining:   a.draining,
 	})
 	var tlsConfig *tls.Config
 	if cfg.TLSCert != "" {
@@ -320,7 +365,11 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 	// Shutdown stops accepting first; then websockets are closed with 1012
 	// and SSE streams end, so clients reconnect to another replica instead
 	// of holding this one up.
-	a.server.RegisterOnShutdown(gql.Shutdown)
+	// The hook runs on a goroutine of its own: Shutdown waits for it before
+	// it cancels the subscriptions' context, or a socket could be closed
+	// under load before its 1012 was written.
+	a.closedSockets = make(chan struct{})
+	a.server.RegisterOnShutdown(func() { gql.Shutdown(); close(a.closedSockets) })
 	scheme := "http"
 	if tlsConfig != nil {
 		scheme = "https"
@@ -333,24 +382,62 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 	}
 	logger.Info("gateway listening", "graphql", scheme+"://"+displayAddr(a.addr)+"/graphql", "playground", scheme+"://"+displayAddr(a.addr)+"/")
 
-	if err := a.registerWebhook(ctx, pay); err != nil {
-		return nil, err
-	}
+	a.startWebhookRegistration(bgCtx, pay, scheme)
 	return a, nil
 }
 
-// registerWebhook makes this gateway the company's webhook receiver: in
-// sandbox mode at its own loopback address (the sandbox accepts loopback
-// http, as `stripe listen` forwards to localhost), otherwise at
-// FINGRAPH_PUBLIC_URL when FINGRAPH_REGISTER_WEBHOOK asks for it.
-func (a *App) registerWebhook(ctx context.Context, pay *payments.Client) error {
+// startWebhookRegistration makes this gateway the company's webhook
+// receiver: in sandbox mode at its own loopback address (the sandbox accepts
+// loopback http, as `stripe listen` forwards to localhost), otherwise at
+// FINGRAPH_PUBLIC_URL when FINGRAPH_REGISTER_WEBHOOK asks for it. A failure
+// never stops the gateway: it says so once, the event poller covers (where
+// the upstream has an event listing), and registration is retried in the
+// background with back-off until it succeeds or the gateway stops.
+func (a *App) startWebhookRegistration(ctx context.Context, pay *payments.Client, scheme string) {
 	if !a.cfg.RegisterWebhook {
-		return nil
+		return
 	}
 	target := strings.TrimSuffix(a.cfg.PublicURL, "/") + "/webhooks/payments"
 	if a.sandbox != nil {
-		target = "http://" + a.addr + "/webhooks/payments"
+		target = scheme + "://" + loopbackAddr(a.addr) + "/webhooks/payments"
 	}
+	try := func() error {
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		return a.registerWebhook(rctx, pay, target)
+	}
+	err := try()
+	if err == nil {
+		return
+	}
+	covered := "live payments events arrive only when the event poller finds them"
+	if a.reconciler == nil {
+		covered = "live payments events do not arrive until it is registered (event polling is off)"
+	}
+	a.logger.Warn("the webhook could not be registered; "+covered+"; retrying in the background", "url", target, "err", err)
+	a.bg.Add(1)
+	go func() {
+		defer a.bg.Done()
+		delay := time.Second
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(delay):
+			}
+			if err := try(); err == nil {
+				return
+			} else {
+				a.logger.Debug("webhook registration failed again", "url", target, "err", err)
+			}
+			delay = min(2*delay, time.Minute)
+		}
+	}()
+}
+
+// registerWebhook registers target once; another receiver already
+// registered for the company is kept and reported, not taken over.
+func (a *App) registerWebhook(ctx context.Context, pay *payments.Client, target string) error {
 	w, err := pay.Webhooks.Create(ctx, target)
 	if pe, ok := payments.AsError(err); ok && pe.StatusCode == http.StatusConflict {
 		// One webhook per company: keep it when it is ours, never take over
@@ -364,10 +451,24 @@ func (a *App) registerWebhook(ctx context.Context, pay *payments.Client) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("register webhook %s: %w", target, err)
+		return err
 	}
 	a.logger.Info("webhook registered", "url", w.URL, "id", w.ID)
 	return nil
+}
+
+// loopbackAddr turns a listening address into one that this machine's
+// loopback reaches: ":8080" and "[::]:8080" (every interface) become
+// "127.0.0.1:8080", which the in-process sandbox accepts for plain http.
+func loopbackAddr(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
 }
 
 // displayAddr turns ":8080" or "[::]:8080" into "localhost:8080" for logs.
@@ -380,6 +481,30 @@ func displayAddr(addr string) string {
 		host = "localhost"
 	}
 	return net.JoinHostPort(host, port)
+}
+
+// DefaultSandboxAddr is where the sandbox listens unless told otherwise, in
+// process or as `fingraph sandbox`: a known address, so that `fingraph
+// trigger` and a browser reach the outboxes without reading a log.
+const DefaultSandboxAddr = "127.0.0.1:9090"
+
+// startInProcessSandbox starts the sandbox of sandbox mode: at
+// FINGRAPH_SANDBOX_ADDR when set (a failure to listen there is an error),
+// else at DefaultSandboxAddr, or a free loopback port when that is taken.
+func startInProcessSandbox(cfg Config, logger *slog.Logger) (*sandbox.Sandbox, *http.Server, string, error) {
+	if cfg.SandboxAddr != "" {
+		return startSandbox(cfg.SandboxAddr, cfg, logger.With("component", "sandbox"))
+	}
+	sb, srv, addr, err := startSandbox(DefaultSandboxAddr, cfg, logger.With("component", "sandbox"))
+	if err == nil || !errors.Is(err, syscall.EADDRINUSE) {
+		return sb, srv, addr, err
+	}
+	sb, srv, addr, err = startSandbox("127.0.0.1:0", cfg, logger.With("component", "sandbox"))
+	if err == nil {
+		logger.Warn("the sandbox's default address is taken, so it listens on a free port instead; point trigger at it with -sandbox-url",
+			"default", DefaultSandboxAddr, "sandbox", "http://"+addr)
+	}
+	return sb, srv, addr, err
 }
 
 // startSandbox starts a seeded sandbox on addr (loopback is expected).
@@ -422,6 +547,10 @@ func (a *App) Shutdown() error {
 		if err := <-a.served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 			errs = append(errs, err)
 		}
+		select {
+		case <-a.closedSockets:
+		case <-ctx.Done():
+		}
 	}
 	if a.metricsSrv != nil {
 		errs = append(errs, a.metricsSrv.Shutdown(ctx))
@@ -452,6 +581,7 @@ func (a *App) Shutdown() error {
 	if a.engine != nil {
 		a.engine.Close()
 	}
+	errs = append(errs, a.dirLock.Unlock())
 	if a.tracing != nil {
 		errs = append(errs, a.tracing.shutdown(ctx))
 	}
@@ -471,6 +601,14 @@ func (a *App) sandboxHandler() http.Handler {
 		return nil
 	}
 	return a.sandbox
+}
+
+// sandboxURL is the in-process sandbox's base URL, or "".
+func (a *App) sandboxURL() string {
+	if a.sbAddr == "" {
+		return ""
+	}
+	return "http://" + a.sbAddr
 }
 
 // SandboxAddr is the in-process sandbox's listening address, or "" when the

@@ -37,6 +37,10 @@ type Config struct {
 	PaymentsPublic  string
 	PaymentsAccess  string
 	NATSURL         string
+	// NATSReplicas is how many copies of every stream and key-value bucket
+	// the gateway creates: 1 on one server, 3 on a cluster of three or more.
+	NATSReplicas    int
+	natsReplicasRaw string
 	DataDir         string
 	PublicURL       string
 	SandboxAddr     string
@@ -52,6 +56,12 @@ type Config struct {
 	// not show a listing).
 	ReconcileInterval time.Duration
 	ShutdownTimeout   time.Duration
+	// ShutdownDrain is how long a stopping gateway answers /readyz with 503
+	// while it still serves, before it stops accepting: time for a load
+	// balancer's health check to take it out of rotation, so that a rolling
+	// restart fails no request. 0 (the default) stops at once.
+	ShutdownDrain    time.Duration
+	shutdownDrainRaw string
 	// SandboxAnonymous lets requests without a session act as the sandbox's
 	// demo API client (sandbox mode only), so a first query works at once.
 	SandboxAnonymous bool
@@ -157,6 +167,17 @@ type Config struct {
 	wrapUpstream func(name string, rt http.RoundTripper) http.RoundTripper
 }
 
+// commandsUsage heads -h: the sub-commands, then every setting.
+const commandsUsage = `usage:
+  fingraph [flags]                 run the gateway (with no upstream URL: the sandbox and JetStream in-process)
+  fingraph sandbox [flags]         run only the sandbox, the emulator of both upstreams (default 127.0.0.1:9090)
+  fingraph trigger <Event>|--list  fire a sandbox event at a running sandbox or gateway (trigger -h for its flags)
+
+Every flag has an environment variable, named after it; a flag wins over its variable.
+
+flags:
+`
+
 // operatorKinds are the principal kinds FINGRAPH_PAYMENTS_OPERATORS may name.
 // CUSTOMER is not one: a customer acts only on itself.
 var operatorKinds = []string{"STAFF", "PERSON", "INTRODUCER", "API_CLIENT"}
@@ -180,9 +201,10 @@ func (c *Config) settings() []setting {
 		{"payments-public-key", "FINGRAPH_PAYMENTS_PUBLIC_KEY", "", "the merchant's public key", &c.PaymentsPublic},
 		{"payments-access-token", "FINGRAPH_PAYMENTS_ACCESS_TOKEN", "", "access token for webhooks and events (secret)", &c.PaymentsAccess},
 		{"nats-url", "FINGRAPH_NATS_URL", "", "external NATS JetStream cluster; empty embeds one", &c.NATSURL},
-		{"data-dir", "FINGRAPH_DATA_DIR", "", "storage of the embedded JetStream (sessions, idempotency keys, event history); default: fingraph/ under the user's state directory ($XDG_STATE_HOME or ~/.local/state), or the cache directory", &c.DataDir},
+		{"nats-replicas", "FINGRAPH_NATS_REPLICAS", "1", "copies of every stream and key-value bucket the gateway creates, 1 to 5: 3 on a NATS cluster, so that losing a node loses nothing; existing ones with fewer are raised at start", &c.natsReplicasRaw},
+		{"data-dir", "FINGRAPH_DATA_DIR", "", "storage of the embedded JetStream (sessions, idempotency keys, event history), one gateway at a time; default: fingraph/jetstream under the user's state directory ($XDG_STATE_HOME or ~/.local/state), or the cache directory. In sandbox mode the store is its sandbox/ subdirectory, emptied at each start as the sandbox's data is", &c.DataDir},
 		{"public-url", "FINGRAPH_PUBLIC_URL", "", "public HTTPS URL of this gateway, for webhook registration", &c.PublicURL},
-		{"sandbox-addr", "FINGRAPH_SANDBOX_ADDR", "", "listen address of the sandbox (default 127.0.0.1:9090 for `sandbox`, a free loopback port in-process)", &c.SandboxAddr},
+		{"sandbox-addr", "FINGRAPH_SANDBOX_ADDR", "", "listen address of the sandbox, in-process or as the sandbox command (default 127.0.0.1:9090; in-process, a free loopback port when that one is taken)", &c.SandboxAddr},
 		{"log-format", "FINGRAPH_LOG_FORMAT", "text", "log format: text or json", &c.LogFormat},
 		{"log-level", "FINGRAPH_LOG_LEVEL", "info", "log level: debug, info, warn or error", &c.LogLevel},
 		{"otlp-endpoint", "FINGRAPH_OTLP_ENDPOINT", "", "OTLP/HTTP endpoint receiving traces, e.g. http://collector:4318; empty records none", &c.OTLPEndpoint},
@@ -207,6 +229,7 @@ func (c *Config) settings() []setting {
 		{"loader-wait", "FINGRAPH_LOADER_WAIT", "1ms", "how long a dataloader gathers keys before it calls the upstream (100us to 50ms)", &c.loaderWaitRaw},
 		{"upstream-timeout", "FINGRAPH_UPSTREAM_TIMEOUT", "10s", "deadline of one upstream call, retries included", &c.upstreamTimeoutRaw},
 		{"payments-timeout", "FINGRAPH_PAYMENTS_TIMEOUT", "", "deadline of one payments call; empty uses the upstream timeout", &c.paymentsTimeoutRaw},
+		{"shutdown-drain", "FINGRAPH_SHUTDOWN_DRAIN", "0s", "on SIGTERM, how long to answer /readyz with 503 while still serving, before closing: longer than the load balancer's health-check interval (e.g. 2s); 0 stops at once", &c.shutdownDrainRaw},
 		{"pprof-addr", "FINGRAPH_PPROF_ADDR", "", "loopback address serving Go profiles (net/http/pprof), e.g. 127.0.0.1:6060; empty serves none", &c.PprofAddr},
 		{"banking-timeout", "FINGRAPH_BANKING_TIMEOUT", "", "deadline of one banking call; empty uses the upstream timeout", &c.bankingTimeoutRaw},
 	}
@@ -218,6 +241,10 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 	var c Config
 	fs := flag.NewFlagSet("fingraph", flag.ContinueOnError)
 	fs.SetOutput(usage)
+	fs.Usage = func() {
+		fmt.Fprint(usage, commandsUsage)
+		fs.PrintDefaults()
+	}
 	for _, s := range c.settings() {
 		def := s.def
 		if v := getenv(s.env); v != "" {
@@ -306,6 +333,19 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 		c.ReconcileInterval = d
 	}
 	c.ShutdownTimeout = 10 * time.Second
+	if d, err := time.ParseDuration(c.shutdownDrainRaw); err != nil || d < 0 || d > 5*time.Minute {
+		return c, fmt.Errorf("FINGRAPH_SHUTDOWN_DRAIN: %q is not a duration from 0s to 5m, such as 2s", c.shutdownDrainRaw)
+	} else {
+		c.ShutdownDrain = d
+	}
+	n, err := strconv.Atoi(c.natsReplicasRaw)
+	if err != nil || n < 1 || n > 5 {
+		return c, fmt.Errorf("FINGRAPH_NATS_REPLICAS: %q is not a number from 1 to 5", c.natsReplicasRaw)
+	}
+	if n > 1 && c.NATSURL == "" {
+		return c, fmt.Errorf("FINGRAPH_NATS_REPLICAS: %d copies need a NATS cluster (FINGRAPH_NATS_URL); the embedded JetStream is one server", n)
+	}
+	c.NATSReplicas = n
 	if err := c.parseTimeouts(); err != nil {
 		return c, err
 	}
@@ -445,10 +485,15 @@ func (c Config) validate() error {
 			}
 		}
 	}
-	if c.NATSURL != "" {
-		u, err := url.Parse(c.NATSURL)
+	// A cluster is named by several URLs, comma-separated, as the NATS
+	// client takes them: it connects to any and learns the rest.
+	for _, one := range strings.Split(c.NATSURL, ",") {
+		if c.NATSURL == "" {
+			break
+		}
+		u, err := url.Parse(strings.TrimSpace(one))
 		if err != nil || (u.Scheme != "nats" && u.Scheme != "tls" && u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
-			return fmt.Errorf("FINGRAPH_NATS_URL: %q is not a NATS URL such as nats://host:4222", c.NATSURL)
+			return fmt.Errorf("FINGRAPH_NATS_URL: %q is not a NATS URL such as nats://host:4222 (or several, comma-separated)", redactURL(strings.TrimSpace(one)))
 		}
 	}
 	if c.PublicURL != "" {

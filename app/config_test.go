@@ -66,6 +66,8 @@ func TestParseConfigReadsEveryVariable(t *testing.T) {
 	for k, v := range map[string]string{
 		"FINGRAPH_ADDR":                  "127.0.0.1:9000",
 		"FINGRAPH_NATS_URL":              "nats://nats.internal:4222",
+		"FINGRAPH_NATS_REPLICAS":         "3",
+		"FINGRAPH_SHUTDOWN_DRAIN":        "2s",
 		"FINGRAPH_DATA_DIR":              "/var/lib/fingraph",
 		"FINGRAPH_PUBLIC_URL":            "https://gateway.example",
 		"FINGRAPH_SANDBOX_ADDR":          "127.0.0.1:9191",
@@ -114,6 +116,8 @@ func TestParseConfigReadsEveryVariable(t *testing.T) {
 		"FINGRAPH_PAYMENTS_PUBLIC_KEY":   {c.PaymentsPublic, "pk_live"},
 		"FINGRAPH_PAYMENTS_ACCESS_TOKEN": {c.PaymentsAccess, "at_live"},
 		"FINGRAPH_NATS_URL":              {c.NATSURL, "nats://nats.internal:4222"},
+		"FINGRAPH_NATS_REPLICAS":         {c.NATSReplicas, 3},
+		"FINGRAPH_SHUTDOWN_DRAIN":        {c.ShutdownDrain, 2 * time.Second},
 		"FINGRAPH_DATA_DIR":              {c.DataDir, "/var/lib/fingraph"},
 		"FINGRAPH_PUBLIC_URL":            {c.PublicURL, "https://gateway.example"},
 		"FINGRAPH_SANDBOX_ADDR":          {c.SandboxAddr, "127.0.0.1:9191"},
@@ -266,6 +270,11 @@ func TestInvalidValuesAreRefusedNamingTheSetting(t *testing.T) {
 		{"loader wait too long", nil, []string{"-loader-wait", "1s"}, "FINGRAPH_LOADER_WAIT"},
 		{"loader wait zero", map[string]string{"FINGRAPH_LOADER_WAIT": "0"}, nil, "FINGRAPH_LOADER_WAIT"},
 		{"stray argument", nil, []string{"serve"}, `unexpected argument "serve"`},
+		{"drain not a duration", map[string]string{"FINGRAPH_SHUTDOWN_DRAIN": "soon"}, nil, "FINGRAPH_SHUTDOWN_DRAIN"},
+		{"replicas not a number", map[string]string{"FINGRAPH_NATS_REPLICAS": "three"}, nil, "FINGRAPH_NATS_REPLICAS"},
+		{"replicas past five", map[string]string{"FINGRAPH_NATS_URL": "nats://n:4222", "FINGRAPH_NATS_REPLICAS": "7"}, nil, "FINGRAPH_NATS_REPLICAS"},
+		{"replicas of the embedded server", map[string]string{"FINGRAPH_NATS_REPLICAS": "3"}, nil, "need a NATS cluster"},
+		{"a NATS URL of a cluster with a bad node", map[string]string{"FINGRAPH_NATS_URL": "nats://a:4222,http://b:4222"}, nil, "FINGRAPH_NATS_URL"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

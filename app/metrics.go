@@ -54,6 +54,15 @@ func (m *metrics) instrument(upstream string, rt http.RoundTripper) http.RoundTr
 		promhttp.InstrumentRoundTripperDuration(m.upstreamDuration.MustCurryWith(l), rt))
 }
 
+// handler serves the metrics to GET and HEAD; other methods are 405.
 func (m *metrics) handler() http.Handler {
-	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
+	h := promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "use GET", http.StatusMethodNotAllowed)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }

@@ -6,9 +6,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -50,6 +51,11 @@ type routeDeps struct {
 	attempts *idempotency.Store
 	// sandbox is the in-process sandbox, nil with real upstreams.
 	sandbox http.Handler
+	// sandboxURL is the in-process sandbox's address, "" with real
+	// upstreams.
+	sandboxURL string
+	// draining is set while the gateway drains before it stops.
+	draining *atomic.Bool
 
 	metrics    *metrics
 	tracing    *tracing
@@ -97,9 +103,10 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 		Limits:         limits,
 		Introspection:  d.cfg.Introspection,
 		Trusted:        d.trusted,
-		CheckOrigin:    originChecker(d.cfg.AllowedOrigins),
+		CheckOrigin:    originChecker(d.cfg.AllowedOrigins, sessions.ForwardedProto),
 		WebsocketInit:  websocketInit(sessions),
 		RecheckSession: sessions.Recheck,
+		TrackStream:    sessions.TrackSocket,
 		ClientAddr:     func(r *http.Request) string { return session.ClientAddr(r.Context()) },
 		Tracer:         d.tracing.tracer(),
 		Extensions: []graphql.HandlerExtension{loaders.PerOperation{Payments: d.payments, Banking: d.banking,
@@ -108,6 +115,7 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 
 	r := chi.NewRouter()
 	r.Use(middleware.Recoverer)
+	r.Use(gqlhttp.CloseAfterChunked)
 	r.Use(accessLog(d.logger, d.metrics.requests))
 	// Web frontends on their own origins (a dev server, the app's domain)
 	// call /graphql with the session cookie: CORS with credentials, for
@@ -130,14 +138,19 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 	// Tracing wraps everything, so upstream spans join the request's trace.
 	r.Handle("/graphql", d.tracing.handler("/graphql",
 		gqlhttp.LimitBody(limits.MaxBodyBytes, gqlhttp.NoStore(sessions.Middleware(gql)))))
-	pages := web.Handler(es, web.Options{PublishSchema: d.cfg.Introspection})
+	// The schema file follows introspection, which trusted documents rule
+	// out whatever the setting: only the manifest's operations run.
+	pages := web.Handler(es, web.Options{PublishSchema: d.cfg.Introspection && d.trusted == nil, SandboxURL: d.sandboxURL})
 	for _, p := range web.Paths {
 		r.Get(p, pages.ServeHTTP)
 	}
 	if d.sandbox != nil {
 		r.Post("/sandbox/trigger", gqlhttp.LimitBody(4<<10, sessions.Middleware(http.HandlerFunc(sandboxTrigger(d.sandbox)))).ServeHTTP)
 	}
-	r.Get(downloads.RoutePattern, downloads.Handler(reportLinks, d.banking, d.logger.With("component", "downloads")))
+	// Behind the session middleware: a link downloads only for the session
+	// that requested it.
+	r.Get(downloads.RoutePattern, sessions.Middleware(downloads.Handler(reportLinks, d.banking, session.IDOf,
+		d.logger.With("component", "downloads"))).ServeHTTP)
 	r.Post("/webhooks/payments", (&events.Intake{Bus: d.bus, Unknown: d.unknown, Logger: d.logger.With("component", "webhooks"),
 		PerSecond: d.cfg.WebhookRateLimit, Burst: int(2 * d.cfg.WebhookRateLimit), ClientAddr: sessions.ClientAddress}).ServeHTTP)
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -150,6 +163,10 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 		// host names and addresses, which go to the log instead.
 		checks := map[string]string{"jetstream": "ok"}
 		status := http.StatusOK
+		if d.draining != nil && d.draining.Load() {
+			checks["shutdown"] = "draining"
+			status = http.StatusServiceUnavailable
+		}
 		if err := d.engine.Ready(ctx); err != nil {
 			d.logger.WarnContext(ctx, "not ready: JetStream", "err", err)
 			checks["jetstream"] = "unavailable"
@@ -167,7 +184,7 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 		writeJSON(w, status, map[string]any{"ready": status == http.StatusOK, "checks": checks})
 	})
 	if d.cfg.MetricsAddr == "" {
-		r.Handle("/metrics", d.metrics.handler())
+		r.Handle("/metrics", loopbackOnly(d.metrics.handler()))
 	}
 	return r, gql
 }
@@ -297,22 +314,74 @@ func requestIDPrefix() string {
 	return base64.RawURLEncoding.EncodeToString(b) + "-"
 }
 
+// loopbackOnly serves a request from this host that came through no proxy,
+// and answers anyone else 404: the metrics name routes, upstreams and
+// failure rates, which are nobody else's business. FINGRAPH_METRICS_ADDR
+// serves them on a listener of their own for a scraper elsewhere.
+func loopbackOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, _, _ := net.SplitHostPort(r.RemoteAddr)
+		ip, err := netip.ParseAddr(host)
+		proxied := r.Header.Get("Forwarded") != "" || r.Header.Get("X-Forwarded-For") != "" || r.Header.Get("X-Real-Ip") != ""
+		if err != nil || !ip.Unmap().IsLoopback() || proxied {
+			http.NotFound(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 // originChecker allows websocket upgrades from the gateway's own origin and
-// the configured allowlist; a browser always sends Origin, so a request
-// without one is not a cross-site browser request.
-func originChecker(allowed []string) func(*http.Request) bool {
+// the configured allowlist, comparing scheme, host and port: the same host
+// over another scheme is another origin. A browser always sends Origin, so
+// a request without one is not a cross-site browser request. The gateway's
+// own scheme is the connection's, or behind a trusted proxy what the proxy
+// says (forwardedProto).
+func originChecker(allowed []string, forwardedProto func(*http.Request) string) func(*http.Request) bool {
+	allow := map[string]bool{}
+	for _, o := range allowed {
+		if k, ok := originKey(o); ok {
+			allow[k] = true
+		}
+	}
 	return func(r *http.Request) bool {
 		origin := r.Header.Get("Origin")
 		if origin == "" {
 			return true
 		}
-		u, err := url.Parse(origin)
-		if err != nil {
+		k, ok := originKey(origin)
+		if !ok {
 			return false
 		}
-		if strings.EqualFold(u.Host, r.Host) {
+		scheme := "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+		if p := forwardedProto(r); p == "http" || p == "https" {
+			scheme = p
+		}
+		if self, ok := originKey(scheme + "://" + r.Host); ok && self == k {
 			return true
 		}
-		return slices.Contains(allowed, origin)
+		return allow[k]
 	}
+}
+
+// originKey is an origin as scheme://host:port, lower case, with the
+// scheme's default port written out; only http and https origins are.
+func originKey(origin string) (string, bool) {
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" || u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+		return "", false
+	}
+	port := u.Port()
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", false
+	case port == "" && u.Scheme == "http":
+		port = "80"
+	case port == "":
+		port = "443"
+	}
+	return u.Scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port), true
 }

@@ -7,21 +7,17 @@ import (
 	"mime"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/session"
+	"github.com/fingraph/fingraph/upstream/sandbox/paymentsim"
 )
 
-// sandboxTriggerNames are the events the sandbox's POST /_sandbox/trigger
-// can fire (docs/sandbox.md); anything else is refused here, before the
-// sandbox sees it.
-var sandboxTriggerNames = []string{
-	"IndividualOnboardingDataProvided", "IndividualActivated", "IndividualBlocked",
-	"PendingActionCreated", "PendingActionCompleted",
-}
-
 // sandboxTrigger is POST /sandbox/trigger, registered only when the sandbox
-// runs in-process: it fires a sandbox event, which reaches the gateway as a
+// runs in-process: it fires a sandbox event (any name that `fingraph trigger
+// --list` shows as a sandbox event; anything else is refused here, before
+// the sandbox sees it), which reaches the gateway as a
 // real webhook, so a page (the dashboard's button) can show a live event.
 // The sandbox's control API itself stays on the sandbox's own loopback
 // address and is never proxied: this route passes on one validated request,
@@ -42,8 +38,8 @@ func sandboxTrigger(sb http.Handler) http.HandlerFunc {
 		var in struct {
 			Name string `json:"name"`
 		}
-		if err := json.NewDecoder(io.LimitReader(r.Body, 4<<10)).Decode(&in); err != nil || !slices.Contains(sandboxTriggerNames, in.Name) {
-			writeCodeError(w, http.StatusBadRequest, gqlerr.BadUserInput, "name must be one of the sandbox's trigger events (docs/sandbox.md)")
+		if err := json.NewDecoder(io.LimitReader(r.Body, 4<<10)).Decode(&in); err != nil || !slices.Contains(paymentsim.TriggerNames(), in.Name) {
+			writeCodeError(w, http.StatusBadRequest, gqlerr.BadUserInput, "name must be one of the sandbox's trigger events: "+strings.Join(paymentsim.TriggerNames(), ", "))
 			return
 		}
 		body, _ := json.Marshal(map[string]string{"name": in.Name})

@@ -30,22 +30,31 @@ func runTrigger(ctx context.Context, args []string, getenv func(string) string, 
 	if def == "" {
 		def = "http://127.0.0.1:9090"
 	}
-	base := fs.String("sandbox-url", def, "base URL of the running sandbox: `go run . sandbox` listens on http://127.0.0.1:9090; the in-process one logs its URL ($FINGRAPH_SANDBOX_URL)")
-	gateway := fs.String("gateway-url", "http://127.0.0.1:8080", "base URL of the gateway, for the gateway's own events (the banking interface has none): they are fired through its GraphQL API as the sandbox's demo API client")
+	base := fs.String("sandbox-url", def, "base URL of the running sandbox: the sandbox command and the gateway's in-process sandbox listen on http://127.0.0.1:9090 unless it was taken (then the gateway logs the URL) ($FINGRAPH_SANDBOX_URL)")
+	gwDef := getenv("FINGRAPH_GATEWAY_URL")
+	if gwDef == "" {
+		gwDef = "http://127.0.0.1:8080"
+	}
+	gateway := fs.String("gateway-url", gwDef, "base URL of the gateway, for the gateway's own events (the banking interface has none): they are fired through its GraphQL API as the sandbox's demo API client ($FINGRAPH_GATEWAY_URL)")
 	list := fs.Bool("list", false, "list the events trigger can fire")
 	fs.Usage = func() {
-		fmt.Fprintln(stdout, "usage: fingraph trigger [-sandbox-url URL] <EventName> | --list")
+		fmt.Fprintln(stdout, "usage: fingraph trigger [-sandbox-url URL] [-gateway-url URL] <EventName> | --list")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
 		return err
 	}
 	if *list {
+		fmt.Fprintln(stdout, "Payments events, fired by the sandbox at -sandbox-url (the gateway's POST /sandbox/trigger takes them too):")
 		for _, t := range paymentsim.Triggers() {
-			fmt.Fprintf(stdout, "%-34s %s\n", t.Name, t.Description)
+			fmt.Fprintf(stdout, "  %-34s %s\n", t.Name, t.Description)
 		}
+		fmt.Fprintln(stdout, "Gateway events, made through the gateway's GraphQL API at -gateway-url (the banking upstream has no events):")
 		for _, n := range gatewayTriggerOrder {
-			fmt.Fprintf(stdout, "%-34s %s (gateway event, through -gateway-url)\n", n, gatewayTriggers[n].description)
+			fmt.Fprintf(stdout, "  %-34s %s\n", n, gatewayTriggers[n].description)
 		}
 		return nil
 	}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# readme-cpu.sh measures the README query's CPU per request as issue 15 did:
+# readme-cpu.sh measures the README query's CPU per request against real sockets:
 # a gateway binary in real-upstream mode against a sandbox in a process of
 # its own, loaded by wrk with 16 connections; the gateway process's CPU time
 # (user + system, /proc/<pid>/stat) over the requests of a 10 s run after a

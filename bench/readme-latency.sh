@@ -4,7 +4,7 @@
 # the anonymous demo session), latency injected through the sandbox's
 # faults API, then wrk at one connection and at 16, each for 8 s after a
 # 2 s warm-up. One upstream round trip is the floor: the query's two
-# listings run at once (docs/performance.md, "Issue 15, ninth pass").
+# listings run at once (docs/performance.md, "The README query's latency").
 #
 #   go build -o /tmp/fingraph . && bench/readme-latency.sh /tmp/fingraph 18581
 #

@@ -3,11 +3,20 @@
 // handler behind it streams the file from the upstream.
 //
 // A link is /downloads/reports/{id}?exp={unix seconds}&sig={mac}. The id is
-// the upstream's report URL and file name sealed with AES-GCM, so the link
-// neither reveals the upstream's address nor can point anywhere else; sig
-// is an HMAC-SHA256 over id and expiry. Both keys derive from one secret:
-// per process by default (links then work on the replica that made them
-// until it restarts), or configured, so that every replica accepts them.
+// the upstream's report URL, the file name and the id of the session that
+// asked, sealed with AES-GCM, so the link neither reveals the upstream's
+// address nor can point anywhere else; sig is an HMAC-SHA256 over id and
+// expiry. Both keys derive from one secret: per process by default (links
+// then work on the replica that made them until it restarts), or
+// configured, so that every replica accepts them.
+//
+// A link is a pointer, not a credential: it downloads only for a request
+// of the session sealed in it (its bearer token or cookie), so a link that
+// leaks (a shared screen, a proxy log, a browser history) gives nothing,
+// and signing out ends every link of the session. Within its lifetime it
+// works any number of times, because browsers and download managers retry
+// and resume; single use would break those and add nothing once the link
+// needs the session anyway.
 package downloads
 
 import (
@@ -17,6 +26,7 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -77,8 +87,9 @@ func (s *Signer) now() time.Time {
 }
 
 type sealed struct {
-	URL  string `json:"u"`
-	Name string `json:"n"`
+	URL     string `json:"u"`
+	Name    string `json:"n"`
+	Session string `json:"s"`
 }
 
 func (s *Signer) mac(id string, exp int64) string {
@@ -88,9 +99,13 @@ func (s *Signer) mac(id string, exp int64) string {
 }
 
 // Sign returns the gateway path (to be joined to the gateway's origin) that
-// downloads the upstream file at reportURL as fileName, and its expiry.
-func (s *Signer) Sign(reportURL, fileName string) (string, time.Time, error) {
-	plain, err := json.Marshal(sealed{URL: reportURL, Name: fileName})
+// downloads the upstream file at reportURL as fileName for the session
+// sessionID only, and its expiry.
+func (s *Signer) Sign(reportURL, fileName, sessionID string) (string, time.Time, error) {
+	if sessionID == "" {
+		return "", time.Time{}, errors.New("downloads: a link needs the session that asks for it")
+	}
+	plain, err := json.Marshal(sealed{URL: reportURL, Name: fileName, Session: sessionID})
 	if err != nil {
 		return "", time.Time{}, err
 	}
@@ -104,35 +119,43 @@ func (s *Signer) Sign(reportURL, fileName string) (string, time.Time, error) {
 	return "/downloads/reports/" + id + "?" + q.Encode(), exp, nil
 }
 
-// Errors of Open.
+// Errors of Open and of the handler.
 var (
 	ErrBadLink = errors.New("downloads: link is not valid")
 	ErrExpired = errors.New("downloads: link has expired")
 )
 
+// Target is what a link leads to.
+type Target struct {
+	// URL is the upstream's report URL; Name the file name to offer.
+	URL, Name string
+	// Session is the id of the session the link was made for.
+	Session string
+}
+
 // Open checks a link's signature and expiry and unseals its target.
-func (s *Signer) Open(id, exp, sig string) (reportURL, fileName string, err error) {
+func (s *Signer) Open(id, exp, sig string) (Target, error) {
 	e, err := strconv.ParseInt(exp, 10, 64)
 	if err != nil || !hmac.Equal([]byte(sig), []byte(s.mac(id, e))) {
-		return "", "", ErrBadLink
+		return Target{}, ErrBadLink
 	}
 	if s.now().Unix() > e {
-		return "", "", ErrExpired
+		return Target{}, ErrExpired
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(id)
 	n := s.aead.NonceSize()
 	if err != nil || len(raw) < n {
-		return "", "", ErrBadLink
+		return Target{}, ErrBadLink
 	}
 	plain, err := s.aead.Open(nil, raw[:n], raw[n:], nil)
 	if err != nil {
-		return "", "", ErrBadLink
+		return Target{}, ErrBadLink
 	}
 	var v sealed
-	if err := json.Unmarshal(plain, &v); err != nil {
-		return "", "", ErrBadLink
+	if err := json.Unmarshal(plain, &v); err != nil || v.Session == "" {
+		return Target{}, ErrBadLink
 	}
-	return v.URL, v.Name, nil
+	return Target{URL: v.URL, Name: v.Name, Session: v.Session}, nil
 }
 
 // Opener fetches an upstream report file; *banking.Client is one.
@@ -141,11 +164,13 @@ type Opener interface {
 }
 
 // Handler serves signed links: it streams the upstream file with its
-// content type, as an attachment, never cached. Nothing of the link or the
+// content type, as an attachment, never cached, to the session the link was
+// made for; sessionOf names the request's session ("" when it has none),
+// which runs behind the session middleware. Nothing of the link or the
 // upstream address is logged.
-func Handler(s *Signer, upstream Opener, logger *slog.Logger) http.HandlerFunc {
+func Handler(s *Signer, upstream Opener, sessionOf func(*http.Request) string, logger *slog.Logger) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		u, name, err := s.Open(chi.URLParam(r, "id"), r.URL.Query().Get("exp"), r.URL.Query().Get("sig"))
+		t, err := s.Open(chi.URLParam(r, "id"), r.URL.Query().Get("exp"), r.URL.Query().Get("sig"))
 		switch {
 		case errors.Is(err, ErrExpired):
 			http.Error(w, "this download link has expired; request the report again", http.StatusGone)
@@ -154,6 +179,16 @@ func Handler(s *Signer, upstream Opener, logger *slog.Logger) http.HandlerFunc {
 			http.Error(w, "this download link is not valid", http.StatusForbidden)
 			return
 		}
+		switch cur := sessionOf(r); {
+		case cur == "":
+			// Signed out (which ends the session's links) or never in.
+			http.Error(w, "sign in: a download link works only in the session that requested it", http.StatusUnauthorized)
+			return
+		case subtle.ConstantTimeCompare([]byte(cur), []byte(t.Session)) != 1:
+			http.Error(w, "this download link belongs to another session", http.StatusForbidden)
+			return
+		}
+		u, name := t.URL, t.Name
 		resp, err := upstream.OpenReport(r.Context(), u)
 		if err != nil {
 			logger.WarnContext(r.Context(), "report download failed", "err_kind", fmt.Sprintf("%T", err))

@@ -22,9 +22,13 @@ func (f *fakeOpener) OpenReport(_ context.Context, u string) (*http.Response, er
 		Body: io.NopCloser(strings.NewReader("%PDF-1.3 body")), ContentLength: 13}, nil
 }
 
-func serve(s *Signer, o Opener, path string) *httptest.ResponseRecorder {
+// serve requests path as the session sess ("" for none).
+func serve(s *Signer, o Opener, path string, sess ...string) *httptest.ResponseRecorder {
+	if len(sess) == 0 {
+		sess = []string{"sess-1"}
+	}
 	r := chi.NewRouter()
-	r.Get(RoutePattern, Handler(s, o, slog.New(slog.DiscardHandler)))
+	r.Get(RoutePattern, Handler(s, o, func(*http.Request) string { return sess[0] }, slog.New(slog.DiscardHandler)))
 	rec := httptest.NewRecorder()
 	r.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
 	return rec
@@ -35,7 +39,7 @@ func TestSignedLinkRoundTrip(t *testing.T) {
 	s := NewSigner([]byte("configured secret"), time.Minute)
 	s.Now = func() time.Time { return now }
 	const upstream = "http://127.0.0.1:9/banking/v2/reports/files/rpt_abc?name=x.pdf"
-	path, exp, err := s.Sign(upstream, "statement.pdf")
+	path, exp, err := s.Sign(upstream, "statement.pdf", "sess-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,6 +51,17 @@ func TestSignedLinkRoundTrip(t *testing.T) {
 	if rec.Code != 200 || o.got != upstream || rec.Body.String() != "%PDF-1.3 body" ||
 		rec.Header().Get("Cache-Control") != "no-store" || !strings.Contains(rec.Header().Get("Content-Disposition"), "statement.pdf") {
 		t.Fatalf("download: %d %v %q (opened %q)", rec.Code, rec.Header(), rec.Body.String(), o.got)
+	}
+
+	// Only the session the link was made for downloads.
+	if rec := serve(s, &fakeOpener{}, path, ""); rec.Code != http.StatusUnauthorized {
+		t.Errorf("no session: %d", rec.Code)
+	}
+	if rec := serve(s, &fakeOpener{}, path, "sess-2"); rec.Code != http.StatusForbidden {
+		t.Errorf("another session: %d", rec.Code)
+	}
+	if _, _, err := s.Sign(upstream, "statement.pdf", ""); err == nil {
+		t.Error("signed a link for no session")
 	}
 
 	// Another replica with the same configured secret accepts the link.

@@ -133,7 +133,6 @@ func TestKYCUploadsEachAcceptedFormat(t *testing.T) {
 		"ledger.xls":    compoundFile("Workbook"),
 		"minutes.docx":  zipPackage("word/document.xml"),
 		"ledger.xlsx":   zipPackage("xl/workbook.xml"),
-		"no-extension":  []byte("%PDF-1.4\n%%EOF\n"), // named nothing, recognised anyway
 		"scan.JPG.docx": zipPackage("word/document.xml"),
 	}
 	n0, _ := g.kycStore(t)

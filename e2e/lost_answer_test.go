@@ -14,7 +14,6 @@ import (
 	"github.com/fingraph/fingraph/app"
 	"github.com/fingraph/fingraph/upstream/sandbox"
 	"github.com/fingraph/fingraph/upstream/sandbox/paymentsim"
-	natsserver "github.com/nats-io/nats-server/v2/server"
 )
 
 // Lost answers: a transport between the gateway and the upstream that lets
@@ -249,7 +248,7 @@ func TestLostAnswerRetryAfterRestartMovesMoneyOnce(t *testing.T) {
 	t.Parallel()
 	l := newLossy()
 	up := sharedUpstream(t, l.wrap)
-	natsURL := sharedNATS(t)
+	natsURL := startNATS(t).ClientURL()
 
 	first := startReplica(t, up, natsURL)
 	anna := first.gw.as(first.gw.signInPerson(t, "anna@demo.test"))
@@ -333,22 +332,6 @@ func startReplica(t *testing.T, up, natsURL string) *replica {
 	r := &replica{a: a, gw: &testGateway{URL: "http://" + a.Addr(), SandboxURL: up, Logs: logs, http: &http.Client{Timeout: 20 * time.Second}}}
 	t.Cleanup(func() { r.stop(t) })
 	return r
-}
-
-// sharedNATS starts a JetStream server several replicas share, and returns
-// its client URL.
-func sharedNATS(t *testing.T) string {
-	t.Helper()
-	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoSigs: true, NoLog: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns.Start()
-	t.Cleanup(ns.Shutdown)
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("NATS did not start")
-	}
-	return ns.ClientURL()
 }
 
 // Every payment shape of createOrder: a one-time card token, a stored card

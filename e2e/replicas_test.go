@@ -67,9 +67,9 @@ func TestTwoReplicasShareSessionsAttemptsAndEvents(t *testing.T) {
 	}
 }
 
-// twoReplicas starts two gateways on one external JetStream and one
-// upstream (a sandbox of their own), as a deployment that outgrew one machine.
-func twoReplicas(t *testing.T) (*testGateway, *testGateway) {
+// startNATS starts one NATS server with JetStream on loopback, an external
+// JetStream for the test's gateways; it stops when the test ends.
+func startNATS(t *testing.T) *natsserver.Server {
 	t.Helper()
 	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoSigs: true, NoLog: true})
 	if err != nil {
@@ -80,6 +80,14 @@ func twoReplicas(t *testing.T) (*testGateway, *testGateway) {
 	if !ns.ReadyForConnections(10 * time.Second) {
 		t.Fatal("NATS did not start")
 	}
+	return ns
+}
+
+// twoReplicas starts two gateways on one external JetStream and one
+// upstream (a sandbox of their own), as a deployment that outgrew one machine.
+func twoReplicas(t *testing.T) (*testGateway, *testGateway) {
+	t.Helper()
+	ns := startNATS(t)
 	sb := sandbox.New(sandbox.Config{})
 	sb.Seed()
 	up := httptest.NewServer(validated(t, sb))

@@ -13,8 +13,8 @@ import (
 )
 
 // Statements and reports: requested through the graph, downloaded through
-// the gateway's signed link without a session, opened by a PDF parser and
-// read as CSV.
+// the gateway's signed link by the session that asked, opened by a PDF
+// parser and read as CSV.
 
 const statementMutation = `mutation($input: RequestStatementInput!) { requestStatement(input: $input) { url fileName expiresAt } }`
 
@@ -36,10 +36,14 @@ func (g *testGateway) requestStatement(t *testing.T, input map[string]any) (repo
 	return d.RequestStatement, r
 }
 
-// download GETs a gateway path with no session at all.
+// download GETs a gateway path with g's session token, if any.
 func (g *testGateway) download(t *testing.T, path string) (*http.Response, []byte) {
 	t.Helper()
-	resp, err := http.Get(g.URL + path)
+	req, _ := http.NewRequest(http.MethodGet, g.URL+path, nil)
+	if g.bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+g.bearer)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatalf("GET %s: %v", path, err)
 	}
@@ -63,7 +67,7 @@ func TestStatementPDFThroughTheSignedLink(t *testing.T) {
 	if strings.Contains(f.URL, g.SandboxURL[len("http://"):]) {
 		t.Fatalf("the link reveals the upstream's address: %s", f.URL)
 	}
-	resp, body := g.download(t, f.URL)
+	resp, body := anna.download(t, f.URL)
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/pdf" || resp.Header.Get("Cache-Control") != "no-store" {
 		t.Fatalf("download: %d %v", resp.StatusCode, resp.Header)
 	}
@@ -97,11 +101,11 @@ func TestStatementPDFThroughTheSignedLink(t *testing.T) {
 	}
 
 	// A tampered or foreign link downloads nothing.
-	if resp, _ := g.download(t, strings.Replace(f.URL, "sig=", "sig=x", 1)); resp.StatusCode != http.StatusForbidden {
+	if resp, _ := anna.download(t, strings.Replace(f.URL, "sig=", "sig=x", 1)); resp.StatusCode != http.StatusForbidden {
 		t.Errorf("tampered signature: %d", resp.StatusCode)
 	}
 	other := startGateway(t)
-	if resp, _ := other.download(t, f.URL); resp.StatusCode != http.StatusForbidden {
+	if resp, _ := other.as(other.signInPerson(t, "anna@demo.test")).download(t, f.URL); resp.StatusCode != http.StatusForbidden {
 		t.Errorf("another gateway's key accepted the link: %d", resp.StatusCode)
 	}
 
@@ -159,7 +163,7 @@ func TestStatementCSVRowsSumToTheMovements(t *testing.T) {
 	if len(r.Errors) > 0 {
 		t.Fatalf("requestStatement: %+v", r.Errors)
 	}
-	resp, body := g.download(t, f.URL)
+	resp, body := anna.download(t, f.URL)
 	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/csv") {
 		t.Fatalf("download: %d %v", resp.StatusCode, resp.Header)
 	}
@@ -209,7 +213,7 @@ func TestIntroducerFeeReport(t *testing.T) {
 	}
 	const introducerID = "1e000000-0000-4000-8000-000000000001"
 	intro.query(t, `mutation { requestIntroducerFeeReport(input: {introducerId: "`+introducerID+`", from: "2024-01-01", to: "2030-12-31"}) { url fileName expiresAt } }`, nil).decode(t, &d)
-	res, body := g.download(t, d.R.URL)
+	res, body := intro.download(t, d.R.URL)
 	if res.StatusCode != 200 {
 		t.Fatalf("download: %d", res.StatusCode)
 	}

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -23,16 +24,21 @@ type Config struct {
 	URL string
 	// DataDir holds the embedded server's storage.
 	DataDir string
-	Logger  *slog.Logger
+	// Replicas is how many copies of each stream and bucket are kept: 1
+	// (the default) on one server, 3 on a cluster, so that losing a node
+	// loses nothing.
+	Replicas int
+	Logger   *slog.Logger
 }
 
 // Engine is a live JetStream connection, and the embedded server when there
 // is one.
 type Engine struct {
-	server *server.Server
-	conn   *nats.Conn
-	js     jetstream.JetStream
-	logger *slog.Logger
+	replicas int
+	server   *server.Server
+	conn     *nats.Conn
+	js       jetstream.JetStream
+	logger   *slog.Logger
 }
 
 // Open starts the embedded server (when cfg.URL is empty) and connects.
@@ -40,7 +46,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	e := &Engine{logger: cfg.Logger}
+	e := &Engine{logger: cfg.Logger, replicas: max(cfg.Replicas, 1)}
 	opts := []nats.Option{
 		nats.Name("fingraph"),
 		nats.MaxReconnects(-1),
@@ -87,11 +93,46 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("engine: JetStream: %w", err)
 	}
 	e.js = js
-	if _, err := js.AccountInfo(ctx); err != nil {
+	if err := e.waitForJetStream(ctx, url); err != nil {
 		e.Close()
-		return nil, fmt.Errorf("engine: JetStream is not enabled on %s: %w", describe(url), err)
+		return nil, err
 	}
 	return e, nil
+}
+
+// jetStreamWait bounds how long Open waits for JetStream to answer: a
+// cluster that starts with the gateways elects its leader in seconds.
+const jetStreamWait = time.Minute
+
+// waitForJetStream returns once JetStream answers. A server without
+// JetStream is refused at once; a cluster still electing its leader, or
+// without its quorum, is waited for (and said so), up to jetStreamWait.
+func (e *Engine) waitForJetStream(ctx context.Context, url string) error {
+	deadline := time.Now().Add(jetStreamWait)
+	said := false
+	for {
+		_, err := e.js.AccountInfo(ctx)
+		if err == nil {
+			if said {
+				e.logger.Info("JetStream answers")
+			}
+			return nil
+		}
+		if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) {
+			return fmt.Errorf("engine: JetStream is not enabled on %s: %w", describe(url), err)
+		}
+		if ctx.Err() != nil || time.Now().After(deadline) {
+			return fmt.Errorf("engine: JetStream on %s did not answer within %v: %w", describe(url), jetStreamWait, err)
+		}
+		if !said {
+			e.logger.Warn("waiting for JetStream to answer (a cluster elects its leader, or has lost its quorum)", "err", err)
+			said = true
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 }
 
 func describe(url string) string {
@@ -100,6 +141,10 @@ func describe(url string) string {
 	}
 	return "the NATS server"
 }
+
+// Replicas is how many copies of each stream and bucket the gateway keeps;
+// every stream or bucket made on the engine takes it (StreamReplicas).
+func (e *Engine) Replicas() int { return e.replicas }
 
 // Embedded reports whether the engine runs in-process.
 func (e *Engine) Embedded() bool { return e.server != nil }
@@ -113,16 +158,62 @@ func (e *Engine) Conn() *nats.Conn { return e.conn }
 // KeyValue opens (creating or updating) a key-value bucket whose entries
 // expire after ttl.
 func (e *Engine) KeyValue(ctx context.Context, bucket string, ttl time.Duration) (jetstream.KeyValue, error) {
-	kv, err := e.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:  bucket,
-		TTL:     ttl,
-		Storage: jetstream.FileStorage,
-		History: 1,
+	var kv jetstream.KeyValue
+	err := e.Create(ctx, "key-value bucket "+bucket, func(ctx context.Context) error {
+		var err error
+		kv, err = e.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket:   bucket,
+			TTL:      ttl,
+			Storage:  jetstream.FileStorage,
+			History:  1,
+			Replicas: e.replicas,
+		})
+		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("engine: key-value bucket %s: %w", bucket, err)
+		return nil, fmt.Errorf("engine: key-value bucket %s: %w", bucket, e.Placement(err))
 	}
 	return kv, nil
+}
+
+// Create runs create, which makes or updates a stream or bucket, until it
+// answers, for up to jetStreamWait: on a cluster, two replicas that start
+// at once and create the same stream both see their requests time out
+// (seen with three copies on a fresh cluster); the stream exists after the
+// first round, and the repeat only confirms it. Answers other than a
+// timeout are returned at once.
+func (e *Engine) Create(ctx context.Context, what string, create func(context.Context) error) error {
+	deadline := time.Now().Add(jetStreamWait)
+	for {
+		// Shorter than the client's default (5 s): an answer that will
+		// come takes milliseconds.
+		actx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		err := create(actx)
+		cancel()
+		if err == nil || !(errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)) || ctx.Err() != nil || time.Now().After(deadline) {
+			return err
+		}
+		e.logger.Info("JetStream did not answer in time (another replica may be creating the same); asking again", "creating", what, "err", err)
+	}
+}
+
+// JetStream's codes for copies it cannot place.
+const (
+	errInsufficientResources = 10023 // fewer servers than copies
+	errReplicasNotSupported  = 10074 // copies asked of a server that is not clustered
+)
+
+// Placement explains a refusal to place the configured copies (a count
+// larger than the cluster, or copies on a server that is not clustered) in
+// words that name the setting; other errors pass unchanged.
+func (e *Engine) Placement(err error) error {
+	var api *jetstream.APIError
+	if e.replicas > 1 && errors.As(err, &api) && (api.ErrorCode == errInsufficientResources || api.ErrorCode == errReplicasNotSupported ||
+		strings.Contains(strings.ToLower(api.Description), "replicas")) {
+		return fmt.Errorf("FINGRAPH_NATS_REPLICAS: %d copies of each stream and bucket cannot be placed; the NATS cluster needs at least %d JetStream servers: %w",
+			e.replicas, e.replicas, err)
+	}
+	return err
 }
 
 // Ready reports whether JetStream answers now.

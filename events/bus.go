@@ -142,8 +142,21 @@ const Dedupe = 2 * time.Hour
 // Retention is how far back a subscriber can resume.
 const Retention = 7 * 24 * time.Hour
 
+// BusOption configures NewBus.
+type BusOption func(*busOptions)
+
+type busOptions struct{ replicas int }
+
+// WithReplicas keeps n copies of each stream (on a NATS cluster); an
+// existing stream with fewer is raised to n.
+func WithReplicas(n int) BusOption { return func(o *busOptions) { o.replicas = n } }
+
 // NewBus creates or updates the streams.
-func NewBus(ctx context.Context, js jetstream.JetStream) (*Bus, error) {
+func NewBus(ctx context.Context, js jetstream.JetStream, opts ...BusOption) (*Bus, error) {
+	o := busOptions{replicas: 1}
+	for _, opt := range opts {
+		opt(&o)
+	}
 	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name:       WebhooksStream,
 		Subjects:   []string{webhookSubject + ">"},
@@ -151,6 +164,7 @@ func NewBus(ctx context.Context, js jetstream.JetStream) (*Bus, error) {
 		Storage:    jetstream.FileStorage,
 		Duplicates: Dedupe,
 		MaxAge:     24 * time.Hour,
+		Replicas:   o.replicas,
 	}); err != nil {
 		return nil, fmt.Errorf("events: stream %s: %w", WebhooksStream, err)
 	}
@@ -161,6 +175,7 @@ func NewBus(ctx context.Context, js jetstream.JetStream) (*Bus, error) {
 		Storage:    jetstream.FileStorage,
 		Duplicates: Dedupe,
 		MaxAge:     Retention,
+		Replicas:   o.replicas,
 	}); err != nil {
 		return nil, fmt.Errorf("events: stream %s: %w", EventsStream, err)
 	}

@@ -112,6 +112,11 @@ type HandlerConfig struct {
 	CheckOrigin func(*http.Request) bool
 	// WebsocketInit authenticates connection_init; nil accepts all.
 	WebsocketInit transport.WebsocketInitFunc
+	// TrackStream, when set, ties a server-sent-event stream to the
+	// request's session as a websocket is tied at connection_init: it
+	// counts against the same per-session cap (an error refuses the stream
+	// with 429) and end runs when the session ends.
+	TrackStream func(ctx context.Context, end func()) (untrack func(), err error)
 	// RecheckSession, when set, runs before every operation started on a
 	// websocket: an error (the session ended) refuses the operation as
 	// UNAUTHENTICATED and closes the connection with 4401.
@@ -153,6 +158,7 @@ type Handler struct {
 	readTimeout time.Duration
 	maxPerAddr  int
 	clientAddr  func(*http.Request) string
+	trackStream func(context.Context, func()) (func(), error)
 
 	mu      sync.Mutex
 	sockets map[*socketSlot]struct{}
@@ -199,27 +205,38 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		addr := h.clientAddr(r)
 		slot := &socketSlot{}
 		r = r.WithContext(context.WithValue(r.Context(), slotKey{}, slot))
-		h.mu.Lock()
-		if h.maxPerAddr > 0 && h.perAddr[addr] >= h.maxPerAddr {
-			h.mu.Unlock()
-			w.Header().Set("Retry-After", "30")
-			writeError(w, http.StatusTooManyRequests, gqlerr.RateLimited, "too many websocket connections from this address")
+		if !h.admit(w, addr) {
 			return
 		}
-		h.perAddr[addr]++
+		h.mu.Lock()
 		h.sockets[slot] = struct{}{}
 		h.mu.Unlock()
 		h.serveSocket(w, r, slot, func() {
 			h.mu.Lock()
 			delete(h.sockets, slot)
-			if h.perAddr[addr]--; h.perAddr[addr] <= 0 {
-				delete(h.perAddr, addr)
-			}
 			h.mu.Unlock()
+			h.leave(addr)
 		})
 		return
 	case strings.Contains(r.Header.Get("Accept"), "text/event-stream"):
+		// A stream is a long-lived connection like a websocket, under the
+		// same caps: per client address and per session.
+		addr := h.clientAddr(r)
+		if !h.admit(w, addr) {
+			return
+		}
+		defer h.leave(addr)
 		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		if h.trackStream != nil {
+			untrack, err := h.trackStream(ctx, cancel)
+			if err != nil {
+				w.Header().Set("Retry-After", "30")
+				writeError(w, http.StatusTooManyRequests, gqlerr.RateLimited, "too many connections for this session")
+				return
+			}
+			defer untrack()
+		}
 		r = r.WithContext(ctx)
 		key := &cancel
 		h.mu.Lock()
@@ -229,7 +246,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.mu.Lock()
 			delete(h.streams, key)
 			h.mu.Unlock()
-			cancel()
 		}()
 		fallthrough
 	default:
@@ -238,6 +254,31 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	h.srv.ServeHTTP(w, r)
+}
+
+// admit counts a long-lived connection (websocket or event stream) of the
+// client address addr, or refuses it with 429 over the cap.
+func (h *Handler) admit(w http.ResponseWriter, addr string) bool {
+	h.mu.Lock()
+	over := h.maxPerAddr > 0 && h.perAddr[addr] >= h.maxPerAddr
+	if !over {
+		h.perAddr[addr]++
+	}
+	h.mu.Unlock()
+	if over {
+		w.Header().Set("Retry-After", "30")
+		writeError(w, http.StatusTooManyRequests, gqlerr.RateLimited, "too many long-lived connections from this address")
+	}
+	return !over
+}
+
+// leave uncounts a connection admit counted.
+func (h *Handler) leave(addr string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.perAddr[addr]--; h.perAddr[addr] <= 0 {
+		delete(h.perAddr, addr)
+	}
 }
 
 // serveSocket runs a websocket request on a goroutine of its own and
@@ -309,11 +350,13 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *Handler {
 	srv.AddTransport(SSE{MaxBodyBytes: l.MaxBodyBytes})
 	srv.AddTransport(GET{})
 	srv.AddTransport(POST{MaxBodyBytes: l.MaxBodyBytes})
-	// File uploads (the GraphQL multipart request spec): bounded as a whole,
-	// and files beyond MaxUploadMemory go to temporary files that gqlgen
-	// removes when the request ends, so an upload is never held whole in
-	// memory. Resolvers bound each file again (KYC: MaxKYCFileBytes).
-	srv.AddTransport(transport.MultipartForm{MaxUploadSize: MaxUploadBytes, MaxMemory: MaxUploadMemory})
+	// File uploads (the GraphQL multipart request spec): bounded as a whole
+	// and in files and paths before any file is read; files beyond
+	// MaxUploadMemory go to temporary files removed when the request ends,
+	// so an upload is never held whole in memory. Resolvers bound each file
+	// again (KYC: MaxKYCFileBytes).
+	srv.AddTransport(Multipart{Schema: es.Schema(), MaxBytes: MaxUploadBytes, MaxOperationsBytes: l.MaxBodyBytes,
+		MaxMemory: MaxUploadMemory, MaxFiles: MaxUploadFiles, MaxPaths: MaxUploadPaths})
 	srv.AddTransport(Unsupported{})
 
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
@@ -323,7 +366,9 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *Handler {
 		srv.Use(extension.Introspection{})
 	}
 	// Trusted documents and the persisted-query extension fill in the
-	// document, so they run before the document is measured.
+	// document, so they run before the document is measured; the extension
+	// is vetted before either reads it.
+	srv.Use(persistedQueryCheck{})
 	if cfg.Trusted != nil {
 		srv.Use(cfg.Trusted)
 	}
@@ -357,7 +402,7 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *Handler {
 			return host
 		}
 	}
-	return &Handler{srv: srv, readTimeout: l.ReadTimeout, maxPerAddr: l.MaxSocketsPerAddress, clientAddr: clientAddr,
+	return &Handler{srv: srv, readTimeout: l.ReadTimeout, maxPerAddr: l.MaxSocketsPerAddress, clientAddr: clientAddr, trackStream: cfg.TrackStream,
 		sockets: map[*socketSlot]struct{}{}, streams: map[*context.CancelFunc]struct{}{}, perAddr: map[string]int{}}
 }
 
@@ -446,9 +491,13 @@ const (
 	// MaxUploadBytes bounds a whole multipart request: a 10 MiB file and
 	// its operations.
 	MaxUploadBytes = 11 << 20
-	// MaxUploadMemory is how much of a multipart request is kept in memory;
-	// larger requests spool their files to temporary files.
+	// MaxUploadMemory is how much of a multipart request's files, all
+	// together, is kept in memory; the rest goes to temporary files.
 	MaxUploadMemory = 1 << 20
+	// MaxUploadFiles bounds the files of one request, and MaxUploadPaths
+	// the places they go: the schema takes one file per operation.
+	MaxUploadFiles = 10
+	MaxUploadPaths = 10
 )
 
 // LimitBody caps request bodies before gqlgen reads them; multipart uploads

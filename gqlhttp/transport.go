@@ -108,12 +108,47 @@ func (t SSE) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 			// The body is in; the stream may now outlive the read deadline.
 			_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 			r.Body = io.NopCloser(bytes.NewReader(body))
-			t.SSE.Do(w, r, exec)
+			t.SSE.Do(&noStoreStream{ResponseWriter: w}, r, exec)
 			return
 		}
 	}
 	writeRequestError(w, status, msg)
 }
+
+// noStoreStream answers an event stream with Cache-Control: no-store in
+// place of gqlgen's no-cache, which lets a cache keep the stream (and a
+// card's credentials in it). The headers leave before any resolver runs,
+// too early for MarkNoStore, and a stream is never worth storing.
+type noStoreStream struct {
+	http.ResponseWriter
+	set bool
+}
+
+func (w *noStoreStream) header() {
+	if !w.set {
+		w.set = true
+		w.Header().Set("Cache-Control", "no-store")
+	}
+}
+
+func (w *noStoreStream) WriteHeader(code int) {
+	w.header()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *noStoreStream) Write(b []byte) (int, error) {
+	w.header()
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush implements http.Flusher, which gqlgen's SSE transport requires.
+func (w *noStoreStream) Flush() {
+	w.header()
+	http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *noStoreStream) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // Unsupported answers what no other transport serves, last in line: gqlgen
 // would answer "transport not supported" without a code.
@@ -146,19 +181,12 @@ func (Unsupported) Do(w http.ResponseWriter, r *http.Request, _ graphql.GraphExe
 // both; gqlgen answered 200 to the first and 422 to the second).
 func execute(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, params *graphql.RawParams, queryOnly bool) {
 	ctx := r.Context()
-	ct := responseType(r)
-	w.Header().Set("Content-Type", ct)
 	oc, errs := exec.CreateOperationContext(ctx, params)
 	if errs != nil {
-		resp := exec.DispatchError(graphql.WithOperationContext(ctx, oc), errs)
-		if ct != mediaGraphQLResponse {
-			writeResponse(w, resp)
-			return
-		}
-		w.WriteHeader(http.StatusBadRequest)
-		writeRequestFailure(w, resp)
+		writeOperationErrors(w, r, exec, oc, errs)
 		return
 	}
+	w.Header().Set("Content-Type", responseType(r))
 	if queryOnly && oc.Operation.Operation != ast.Query {
 		w.Header().Set("Allow", "POST")
 		writeRequestError(w, http.StatusMethodNotAllowed, "GET requests may only run queries; send mutations and subscriptions with POST")
@@ -166,6 +194,20 @@ func execute(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor,
 	}
 	responses, ctx := exec.DispatchOperation(ctx, oc)
 	writeResponse(w, responses(ctx))
+}
+
+// writeOperationErrors answers a request whose operation could not be
+// created (see execute).
+func writeOperationErrors(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, oc *graphql.OperationContext, errs gqlerror.List) {
+	ct := responseType(r)
+	w.Header().Set("Content-Type", ct)
+	resp := exec.DispatchError(graphql.WithOperationContext(r.Context(), oc), errs)
+	if ct != mediaGraphQLResponse {
+		writeResponse(w, resp)
+		return
+	}
+	w.WriteHeader(http.StatusBadRequest)
+	writeRequestFailure(w, resp)
 }
 
 // writeRequestFailure writes a response with no data entry: the request

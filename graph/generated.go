@@ -3831,7 +3831,7 @@ type Card implements Node {
     after: String
     "Newest first (DESC) when omitted."
     sortDirection: SortDirection
-  ): CardTransactionConnection!
+  ): CardTransactionConnection
   """
   The full number and security code, asked for on purpose: persons of the
   card's corporation only, rate limited per session, never cached.
@@ -3887,12 +3887,12 @@ type CardTransactionEdge {
 
 extend type Wallet {
   "Cards funded by this wallet."
-  cards: [Card!]!
+  cards: [Card!]
 }
 
 extend type Person {
   "Cards of which this person is the cardholder."
-  cards: [Card!]!
+  cards: [Card!]
 }
 
 "Whether staff verified a KYC document."
@@ -3931,14 +3931,14 @@ type KycDocument implements Node {
 
 extend type Corporation {
   "The corporation's cards (one card listing per request)."
-  cards: [Card!]!
+  cards: [Card!]
   "The corporation's KYC documents (one listing per corporation per request)."
-  kycDocuments: [KycDocument!]!
+  kycDocuments: [KycDocument!]
 }
 
 extend type Query {
   "The cards the viewer may see."
-  cards: [Card!]! @requires(role: BANKING)
+  cards: [Card!] @requires(role: BANKING)
   "One card; null when there is none or it is outside the viewer's scope."
   card(
     "Id of a Card, as returned by an earlier query."
@@ -4026,7 +4026,7 @@ input SimulateCardTransactionInput {
   "Id of an issued Card."
   cardId: ID!
   "Minor units, more than 0."
-  amount: Int!
+  amount: MinorUnits!
   "Only EUR."
   currency: String! = "EUR"
 }
@@ -4164,7 +4164,7 @@ type PageInfo {
 
 extend type Query {
   "The company's registered webhook (the upstream allows one)."
-  webhooks: [Webhook!]!
+  webhooks: [Webhook!]
     @requires(role: PAYMENTS_OPERATOR)
   "One upstream event with its payload; null when there is none."
   event(
@@ -4181,7 +4181,7 @@ extend type Query {
     eventId: ID
     "The individual whose pending actions to list."
     individualId: ID
-  ): [PendingAction!]!
+  ): [PendingAction!]
     @requires(role: PAYMENTS_OPERATOR)
   """
   Individuals in onboarding, by status: ONBOARDING_REQUESTED finds those who dropped
@@ -4190,7 +4190,7 @@ extend type Query {
   individuals(
     "Only individuals in this status; all when absent."
     status: IndividualStatus
-  ): [Individual!]!
+  ): [Individual!]
     @requires(role: PAYMENTS_OPERATOR)
   """
   The cursor of the newest live event. Read state, read this, then subscribe
@@ -4217,7 +4217,7 @@ extend type Query {
     after: String
     "Only events with these names (e.g. order.captured); all when omitted."
     names: [String!]
-  ): EventConnection!
+  ): EventConnection
     @requires(role: PAYMENTS_OPERATOR)
 }
 
@@ -4287,7 +4287,7 @@ type Event implements Node {
   "Global id of the payload's order (order_id), when it has one."
   orderId: ID
   "The pending action tied to this event (batched; one upstream request per event)."
-  pendingActions: [PendingAction!]!
+  pendingActions: [PendingAction!]
 }
 
 "Whether a pending action still waits for its individual."
@@ -4510,7 +4510,7 @@ extend type Query {
     sortBy: PersonSortField
     "The sort direction; newest first (DESC) when omitted."
     sortDirection: SortDirection
-  ): PersonConnection! @requires(role: BANKING)
+  ): PersonConnection @requires(role: BANKING)
   """
   One corporation by id; null when there is none or it is outside the viewer's scope.
   The upstream has no read by id: the gateway reads the corporations the viewer sees
@@ -4534,7 +4534,7 @@ extend type Query {
     sortBy: CorporationSortField
     "The sort direction; ascending when omitted."
     sortDirection: SortDirection
-  ): CorporationConnection! @requires(role: BANKING)
+  ): CorporationConnection @requires(role: BANKING)
   "The viewer's own corporation (persons and API clients); null for staff and introducers."
   currentCorporation: Corporation @requires(role: BANKING)
 }
@@ -4661,7 +4661,7 @@ type Viewer {
   Granted permissions: the upstream's (e.g. persons_management.read) for
   persons, and the gateway's own (payments.operate).
   """
-  permissions: [String!]!
+  permissions: [String!]
   "Send it as X-CSRF-Token with cookie-authenticated POST requests."
   csrfToken: String!
 }
@@ -5069,11 +5069,11 @@ type Corporation implements Node {
   Persons of the corporation (batched: the persons the viewer sees are read once per
   request, every page, up to 5000 persons in all; beyond that the list is incomplete).
   """
-  persons: [Person!]!
+  persons: [Person!]
   "API keys, without private keys (staff only; batched: one upstream call per corporation, 8 at a time)."
-  apiKeys: [ApiKey!]! @requires(role: STAFF)
+  apiKeys: [ApiKey!] @requires(role: STAFF)
   "Batched: one upstream call per corporation, 8 at a time."
-  settings: CorporationSettings!
+  settings: CorporationSettings
 }
 
 "Settings of a corporation."
@@ -5198,7 +5198,7 @@ input SendFeedbackInput {
 
 extend type Query {
   "Every customer of the merchant."
-  customers: [Customer!]!
+  customers: [Customer!]
     @requires(role: PAYMENTS_OPERATOR)
   "One customer by id; null when there is none."
   customer(
@@ -5215,7 +5215,7 @@ extend type Query {
     start: Date
     "Last day (UTC) of the range, included; today when absent."
     end: Date
-  ): [Order!]!
+  ): [Order!]
     @requires(role: PAYMENTS_OPERATOR)
   """
   One order by id (global, or upstream for compatibility), found among the
@@ -5325,7 +5325,7 @@ type Customer implements Node {
     start: Date
     "Last day (UTC) of the range, included; today when absent."
     end: Date
-  ): [Order!]!
+  ): [Order!]
 }
 
 "Whether a contact is a company or a natural person."
@@ -5421,8 +5421,8 @@ enum ItemsShape {
 type OrderItems {
   "Which form the items were given in."
   shape: ItemsShape!
-  "Total in minor units."
-  total: Int!
+  "Total in minor units: the amount, or the sum of amount × quantity of the items."
+  total: MinorUnits!
   "The item or items; empty when shape is AMOUNT."
   items: [OrderItem!]!
 }
@@ -5432,7 +5432,7 @@ type OrderItem {
   "What the item is, as the cardholder sees it; null when not given."
   name: String
   "Minor units per piece."
-  amount: Int!
+  amount: MinorUnits!
   "Pieces, at least 1."
   quantity: Int!
 }
@@ -5613,8 +5613,8 @@ type SetPaymentMethodsPayload {
 
 "Exactly one of the spec's three item forms."
 input OrderItemsInput @oneOf {
-  "An amount in minor units."
-  amount: Int
+  "An amount in minor units, more than 0."
+  amount: MinorUnits
   "A single item."
   item: OrderItemInput
   "Several items: 1 to 100."
@@ -5625,9 +5625,9 @@ input OrderItemsInput @oneOf {
 input OrderItemInput {
   "What the item is, as the cardholder sees it."
   name: String!
-  "Minor units per piece, > 0."
-  amount: Int!
-  "Pieces, >= 1."
+  "Minor units per piece, more than 0. The order's total (amount × quantity, summed) is at most 2^53-1."
+  amount: MinorUnits!
+  "Pieces, 1 to 1000000."
   quantity: Int = 1
 }
 
@@ -5727,16 +5727,16 @@ type OrderFailed {
 input CaptureOrderInput {
   "Id of the Order."
   orderId: ID!
-  "Minor units; the whole authorised remainder when not given."
-  amount: Int
+  "Minor units, more than 0; the whole authorised remainder when not given."
+  amount: MinorUnits
 }
 
 "A captured order to refund."
 input RefundOrderInput {
   "Id of the Order."
   orderId: ID!
-  "Minor units; everything captured and not yet refunded when not given."
-  amount: Int
+  "Minor units, more than 0; everything captured and not yet refunded when not given."
+  amount: MinorUnits
 }
 
 "An authorised order to cancel."
@@ -5810,7 +5810,9 @@ directive @oneOf on INPUT_OBJECT
 
 """
 The read entry points of the graph. Each domain file adds its own fields; @requires on a field
-says who may call it.
+says who may call it. A list or object read by its own upstream call (here and on the types) is
+nullable: when that call fails, that field alone is null with an error on its path, and the rest
+of the answer stands.
 """
 type Query {
   "Liveness of the graph itself; always true. Useful for a first request."
@@ -5826,10 +5828,19 @@ type Mutation {
   noop: Boolean!
 }
 
+"""
+An amount of money in minor units of its currency (cents: 1250 with EUR is 12.50 EUR), written as
+a JSON number. Its size is at most 2^53-1 (9007199254740991), the largest integer every JSON client,
+JavaScript's Number included, reads exactly, so no client ever sees a rounded amount. A string, a
+number with a fraction or an exponent, or a larger number is refused with BAD_USER_INPUT naming the
+argument (extensions.field); each field says whether it must be positive.
+"""
+scalar MinorUnits
+
 "An amount of money in minor units (cents) of a currency."
 type Money {
   "Minor units: 1250 with EUR is 12.50 EUR."
-  amount: Int!
+  amount: MinorUnits!
   "ISO 4217 code, e.g. EUR."
   currency: String!
 }
@@ -5888,7 +5899,7 @@ type Wallet implements Node {
 
 extend type Corporation {
   "Real wallets of the corporation (batched: one upstream listing per corporation per request)."
-  wallets: [Wallet!]!
+  wallets: [Wallet!]
   "One wallet of the corporation, served from the same listing as wallets."
   wallet(
     "Id of a Wallet of this corporation."
@@ -5905,11 +5916,11 @@ extend type Wallet {
 
 extend type Corporation {
   "Every requisites record of the corporation, attached or not."
-  walletRequisites: [WalletRequisites!]!
+  walletRequisites: [WalletRequisites!]
   "The corporation's fee invoices, paid and unpaid (one listing per corporation per request)."
-  invoices: [Invoice!]!
+  invoices: [Invoice!]
   "The corporation's transaction limits, one per payment method and transaction type."
-  limits: [Limit!]!
+  limits: [Limit!]
 }
 
 extend type Query {
@@ -5967,7 +5978,7 @@ extend type Mutation {
     "The corporation and the limit to remove."
     input: DeleteLimitInput!
   ): Limit! @requires(role: STAFF)
-  "Builds a statement; the answer's url downloads it from the gateway for a short time, without signing in."
+  "Builds a statement; the answer's url downloads it from the gateway for a short time, in this session only."
   requestStatement(
     "Format, wallets, period and time zone."
     input: RequestStatementInput!
@@ -6141,8 +6152,8 @@ enum TransactionStatus {
 input CreateConversionInput {
   "The wallet to take the money from; adapter A wallets cannot convert (upstream code 20009)."
   sourceWalletId: ID!
-  "What the target wallet receives, in minor units of currency."
-  amount: Int!
+  "What the target wallet receives, in minor units of currency; more than 0."
+  amount: MinorUnits!
   "The currency converted into (USD, EUR, GBP, SEK, NOK, DKK)."
   currency: String!
   "The wallet to credit; the corporation's wallet in currency when absent."
@@ -6300,16 +6311,16 @@ input LimitSetInput {
   monthlySuccessfulVelocity: Int
   "Attempts allowed per hour, successful or not."
   attemptVelocityPerHour: Int
-  "Smallest amount of one transaction, in minor units."
-  minimumAmount: Int
-  "Largest amount of one transaction, in minor units."
-  maximumAmount: Int
-  "Total amount per day, in minor units."
-  dailyLimitAmount: Int
-  "Total amount per week, in minor units."
-  weeklyLimitAmount: Int
-  "Total amount per month, in minor units."
-  monthlyLimitAmount: Int
+  "Smallest amount of one transaction, in minor units, 0 or more."
+  minimumAmount: MinorUnits
+  "Largest amount of one transaction, in minor units, 0 or more."
+  maximumAmount: MinorUnits
+  "Total amount per day, in minor units, 0 or more."
+  dailyLimitAmount: MinorUnits
+  "Total amount per week, in minor units, 0 or more."
+  weeklyLimitAmount: MinorUnits
+  "Total amount per month, in minor units, 0 or more."
+  monthlyLimitAmount: MinorUnits
 }
 
 "Changes to a corporation limit (staff only)."
@@ -6370,9 +6381,9 @@ input RequestIntroducerFeeReportInput {
   corporationIds: [ID!]
 }
 
-"A generated file, downloadable from the gateway until expiresAt without signing in."
+"A generated file, downloadable from the gateway until expiresAt by the session that requested it (its cookie or bearer token), until it signs out."
 type ReportFile {
-  "A path on this gateway (/downloads/reports/...), to resolve against the gateway's origin; it carries no credential of the session."
+  "A path on this gateway (/downloads/reports/...), to resolve against the gateway's origin; it carries no credential: the request that follows it needs the session's."
   url: String!
   "A name to save the file under, e.g. statement-2026-01-01_2026-01-31.pdf."
   fileName: String!
@@ -9271,10 +9282,10 @@ func (ec *executionContext) _Card_transactions(ctx context.Context, field graphq
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.CardTransactionConnection) graphql.Marshaler {
-			return ec.marshalNCardTransactionConnection2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransactionConnection(ctx, selections, v)
+			return ec.marshalOCardTransactionConnection2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransactionConnection(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Card_transactions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -11059,10 +11070,10 @@ func (ec *executionContext) _Corporation_persons(ctx context.Context, field grap
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.Person) graphql.Marshaler {
-			return ec.marshalNPerson2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonᚄ(ctx, selections, v)
+			return ec.marshalOPerson2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonᚄ(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Corporation_persons(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -11109,10 +11120,10 @@ func (ec *executionContext) _Corporation_apiKeys(ctx context.Context, field grap
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.APIKey) graphql.Marshaler {
-			return ec.marshalNApiKey2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐAPIKeyᚄ(ctx, selections, v)
+			return ec.marshalOApiKey2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐAPIKeyᚄ(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Corporation_apiKeys(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -11141,10 +11152,10 @@ func (ec *executionContext) _Corporation_settings(ctx context.Context, field gra
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.CorporationSettings) graphql.Marshaler {
-			return ec.marshalNCorporationSettings2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationSettings(ctx, selections, v)
+			return ec.marshalOCorporationSettings2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationSettings(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Corporation_settings(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -11173,10 +11184,10 @@ func (ec *executionContext) _Corporation_cards(ctx context.Context, field graphq
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.Card) graphql.Marshaler {
-			return ec.marshalNCard2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardᚄ(ctx, selections, v)
+			return ec.marshalOCard2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardᚄ(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Corporation_cards(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -11205,10 +11216,10 @@ func (ec *executionContext) _Corporation_kycDocuments(ctx context.Context, field
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.KycDocument) graphql.Marshaler {
-			return ec.marshalNKycDocument2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐKycDocumentᚄ(ctx, selections, v)
+			return ec.marshalOKycDocument2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐKycDocumentᚄ(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Corporation_kycDocuments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -11237,10 +11248,10 @@ func (ec *executionContext) _Corporation_wallets(ctx context.Context, field grap
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.Wallet) graphql.Marshaler {
-			return ec.marshalNWallet2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletᚄ(ctx, selections, v)
+			return ec.marshalOWallet2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletᚄ(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Corporation_wallets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -11313,10 +11324,10 @@ func (ec *executionContext) _Corporation_walletRequisites(ctx context.Context, f
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.WalletRequisites) graphql.Marshaler {
-			return ec.marshalNWalletRequisites2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletRequisitesᚄ(ctx, selections, v)
+			return ec.marshalOWalletRequisites2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletRequisitesᚄ(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Corporation_walletRequisites(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -11345,10 +11356,10 @@ func (ec *executionContext) _Corporation_invoices(ctx context.Context, field gra
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.Invoice) graphql.Marshaler {
-			return ec.marshalNInvoice2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐInvoiceᚄ(ctx, selections, v)
+			return ec.marshalOInvoice2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐInvoiceᚄ(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Corporation_invoices(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -11377,10 +11388,10 @@ func (ec *executionContext) _Corporation_limits(ctx context.Context, field graph
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.Limit) graphql.Marshaler {
-			return ec.marshalNLimit2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐLimitᚄ(ctx, selections, v)
+			return ec.marshalOLimit2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐLimitᚄ(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Corporation_limits(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -12010,10 +12021,10 @@ func (ec *executionContext) _Customer_orders(ctx context.Context, field graphql.
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.Order) graphql.Marshaler {
-			return ec.marshalNOrder2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrderᚄ(ctx, selections, v)
+			return ec.marshalOOrder2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrderᚄ(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Customer_orders(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -12307,10 +12318,10 @@ func (ec *executionContext) _Event_pendingActions(ctx context.Context, field gra
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.PendingAction) graphql.Marshaler {
-			return ec.marshalNPendingAction2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPendingActionᚄ(ctx, selections, v)
+			return ec.marshalOPendingAction2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPendingActionᚄ(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Event_pendingActions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -13606,14 +13617,14 @@ func (ec *executionContext) _Money_amount(ctx context.Context, field graphql.Col
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
-			return ec.marshalNInt2int64(ctx, selections, v)
+			return ec.marshalNMinorUnits2int64(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_Money_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Money", field, false, false, "Int")
+	return graphql.NewScalarFieldContext("Money", field, false, false, "MinorUnits")
 }
 
 func (ec *executionContext) _Money_currency(ctx context.Context, field graphql.CollectedField, obj *model.Money) (ret graphql.Marshaler) {
@@ -16826,14 +16837,14 @@ func (ec *executionContext) _OrderItem_amount(ctx context.Context, field graphql
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
-			return ec.marshalNInt2int64(ctx, selections, v)
+			return ec.marshalNMinorUnits2int64(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_OrderItem_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("OrderItem", field, false, false, "Int")
+	return graphql.NewScalarFieldContext("OrderItem", field, false, false, "MinorUnits")
 }
 
 func (ec *executionContext) _OrderItem_quantity(ctx context.Context, field graphql.CollectedField, obj *model.OrderItem) (ret graphql.Marshaler) {
@@ -16895,14 +16906,14 @@ func (ec *executionContext) _OrderItems_total(ctx context.Context, field graphql
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
-			return ec.marshalNInt2int64(ctx, selections, v)
+			return ec.marshalNMinorUnits2int64(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_OrderItems_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("OrderItems", field, false, false, "Int")
+	return graphql.NewScalarFieldContext("OrderItems", field, false, false, "MinorUnits")
 }
 
 func (ec *executionContext) _OrderItems_items(ctx context.Context, field graphql.CollectedField, obj *model.OrderItems) (ret graphql.Marshaler) {
@@ -18109,10 +18120,10 @@ func (ec *executionContext) _Person_cards(ctx context.Context, field graphql.Col
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.Card) graphql.Marshaler {
-			return ec.marshalNCard2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardᚄ(ctx, selections, v)
+			return ec.marshalOCard2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardᚄ(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Person_cards(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -18324,10 +18335,10 @@ func (ec *executionContext) _Query_cards(ctx context.Context, field graphql.Coll
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.Card) graphql.Marshaler {
-			return ec.marshalNCard2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardᚄ(ctx, selections, v)
+			return ec.marshalOCard2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardᚄ(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_cards(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -18436,10 +18447,10 @@ func (ec *executionContext) _Query_webhooks(ctx context.Context, field graphql.C
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.Webhook) graphql.Marshaler {
-			return ec.marshalNWebhook2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWebhookᚄ(ctx, selections, v)
+			return ec.marshalOWebhook2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWebhookᚄ(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_webhooks(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -18549,10 +18560,10 @@ func (ec *executionContext) _Query_pendingActions(ctx context.Context, field gra
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.PendingAction) graphql.Marshaler {
-			return ec.marshalNPendingAction2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPendingActionᚄ(ctx, selections, v)
+			return ec.marshalOPendingAction2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPendingActionᚄ(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_pendingActions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -18611,10 +18622,10 @@ func (ec *executionContext) _Query_individuals(ctx context.Context, field graphq
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.Individual) graphql.Marshaler {
-			return ec.marshalNIndividual2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐIndividualᚄ(ctx, selections, v)
+			return ec.marshalOIndividual2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐIndividualᚄ(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_individuals(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -18714,10 +18725,10 @@ func (ec *executionContext) _Query_eventHistory(ctx context.Context, field graph
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.EventConnection) graphql.Marshaler {
-			return ec.marshalNEventConnection2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐEventConnection(ctx, selections, v)
+			return ec.marshalOEventConnection2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐEventConnection(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_eventHistory(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -18870,10 +18881,10 @@ func (ec *executionContext) _Query_persons(ctx context.Context, field graphql.Co
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PersonConnection) graphql.Marshaler {
-			return ec.marshalNPersonConnection2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonConnection(ctx, selections, v)
+			return ec.marshalOPersonConnection2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonConnection(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_persons(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -18994,10 +19005,10 @@ func (ec *executionContext) _Query_corporations(ctx context.Context, field graph
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.CorporationConnection) graphql.Marshaler {
-			return ec.marshalNCorporationConnection2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationConnection(ctx, selections, v)
+			return ec.marshalOCorporationConnection2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationConnection(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_corporations(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -19105,10 +19116,10 @@ func (ec *executionContext) _Query_customers(ctx context.Context, field graphql.
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.Customer) graphql.Marshaler {
-			return ec.marshalNCustomer2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCustomerᚄ(ctx, selections, v)
+			return ec.marshalOCustomer2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCustomerᚄ(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_customers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -19218,10 +19229,10 @@ func (ec *executionContext) _Query_orders(ctx context.Context, field graphql.Col
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.Order) graphql.Marshaler {
-			return ec.marshalNOrder2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrderᚄ(ctx, selections, v)
+			return ec.marshalOOrder2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrderᚄ(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_orders(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -20345,10 +20356,10 @@ func (ec *executionContext) _Viewer_permissions(ctx context.Context, field graph
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
-			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+			return ec.marshalOString2ᚕstringᚄ(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Viewer_permissions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -20639,10 +20650,10 @@ func (ec *executionContext) _Wallet_cards(ctx context.Context, field graphql.Col
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.Card) graphql.Marshaler {
-			return ec.marshalNCard2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardᚄ(ctx, selections, v)
+			return ec.marshalOCard2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardᚄ(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Wallet_cards(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -22264,7 +22275,7 @@ func (ec *executionContext) unmarshalInputCaptureOrderInput(ctx context.Context,
 			it.OrderID = data
 		case "amount":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amount"))
-			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			data, err := ec.unmarshalOMinorUnits2ᚖint64(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -22761,7 +22772,7 @@ func (ec *executionContext) unmarshalInputCreateConversionInput(ctx context.Cont
 			it.SourceWalletID = data
 		case "amount":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amount"))
-			data, err := ec.unmarshalNInt2int64(ctx, v)
+			data, err := ec.unmarshalNMinorUnits2int64(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -23867,35 +23878,35 @@ func (ec *executionContext) unmarshalInputLimitSetInput(ctx context.Context, obj
 			it.AttemptVelocityPerHour = data
 		case "minimumAmount":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("minimumAmount"))
-			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			data, err := ec.unmarshalOMinorUnits2ᚖint64(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.MinimumAmount = data
 		case "maximumAmount":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maximumAmount"))
-			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			data, err := ec.unmarshalOMinorUnits2ᚖint64(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.MaximumAmount = data
 		case "dailyLimitAmount":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("dailyLimitAmount"))
-			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			data, err := ec.unmarshalOMinorUnits2ᚖint64(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.DailyLimitAmount = data
 		case "weeklyLimitAmount":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("weeklyLimitAmount"))
-			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			data, err := ec.unmarshalOMinorUnits2ᚖint64(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.WeeklyLimitAmount = data
 		case "monthlyLimitAmount":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("monthlyLimitAmount"))
-			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			data, err := ec.unmarshalOMinorUnits2ᚖint64(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -24057,7 +24068,7 @@ func (ec *executionContext) unmarshalInputOrderItemInput(ctx context.Context, ob
 			it.Name = data
 		case "amount":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amount"))
-			data, err := ec.unmarshalNInt2int64(ctx, v)
+			data, err := ec.unmarshalNMinorUnits2int64(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -24106,7 +24117,7 @@ func (ec *executionContext) unmarshalInputOrderItemsInput(ctx context.Context, o
 		switch k {
 		case "amount":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amount"))
-			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			data, err := ec.unmarshalOMinorUnits2ᚖint64(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -24316,7 +24327,7 @@ func (ec *executionContext) unmarshalInputRefundOrderInput(ctx context.Context, 
 			it.OrderID = data
 		case "amount":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amount"))
-			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			data, err := ec.unmarshalOMinorUnits2ᚖint64(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -25027,7 +25038,7 @@ func (ec *executionContext) unmarshalInputSimulateCardTransactionInput(ctx conte
 			it.CardID = data
 		case "amount":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amount"))
-			data, err := ec.unmarshalNInt2int64(ctx, v)
+			data, err := ec.unmarshalNMinorUnits2int64(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -26303,7 +26314,7 @@ func (ec *executionContext) _Card(ctx context.Context, sel ast.SelectionSet, obj
 				})
 		case "transactions":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
+				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Card_transactions(ctx, field, obj)
 				})
@@ -26971,37 +26982,37 @@ func (ec *executionContext) _Corporation(ctx context.Context, sel ast.SelectionS
 			}
 		case "persons":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
+				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Corporation_persons(ctx, field, obj)
 				})
 		case "apiKeys":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
+				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Corporation_apiKeys(ctx, field, obj)
 				})
 		case "settings":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
+				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Corporation_settings(ctx, field, obj)
 				})
 		case "cards":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
+				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Corporation_cards(ctx, field, obj)
 				})
 		case "kycDocuments":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
+				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Corporation_kycDocuments(ctx, field, obj)
 				})
 		case "wallets":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
+				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Corporation_wallets(ctx, field, obj)
 				})
@@ -27013,19 +27024,19 @@ func (ec *executionContext) _Corporation(ctx context.Context, sel ast.SelectionS
 				})
 		case "walletRequisites":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
+				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Corporation_walletRequisites(ctx, field, obj)
 				})
 		case "invoices":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
+				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Corporation_invoices(ctx, field, obj)
 				})
 		case "limits":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
+				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Corporation_limits(ctx, field, obj)
 				})
@@ -27343,7 +27354,7 @@ func (ec *executionContext) _Customer(ctx context.Context, sel ast.SelectionSet,
 			}
 		case "orders":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
+				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Customer_orders(ctx, field, obj)
 				})
@@ -27511,7 +27522,7 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 			}
 		case "pendingActions":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
+				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Event_pendingActions(ctx, field, obj)
 				})
@@ -29068,7 +29079,7 @@ func (ec *executionContext) _Person(ctx context.Context, sel ast.SelectionSet, o
 				})
 		case "cards":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
+				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Person_cards(ctx, field, obj)
 				})
@@ -29197,7 +29208,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				})
 		case "cards":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
-				true, true,
+				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_cards(ctx, field)
 				})
@@ -29209,7 +29220,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				})
 		case "webhooks":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
-				true, true,
+				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_webhooks(ctx, field)
 				})
@@ -29221,13 +29232,13 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				})
 		case "pendingActions":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
-				true, true,
+				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_pendingActions(ctx, field)
 				})
 		case "individuals":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
-				true, true,
+				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_individuals(ctx, field)
 				})
@@ -29239,7 +29250,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				})
 		case "eventHistory":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
-				true, true,
+				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_eventHistory(ctx, field)
 				})
@@ -29257,7 +29268,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				})
 		case "persons":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
-				true, true,
+				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_persons(ctx, field)
 				})
@@ -29269,7 +29280,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				})
 		case "corporations":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
-				true, true,
+				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_corporations(ctx, field)
 				})
@@ -29281,7 +29292,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				})
 		case "customers":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
-				true, true,
+				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_customers(ctx, field)
 				})
@@ -29293,7 +29304,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				})
 		case "orders":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
-				true, true,
+				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_orders(ctx, field)
 				})
@@ -29761,7 +29772,7 @@ func (ec *executionContext) _Viewer(ctx context.Context, sel ast.SelectionSet, o
 				})
 		case "permissions":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
+				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Viewer_permissions(ctx, field, obj)
 				})
@@ -29851,7 +29862,7 @@ func (ec *executionContext) _Wallet(ctx context.Context, sel ast.SelectionSet, o
 				})
 		case "cards":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
+				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Wallet_cards(ctx, field, obj)
 				})
@@ -30360,22 +30371,6 @@ func (ec *executionContext) marshalNAddPaymentMethodPayload2ᚖgithubᚗcomᚋfi
 	return ec._AddPaymentMethodPayload(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNApiKey2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐAPIKeyᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.APIKey) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNApiKey2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐAPIKey(ctx, sel, v[i])
-	})
-
-	for _, e := range ret {
-		if e == graphql.Null {
-			return graphql.Null
-		}
-	}
-
-	return ret
-}
-
 func (ec *executionContext) marshalNApiKey2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐAPIKey(ctx context.Context, sel ast.SelectionSet, v *model.APIKey) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "ApiKey!")
@@ -30411,23 +30406,6 @@ func (ec *executionContext) unmarshalNCancelOrderInput2githubᚗcomᚋfingraph�
 func (ec *executionContext) unmarshalNCaptureOrderInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCaptureOrderInput(ctx context.Context, v any) (model.CaptureOrderInput, error) {
 	res, err := ec.unmarshalInputCaptureOrderInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
-}
-
-func (ec *executionContext) marshalNCard2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Card) graphql.Marshaler {
-	ctx = graphql.WithBatchParents(ctx, "Card", v, nil)
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNCard2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCard(ctx, sel, v[i])
-	})
-
-	for _, e := range ret {
-		if e == graphql.Null {
-			return graphql.Null
-		}
-	}
-
-	return ret
 }
 
 func (ec *executionContext) marshalNCard2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCard(ctx context.Context, sel ast.SelectionSet, v *model.Card) graphql.Marshaler {
@@ -30488,14 +30466,6 @@ func (ec *executionContext) marshalNCardTransaction2ᚖgithubᚗcomᚋfingraph�
 		return graphql.Null
 	}
 	return ec._CardTransaction(ctx, sel, v)
-}
-
-func (ec *executionContext) marshalNCardTransactionConnection2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransactionConnection(ctx context.Context, sel ast.SelectionSet, v *model.CardTransactionConnection) graphql.Marshaler {
-	if v == nil {
-		graphql.AddInvalidNullError(ctx, "CardTransactionConnection!")
-		return graphql.Null
-	}
-	return ec._CardTransactionConnection(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNCardTransactionEdge2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransactionEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.CardTransactionEdge) graphql.Marshaler {
@@ -30584,14 +30554,6 @@ func (ec *executionContext) marshalNCorporation2ᚖgithubᚗcomᚋfingraphᚋfin
 		return graphql.Null
 	}
 	return ec._Corporation(ctx, sel, v)
-}
-
-func (ec *executionContext) marshalNCorporationConnection2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationConnection(ctx context.Context, sel ast.SelectionSet, v *model.CorporationConnection) graphql.Marshaler {
-	if v == nil {
-		graphql.AddInvalidNullError(ctx, "CorporationConnection!")
-		return graphql.Null
-	}
-	return ec._CorporationConnection(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNCorporationEdge2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.CorporationEdge) graphql.Marshaler {
@@ -30701,23 +30663,6 @@ func (ec *executionContext) marshalNCreatedApiKey2ᚖgithubᚗcomᚋfingraphᚋf
 	return ec._CreatedApiKey(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNCustomer2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCustomerᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Customer) graphql.Marshaler {
-	ctx = graphql.WithBatchParents(ctx, "Customer", v, nil)
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNCustomer2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCustomer(ctx, sel, v[i])
-	})
-
-	for _, e := range ret {
-		if e == graphql.Null {
-			return graphql.Null
-		}
-	}
-
-	return ret
-}
-
 func (ec *executionContext) marshalNCustomer2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCustomer(ctx context.Context, sel ast.SelectionSet, v *model.Customer) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Customer!")
@@ -30791,14 +30736,6 @@ func (ec *executionContext) marshalNEvent2ᚖgithubᚗcomᚋfingraphᚋfingraph�
 		return graphql.Null
 	}
 	return ec._Event(ctx, sel, v)
-}
-
-func (ec *executionContext) marshalNEventConnection2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐEventConnection(ctx context.Context, sel ast.SelectionSet, v *model.EventConnection) graphql.Marshaler {
-	if v == nil {
-		graphql.AddInvalidNullError(ctx, "EventConnection!")
-		return graphql.Null
-	}
-	return ec._EventConnection(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNEventEdge2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐEventEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.EventEdge) graphql.Marshaler {
@@ -30897,22 +30834,6 @@ func (ec *executionContext) marshalNID2ᚕstringᚄ(ctx context.Context, sel ast
 	return ret
 }
 
-func (ec *executionContext) marshalNIndividual2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐIndividualᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Individual) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNIndividual2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐIndividual(ctx, sel, v[i])
-	})
-
-	for _, e := range ret {
-		if e == graphql.Null {
-			return graphql.Null
-		}
-	}
-
-	return ret
-}
-
 func (ec *executionContext) marshalNIndividual2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐIndividual(ctx context.Context, sel ast.SelectionSet, v *model.Individual) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Individual!")
@@ -30932,33 +30853,17 @@ func (ec *executionContext) marshalNIndividualStatus2githubᚗcomᚋfingraphᚋf
 }
 
 func (ec *executionContext) unmarshalNInt2int64(ctx context.Context, v any) (int64, error) {
-	res, err := graphql.UnmarshalInt64(v)
+	res, err := model.UnmarshalInt(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.SelectionSet, v int64) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalInt64(v)
+	res := model.MarshalInt(v)
 	if res == graphql.Null {
 		graphql.AddInvalidNullFromMarshaler(ctx, "Int!")
 	}
-	return res
-}
-
-func (ec *executionContext) marshalNInvoice2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐInvoiceᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Invoice) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNInvoice2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐInvoice(ctx, sel, v[i])
-	})
-
-	for _, e := range ret {
-		if e == graphql.Null {
-			return graphql.Null
-		}
-	}
-
-	return ret
+	return graphql.WrapContextMarshaler(ctx, res)
 }
 
 func (ec *executionContext) marshalNInvoice2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐInvoice(ctx context.Context, sel ast.SelectionSet, v *model.Invoice) graphql.Marshaler {
@@ -31036,22 +30941,6 @@ func (ec *executionContext) marshalNJSON2map(ctx context.Context, sel ast.Select
 	return res
 }
 
-func (ec *executionContext) marshalNKycDocument2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐKycDocumentᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.KycDocument) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNKycDocument2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐKycDocument(ctx, sel, v[i])
-	})
-
-	for _, e := range ret {
-		if e == graphql.Null {
-			return graphql.Null
-		}
-	}
-
-	return ret
-}
-
 func (ec *executionContext) marshalNKycDocument2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐKycDocument(ctx context.Context, sel ast.SelectionSet, v *model.KycDocument) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "KycDocument!")
@@ -31078,22 +30967,6 @@ func (ec *executionContext) unmarshalNKycDocumentType2githubᚗcomᚋfingraphᚋ
 
 func (ec *executionContext) marshalNKycDocumentType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐKycDocumentType(ctx context.Context, sel ast.SelectionSet, v model.KycDocumentType) graphql.Marshaler {
 	return v
-}
-
-func (ec *executionContext) marshalNLimit2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐLimitᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Limit) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNLimit2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐLimit(ctx, sel, v[i])
-	})
-
-	for _, e := range ret {
-		if e == graphql.Null {
-			return graphql.Null
-		}
-	}
-
-	return ret
 }
 
 func (ec *executionContext) marshalNLimit2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐLimit(ctx context.Context, sel ast.SelectionSet, v *model.Limit) graphql.Marshaler {
@@ -31123,6 +30996,20 @@ func (ec *executionContext) marshalNMaskedPan2ᚖgithubᚗcomᚋfingraphᚋfingr
 		return graphql.Null
 	}
 	return ec._MaskedPan(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNMinorUnits2int64(ctx context.Context, v any) (int64, error) {
+	res, err := model.UnmarshalMinorUnits(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNMinorUnits2int64(ctx context.Context, sel ast.SelectionSet, v int64) graphql.Marshaler {
+	_ = sel
+	res := model.MarshalMinorUnits(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "MinorUnits!")
+	}
+	return graphql.WrapContextMarshaler(ctx, res)
 }
 
 func (ec *executionContext) marshalNMoney2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoneyᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Money) graphql.Marshaler {
@@ -31200,22 +31087,6 @@ func (ec *executionContext) marshalNOnboardIndividualPayload2ᚖgithubᚗcomᚋf
 		return graphql.Null
 	}
 	return ec._OnboardIndividualPayload(ctx, sel, v)
-}
-
-func (ec *executionContext) marshalNOrder2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrderᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Order) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNOrder2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrder(ctx, sel, v[i])
-	})
-
-	for _, e := range ret {
-		if e == graphql.Null {
-			return graphql.Null
-		}
-	}
-
-	return ret
 }
 
 func (ec *executionContext) marshalNOrder2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrder(ctx context.Context, sel ast.SelectionSet, v *model.Order) graphql.Marshaler {
@@ -31323,22 +31194,6 @@ func (ec *executionContext) marshalNPaymentMethod2ᚖgithubᚗcomᚋfingraphᚋf
 	return ec._PaymentMethod(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNPendingAction2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPendingActionᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.PendingAction) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNPendingAction2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPendingAction(ctx, sel, v[i])
-	})
-
-	for _, e := range ret {
-		if e == graphql.Null {
-			return graphql.Null
-		}
-	}
-
-	return ret
-}
-
 func (ec *executionContext) marshalNPendingAction2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPendingAction(ctx context.Context, sel ast.SelectionSet, v *model.PendingAction) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "PendingAction!")
@@ -31357,36 +31212,12 @@ func (ec *executionContext) marshalNPendingActionStatus2githubᚗcomᚋfingraph�
 	return v
 }
 
-func (ec *executionContext) marshalNPerson2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Person) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNPerson2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPerson(ctx, sel, v[i])
-	})
-
-	for _, e := range ret {
-		if e == graphql.Null {
-			return graphql.Null
-		}
-	}
-
-	return ret
-}
-
 func (ec *executionContext) marshalNPerson2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPerson(ctx context.Context, sel ast.SelectionSet, v *model.Person) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Person!")
 		return graphql.Null
 	}
 	return ec._Person(ctx, sel, v)
-}
-
-func (ec *executionContext) marshalNPersonConnection2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonConnection(ctx context.Context, sel ast.SelectionSet, v *model.PersonConnection) graphql.Marshaler {
-	if v == nil {
-		graphql.AddInvalidNullError(ctx, "PersonConnection!")
-		return graphql.Null
-	}
-	return ec._PersonConnection(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNPersonEdge2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.PersonEdge) graphql.Marshaler {
@@ -31845,22 +31676,6 @@ func (ec *executionContext) marshalNWalletType2githubᚗcomᚋfingraphᚋfingrap
 	return v
 }
 
-func (ec *executionContext) marshalNWebhook2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWebhookᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Webhook) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNWebhook2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWebhook(ctx, sel, v[i])
-	})
-
-	for _, e := range ret {
-		if e == graphql.Null {
-			return graphql.Null
-		}
-	}
-
-	return ret
-}
-
 func (ec *executionContext) marshalNWebhook2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWebhook(ctx context.Context, sel ast.SelectionSet, v *model.Webhook) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Webhook!")
@@ -32026,6 +31841,25 @@ func (ec *executionContext) unmarshalOAddressInput2ᚖgithubᚗcomᚋfingraphᚋ
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalOApiKey2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐAPIKeyᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.APIKey) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNApiKey2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐAPIKey(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalOBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -32054,6 +31888,26 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	_ = ctx
 	res := graphql.MarshalBoolean(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOCard2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Card) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithBatchParents(ctx, "Card", v, nil)
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCard2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCard(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalOCard2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCard(ctx context.Context, sel ast.SelectionSet, v *model.Card) graphql.Marshaler {
@@ -32094,6 +31948,13 @@ func (ec *executionContext) unmarshalOCardPaymentInput2ᚖgithubᚗcomᚋfingrap
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalOCardTransactionConnection2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransactionConnection(ctx context.Context, sel ast.SelectionSet, v *model.CardTransactionConnection) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CardTransactionConnection(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOCardholderDetailsInput2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardholderDetailsInput(ctx context.Context, v any) (*model.CardholderDetailsInput, error) {
 	if v == nil {
 		return nil, nil
@@ -32132,6 +31993,20 @@ func (ec *executionContext) marshalOCorporation2ᚖgithubᚗcomᚋfingraphᚋfin
 	return ec._Corporation(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOCorporationConnection2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationConnection(ctx context.Context, sel ast.SelectionSet, v *model.CorporationConnection) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CorporationConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOCorporationSettings2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationSettings(ctx context.Context, sel ast.SelectionSet, v *model.CorporationSettings) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CorporationSettings(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOCorporationSortField2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationSortField(ctx context.Context, v any) (*model.CorporationSortField, error) {
 	if v == nil {
 		return nil, nil
@@ -32154,6 +32029,26 @@ func (ec *executionContext) unmarshalOCrossBorderRequisitesInput2ᚖgithubᚗcom
 	}
 	res, err := ec.unmarshalInputCrossBorderRequisitesInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOCustomer2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCustomerᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Customer) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithBatchParents(ctx, "Customer", v, nil)
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCustomer2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCustomer(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalOCustomer2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCustomer(ctx context.Context, sel ast.SelectionSet, v *model.Customer) graphql.Marshaler {
@@ -32192,6 +32087,13 @@ func (ec *executionContext) marshalOEvent2ᚖgithubᚗcomᚋfingraphᚋfingraph�
 		return graphql.Null
 	}
 	return ec._Event(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOEventConnection2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐEventConnection(ctx context.Context, sel ast.SelectionSet, v *model.EventConnection) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._EventConnection(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOFloat2ᚖfloat64(ctx context.Context, v any) (*float64, error) {
@@ -32280,6 +32182,25 @@ func (ec *executionContext) marshalOID2ᚖstring(ctx context.Context, sel ast.Se
 	return res
 }
 
+func (ec *executionContext) marshalOIndividual2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐIndividualᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Individual) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNIndividual2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐIndividual(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalOIndividualStatus2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐIndividualStatus(ctx context.Context, v any) (*model.IndividualStatus, error) {
 	if v == nil {
 		return nil, nil
@@ -32316,7 +32237,7 @@ func (ec *executionContext) unmarshalOInt2ᚖint64(ctx context.Context, v any) (
 	if v == nil {
 		return nil, nil
 	}
-	res, err := graphql.UnmarshalInt64(v)
+	res, err := model.UnmarshalInt(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -32325,9 +32246,27 @@ func (ec *executionContext) marshalOInt2ᚖint64(ctx context.Context, sel ast.Se
 		return graphql.Null
 	}
 	_ = sel
-	_ = ctx
-	res := graphql.MarshalInt64(*v)
-	return res
+	res := model.MarshalInt(*v)
+	return graphql.WrapContextMarshaler(ctx, res)
+}
+
+func (ec *executionContext) marshalOInvoice2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐInvoiceᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Invoice) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNInvoice2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐInvoice(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalOJSON2map(ctx context.Context, v any) (map[string]any, error) {
@@ -32348,6 +32287,25 @@ func (ec *executionContext) marshalOJSON2map(ctx context.Context, sel ast.Select
 	return res
 }
 
+func (ec *executionContext) marshalOKycDocument2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐKycDocumentᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.KycDocument) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNKycDocument2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐKycDocument(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalOKycDocumentStatus2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐKycDocumentStatus(ctx context.Context, v any) (*model.KycDocumentStatus, error) {
 	if v == nil {
 		return nil, nil
@@ -32362,6 +32320,42 @@ func (ec *executionContext) marshalOKycDocumentStatus2ᚖgithubᚗcomᚋfingraph
 		return graphql.Null
 	}
 	return v
+}
+
+func (ec *executionContext) marshalOLimit2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐLimitᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Limit) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNLimit2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐLimit(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalOMinorUnits2ᚖint64(ctx context.Context, v any) (*int64, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := model.UnmarshalMinorUnits(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOMinorUnits2ᚖint64(ctx context.Context, sel ast.SelectionSet, v *int64) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	res := model.MarshalMinorUnits(*v)
+	return graphql.WrapContextMarshaler(ctx, res)
 }
 
 func (ec *executionContext) marshalOMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx context.Context, sel ast.SelectionSet, v *model.Money) graphql.Marshaler {
@@ -32393,6 +32387,25 @@ func (ec *executionContext) marshalONode2githubᚗcomᚋfingraphᚋfingraphᚋgr
 		return graphql.Null
 	}
 	return ec._Node(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOOrder2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrderᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Order) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNOrder2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrder(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalOOrder2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrder(ctx context.Context, sel ast.SelectionSet, v *model.Order) graphql.Marshaler {
@@ -32427,11 +32440,56 @@ func (ec *executionContext) unmarshalOOrderItemInput2ᚖgithubᚗcomᚋfingraph�
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalOPendingAction2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPendingActionᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.PendingAction) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPendingAction2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPendingAction(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalOPerson2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Person) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPerson2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPerson(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalOPerson2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPerson(ctx context.Context, sel ast.SelectionSet, v *model.Person) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Person(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOPersonConnection2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonConnection(ctx context.Context, sel ast.SelectionSet, v *model.PersonConnection) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._PersonConnection(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOPersonSortField2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonSortField(ctx context.Context, v any) (*model.PersonSortField, error) {
@@ -32600,6 +32658,25 @@ func (ec *executionContext) marshalOViewer2ᚖgithubᚗcomᚋfingraphᚋfingraph
 	return ec._Viewer(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOWallet2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Wallet) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWallet2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWallet(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalOWallet2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWallet(ctx context.Context, sel ast.SelectionSet, v *model.Wallet) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -32637,6 +32714,44 @@ func (ec *executionContext) marshalOWalletPurpose2ᚖgithubᚗcomᚋfingraphᚋf
 		return graphql.Null
 	}
 	return v
+}
+
+func (ec *executionContext) marshalOWalletRequisites2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletRequisitesᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.WalletRequisites) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWalletRequisites2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletRequisites(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalOWebhook2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWebhookᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Webhook) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWebhook2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWebhook(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.EnumValue) graphql.Marshaler {

@@ -41,7 +41,30 @@ func PerMinute(n int) *Keyed { return New(float64(n)/60, n) }
 // Allow takes one token from key's bucket, or reports how long until one is
 // there.
 func (k *Keyed) Allow(key string) (bool, time.Duration) {
+	ok, wait, _ := k.Take(key)
+	return ok, wait
+}
+
+// Take is Allow for an attempt that is known to count only once it is
+// done (a sign-in counts when it fails): it takes a token now, so that
+// attempts running at the same time cannot all slip through, and returns
+// refund, which gives the token back when the attempt turned out not to
+// count. refund does nothing when no token was taken.
+func (k *Keyed) Take(key string) (ok bool, wait time.Duration, refund func()) {
 	now := time.Now()
+	b := k.bucket(key, now)
+	r := b.lim.ReserveN(now, 1)
+	if d := r.DelayFrom(now); d > 0 {
+		r.CancelAt(now)
+		return false, d, func() {}
+	}
+	// Cancelled as of the moment it was taken: a reservation cancelled
+	// after its own time gives nothing back.
+	return true, 0, func() { r.CancelAt(now) }
+}
+
+// bucket returns key's bucket, made on first use, and drops idle ones.
+func (k *Keyed) bucket(key string, now time.Time) *bucket {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if now.Sub(k.swept) > idle {
@@ -58,10 +81,5 @@ func (k *Keyed) Allow(key string) (bool, time.Duration) {
 		k.buckets[key] = b
 	}
 	b.seen = now
-	r := b.lim.ReserveN(now, 1)
-	if d := r.DelayFrom(now); d > 0 {
-		r.CancelAt(now)
-		return false, d
-	}
-	return true, 0
+	return b
 }

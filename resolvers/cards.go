@@ -4,13 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"path"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/gqlhttp"
@@ -22,21 +19,29 @@ import (
 	"github.com/fingraph/fingraph/upstream/banking"
 )
 
-// Card credential reads per session and minute (a burst of as many): enough
+// Card credential reads per person and minute (a burst of as many): enough
 // for a person to look at a card's number, far too few to harvest numbers.
 // The limit is kept per replica.
 const credentialReadsPerMinute = 5
 
-// credentialLimiter is the per-session limiter of credential reads, made on
-// first use so that Resolver needs no constructor.
+// credentialLimiter limits credential reads per person, made on first use so
+// that Resolver needs no constructor. Per person, not per session: signing
+// in again is free, so a per-session allowance is no limit at all.
 type credentialLimiter struct {
 	once sync.Once
 	lim  *ratelimit.Keyed
 }
 
-func (c *credentialLimiter) allow(sessionID string) bool {
+func (c *credentialLimiter) allow(s *session.Session) bool {
 	c.once.Do(func() { c.lim = ratelimit.PerMinute(credentialReadsPerMinute) })
-	ok, _ := c.lim.Allow("session:" + sessionID)
+	key := "session:" + s.ID
+	switch {
+	case s.PersonID != "":
+		key = "person:" + s.PersonID
+	case s.PrincipalID != "":
+		key = string(s.Kind) + ":" + s.PrincipalID
+	}
+	ok, _ := c.lim.Allow(key)
 	return ok
 }
 
@@ -210,7 +215,7 @@ func toCardTransaction(t *banking.CardTransaction, cardID string) *model.CardTra
 
 // revealCredentials reads a card's PAN and CVC for the one request that
 // asked. Only persons read them (see docs/identity.md); every read counts
-// against the session's limit; the answer is marked no-store before the
+// against the person's limit; the answer is marked no-store before the
 // upstream is asked. The values go from the client's Secret straight into
 // the response: no loader, cache, log line or event sees them.
 func (r *Resolver) revealCredentials(ctx context.Context, cardID string) (*model.CardCredentials, error) {
@@ -226,7 +231,7 @@ func (r *Resolver) revealCredentials(ctx context.Context, cardID string) (*model
 	if v.err != nil {
 		return nil, v.err
 	}
-	if !r.credentialReads.allow(s.ID) {
+	if !r.credentialReads.allow(s) {
 		return nil, &gqlerr.Error{Code: gqlerr.RateLimited, Message: "too many card credential reads; try again in a minute"}
 	}
 	gqlhttp.MarkNoStore(ctx)
@@ -474,11 +479,15 @@ func (r *Resolver) uploadKYC(ctx context.Context, in model.UploadKycDocumentInpu
 	if !ok {
 		return nil, gqlerr.BadInput("input.file", "input.file must be a JPEG, PNG, PDF, DOC, DOCX, XLS or XLSX file (recognised by its content, not its name)")
 	}
+	name, err := kycFileName(f.Filename, format)
+	if err != nil {
+		return nil, err
+	}
 	if _, err := f.File.Seek(0, io.SeekStart); err != nil {
 		return nil, &gqlerr.Error{Code: gqlerr.Internal, Message: "internal error", Cause: err}
 	}
 	doc, err := r.Banking.KYC.Upload(ctx, corpID, &banking.KYCUpload{
-		Filename:    uploadName(f, format),
+		Filename:    name,
 		ContentType: format.mediaType,
 		File:        io.LimitReader(f.File, f.Size),
 		Type:        strings.ToLower(string(in.Type)),
@@ -487,25 +496,6 @@ func (r *Resolver) uploadKYC(ctx context.Context, in model.UploadKycDocumentInpu
 		return nil, err
 	}
 	return toKYCDocument(doc, corpID), nil
-}
-
-// uploadName keeps the base of the client's file name (no directories, no
-// control characters), or names the file after its format.
-func uploadName(f graphql.Upload, format kycFormat) string {
-	name := path.Base(strings.ReplaceAll(f.Filename, "\\", "/"))
-	name = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return -1
-		}
-		return r
-	}, name)
-	if name == "" || name == "." || name == "/" {
-		return "document." + strings.ToLower(format.name)
-	}
-	if len([]rune(name)) > 255 {
-		name = string([]rune(name)[:255])
-	}
-	return name
 }
 
 func (r *Resolver) updateKYC(ctx context.Context, in model.UpdateKycDocumentInput) (*model.KycDocument, error) {
@@ -522,6 +512,11 @@ func (r *Resolver) updateKYC(ctx context.Context, in model.UpdateKycDocumentInpu
 	v.optional("input.name", in.Name, 255)
 	if v.err != nil {
 		return nil, v.err
+	}
+	if in.Name != nil {
+		if err := checkFileName("input.name", *in.Name); err != nil {
+			return nil, err
+		}
 	}
 	req := &banking.KYCUpdateRequest{Name: in.Name}
 	if in.ExpiresAt != nil {

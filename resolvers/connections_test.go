@@ -2,6 +2,7 @@ package resolvers
 
 import (
 	"encoding/base64"
+	"math"
 	"strings"
 	"testing"
 
@@ -114,17 +115,25 @@ func FuzzOffsetCursor(f *testing.F) {
 	})
 }
 
-// Every connection weighs its page: first times the selection, 20 when
-// first is not given.
+// Every connection weighs its page: first times what one edge asks for,
+// 20 when first is not given, and what the page asks for once (pageInfo,
+// totalCount) once.
 func TestConnectionsComplexityWeighsFirst(t *testing.T) {
 	c := Complexity()
+	const perPage = 6 // pageInfo { 4 fields } and totalCount
 	for name, cost := range map[string]func(first *int64) int{
-		"persons":      func(f *int64) int { return c.Query.Persons(10, f, nil, nil, nil) },
-		"corporations": func(f *int64) int { return c.Query.Corporations(10, f, nil, nil, nil) },
-		"transactions": func(f *int64) int { return c.Card.Transactions(10, f, nil, nil) },
-		"eventHistory": func(f *int64) int { return c.Query.EventHistory(10, f, nil, nil) },
+		"persons": func(f *int64) int { return c.Query.Persons(c.PersonConnection.Edges(9)+perPage, f, nil, nil, nil) },
+		"corporations": func(f *int64) int {
+			return c.Query.Corporations(c.CorporationConnection.Edges(9)+perPage, f, nil, nil, nil)
+		},
+		"transactions": func(f *int64) int {
+			return c.Card.Transactions(c.CardTransactionConnection.Edges(9)+perPage, f, nil, nil)
+		},
+		"eventHistory": func(f *int64) int { return c.Query.EventHistory(c.EventConnection.Edges(9)+perPage, f, nil, nil) },
 	} {
-		assert.Equal(t, 1+100*10, cost(ptr[int64](100)), name)
-		assert.Equal(t, 1+20*10, cost(nil), name)
+		assert.Equal(t, 1+100*10+perPage, cost(ptr[int64](100)), name)
+		assert.Equal(t, 1+20*10+perPage, cost(nil), name)
 	}
+	// A selection whose cost saturates stays saturated, never wraps.
+	assert.Equal(t, math.MaxInt, c.Card.Transactions(c.CardTransactionConnection.Edges(math.MaxInt), ptr[int64](100), nil, nil))
 }

@@ -5,30 +5,81 @@ import (
 	"bytes"
 	"encoding/binary"
 	"io"
+	"path"
+	"slices"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/fingraph/fingraph/gqlerr"
 )
 
 // MaxKYCFileBytes bounds one KYC file at the gateway, before anything is
 // sent upstream.
 const MaxKYCFileBytes = 10 << 20
 
-// kycFormat is an accepted KYC file format and the media type the gateway
-// declares for it upstream (never the client's declared type).
+// maxFileNameBytes bounds a file name, as most file systems do.
+const maxFileNameBytes = 255
+
+// kycFormat is an accepted KYC file format, the media type the gateway
+// declares for it upstream (never the client's declared type), and the
+// extensions a file of it may be named with.
 type kycFormat struct {
 	name, mediaType string
+	exts            []string
 }
 
 var (
-	kycJPEG = kycFormat{"JPEG", "image/jpeg"}
-	kycPNG  = kycFormat{"PNG", "image/png"}
-	kycPDF  = kycFormat{"PDF", "application/pdf"}
-	kycDOC  = kycFormat{"DOC", "application/msword"}
-	kycXLS  = kycFormat{"XLS", "application/vnd.ms-excel"}
-	kycDOCX = kycFormat{"DOCX", "application/vnd.openxmlformats-officedocument.wordprocessingml.document"}
-	kycXLSX = kycFormat{"XLSX", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"}
+	kycJPEG = kycFormat{"JPEG", "image/jpeg", []string{".jpg", ".jpeg"}}
+	kycPNG  = kycFormat{"PNG", "image/png", []string{".png"}}
+	kycPDF  = kycFormat{"PDF", "application/pdf", []string{".pdf"}}
+	kycDOC  = kycFormat{"DOC", "application/msword", []string{".doc"}}
+	kycXLS  = kycFormat{"XLS", "application/vnd.ms-excel", []string{".xls"}}
+	kycDOCX = kycFormat{"DOCX", "application/vnd.openxmlformats-officedocument.wordprocessingml.document", []string{".docx"}}
+	kycXLSX = kycFormat{"XLSX", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", []string{".xlsx"}}
 )
+
+// checkFileName refuses a file name that is not plain text a reviewer can
+// trust: empty, "." or "..", with a path separator, not UTF-8, longer than
+// maxFileNameBytes, or holding a control, format (the bidirectional
+// overrides and isolates, zero-width characters) or line-separator
+// character, any of which can make a name read as something it is not
+// ("invoice<RLO>fdp.exe" shows as "invoiceexe.pdf").
+func checkFileName(field, name string) error {
+	switch {
+	case name == "" || name == "." || name == "..":
+		return gqlerr.BadInput(field, "%s needs a file name", field)
+	case strings.ContainsAny(name, "/\\"):
+		return gqlerr.BadInput(field, "%s must be a file name without directories", field)
+	case !utf8.ValidString(name):
+		return gqlerr.BadInput(field, "%s must be UTF-8", field)
+	case len(name) > maxFileNameBytes:
+		return gqlerr.BadInput(field, "%s must be at most %d bytes long", field, maxFileNameBytes)
+	}
+	for _, r := range name {
+		if unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp, unicode.Co, unicode.Cs) || r == utf8.RuneError {
+			return gqlerr.BadInput(field, "%s must not hold control, formatting or direction characters", field)
+		}
+	}
+	return nil
+}
+
+// kycFileName checks an uploaded KYC file's name and that its extension
+// agrees with the format its content was recognised as: a PDF named
+// ".html" is a polyglot meant for a browser, refused.
+func kycFileName(name string, f kycFormat) (string, error) {
+	const field = "input.file"
+	if err := checkFileName(field, name); err != nil {
+		return "", err
+	}
+	ext := strings.ToLower(path.Ext(name))
+	if !slices.Contains(f.exts, ext) {
+		return "", gqlerr.BadInput(field, "%s holds a %s file, so its name must end in %s", field, f.name, strings.Join(f.exts, " or "))
+	}
+	return name, nil
+}
 
 // detectKYCFormat recognises a KYC file by its content: magic bytes for
 // JPEG, PNG and PDF; an OLE2 compound file whose directory holds a

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"math/bits"
 	"net/url"
 	"regexp"
 	"strings"
@@ -26,6 +27,7 @@ var currencyRe = regexp.MustCompile(`^[A-Z]{3}$`)
 const (
 	maxText      = 255
 	maxItems     = 100
+	maxQuantity  = 1_000_000
 	maxTokenLen  = 512
 	maxOrderSpan = 366 * 24 * time.Hour
 )
@@ -95,8 +97,8 @@ func itemFromInput(field string, in *model.OrderItemInput) (payments.Item, error
 	if in.Quantity != nil {
 		q = *in.Quantity
 	}
-	if q < 1 || q > 1_000_000 {
-		return payments.Item{}, gqlerr.BadInput(field+".quantity", "quantity must be between 1 and 1000000")
+	if q < 1 || q > maxQuantity {
+		return payments.Item{}, gqlerr.BadInput(field+".quantity", "quantity must be between 1 and %d", maxQuantity)
 	}
 	if err := checkText(field+".name", in.Name, true); err != nil {
 		return payments.Item{}, err
@@ -130,7 +132,13 @@ func itemsFromInputAt(field string, in *model.OrderItemsInput) (payments.Items, 
 		return payments.Items{Number: &n}, nil
 	case in.Item != nil:
 		it, err := itemFromInput(field+".item", in.Item)
-		return payments.Items{Item: &it}, err
+		if err != nil {
+			return payments.Items{}, err
+		}
+		if _, ok := orderTotal([]payments.Item{it}); !ok {
+			return payments.Items{}, totalTooLarge(field)
+		}
+		return payments.Items{Item: &it}, nil
 	}
 	if len(in.List) == 0 || len(in.List) > maxItems {
 		return payments.Items{}, gqlerr.BadInput(field+".list", "list must hold 1 to %d items", maxItems)
@@ -143,7 +151,33 @@ func itemsFromInputAt(field string, in *model.OrderItemsInput) (payments.Items, 
 		}
 		list = append(list, it)
 	}
+	if _, ok := orderTotal(list); !ok {
+		return payments.Items{}, totalTooLarge(field)
+	}
 	return payments.Items{List: list}, nil
+}
+
+// orderTotal is the sum of amount × quantity of items, or false when it is
+// beyond model.MaxMinorUnits. Each amount is a positive MinorUnits and each
+// quantity at most maxQuantity, so a product fits in 128 bits and the
+// running sum, checked at every step, never passes 2^54: nothing wraps.
+func orderTotal(items []payments.Item) (int64, bool) {
+	var total uint64
+	for _, it := range items {
+		hi, lo := bits.Mul64(uint64(it.Amount), uint64(max(it.Quantity, 1)))
+		if hi != 0 || lo > model.MaxMinorUnits {
+			return 0, false
+		}
+		if total += lo; total > model.MaxMinorUnits {
+			return 0, false
+		}
+	}
+	return int64(total), true
+}
+
+func totalTooLarge(field string) error {
+	return gqlerr.BadInput(field, "the order's total (amount × quantity, summed) must be at most %d minor units",
+		int64(model.MaxMinorUnits))
 }
 
 func initiator(in *model.Initiator, def string) string {

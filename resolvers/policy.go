@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"net/http"
 	"strings"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/fingraph/fingraph/graph/model"
 	"github.com/fingraph/fingraph/ratelimit"
 	"github.com/fingraph/fingraph/session"
+	"github.com/fingraph/fingraph/upstream/roundtrip"
 )
 
 // Policy is the gateway's access policy, applied by the schema directives
@@ -22,17 +25,30 @@ import (
 type Policy struct {
 	operators map[session.Kind]bool
 	public    *ratelimit.Keyed
-	// accounts limits sign-in and two-factor attempts per account, across
-	// all addresses: credential stuffing from many addresses against one
-	// account is slowed as much as from one.
+	// accounts limits failed sign-in and two-factor attempts (and every
+	// recovery request) per account, across all addresses: guessing from
+	// many addresses against one account is slowed as much as from one.
 	accounts *ratelimit.Keyed
+	// pairs limits failed sign-ins per account and client address, and
+	// addresses failed sign-ins per address over all accounts: they stop
+	// one guessing client long before it could empty the account's bucket,
+	// so that its guesses never lock the owner out.
+	pairs, addresses *ratelimit.Keyed
 }
 
-// Per-account limit of sign-in, two-factor and recovery attempts: a burst
-// of 10, then one every 6 seconds.
+// Sign-in limits (see docs/identity.md, "Sign-in limits"). Only failures
+// count: a correct password (or SMS code) gives its tokens back. Per
+// account and address: 5, then one a minute; per address over all
+// accounts: 20, then 10 a minute; per account over all addresses: 10,
+// then 10 a minute, which one client held to one a minute can never empty.
+// A recovery request counts against the account whatever its outcome.
 const (
-	accountBurst     = 10
-	accountPerMinute = 10
+	accountBurst       = 10
+	accountPerMinute   = 10
+	pairBurst          = 5
+	pairPerMinute      = 1
+	addressFailBurst   = 20
+	addressFailsPerMin = 10
 )
 
 // NewPolicy returns a policy where the principal kinds in operators may
@@ -40,7 +56,9 @@ const (
 // perMinute calls per client address (with a burst of the same size).
 func NewPolicy(operators []string, perMinute int) *Policy {
 	p := &Policy{operators: map[session.Kind]bool{}, public: ratelimit.PerMinute(perMinute),
-		accounts: ratelimit.New(float64(accountPerMinute)/60, accountBurst)}
+		accounts:  ratelimit.New(float64(accountPerMinute)/60, accountBurst),
+		pairs:     ratelimit.New(float64(pairPerMinute)/60, pairBurst),
+		addresses: ratelimit.New(float64(addressFailsPerMin)/60, addressFailBurst)}
 	for _, k := range operators {
 		p.operators[session.Kind(k)] = true
 	}
@@ -98,15 +116,73 @@ func (p *Policy) Allows(ctx context.Context, role model.Role) error {
 }
 
 func (p *Policy) rateLimited(ctx context.Context, obj any, next graphql.Resolver) (any, error) {
-	if ok, wait := p.public.Allow(session.ClientAddr(ctx)); !ok {
+	addr := session.ClientAddr(ctx)
+	if ok, wait := p.public.Allow(addr); !ok {
 		return nil, rateLimitedError("too many requests from this address; slow down", wait)
 	}
-	if acct := accountKey(ctx); acct != "" {
+	acct, signIn := accountKey(ctx)
+	if acct == "" {
+		return next(ctx)
+	}
+	if !signIn {
 		if ok, wait := p.accounts.Allow(acct); !ok {
 			return nil, rateLimitedError("too many attempts for this account; wait before trying again", wait)
 		}
+		return next(ctx)
 	}
-	return next(ctx)
+	// A sign-in takes a token from each bucket before it runs, so that
+	// attempts sent at once cannot all pass, and gives them back unless it
+	// failed. The client's own buckets come first: a client that keeps
+	// failing is stopped there and never reaches the account's.
+	var refunds []func()
+	refund := func() {
+		for _, f := range refunds {
+			f()
+		}
+	}
+	for _, c := range []struct {
+		lim *ratelimit.Keyed
+		key string
+		msg string
+	}{
+		{p.pairs, acct + "\x00" + addr, "too many failed sign-ins for this account from this address; wait before trying again"},
+		{p.addresses, addr, "too many failed sign-ins from this address; wait before trying again"},
+		{p.accounts, acct, "too many failed attempts for this account; wait before trying again"},
+	} {
+		ok, wait, back := c.lim.Take(c.key)
+		if !ok {
+			refund()
+			return nil, rateLimitedError(c.msg, wait)
+		}
+		refunds = append(refunds, back)
+	}
+	res, err := next(ctx)
+	if !failedAttempt(err) {
+		refund()
+	}
+	return res, err
+}
+
+// failedAttempt reports whether a sign-in's error is a refusal of the
+// credentials it carried (a wrong password or code, an unknown key). An
+// answer that judged nothing (the upstream unavailable or limiting, the
+// gateway's own input checks or failures, a caller that gave up) is not a
+// failure: an outage must not lock anyone out.
+func failedAttempt(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || roundtrip.IsUnavailable(err) {
+		return false
+	}
+	if e, ok := gqlerr.As(err); ok {
+		switch e.Code {
+		case gqlerr.Internal, gqlerr.UpstreamUnavailable, gqlerr.RateLimited, gqlerr.BadUserInput:
+			return false
+		}
+		return true
+	}
+	if rj, ok := roundtrip.AsRejection(err); ok {
+		return rj.Status >= 400 && rj.Status < 500 && rj.Status != http.StatusTooManyRequests && rj.Misconfigured == ""
+	}
+	return false
 }
 
 // rateLimitedError tells the client when to come back
@@ -119,10 +195,12 @@ func rateLimitedError(msg string, wait time.Duration) error {
 // accountKey names the account a sign-in, two-factor or recovery attempt
 // is about, from the field's input: the e-mail of a password sign-in, or a
 // digest of an API or customer key (a secret, so never kept as it is).
-func accountKey(ctx context.Context) string {
+// signIn reports whether the attempt is a sign-in, which counts only when
+// it fails.
+func accountKey(ctx context.Context) (key string, signIn bool) {
 	fc := graphql.GetFieldContext(ctx)
 	if fc == nil {
-		return ""
+		return "", false
 	}
 	in, _ := fc.Args["input"]
 	var parts []string
@@ -139,8 +217,9 @@ func accountKey(ctx context.Context) string {
 		parts = []string{"recovery", strings.ToLower(strings.TrimSpace(v.Email))}
 	}
 	if len(parts) == 0 {
-		return ""
+		return "", false
 	}
 	sum := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
-	return fc.Field.Name + ":" + hex.EncodeToString(sum[:16])
+	_, recovery := in.(model.ForgotPasswordInput)
+	return fc.Field.Name + ":" + hex.EncodeToString(sum[:16]), !recovery
 }

@@ -30,12 +30,13 @@ func (r *Resolver) corporationCurrencyOf(ctx context.Context, id string) string 
 	return corporationCurrency(toCorporation(c))
 }
 
-// reportFile signs a download link for an upstream report file.
-func (r *Resolver) reportFile(reportURL, fileName string) (*model.ReportFile, error) {
+// reportFile signs a download link for an upstream report file, for the
+// session s only.
+func (r *Resolver) reportFile(s *session.Session, reportURL, fileName string) (*model.ReportFile, error) {
 	if r.Downloads == nil {
 		return nil, &gqlerr.Error{Code: gqlerr.Internal, Message: "internal error", Cause: errNoDownloads}
 	}
-	path, exp, err := r.Downloads.Sign(reportURL, fileName)
+	path, exp, err := r.Downloads.Sign(reportURL, fileName, s.ID)
 	if err != nil {
 		return nil, &gqlerr.Error{Code: gqlerr.Internal, Message: "internal error", Cause: err}
 	}
@@ -81,7 +82,7 @@ func (r *Resolver) requestStatement(ctx context.Context, in model.RequestStateme
 	if err != nil {
 		return nil, err
 	}
-	return r.reportFile(url, name)
+	return r.reportFile(s, url, name)
 }
 
 func (r *Resolver) requestIntroducerFeeReport(ctx context.Context, in model.RequestIntroducerFeeReportInput) (*model.ReportFile, error) {
@@ -113,5 +114,5 @@ func (r *Resolver) requestIntroducerFeeReport(ctx context.Context, in model.Requ
 	if err != nil {
 		return nil, err
 	}
-	return r.reportFile(url, "introducer-fee-"+in.From.Format(model.DateLayout)+"_"+in.To.Format(model.DateLayout)+".csv")
+	return r.reportFile(s, url, "introducer-fee-"+in.From.Format(model.DateLayout)+"_"+in.To.Format(model.DateLayout)+".csv")
 }

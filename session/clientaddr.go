@@ -31,6 +31,35 @@ func (h *Handler) ClientAddress(r *http.Request) string {
 	return peer
 }
 
+// ForwardedProto is the scheme the client used, as the nearest trusted
+// proxy reports it (X-Forwarded-Proto, or Forwarded's proto), or "" when
+// the request did not come through a trusted proxy or it said nothing.
+func (h *Handler) ForwardedProto(r *http.Request) string {
+	if len(h.TrustedProxies) == 0 || !h.trusted(clientIP(r.RemoteAddr)) {
+		return ""
+	}
+	var last string
+	for _, line := range r.Header.Values("Forwarded") {
+		for _, elem := range strings.Split(line, ",") {
+			for _, pair := range strings.Split(elem, ";") {
+				if k, v, ok := strings.Cut(strings.TrimSpace(pair), "="); ok && strings.EqualFold(k, "proto") {
+					last = strings.Trim(v, `"`)
+				}
+			}
+		}
+	}
+	if last == "" {
+		for _, line := range r.Header.Values("X-Forwarded-Proto") {
+			for _, p := range strings.Split(line, ",") {
+				if p = strings.TrimSpace(p); p != "" {
+					last = p
+				}
+			}
+		}
+	}
+	return strings.ToLower(last)
+}
+
 func (h *Handler) trusted(addr string) bool {
 	ip, err := netip.ParseAddr(addr)
 	if err != nil {

@@ -71,6 +71,21 @@ func From(ctx context.Context) *Session {
 	return &c
 }
 
+// IDOf returns the id of r's session, or "" when it has none: for handlers
+// behind Middleware that only need to know whose request it is.
+func IDOf(r *http.Request) string {
+	st := stateFrom(r.Context())
+	if st == nil {
+		return ""
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.sess == nil {
+		return ""
+	}
+	return st.sess.ID
+}
+
 // ClientAddr returns the address of the client that sent the request: the
 // TCP peer, or behind trusted proxies the address they forwarded.
 func ClientAddr(ctx context.Context) string {

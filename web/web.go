@@ -9,6 +9,7 @@ package web
 import (
 	"bytes"
 	"embed"
+	"html"
 	"io/fs"
 	"net/http"
 	"path"
@@ -32,15 +33,34 @@ type Options struct {
 	// introspection setting: a schema hidden from __schema is not handed
 	// out as a file either.
 	PublishSchema bool
+	// SandboxURL is the in-process sandbox's address, or "" with real
+	// upstreams: the pages then say where its SMS and e-mail outboxes are
+	// (sign-in codes and recovery links), so nobody has to read a log.
+	SandboxURL string
+}
+
+// sandboxMark is where a page shows the sandbox's outboxes.
+var sandboxMark = []byte("<!--sandbox-->")
+
+// sandboxNote is the HTML that replaces sandboxMark in sandbox mode.
+func sandboxNote(base string) []byte {
+	if base == "" {
+		return nil
+	}
+	b := html.EscapeString(strings.TrimRight(base, "/"))
+	return []byte(`<p class="sandbox-note" data-testid="sandbox-note">Sandbox at <a href="` + b + `/_sandbox/stats">` + b +
+		`</a>: SMS codes at <a href="` + b + `/_sandbox/sms" target="_blank" rel="noopener">/_sandbox/sms</a>, e-mails at <a href="` + b +
+		`/_sandbox/email" target="_blank" rel="noopener">/_sandbox/email</a>.</p>`)
 }
 
 // Handler serves the pages and es's schema. Paths it does not know are 404.
 func Handler(es graphql.ExecutableSchema, opts Options) http.Handler {
 	static := http.FileServerFS(files)
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /{$}", page("playground/index.html"))
-	mux.HandleFunc("GET /dashboard", page("dashboard/index.html"))
-	mux.HandleFunc("GET /dashboard/{$}", page("dashboard/index.html"))
+	note := sandboxNote(opts.SandboxURL)
+	mux.HandleFunc("GET /{$}", page("playground/index.html", note))
+	mux.HandleFunc("GET /dashboard", page("dashboard/index.html", note))
+	mux.HandleFunc("GET /dashboard/{$}", page("dashboard/index.html", note))
 	for _, dir := range []string{"/playground/dist/", "/dashboard/"} {
 		mux.Handle("GET "+dir, assets(static))
 	}
@@ -75,11 +95,13 @@ func securityHeaders(h http.Header) {
 		"img-src 'self' data:; style-src 'self' 'unsafe-inline'; font-src 'self' data:; frame-ancestors 'none'")
 }
 
-func page(name string) http.HandlerFunc {
+// page serves an embedded page, with note in place of its sandboxMark.
+func page(name string, note []byte) http.HandlerFunc {
 	body, err := fs.ReadFile(files, name)
 	if err != nil {
 		panic("web: missing embedded page " + name)
 	}
+	body = bytes.Replace(body, sandboxMark, note, 1)
 	return func(w http.ResponseWriter, _ *http.Request) {
 		securityHeaders(w.Header())
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")

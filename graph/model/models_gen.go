@@ -121,7 +121,7 @@ type CancelOrderInput struct {
 type CaptureOrderInput struct {
 	// Id of the Order.
 	OrderID string `json:"orderId"`
-	// Minor units; the whole authorised remainder when not given.
+	// Minor units, more than 0; the whole authorised remainder when not given.
 	Amount *int64 `json:"amount,omitempty"`
 }
 
@@ -367,25 +367,25 @@ type Corporation struct {
 	BlockedAt *time.Time `json:"blockedAt,omitempty"`
 	// Persons of the corporation (batched: the persons the viewer sees are read once per
 	// request, every page, up to 5000 persons in all; beyond that the list is incomplete).
-	Persons []*Person `json:"persons"`
+	Persons []*Person `json:"persons,omitempty"`
 	// API keys, without private keys (staff only; batched: one upstream call per corporation, 8 at a time).
-	APIKeys []*APIKey `json:"apiKeys"`
+	APIKeys []*APIKey `json:"apiKeys,omitempty"`
 	// Batched: one upstream call per corporation, 8 at a time.
-	Settings *CorporationSettings `json:"settings"`
+	Settings *CorporationSettings `json:"settings,omitempty"`
 	// The corporation's cards (one card listing per request).
-	Cards []*Card `json:"cards"`
+	Cards []*Card `json:"cards,omitempty"`
 	// The corporation's KYC documents (one listing per corporation per request).
-	KycDocuments []*KycDocument `json:"kycDocuments"`
+	KycDocuments []*KycDocument `json:"kycDocuments,omitempty"`
 	// Real wallets of the corporation (batched: one upstream listing per corporation per request).
-	Wallets []*Wallet `json:"wallets"`
+	Wallets []*Wallet `json:"wallets,omitempty"`
 	// One wallet of the corporation, served from the same listing as wallets.
 	Wallet *Wallet `json:"wallet,omitempty"`
 	// Every requisites record of the corporation, attached or not.
-	WalletRequisites []*WalletRequisites `json:"walletRequisites"`
+	WalletRequisites []*WalletRequisites `json:"walletRequisites,omitempty"`
 	// The corporation's fee invoices, paid and unpaid (one listing per corporation per request).
-	Invoices []*Invoice `json:"invoices"`
+	Invoices []*Invoice `json:"invoices,omitempty"`
 	// The corporation's transaction limits, one per payment method and transaction type.
-	Limits []*Limit `json:"limits"`
+	Limits []*Limit `json:"limits,omitempty"`
 }
 
 func (Corporation) IsNode() {}
@@ -433,7 +433,7 @@ type CreateAPIKeyInput struct {
 type CreateConversionInput struct {
 	// The wallet to take the money from; adapter A wallets cannot convert (upstream code 20009).
 	SourceWalletID string `json:"sourceWalletId"`
-	// What the target wallet receives, in minor units of currency.
+	// What the target wallet receives, in minor units of currency; more than 0.
 	Amount int64 `json:"amount"`
 	// The currency converted into (USD, EUR, GBP, SEK, NOK, DKK).
 	Currency string `json:"currency"`
@@ -610,7 +610,7 @@ type Customer struct {
 	// The customer's orders created between start and end (inclusive dates, UTC;
 	// end defaults to today, start to 30 days before end). Batched: any number of
 	// customers costs one upstream order listing per distinct date range.
-	Orders []*Order `json:"orders"`
+	Orders []*Order `json:"orders,omitempty"`
 }
 
 func (Customer) IsNode() {}
@@ -862,15 +862,15 @@ type LimitSetInput struct {
 	MonthlySuccessfulVelocity *int64 `json:"monthlySuccessfulVelocity,omitempty"`
 	// Attempts allowed per hour, successful or not.
 	AttemptVelocityPerHour *int64 `json:"attemptVelocityPerHour,omitempty"`
-	// Smallest amount of one transaction, in minor units.
+	// Smallest amount of one transaction, in minor units, 0 or more.
 	MinimumAmount *int64 `json:"minimumAmount,omitempty"`
-	// Largest amount of one transaction, in minor units.
+	// Largest amount of one transaction, in minor units, 0 or more.
 	MaximumAmount *int64 `json:"maximumAmount,omitempty"`
-	// Total amount per day, in minor units.
+	// Total amount per day, in minor units, 0 or more.
 	DailyLimitAmount *int64 `json:"dailyLimitAmount,omitempty"`
-	// Total amount per week, in minor units.
+	// Total amount per week, in minor units, 0 or more.
 	WeeklyLimitAmount *int64 `json:"weeklyLimitAmount,omitempty"`
-	// Total amount per month, in minor units.
+	// Total amount per month, in minor units, 0 or more.
 	MonthlyLimitAmount *int64 `json:"monthlyLimitAmount,omitempty"`
 }
 
@@ -956,9 +956,9 @@ type OrderItem struct {
 type OrderItemInput struct {
 	// What the item is, as the cardholder sees it.
 	Name string `json:"name"`
-	// Minor units per piece, > 0.
+	// Minor units per piece, more than 0. The order's total (amount × quantity, summed) is at most 2^53-1.
 	Amount int64 `json:"amount"`
-	// Pieces, >= 1.
+	// Pieces, 1 to 1000000.
 	Quantity *int64 `json:"quantity,omitempty"`
 }
 
@@ -966,7 +966,7 @@ type OrderItemInput struct {
 type OrderItems struct {
 	// Which form the items were given in.
 	Shape ItemsShape `json:"shape"`
-	// Total in minor units.
+	// Total in minor units: the amount, or the sum of amount × quantity of the items.
 	Total int64 `json:"total"`
 	// The item or items; empty when shape is AMOUNT.
 	Items []*OrderItem `json:"items"`
@@ -974,7 +974,7 @@ type OrderItems struct {
 
 // Exactly one of the spec's three item forms.
 type OrderItemsInput struct {
-	// An amount in minor units.
+	// An amount in minor units, more than 0.
 	Amount *int64 `json:"amount,omitempty"`
 	// A single item.
 	Item *OrderItemInput `json:"item,omitempty"`
@@ -1108,7 +1108,7 @@ type Person struct {
 	// The person's corporation (batched, as Query.corporation); null outside the viewer's scope.
 	Corporation *Corporation `json:"corporation,omitempty"`
 	// Cards of which this person is the cardholder.
-	Cards []*Card `json:"cards"`
+	Cards []*Card `json:"cards,omitempty"`
 }
 
 func (Person) IsNode() {}
@@ -1143,7 +1143,9 @@ type PersonIDInput struct {
 }
 
 // The read entry points of the graph. Each domain file adds its own fields; @requires on a field
-// says who may call it.
+// says who may call it. A list or object read by its own upstream call (here and on the types) is
+// nullable: when that call fails, that field alone is null with an error on its path, and the rest
+// of the answer stands.
 type Query struct {
 }
 
@@ -1159,7 +1161,7 @@ type RecoverPasswordInput struct {
 type RefundOrderInput struct {
 	// Id of the Order.
 	OrderID string `json:"orderId"`
-	// Minor units; everything captured and not yet refunded when not given.
+	// Minor units, more than 0; everything captured and not yet refunded when not given.
 	Amount *int64 `json:"amount,omitempty"`
 }
 
@@ -1175,9 +1177,9 @@ type RegisterWebhookPayload struct {
 	Webhook *Webhook `json:"webhook"`
 }
 
-// A generated file, downloadable from the gateway until expiresAt without signing in.
+// A generated file, downloadable from the gateway until expiresAt by the session that requested it (its cookie or bearer token), until it signs out.
 type ReportFile struct {
-	// A path on this gateway (/downloads/reports/...), to resolve against the gateway's origin; it carries no credential of the session.
+	// A path on this gateway (/downloads/reports/...), to resolve against the gateway's origin; it carries no credential: the request that follows it needs the session's.
 	URL string `json:"url"`
 	// A name to save the file under, e.g. statement-2026-01-01_2026-01-31.pdf.
 	FileName string `json:"fileName"`
@@ -1561,7 +1563,7 @@ type Viewer struct {
 	Customer *Customer `json:"customer,omitempty"`
 	// Granted permissions: the upstream's (e.g. persons_management.read) for
 	// persons, and the gateway's own (payments.operate).
-	Permissions []string `json:"permissions"`
+	Permissions []string `json:"permissions,omitempty"`
 	// Send it as X-CSRF-Token with cookie-authenticated POST requests.
 	CsrfToken string `json:"csrfToken"`
 }

@@ -44,9 +44,10 @@
 // Requests go out through upstream/roundtrip, the send path this client
 // shares with the payments client: a deadline on every call, retries of
 // idempotent calls only (GET, HEAD, DELETE) with full-jitter backoff that
-// honours Retry-After, and one circuit breaker for the upstream (consecutive
-// 5xx answers and network failures open it; 4xx answers and a caller's
-// cancellation do not count). Failures where the upstream could not answer
+// honours Retry-After, and a circuit breaker per route group (the first
+// path segment after the version: cards, persons, corporations, ...;
+// consecutive 5xx answers and network failures open it; 4xx answers and a
+// caller's cancellation do not count). Failures where the upstream could not answer
 // are *roundtrip.UnavailableError; an open breaker's wraps
 // roundtrip.ErrCircuitOpen. NewClient takes roundtrip's options and
 // WithVersion.
@@ -170,7 +171,7 @@ func NewClient(baseURL string, opts ...roundtrip.Option) (*Client, error) {
 		return nil, fmt.Errorf("banking: base URL %q must not carry a query or fragment", baseURL)
 	}
 	c := &Client{baseURL: strings.TrimRight(u.String(), "/"), version: DefaultVersion}
-	c.send, err = roundtrip.New(roundtrip.Upstream{Name: "banking", Check: CheckResponse, Prepare: c.prepare, Answered: c.answered}, c, opts...)
+	c.send, err = roundtrip.New(roundtrip.Upstream{Name: "banking", BasePath: u.Path, Check: CheckResponse, Prepare: c.prepare, Answered: c.answered}, c, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +202,7 @@ func (c *Client) versionNumber() int {
 	return n
 }
 
-// BreakerState reports the circuit breaker's state ("closed", "half-open",
+// BreakerState reports the circuit breakers' worst state ("closed", "half-open",
 // "open") for readiness probes and metrics.
 func (c *Client) BreakerState() string { return c.send.BreakerState() }
 

@@ -141,7 +141,7 @@ func NewClient(baseURL string, keys Keys, opts ...roundtrip.Option) (*Client, er
 	}
 	c := &Client{baseURL: u, keys: keys}
 	c.jwksURL = u.JoinPath(".well-known", "jwks.json").String()
-	if c.send, err = roundtrip.New(roundtrip.Upstream{Name: "payments", Check: CheckResponse}, c, opts...); err != nil {
+	if c.send, err = roundtrip.New(roundtrip.Upstream{Name: "payments", BasePath: u.Path, Check: CheckResponse}, c, opts...); err != nil {
 		return nil, err
 	}
 	s := service{client: c}
@@ -294,6 +294,11 @@ func listHint[T any]() *atomic.Int32 {
 	return h.(*atomic.Int32)
 }
 
-// BreakerState reports the circuit breaker's state ("closed", "half-open",
+// BreakerState reports the circuit breakers' worst state ("closed", "half-open",
 // "open") for readiness probes.
 func (c *Client) BreakerState() string { return c.send.BreakerState() }
+
+// EventsBreakerState reports the state of the breaker of the event routes
+// alone, which webhook enrichment depends on: other routes failing does not
+// open it.
+func (c *Client) EventsBreakerState() string { return c.send.GroupBreakerState("events") }

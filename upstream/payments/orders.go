@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"net/http"
 	"net/url"
 	"time"
@@ -35,19 +36,42 @@ type Items struct {
 // IsZero reports whether no items are set.
 func (it Items) IsZero() bool { return it.Number == nil && it.Item == nil && it.List == nil }
 
-// Total is the amount in minor units the items stand for.
+// Total is the amount in minor units the items stand for. A product or sum
+// beyond int64 gives math.MaxInt64 (math.MinInt64 below it) instead of
+// wrapping round: 4 × 2^62 must not read as an order of 0.
 func (it Items) Total() int64 {
 	switch {
 	case it.Number != nil:
 		return *it.Number
 	case it.Item != nil:
-		return it.Item.Amount * int64(max(it.Item.Quantity, 1))
+		return it.Item.total(0)
 	}
 	var sum int64
 	for _, i := range it.List {
-		sum += i.Amount * int64(max(i.Quantity, 1))
+		sum = i.total(sum)
 	}
 	return sum
+}
+
+// total is sum + Amount × Quantity, saturated at the int64 bounds.
+func (i Item) total(sum int64) int64 {
+	q := int64(max(i.Quantity, 1))
+	p := i.Amount * q
+	if p/q != i.Amount {
+		return saturated(i.Amount)
+	}
+	s := sum + p
+	if (p > 0 && s < sum) || (p < 0 && s > sum) {
+		return saturated(p)
+	}
+	return s
+}
+
+func saturated(sign int64) int64 {
+	if sign > 0 {
+		return math.MaxInt64
+	}
+	return math.MinInt64
 }
 
 // MarshalJSON writes the one shape that is set.

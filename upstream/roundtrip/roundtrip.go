@@ -2,7 +2,7 @@
 // send a request. It owns what the two upstreams have in common: a transport
 // tuned for one busy host, a deadline on every call, retries of idempotent
 // calls with full-jitter backoff that honours Retry-After, one circuit
-// breaker per upstream, the "upstream could not answer" error
+// breaker per route group of an upstream, the "upstream could not answer" error
 // (UnavailableError), and the shape in which an upstream's refusal reaches
 // the gateway's edge (Rejection).
 //
@@ -24,6 +24,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -71,6 +72,11 @@ const (
 type Upstream struct {
 	// Name names the upstream in errors, logs and the breaker ("payments").
 	Name string
+	// BasePath is the path of the upstream's base URL ("/payments"):
+	// route groups, each with a breaker of its own, are named by the first
+	// path segment after it that is not a version ("/payments/v1/order/x"
+	// is "order"). See RouteGroup.
+	BasePath string
 	// Check turns a non-2xx answer into the client's typed error (its
 	// CheckResponse); it returns nil for 2xx. Required.
 	Check func(*http.Response) error
@@ -237,12 +243,17 @@ func NewTransport() *http.Transport {
 	}
 }
 
-// Sender sends the calls of one upstream. It is safe for concurrent use;
-// its breaker is shared by every call to that upstream.
+// Sender sends the calls of one upstream. It is safe for concurrent use.
+// Each route group has its own circuit breaker, shared by every call to
+// that group: one failing resource (the order routes) fails fast alone,
+// while the others (the event read that webhook enrichment needs) go on.
 type Sender struct {
-	up      Upstream
-	cfg     settings
-	breaker *gobreaker.CircuitBreaker[*http.Response]
+	up  Upstream
+	cfg settings
+	// breakers holds one breaker per route group, made on first use; at
+	// most maxGroups, then the rest share one.
+	mu       sync.Mutex
+	breakers map[string]*gobreaker.CircuitBreaker[*http.Response]
 	// wait sleeps between attempts; tests record instead of sleeping.
 	wait func(ctx context.Context, d time.Duration) error
 }
@@ -276,9 +287,65 @@ func New(up Upstream, client any, opts ...Option) (*Sender, error) {
 	if s.cfg.transport == nil {
 		s.cfg.transport = NewTransport()
 	}
+	s.breakers = map[string]*gobreaker.CircuitBreaker[*http.Response]{}
+	return s, nil
+}
+
+// maxGroups bounds the breakers of one upstream: the groups are the spec's
+// resources, a few dozen; a path that names more (a report URL the
+// upstream made up) shares the overflow breaker.
+const maxGroups = 64
+
+// overflowGroup names the breaker shared past maxGroups groups.
+const overflowGroup = "(other)"
+
+// RouteGroup names the route group of path under basePath: the first path
+// segment after basePath that is not an API version (v1, v2, ...), so that
+// "/banking/v2/cards/7/credentials" and "/banking/cards/issue" are both
+// "cards". A path outside basePath, or with no segment, is "/".
+func RouteGroup(basePath, path string) string {
+	rest, ok := strings.CutPrefix(path, strings.TrimRight(basePath, "/"))
+	if !ok || (rest != "" && rest[0] != '/') {
+		return "/"
+	}
+	for _, seg := range strings.Split(rest, "/") {
+		if seg == "" || isVersion(seg) {
+			continue
+		}
+		return seg
+	}
+	return "/"
+}
+
+func isVersion(seg string) bool {
+	if len(seg) < 2 || seg[0] != 'v' {
+		return false
+	}
+	for _, c := range seg[1:] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// breaker returns the circuit breaker of req's route group.
+func (s *Sender) breaker(req *http.Request) *gobreaker.CircuitBreaker[*http.Response] {
+	group := RouteGroup(s.up.BasePath, req.URL.Path)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if b := s.breakers[group]; b != nil {
+		return b
+	}
+	if len(s.breakers) >= maxGroups {
+		group = overflowGroup
+		if b := s.breakers[group]; b != nil {
+			return b
+		}
+	}
 	logger := s.cfg.logger
-	s.breaker = gobreaker.NewCircuitBreaker[*http.Response](gobreaker.Settings{
-		Name:     up.Name,
+	b := gobreaker.NewCircuitBreaker[*http.Response](gobreaker.Settings{
+		Name:     group,
 		Timeout:  s.cfg.openFor,
 		Interval: tripWindow,
 		ReadyToTrip: func(c gobreaker.Counts) bool {
@@ -288,10 +355,11 @@ func New(up Upstream, client any, opts ...Option) (*Sender, error) {
 		// A caller that gives up says nothing about the upstream's health.
 		IsSuccessful: func(err error) bool { return err == nil || errors.Is(err, context.Canceled) },
 		OnStateChange: func(name string, from, to gobreaker.State) {
-			logger.Warn("circuit breaker", "upstream", name, "from", from.String(), "to", to.String())
+			logger.Warn("circuit breaker", "upstream", s.up.Name, "group", name, "from", from.String(), "to", to.String())
 		},
 	})
-	return s, nil
+	s.breakers[group] = b
+	return b
 }
 
 // UserAgent is the User-Agent the client's requests carry.
@@ -303,9 +371,35 @@ func (s *Sender) Logger() *slog.Logger { return s.cfg.logger }
 // Timeout is the deadline of one call.
 func (s *Sender) Timeout() time.Duration { return s.cfg.timeout }
 
-// BreakerState reports the circuit breaker's state ("closed", "half-open",
-// "open") for readiness probes and metrics.
-func (s *Sender) BreakerState() string { return s.breaker.State().String() }
+// GroupBreakerState reports the state of one route group's breaker (see
+// RouteGroup): "closed" for a group not called yet. For a caller that
+// depends on one group only, such as event enrichment on "events".
+func (s *Sender) GroupBreakerState(group string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if b := s.breakers[group]; b != nil {
+		return b.State().String()
+	}
+	return gobreaker.StateClosed.String()
+}
+
+// BreakerState reports the state of the upstream's circuit breakers for
+// readiness probes and metrics: "open" when any route group's is open,
+// else "half-open" when any is probing, else "closed".
+func (s *Sender) BreakerState() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	worst := gobreaker.StateClosed
+	for _, b := range s.breakers {
+		switch st := b.State(); {
+		case st == gobreaker.StateOpen:
+			return st.String()
+		case st == gobreaker.StateHalfOpen:
+			worst = st
+		}
+	}
+	return worst.String()
+}
 
 // errServerStatus tells the breaker that a 5xx answer is a failure while the
 // answer itself is kept, so its error body can still be read.
@@ -363,7 +457,7 @@ func (s *Sender) Do(req *http.Request, v any) error {
 	return s.decode(req, resp, v)
 }
 
-// attempt performs one round trip through the breaker. The answer's body is
+// attempt performs one round trip through its route group's breaker. The answer's body is
 // read whole inside the breaker (a body cut off counts as a failure) and
 // replaced by an in-memory reader.
 //
@@ -386,7 +480,7 @@ func (s *Sender) attempt(ctx context.Context, orig *http.Request, body []byte, f
 			return nil, &prepareError{err}
 		}
 	}
-	resp, err := s.breaker.Execute(func() (*http.Response, error) {
+	resp, err := s.breaker(req).Execute(func() (*http.Response, error) {
 		resp, err := s.cfg.transport.RoundTrip(req)
 		if err != nil {
 			return nil, err
@@ -434,7 +528,7 @@ func (s *Sender) Stream(req *http.Request) (*http.Response, error) {
 	var expired atomic.Bool
 	headers := time.AfterFunc(s.cfg.timeout, func() { expired.Store(true); cancel() })
 	req = req.WithContext(ctx)
-	resp, err := s.breaker.Execute(func() (*http.Response, error) {
+	resp, err := s.breaker(req).Execute(func() (*http.Response, error) {
 		resp, err := s.cfg.transport.RoundTrip(req)
 		if err != nil && expired.Load() {
 			// Our deadline, not the caller giving up: a failure.

@@ -485,3 +485,55 @@ func TestARedirectIsAnsweredNotFollowed(t *testing.T) {
 		})
 	}
 }
+
+func TestRouteGroups(t *testing.T) {
+	for path, want := range map[string]string{
+		"/payments/v1/order":               "order",
+		"/payments/v1/order/o1/capture":    "order",
+		"/payments/v1/events/e1":           "events",
+		"/payments/v3/events/e1":           "events",
+		"/payments/v1/customer/c1/methods": "customer",
+		"/banking/v2/cards/7/credentials":  "cards",
+		"/banking/cards/issue":             "cards",
+		"/banking/v2/corporations/1/kyc":   "corporations",
+		"/elsewhere/v1/order":              "/",
+		"/bankingx/v2/cards":               "/",
+		"/banking/v2":                      "/",
+	} {
+		base := "/payments/"
+		if strings.HasPrefix(path, "/banking") || strings.HasPrefix(path, "/elsewhere") {
+			base = "/banking"
+		}
+		assert.Equal(t, want, RouteGroup(base, path), path)
+	}
+	assert.Equal(t, "order", RouteGroup("", "/v1/order"), "an upstream at the host's root")
+}
+
+// A failing route group opens its own breaker only: the other groups of
+// the upstream still reach it. Past maxGroups, groups share one breaker.
+func TestBreakerPerRouteGroup(t *testing.T) {
+	u := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/v1/order") {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	})
+	s, _ := newSender(t, WithBreaker(3, time.Minute), WithRetries(0))
+	for range 3 {
+		_ = send(t, s, t.Context(), http.MethodPost, u.srv.URL+"/v1/order")
+	}
+	require.ErrorIs(t, send(t, s, t.Context(), http.MethodPost, u.srv.URL+"/v1/order/o1/capture"), ErrCircuitOpen)
+	assert.Equal(t, "open", s.BreakerState(), "the upstream reports its worst group")
+	assert.Equal(t, "open", s.GroupBreakerState("order"))
+	assert.Equal(t, "closed", s.GroupBreakerState("events"))
+	before := u.calls.Load()
+	require.NoError(t, send(t, s, t.Context(), http.MethodGet, u.srv.URL+"/v1/events/e1"))
+	assert.Equal(t, before+1, u.calls.Load(), "another group still reaches the upstream")
+
+	for i := range maxGroups + 10 {
+		_ = send(t, s, t.Context(), http.MethodGet, fmt.Sprintf("%s/g%d", u.srv.URL, i))
+	}
+	s.mu.Lock()
+	n := len(s.breakers)
+	s.mu.Unlock()
+	assert.Equal(t, maxGroups+1, n, "groups past the bound share one breaker")
+}

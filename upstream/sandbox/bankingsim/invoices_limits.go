@@ -2,6 +2,7 @@ package bankingsim
 
 import (
 	"encoding/json"
+	"math"
 	"net/http"
 	"sort"
 	"time"
@@ -268,8 +269,8 @@ func (s *Sim) putLimit(w http.ResponseWriter, r *http.Request) {
 					continue
 				}
 				var v float64
-				if json.Unmarshal(raw, &v) != nil || v < 0 || v != float64(int64(v)) {
-					e.invalid(name+"."+fname, "must be a whole number, zero or more")
+				if json.Unmarshal(raw, &v) != nil || v < 0 || v > MaxAmount || v != math.Trunc(v) {
+					e.invalid(name+"."+fname, "must be a whole number from 0 to "+itoa64(MaxAmount))
 					continue
 				}
 				n := int64(v)
@@ -342,15 +343,15 @@ func (s *Sim) checkLimitsLocked(t *transaction) (int, string) {
 		}
 		if age < 24*time.Hour {
 			okDay++
-			sumDay += x.AmountEUR
+			sumDay = addCapped(sumDay, x.AmountEUR)
 		}
 		if age < 7*24*time.Hour {
 			okWeek++
-			sumWeek += x.AmountEUR
+			sumWeek = addCapped(sumWeek, x.AmountEUR)
 		}
 		if age < 30*24*time.Hour {
 			okMonth++
-			sumMonth += x.AmountEUR
+			sumMonth = addCapped(sumMonth, x.AmountEUR)
 		}
 	}
 	lim := func(k string) (int64, bool) {
@@ -376,16 +377,25 @@ func (s *Sim) checkLimitsLocked(t *transaction) (int, string) {
 			return CodeCorporationVelocityReached, "corporation velocity reached (" + p.key + ")"
 		}
 	}
-	if v, ok := lim("dailyLimitAmount"); ok && sumDay+t.AmountEUR > v {
+	if v, ok := lim("dailyLimitAmount"); ok && addCapped(sumDay, t.AmountEUR) > v {
 		return CodeCorporationAmountReached, "corporation daily amount reached"
 	}
 	for _, p := range []struct {
 		key string
 		sum int64
 	}{{"weeklyLimitAmount", sumWeek}, {"monthlyLimitAmount", sumMonth}} {
-		if v, ok := lim(p.key); ok && p.sum+t.AmountEUR > v {
+		if v, ok := lim(p.key); ok && addCapped(p.sum, t.AmountEUR) > v {
 			return CodeCorporationLimitReached, "corporation limit reached (" + p.key + ")"
 		}
 	}
 	return 0, ""
+}
+
+// addCapped adds two non-negative amounts, stopping at math.MaxInt64: a
+// window's sum compared with a limit must not wrap below it.
+func addCapped(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }

@@ -1,8 +1,11 @@
 package bankingsim
 
 import (
+	"math"
+	"math/bits"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -71,26 +74,73 @@ var Rates = map[string]int64{
 // amount, rounded up to a whole minor unit.
 const ChargePermille = 5
 
+// MaxAmount is the largest amount the sandbox books, in minor units: a
+// transaction's amount, a credit, a wallet's balance, a limit. It is
+// 2^53-1, the largest integer a JSON number carries exactly to every
+// reader; a bank refuses what it cannot book exactly, and with every amount
+// below it no product or sum of the sandbox's arithmetic can wrap.
+const MaxAmount = 1<<53 - 1
+
+// incomingLocked is what the PENDING conversions into a wallet will credit
+// it when they settle: a balance must stay within MaxAmount after them too.
+func (s *Sim) incomingLocked(walletID string) int64 {
+	var sum int64
+	for _, t := range s.transactions {
+		if t.Code == StatusPending && t.TargetWalletID == walletID {
+			sum += t.TargetAmount
+		}
+	}
+	return sum
+}
+
+func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
+
+// wholeCents reads a JSON amount: a whole number of cents from 1 to
+// MaxAmount.
+func wholeCents(f float64) (int64, bool) {
+	if f != math.Trunc(f) || f < 1 || f > MaxAmount {
+		return 0, false
+	}
+	return int64(f), true
+}
+
 // convertMinor converts an amount between currencies through the rate
 // table, rounding half away from zero.
 func convertMinor(amount int64, from, to string) int64 {
 	if from == to {
 		return amount
 	}
-	num := amount * Rates[to]
 	den := Rates[from]
-	if num < 0 {
-		return -((-num + den/2) / den)
+	if amount < 0 {
+		return -mulDiv(-amount, Rates[to], den, den/2)
 	}
-	return (num + den/2) / den
+	return mulDiv(amount, Rates[to], den, den/2)
 }
 
 // convertMinorUp converts rounding up: what a source must give so that the
-// target receives at least amount.
+// target receives at least amount (amount >= 0).
 func convertMinorUp(amount int64, from, to string) int64 {
-	num := amount * Rates[to]
 	den := Rates[from]
-	return (num + den - 1) / den
+	return mulDiv(amount, Rates[to], den, den-1)
+}
+
+// mulDiv is (a*b + add) / den for non-negative a, b, add and a positive
+// den, computed in 128 bits: amount × rate overflows int64 from about 10^13
+// cents, and a wrapped product once converted 184 billion USD for 2 cents.
+// A quotient beyond int64 gives math.MaxInt64.
+func mulDiv(a, b, den, add int64) int64 {
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	var carry uint64
+	lo, carry = bits.Add64(lo, uint64(add), 0)
+	hi += carry
+	if hi >= uint64(den) {
+		return math.MaxInt64
+	}
+	q, _ := bits.Div64(hi, lo, uint64(den))
+	if q > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(q)
 }
 
 // transaction is a Transaction. Amounts are minor units; Charge is in the
@@ -258,9 +308,9 @@ func (s *Sim) createTransaction(w http.ResponseWriter, r *http.Request) {
 	if sourceID == "" && !hasField(e, "source") && !hasField(e, "source.id") {
 		e.required("source.id")
 	}
-	amount := int64(amountF)
-	if hasAmount && (float64(amount) != amountF || amount <= 0) {
-		e.invalid("amount", "amount must be a positive whole number of cents")
+	amount, amountOK := wholeCents(amountF)
+	if hasAmount && !amountOK {
+		e.invalid("amount", "amount must be a positive whole number of cents, at most "+itoa64(MaxAmount))
 	}
 	if len(e) > 0 {
 		badRequest(w, e...)
@@ -346,6 +396,10 @@ func (s *Sim) createTransaction(w http.ResponseWriter, r *http.Request) {
 	t.Charge = (t.SourceAmount*ChargePermille + 999) / 1000
 	if t.reserved() > source.Amount {
 		txError(w, "amount", "insufficient funds", CodeInsufficientFunds)
+		return
+	}
+	if target.Amount+s.incomingLocked(target.ID)+amount > MaxAmount {
+		badRequest(w, fieldErr("amount", "the target wallet cannot hold more than "+itoa64(MaxAmount)+" cents", CodeInvalid))
 		return
 	}
 	if code, msg := s.checkLimitsLocked(t); code != 0 {
@@ -472,9 +526,9 @@ func (s *Sim) controlCredit(w http.ResponseWriter, r *http.Request) {
 	var e errs
 	amountF, _ := b.number(&e, "", "amount")
 	desc, _ := b.str(&e, "", "description")
-	amount := int64(amountF)
-	if float64(amount) != amountF || amount <= 0 {
-		e.invalid("amount", "amount must be a positive whole number of cents")
+	amount, ok := wholeCents(amountF)
+	if !ok {
+		e.invalid("amount", "amount must be a positive whole number of cents, at most "+itoa64(MaxAmount))
 	}
 	if len(e) > 0 {
 		badRequest(w, e...)
@@ -488,6 +542,10 @@ func (s *Sim) controlCredit(w http.ResponseWriter, r *http.Request) {
 	wl := s.wallets[chi.URLParam(r, "id")]
 	if wl == nil || wl.Type != WalletReal {
 		notFound(w, "wallet")
+		return
+	}
+	if wl.Amount+s.incomingLocked(wl.ID)+amount > MaxAmount {
+		badRequest(w, fieldErr("amount", "the wallet cannot hold more than "+itoa64(MaxAmount)+" cents", CodeInvalid))
 		return
 	}
 	now := s.now()

@@ -127,8 +127,18 @@ func parseMethodCreatable(raw json.RawMessage, prefix string) (methodIn, *apiErr
 	return methodIn{Card: *m.Card, field: cf}, nil
 }
 
+// MaxAmount is the largest amount the sandbox takes, in minor units: an
+// item's amount, an order's total, and so every capture and refund. It is
+// 2^53-1, the largest integer a JSON number carries exactly to every
+// reader; a bank refuses what it cannot book exactly.
+const MaxAmount = 1<<53 - 1
+
+// MaxQuantity is the largest quantity of one item.
+const MaxQuantity = 1_000_000
+
 // parseItems validates items and returns the amount in minor units: the
-// number itself, or the sum of amount*quantity of the item objects.
+// number itself, or the sum of amount*quantity of the item objects. An
+// amount, a product or a total beyond MaxAmount is refused, never wrapped.
 func parseItems(raw json.RawMessage, field string) (int64, *apiError) {
 	if isNull(raw) {
 		return 0, badRequest(field, "items is required")
@@ -154,13 +164,19 @@ func parseItems(raw json.RawMessage, field string) (int64, *apiError) {
 			if e != nil {
 				return 0, e
 			}
-			sum += a
+			// Both are at most MaxAmount: the sum fits in int64.
+			if sum += a; sum > MaxAmount {
+				return 0, badRequest(field, "the total of the items must be at most %d minor units", int64(MaxAmount))
+			}
 		}
 		return sum, nil
 	default:
 		var n int64
 		if err := json.Unmarshal(raw, &n); err != nil || n <= 0 {
 			return 0, badRequest(field, "items must be a positive integer amount in minor units, an item object or an array of item objects")
+		}
+		if n > MaxAmount {
+			return 0, badRequest(field, "items must be at most %d minor units", int64(MaxAmount))
 		}
 		return n, nil
 	}
@@ -178,15 +194,19 @@ func parseItem(raw json.RawMessage, field string) (int64, *apiError) {
 	if it.Name == nil || strings.TrimSpace(*it.Name) == "" {
 		return 0, badRequest(join(field, "name"), "name is required")
 	}
-	if it.Amount == nil || *it.Amount <= 0 {
-		return 0, badRequest(join(field, "amount"), "amount must be a positive integer in minor units")
+	if it.Amount == nil || *it.Amount <= 0 || *it.Amount > MaxAmount {
+		return 0, badRequest(join(field, "amount"), "amount must be a positive integer in minor units, at most %d", int64(MaxAmount))
 	}
 	q := int64(1)
 	if it.Quantity != nil {
 		q = *it.Quantity
 	}
-	if q < 1 {
-		return 0, badRequest(join(field, "quantity"), "quantity must be at least 1")
+	if q < 1 || q > MaxQuantity {
+		return 0, badRequest(join(field, "quantity"), "quantity must be between 1 and %d", MaxQuantity)
+	}
+	// Checked by division: amount and quantity are positive.
+	if *it.Amount > MaxAmount/q {
+		return 0, badRequest(field, "amount × quantity must be at most %d minor units", int64(MaxAmount))
 	}
 	return *it.Amount * q, nil
 }

@@ -1,0 +1,86 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/gofrs/flock"
+)
+
+// lockFile is the name of the lock that one gateway process holds on its
+// data directory for as long as it runs.
+const lockFile = "fingraph.lock"
+
+// dataDirLock is a data directory held by this process: two embedded
+// JetStream servers writing one store would corrupt it, so a second gateway
+// on the same directory is refused before it touches anything there.
+type dataDirLock struct {
+	lock *flock.Flock
+}
+
+// lockDataDir creates dir when needed and takes its lock, or says which
+// process holds it. The lock is an advisory file lock (flock), released by
+// the kernel when the process ends, however it ends: a gateway killed with
+// -9 never leaves a stale lock behind.
+func lockDataDir(dir string) (*dataDirLock, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("FINGRAPH_DATA_DIR: cannot create %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, lockFile)
+	l := flock.New(path, flock.SetFlag(os.O_CREATE|os.O_RDWR), flock.SetPermissions(0o600))
+	ok, err := l.TryLock()
+	if err != nil {
+		return nil, fmt.Errorf("FINGRAPH_DATA_DIR: cannot lock %s: %w", dir, err)
+	}
+	if !ok {
+		return nil, errInUse(dir, path)
+	}
+	// The holder's process id, for the refusal of the next one.
+	if err := os.WriteFile(path, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600); err != nil {
+		_ = l.Unlock()
+		return nil, fmt.Errorf("FINGRAPH_DATA_DIR: cannot write %s: %w", path, err)
+	}
+	return &dataDirLock{lock: l}, nil
+}
+
+// errInUse names the directory and, when the holder wrote it, its process.
+func errInUse(dir, path string) error {
+	holder := "another process"
+	if raw, err := os.ReadFile(path); err == nil {
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(raw))); err == nil && pid > 0 {
+			holder = "process " + strconv.Itoa(pid)
+		}
+	}
+	return fmt.Errorf("FINGRAPH_DATA_DIR: %s is in use by another gateway (%s); stop it, or give this one its own -data-dir", dir, holder)
+}
+
+// Unlock releases the directory; the file stays, so that the next holder
+// locks the same inode.
+func (d *dataDirLock) Unlock() error {
+	if d == nil {
+		return nil
+	}
+	return d.lock.Unlock()
+}
+
+// freshSandboxStore empties the store of the in-process sandbox. That
+// sandbox keeps its state in memory and is seeded anew at every start, so
+// sessions, idempotency keys and events kept from an earlier run name
+// tokens, orders and wallets that no longer exist: an idempotency key would
+// answer an order the new sandbox cannot read. The store lives and ends with
+// its sandbox instead. Real upstreams use the data directory itself, which
+// this never touches.
+func freshSandboxStore(dataDir string) (string, error) {
+	dir := filepath.Join(dataDir, "sandbox")
+	if err := os.RemoveAll(dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("FINGRAPH_DATA_DIR: cannot clear the sandbox's store %s: %w", dir, err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("FINGRAPH_DATA_DIR: cannot create %s: %w", dir, err)
+	}
+	return dir, nil
+}
