@@ -147,7 +147,8 @@ var sandboxPaymentsKeys = payments.Keys{Public: paymentsim.PublicKey, Private: p
 const specOnlyNotice = "strict sandbox: features that need the sandbox's additions are off or degraded: " +
 	"event polling is off (no GET /v1/events; webhooks only); the individuals listing is unavailable (no GET /v3/individuals); " +
 	"signed orders are confirmed against the order listing instead of their signature (no JWKS); banking listings read one page of 100 and " +
-	"offset paging is refused (no meta[offset])"
+	"offset paging is refused (no meta[offset]); a conversion whose answer was lost stays OUTCOME_UNKNOWN for its key " +
+	"(no transaction listing to look it up in)"
 
 // Start wires and starts the gateway; it returns once the listener accepts.
 func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err error) {

@@ -100,6 +100,11 @@ type Config struct {
 	// goes upstream: longer batches more on a slow machine, shorter adds
 	// less latency per level of a screen.
 	LoaderWait time.Duration
+	// OutcomeSettle is how long after a money movement whose answer was
+	// lost its absence upstream proves it had no effect; zero is
+	// resolvers.DefaultOutcomeSettle. Tests whose faults never delay the
+	// upstream shorten it; no flag sets it.
+	OutcomeSettle time.Duration
 	// UpstreamTimeout bounds every upstream call, retries included;
 	// PaymentsTimeout and BankingTimeout override it for one upstream.
 	UpstreamTimeout    time.Duration

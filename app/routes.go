@@ -87,6 +87,8 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 			Logger:    d.logger,
 			Downloads: reportLinks,
 			SpecOnly:  d.cfg.SandboxStrict,
+			// Zero is resolvers.DefaultOutcomeSettle.
+			OutcomeSettle: d.cfg.OutcomeSettle,
 		},
 		Directives: policy.Directives(),
 		Complexity: resolvers.Complexity(),

@@ -22,6 +22,12 @@ const (
 	UpstreamUnavailable Code = "UPSTREAM_UNAVAILABLE"
 	RateLimited         Code = "RATE_LIMITED"
 	Internal            Code = "INTERNAL"
+	// OutcomeUnknown: an earlier attempt with the same idempotency key
+	// reached the upstream and its answer was lost; the gateway could not
+	// tell what it did, so it did not send it again. The client checks (or
+	// retries the same key later, when the gateway looks again) before it
+	// moves money with a new key. Its extensions say when the attempt ran.
+	OutcomeUnknown Code = "OUTCOME_UNKNOWN"
 )
 
 // Error is an error with a code, safe to show: its Message must never hold a
@@ -36,6 +42,9 @@ type Error struct {
 	RetryAfter int
 	// Cause is logged, never shown.
 	Cause error
+	// Extensions are further extensions entries the client acts on (for
+	// OUTCOME_UNKNOWN, when the attempt ran); never a secret.
+	Extensions map[string]any
 }
 
 func (e *Error) Error() string {

@@ -73,6 +73,11 @@ func presentCause(ctx context.Context, logger *slog.Logger, gqlErr *gqlerror.Err
 		if e.RetryAfter > 0 {
 			ext["retryAfter"] = e.RetryAfter
 		}
+		for k, v := range e.Extensions {
+			if _, taken := ext[k]; !taken {
+				ext[k] = v
+			}
+		}
 		if e.Code == gqlerr.Internal {
 			// The cause is what is worth logging; the *Error's own text is
 			// only the code and the message shown.

@@ -4,6 +4,12 @@
 // earlier failed attempt left behind (the payments spec's rule 3: the order
 // id from the upstream's refusal), instead of charging twice.
 //
+// An attempt whose outcome is unknown (the request went out, the answer
+// was lost) is remembered as such, with what identifies it upstream (Sent)
+// and when it ran, and is never repeated blindly: the next call with the
+// key gets it as prior with Unknown set, and must find out what happened
+// upstream before it sends anything again (see Func).
+//
 // Attempts live in a JetStream key-value bucket with a TTL, shared by every
 // replica. A call claims its key with the bucket's compare-and-set (Create
 // when the key is new, Update at the revision it read otherwise), so two
@@ -69,23 +75,44 @@ type Attempt struct {
 	// Result is the upstream's answer of a succeeded call, as the caller
 	// wants to replay it.
 	Result json.RawMessage `json:"result,omitempty"`
+	// Unknown marks an attempt that reached the upstream (or may have)
+	// and whose answer was lost: it may or may not have had its effect.
+	Unknown bool `json:"unknown,omitempty"`
+	// Sent is what identifies an unknown attempt in the upstream's
+	// listings: the fields the caller sent, a reference it chose. It never
+	// holds a card token or a secret.
+	Sent json.RawMessage `json:"sent,omitempty"`
+	// SentAt and EndedAt (Unix milliseconds) bound when an unknown attempt
+	// ran: whatever it did upstream happened in between.
+	SentAt  int64 `json:"sent_at,omitempty"`
+	EndedAt int64 `json:"ended_at,omitempty"`
 }
 
 // record is the stored value: the attempt, and while a call runs, the end of
 // its claim.
 type record struct {
 	Attempt
-	// LeaseUntil (Unix milliseconds) is set while a call holds the key.
+	// LeaseUntil (Unix milliseconds) is set while a call holds the key;
+	// ClaimedAt is when it took it.
 	LeaseUntil int64 `json:"lease_until,omitempty"`
+	ClaimedAt  int64 `json:"claimed_at,omitempty"`
 }
 
 func (r record) held(now time.Time) bool { return r.LeaseUntil > now.UnixMilli() }
 
-// Func is the guarded call. prior is the failed attempt a retry resumes, nil
-// on the first try. It returns the attempt to remember: Succeeded when the
-// call had its effect, otherwise a failed attempt whose ID the next retry
-// gets as prior. An error means nothing happened upstream that a retry must
-// know of: the key is released as it was, and the error returned.
+// Func is the guarded call. prior is the failed or unknown attempt a retry
+// resumes, nil on the first try. It returns the attempt to remember:
+// Succeeded when the call had its effect, Unknown when its answer was lost,
+// otherwise a failed attempt whose ID the next retry gets as prior. An error
+// means nothing happened upstream that a retry must know of: the key is
+// released as it was (an unknown prior stays unknown), and the error
+// returned.
+//
+// A prior with Unknown set must not be sent again as it is: Func first looks
+// for it upstream (by prior.Sent, between prior.SentAt and prior.EndedAt)
+// and returns what it found as Succeeded, or, when it cannot tell, an error
+// (the prior stays remembered), or sends again only once it knows the
+// attempt had no effect.
 type Func func(ctx context.Context, prior *Attempt) (Attempt, error)
 
 // Store keeps attempts in a JetStream key-value bucket.
@@ -175,7 +202,7 @@ type claimed struct {
 func (s *Store) claim(ctx context.Context, k, fp string, deadline time.Time) (*claimed, *Attempt, error) {
 	e, err := s.kv.Get(ctx, k)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		b, _ := json.Marshal(record{Attempt: Attempt{Fingerprint: fp}, LeaseUntil: s.leaseEnd()})
+		b, _ := json.Marshal(record{Attempt: Attempt{Fingerprint: fp}, LeaseUntil: s.leaseEnd(), ClaimedAt: s.now().UnixMilli()})
 		rev, err := s.kv.Create(ctx, k, b)
 		if casLost(err) {
 			return nil, nil, nil
@@ -201,9 +228,17 @@ func (s *Store) claim(ctx context.Context, k, fp string, deadline time.Time) (*c
 	if r.held(s.now()) {
 		return nil, nil, s.wait(ctx, k, e.Revision(), time.UnixMilli(r.LeaseUntil), deadline)
 	}
-	// A failed attempt, or a claim whose holder died: resume it.
+	// A failed attempt, or a claim whose holder died: resume it. A holder
+	// that died while it held the key may have sent its call: that attempt's
+	// outcome is unknown, and is resumed as such.
 	prior := r.Attempt
-	b, _ := json.Marshal(record{Attempt: prior, LeaseUntil: s.leaseEnd()})
+	if r.LeaseUntil != 0 {
+		if !prior.Unknown {
+			prior.SentAt = r.ClaimedAt
+		}
+		prior.Unknown, prior.EndedAt = true, s.now().UnixMilli()
+	}
+	b, _ := json.Marshal(record{Attempt: prior, LeaseUntil: s.leaseEnd(), ClaimedAt: s.now().UnixMilli()})
 	rev, err := s.kv.Update(ctx, k, b, e.Revision())
 	if casLost(err) {
 		return nil, nil, nil
@@ -212,7 +247,7 @@ func (s *Store) claim(ctx context.Context, k, fp string, deadline time.Time) (*c
 		return nil, nil, fmt.Errorf("idempotency: claim: %w", err)
 	}
 	var p *Attempt
-	if prior.ID != "" {
+	if prior.ID != "" || prior.Unknown {
 		p = &prior
 	}
 	return &claimed{key: k, rev: rev, prior: p}, nil, nil
@@ -238,6 +273,13 @@ func (s *Store) run(ctx context.Context, c *claimed, fp string, fn Func) (a Atte
 	defer cancel()
 	b, _ := json.Marshal(record{Attempt: a})
 	if _, err := s.kv.Update(wctx, c.key, b, c.rev); err != nil {
+		if a.Unknown {
+			// Not remembering it would let a retry send it again blindly;
+			// the claim stays until its lease ends, so no retry runs
+			// before then, and the caller answers "outcome unknown".
+			s.log.ErrorContext(ctx, "idempotency: could not remember an attempt of unknown outcome", "err", err)
+			return a, nil
+		}
 		if !a.Succeeded {
 			return a, fmt.Errorf("idempotency: record attempt: %w", err)
 		}
@@ -256,7 +298,11 @@ func (s *Store) release(ctx context.Context, c *claimed, fp string) {
 	if c.prior == nil {
 		err = s.kv.Delete(wctx, c.key, jetstream.LastRevision(c.rev))
 	} else {
-		b, _ := json.Marshal(record{Attempt: Attempt{ID: c.prior.ID, Fingerprint: fp}})
+		// The whole prior goes back: an unknown attempt must stay unknown,
+		// with what identifies it, until a retry finds out.
+		prior := *c.prior
+		prior.Fingerprint = fp
+		b, _ := json.Marshal(record{Attempt: prior})
 		_, err = s.kv.Update(wctx, c.key, b, c.rev)
 	}
 	if err != nil {

@@ -88,6 +88,9 @@ func (r *queryResolver) Event(ctx context.Context, id string) (*model.Event, err
 	if err := checkText("id", id, true); err != nil {
 		return nil, err
 	}
+	if seq, eid, ok := relay.ParseGatewayEventRaw(id); ok {
+		return r.gatewayEvent(ctx, seq, eid)
+	}
 	e, err := r.Payments.Events.Get(ctx, id)
 	if pe, ok := payments.AsError(err); ok && pe.StatusCode == http.StatusNotFound {
 		return nil, nil

@@ -47,3 +47,21 @@ func (r *Resolver) eventHistory(ctx context.Context, first *int64, after *string
 	}
 	return &model.EventConnection{Edges: edges, PageInfo: info}, nil
 }
+
+// gatewayEvent reads back an event the gateway made, from the event stream,
+// when the session may see it (as the events subscription would show it);
+// nil otherwise.
+func (r *Resolver) gatewayEvent(ctx context.Context, seq uint64, id string) (*model.Event, error) {
+	e, err := r.Events.Lookup(ctx, seq, events.SourceGateway, id)
+	if err != nil || e == nil {
+		return nil, err
+	}
+	if !visibleTo(session.From(ctx), nil)(e) {
+		return nil, nil
+	}
+	ev, err := toLiveEvent(e)
+	if err != nil {
+		return nil, err
+	}
+	return ev.Event, nil
+}

@@ -19,6 +19,7 @@ type EventStream interface {
 	Cursor(ctx context.Context) (string, error)
 	History(ctx context.Context, f events.Filter, before string, limit int) (*events.History, error)
 	Publish(ctx context.Context, e events.Event) error
+	Lookup(ctx context.Context, seq uint64, source, id string) (*events.Event, error)
 }
 
 var _ EventStream = (*events.Bus)(nil)
@@ -132,6 +133,9 @@ func toLiveEvent(e *events.Event) (*model.LiveEvent, error) {
 	if err != nil {
 		return nil, err
 	}
+	if e.Source == events.SourceGateway {
+		ev.GatewaySeq = e.Seq()
+	}
 	ev.Prefetched = true
 	ev.PrefetchedPendingActions = []*model.PendingAction{}
 	if e.PendingAction != nil {
@@ -159,14 +163,29 @@ func visibleTo(s *session.Session, match func(*events.Event) bool) func(*events.
 // banking side, so dashboards see it next to the payments events. The
 // upstream has already acted, so a failure is logged, not returned.
 func (r *Resolver) publishGatewayEvent(ctx context.Context, name string, payload map[string]any) {
+	r.publishGatewayEventID(ctx, uuid.NewString(), name, payload)
+}
+
+// publishGatewayEventID is publishGatewayEvent with the event's id chosen
+// by the caller: an id derived from what the event announces (the
+// upstream's id of a conversion) makes the stream drop a repeat
+// announcement of the same change.
+func (r *Resolver) publishGatewayEventID(ctx context.Context, id, name string, payload map[string]any) {
 	if s := session.From(ctx); s != nil {
 		payload["by_kind"] = string(s.Kind)
 	}
 	body, err := json.Marshal(payload)
 	if err == nil {
-		err = r.Events.Publish(ctx, events.Event{Source: events.SourceGateway, ID: uuid.NewString(), Name: name, Payload: body, CreatedAt: r.now().UTC()})
+		err = r.Events.Publish(ctx, events.Event{Source: events.SourceGateway, ID: id, Name: name, Payload: body, CreatedAt: r.now().UTC()})
 	}
 	if err != nil {
 		r.Logger.WarnContext(ctx, "could not publish a gateway event", "name", name, "err", err)
 	}
+}
+
+// announcementID is the event id of the announcement that the upstream
+// object id came to be (name): the same for every announcement of it, from
+// any replica, so that the stream keeps one.
+func announcementID(name, upstreamID string) string {
+	return uuid.NewSHA1(uuid.NameSpaceURL, []byte("fingraph:"+name+":"+upstreamID)).String()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph/model"
@@ -35,7 +36,10 @@ func (r *mutationResolver) applyOrderEvent(ctx context.Context, orderID, kind st
 // createOrder validates the order, then places it under its idempotency
 // key: a retry after a refusal carries the refused order's id (the spec's
 // rule 3), a retry after a success gets the same order back, and two
-// concurrent calls with one key make one upstream order.
+// concurrent calls with one key make one upstream order. An attempt whose
+// answer was lost is remembered as unknown; a retry looks for its order in
+// the order listing (by the refused order's id it carried, or by the
+// number the gateway gave it) before it charges anything again.
 func (r *mutationResolver) createOrder(ctx context.Context, input model.CreateOrderInput) (model.CreateOrderResult, error) {
 	if err := orderCustomer(ctx, input.CustomerID); err != nil {
 		return nil, err
@@ -53,17 +57,40 @@ func (r *mutationResolver) createOrder(ctx context.Context, input model.CreateOr
 	if key == "" {
 		return r.placeOrder(ctx, req)
 	}
+	scope := idempotencyScope(ctx, "order")
+	fp := fingerprint(req)
+	if req.Number == "" {
+		// The spec's number is the merchant's order identifier, echoed in
+		// the order: the gateway names the key's order with it, so that the
+		// order of an attempt whose answer was lost can be found.
+		req.Number = orderReference(scope, key)
+	}
 	var (
 		result  model.CreateOrderResult
 		callErr error
 	)
-	a, err := r.Attempts.Do(ctx, idempotencyScope(ctx, "order"), key, fingerprint(req),
+	a, err := r.Attempts.Do(ctx, scope, key, fp,
 		func(ctx context.Context, prior *idempotency.Attempt) (idempotency.Attempt, error) {
+			if prior != nil && prior.Unknown {
+				found, resend, err := r.resolveUnknown(ctx, *prior, func(ctx context.Context, from, to time.Time) (match, error) {
+					return r.findOrder(ctx, prior.ID, req, from, to)
+				})
+				if err != nil || !resend {
+					callErr = err
+					return found, err
+				}
+			}
 			if prior != nil {
 				req.ID = prior.ID
 			}
+			sentAt := r.now()
 			var attempt idempotency.Attempt
 			result, attempt, callErr = r.placeOrderAttempt(ctx, req)
+			if outcomeUnknown(callErr) {
+				attempt = unknownAttempt(prior, nil, sentAt, r.now())
+				result, callErr = nil, errOutcomeUnknown(attempt, "the gateway did not send it again")
+				return attempt, nil
+			}
 			return attempt, callErr
 		})
 	switch {
@@ -73,13 +100,50 @@ func (r *mutationResolver) createOrder(ctx context.Context, input model.CreateOr
 		return nil, idempotencyError("input.idempotencyKey", err)
 	case result != nil:
 		return result, nil
+	case callErr != nil:
+		return nil, callErr // the outcome is unknown; remembered as such
 	}
-	// A replay: the order an earlier call with this key created.
+	// A replay: the order an earlier call with this key created, or the one
+	// a lost attempt created, found in the listing.
 	var o payments.Order
 	if err := json.Unmarshal(a.Result, &o); err != nil {
 		return nil, &gqlerr.Error{Code: gqlerr.Internal, Message: "internal error", Cause: err}
 	}
 	return toOrder(&o), nil
+}
+
+// orderReference is the order number the gateway gives the order of an
+// idempotency key when the client names none: the same for every attempt
+// with the key, and no other key's.
+func orderReference(scope, key string) string {
+	return "fg-" + idempotency.Key(scope, key)[:32]
+}
+
+// findOrder reads the orders created between from and to, and returns the
+// ones the attempt made: the order with the refused order's id it carried,
+// or the orders with its number, customer, currency and total.
+func (r *mutationResolver) findOrder(ctx context.Context, id string, req payments.OrderCreatable, from, to time.Time) (match, error) {
+	list, err := r.Payments.Orders.List(ctx, from, to)
+	if err != nil {
+		return nil, err
+	}
+	var out match
+	for i := range list {
+		o := &list[i]
+		switch {
+		case id != "" && o.ID != id:
+			continue
+		case id == "" && (o.Number != req.Number || o.Currency != req.Currency || o.Customer.ID != req.Customer ||
+			o.Items.Total() != req.Items.Total() || o.Created.Before(from) || o.Created.After(to)):
+			continue
+		}
+		b, err := json.Marshal(o)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, idempotency.Attempt{ID: o.ID, Succeeded: true, Result: b})
+	}
+	return out, nil
 }
 
 // placeOrder places an order with no idempotency key: one attempt, nothing

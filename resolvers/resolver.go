@@ -32,6 +32,10 @@ type Resolver struct {
 	// sandbox): features that need the sandbox's additions are off or
 	// degraded (app's specOnlyNotice lists them).
 	SpecOnly bool
+	// OutcomeSettle is how long after a money movement whose answer was
+	// lost its absence upstream proves it had no effect
+	// (DefaultOutcomeSettle when zero).
+	OutcomeSettle time.Duration
 	// Now is the clock; tests may fix it.
 	Now func() time.Time
 

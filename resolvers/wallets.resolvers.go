@@ -193,7 +193,7 @@ func (r *mutationResolver) CreateConversion(ctx context.Context, input model.Cre
 	if err != nil {
 		return nil, err
 	}
-	t, err := r.convertOnce(ctx, deref(input.IdempotencyKey), conversionFingerprint(req), func() (*banking.Transaction, error) {
+	t, fresh, err := r.convertOnce(ctx, deref(input.IdempotencyKey), conversionFingerprint(req), req, func() (*banking.Transaction, error) {
 		return r.Banking.Transactions.CreateConversion(ctx, req)
 	})
 	if refused, ok := asRefusal(err); ok {
@@ -203,7 +203,10 @@ func (r *mutationResolver) CreateConversion(ctx context.Context, input model.Cre
 		return nil, err
 	}
 	c := toConversion(t, s.CorporationID, req.SourceID)
-	r.publishGatewayEvent(ctx, "ConversionCreated", map[string]any{"corporation_id": s.CorporationID,
+	if !fresh {
+		return c, nil // announced by the call that made it
+	}
+	r.publishGatewayEventID(ctx, announcementID("ConversionCreated", t.ID), "ConversionCreated", map[string]any{"corporation_id": s.CorporationID,
 		"transaction_id": t.ID, "source_wallet_id": c.SourceWalletID, "target_wallet_id": deref(c.TargetWalletID),
 		"amount": t.TargetAmount, "currency": t.TargetCurrency, "status": string(c.Status)})
 	return c, nil

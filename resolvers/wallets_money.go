@@ -8,21 +8,25 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph/model"
 	"github.com/fingraph/fingraph/idempotency"
+	"github.com/fingraph/fingraph/session"
 	"github.com/fingraph/fingraph/upstream/banking"
 )
 
-// unknownOutcome marks a conversion attempt whose upstream answer was lost
-// (a timeout, a 5xx): the conversion may or may not exist.
-var unknownOutcome = json.RawMessage(`{"outcome":"unknown"}`)
-
-// errOutcomeUnknown refuses a retry of a conversion whose earlier outcome is
-// unknown: converting again could move the money twice.
-var errOutcomeUnknown = &gqlerr.Error{Code: gqlerr.UpstreamUnavailable,
-	Message: "the outcome of the earlier attempt with this idempotencyKey is unknown; check the wallet balances before converting again with a new key"}
+// conversionSent is what identifies a conversion attempt in the wallet's
+// transaction listing: the request's fields (the spec's POST /transactions
+// takes no client reference).
+type conversionSent struct {
+	CorporationID string `json:"corporation_id"`
+	SourceID      string `json:"source_id"`
+	TargetID      string `json:"target_id,omitempty"`
+	Currency      string `json:"currency"`
+	Amount        int64  `json:"amount"`
+}
 
 // convertOnce runs convert at most once per idempotency key, through the
 // same idempotency store as createOrder (claimed by compare-and-set, so
@@ -30,52 +34,124 @@ var errOutcomeUnknown = &gqlerr.Error{Code: gqlerr.UpstreamUnavailable,
 //   - a success is remembered and replayed;
 //   - a clean upstream refusal (4xx) moved nothing, so the key is released
 //     and a retry may try again;
-//   - a lost answer (unavailable, 5xx) is remembered as an unknown outcome,
-//     and a retry with that key is refused rather than risk converting twice.
-func (r *Resolver) convertOnce(ctx context.Context, key, fp string, convert func() (*banking.Transaction, error)) (*banking.Transaction, error) {
+//   - a lost answer (unavailable, 5xx) is remembered as an unknown outcome
+//     and answered OUTCOME_UNKNOWN; a retry with the key first looks for
+//     the conversion in the source wallet's transactions, and answers it
+//     when it is there, converts only once it is certain there is none,
+//     and otherwise answers OUTCOME_UNKNOWN again.
+//
+// fresh is false when the conversion is a replay of one an earlier call with
+// the key answered (and announced).
+func (r *Resolver) convertOnce(ctx context.Context, key, fp string, req *banking.ConversionRequest, convert func() (*banking.Transaction, error)) (t *banking.Transaction, fresh bool, err error) {
 	if key == "" {
-		return convert()
+		t, err = convert()
+		return t, true, err
 	}
+	corpID := ""
+	if s := session.From(ctx); s != nil {
+		corpID = s.CorporationID
+	}
+	sent, _ := json.Marshal(conversionSent{CorporationID: corpID, SourceID: req.SourceID, TargetID: req.TargetID, Currency: req.Currency, Amount: req.Amount})
 	var (
-		t       *banking.Transaction
 		callErr error
+		found   bool
 	)
 	a, err := r.Attempts.Do(ctx, idempotencyScope(ctx, "conversion"), key, fp,
 		func(ctx context.Context, prior *idempotency.Attempt) (idempotency.Attempt, error) {
-			if prior != nil {
-				callErr = errOutcomeUnknown
+			if prior != nil && prior.Unknown {
+				a, resend, err := r.resolveUnknown(ctx, *prior, func(ctx context.Context, from, to time.Time) (match, error) {
+					return r.findConversion(ctx, corpID, req, from, to)
+				})
+				found = err == nil && !resend
+				if err != nil || !resend {
+					callErr = err
+					return a, err
+				}
+			}
+			sentAt := r.now()
+			t, callErr = convert()
+			if outcomeUnknown(callErr) {
+				a := unknownAttempt(prior, sent, sentAt, r.now())
+				callErr = errOutcomeUnknown(a, "the gateway did not send it again")
+				return a, nil
+			}
+			if callErr != nil {
 				return idempotency.Attempt{}, callErr
 			}
-			t, callErr = convert()
-			if callErr != nil {
-				var be *banking.ErrorResponse
-				if errors.As(callErr, &be) && be.StatusCode >= 400 && be.StatusCode < 500 {
-					return idempotency.Attempt{}, callErr
-				}
-				return idempotency.Attempt{Result: unknownOutcome}, nil
-			}
-			b, err := json.Marshal(t)
-			if err != nil {
-				return idempotency.Attempt{}, err
-			}
-			return idempotency.Attempt{ID: t.ID, Succeeded: true, Result: b}, nil
+			return conversionAttempt(t)
 		})
 	switch {
 	case err != nil && callErr != nil && errors.Is(err, callErr):
-		return nil, callErr
+		return nil, false, callErr
 	case err != nil:
-		return nil, idempotencyError("input.idempotencyKey", err)
+		return nil, false, idempotencyError("input.idempotencyKey", err)
 	case t != nil:
-		return t, nil
+		return t, true, nil
 	case callErr != nil:
-		return nil, callErr // the outcome is unknown; remembered as such
+		return nil, false, callErr // the outcome is unknown; remembered as such
 	}
-	// A replay: the conversion an earlier call with this key made.
+	// A replay: the conversion an earlier call with this key made, or the
+	// one a lost attempt made, found in the listing now (which nobody has
+	// announced yet).
 	var replay banking.Transaction
 	if err := json.Unmarshal(a.Result, &replay); err != nil {
-		return nil, &gqlerr.Error{Code: gqlerr.Internal, Message: "internal error", Cause: err}
+		return nil, false, &gqlerr.Error{Code: gqlerr.Internal, Message: "internal error", Cause: err}
 	}
-	return &replay, nil
+	return &replay, found, nil
+}
+
+// conversionAttempt is what is remembered of a conversion that exists.
+func conversionAttempt(t *banking.Transaction) (idempotency.Attempt, error) {
+	b, err := json.Marshal(t)
+	if err != nil {
+		return idempotency.Attempt{}, err
+	}
+	return idempotency.Attempt{ID: t.ID, Succeeded: true, Result: b}, nil
+}
+
+// conversionLookupPages bounds the pages of a wallet's transactions read to
+// find one conversion: past them, the gateway cannot tell.
+const conversionLookupPages = 5
+
+var errLookupTooLong = errors.New("the wallet's transactions in the attempt's window fill more pages than a lookup reads")
+
+// findConversion reads the source wallet's transactions, newest first,
+// back to from, and returns the conversions that match req created between
+// from and to. Without the listing (the strict sandbox, an upstream that
+// does not offer it) it fails, and the outcome stays unknown.
+func (r *Resolver) findConversion(ctx context.Context, corpID string, req *banking.ConversionRequest, from, to time.Time) (match, error) {
+	if r.SpecOnly {
+		return nil, errors.New("the upstream shows no transaction listing")
+	}
+	var out match
+	opts := &banking.ListOptions{SortBy: "createdAt", SortType: "DESC", Limit: 100}
+	for range conversionLookupPages {
+		page, err := r.Banking.Transactions.ListByWallet(ctx, corpID, req.SourceID, opts)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range page.List {
+			at := t.CreatedAt.Time
+			if at.Before(from) {
+				return out, nil
+			}
+			if at.After(to) || t.Type != "convert" || t.SourceCounterpartyID != req.SourceID ||
+				t.TargetCurrency != req.Currency || t.TargetAmount != req.Amount ||
+				(req.TargetID != "" && t.TargetCounterpartyID != req.TargetID) {
+				continue
+			}
+			a, err := conversionAttempt(t)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, a)
+		}
+		if !page.Meta.HasMore || len(page.List) == 0 {
+			return out, nil
+		}
+		opts.Offset += len(page.List)
+	}
+	return nil, errLookupTooLong
 }
 
 func conversionFingerprint(c *banking.ConversionRequest) string {

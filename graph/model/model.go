@@ -66,7 +66,11 @@ type OrderChangePayload struct {
 
 // Event is an upstream event.
 type Event struct {
-	ID           string
+	ID string
+	// GatewaySeq, for an event the gateway made, is its position in the
+	// event stream: what its global id refetches it by. 0 for an upstream
+	// event.
+	GatewaySeq   uint64
 	Name         string
 	Payload      map[string]any
 	CreatedAt    time.Time

@@ -35,8 +35,14 @@ func (*Wallet) IsNode() {}
 // GetID is the Node id.
 func (w *Wallet) GetID() string { return w.GlobalID() }
 
-// GlobalID is the event's global id (Event.id).
-func (e *Event) GlobalID() string { return relay.ID(relay.Event, e.ID) }
+// GlobalID is the event's global id (Event.id): an event the gateway made
+// is found again by its position in the event stream.
+func (e *Event) GlobalID() string {
+	if e.GatewaySeq != 0 {
+		return relay.ID(relay.Event, relay.GatewayEventRaw(e.GatewaySeq, e.ID))
+	}
+	return relay.ID(relay.Event, e.ID)
+}
 
 // IsNode marks Event as a Node.
 func (*Event) IsNode() {}

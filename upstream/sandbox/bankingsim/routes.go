@@ -117,6 +117,7 @@ func (s *Sim) routeTable() []route {
 		{"DELETE", "/corporations/{corporation_id}/wallet-requisites/{id}", false, s.deleteRequisites, "deleteWalletRequisites", "Delete wallet requisites", nil, "", "IDObject", false},
 		{"GET", "/lookup/ibans/is-sepa-enabled", false, s.isSEPAEnabled, "isSEPAEnabledIBAN", "Check that an IBAN can receive SEPA from a wallet", []string{"source_id", "iban"}, "", "SEPAEnabled", false},
 		{"POST", "/transactions", false, s.createTransaction, "createConversion", "Create a currency conversion", nil, "ConversionCreate", "TransactionCreated", false},
+		{"GET", "/corporations/{id}/wallets/{walletId}/transactions", false, s.listWalletTransactions, "listWalletTransactions", "List the transactions from or to a wallet, newest first (the spec does not show a listing)", pageQuery, "", "TransactionList", true},
 		{"GET", "/corporations/{id}/invoices", false, s.listInvoices, "listInvoices", "List invoices", nil, "", "InvoiceArray", false},
 		{"GET", "/corporations/{id}/limits", false, s.listLimits, "listLimits", "List corporation limits", nil, "", "LimitArray", false},
 		{"GET", "/corporations/{id}/limits/{limitId}", false, s.getLimit, "getLimit", "Read a corporation limit", nil, "", "Limit", false},

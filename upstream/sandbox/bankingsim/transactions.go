@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -556,4 +557,46 @@ func (s *Sim) controlCredit(w http.ResponseWriter, r *http.Request) {
 	wl.postLocked(now, t.ID, "transfer-incoming", desc, amount)
 	s.repayInvoicesLocked(wl.CorpID)
 	writeJSON(w, http.StatusOK, s.walletJSONLocked(wl))
+}
+
+// walletTxSorts are the sort keys of a wallet's transaction listing.
+var walletTxSorts = map[string]string{"createdAt": "created_at", "created_at": "created_at"}
+
+// listWalletTransactions lists the transactions from or to one wallet of a
+// corporation the caller sees, newest first. The spec shows no listing of
+// transactions other than card transactions; this one is the sandbox's
+// documented addition, so that a client that lost the answer of POST
+// /transactions can find out whether its conversion exists.
+func (s *Sim) listWalletTransactions(w http.ResponseWriter, r *http.Request) {
+	pg, e := s.parsePage(r, "createdAt", "DESC", walletTxSorts)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.settleDueLocked()
+	c := s.scopedCorporationLocked(w, principalOf(r), chi.URLParam(r, "id"))
+	if c == nil {
+		return
+	}
+	wl := s.wallets[chi.URLParam(r, "walletId")]
+	if wl == nil || wl.CorpID != c.ID {
+		notFound(w, "wallet")
+		return
+	}
+	if len(e) > 0 {
+		badRequest(w, e...)
+		return
+	}
+	var items []*transaction
+	for _, t := range s.transactions {
+		if t.SourceWalletID == wl.ID || t.TargetWalletID == wl.ID {
+			items = append(items, t)
+		}
+	}
+	less := func(a, b *transaction) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	}
+	writeJSON(w, http.StatusOK, paginate(pg, items, less, func(t *transaction) string { return t.ID },
+		func(t *transaction) any { return s.transactionJSONLocked(t, false) }))
 }
