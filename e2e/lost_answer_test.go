@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -370,5 +371,74 @@ func TestLostOrderAnswerEveryPaymentShapeChargesOnce(t *testing.T) {
 			}
 			wantOneOrder(t, answers, upstreamOrders(t, g.SandboxURL, rawID(customerID)))
 		})
+	}
+}
+
+// TestALostAttemptNeverTakesAnotherKeysConversion: key A converts; key B
+// sends the same conversion, and its connection is cut before the upstream
+// sees it. B's retry finds A's conversion in the wallet's listing (the same
+// amount, currency and wallets, a moment earlier), but that conversion is
+// A's: B's retry must not answer it as its own. Once the attempt has had
+// time to settle, B converts, and the wallet moved twice for two keys.
+func TestALostAttemptNeverTakesAnotherKeysConversion(t *testing.T) {
+	t.Parallel()
+	var cutBefore atomic.Int32
+	g := startGatewayWith(t, func(c *app.Config) {
+		sandboxBehind(func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method+" "+r.URL.Path == routeConvert && cutBefore.Add(-1) >= 0 {
+					// The upstream never sees it; the gateway cannot tell.
+					if hj, ok := w.(http.Hijacker); ok {
+						if conn, _, err := hj.Hijack(); err == nil {
+							_ = conn.Close()
+							return
+						}
+					}
+					panic(http.ErrAbortHandler)
+				}
+				next.ServeHTTP(w, r)
+			})
+		})(c)
+		c.OutcomeSettle = 50 * time.Millisecond
+	})
+	anna := g.as(g.signInPerson(t, "anna@demo.test"))
+	usd0, _ := anna.balance(t, demoCorpID, demoUSDWalletID)
+	in := func(key string) map[string]any {
+		return map[string]any{"sourceWalletId": demoUSDWalletID, "amount": 2000, "currency": "GBP", "idempotencyKey": key}
+	}
+	a, r := anna.convert(t, in(uniq("key-a-")))
+	if len(r.Errors) > 0 || a.ID == "" {
+		t.Fatalf("key A: %+v %s", r.Errors, r.Data)
+	}
+	keyB := uniq("key-b-")
+	cutBefore.Store(1)
+	if _, r := anna.convert(t, in(keyB)); r.code() != "OUTCOME_UNKNOWN" {
+		t.Fatalf("key B, cut before the upstream: %s %+v", r.Data, r.Errors)
+	}
+	// Until the attempt has settled the retry cannot count on an absence
+	// and answers OUTCOME_UNKNOWN; then it converts.
+	var b conversionResult
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		b, r = anna.convert(t, in(keyB))
+		if r.code() != "OUTCOME_UNKNOWN" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("key B's retry still answers OUTCOME_UNKNOWN: %+v", r.Errors)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(r.Errors) > 0 {
+		t.Fatalf("key B's retry: %+v", r.Errors)
+	}
+	if b.ID == a.ID {
+		t.Fatalf("key B's retry answered key A's conversion %s as its own; nothing was converted for B", a.ID)
+	}
+	usd, _ := anna.balance(t, demoCorpID, demoUSDWalletID)
+	if usd0-usd != 2*cost20GBP {
+		t.Errorf("USD moved %d for two keys, want %d (two conversions)", usd0-usd, 2*cost20GBP)
+	}
+	if again, _ := anna.convert(t, in(keyB)); again.ID != b.ID {
+		t.Errorf("key B answered %s, then %s", b.ID, again.ID)
 	}
 }

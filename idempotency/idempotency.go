@@ -185,12 +185,14 @@ func (s *Store) Do(ctx context.Context, scope, key, fingerprint string, fn Func)
 		if c == nil {
 			continue // lost a race for the key; read it again
 		}
+		c.scope = scope
 		return s.run(ctx, c, fingerprint, fn)
 	}
 }
 
 // claimed is a key this call holds.
 type claimed struct {
+	scope string
 	key   string
 	rev   uint64
 	prior *Attempt // the failed attempt being resumed; nil for a new key
@@ -210,7 +212,7 @@ func (s *Store) claim(ctx context.Context, k, fp string, deadline time.Time) (*c
 		if err != nil {
 			return nil, nil, fmt.Errorf("idempotency: claim: %w", err)
 		}
-		return &claimed{key: k, rev: rev}, nil, nil
+		return &claimed{key: k, rev: rev}, nil, nil // scope: set by Do
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("idempotency: read: %w", err)
@@ -285,7 +287,57 @@ func (s *Store) run(ctx context.Context, c *claimed, fp string, fn Func) (a Atte
 		}
 		s.log.ErrorContext(ctx, "idempotency: could not remember a succeeded call", "id", a.ID, "err", err)
 	}
+	if a.Succeeded && a.ID != "" {
+		// Mark the upstream record as this key's, so that another key's
+		// attempt of unknown outcome never takes it for its own.
+		if _, err := s.own(wctx, ownerKey(c.scope, a.ID), c.key); err != nil {
+			s.log.WarnContext(ctx, "idempotency: could not mark an upstream record as a key's", "id", a.ID, "err", err)
+		}
+	}
 	return a, nil
+}
+
+// ownerKey is the bucket key that names the attempt an upstream record (of
+// scope) belongs to.
+func ownerKey(scope, id string) string { return Key("owner\x00"+scope, id) }
+
+// Own marks the upstream record id (a conversion, an order) as the outcome
+// of (scope, key), unless another key's outcome it is already: the first
+// key to own a record keeps it. It reports whether (scope, key) owns id
+// now. A retry that found its lost attempt's record by what it sent (the
+// upstream keeps no client reference) owns it before it answers it, so that
+// two keys that sent the same thing never both answer one record.
+// Succeeded attempts own their record as they are stored.
+func (s *Store) Own(ctx context.Context, scope, key, id string) (bool, error) {
+	return s.own(ctx, ownerKey(scope, id), Key(scope, key))
+}
+
+func (s *Store) own(ctx context.Context, owner, mine string) (bool, error) {
+	_, err := s.kv.Create(ctx, owner, []byte(mine))
+	if err == nil {
+		return true, nil
+	}
+	if !casLost(err) {
+		return false, fmt.Errorf("idempotency: own: %w", err)
+	}
+	e, err := s.kv.Get(ctx, owner)
+	if err != nil {
+		return false, fmt.Errorf("idempotency: own: %w", err)
+	}
+	return string(e.Value()) == mine, nil
+}
+
+// OwnedByAnother reports whether the upstream record id is already another
+// key's outcome (of scope).
+func (s *Store) OwnedByAnother(ctx context.Context, scope, key, id string) (bool, error) {
+	e, err := s.kv.Get(ctx, ownerKey(scope, id))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("idempotency: owner: %w", err)
+	}
+	return string(e.Value()) != Key(scope, key), nil
 }
 
 // release gives the key back as it was before the claim: deleted when it was

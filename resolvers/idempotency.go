@@ -16,6 +16,10 @@ import (
 // that must not repeat its effect on a retry.
 type Attempts interface {
 	Do(ctx context.Context, scope, key, fingerprint string, fn idempotency.Func) (idempotency.Attempt, error)
+	// Own and OwnedByAnother tie upstream records to keys, so that a
+	// lookup after a lost answer never answers another key's record.
+	Own(ctx context.Context, scope, key, id string) (bool, error)
+	OwnedByAnother(ctx context.Context, scope, key, id string) (bool, error)
 }
 
 var _ Attempts = (*idempotency.Store)(nil)
@@ -117,7 +121,11 @@ type match = []idempotency.Attempt
 // enough ago that it can no longer be under way), or OUTCOME_UNKNOWN when
 // it cannot tell (the listing failed or does not exist, several attempts
 // match, or it is too early to count on an absence).
-func (r *Resolver) resolveUnknown(ctx context.Context, prior idempotency.Attempt, find func(ctx context.Context, from, to time.Time) (match, error)) (found idempotency.Attempt, resend bool, err error) {
+//
+// Records that another key already owns (its answered outcome, or one its
+// own lookup took) are not this attempt's, however alike: the upstream
+// keeps no client reference, so two keys may send the same request.
+func (r *Resolver) resolveUnknown(ctx context.Context, scope, key string, prior idempotency.Attempt, find func(ctx context.Context, from, to time.Time) (match, error)) (found idempotency.Attempt, resend bool, err error) {
 	from := time.UnixMilli(prior.SentAt).Add(-lookupSkew)
 	to := time.UnixMilli(prior.EndedAt).Add(lookupSkew)
 	now := r.now()
@@ -125,12 +133,19 @@ func (r *Resolver) resolveUnknown(ctx context.Context, prior idempotency.Attempt
 		to = now.Add(lookupSkew)
 	}
 	ms, err := find(ctx, from, to)
+	if err == nil {
+		ms, err = r.notOwnedByAnother(ctx, scope, key, ms)
+	}
 	switch {
 	case err != nil:
 		r.Logger.WarnContext(ctx, "could not look up an attempt of unknown outcome", "err", err)
 		return found, false, errOutcomeUnknown(prior, "the gateway could not read the upstream to find out what it did")
 	case len(ms) == 1:
 		a := ms[0]
+		if mine, err := r.Attempts.Own(ctx, scope, key, a.ID); err != nil || !mine {
+			// Another key's lookup took it in between, or the mark failed.
+			return found, false, errOutcomeUnknown(prior, "the gateway could not tell whether the matching record is this attempt's")
+		}
 		a.Succeeded = true
 		return a, false, nil
 	case len(ms) > 1:
@@ -140,6 +155,21 @@ func (r *Resolver) resolveUnknown(ctx context.Context, prior idempotency.Attempt
 		return found, false, errOutcomeUnknown(prior, "the upstream does not show it yet, and it may still be under way")
 	}
 	return found, true, nil
+}
+
+// notOwnedByAnother drops the matches that another key owns.
+func (r *Resolver) notOwnedByAnother(ctx context.Context, scope, key string, ms match) (match, error) {
+	out := ms[:0:0]
+	for _, m := range ms {
+		other, err := r.Attempts.OwnedByAnother(ctx, scope, key, m.ID)
+		if err != nil {
+			return nil, err
+		}
+		if !other {
+			out = append(out, m)
+		}
+	}
+	return out, nil
 }
 
 func (r *Resolver) outcomeSettle() time.Duration {

@@ -72,7 +72,7 @@ func (r *mutationResolver) createOrder(ctx context.Context, input model.CreateOr
 	a, err := r.Attempts.Do(ctx, scope, key, fp,
 		func(ctx context.Context, prior *idempotency.Attempt) (idempotency.Attempt, error) {
 			if prior != nil && prior.Unknown {
-				found, resend, err := r.resolveUnknown(ctx, *prior, func(ctx context.Context, from, to time.Time) (match, error) {
+				found, resend, err := r.resolveUnknown(ctx, scope, key, *prior, func(ctx context.Context, from, to time.Time) (match, error) {
 					return r.findOrder(ctx, prior.ID, req, from, to)
 				})
 				if err != nil || !resend {

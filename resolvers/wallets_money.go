@@ -59,7 +59,7 @@ func (r *Resolver) convertOnce(ctx context.Context, key, fp string, req *banking
 	a, err := r.Attempts.Do(ctx, idempotencyScope(ctx, "conversion"), key, fp,
 		func(ctx context.Context, prior *idempotency.Attempt) (idempotency.Attempt, error) {
 			if prior != nil && prior.Unknown {
-				a, resend, err := r.resolveUnknown(ctx, *prior, func(ctx context.Context, from, to time.Time) (match, error) {
+				a, resend, err := r.resolveUnknown(ctx, idempotencyScope(ctx, "conversion"), key, *prior, func(ctx context.Context, from, to time.Time) (match, error) {
 					return r.findConversion(ctx, corpID, req, from, to)
 				})
 				found = err == nil && !resend
