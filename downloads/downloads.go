@@ -155,7 +155,7 @@ func (s *Signer) Open(id, exp, sig string) (Target, error) {
 	if err := json.Unmarshal(plain, &v); err != nil || v.Session == "" {
 		return Target{}, ErrBadLink
 	}
-	return Target{URL: v.URL, Name: v.Name, Session: v.Session}, nil
+	return Target(v), nil
 }
 
 // Opener fetches an upstream report file; *banking.Client is one.
