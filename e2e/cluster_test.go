@@ -20,6 +20,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/fingraph/fingraph/app"
+	"github.com/fingraph/fingraph/engine"
+	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/upstream/sandbox"
 	"github.com/fingraph/fingraph/upstream/sandbox/paymentsim"
 )
@@ -512,5 +514,40 @@ func TestDrainTakesTheReplicaOutOfRotationBeforeItStops(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("the gateway did not stop after draining")
+	}
+}
+
+// TestTwoReplicasStartTogetherOnAFreshCluster: two gateways that start at
+// the same moment on a new cluster create the same three-copy streams and
+// buckets at once. JetStream answered neither request in time, and both
+// replicas exited at start; they now ask again and both start.
+func TestTwoReplicasStartTogetherOnAFreshCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a three-node NATS cluster")
+	}
+	cluster := startNATSCluster(t, 3)
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() {
+			e, err := engine.Open(context.Background(), engine.Config{URL: cluster.URL(), Replicas: 3})
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer e.Close()
+			if _, err := e.KeyValue(context.Background(), "sessions", time.Hour); err != nil {
+				errs <- err
+				return
+			}
+			errs <- e.Create(context.Background(), "event streams", func(ctx context.Context) error {
+				_, err := events.NewBus(ctx, e.JetStream(), events.WithReplicas(3))
+				return err
+			})
+		}()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Errorf("a replica starting beside another: %v", err)
+		}
 	}
 }
