@@ -535,7 +535,7 @@ func (a *App) startWebhookRegistration(ctx context.Context, pay *payments.Client
 // registered for the company is kept and reported, not taken over.
 func (a *App) registerWebhook(ctx context.Context, pay *payments.Client, target string) error {
 	w, err := pay.Webhooks.Create(ctx, target)
-	if pe, ok := payments.AsError(err); ok && pe.StatusCode == http.StatusConflict {
+	if payments.IsConflict(err) {
 		// One webhook per company: keep it when it is ours, never take over
 		// another receiver's.
 		list, lerr := pay.Webhooks.List(ctx)
