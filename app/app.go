@@ -32,6 +32,7 @@ import (
 	"github.com/fingraph/fingraph/upstream/roundtrip"
 	"github.com/fingraph/fingraph/upstream/sandbox"
 	"github.com/fingraph/fingraph/upstream/sandbox/paymentsim"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Run starts the gateway (or, with the argument "sandbox", only the sandbox)
@@ -151,6 +152,11 @@ const specOnlyNotice = "strict sandbox: features that need the sandbox's additio
 	"(no transaction listing to look it up in)"
 
 // Start wires and starts the gateway; it returns once the listener accepts.
+// Its phases run in the order each needs the one before: the data
+// directory and the upstreams' addresses, then JetStream, then the upstream
+// clients, then the event pipeline and the sessions, and the listener last,
+// so that nothing is served before what answers it is ready. A failure in
+// any phase shuts down what the earlier ones started.
 func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err error) {
 	// Every part logs through redaction (package redact), whatever it logs.
 	logger = slog.New(redact.NewHandler(logger.Handler()))
@@ -161,17 +167,84 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 		}
 	}()
 
+	dataDir, err := a.lockAndStartSandbox(ctx, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	attemptsKV, cursorKV, err := a.openEngine(ctx, cfg, dataDir)
+	if err != nil {
+		return nil, err
+	}
+	m := newMetrics()
+	pay, bank, err := a.openUpstreams(ctx, &cfg, m)
+	if err != nil {
+		return nil, err
+	}
+	sessionsKV, err := a.engine.KeyValue(ctx, session.Bucket, cfg.SessionTTL)
+	if err != nil {
+		return nil, err
+	}
+
+	bgCtx, stop := context.WithCancel(context.Background())
+	a.stop = stop
+	unknown, err := a.startEvents(ctx, bgCtx, cfg, pay, cursorKV, m)
+	if err != nil {
+		return nil, err
+	}
+	sessions, sockets, err := startSessions(bgCtx, sessionsKV, cfg, logger)
+	if err != nil {
+		return nil, err
+	}
+	handler, gql, err := a.buildHandler(routeDeps{
+		unknown:    unknown,
+		cfg:        cfg,
+		logger:     logger,
+		metrics:    m,
+		tracing:    a.tracing,
+		engine:     a.engine,
+		payments:   pay,
+		banking:    bank,
+		sessions:   sessions,
+		sockets:    sockets,
+		attempts:   idempotency.New(attemptsKV, idempotency.WithLogger(logger)),
+		bus:        a.bus,
+		enricher:   a.enricher,
+		reconciler: a.reconciler,
+		sandbox:    a.sandboxHandler(),
+		sandboxURL: a.sandboxURL(),
+		draining:   a.draining,
+	})
+	if err != nil {
+		return nil, err
+	}
+	scheme, err := a.serve(bgCtx, cfg, handler, gql, m)
+	if err != nil {
+		return nil, err
+	}
+
+	a.startWebhookRegistration(bgCtx, pay, scheme)
+	return a, nil
+}
+
+// lockAndStartSandbox comes first: the data directory is locked before
+// anything reads or writes it, and in sandbox mode the in-process sandbox
+// must listen before the upstream clients are pointed at it (cfg gets its
+// addresses and demo keys). Against real upstreams it checks they answer
+// instead. It returns the directory the embedded JetStream is to use: in
+// sandbox mode a fresh one per run, as the sandbox's data is.
+func (a *App) lockAndStartSandbox(ctx context.Context, cfg *Config) (dataDir string, err error) {
+	logger := a.logger
 	// The data directory is locked before anything reads or writes it.
-	dataDir := cfg.DataDir
+	dataDir = cfg.DataDir
 	if cfg.NATSURL == "" {
 		if a.dirLock, err = lockDataDir(dataDir); err != nil {
-			return nil, err
+			return "", err
 		}
 	}
 	if cfg.sandboxMode() {
-		a.sandbox, a.sbSrv, a.sbAddr, err = startInProcessSandbox(cfg, logger)
+		a.sandbox, a.sbSrv, a.sbAddr, err = startInProcessSandbox(*cfg, logger)
 		if err != nil {
-			return nil, err
+			return "", err
 		}
 		cfg.PaymentsURL = "http://" + a.sbAddr + "/payments"
 		cfg.BankingURL = "http://" + a.sbAddr + "/banking"
@@ -181,19 +254,27 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 			"email_outbox", "http://"+a.sbAddr+"/_sandbox/email", "payments_public_key", cfg.PaymentsPublic)
 		if cfg.NATSURL == "" {
 			if dataDir, err = freshSandboxStore(cfg.DataDir); err != nil {
-				return nil, err
+				return "", err
 			}
 		}
-	} else if err := checkUpstreams(ctx, cfg, logger); err != nil {
-		return nil, err
+	} else if err := checkUpstreams(ctx, *cfg, logger); err != nil {
+		return "", err
 	}
+	return dataDir, nil
+}
 
+// openEngine opens JetStream (embedded in dataDir, or the cluster at
+// FINGRAPH_NATS_URL) and what the gateway keeps in it before any client
+// exists: the idempotency bucket, the event streams (a.bus) and the event
+// cursor. It returns the two buckets for the phases that use them.
+func (a *App) openEngine(ctx context.Context, cfg Config, dataDir string) (attemptsKV, cursorKV jetstream.KeyValue, err error) {
+	logger := a.logger
 	a.engine, err = engine.Open(ctx, engine.Config{URL: cfg.NATSURL, DataDir: dataDir, Replicas: cfg.NATSReplicas, Logger: logger.With("component", "nats")})
 	if err != nil {
 		if cfg.NATSURL != "" {
-			return nil, fmt.Errorf("FINGRAPH_NATS_URL: cannot use NATS JetStream at %s: %w", redactURL(cfg.NATSURL), err)
+			return nil, nil, fmt.Errorf("FINGRAPH_NATS_URL: cannot use NATS JetStream at %s: %w", redactURL(cfg.NATSURL), err)
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	if a.engine.Embedded() {
 		if a.sandbox != nil {
@@ -204,9 +285,9 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 	} else {
 		logger.Info("connected to NATS JetStream", "url", redactURL(cfg.NATSURL), "replicas", cfg.NATSReplicas)
 	}
-	attemptsKV, err := a.engine.KeyValue(ctx, idempotency.Bucket, idempotency.TTL)
+	attemptsKV, err = a.engine.KeyValue(ctx, idempotency.Bucket, idempotency.TTL)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 
 	var bus *events.Bus
@@ -214,17 +295,26 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 		bus, err = events.NewBus(ctx, a.engine.JetStream(), events.WithReplicas(a.engine.Replicas()))
 		return err
 	}); err != nil {
-		return nil, a.engine.Placement(err)
+		return nil, nil, a.engine.Placement(err)
 	}
 	a.bus = bus
-	cursorKV, err := a.engine.KeyValue(ctx, "events_cursor", 0)
+	cursorKV, err = a.engine.KeyValue(ctx, "events_cursor", 0)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	return attemptsKV, cursorKV, nil
+}
 
-	m := newMetrics()
-	if a.tracing, err = newTracing(ctx, cfg); err != nil {
-		return nil, err
+// openUpstreams makes the payments and banking clients, traced (a.tracing)
+// and measured (m) over each one's own tuned transport. Against the strict
+// sandbox it turns off, once and with one warning, what the specs do not
+// serve (cfg.ReconcileInterval, bank.SpecOnly), before the event phase reads
+// cfg.
+func (a *App) openUpstreams(ctx context.Context, cfg *Config, m *metrics) (*payments.Client, *banking.Client, error) {
+	logger := a.logger
+	var err error
+	if a.tracing, err = newTracing(ctx, *cfg); err != nil {
+		return nil, nil, err
 	}
 	// Upstream calls are traced and measured over each client's own tuned
 	// transport.
@@ -239,7 +329,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 	}, roundtrip.WithTimeout(cfg.PaymentsTimeout), roundtrip.WithLogger(logger.With("upstream", "payments")),
 		roundtrip.WithTransport(upstream("payments", roundtrip.NewTransport())))
 	if err != nil {
-		return nil, fmt.Errorf("FINGRAPH_PAYMENTS_URL: %w", err)
+		return nil, nil, fmt.Errorf("FINGRAPH_PAYMENTS_URL: %w", err)
 	}
 
 	// session.Transport writes the refreshed tokens of a session's
@@ -249,7 +339,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 	bank, err := banking.NewClient(cfg.BankingURL, banking.WithVersion(cfg.BankingVersion), roundtrip.WithTransport(bankTransport),
 		roundtrip.WithTimeout(cfg.BankingTimeout), roundtrip.WithLogger(logger.With("upstream", "banking")))
 	if err != nil {
-		return nil, fmt.Errorf("FINGRAPH_BANKING_URL: %w", err)
+		return nil, nil, fmt.Errorf("FINGRAPH_BANKING_URL: %w", err)
 	}
 	if cfg.SandboxStrict {
 		// The strict sandbox serves only what the specs show; say once what
@@ -258,13 +348,16 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 		bank.SpecOnly = true
 		logger.Warn(specOnlyNotice)
 	}
-	sessionsKV, err := a.engine.KeyValue(ctx, session.Bucket, cfg.SessionTTL)
-	if err != nil {
-		return nil, err
-	}
+	return pay, bank, nil
+}
 
-	bgCtx, stop := context.WithCancel(context.Background())
-	a.stop = stop
+// startEvents starts the event pipeline before the gateway serves: the
+// enricher, and the reconciler's first round, which marks where the
+// event listing ends so that no event a client triggers right after start
+// falls before it. The reconciler then runs on bgCtx. It returns the set of
+// ids the upstream did not know, which the webhook intake shares.
+func (a *App) startEvents(ctx, bgCtx context.Context, cfg Config, pay *payments.Client, cursorKV jetstream.KeyValue, m *metrics) (*events.Unknown, error) {
+	logger, bus := a.logger, a.bus
 	// Ids the upstream did not know, shared by the intake and the enricher.
 	unknown := events.NewUnknown(10000)
 	a.enricher = &events.Enricher{Bus: bus, Payments: pay, Unknown: unknown, Logger: logger.With("component", "events"),
@@ -284,61 +377,66 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 		a.bg.Add(1)
 		go func() { defer a.bg.Done(); a.reconciler.Run(bgCtx) }()
 	}
+	return unknown, nil
+}
 
+// startSessions starts the session store and the websocket registry, both
+// watching the sessions bucket on bgCtx, before any request can carry a
+// session.
+func startSessions(bgCtx context.Context, sessionsKV jetstream.KeyValue, cfg Config, logger *slog.Logger) (*session.JetStreamStore, *session.Sockets, error) {
 	sessions := session.NewJetStreamStore(sessionsKV, cfg.SessionTTL)
 	// One watch on the bucket per replica keeps the session cache current
 	// (requests read their session from memory) and reports sessions
 	// ending anywhere, to close their websocket connections here.
 	if err := sessions.Run(bgCtx); err != nil {
-		return nil, fmt.Errorf("watching sessions: %w", err)
+		return nil, nil, fmt.Errorf("watching sessions: %w", err)
 	}
 	sockets := session.NewSockets(logger.With("component", "sessions"))
 	if err := sockets.Run(bgCtx, sessions); err != nil {
-		return nil, fmt.Errorf("watching sessions: %w", err)
+		return nil, nil, fmt.Errorf("watching sessions: %w", err)
 	}
+	return sessions, sockets, nil
+}
+
+// buildHandler completes d with the trusted documents (when configured)
+// and the loaders' workers (a.workers), and builds the route map over
+// everything the earlier phases started.
+func (a *App) buildHandler(d routeDeps) (http.Handler, *gqlhttp.Handler, error) {
+	cfg, logger := d.cfg, a.logger
+	var err error
 	var trusted *gqlhttp.TrustedDocuments
 	if cfg.TrustedDocuments != "" {
 		if trusted, err = gqlhttp.LoadTrustedDocuments(cfg.TrustedDocuments); err != nil {
-			return nil, fmt.Errorf("FINGRAPH_TRUSTED_DOCUMENTS: %w", err)
+			return nil, nil, fmt.Errorf("FINGRAPH_TRUSTED_DOCUMENTS: %w", err)
 		}
 		logger.Info("trusted documents: only registered operations run", "documents", trusted.Len())
 	}
 	if a.workers, err = loaders.NewWorkers(logger.With("component", "loaders")); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	handler, gql := newRouter(routeDeps{
-		workers:    a.workers,
-		trusted:    trusted,
-		unknown:    unknown,
-		cfg:        cfg,
-		logger:     logger,
-		metrics:    m,
-		tracing:    a.tracing,
-		engine:     a.engine,
-		payments:   pay,
-		banking:    bank,
-		sessions:   sessions,
-		sockets:    sockets,
-		attempts:   idempotency.New(attemptsKV, idempotency.WithLogger(logger)),
-		bus:        bus,
-		enricher:   a.enricher,
-		reconciler: a.reconciler,
-		sandbox:    a.sandboxHandler(),
-		sandboxURL: a.sandboxURL(),
-		draining:   a.draining,
-	})
+	d.workers, d.trusted = a.workers, trusted
+	handler, gql := newRouter(d)
+	return handler, gql, nil
+}
+
+// serve comes last: it loads the TLS certificate, starts the /metrics
+// listener and the pprof one when configured, and serves handler on
+// FINGRAPH_ADDR, logging where. It returns the scheme served ("http" or
+// "https") for the webhook registration.
+func (a *App) serve(bgCtx context.Context, cfg Config, handler http.Handler, gql *gqlhttp.Handler, m *metrics) (string, error) {
+	logger := a.logger
 	var tlsConfig *tls.Config
 	if cfg.TLSCert != "" {
 		cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
 		if err != nil {
-			return nil, fmt.Errorf("FINGRAPH_TLS_CERT: cannot load the certificate and key: %w", err)
+			return "", fmt.Errorf("FINGRAPH_TLS_CERT: cannot load the certificate and key: %w", err)
 		}
 		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
 	if cfg.MetricsAddr != "" {
 		mln, err := net.Listen("tcp", cfg.MetricsAddr)
 		if err != nil {
-			return nil, fmt.Errorf("FINGRAPH_METRICS_ADDR: cannot listen on %s: %w", cfg.MetricsAddr, err)
+			return "", fmt.Errorf("FINGRAPH_METRICS_ADDR: cannot listen on %s: %w", cfg.MetricsAddr, err)
 		}
 		a.metricsAddr = mln.Addr().String()
 		a.metricsSrv = &http.Server{Handler: m.handler(), ReadHeaderTimeout: 10 * time.Second}
@@ -347,7 +445,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
-		return nil, fmt.Errorf("FINGRAPH_ADDR: cannot listen on %s: %w", cfg.Addr, err)
+		return "", fmt.Errorf("FINGRAPH_ADDR: cannot listen on %s: %w", cfg.Addr, err)
 	}
 	a.addr = ln.Addr().String()
 	a.server = &http.Server{
@@ -378,12 +476,10 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 		go func() { a.served <- a.server.Serve(ln) }()
 	}
 	if err := a.startPprof(); err != nil {
-		return nil, err
+		return "", err
 	}
 	logger.Info("gateway listening", "graphql", scheme+"://"+displayAddr(a.addr)+"/graphql", "playground", scheme+"://"+displayAddr(a.addr)+"/")
-
-	a.startWebhookRegistration(bgCtx, pay, scheme)
-	return a, nil
+	return scheme, nil
 }
 
 // startWebhookRegistration makes this gateway the company's webhook
@@ -439,7 +535,7 @@ func (a *App) startWebhookRegistration(ctx context.Context, pay *payments.Client
 // registered for the company is kept and reported, not taken over.
 func (a *App) registerWebhook(ctx context.Context, pay *payments.Client, target string) error {
 	w, err := pay.Webhooks.Create(ctx, target)
-	if pe, ok := payments.AsError(err); ok && pe.StatusCode == http.StatusConflict {
+	if payments.IsConflict(err) {
 		// One webhook per company: keep it when it is ours, never take over
 		// another receiver's.
 		list, lerr := pay.Webhooks.List(ctx)

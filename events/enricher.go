@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -243,7 +242,7 @@ func (e *Enricher) handle(msg jetstream.Msg, stored time.Time) {
 			return
 		}
 	}
-	if pe, ok := payments.AsError(err); ok && pe.StatusCode == http.StatusNotFound {
+	if payments.IsNotFound(err) {
 		// Announced but unknown upstream: forged, or not ours. Nothing is
 		// published from a webhook body alone, and the id is remembered.
 		// Should the upstream list it later after all, the reconciler
@@ -306,7 +305,7 @@ func (e *Enricher) enrich(ctx context.Context, w webhook) (*Event, error) {
 	ev := &Event{Source: SourcePayments, ID: got.ID, Name: got.Name, Payload: got.Payload, CreatedAt: got.CreatedAt}
 	if HasPendingAction(got.Name) {
 		pa, err := e.Payments.PendingActions.ByEvent(ctx, got.ID)
-		if pe, ok := payments.AsError(err); ok && pe.StatusCode == http.StatusNotFound {
+		if payments.IsNotFound(err) {
 			err = nil
 		}
 		if err != nil {

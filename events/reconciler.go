@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net/http"
 	"sync"
 	"time"
 
@@ -83,7 +82,7 @@ func (r *Reconciler) Poll(ctx context.Context) error {
 	}
 	for {
 		page, err := r.Payments.Events.List(ctx, after, 100)
-		if pe, ok := payments.AsError(err); ok && pe.StatusCode == http.StatusBadRequest && after != "" {
+		if payments.IsBadRequest(err) && after != "" {
 			// The cursor's event is gone upstream: start again from the end.
 			r.Logger.Warn("reconciliation cursor unknown upstream; restarting from the newest event")
 			_ = r.Cursor.Delete(ctx, cursorKey)
@@ -128,7 +127,7 @@ func (r *Reconciler) publish(ctx context.Context, e payments.Event) error {
 	ev := Event{Source: SourcePayments, ID: e.ID, Name: e.Name, Payload: e.Payload, CreatedAt: e.CreatedAt}
 	if HasPendingAction(e.Name) {
 		pa, err := r.Payments.PendingActions.ByEvent(ctx, e.ID)
-		if pe, ok := payments.AsError(err); ok && pe.StatusCode == http.StatusNotFound {
+		if payments.IsNotFound(err) {
 			err = nil
 		}
 		if err != nil {

@@ -7,7 +7,6 @@ package resolvers
 
 import (
 	"context"
-	"net/http"
 	"strings"
 
 	"github.com/fingraph/fingraph/events"
@@ -92,7 +91,7 @@ func (r *queryResolver) Event(ctx context.Context, id string) (*model.Event, err
 		return r.gatewayEvent(ctx, seq, eid)
 	}
 	e, err := r.Payments.Events.Get(ctx, id)
-	if pe, ok := payments.AsError(err); ok && pe.StatusCode == http.StatusNotFound {
+	if payments.IsNotFound(err) {
 		return nil, nil
 	}
 	if err != nil {

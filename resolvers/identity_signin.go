@@ -2,7 +2,6 @@ package resolvers
 
 import (
 	"context"
-	"net/http"
 	"slices"
 	"time"
 
@@ -100,7 +99,7 @@ func (r *Resolver) signInCustomer(ctx context.Context, in model.SignInCustomerIn
 		return nil, v.err
 	}
 	c, err := r.Payments.Customers.Get(payments.WithCustomerKey(ctx, in.CustomerKey), "me")
-	if pe, ok := payments.AsError(err); ok && (pe.StatusCode == http.StatusUnauthorized || pe.StatusCode == http.StatusForbidden || pe.StatusCode == http.StatusNotFound) {
+	if payments.IsUnauthorized(err) || payments.IsForbidden(err) || payments.IsNotFound(err) {
 		return nil, gqlerr.Unauthenticatedf("the customer key was not accepted")
 	}
 	if err != nil {

@@ -8,7 +8,6 @@ package resolvers
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/fingraph/fingraph/gqlerr"
@@ -161,7 +160,7 @@ func (r *mutationResolver) SetPaymentMethods(ctx context.Context, input model.Se
 		return nil, gqlerr.BadInput("input.methodTokens", "at most 100 cards")
 	}
 	current, err := r.Payments.Customers.Get(ctx, id)
-	if pe, ok := payments.AsError(err); ok && pe.StatusCode == http.StatusNotFound {
+	if payments.IsNotFound(err) {
 		return nil, gqlerr.NotFoundf("there is no customer %q", id)
 	}
 	if err != nil {

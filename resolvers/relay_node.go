@@ -2,7 +2,6 @@ package resolvers
 
 import (
 	"context"
-	"net/http"
 	"time"
 
 	"github.com/fingraph/fingraph/gqlerr"
@@ -261,6 +260,5 @@ func hidesExistence(err error) bool {
 	if banking.IsForbidden(err) || banking.IsNotFound(err) {
 		return true
 	}
-	pe, ok := payments.AsError(err)
-	return ok && (pe.StatusCode == http.StatusForbidden || pe.StatusCode == http.StatusNotFound)
+	return payments.IsForbidden(err) || payments.IsNotFound(err)
 }

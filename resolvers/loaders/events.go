@@ -2,7 +2,6 @@ package loaders
 
 import (
 	"context"
-	"net/http"
 
 	"github.com/graph-gophers/dataloader/v7"
 
@@ -15,7 +14,7 @@ import (
 func pendingActionBatch(p *payments.Client) dataloader.BatchFunc[string, *payments.PendingAction] {
 	return perKey(func(ctx context.Context, id string) (*payments.PendingAction, error) {
 		pa, err := p.PendingActions.ByEvent(ctx, id)
-		if pe, ok := payments.AsError(err); ok && pe.StatusCode == http.StatusNotFound {
+		if payments.IsNotFound(err) {
 			return nil, nil
 		}
 		return pa, err

@@ -8,7 +8,6 @@ package loaders
 
 import (
 	"context"
-	"net/http"
 	"sync"
 	"time"
 
@@ -224,7 +223,7 @@ func customerBatch(p *payments.Client, l *listings) dataloader.BatchFunc[string,
 		}
 		if len(ids) == 1 {
 			c, err := p.Customers.Get(ctx, ids[0])
-			if pe, ok := payments.AsError(err); ok && pe.StatusCode == http.StatusNotFound {
+			if payments.IsNotFound(err) {
 				c, err = nil, nil
 			}
 			out[0] = &dataloader.Result[*payments.Customer]{Data: c, Error: err}

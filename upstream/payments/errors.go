@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 
 	"github.com/fingraph/fingraph/upstream/roundtrip"
 )
@@ -92,3 +93,26 @@ func AsError(err error) (*ErrorResponse, bool) {
 	ok := errors.As(err, &e)
 	return e, ok
 }
+
+// hasStatus reports whether err is an *ErrorResponse with one of statuses.
+func hasStatus(err error, statuses ...int) bool {
+	e, ok := AsError(err)
+	return ok && slices.Contains(statuses, e.StatusCode)
+}
+
+// IsNotFound reports a 404: no such object, or none the key may see.
+func IsNotFound(err error) bool { return hasStatus(err, http.StatusNotFound) }
+
+// IsConflict reports a 409, such as a webhook already registered for the
+// company.
+func IsConflict(err error) bool { return hasStatus(err, http.StatusConflict) }
+
+// IsUnauthorized reports a 401: the key was missing, unknown or revoked.
+func IsUnauthorized(err error) bool { return hasStatus(err, http.StatusUnauthorized) }
+
+// IsForbidden reports a 403: the key may not call this route.
+func IsForbidden(err error) bool { return hasStatus(err, http.StatusForbidden) }
+
+// IsBadRequest reports a 400: the upstream refused the request as given,
+// such as a listing cursor it does not know.
+func IsBadRequest(err error) bool { return hasStatus(err, http.StatusBadRequest) }

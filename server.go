@@ -7,6 +7,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -21,8 +22,15 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := app.Run(ctx, os.Args, os.Getenv, os.Stdout); err != nil {
+	if err := run(ctx, os.Args, os.Getenv, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "fingraph:", err)
 		os.Exit(1)
 	}
+}
+
+// run is the command with its process surroundings passed in (arguments,
+// environment, standard output), so that nothing below main reads them
+// from the process.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	return app.Run(ctx, args, getenv, stdout)
 }
