@@ -162,19 +162,6 @@ func Decode(id string) (Ref, error) {
 	return out, nil
 }
 
-// DecodeAs reads a global id that must be of kind k; any other kind is
-// NOT_FOUND, decided without an upstream call.
-func DecodeAs(k Kind, id string) (Ref, error) {
-	r, err := Decode(id)
-	if err != nil {
-		return Ref{}, err
-	}
-	if r.Kind != k {
-		return Ref{}, notFound()
-	}
-	return r, nil
-}
-
 // Arg reads an ID argument that names an object of kind k: its global id,
 // or, for compatibility with clients written before global ids, the raw
 // upstream id. A global id of another kind is NOT_FOUND. A string that is

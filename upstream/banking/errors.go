@@ -365,9 +365,3 @@ func IsUnavailable(err error) bool {
 	e, ok := asErrorResponse(err)
 	return ok && e.StatusCode >= 500
 }
-
-// IsRateLimited reports a 429.
-func IsRateLimited(err error) bool {
-	e, ok := asErrorResponse(err)
-	return ok && e.StatusCode == http.StatusTooManyRequests
-}
