@@ -54,12 +54,6 @@ var parts = map[Kind]int{
 	Wallet: 2, WalletRequisites: 2, KycDocument: 2, Invoice: 2, Limit: 2, CardTransaction: 2,
 }
 
-// Kinds lists every node kind, for tests and documentation.
-func Kinds() []Kind {
-	return []Kind{Customer, Order, Event, Person, Corporation, Card,
-		Wallet, WalletRequisites, KycDocument, Invoice, Limit, CardTransaction}
-}
-
 // Parts is the number of raw parts of kind's ids; 0 for an unknown kind.
 func (k Kind) Parts() int { return parts[k] }
 
