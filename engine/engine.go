@@ -152,9 +152,6 @@ func (e *Engine) Embedded() bool { return e.server != nil }
 // JetStream returns the JetStream context.
 func (e *Engine) JetStream() jetstream.JetStream { return e.js }
 
-// Conn returns the NATS connection.
-func (e *Engine) Conn() *nats.Conn { return e.conn }
-
 // KeyValue opens (creating or updating) a key-value bucket whose entries
 // expire after ttl.
 func (e *Engine) KeyValue(ctx context.Context, bucket string, ttl time.Duration) (jetstream.KeyValue, error) {

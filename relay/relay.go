@@ -54,12 +54,6 @@ var parts = map[Kind]int{
 	Wallet: 2, WalletRequisites: 2, KycDocument: 2, Invoice: 2, Limit: 2, CardTransaction: 2,
 }
 
-// Kinds lists every node kind, for tests and documentation.
-func Kinds() []Kind {
-	return []Kind{Customer, Order, Event, Person, Corporation, Card,
-		Wallet, WalletRequisites, KycDocument, Invoice, Limit, CardTransaction}
-}
-
 // Parts is the number of raw parts of kind's ids; 0 for an unknown kind.
 func (k Kind) Parts() int { return parts[k] }
 
@@ -160,19 +154,6 @@ func Decode(id string) (Ref, error) {
 		return Ref{}, notFound()
 	}
 	return out, nil
-}
-
-// DecodeAs reads a global id that must be of kind k; any other kind is
-// NOT_FOUND, decided without an upstream call.
-func DecodeAs(k Kind, id string) (Ref, error) {
-	r, err := Decode(id)
-	if err != nil {
-		return Ref{}, err
-	}
-	if r.Kind != k {
-		return Ref{}, notFound()
-	}
-	return r, nil
 }
 
 // Arg reads an ID argument that names an object of kind k: its global id,

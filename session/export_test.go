@@ -31,3 +31,14 @@ func SetNow(s *JetStreamStore, now func() time.Time) {
 	s.now = now
 	s.cache.now = now
 }
+
+// Count is the number of tracked connections, for tests.
+func (s *Sockets) Count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, conns := range s.byKey {
+		n += len(conns)
+	}
+	return n
+}

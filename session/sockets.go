@@ -73,17 +73,6 @@ func (s *Sockets) End(key string) {
 	}
 }
 
-// Count is the number of tracked connections, for metrics and tests.
-func (s *Sockets) Count() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, conns := range s.byKey {
-		n += len(conns)
-	}
-	return n
-}
-
 // track registers end under key until untrack is called; end runs at most
 // once, when the session ends or at expires.
 func (s *Sockets) track(key string, expires time.Time, end func()) (untrack func(), err error) {

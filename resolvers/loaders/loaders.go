@@ -189,17 +189,9 @@ func (z *lazy) get() *Loaders {
 	return z.l
 }
 
-// With returns ctx carrying l.
-func With(ctx context.Context, l *Loaders) context.Context {
-	return context.WithValue(ctx, ctxKey{}, l)
-}
-
 // For returns the loaders of the operation ctx belongs to.
 func For(ctx context.Context) *Loaders {
-	switch l := ctx.Value(ctxKey{}).(type) {
-	case *Loaders:
-		return l
-	case *lazy:
+	if l, ok := ctx.Value(ctxKey{}).(*lazy); ok {
 		return l.get()
 	}
 	panic("loaders: no loaders in context; is loaders.PerOperation installed?")

@@ -105,12 +105,6 @@ var transactionCodeNames = map[int]string{
 	-300:                                  "PAYMENT_PROCESSOR_NOT_FOUND", -420: "TOTAL_CARD_LIMIT_REACHED",
 }
 
-// IsLimitCode reports whether code is one of the corporation limit codes
-// -114 to -119.
-func IsLimitCode(code int) bool {
-	return code >= CodeCorporationAmountAboveMax && code <= CodeCorporationLimitReached
-}
-
 // CodeName names an upstream error code for GraphQL error extensions; the
 // spec gives meanings, these names condense them. Unknown codes give "".
 func CodeName(code int) string {
@@ -364,10 +358,4 @@ func IsUnavailable(err error) bool {
 	}
 	e, ok := asErrorResponse(err)
 	return ok && e.StatusCode >= 500
-}
-
-// IsRateLimited reports a 429.
-func IsRateLimited(err error) bool {
-	e, ok := asErrorResponse(err)
-	return ok && e.StatusCode == http.StatusTooManyRequests
 }

@@ -114,23 +114,10 @@ type Client struct {
 
 type service struct{ client *Client }
 
-// WithJWKSURL sets where the upstream publishes the keys that sign order
-// tokens (default: .well-known/jwks.json under the base URL).
-func WithJWKSURL(u string) roundtrip.Option {
-	return roundtrip.ClientOption(func(c *Client) error {
-		p, err := url.Parse(u)
-		if err != nil || p.Scheme == "" || p.Host == "" {
-			return fmt.Errorf("invalid JWKS URL %q", u)
-		}
-		c.jwksURL = u
-		return nil
-	})
-}
-
 // NewClient returns a client of the payments interface at baseURL, for
 // example "https://payments.example/" or "http://127.0.0.1:9090/payments".
 // opts are roundtrip's shared options (timeout, retries, breaker, HTTP
-// client, logger, user agent) and WithJWKSURL.
+// client, logger, user agent).
 func NewClient(baseURL string, keys Keys, opts ...roundtrip.Option) (*Client, error) {
 	u, err := url.Parse(baseURL)
 	if err != nil || u.Scheme == "" || u.Host == "" {
