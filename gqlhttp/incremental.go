@@ -145,13 +145,16 @@ func decodeJSON(b []byte, v any) error {
 }
 
 // mergeAt merges the object part into the object at path within data. A
-// part whose place is gone (nulled by an error) is dropped.
+// part whose place is gone (nulled by an error) is dropped. With an empty
+// path, objects merge member by member and anything else is replaced.
 func mergeAt(data any, path ast.Path, part any) any {
 	if len(path) == 0 {
 		dst, ok := data.(map[string]any)
 		src, ok2 := part.(map[string]any)
 		if !ok || !ok2 {
-			return data
+			// gqlgen writes a deferred field as null in the first
+			// answer: the part's value takes its place.
+			return part
 		}
 		for k, v := range src {
 			if cur, ok := dst[k]; ok {
