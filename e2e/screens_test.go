@@ -72,6 +72,16 @@ var screens = []struct {
 		// no listing across cards): one per card, the only part that grows.
 		routeCardTransactions: 6,
 	}},
+	{"corporation_dashboard_deferred", screenCost{
+		// The dashboard with each wallet's cards deferred costs what the
+		// undeferred one does: the deferred fragments batch as one.
+		routeCurrentCorporation: 1,
+		routeWallets:            1,
+		routeCards:              1,
+		routePersons:            1,
+		routeInvoices:           1,
+		routeCardTransactions:   6,
+	}},
 	{"card_list", screenCost{
 		// One listing of the viewer's cards.
 		routeCards: 1,
@@ -301,6 +311,13 @@ func TestScreenCorporationDashboard(t *testing.T) {
 	}
 	typed := runScreen(t, g, anna, "corporation_dashboard")
 	typed.decode(t, &d)
+	// The same screen with the cards deferred, as one JSON answer.
+	var deferred, undeferred any
+	runScreen(t, g, anna, "corporation_dashboard_deferred").decode(t, &deferred)
+	typed.decode(t, &undeferred)
+	if !reflect.DeepEqual(deferred, undeferred) {
+		t.Errorf("the deferred dashboard as one answer shows other data than the undeferred one")
+	}
 	// The same screen from nodes(ids: [the corporation]).
 	byNodes := runScreenWith(t, g, anna, "corporation_dashboard_nodes",
 		map[string]any{"ids": idsOf(t, typed, "currentCorporation")})

@@ -348,6 +348,9 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *Handler {
 	// SSE before POST: both accept a JSON POST, and the first transport that
 	// supports a request serves it; SSE asks for Accept: text/event-stream.
 	srv.AddTransport(SSE{MaxBodyBytes: l.MaxBodyBytes})
+	// Incremental delivery (@defer) for clients that accept multipart/mixed,
+	// before POST for the same reason.
+	srv.AddTransport(MultipartMixed{MaxBodyBytes: l.MaxBodyBytes})
 	srv.AddTransport(GET{})
 	srv.AddTransport(POST{MaxBodyBytes: l.MaxBodyBytes})
 	// File uploads (the GraphQL multipart request spec): bounded as a whole
@@ -449,15 +452,42 @@ func operationGuard(cfg HandlerConfig) graphql.OperationMiddleware {
 			h = next(ctx)
 		}
 		// The operation ends when its response handler runs dry (a query
-		// after its one response, a subscription when it completes).
+		// after its last response, its deferred parts included, a
+		// subscription when it completes).
+		opCtx := ctx
+		first := true
 		return func(ctx context.Context) *graphql.Response {
-			r := h(ctx)
-			cancel() // a no-op for a subscription, which has no timeout
+			var r *graphql.Response
+			if first || subscription {
+				first = false
+				r = h(ctx)
+			} else {
+				r = nextPart(opCtx, ctx, h)
+			}
+			if !subscription && !hasNext(r) {
+				cancel()
+			}
 			if r == nil && release != nil {
 				release()
 			}
 			return r
 		}
+	}
+}
+
+// nextPart reads a deferred part. gqlgen waits for it without watching the
+// operation's context, while the deferred work, once the context ends, may
+// give up delivering it: the wait would then never end. It ends with the
+// operation's context instead (a cancelled request or the operation
+// timeout), which ends the response.
+func nextPart(opCtx, ctx context.Context, h graphql.ResponseHandler) *graphql.Response {
+	ch := make(chan *graphql.Response, 1)
+	go func() { ch <- h(ctx) }()
+	select {
+	case r := <-ch:
+		return r
+	case <-opCtx.Done():
+		return nil
 	}
 }
 

@@ -193,7 +193,7 @@ func execute(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor,
 		return
 	}
 	responses, ctx := exec.DispatchOperation(ctx, oc)
-	writeResponse(w, responses(ctx))
+	writeResponse(w, collect(ctx, responses(ctx), responses))
 }
 
 // writeOperationErrors answers a request whose operation could not be

@@ -5809,6 +5809,18 @@ Input objects marked @oneOf take exactly one of their fields.
 directive @oneOf on INPUT_OBJECT
 
 """
+Delivers the fragment it marks after the rest of the answer, in a later part: over HTTP when the
+request accepts multipart/mixed (deferSpec=20220824), over server-sent events and over websockets.
+Without one of these, the answer is one JSON object with everything, as if @defer were absent.
+"""
+directive @defer(
+  "When false, the fragment is delivered with the rest of the answer."
+  if: Boolean = true
+  "Names the fragment's later part (its label), so that a client can tell its parts apart."
+  label: String
+) on FRAGMENT_SPREAD | INLINE_FRAGMENT
+
+"""
 The read entry points of the graph. Each domain file adds its own fields; @requires on a field
 says who may call it. A list or object read by its own upstream call (here and on the types) is
 nullable: when that call fails, that field alone is null with an error on its path, and the rest

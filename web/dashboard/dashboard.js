@@ -187,53 +187,104 @@ async function refresh() {
 
 // --- wallets and cards --------------------------------------------------
 
-// The banking half of the screen: the corporation's wallets and its cards,
-// each edge batched by the gateway (a fixed number of upstream calls however
-// many there are). Principals without a corporation (staff, a payments-only
-// API client) get an error for these fields, and the sections stay hidden.
+// The banking half of the screen: the corporation's wallets at once and
+// each wallet's cards as they come. The cards (and their cardholders) are
+// in a @defer fragment: the gateway answers multipart/mixed, the wallets in
+// the first part and each wallet's cards in a later part, so the slowest
+// upstream reads no longer hold the whole section. Every edge is batched by
+// the gateway (a fixed number of upstream calls however many there are,
+// deferred or not). Principals without a corporation (staff, a
+// payments-only API client) get an error for these fields, and the
+// sections stay hidden.
 const WALLETS = `query Wallets {
   currentCorporation {
     name
-    wallets { id name currency purpose balance { amount currency } }
+    wallets {
+      id name currency purpose balance { amount currency }
+      ... @defer(label: "cards") {
+        cards {
+          id displayName status
+          maskedPan { lastFour }
+          availableBalance { amount currency }
+          cardholder { firstName lastName }
+        }
+      }
+    }
   }
 }`;
 
-const CARDS = `query Cards {
-  cards {
-    id displayName status
-    maskedPan { lastFour }
-    availableBalance { amount currency }
-    fundingWallet { name }
-    cardholder { firstName lastName }
+/**
+ * POSTs a query that uses @defer, asking for multipart/mixed (the format
+ * Apollo Client reads), and calls onPart with the first answer and then
+ * with each later part ({ incremental: [{ data, path, label, errors }] })
+ * as it arrives. A gateway that answers one JSON object calls onPart once.
+ */
+async function gqlIncremental(query, onPart) {
+  const headers = { 'Content-Type': 'application/json', Accept: 'multipart/mixed;deferSpec=20220824, application/json' };
+  if (state.csrf) headers['X-CSRF-Token'] = state.csrf;
+  const res = await fetch('/graphql', {
+    method: 'POST', credentials: 'same-origin', headers, body: JSON.stringify({ query }),
+  });
+  const type = res.headers.get('Content-Type') ?? '';
+  const boundary = /^multipart\/mixed;.*boundary="?([^";]+)"?/i.exec(type)?.[1];
+  if (!boundary) return onPart(await res.json());
+  // Parts are separated by CRLF--boundary; a part's JSON never holds a
+  // raw line break, so a separator is never inside one.
+  const delimiter = `\r\n--${boundary}`;
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buf = '\r\n';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return undefined;
+    buf += value;
+    const pieces = buf.split(delimiter);
+    buf = delimiter + pieces.pop(); // not yet followed by a separator
+    for (const piece of pieces) {
+      const body = piece.slice(piece.indexOf('\r\n\r\n') + 4).trim();
+      if (piece.includes('\r\n\r\n') && body) onPart(JSON.parse(body));
+    }
   }
-}`;
+}
 
-// optional runs a query whose refusal (a principal without a corporation)
-// just leaves its section hidden.
-const optional = (query) => gql(query).catch(() => ({}));
+function showCards(wallets) {
+  const cards = wallets.flatMap((w) => (w.cards ?? []).map((c) => ({ ...c, wallet: w.name })));
+  const pending = wallets.filter((w) => w.cards === undefined).length;
+  $('#cards').replaceChildren(
+    cards.length
+      ? table(['card', 'status', 'cardholder', 'wallet', 'available'],
+        cards.map((c) => [`${c.displayName ?? 'card'} ·${c.maskedPan.lastFour}`, c.status,
+          c.cardholder ? `${c.cardholder.firstName} ${c.cardholder.lastName}` : '',
+          c.wallet, money(c.availableBalance)]))
+      : text('p', pending ? 'Loading…' : 'None.', 'hint'),
+  );
+  if (pending && cards.length) $('#cards').append(text('p', `${pending} wallets still loading…`, 'hint'));
+  $('#cards-card').hidden = false;
+}
 
 async function optionalSections() {
-  const [walletData, cardData] = await Promise.all([optional(WALLETS), optional(CARDS)]);
-  const corp = walletData.currentCorporation;
-  if (corp) {
-    $('#wallets').replaceChildren(
-      text('p', corp.name, 'hint'),
-      table(['wallet', 'currency', 'purpose', 'balance'],
-        corp.wallets.map((w) => [w.name, w.currency, w.purpose ?? '', money(w.balance)])),
-    );
-    $('#wallets-card').hidden = false;
-  }
-  if (cardData.cards) {
-    $('#cards').replaceChildren(
-      cardData.cards.length
-        ? table(['card', 'status', 'cardholder', 'wallet', 'available'],
-          cardData.cards.map((c) => [`${c.displayName ?? 'card'} ·${c.maskedPan.lastFour}`, c.status,
-            c.cardholder ? `${c.cardholder.firstName} ${c.cardholder.lastName}` : '',
-            c.fundingWallet?.name ?? '', money(c.availableBalance)]))
-        : text('p', 'None.', 'hint'),
-    );
-    $('#cards-card').hidden = false;
-  }
+  let corp = null;
+  await gqlIncremental(WALLETS, (part) => {
+    if (!part.incremental) {
+      corp = part.data?.currentCorporation;
+      if (!corp) return;
+      // gqlgen writes a deferred field as null in the first part.
+      for (const w of corp.wallets) if (w.cards === null) delete w.cards;
+      $('#wallets').replaceChildren(
+        text('p', corp.name, 'hint'),
+        table(['wallet', 'currency', 'purpose', 'balance'],
+          corp.wallets.map((w) => [w.name, w.currency, w.purpose ?? '', money(w.balance)])),
+      );
+      $('#wallets-card').hidden = false;
+      showCards(corp.wallets);
+      return;
+    }
+    if (!corp) return;
+    for (const inc of part.incremental) {
+      const w = corp.wallets[inc.path?.[2]];
+      if (w) w.cards = inc.data?.cards ?? [];
+    }
+    showCards(corp.wallets);
+  });
 }
 
 // --- live events ---------------------------------------------------------

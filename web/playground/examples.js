@@ -66,7 +66,33 @@ subscription LiveEvents($after: String) {
 }
 `;
 
-/** The default tabs: sign in, the dashboard query, a mutation, live events. */
+const deferredCards = `# Incremental delivery: the corporation and its wallets come first, its
+# cards with their transactions (one upstream read per card, the slowest
+# part) in a later part, as each @defer fragment completes. Sign in as a
+# person of a corporation first (anna@demo.test, see the README's demo
+# sign-ins): staff have no corporation.
+query CorporationCards {
+  currentCorporation {
+    name
+    wallets { name currency balance { amount currency } }
+    ... @defer(label: "cards") {
+      cards {
+        displayName
+        status
+        maskedPan { lastFour }
+        transactions(first: 3) {
+          edges { node { type status amount { amount currency } createdAt } }
+        }
+      }
+    }
+  }
+}
+`;
+
+/**
+ * The default tabs: sign in, the dashboard query, a mutation, live events,
+ * and a query with its slow part deferred.
+ */
 export const examples = [
   { query: signIn, variables: '{\n  "code": null\n}' },
   { query: dashboard },
@@ -82,4 +108,5 @@ export const examples = [
     }, null, 2),
   },
   { query: events },
+  { query: deferredCards },
 ];
