@@ -352,6 +352,31 @@ func TestDeferredLabelIfAndOneJSONAnswer(t *testing.T) {
 		t.Errorf("@defer(if: false) answered %s", parts[0].Data)
 	}
 
+	// A query without @defer is one JSON answer to a client that accepts
+	// multipart/mixed too (GraphiQL asks for it with every operation).
+	body, _ := json.Marshal(map[string]any{"query": walletCards})
+	req, _ := http.NewRequest(http.MethodPost, g.URL+"/graphql", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, multipart/mixed")
+	req.Header.Set("Authorization", "Bearer "+anna.bearer)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var one2 gqlResponse
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") || json.Unmarshal(raw, &one2) != nil || len(one2.Errors) > 0 {
+		t.Errorf("a query without @defer, multipart accepted: %s %s", ct, raw)
+	}
+
+	// A deferred named fragment, as Relay writes it.
+	spread := anna.postMultipart(t, context.Background(), `query { currentCorporation { id ...People @defer(label: "people") } }
+	fragment People on Corporation { persons { id } }`, nil).rest(t)
+	if len(spread) != 2 || len(spread[1].Incremental) != 1 || spread[1].Incremental[0].Label != "people" {
+		t.Errorf("a deferred fragment spread answered %+v", spread)
+	}
+
 	const twoLabels = `{ currentCorporation { id
 	  ... @defer(label: "people") { persons { id } }
 	  ... @defer(label: "money") { invoices { id } }

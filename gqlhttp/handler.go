@@ -455,16 +455,16 @@ func operationGuard(cfg HandlerConfig) graphql.OperationMiddleware {
 		// after its last response, its deferred parts included, a
 		// subscription when it completes).
 		opCtx := ctx
-		first := true
+		pending := false // a deferred part is still to come
 		return func(ctx context.Context) *graphql.Response {
 			var r *graphql.Response
-			if first || subscription {
-				first = false
-				r = h(ctx)
-			} else {
+			if pending && !subscription {
 				r = nextPart(opCtx, ctx, h)
+			} else {
+				r = h(ctx)
 			}
-			if !subscription && !hasNext(r) {
+			pending = hasNext(r)
+			if !subscription && !pending {
 				cancel()
 			}
 			if r == nil && release != nil {

@@ -73,11 +73,13 @@ func (t MultipartMixed) Do(w http.ResponseWriter, r *http.Request, exec graphql.
 		writeOperationErrors(w, r, exec, oc, errs)
 		return
 	}
-	if oc.Operation.Operation != ast.Query {
-		// gqlgen defers only in queries: a mutation is one answer.
+	if oc.Operation.Operation != ast.Query || !defers(oc.Operation.SelectionSet, oc.Doc.Fragments, map[string]bool{}) {
+		// One answer, as POST gives it: gqlgen defers only in queries,
+		// and clients that accept multipart/mixed (GraphiQL asks for it
+		// with every operation) read a JSON answer too.
 		w.Header().Set("Content-Type", responseType(r))
 		responses, ctx := exec.DispatchOperation(r.Context(), oc)
-		writeResponse(w, responses(ctx))
+		writeResponse(w, collect(ctx, responses(ctx), responses))
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
@@ -178,4 +180,33 @@ func mergeAt(data any, path ast.Path, part any) any {
 		}
 	}
 	return data
+}
+
+// defers reports whether a selection set, its fragments followed, holds a
+// @defer. seen stops at a fragment already walked.
+func defers(set ast.SelectionSet, fragments ast.FragmentDefinitionList, seen map[string]bool) bool {
+	for _, sel := range set {
+		switch s := sel.(type) {
+		case *ast.Field:
+			if defers(s.SelectionSet, fragments, seen) {
+				return true
+			}
+		case *ast.InlineFragment:
+			if s.Directives.ForName("defer") != nil || defers(s.SelectionSet, fragments, seen) {
+				return true
+			}
+		case *ast.FragmentSpread:
+			if s.Directives.ForName("defer") != nil {
+				return true
+			}
+			if seen[s.Name] {
+				continue
+			}
+			seen[s.Name] = true
+			if f := fragments.ForName(s.Name); f != nil && defers(f.SelectionSet, fragments, seen) {
+				return true
+			}
+		}
+	}
+	return false
 }

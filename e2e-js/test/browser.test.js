@@ -72,7 +72,7 @@ test('the playground loads offline, runs a query and shows a subscription event'
   await page.locator('.graphiql-container').waitFor();
   const tabs = page.locator('.graphiql-tab');
   assert.deepEqual(await tabs.allInnerTexts().then((t) => t.map((s) => s.trim())),
-    ['SignIn', 'Dashboard', 'CreateOrder', 'LiveEvents'], 'the example operations open as tabs');
+    ['SignIn', 'Dashboard', 'CreateOrder', 'LiveEvents', 'CorporationCards'], 'the example operations open as tabs');
 
   // The dashboard query, from its tab. The editor must show the tab's
   // operation before it is run.
@@ -164,6 +164,9 @@ test('the dashboard resumes its feed after a dropped connection, without loss or
   });
   await page.goto(`${gw.url}/dashboard`);
   await page.getByTestId('feed-status').getByText('live').waitFor();
+  // The wallets come first, each wallet's cards in its deferred part.
+  await page.locator('#wallets td', { hasText: 'EUR' }).first().waitFor();
+  await page.locator('#cards td', { hasText: '·' }).first().waitFor();
   const events = page.getByTestId('events').locator('li');
 
   const first = await gw.trigger('IndividualActivated');

@@ -172,7 +172,6 @@ async function refresh() {
     text('p', `${data.customers.length} customers, ${rows.filter((r) => r[3]).length} orders in the last 30 days`, 'hint'),
     table(['customer', 'name', 'e-mail', 'order', 'status', 'amount'], rows),
   );
-  optionalSections().catch(() => {});
   // The first time, show the newest events already on the stream, then
   // subscribe after the newest of them (startCursor; on an empty page, the
   // stream's position): every newer event arrives, none is missed in
@@ -183,15 +182,17 @@ async function refresh() {
     for (const edge of [...history.edges].reverse()) showEvent({ cursor: edge.cursor, source: edge.source, event: edge.node });
   }
   startFeed(state.cursor ?? history.pageInfo.startCursor);
+  optionalSections().catch(() => {});
 }
 
 // --- wallets and cards --------------------------------------------------
 
 // The banking half of the screen: the corporation's wallets at once and
 // each wallet's cards as they come. The cards (and their cardholders) are
-// in a @defer fragment: the gateway answers multipart/mixed, the wallets in
-// the first part and each wallet's cards in a later part, so the slowest
-// upstream reads no longer hold the whole section. Every edge is batched by
+// in a @defer fragment: the gateway sends the wallets in a first part and
+// each wallet's cards in a later one (over the page's websocket here; over
+// HTTP, a client accepting multipart/mixed gets the same parts, as Apollo
+// Client does), so the slowest upstream reads no longer hold the section. Every edge is batched by
 // the gateway (a fixed number of upstream calls however many there are,
 // deferred or not). Principals without a corporation (staff, a
 // payments-only API client) get an error for these fields, and the
@@ -213,39 +214,6 @@ const WALLETS = `query Wallets {
   }
 }`;
 
-/**
- * POSTs a query that uses @defer, asking for multipart/mixed (the format
- * Apollo Client reads), and calls onPart with the first answer and then
- * with each later part ({ incremental: [{ data, path, label, errors }] })
- * as it arrives. A gateway that answers one JSON object calls onPart once.
- */
-async function gqlIncremental(query, onPart) {
-  const headers = { 'Content-Type': 'application/json', Accept: 'multipart/mixed;deferSpec=20220824, application/json' };
-  if (state.csrf) headers['X-CSRF-Token'] = state.csrf;
-  const res = await fetch('/graphql', {
-    method: 'POST', credentials: 'same-origin', headers, body: JSON.stringify({ query }),
-  });
-  const type = res.headers.get('Content-Type') ?? '';
-  const boundary = /^multipart\/mixed;.*boundary="?([^";]+)"?/i.exec(type)?.[1];
-  if (!boundary) return onPart(await res.json());
-  // Parts are separated by CRLF--boundary; a part's JSON never holds a
-  // raw line break, so a separator is never inside one.
-  const delimiter = `\r\n--${boundary}`;
-  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-  let buf = '\r\n';
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return undefined;
-    buf += value;
-    const pieces = buf.split(delimiter);
-    buf = delimiter + pieces.pop(); // not yet followed by a separator
-    for (const piece of pieces) {
-      const body = piece.slice(piece.indexOf('\r\n\r\n') + 4).trim();
-      if (piece.includes('\r\n\r\n') && body) onPart(JSON.parse(body));
-    }
-  }
-}
-
 function showCards(wallets) {
   const cards = wallets.flatMap((w) => (w.cards ?? []).map((c) => ({ ...c, wallet: w.name })));
   const pending = wallets.filter((w) => w.cards === undefined).length;
@@ -261,29 +229,38 @@ function showCards(wallets) {
   $('#cards-card').hidden = false;
 }
 
-async function optionalSections() {
+/**
+ * Runs the banking half on the page's websocket (graphql-transport-ws): a
+ * query with @defer arrives there as several next payloads, the first with
+ * the wallets, then one per wallet with its cards ({ data, path, label }).
+ */
+function optionalSections() {
   let corp = null;
-  await gqlIncremental(WALLETS, (part) => {
-    if (!part.incremental) {
-      corp = part.data?.currentCorporation;
-      if (!corp) return;
-      // gqlgen writes a deferred field as null in the first part.
-      for (const w of corp.wallets) if (w.cards === null) delete w.cards;
-      $('#wallets').replaceChildren(
-        text('p', corp.name, 'hint'),
-        table(['wallet', 'currency', 'purpose', 'balance'],
-          corp.wallets.map((w) => [w.name, w.currency, w.purpose ?? '', money(w.balance)])),
-      );
-      $('#wallets-card').hidden = false;
-      showCards(corp.wallets);
-      return;
-    }
-    if (!corp) return;
-    for (const inc of part.incremental) {
-      const w = corp.wallets[inc.path?.[2]];
-      if (w) w.cards = inc.data?.cards ?? [];
-    }
-    showCards(corp.wallets);
+  return new Promise((resolve) => {
+    state.client.subscribe({ query: WALLETS }, {
+      next: (part) => {
+        if (!part.path) {
+          corp = part.data?.currentCorporation;
+          if (!corp) return;
+          // gqlgen writes a deferred field as null in the first part.
+          for (const w of corp.wallets) if (w.cards === null) delete w.cards;
+          $('#wallets').replaceChildren(
+            text('p', corp.name, 'hint'),
+            table(['wallet', 'currency', 'purpose', 'balance'],
+              corp.wallets.map((w) => [w.name, w.currency, w.purpose ?? '', money(w.balance)])),
+          );
+          $('#wallets-card').hidden = false;
+          showCards(corp.wallets);
+          return;
+        }
+        const w = corp?.wallets[part.path[2]];
+        if (!w) return;
+        w.cards = part.data?.cards ?? [];
+        showCards(corp.wallets);
+      },
+      error: resolve,
+      complete: resolve,
+    });
   });
 }
 
