@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -326,13 +325,7 @@ func TestClusterLosesANodeWithoutLoss(t *testing.T) {
 	a, b = a.as(token), b.as(token)
 
 	// Replica A is the company's webhook receiver.
-	body, _ := json.Marshal(map[string]string{"url": a.URL + "/webhooks/payments"})
-	req, _ := http.NewRequest(http.MethodPost, up.URL+"/payments/v1/webhooks", bytes.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+paymentsim.AccessToken)
-	req.Header.Set("Content-Type", "application/json")
-	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusCreated {
-		t.Fatalf("registering replica A's webhook: %v %v", err, resp)
-	}
+	registerWebhook(t, up.URL, a.URL)
 
 	// One idempotent order before the loss.
 	key := uniq("cluster-")

@@ -46,8 +46,23 @@ func TestTwoReplicasShareSessionsAttemptsAndEvents(t *testing.T) {
 	}
 
 	// Replica A receives the upstream's webhooks; B's subscriber gets them.
-	body, _ := json.Marshal(map[string]string{"url": a.URL + "/webhooks/payments"})
-	req, _ := http.NewRequest(http.MethodPost, a.SandboxURL+"/payments/v1/webhooks", bytes.NewReader(body))
+	registerWebhook(t, a.SandboxURL, a.URL)
+	ws := b.dialWS(t, nil, nil)
+	ws.subscribeFromNow(b, "1", `subscription($after: String) { events(names: ["IndividualActivated"], after: $after) `+liveFields+` }`, nil)
+	var ev sandboxEvent
+	a.sandbox(t, http.MethodPost, "/_sandbox/trigger", map[string]any{"name": "IndividualActivated"}, &ev)
+	if e := ws.next("1", "events"); e.Event.UpstreamID != ev.ID {
+		t.Fatalf("replica B's subscriber: want %s, got %+v", ev.ID, e)
+	}
+}
+
+// registerWebhook registers gateway's /webhooks/payments as the company's
+// webhook at the sandbox (the upstream) under sandboxURL, as an operator
+// would for a deployment whose gateways do not register it themselves.
+func registerWebhook(t *testing.T, sandboxURL, gateway string) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"url": gateway + "/webhooks/payments"})
+	req, _ := http.NewRequest(http.MethodPost, sandboxURL+"/payments/v1/webhooks", bytes.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+paymentsim.AccessToken)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
@@ -56,14 +71,7 @@ func TestTwoReplicasShareSessionsAttemptsAndEvents(t *testing.T) {
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusCreated {
-		t.Fatalf("registering replica A's webhook: %d", resp.StatusCode)
-	}
-	ws := b.dialWS(t, nil, nil)
-	ws.subscribeFromNow(b, "1", `subscription($after: String) { events(names: ["IndividualActivated"], after: $after) `+liveFields+` }`, nil)
-	var ev sandboxEvent
-	a.sandbox(t, http.MethodPost, "/_sandbox/trigger", map[string]any{"name": "IndividualActivated"}, &ev)
-	if e := ws.next("1", "events"); e.Event.UpstreamID != ev.ID {
-		t.Fatalf("replica B's subscriber: want %s, got %+v", ev.ID, e)
+		t.Fatalf("registering %s as the webhook: %d", gateway, resp.StatusCode)
 	}
 }
 

@@ -181,18 +181,7 @@ func killAndRestart(t *testing.T, retryUnit time.Duration, reconcile string) {
 	p.start()
 	ready()
 
-	body, _ := json.Marshal(map[string]string{"url": g.URL + "/webhooks/payments"})
-	req, _ := http.NewRequest(http.MethodPost, up.URL+"/payments/v1/webhooks", bytes.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+paymentsim.AccessToken)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusCreated {
-		t.Fatalf("registering the gateway's webhook: %d", resp.StatusCode)
-	}
+	registerWebhook(t, up.URL, g.URL)
 	g = g.as(g.signInAPI(t))
 
 	c := newTally()
