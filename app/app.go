@@ -441,7 +441,7 @@ func (a *App) serve(bgCtx context.Context, cfg Config, handler http.Handler, gql
 		a.metricsAddr = mln.Addr().String()
 		a.metricsSrv = &http.Server{Handler: m.handler(), ReadHeaderTimeout: 10 * time.Second}
 		go func() { _ = a.metricsSrv.Serve(mln) }()
-		logger.Info("metrics listening", "url", "http://"+displayAddr(a.metricsAddr)+"/metrics")
+		logger.Info("metrics listening", "url", "http://"+withHost(a.metricsAddr, "localhost")+"/metrics")
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -478,7 +478,7 @@ func (a *App) serve(bgCtx context.Context, cfg Config, handler http.Handler, gql
 	if err := a.startPprof(); err != nil {
 		return "", err
 	}
-	logger.Info("gateway listening", "graphql", scheme+"://"+displayAddr(a.addr)+"/graphql", "playground", scheme+"://"+displayAddr(a.addr)+"/")
+	logger.Info("gateway listening", "graphql", scheme+"://"+withHost(a.addr, "localhost")+"/graphql", "playground", scheme+"://"+withHost(a.addr, "localhost")+"/")
 	return scheme, nil
 }
 
@@ -495,7 +495,7 @@ func (a *App) startWebhookRegistration(ctx context.Context, pay *payments.Client
 	}
 	target := strings.TrimSuffix(a.cfg.PublicURL, "/") + "/webhooks/payments"
 	if a.sandbox != nil {
-		target = scheme + "://" + loopbackAddr(a.addr) + "/webhooks/payments"
+		target = scheme + "://" + withHost(a.addr, "127.0.0.1") + "/webhooks/payments"
 	}
 	try := func() error {
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -521,11 +521,11 @@ func (a *App) startWebhookRegistration(ctx context.Context, pay *payments.Client
 				return
 			case <-time.After(delay):
 			}
-			if err := try(); err == nil {
+			err := try()
+			if err == nil {
 				return
-			} else {
-				a.logger.Debug("webhook registration failed again", "url", target, "err", err)
 			}
+			a.logger.Debug("webhook registration failed again", "url", target, "err", err)
 			delay = min(2*delay, time.Minute)
 		}
 	}()
@@ -553,28 +553,17 @@ func (a *App) registerWebhook(ctx context.Context, pay *payments.Client, target 
 	return nil
 }
 
-// loopbackAddr turns a listening address into one that this machine's
-// loopback reaches: ":8080" and "[::]:8080" (every interface) become
-// "127.0.0.1:8080", which the in-process sandbox accepts for plain http.
-func loopbackAddr(addr string) string {
-	host, port, err := net.SplitHostPort(addr)
+// withHost names a listening address by host when it listens on every
+// interface (":8080", "[::]:8080"): "localhost" for people reading logs,
+// "127.0.0.1" for the in-process sandbox's webhook, which takes plain http
+// from loopback only. A specific host is kept.
+func withHost(addr, host string) string {
+	h, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return addr
 	}
-	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
-		host = "127.0.0.1"
-	}
-	return net.JoinHostPort(host, port)
-}
-
-// displayAddr turns ":8080" or "[::]:8080" into "localhost:8080" for logs.
-func displayAddr(addr string) string {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return addr
-	}
-	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
-		host = "localhost"
+	if ip := net.ParseIP(h); h != "" && (ip == nil || !ip.IsUnspecified()) {
+		host = h
 	}
 	return net.JoinHostPort(host, port)
 }
