@@ -1,0 +1,29 @@
+package events
+
+import "github.com/google/uuid"
+
+// SourceBanking is the source of the changes the gateway finds by polling
+// the banking upstream, which announces nothing itself. Like the gateway's
+// own events (SourceGateway) they belong to one corporation.
+const SourceBanking = "banking"
+
+// Payload keys every banking-side event (SourceGateway, SourceBanking)
+// carries, so that subscriptions can scope it and clients can fetch what it
+// is about.
+const (
+	// PayloadCorporation is the upstream id of the corporation the event
+	// belongs to: its visibility.
+	PayloadCorporation = "corporation_id"
+	// PayloadSubject is the global (relay) id of the entity the event is
+	// about: Event.subject.
+	PayloadSubject = "subject"
+)
+
+// ChangeID is the event id of the announcement that the entity with global
+// id subject reached version (an opaque digest of what changed, or
+// "created" for its first sighting). Every announcer of one change, whether
+// the mutation that made it or a poll that found it, on any replica,
+// derives the same id, and the stream keeps the first.
+func ChangeID(subject, version string) string {
+	return uuid.NewSHA1(uuid.NameSpaceURL, []byte("fingraph:change:"+subject+"@"+version)).String()
+}
