@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -16,6 +17,8 @@ import (
 	"time"
 
 	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // leaseConfig is the take-over run's flags.
@@ -27,6 +30,7 @@ type leaseConfig struct {
 	countName        string
 	keep             bool
 	pollIntervalFlag string
+	leaseBucket      string
 }
 
 // proc is a process of the run.
@@ -146,7 +150,7 @@ func runLease(c leaseConfig) error {
 		"FINGRAPH_PAYMENTS_URL=" + sandboxURL + "/payments", "FINGRAPH_BANKING_URL=" + sandboxURL + "/banking",
 		"FINGRAPH_PAYMENTS_PUBLIC_KEY=pk_sandbox_demo", "FINGRAPH_PAYMENTS_PRIVATE_KEY=sk_sandbox_demo",
 		"FINGRAPH_PAYMENTS_ACCESS_TOKEN=at_sandbox_demo", "FINGRAPH_DOWNLOAD_KEY=livescale-run",
-		"FINGRAPH_LOG_LEVEL=warn", "FINGRAPH_PUBLIC_RATE_LIMIT=1000000",
+		"FINGRAPH_LOG_LEVEL=warn", "FINGRAPH_PUBLIC_RATE_LIMIT=1000000", "FINGRAPH_LIMITS=socketsPerAddress=20000",
 		c.pollIntervalFlag + "=" + c.interval.String(),
 	}
 	var replicas []*proc
@@ -178,14 +182,42 @@ func runLease(c leaseConfig) error {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	// Person 2k on replica 1, 2k+1 on replica 2: both replicas have a
-	// subscriber of every corporation, so either may hold its lease.
-	sc := scaleConfig{names: c.names}
-	subs, err := subscribeAll(ctx, persons, []string{wsURL(urls[0]), wsURL(urls[1])}, sc.query(), 8)
+	nc, err := nats.Connect(ns.ClientURL())
 	if err != nil {
-		return fmt.Errorf("subscribing: %w", err)
+		return err
 	}
-	fmt.Printf("%d corporations, %d subscribers on two replicas; poll interval %s\n", c.corporations, len(subs), c.interval)
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	// One person of each corporation on replica 1 first, so that replica
+	// 1 takes every lease; then the other on replica 2, which can only
+	// wait. Killing replica 1 then makes every corporation a take-over.
+	var first, second []*person
+	for i, p := range persons {
+		if i%2 == 0 {
+			first = append(first, p)
+		} else {
+			second = append(second, p)
+		}
+	}
+	sc := scaleConfig{names: c.names}
+	subs1, err := subscribeAll(ctx, first, []string{wsURL(urls[0]), wsURL(urls[1])}, sc.query(), 8)
+	if err != nil {
+		return fmt.Errorf("subscribing on replica 1: %w", err)
+	}
+	held, err := waitLeases(ctx, js, c.leaseBucket, c.corporations, 3*c.interval+10*time.Second)
+	if err != nil {
+		return err
+	}
+	subs2, err := subscribeAll(ctx, second, []string{wsURL(urls[1]), wsURL(urls[0])}, sc.query(), 8)
+	if err != nil {
+		return fmt.Errorf("subscribing on replica 2: %w", err)
+	}
+	subs := append(subs1, subs2...)
+	fmt.Printf("%d corporations, %d subscribers, one of each corporation on each replica; leases: %d, held by %d replica(s); poll interval %s\n",
+		c.corporations, len(subs), len(held), len(holders(held)), c.interval)
 	time.Sleep(2 * c.interval) // every corporation polled once: a credit from now on is a change
 
 	credits := &creditLog{times: map[string][]time.Time{}}
@@ -215,15 +247,45 @@ func runLease(c leaseConfig) error {
 	if err := steady(c.before); err != nil {
 		return err
 	}
+	atKill, err := readLeases(ctx, js, c.leaseBucket)
+	if err != nil {
+		return err
+	}
 	killed := time.Now()
 	replicas[0].stop(syscall.SIGKILL)
-	fmt.Println("killed replica-1 (SIGKILL)")
+	fmt.Printf("killed replica-1 (SIGKILL), holding %d of %d leases\n", len(atKill), c.corporations)
+	takeovers := map[string]time.Duration{}
+	watchDone := make(chan struct{})
+	go func() {
+		defer close(watchDone)
+		for ctx.Err() == nil && len(takeovers) < len(atKill) && time.Since(killed) < c.after+3*c.interval {
+			now, err := readLeases(ctx, js, c.leaseBucket)
+			at := time.Since(killed)
+			if err == nil {
+				for k, r := range now {
+					if _, done := takeovers[k]; !done && r != atKill[k] {
+						takeovers[k] = at
+					}
+				}
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
 	if err := creditAll("livescale at the kill"); err != nil {
 		return err
 	}
 	if err := steady(c.after); err != nil {
 		return err
 	}
+	<-watchDone
+	var times []time.Duration
+	for _, d := range takeovers {
+		times = append(times, d)
+	}
+	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
+	fmt.Printf("leases taken over: %d of %d; kill to take-over: min %s, median %s, max %s (interval %s; %.2f intervals at most)\n",
+		len(times), len(atKill), percentile(times, 0).Round(time.Millisecond), percentile(times, .5).Round(time.Millisecond),
+		percentile(times, 1).Round(time.Millisecond), c.interval, percentile(times, 1).Seconds()/c.interval.Seconds())
 	// Let the last credits arrive, the resumed subscribers catch up.
 	deadline := time.Now().Add(3*c.interval + 10*time.Second)
 	for time.Now().Before(deadline) && !allCounted(subs, credits, c.countName) {
@@ -308,4 +370,58 @@ func reportLease(subs []*sub, credits *creditLog, killed time.Time, c leaseConfi
 		len(gaps), c.corporations, iv(percentile(gaps, 0)), iv(percentile(gaps, .5)), iv(percentile(gaps, 1)))
 	fmt.Printf("%s over all %d subscribers: %d expected, %d lost, %d repeated (same event id), %d extra (another id for a change already announced); %d subscriptions resumed after the kill\n",
 		c.countName, len(subs), made, lost, repeated, extra, resumes)
+}
+
+// readLeases returns the poll leases: corporation key -> the replica
+// holding it (the value's "replica").
+func readLeases(ctx context.Context, js jetstream.JetStream, bucket string) (map[string]string, error) {
+	kv, err := js.KeyValue(ctx, bucket)
+	if err != nil {
+		return nil, err
+	}
+	keys, err := kv.Keys(ctx)
+	if errors.Is(err, jetstream.ErrNoKeysFound) {
+		return map[string]string{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(keys))
+	for _, k := range keys {
+		e, err := kv.Get(ctx, k)
+		if err != nil {
+			continue // handed back meanwhile
+		}
+		var v struct {
+			Replica string `json:"replica"`
+		}
+		if json.Unmarshal(e.Value(), &v) != nil || v.Replica == "" {
+			return nil, fmt.Errorf("lease %s: a value without a replica: %q", k, e.Value())
+		}
+		out[k] = v.Replica
+	}
+	return out, nil
+}
+
+// waitLeases waits until n corporations have a lease.
+func waitLeases(ctx context.Context, js jetstream.JetStream, bucket string, n int, within time.Duration) (map[string]string, error) {
+	deadline := time.Now().Add(within)
+	for {
+		l, err := readLeases(ctx, js, bucket)
+		if err == nil && len(l) >= n {
+			return l, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("after %s, %d of %d corporations have a poll lease in %s (last error: %v)", within, len(l), n, bucket, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func holders(leases map[string]string) map[string]int {
+	out := map[string]int{}
+	for _, r := range leases {
+		out[r]++
+	}
+	return out
 }

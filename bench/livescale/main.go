@@ -46,6 +46,7 @@ func main() {
 	after := flag.Duration("after", 0, "lease: steady credits after the kill (default 5 intervals)")
 	keep := flag.Bool("keep", false, "lease: keep the temporary directory with the processes' logs")
 	pollSetting := flag.String("poll-setting", "FINGRAPH_LIVE_POLL_INTERVAL", "lease: the replicas' environment variable of the poll interval")
+	leaseBucket := flag.String("lease-bucket", "live_leases", "lease: the JetStream bucket of the poll leases")
 	flag.Parse()
 
 	var err error
@@ -68,7 +69,7 @@ func main() {
 			*after = 5 * *interval
 		}
 		err = runLease(leaseConfig{corporations: *corps, interval: *interval, before: *before, after: *after,
-			names: strings.Split(*names, ","), countName: *countName, keep: *keep, pollIntervalFlag: *pollSetting})
+			names: strings.Split(*names, ","), countName: *countName, keep: *keep, pollIntervalFlag: *pollSetting, leaseBucket: *leaseBucket})
 	default:
 		err = fmt.Errorf("unknown -mode %q", *mode)
 	}

@@ -41,6 +41,10 @@ func runScale(c scaleConfig) error {
 		return fmt.Errorf("bulk seeding: %w", err)
 	}
 	fmt.Printf("seeded %d corporations × %d persons in %s\n", c.corporations, c.persons, time.Since(t0).Round(time.Millisecond))
+	signedOut, err := readMetrics(c.gateway, c.pprof, "")
+	if err != nil {
+		return err
+	}
 	t0 = time.Now()
 	persons, err := signInAll(c.gateway, b, c.parallel)
 	if err != nil {
@@ -73,6 +77,8 @@ func runScale(c scaleConfig) error {
 	fmt.Println("holding:", held)
 	fmt.Printf("per subscription: %.2f goroutines, %.1f KB heap, %.1f KB resident\n",
 		(held.goroutines-base.goroutines)/n, (held.heapInuse-base.heapInuse)/n/1e3, (held.rss-base.rss)/n/1e3)
+	fmt.Printf("per subscribed person, its session included: %.1f KB heap, %.1f KB resident\n",
+		(held.heapInuse-signedOut.heapInuse)/n/1e3, (held.rss-signedOut.rss)/n/1e3)
 
 	if err := upstreamRate(c); err != nil {
 		return err
