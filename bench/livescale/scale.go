@@ -52,7 +52,11 @@ func runScale(c scaleConfig) error {
 	}
 	fmt.Printf("signed %d persons in through the gateway in %s\n", len(persons), time.Since(t0).Round(time.Millisecond))
 
-	base, err := readMetrics(c.gateway, c.pprof, "")
+	baseProfile := ""
+	if c.heapProfile != "" {
+		baseProfile = c.heapProfile + ".base"
+	}
+	base, err := readMetrics(c.gateway, c.pprof, baseProfile)
 	if err != nil {
 		return err
 	}
