@@ -302,14 +302,12 @@ func (s *sub) read(c *websocket.Conn) (refused bool) {
 }
 
 // subscribeAll opens one subscription per person, parallel at a time, on
-// the gateways (person i starts on gateway i mod len), and waits until each
-// socket is open and subscribed.
+// the first of gateways (the others are where it resumes when its socket
+// closes), and waits until each socket is open and subscribed.
 func subscribeAll(ctx context.Context, persons []*person, gateways []string, query string, parallel int) ([]*sub, error) {
 	subs := make([]*sub, len(persons))
 	err := forEach(len(persons), parallel, func(i int) error {
-		k := i % len(gateways)
-		g := append(slices.Clone(gateways[k:]), gateways[:k]...)
-		s := newSub(persons[i], g, query)
+		s := newSub(persons[i], gateways, query)
 		subs[i] = s
 		go s.run(ctx)
 		<-s.ready

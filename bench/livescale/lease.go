@@ -216,8 +216,11 @@ func runLease(c leaseConfig) error {
 		return fmt.Errorf("subscribing on replica 2: %w", err)
 	}
 	subs := append(subs1, subs2...)
-	fmt.Printf("%d corporations, %d subscribers, one of each corporation on each replica; leases: %d, held by %d replica(s); poll interval %s\n",
-		c.corporations, len(subs), len(held), len(holders(held)), c.interval)
+	if h := holders(held); len(h) != 1 {
+		return fmt.Errorf("replica 1 alone has subscribers, yet the leases name %d replicas", len(h))
+	}
+	fmt.Printf("%d corporations, %d subscribers, one of each corporation on each replica; replica 1 holds all %d leases; poll interval %s\n",
+		c.corporations, len(subs), len(held), c.interval)
 	time.Sleep(2 * c.interval) // every corporation polled once: a credit from now on is a change
 
 	credits := &creditLog{times: map[string][]time.Time{}}
