@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"slices"
@@ -24,7 +25,9 @@ var client = &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{
 
 // post sends a JSON body (with a bearer when token is set) and decodes a
 // 2xx answer into out.
-func post(u, token string, body, out any) error {
+func post(u, token string, body, out any) error { return postWith(client, u, token, body, out) }
+
+func postWith(client *http.Client, u, token string, body, out any) error {
 	raw, _ := json.Marshal(body)
 	req, _ := http.NewRequest(http.MethodPost, u, bytes.NewReader(raw))
 	req.Header.Set("Content-Type", "application/json")
@@ -70,55 +73,89 @@ type person struct {
 	corp, wallet, email, token string
 }
 
-// signInParallel is the most sign-ins in flight from this one address: a
-// sign-in takes a token of the address's failed-sign-in bucket (a burst
-// of 20) while it runs and gives it back when it succeeds, so more at once
-// are refused RATE_LIMITED though none failed.
-const signInParallel = 16
-
 // signInAll signs every bulk person in through the gateway's ordinary
-// signIn mutation (PERSON: e-mail, password, device fingerprint), parallel
-// at a time (at most signInParallel), and returns them in the seed's order.
+// signIn mutation (PERSON: e-mail, password, device fingerprint) and
+// returns them in the seed's order. Each of parallel workers signs in one
+// person at a time from a loopback address of its own (127.0.1.w), as
+// persons come from many addresses: the gateway's sign-in limits are kept
+// per address, and a sign-in holds a token of its address's bucket while
+// it runs (given back when it succeeds), so many at once from one address
+// would be refused RATE_LIMITED though none failed.
 func signInAll(gateway string, b *bulk, parallel int) ([]*person, error) {
-	parallel = min(parallel, signInParallel)
 	var all []*person
 	for _, c := range b.Corporations {
 		for _, p := range c.Persons {
 			all = append(all, &person{corp: c.ID, wallet: c.WalletID, email: p.Email})
 		}
 	}
-	err := forEach(len(all), parallel, func(i int) error {
-		tok, err := signIn(gateway, all[i].email, b.Password)
-		all[i].token = tok
-		return err
-	})
+	parallel = min(parallel, 250)
+	next := make(chan int)
+	errs := make(chan error, parallel)
+	for w := range parallel {
+		local := &net.TCPAddr{IP: net.IPv4(127, 0, 1, byte(w+1))}
+		c := &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{
+			DialContext: (&net.Dialer{LocalAddr: local}).DialContext, MaxIdleConnsPerHost: 1}}
+		go func() {
+			var first error
+			for i := range next {
+				if first != nil {
+					continue
+				}
+				all[i].token, first = signIn(c, gateway, all[i].email, b.Password)
+			}
+			errs <- first
+		}()
+	}
+	for i := range all {
+		next <- i
+	}
+	close(next)
+	var err error
+	for range parallel {
+		err = cmp.Or(err, <-errs)
+	}
 	return all, err
 }
 
-func signIn(gateway, email, password string) (string, error) {
-	var out struct {
-		Data struct {
-			SignIn struct {
-				SessionToken string `json:"sessionToken"`
-			} `json:"signIn"`
-		} `json:"data"`
-		Errors []json.RawMessage `json:"errors"`
+// gqlError is one GraphQL error of an answer.
+type gqlError struct {
+	Message    string `json:"message"`
+	Extensions struct {
+		Code       string  `json:"code"`
+		RetryAfter float64 `json:"retryAfter"`
+	} `json:"extensions"`
+}
+
+// signIn signs one person in; it waits and tries again as long as the
+// gateway answers RATE_LIMITED.
+func signIn(c *http.Client, gateway, email, password string) (string, error) {
+	for {
+		var out struct {
+			Data struct {
+				SignIn struct {
+					SessionToken string `json:"sessionToken"`
+				} `json:"signIn"`
+			} `json:"data"`
+			Errors []gqlError `json:"errors"`
+		}
+		err := postWith(c, gateway+"/graphql", "", map[string]any{
+			"query": `mutation($in: SignInInput!) { signIn(input: $in) { ... on SignedIn { sessionToken } } }`,
+			"variables": map[string]any{"in": map[string]any{"kind": "PERSON", "email": email, "password": password,
+				"deviceFingerprint": 42}},
+		}, &out)
+		switch {
+		case err != nil:
+			return "", err
+		case out.Data.SignIn.SessionToken != "":
+			return out.Data.SignIn.SessionToken, nil
+		case len(out.Errors) > 0 && out.Errors[0].Extensions.Code == "RATE_LIMITED":
+			time.Sleep(time.Duration(max(out.Errors[0].Extensions.RetryAfter, 1) * float64(time.Second)))
+		case len(out.Errors) > 0:
+			return "", fmt.Errorf("sign-in of %s: %s (%s)", email, out.Errors[0].Message, out.Errors[0].Extensions.Code)
+		default:
+			return "", fmt.Errorf("sign-in of %s: no session and no error", email)
+		}
 	}
-	err := post(gateway+"/graphql", "", map[string]any{
-		"query": `mutation($in: SignInInput!) { signIn(input: $in) { ... on SignedIn { sessionToken } } }`,
-		"variables": map[string]any{"in": map[string]any{"kind": "PERSON", "email": email, "password": password,
-			"deviceFingerprint": 42}},
-	}, &out)
-	if err == nil && out.Data.SignIn.SessionToken == "" {
-		err = fmt.Errorf("sign-in of %s: %s", email, bytes.Join(func() [][]byte {
-			var b [][]byte
-			for _, e := range out.Errors {
-				b = append(b, e)
-			}
-			return b
-		}(), []byte(", ")))
-	}
-	return out.Data.SignIn.SessionToken, err
 }
 
 // forEach runs f(0..n-1), parallel at a time, and returns the first error.
@@ -337,7 +374,7 @@ func subscribeAll(ctx context.Context, persons []*person, gateways []string, que
 func wsURL(u string) string { return strings.Replace(u, "http", "ws", 1) + "/graphql" }
 
 // metrics are the gateway's Go runtime figures from its /metrics.
-type metrics struct{ goroutines, heapInuse, rss float64 }
+type metrics struct{ goroutines, heapInuse, rss, polls float64 }
 
 func (m metrics) String() string {
 	return fmt.Sprintf("goroutines %.0f, heap in use %.1f MB, resident %.1f MB", m.goroutines, m.heapInuse/1e6, m.rss/1e6)
@@ -381,6 +418,8 @@ func readMetrics(gateway, pprof, profile string) (metrics, error) {
 			m.heapInuse = v
 		case sscan(line, "process_resident_memory_bytes ", &v):
 			m.rss = v
+		case sscan(line, "fingraph_live_polls_total ", &v):
+			m.polls = v
 		}
 	}
 	if m.heapInuse == 0 {

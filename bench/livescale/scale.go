@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"maps"
+	"net/http"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -14,6 +17,7 @@ import (
 // scaleConfig is the one-replica run's flags.
 type scaleConfig struct {
 	gateway, sandbox, pprof, heapProfile string
+	cpuProfile                           string
 	corporations, persons, parallel      int
 	interval, window, hold               time.Duration
 	rounds                               int
@@ -99,17 +103,33 @@ func runScale(c scaleConfig) error {
 // upstreamRate counts the banking calls over a window while every
 // subscription is held and nothing changes.
 func upstreamRate(c scaleConfig) error {
+	m0, err := readMetrics(c.gateway, "", "")
+	if err != nil {
+		return err
+	}
 	s0, err := stats(c.sandbox)
 	if err != nil {
 		return err
 	}
 	t0 := time.Now()
-	time.Sleep(c.window)
+	if c.cpuProfile != "" && c.pprof != "" {
+		if err := saveCPUProfile(c.pprof, c.cpuProfile, c.window); err != nil {
+			return err
+		}
+	}
+	time.Sleep(time.Until(t0.Add(c.window)))
 	s1, err := stats(c.sandbox)
 	if err != nil {
 		return err
 	}
+	m1, err := readMetrics(c.gateway, "", "")
+	if err != nil {
+		return err
+	}
 	secs := time.Since(t0).Seconds()
+	if polls := m1.polls - m0.polls; polls > 0 {
+		fmt.Printf("polls: %.1f/s, one per corporation every %.2f s on average\n", polls/secs, float64(c.corporations)*secs/polls)
+	}
 	total := 0
 	routes := slices.Sorted(maps.Keys(s1))
 	fmt.Printf("banking calls over %.1f s (interval %s, %d corporations):\n", secs, c.interval, c.corporations)
@@ -186,4 +206,20 @@ func deliveryRound(c scaleConfig, round int, b *bulk, subs []*sub) error {
 		round+1, len(delays), ms(percentile(delays, .5)), ms(percentile(delays, .99)), ms(percentile(delays, 1)),
 		len(last), ms(percentile(last, .5)), ms(percentile(last, .99)), ms(percentile(last, 1)), c.interval)
 	return nil
+}
+
+// saveCPUProfile writes the gateway's CPU profile over d to path.
+func saveCPUProfile(pprof, path string, d time.Duration) error {
+	res, err := http.Get(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", pprof, int(d.Seconds())))
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = io.Copy(f, res.Body)
+	return err
 }
