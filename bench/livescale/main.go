@@ -32,7 +32,7 @@ func main() {
 	sandbox := flag.String("sandbox", "http://127.0.0.1:18462", "scale: the gateway's sandbox (control API)")
 	pprof := flag.String("pprof", "", "scale: the gateway's FINGRAPH_PPROF_ADDR as a URL; when set, the heap is collected before each memory reading")
 	heapProfile := flag.String("heap-profile", "", "scale: write the gateway's heap profile while the subscriptions are held to this file, and the one before they opened to the file with .base appended (needs -pprof)")
-	cpuProfile := flag.String("cpu-profile", "", "scale: write the gateway's CPU profile over the window of counted calls to this file (needs -pprof)")
+	cpuProfile := flag.String("cpu-profile", "", "scale: write the gateway's CPU profile over two intervals from the first round's credits to this file (needs -pprof)")
 	corps := flag.Int("corporations", 1000, "corporations to seed (lease: default 20)")
 	persons := flag.Int("persons", 10, "scale: persons of each corporation, each with one subscription")
 	parallel := flag.Int("parallel", 32, "scale: sign-ins and sockets opened at once")

@@ -112,12 +112,7 @@ func upstreamRate(c scaleConfig) error {
 		return err
 	}
 	t0 := time.Now()
-	if c.cpuProfile != "" && c.pprof != "" {
-		if err := saveCPUProfile(c.pprof, c.cpuProfile, c.window); err != nil {
-			return err
-		}
-	}
-	time.Sleep(time.Until(t0.Add(c.window)))
+	time.Sleep(c.window)
 	s1, err := stats(c.sandbox)
 	if err != nil {
 		return err
@@ -153,6 +148,12 @@ func upstreamRate(c scaleConfig) error {
 func deliveryRound(c scaleConfig, round int, b *bulk, subs []*sub) error {
 	credited := make(map[string]time.Time, len(b.Corporations))
 	var mu sync.Mutex
+	profiled := make(chan error, 1)
+	if round == 0 && c.cpuProfile != "" && c.pprof != "" {
+		go func() { profiled <- saveCPUProfile(c.pprof, c.cpuProfile, 2*c.interval) }()
+	} else {
+		profiled <- nil
+	}
 	start := time.Now()
 	err := forEach(len(b.Corporations), 8, func(i int) error {
 		corp := b.Corporations[i]
@@ -205,7 +206,7 @@ func deliveryRound(c scaleConfig, round int, b *bulk, subs []*sub) error {
 	fmt.Printf("round %d: credit to subscriber (n=%d): p50 %s, p99 %s, max %s; credit to its corporation's last subscriber (n=%d): p50 %s, p99 %s, max %s; interval %s\n",
 		round+1, len(delays), ms(percentile(delays, .5)), ms(percentile(delays, .99)), ms(percentile(delays, 1)),
 		len(last), ms(percentile(last, .5)), ms(percentile(last, .99)), ms(percentile(last, 1)), c.interval)
-	return nil
+	return <-profiled
 }
 
 // saveCPUProfile writes the gateway's CPU profile over d to path.
