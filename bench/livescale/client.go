@@ -185,6 +185,7 @@ func forEach(n, parallel int, f func(int) error) error {
 // arrival is one event as a subscriber received it.
 type arrival struct {
 	at                    time.Time
+	created               time.Time // the event's createdAt: when it was announced
 	id, name, corporation string
 	cursor                string
 }
@@ -308,9 +309,10 @@ func (s *sub) read(c *websocket.Conn) (refused bool) {
 					Events *struct {
 						Cursor string `json:"cursor"`
 						Event  struct {
-							ID      string         `json:"id"`
-							Name    string         `json:"name"`
-							Payload map[string]any `json:"payload"`
+							ID        string         `json:"id"`
+							Name      string         `json:"name"`
+							CreatedAt time.Time      `json:"createdAt"`
+							Payload   map[string]any `json:"payload"`
 						} `json:"event"`
 					} `json:"events"`
 				} `json:"data"`
@@ -329,7 +331,7 @@ func (s *sub) read(c *websocket.Conn) (refused bool) {
 			}
 			corp, _ := ev.Event.Payload["corporation_id"].(string)
 			s.mu.Lock()
-			s.events = append(s.events, arrival{at: at, id: ev.Event.ID, name: ev.Event.Name, corporation: corp, cursor: ev.Cursor})
+			s.events = append(s.events, arrival{at: at, created: ev.Event.CreatedAt, id: ev.Event.ID, name: ev.Event.Name, corporation: corp, cursor: ev.Cursor})
 			s.after = ev.Cursor
 			s.mu.Unlock()
 		case "error", "complete":

@@ -27,7 +27,7 @@ type scaleConfig struct {
 
 func (c scaleConfig) query() string {
 	names := `"` + strings.Join(c.names, `", "`) + `"`
-	sel := "id name payload"
+	sel := "id name createdAt payload"
 	if c.subject {
 		sel += " subject { id }"
 	}
@@ -171,10 +171,10 @@ func deliveryRound(c scaleConfig, round int, b *bulk, subs []*sub) error {
 	}
 	fmt.Printf("round %d: credited %d wallets in %s\n", round+1, len(credited), time.Since(start).Round(time.Millisecond))
 	deadline := time.Now().Add(3*c.interval + 20*time.Second)
-	var delays []time.Duration
+	var delays, found, fanned []time.Duration
 	lastOf := map[string]time.Duration{}
 	for {
-		delays, lastOf = delays[:0], map[string]time.Duration{}
+		delays, found, fanned, lastOf = delays[:0], found[:0], fanned[:0], map[string]time.Duration{}
 		missing := 0
 		for _, s := range subs {
 			at := credited[s.p.corp]
@@ -182,6 +182,8 @@ func deliveryRound(c scaleConfig, round int, b *bulk, subs []*sub) error {
 			for _, a := range s.received() {
 				if a.corporation == s.p.corp && a.at.After(at) {
 					d = a.at.Sub(at)
+					found = append(found, a.created.Sub(at))
+					fanned = append(fanned, a.at.Sub(a.created))
 					break
 				}
 			}
@@ -200,12 +202,16 @@ func deliveryRound(c scaleConfig, round int, b *bulk, subs []*sub) error {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	sort.Slice(delays, func(i, j int) bool { return delays[i] < delays[j] })
+	for _, d := range [][]time.Duration{delays, found, fanned} {
+		sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	}
 	last := slices.Sorted(maps.Values(lastOf))
 	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
 	fmt.Printf("round %d: credit to subscriber (n=%d): p50 %s, p99 %s, max %s; credit to its corporation's last subscriber (n=%d): p50 %s, p99 %s, max %s; interval %s\n",
 		round+1, len(delays), ms(percentile(delays, .5)), ms(percentile(delays, .99)), ms(percentile(delays, 1)),
 		len(last), ms(percentile(last, .5)), ms(percentile(last, .99)), ms(percentile(last, 1)), c.interval)
+	fmt.Printf("round %d: of which credit to the event's announcement (createdAt): p50 %s, p99 %s; announcement to the subscriber: p50 %s, p99 %s\n",
+		round+1, ms(percentile(found, .5)), ms(percentile(found, .99)), ms(percentile(fanned, .5)), ms(percentile(fanned, .99)))
 	return <-profiled
 }
 
