@@ -225,7 +225,7 @@ func TestOrdersAreListedOncePerWindowAndABadWindowFailsAlone(t *testing.T) {
 	assert.NotEqual(t, len(got[0]), len(got[2]), "the seed has orders older than a week: the windows differ")
 }
 
-// beforeTheWindow runs f, which must not wait for the loaders' hour-long
+// beforeTheWindow runs f, which must not wait for an hour-long batch
 // window, and fails the test at once if it does (a deadlock guard, not a
 // timing: f takes milliseconds or an hour).
 func beforeTheWindow(t *testing.T, f func()) {
@@ -426,9 +426,9 @@ func noErrors(t *testing.T, errs []error) {
 	}
 }
 
-// loaders returns fresh loaders whose batch window is long enough that a
-// slow (or -race) run never splits a test's batch: what the tests assert is
-// how one batch is served, not how the window splits keys.
+// loaders returns a fresh read cache whose Customer batch window is long
+// enough that a slow (or -race) run never splits a test's batch: what the
+// tests assert is how one batch is served, not how the window splits keys.
 func (u *upstream) loaders() *loaders.Loaders {
 	return loaders.New(u.payments, u.banking, loaders.WithWait(50*time.Millisecond))
 }
@@ -452,11 +452,11 @@ func TestPersonLoaderAndCorporationPersonsShareOnePageAndAMissingPersonIsOnlyIts
 		"cardholders and the corporation's persons read the same first page once")
 }
 
-// PersonsOf, a batch resolver's read, answers at once rather than after the
-// Person loader's window (an hour here: beforeTheWindow fails the test if
-// it is waited for), from one page of the listing, asks for a repeated id
-// once, and primes the loader.
-func TestPersonsOfAnswersWithoutTheWindowAndPrimesTheLoader(t *testing.T) {
+// PersonsOf, a batch resolver's read, answers at once (no batch window: the
+// Customer loader's is an hour here, and beforeTheWindow fails the test if
+// anything waits for it), from one page of the listing, asks for a repeated
+// id once, and its answers are the Person read's.
+func TestPersonsOfAnswersAtOnceFromOnePageAsThePersonRead(t *testing.T) {
 	u := newUpstream(t)
 	anna := u.person(t)
 	l := loaders.New(u.payments, u.banking, loaders.WithWait(time.Hour))
@@ -480,13 +480,13 @@ func TestPersonsOfAnswersWithoutTheWindowAndPrimesTheLoader(t *testing.T) {
 	var err error
 	beforeTheWindow(t, func() { p, err = l.Person.Get(anna, bankingsim.AnnaID) })
 	require.NoError(t, err)
-	assert.Same(t, got[2], p, "the loader answers from what PersonsOf read")
+	assert.Same(t, got[2], p, "the Person read answers from what PersonsOf read")
 	assert.Equal(t, 1, u.calls("GET /banking/v2/persons")-before, "no second listing")
 }
 
 // A person past the first page of the listing is read by id, once per
-// operation, however many batches ask: two lists' batch resolvers
-// (PersonsOf) and the Person loader read Dace with one GET between them.
+// operation, however many ask: two lists' batch resolvers (PersonsOf) and
+// the Person read read Dace with one GET between them.
 func TestAPersonPastTheFirstPageIsReadOnceAcrossBatches(t *testing.T) {
 	u := newUpstream(t)
 	anna := u.person(t)

@@ -62,16 +62,14 @@ func (r *Read[K, V]) Get(ctx context.Context, key K) (V, error) {
 	return c.v, c.err
 }
 
-// Prime stores v as key's answer unless key's read has begun: for a value
-// read elsewhere (sign-in reads the viewer before the operation's reads).
+// Prime stores v as key's answer for the operation's later Gets: for a
+// value read elsewhere (sign-in reads the viewer it then answers with; a
+// page of a listing holds the records a by-id read would read again).
 func (r *Read[K, V]) Prime(_ context.Context, key K, v V) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if _, ok := r.cells[key]; ok {
-		return
-	}
 	c := &cell[V]{done: make(chan struct{}), v: v}
 	close(c.done)
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.put(key, c)
 }
 

@@ -226,19 +226,21 @@ func TestStartReadsAtOnceAndGetsShareTheRead(t *testing.T) {
 	assert.EqualValues(t, 2, calls.Load(), "one upstream call per key")
 }
 
-// Prime answers a key without a read, and does not replace a read that has
-// begun.
-func TestPrimeAnswersWithoutAReadAndKeepsABegunOne(t *testing.T) {
+// Prime answers a key without a read, and its value is the answer from
+// then on (a second sign-in in one operation answers with its own viewer).
+func TestPrimeAnswersWithoutARead(t *testing.T) {
 	var calls atomic.Int32
 	r := read(func(_ context.Context, id string) (string, error) { calls.Add(1); return "read-" + id, nil })
 	r.Prime(t.Context(), "me", "primed")
 	v, err := r.Get(t.Context(), "me")
 	require.NoError(t, err)
 	assert.Equal(t, "primed", v)
-	_, _ = r.Get(t.Context(), "other")
-	r.Prime(t.Context(), "other", "late")
+	assert.Zero(t, calls.Load())
 	v, _ = r.Get(t.Context(), "other")
 	assert.Equal(t, "read-other", v)
+	r.Prime(t.Context(), "other", "signed in again")
+	v, _ = r.Get(t.Context(), "other")
+	assert.Equal(t, "signed in again", v)
 	assert.EqualValues(t, 1, calls.Load())
 }
 
