@@ -11,8 +11,9 @@ import (
 // Loader batches the keys of a read whose keys, asked for together, are
 // answered by one upstream call (customers by id: the customer listing).
 // It is a dataloader made on its first use: most operations never use it,
-// and making it up front cost allocations every operation paid. Its methods
-// are Read's; a Loader lives inside Loaders and is never copied.
+// and making it up front cost allocations every operation paid. It has
+// Read's methods, but Prime keeps an answer already cached. A Loader lives
+// inside Loaders and is never copied.
 type Loader[K comparable, V any] struct {
 	once  sync.Once
 	l     *dataloader.Loader[K, V]
