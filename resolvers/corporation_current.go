@@ -56,28 +56,28 @@ func startCorporationReads(ctx context.Context, l *loaders.Loaders, id string) (
 	for _, f := range graphql.CollectFieldsCtx(ctx, corporationTypes) {
 		switch f.Name {
 		case "settings":
-			started = start(ctx, started, &l.CorporationSettings, id)
+			started = startRead(ctx, started, &l.CorporationSettings, id)
 		case "persons":
 			// The whole listing, from its first page, which cardholders
 			// read too.
-			started = start(ctx, started, &l.PersonsByCorporation, loaders.Whole{})
+			started = startRead(ctx, started, &l.PersonsByCorporation, loaders.Whole{})
 		case "wallets", "wallet":
-			started = start(ctx, started, &l.CorporationWallets, id)
+			started = startRead(ctx, started, &l.CorporationWallets, id)
 		case "walletRequisites":
-			started = start(ctx, started, &l.CorporationRequisites, id)
+			started = startRead(ctx, started, &l.CorporationRequisites, id)
 		case "invoices":
-			started = start(ctx, started, &l.CorporationInvoices, id)
+			started = startRead(ctx, started, &l.CorporationInvoices, id)
 		case "limits":
-			started = start(ctx, started, &l.CorporationLimits, id)
+			started = startRead(ctx, started, &l.CorporationLimits, id)
 		case "kycDocuments":
-			started = start(ctx, started, &l.CorporationKYC, id)
+			started = startRead(ctx, started, &l.CorporationKYC, id)
 		case "cards":
-			started = start(ctx, started, &l.Cards, loaders.Whole{})
+			started = startRead(ctx, started, &l.Cards, loaders.Whole{})
 			// The cardholders come from the first page of the person
 			// listing, read after the cards otherwise.
 			for _, g := range graphql.CollectFields(op, f.Selections, []string{"Card", "Node"}) {
 				if g.Name == "cardholder" {
-					started = start(ctx, started, &l.PersonsPage, loaders.Whole{})
+					started = startRead(ctx, started, &l.PersonsPage, loaders.Whole{})
 					break
 				}
 			}
@@ -93,8 +93,8 @@ func startCorporationReads(ctx context.Context, l *loaders.Loaders, id string) (
 	}
 }
 
-// start starts r's read of key and adds a wait for it to started.
-func start[K comparable, V any](ctx context.Context, started []func(), r *loaders.Read[K, V], key K) []func() {
+// startRead starts r's read of key and adds a wait for it to started.
+func startRead[K comparable, V any](ctx context.Context, started []func(), r *loaders.Read[K, V], key K) []func() {
 	r.Start(ctx, key)
 	return append(started, func() { _, _ = r.Get(ctx, key) })
 }
