@@ -11,7 +11,7 @@ import (
 )
 
 const (
-	// pageSize is the page size the banking loaders list with: the
+	// pageSize is the page size the banking reads list with: the
 	// upstream's maximum, so that few pages answer a whole request.
 	pageSize = 100
 	// MaxListed bounds how many records one upstream listing is read to
@@ -167,7 +167,7 @@ func listAll[T any](ctx context.Context, list func(context.Context, *banking.Lis
 
 // CorporationOf reads a person's corporation id from its account object,
 // whose shape the spec does not show: corporation_id when present, else the
-// account id (which the Corporation loader also accepts).
+// account id (which the Corporation read also accepts).
 func CorporationOf(p *banking.Person) string {
 	if p == nil {
 		return ""

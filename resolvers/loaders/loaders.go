@@ -112,7 +112,7 @@ type ctxKey struct{}
 type PerOperation struct {
 	Payments *payments.Client
 	Banking  *banking.Client
-	// Options are passed to New for every operation's loaders.
+	// Options are passed to New for every operation's read cache.
 	Options []Option
 }
 
@@ -128,16 +128,16 @@ func (PerOperation) ExtensionName() string { return "PerOperationLoaders" }
 // Validate accepts any schema.
 func (PerOperation) Validate(graphql.ExecutableSchema) error { return nil }
 
-// InterceptOperation gives the operation loaders of its own: a
+// InterceptOperation gives the operation a read cache of its own: a
 // subscription's root resolver runs here, before any response.
 func (e PerOperation) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 	return next(e.fresh(ctx))
 }
 
-// InterceptResponse gives each response fresh loaders: a query or mutation
-// has one response, so these are its operation's loaders; a subscription
-// has one per event, and an event's fields must read the data as it is at
-// that event, not as the first event's loaders cached it.
+// InterceptResponse gives each response a fresh read cache: a query or
+// mutation has one response, so this is its operation's; a subscription has
+// one per event, and an event's fields must read the data as it is at that
+// event, not as the first event's cache held it.
 func (e PerOperation) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	return next(e.fresh(ctx))
 }
@@ -146,7 +146,7 @@ func (e PerOperation) fresh(ctx context.Context) context.Context {
 	return context.WithValue(ctx, ctxKey{}, &lazy{p: e.Payments, b: e.Banking, opts: e.Options})
 }
 
-// lazy makes an operation's loaders on first use.
+// lazy makes an operation's read cache on first use.
 type lazy struct {
 	once sync.Once
 	l    *Loaders
@@ -160,7 +160,7 @@ func (z *lazy) get() *Loaders {
 	return z.l
 }
 
-// For returns the loaders of the operation ctx belongs to.
+// For returns the read cache of the operation ctx belongs to.
 func For(ctx context.Context) *Loaders {
 	if l, ok := ctx.Value(ctxKey{}).(*lazy); ok {
 		return l.get()
