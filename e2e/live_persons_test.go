@@ -130,7 +130,7 @@ func TestPersonNeverSeesPaymentsEvents(t *testing.T) {
 	api := g.as(g.signInAPI(t))
 	anna := g.as(g.signInPerson(t, "anna@demo.test"))
 	annaWS := anna.dialWS(t, nil, nil)
-	annaWS.subscribeFromNow(anna, "1", `subscription($after: String) { events(after: $after) `+personLiveFields+` }`, nil)
+	annaWS.subscribeFromNow(anna, "1", `subscription($after: String) { events(after: $after) `+liveFields+` }`, nil)
 	apiWS := api.dialWS(t, nil, nil)
 	apiWS.subscribeFromNow(api, "1", `subscription($after: String) { events(names: ["IndividualActivated"], after: $after) `+liveFields+` }`, nil)
 
@@ -142,7 +142,7 @@ func TestPersonNeverSeesPaymentsEvents(t *testing.T) {
 	}
 	anna.query(t, blockPerson, map[string]any{"id": bankingsim.DaceID}).decode(t, &map[string]any{})
 	t.Cleanup(func() { anna.query(t, restorePerson, map[string]any{"id": bankingsim.DaceID}) })
-	if e := annaWS.nextSubject("1"); e.Source != "gateway" || e.Event.Name != "PersonBlocked" {
+	if e := annaWS.next("1", "events"); e.Source != "gateway" || e.Event.Name != "PersonBlocked" {
 		t.Fatalf("anna's first event, after a payments event she must not get: %+v", e)
 	}
 
