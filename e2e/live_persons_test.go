@@ -103,6 +103,24 @@ func TestPersonEventsCarryTheirSubjectAndStayInTheirCorporation(t *testing.T) {
 		t.Fatalf("the conversion's subject %+v, want wallet %s with balance %+v", e.Event.Subject, wallet, now.Node.Balance)
 	}
 
+	// The event refetches by its id for anna, with its subject, and for
+	// nobody of another corporation.
+	const refetch = `query($id: ID!) { node(id: $id) { ... on Event { name subject { id } } } event(id: $id) { name } }`
+	var back struct {
+		Node struct {
+			Name    string              `json:"name"`
+			Subject struct{ ID string } `json:"subject"`
+		} `json:"node"`
+		Event struct{ Name string } `json:"event"`
+	}
+	anna.query(t, refetch, map[string]any{"id": e.Event.ID}).decode(t, &back)
+	if back.Node.Name != "ConversionCreated" || back.Node.Subject.ID != wallet || back.Event.Name != "ConversionCreated" {
+		t.Errorf("anna's refetch of her event: %+v", back)
+	}
+	if r := ben.query(t, `query($id: ID!) { node(id: $id) { id } }`, map[string]any{"id": e.Event.ID}); r.code() != "NOT_FOUND" {
+		t.Errorf("ben refetched anna's event: %s %+v", r.Data, r.Errors)
+	}
+
 	ben.query(t, blockPerson, map[string]any{"id": bankingsim.KatiID}).decode(t, &map[string]any{})
 	t.Cleanup(func() { ben.query(t, restorePerson, map[string]any{"id": bankingsim.KatiID}) })
 	b := benWS.nextSubject("1")
