@@ -298,3 +298,20 @@ func TestIntroducerSeesTheCorporationsItIntroduced(t *testing.T) {
 		t.Fatalf("the introducer's first event: %+v, want anna's block of dace", e)
 	}
 }
+
+// TestPaymentsEventSubjectIsItsOrder: a payments event about an order has
+// that Order as subject, for the operator who receives it.
+func TestPaymentsEventSubjectIsItsOrder(t *testing.T) {
+	t.Parallel()
+	g := liveGateway(t)
+	g = g.as(g.signInAPI(t))
+	o := createOrder(t, g, map[string]any{"currency": "EUR", "items": map[string]any{"amount": 1000},
+		"payment": map[string]any{"card": map[string]any{"token": uniq("tok_ok_")}}})
+	ws := g.dialWS(t, nil, nil)
+	ws.subscribeFromNow(g, "1", `subscription($after: String) { events(names: ["OrderCaptured"], after: $after) `+personLiveFields+` }`, nil)
+	changeOrder(g, t, "capture", o.ID, nil)
+	e := ws.nextSubject("1")
+	if e.Source != "payments" || e.Event.Subject == nil || e.Event.Subject.Typename != "Order" || e.Event.Subject.ID != relay.ID(relay.Order, rawID(o.ID)) {
+		t.Fatalf("OrderCaptured's subject: %+v, want the Order %s", e.Event.Subject, o.ID)
+	}
+}
