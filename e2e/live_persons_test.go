@@ -294,8 +294,25 @@ func TestIntroducerSeesTheCorporationsItIntroduced(t *testing.T) {
 	})
 	ben.query(t, blockPerson, map[string]any{"id": bankingsim.KatiID}).decode(t, &map[string]any{})
 	anna.query(t, blockPerson, map[string]any{"id": bankingsim.DaceID}).decode(t, &map[string]any{})
-	if e := ws.next("1", "events"); e.Event.Payload["person_id"] != bankingsim.DaceID {
+	e := ws.next("1", "events")
+	if e.Event.Payload["person_id"] != bankingsim.DaceID {
 		t.Fatalf("the introducer's first event: %+v, want anna's block of dace", e)
+	}
+	// Refetched by id: the introduced corporation's event, not the other's.
+	bens := ben.history(t, 1, nil, []string{"PersonBlocked"}).Edges
+	if len(bens) != 1 {
+		t.Fatalf("ben's history: %+v", bens)
+	}
+	const refetch = `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`
+	var d struct {
+		Nodes []*struct{ ID string } `json:"nodes"`
+	}
+	r := intro.query(t, refetch, map[string]any{"ids": []string{e.Event.ID, bens[0].Node.ID}})
+	if err := json.Unmarshal(r.Data, &d); err != nil || len(r.Errors) != 1 || r.code() != "NOT_FOUND" {
+		t.Fatalf("the introducer's nodes: %s %v %+v", r.Data, err, r.Errors)
+	}
+	if len(d.Nodes) != 2 || d.Nodes[0] == nil || d.Nodes[0].ID != e.Event.ID || d.Nodes[1] != nil {
+		t.Fatalf("the introducer's nodes of its corporation's and another's event: %+v", d.Nodes)
 	}
 }
 

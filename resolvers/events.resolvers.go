@@ -95,9 +95,10 @@ func (r *queryResolver) Event(ctx context.Context, id string) (*model.Event, err
 	if seq, eid, ok := relay.ParseGatewayEventRaw(id); ok {
 		return r.gatewayEvent(ctx, seq, eid)
 	}
-	sc, err := r.eventScope(ctx)
-	if err != nil || !sc.payments {
-		return nil, err // a payments event, which this session never sees
+	if s := session.From(ctx); s != nil && s.Kind == session.Customer {
+		return nil, errCustomerEvents()
+	} else if !r.seesPayments(s) {
+		return nil, nil // a payments event, which this session never sees
 	}
 	e, err := r.Payments.Events.Get(ctx, id)
 	if payments.IsNotFound(err) {

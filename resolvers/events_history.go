@@ -59,8 +59,7 @@ func (r *Resolver) gatewayEvent(ctx context.Context, seq uint64, id string) (*mo
 	if err != nil || e == nil {
 		return nil, err
 	}
-	sc, err := r.eventScope(ctx)
-	if err != nil || !sc.sees(e) {
+	if ok, err := r.maySeeEvent(ctx, e); !ok || err != nil {
 		return nil, err
 	}
 	ev, err := toLiveEvent(e)

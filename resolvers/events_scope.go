@@ -8,6 +8,7 @@ import (
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph/model"
 	"github.com/fingraph/fingraph/relay"
+	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/session"
 	"github.com/fingraph/fingraph/upstream/banking"
 )
@@ -39,21 +40,19 @@ func errCustomerEvents() error {
 // eventScope reads what the request's session may see of the event
 // stream. An introducer's corporations are known to the banking upstream
 // only: they are read once here (GET /corporations, every page), so once
-// per subscription, history page or refetch.
+// per subscription or history page (a refetch by id asks the request's
+// corporation loader instead: maySeeEvent).
 func (r *Resolver) eventScope(ctx context.Context) (*eventScope, error) {
 	s := session.From(ctx)
 	if s == nil {
 		return nil, gqlerr.Unauthenticatedf("sign in first")
 	}
-	sc := &eventScope{corporations: map[string]bool{}}
+	sc := &eventScope{corporations: map[string]bool{}, payments: r.seesPayments(s)}
 	switch s.Kind {
 	case session.Customer:
 		return nil, errCustomerEvents()
 	case session.Staff:
 		sc.allCorporations = true
-		sc.payments = r.mayOperatePayments(s.Kind)
-	case session.APIClient:
-		sc.payments = r.mayOperatePayments(s.Kind)
 	case session.Introducer:
 		ids, err := r.introducedCorporations(ctx)
 		if err != nil {
@@ -69,13 +68,14 @@ func (r *Resolver) eventScope(ctx context.Context) (*eventScope, error) {
 	return sc, nil
 }
 
-// mayOperatePayments is the policy's answer, or the default operators
-// (staff and API clients) for a resolver built without a policy.
-func (r *Resolver) mayOperatePayments(k session.Kind) bool {
-	if r.Policy == nil {
-		return k == session.Staff || k == session.APIClient
+// seesPayments reports whether s sees the merchant's payments events:
+// staff and API clients the policy lets operate payments (both by default,
+// also for a resolver built without a policy), never another kind.
+func (r *Resolver) seesPayments(s *session.Session) bool {
+	if s == nil || (s.Kind != session.Staff && s.Kind != session.APIClient) {
+		return false
 	}
-	return r.Policy.MayOperatePayments(k)
+	return r.Policy == nil || r.Policy.MayOperatePayments(s.Kind)
 }
 
 // sees reports whether the scope lets e through.
@@ -125,6 +125,29 @@ func (r *Resolver) introducedCorporations(ctx context.Context) ([]string, error)
 		opts.Offset += len(page.List)
 	}
 	return ids, nil
+}
+
+// maySeeEvent is eventScope(ctx).sees(e) for one event read back by id:
+// an introducer's corporation is checked through the request's corporation
+// loader (one listing for all the events of a nodes(ids:)), not by a
+// listing of its own per event.
+func (r *Resolver) maySeeEvent(ctx context.Context, e *events.Event) (bool, error) {
+	if s := session.From(ctx); s != nil && s.Kind == session.Introducer {
+		corp := e.PayloadString(events.PayloadCorporation)
+		if !events.BankingSide(e.Source) || corp == "" {
+			return false, nil
+		}
+		c, err := loaders.For(ctx).Corporation.Load(ctx, corp)()
+		if hidesExistence(err) {
+			return false, nil
+		}
+		return c != nil && c.ID == corp, err
+	}
+	sc, err := r.eventScope(ctx)
+	if err != nil {
+		return false, err
+	}
+	return sc.sees(e), nil
 }
 
 // paymentsScope is the scope of the subscriptions that follow payments
