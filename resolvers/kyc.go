@@ -120,8 +120,8 @@ func (r *Resolver) updateKYC(ctx context.Context, in model.UpdateKycDocumentInpu
 		return nil, err
 	}
 	if in.Status != nil {
-		r.publishGatewayEvent(ctx, EventKYCDocumentStatusMoved, map[string]any{"document_id": doc.ID,
-			"corporation_id": corpID, "status": doc.VerifyingStatus})
+		r.publishGatewayEvent(ctx, EventKYCDocumentStatusMoved, corpID, relay.ID(relay.KycDocument, corpID, doc.ID),
+			map[string]any{"document_id": doc.ID, "status": doc.VerifyingStatus})
 	}
 	return toKYCDocument(doc, corpID), nil
 }
