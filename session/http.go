@@ -41,9 +41,6 @@ type state struct {
 	mu    sync.Mutex
 	token string
 	sess  *Session
-	// recent holds the tokens Transport already wrote back, so the banking
-	// client's own SetToken of the same token is not written twice.
-	recent []string
 	// anonymous marks the shared sandbox session (see Anonymous): signing
 	// in or out replaces it for this request but never deletes it.
 	anonymous bool
@@ -115,7 +112,7 @@ type Handler struct {
 
 // NewHandler returns a Handler over store. Use one per process: it tracks
 // the overlapping banking calls of each session that token write-back tells
-// apart (see Transport).
+// apart (see FollowCall).
 func NewHandler(store Store, logger *slog.Logger) *Handler {
 	return &Handler{store: store, logger: logger, bursts: newBursts(), holdFor: flushAfter}
 }

@@ -27,6 +27,35 @@ type TokenRefuser interface {
 	TokenRefused(ctx context.Context)
 }
 
+// CallFollower is a TokenSource that follows each protected call made with
+// its token, from its start to its outcome, instead of being handed each
+// refreshed token on its own: the gateway's session, which tells apart the
+// tokens of calls that overlap and has other tokens to offer when the
+// upstream refuses the one sent. The client hands it every refreshed token
+// of a followed call exactly once, and SetToken none of them.
+type CallFollower interface {
+	TokenSource
+	// FollowCall starts following one call, before its first attempt;
+	// nil leaves the call to Token and SetToken.
+	FollowCall(ctx context.Context) TokenCall
+}
+
+// TokenCall follows one call of a CallFollower, attempt by attempt. The
+// client calls it from one goroutine at a time.
+type TokenCall interface {
+	// Token is the token the next attempt sends.
+	Token() string
+	// Refreshed is told the changed token an answer carried.
+	Refreshed(ctx context.Context, token string)
+	// Refused is told that the upstream refused token outright (a 401
+	// carrying no refreshed token: it did not act), and reports whether
+	// there is another token to send the call again with; Token returns
+	// it then.
+	Refused(ctx context.Context, token string) bool
+	// End is called once the call has its outcome.
+	End()
+}
+
 // WithTokenSource returns a context whose calls authenticate with ts and
 // write refreshed tokens back to it.
 func WithTokenSource(ctx context.Context, ts TokenSource) context.Context {

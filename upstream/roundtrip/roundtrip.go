@@ -89,6 +89,20 @@ type Upstream struct {
 	// status is looked at, with the request as Prepare left it (a refreshed
 	// token is written back here).
 	Answered func(*http.Request, *http.Response)
+	// Begin, when set, starts a call, before its first attempt: it returns
+	// the context the call's attempts carry (with state of the call's own,
+	// for Prepare, Answered and Refused to find) and, unless nil, a func
+	// called once the call has its outcome.
+	Begin func(*http.Request) (context.Context, func())
+	// Refused, when set, sees every answer after Answered and reports
+	// whether it refuses the call's credential in a way that another
+	// credential may mend (the upstream did not act on the call), and
+	// whether the holder has another to try. The call is then sent again
+	// at once, whatever its method, and Prepare sets the other credential;
+	// such resends do not count against WithRetries, and a streamed call
+	// (Stream) is never resent. When no other credential is accepted, the
+	// call's outcome is its first refusal, unchanged.
+	Refused func(*http.Request, *http.Response) (refused, again bool)
 }
 
 // settings are the shared knobs, set by Options.
@@ -420,6 +434,12 @@ func (e *prepareError) Unwrap() error { return e.err }
 func (s *Sender) Do(req *http.Request, v any) error {
 	ctx, cancel := context.WithTimeout(req.Context(), s.cfg.timeout)
 	defer cancel()
+	if s.up.Begin != nil {
+		var end func()
+		if ctx, end = s.up.Begin(req.WithContext(ctx)); end != nil {
+			defer end()
+		}
+	}
 	var body []byte
 	if req.Body != nil && req.Body != http.NoBody {
 		b, err := io.ReadAll(req.Body)
@@ -434,11 +454,25 @@ func (s *Sender) Do(req *http.Request, v any) error {
 		attempts += s.cfg.retries
 	}
 	var (
-		resp *http.Response
-		err  error
+		resp    *http.Response
+		err     error
+		refusal *http.Response // the call's first refused credential
 	)
-	for n := 1; ; n++ {
-		resp, err = s.attempt(ctx, req, body, n == 1)
+	// n counts the attempts WithRetries bounds; a resend with another
+	// credential (Refused) is not one of them.
+	for n, sent := 1, 0; ; sent++ {
+		var refused, again bool
+		resp, refused, again, err = s.attempt(ctx, req, body, sent == 0)
+		if refused {
+			if refusal == nil {
+				refusal = resp
+			}
+			if again {
+				continue
+			}
+			resp = refusal
+			break
+		}
 		if n == attempts {
 			break
 		}
@@ -446,7 +480,8 @@ func (s *Sender) Do(req *http.Request, v any) error {
 		if !again || !fits(ctx, d) || s.wait(ctx, d) != nil {
 			break // keep this attempt's outcome
 		}
-		s.cfg.logger.Debug("upstream retry", "upstream", s.up.Name, "method", req.Method, "path", req.URL.Path, "attempt", n+1)
+		n++
+		s.cfg.logger.Debug("upstream retry", "upstream", s.up.Name, "method", req.Method, "path", req.URL.Path, "attempt", n)
 	}
 	if err != nil {
 		return s.failure(req, err)
@@ -459,13 +494,14 @@ func (s *Sender) Do(req *http.Request, v any) error {
 
 // attempt performs one round trip through its route group's breaker. The answer's body is
 // read whole inside the breaker (a body cut off counts as a failure) and
-// replaced by an in-memory reader.
+// replaced by an in-memory reader. refused and again are the upstream's
+// Refused verdict on the answer.
 //
 // The first attempt sends orig itself (with ctx): the request is this
 // call's own, and copying its headers was ~1.5 KB per upstream call. A
 // retry sends a copy, so that Prepare's headers for it never touch a map an
 // abandoned earlier attempt's transport may still be reading.
-func (s *Sender) attempt(ctx context.Context, orig *http.Request, body []byte, first bool) (*http.Response, error) {
+func (s *Sender) attempt(ctx context.Context, orig *http.Request, body []byte, first bool) (resp *http.Response, refused, again bool, err error) {
 	req := orig.WithContext(ctx)
 	if !first {
 		req = orig.Clone(ctx)
@@ -477,10 +513,10 @@ func (s *Sender) attempt(ctx context.Context, orig *http.Request, body []byte, f
 	}
 	if s.up.Prepare != nil {
 		if err := s.up.Prepare(req); err != nil {
-			return nil, &prepareError{err}
+			return nil, false, false, &prepareError{err}
 		}
 	}
-	resp, err := s.breaker(req).Execute(func() (*http.Response, error) {
+	resp, err = s.breaker(req).Execute(func() (*http.Response, error) {
 		resp, err := s.cfg.transport.RoundTrip(req)
 		if err != nil {
 			return nil, err
@@ -501,13 +537,16 @@ func (s *Sender) attempt(ctx context.Context, orig *http.Request, body []byte, f
 	}
 	switch {
 	case errors.Is(err, errServerStatus):
-		return resp, nil
+		return resp, false, false, nil
 	case errors.Is(err, gobreaker.ErrOpenState), errors.Is(err, gobreaker.ErrTooManyRequests):
-		return nil, ErrCircuitOpen
+		return nil, false, false, ErrCircuitOpen
 	case err != nil:
-		return nil, err
+		return nil, false, false, err
 	}
-	return resp, nil
+	if s.up.Refused != nil {
+		refused, again = s.up.Refused(req, resp)
+	}
+	return resp, refused, again, nil
 }
 
 // Stream sends req once, through the breaker and the upstream's Prepare and
@@ -519,6 +558,13 @@ func (s *Sender) attempt(ctx context.Context, orig *http.Request, body []byte, f
 // headers; the body is bounded by req's context only, so that a large file
 // is not cut off.
 func (s *Sender) Stream(req *http.Request) (*http.Response, error) {
+	if s.up.Begin != nil {
+		ctx, end := s.up.Begin(req)
+		req = req.WithContext(ctx)
+		if end != nil {
+			defer end()
+		}
+	}
 	if s.up.Prepare != nil {
 		if err := s.up.Prepare(req); err != nil {
 			return nil, err
