@@ -178,7 +178,7 @@ func NewClient(baseURL string, opts ...roundtrip.Option) (*Client, error) {
 		return nil, fmt.Errorf("banking: base URL %q must not carry a query or fragment", baseURL)
 	}
 	c := &Client{baseURL: strings.TrimRight(u.String(), "/"), version: DefaultVersion}
-	c.send, err = roundtrip.New(roundtrip.Upstream{Name: "banking", BasePath: u.Path, Check: CheckResponse, Prepare: c.prepare, Answered: c.answered, Begin: c.begin, Refused: c.refused}, c, opts...)
+	c.send, err = roundtrip.New(roundtrip.Upstream{Name: upstreamName, BasePath: u.Path, Check: CheckResponse, Prepare: c.prepare, Answered: c.answered, Begin: c.begin, Refused: c.refused}, c, opts...)
 	if err != nil {
 		return nil, err
 	}
