@@ -61,10 +61,11 @@
 //
 // Outbound headers come from an allowlist: the client sets Accept,
 // Content-Type, User-Agent and x-access-token itself and forwards only
-// X-Request-Id, Traceparent, Tracestate and Accept-Language from the headers a
-// caller attaches with WithOutboundHeaders. Any other header on a request
-// given to Do is dropped, so an incoming request's cookies or authorization
-// can never leak upstream.
+// X-Request-Id, Traceparent, Tracestate and Accept-Language from a request
+// given to Do. Any other header on it is dropped, so an incoming request's
+// cookies or authorization can never leak upstream. The trace context of
+// the gateway's own requests reaches the upstream through the transport the
+// gateway gives the client (its tracing), not through these headers.
 package banking
 
 import (
@@ -219,17 +220,8 @@ const (
 	keyTokenSource ctxKey = iota
 	keyPublic
 	keySecrets
-	keyOutbound
 	keyCall
 )
-
-// WithOutboundHeaders attaches headers of the incoming request that may be
-// forwarded upstream. Only the allowlisted ones (X-Request-Id, Traceparent,
-// Tracestate, Accept-Language) are ever sent; h is cloned, so later changes by
-// the caller do not race with the client.
-func WithOutboundHeaders(ctx context.Context, h http.Header) context.Context {
-	return context.WithValue(ctx, keyOutbound, h.Clone())
-}
 
 // NewRequest builds a request for a protected route. path is relative to
 // {baseURL}/{version} ("persons/me", optionally with a query); body, when
@@ -335,7 +327,7 @@ func followed(ctx context.Context) TokenCall {
 // TokenCall offered).
 func (c *Client) prepare(req *http.Request) error {
 	ctx := req.Context()
-	req.Header = outboundHeaders(ctx, req.Header)
+	req.Header = outboundHeaders(req.Header)
 	ts := TokenSourceFrom(ctx)
 	if ts == nil || ctx.Value(keyPublic) != nil {
 		return nil
@@ -399,21 +391,18 @@ func (e *tokenSourceError) Error() string { return "banking: token source: " + e
 func (e *tokenSourceError) Unwrap() error { return e.err }
 
 // outboundHeaders rebuilds the header set from the allowlists instead of
-// trusting whatever a request carries. The values are shared with in and
-// the context's headers, not copied: a slice capped at its length cannot be
-// appended to in place, and Set replaces a slice instead of writing to it.
-func outboundHeaders(ctx context.Context, in http.Header) http.Header {
+// trusting whatever a request carries. The values are shared with in, not
+// copied: a slice capped at its length cannot be appended to in place, and
+// Set replaces a slice instead of writing to it.
+func outboundHeaders(in http.Header) http.Header {
 	out := make(http.Header, len(clientSet)+len(forwardable)+1)
 	for _, k := range clientSet {
 		if v := in.Values(k); len(v) > 0 {
 			out[k] = v[:len(v):len(v)]
 		}
 	}
-	fromCtx, _ := ctx.Value(keyOutbound).(http.Header)
 	for _, k := range forwardable {
 		if v := in.Values(k); len(v) > 0 {
-			out[k] = v[:len(v):len(v)]
-		} else if v := fromCtx.Values(k); len(v) > 0 {
 			out[k] = v[:len(v):len(v)]
 		}
 	}
