@@ -302,8 +302,7 @@ func (c *Client) Do(req *http.Request, v any) error {
 // begin starts a protected call of a TokenSource that follows its calls
 // (CallFollower): the call's TokenCall travels in its context for the
 // other hooks.
-func (c *Client) begin(req *http.Request) (context.Context, func()) {
-	ctx := req.Context()
+func (c *Client) begin(ctx context.Context) (context.Context, func()) {
 	f, ok := TokenSourceFrom(ctx).(CallFollower)
 	if !ok || ctx.Value(keyPublic) != nil {
 		return ctx, nil

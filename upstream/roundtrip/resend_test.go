@@ -42,9 +42,9 @@ func resendSender(t *testing.T, h *holder, opts ...Option) (*Sender, *upstream) 
 		_, _ = io.WriteString(w, "ok")
 	})
 	s, err := New(Upstream{Name: "test", Check: check,
-		Begin: func(r *http.Request) (context.Context, func()) {
+		Begin: func(ctx context.Context) (context.Context, func()) {
 			next := new(int)
-			return context.WithValue(r.Context(), credentialKey{}, next), func() { h.ended++ }
+			return context.WithValue(ctx, credentialKey{}, next), func() { h.ended++ }
 		},
 		Prepare: func(r *http.Request) error {
 			next := r.Context().Value(credentialKey{}).(*int)

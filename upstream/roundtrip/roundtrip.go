@@ -89,11 +89,12 @@ type Upstream struct {
 	// status is looked at, with the request as Prepare left it (a refreshed
 	// token is written back here).
 	Answered func(*http.Request, *http.Response)
-	// Begin, when set, starts a call, before its first attempt: it returns
-	// the context the call's attempts carry (with state of the call's own,
-	// for Prepare, Answered and Refused to find) and, unless nil, a func
-	// called once the call has its outcome.
-	Begin func(*http.Request) (context.Context, func())
+	// Begin, when set, starts a call, before its first attempt: given the
+	// call's context, it returns the context the call's attempts carry
+	// (with state of the call's own, for Prepare, Answered and Refused to
+	// find) and, unless nil, a func called once the last attempt is
+	// answered.
+	Begin func(context.Context) (context.Context, func())
 	// Refused, when set, sees every answer after Answered and reports
 	// whether it refuses the call's credential in a way that another
 	// credential may mend (the upstream did not act on the call), and
@@ -434,12 +435,6 @@ func (e *prepareError) Unwrap() error { return e.err }
 func (s *Sender) Do(req *http.Request, v any) error {
 	ctx, cancel := context.WithTimeout(req.Context(), s.cfg.timeout)
 	defer cancel()
-	if s.up.Begin != nil {
-		var end func()
-		if ctx, end = s.up.Begin(req.WithContext(ctx)); end != nil {
-			defer end()
-		}
-	}
 	var body []byte
 	if req.Body != nil && req.Body != http.NoBody {
 		b, err := io.ReadAll(req.Body)
@@ -449,40 +444,7 @@ func (s *Sender) Do(req *http.Request, v any) error {
 		}
 		body = b
 	}
-	attempts := 1
-	if idempotent(req.Method) {
-		attempts += s.cfg.retries
-	}
-	var (
-		resp    *http.Response
-		err     error
-		refusal *http.Response // the call's first refused credential
-	)
-	// n counts the attempts WithRetries bounds; a resend with another
-	// credential (Refused) is not one of them.
-	for n, sent := 1, 0; ; sent++ {
-		var refused, again bool
-		resp, refused, again, err = s.attempt(ctx, req, body, sent == 0)
-		if refused {
-			if refusal == nil {
-				refusal = resp
-			}
-			if again {
-				continue
-			}
-			resp = refusal
-			break
-		}
-		if n == attempts {
-			break
-		}
-		d, again := s.retryWait(n, resp, err)
-		if !again || !fits(ctx, d) || s.wait(ctx, d) != nil {
-			break // keep this attempt's outcome
-		}
-		n++
-		s.cfg.logger.Debug("upstream retry", "upstream", s.up.Name, "method", req.Method, "path", req.URL.Path, "attempt", n)
-	}
+	resp, err := s.exchange(ctx, req, body)
 	if err != nil {
 		return s.failure(req, err)
 	}
@@ -490,6 +452,49 @@ func (s *Sender) Do(req *http.Request, v any) error {
 		return err
 	}
 	return s.decode(req, resp, v)
+}
+
+// exchange makes the attempts of one call, between the upstream's Begin and
+// its end, and returns the outcome: retrying an idempotent call where that
+// can help, and resending a call whose credential was refused while the
+// holder has another (Refused).
+func (s *Sender) exchange(ctx context.Context, req *http.Request, body []byte) (*http.Response, error) {
+	if s.up.Begin != nil {
+		var end func()
+		if ctx, end = s.up.Begin(ctx); end != nil {
+			defer end()
+		}
+	}
+	attempts := 1
+	if idempotent(req.Method) {
+		attempts += s.cfg.retries
+	}
+	var refusal *http.Response // the call's first refused credential
+	// n counts the attempts WithRetries bounds; a resend with another
+	// credential is not one of them.
+	for n, sent := 1, 0; ; sent++ {
+		resp, refused, again, err := s.attempt(ctx, req, body, sent == 0)
+		switch {
+		case refused && again:
+			if refusal == nil {
+				refusal = resp
+			}
+			continue
+		case refused:
+			if refusal == nil {
+				refusal = resp
+			}
+			return refusal, nil
+		case n == attempts:
+			return resp, err
+		}
+		d, retry := s.retryWait(n, resp, err)
+		if !retry || !fits(ctx, d) || s.wait(ctx, d) != nil {
+			return resp, err // keep this attempt's outcome
+		}
+		n++
+		s.cfg.logger.Debug("upstream retry", "upstream", s.up.Name, "method", req.Method, "path", req.URL.Path, "attempt", n)
+	}
 }
 
 // attempt performs one round trip through its route group's breaker. The answer's body is
@@ -559,7 +564,7 @@ func (s *Sender) attempt(ctx context.Context, orig *http.Request, body []byte, f
 // is not cut off.
 func (s *Sender) Stream(req *http.Request) (*http.Response, error) {
 	if s.up.Begin != nil {
-		ctx, end := s.up.Begin(req)
+		ctx, end := s.up.Begin(req.Context())
 		req = req.WithContext(ctx)
 		if end != nil {
 			defer end()
