@@ -15,7 +15,8 @@ type TokenSource interface {
 	// Token returns the current access token; "" sends the call without one.
 	Token(ctx context.Context) (string, error)
 	// SetToken stores a refreshed token. It is called once per upstream
-	// response that carries a changed token, success or error.
+	// response that carries a changed token, success or error, except for
+	// the calls a CallFollower follows, whose TokenCall is told instead.
 	SetToken(ctx context.Context, token string) error
 }
 

@@ -1,8 +1,9 @@
 // Package roundtrip is the one way the upstream clients (payments, banking)
 // send a request. It owns what the two upstreams have in common: a transport
 // tuned for one busy host, a deadline on every call, retries of idempotent
-// calls with full-jitter backoff that honours Retry-After, one circuit
-// breaker per route group of an upstream, the "upstream could not answer" error
+// calls with full-jitter backoff that honours Retry-After, resending a call
+// whose credential was refused while its holder has another (Upstream.Refused),
+// one circuit breaker per route group of an upstream, the "upstream could not answer" error
 // (UnavailableError), and the shape in which an upstream's refusal reaches
 // the gateway's edge (Rejection).
 //
