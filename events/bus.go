@@ -189,7 +189,16 @@ func NewBus(ctx context.Context, js jetstream.JetStream, opts ...BusOption) (*Bu
 	return &Bus{js: js, ctx: bctx, cancel: cancel}, nil
 }
 
-func msgID(source, id string) string { return source + ":" + id }
+// msgID is the stream's dedupe key of an event. The gateway's own banking
+// events and the poller's share one key space: a change that a mutation
+// announced and a poll then found carries one ChangeID under both sources,
+// and the stream keeps the first announcement only.
+func msgID(source, id string) string {
+	if source == SourceBanking {
+		source = SourceGateway
+	}
+	return source + ":" + id
+}
 
 // storeWebhook stores an announced event for the intake; a repeat of the
 // same id within Dedupe is dropped by the stream (Nats-Msg-Id). The message

@@ -163,7 +163,11 @@ func (r *queryResolver) EventHistory(ctx context.Context, first *int64, after *s
 }
 
 func (r *subscriptionResolver) Events(ctx context.Context, names []string, after *string) (<-chan *model.LiveEvent, error) {
-	return r.subscribe(ctx, events.Filter{Names: names}, after)
+	ch, err := r.subscribe(ctx, events.Filter{Names: names}, after)
+	if err == nil {
+		r.watchLive(ctx)
+	}
+	return ch, err
 }
 
 func (r *subscriptionResolver) OrderUpdates(ctx context.Context, orderID string, after *string) (<-chan *model.LiveEvent, error) {

@@ -24,6 +24,25 @@ type EventStream interface {
 
 var _ EventStream = (*events.Bus)(nil)
 
+// LiveDemand is told of every live subscriber with a corporation, so that
+// the banking changes made outside the gateway are polled for while one
+// listens (live.Poller). Watch keeps ctx, whose session's credentials the
+// polls may use, until it ends.
+type LiveDemand interface {
+	Watch(ctx context.Context, corporationID string)
+}
+
+// watchLive registers the subscriber of ctx, when its session belongs to a
+// corporation, as demand for that corporation's banking changes.
+func (r *Resolver) watchLive(ctx context.Context) {
+	if r.Live == nil {
+		return
+	}
+	if s := session.From(ctx); s != nil && s.CorporationID != "" {
+		r.Live.Watch(ctx, s.CorporationID)
+	}
+}
+
 // maxNames bounds the names one subscription may filter on.
 const maxNames = 50
 
@@ -150,7 +169,7 @@ func toLiveEvent(e *events.Event) (*model.LiveEvent, error) {
 // principals and staff.
 func visibleTo(s *session.Session, match func(*events.Event) bool) func(*events.Event) bool {
 	return func(e *events.Event) bool {
-		if e.Source == events.SourceGateway {
+		if e.Source == events.SourceGateway || e.Source == events.SourceBanking {
 			if s == nil || (s.Kind != session.Staff && (s.CorporationID == "" || e.PayloadString("corporation_id") != s.CorporationID)) {
 				return false
 			}
