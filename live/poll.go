@@ -298,10 +298,15 @@ func walletListing(corpID string, wallets []*banking.Wallet) listing {
 			return m
 		}
 		d := WalletVersion(w)
-		l.items = append(l.items, item{id: w.ID, digest: d,
-			created: func() change { return change{WalletCreated, subject, Created, payload()} },
+		it := item{id: w.ID, digest: d,
 			updated: func() change { return change{WalletBalanceChanged, subject, d, payload()} },
-		})
+		}
+		if w.Type == banking.WalletTypeReal {
+			// A pending wallet comes with its real one, whose creation
+			// is the one announced.
+			it.created = func() change { return change{WalletCreated, subject, Created, payload()} }
+		}
+		l.items = append(l.items, it)
 	}
 	return l
 }

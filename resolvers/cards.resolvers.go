@@ -8,8 +8,10 @@ package resolvers
 import (
 	"context"
 
+	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/graph"
 	"github.com/fingraph/fingraph/graph/model"
+	"github.com/fingraph/fingraph/live"
 	"github.com/fingraph/fingraph/relay"
 	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/upstream/banking"
@@ -111,7 +113,7 @@ func (r *mutationResolver) IssueCard(ctx context.Context, input model.IssueCardI
 	if err != nil {
 		return nil, err
 	}
-	r.publishGatewayEvent(ctx, EventCardIssued, map[string]any{"card_id": id, "corporation_id": corpID,
+	r.publishGatewayEventID(ctx, events.ChangeID(relay.ID(relay.Card, id), live.Created), EventCardIssued, map[string]any{"card_id": id, "corporation_id": corpID,
 		"cardholder_id": input.CardholderID, "funding_wallet_id": input.FundingWalletID})
 	c, err := r.Banking.Cards.Get(ctx, id)
 	if err != nil {

@@ -201,10 +201,3 @@ func (r *Resolver) publishGatewayEventID(ctx context.Context, id, name string, p
 		r.Logger.WarnContext(ctx, "could not publish a gateway event", "name", name, "err", err)
 	}
 }
-
-// announcementID is the event id of the announcement that the upstream
-// object id came to be (name): the same for every announcement of it, from
-// any replica, so that the stream keeps one.
-func announcementID(name, upstreamID string) string {
-	return uuid.NewSHA1(uuid.NameSpaceURL, []byte("fingraph:"+name+":"+upstreamID)).String()
-}

@@ -9,9 +9,11 @@ import (
 	"context"
 	"strings"
 
+	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph"
 	"github.com/fingraph/fingraph/graph/model"
+	"github.com/fingraph/fingraph/live"
 	"github.com/fingraph/fingraph/relay"
 	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/session"
@@ -123,7 +125,7 @@ func (r *mutationResolver) CreatePerson(ctx context.Context, input model.CreateP
 	if err != nil {
 		return nil, err
 	}
-	r.publishGatewayEvent(ctx, "PersonCreated", map[string]any{"person_id": p.ID, "corporation_id": loaders.CorporationOf(p)})
+	r.publishGatewayEventID(ctx, events.ChangeID(relay.ID(relay.Person, p.ID), live.Created), "PersonCreated", map[string]any{"person_id": p.ID, "corporation_id": loaders.CorporationOf(p)})
 	return toPerson(p), nil
 }
 

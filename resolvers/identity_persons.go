@@ -3,8 +3,11 @@ package resolvers
 import (
 	"context"
 
+	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph/model"
+	"github.com/fingraph/fingraph/live"
+	"github.com/fingraph/fingraph/relay"
 	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/session"
 	"github.com/fingraph/fingraph/upstream/banking"
@@ -32,7 +35,7 @@ func (r *Resolver) personTransition(ctx context.Context, id, event string, move 
 	if err != nil {
 		return nil, err
 	}
-	r.publishGatewayEvent(ctx, event, map[string]any{"person_id": p.ID, "corporation_id": loaders.CorporationOf(p)})
+	r.publishGatewayEventID(ctx, events.ChangeID(relay.ID(relay.Person, p.ID), live.PersonVersion(p)), event, map[string]any{"person_id": p.ID, "corporation_id": loaders.CorporationOf(p)})
 	return toPerson(p), nil
 }
 

@@ -5,8 +5,10 @@ import (
 	"io"
 	"strings"
 
+	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph/model"
+	"github.com/fingraph/fingraph/live"
 	"github.com/fingraph/fingraph/relay"
 	"github.com/fingraph/fingraph/session"
 	"github.com/fingraph/fingraph/upstream/banking"
@@ -120,7 +122,7 @@ func (r *Resolver) updateKYC(ctx context.Context, in model.UpdateKycDocumentInpu
 		return nil, err
 	}
 	if in.Status != nil {
-		r.publishGatewayEvent(ctx, EventKYCDocumentStatusMoved, map[string]any{"document_id": doc.ID,
+		r.publishGatewayEventID(ctx, events.ChangeID(relay.ID(relay.KycDocument, corpID, doc.ID), live.KYCDocumentVersion(doc)), EventKYCDocumentStatusMoved, map[string]any{"document_id": doc.ID,
 			"corporation_id": corpID, "status": doc.VerifyingStatus})
 	}
 	return toKYCDocument(doc, corpID), nil

@@ -8,9 +8,11 @@ package resolvers
 import (
 	"context"
 
+	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph"
 	"github.com/fingraph/fingraph/graph/model"
+	"github.com/fingraph/fingraph/live"
 	"github.com/fingraph/fingraph/relay"
 	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/session"
@@ -109,7 +111,7 @@ func (r *mutationResolver) CreateWallet(ctx context.Context, input model.CreateW
 	for _, w := range list {
 		ids = append(ids, w.ID)
 	}
-	r.publishGatewayEvent(ctx, "WalletCreated", map[string]any{"corporation_id": input.CorporationID, "wallet_ids": ids, "adapter": req.Adapter})
+	r.publishGatewayEventID(ctx, walletCreatedID(input.CorporationID, list), "WalletCreated", map[string]any{"corporation_id": input.CorporationID, "wallet_ids": ids, "adapter": req.Adapter})
 	return &model.CreateWalletPayload{Wallets: toWallets(list, input.CorporationID)}, nil
 }
 
@@ -206,7 +208,10 @@ func (r *mutationResolver) CreateConversion(ctx context.Context, input model.Cre
 	if !fresh {
 		return c, nil // announced by the call that made it
 	}
-	r.publishGatewayEventID(ctx, announcementID("ConversionCreated", t.ID), "ConversionCreated", map[string]any{"corporation_id": s.CorporationID,
+	// The id a poll that finds this transaction gives it: announced once.
+	changeID := events.ChangeID(relay.ID(relay.Wallet, s.CorporationID, live.TransactionWallet(t.SourceCounterpartyID, t.TargetCounterpartyID, nil)),
+		live.TransactionCreatedVersion(t.ID))
+	r.publishGatewayEventID(ctx, changeID, "ConversionCreated", map[string]any{"corporation_id": s.CorporationID,
 		"transaction_id": t.ID, "source_wallet_id": c.SourceWalletID, "target_wallet_id": deref(c.TargetWalletID),
 		"amount": t.TargetAmount, "currency": t.TargetCurrency, "status": string(c.Status)})
 	return c, nil
@@ -224,7 +229,7 @@ func (r *mutationResolver) UpdateLimit(ctx context.Context, input model.UpdateLi
 	if err != nil {
 		return nil, err
 	}
-	r.publishGatewayEvent(ctx, "LimitUpdated", map[string]any{"corporation_id": input.CorporationID, "limit_id": l.ID,
+	r.publishGatewayEventID(ctx, events.ChangeID(relay.ID(relay.Limit, input.CorporationID, l.ID), live.LimitVersion(l)), "LimitUpdated", map[string]any{"corporation_id": input.CorporationID, "limit_id": l.ID,
 		"payment_method": l.PaymentMethod, "transaction_type": l.TransactionType})
 	return toLimit(l, input.CorporationID, r.corporationCurrencyOf(ctx, input.CorporationID)), nil
 }
@@ -243,7 +248,7 @@ func (r *mutationResolver) DeleteLimit(ctx context.Context, input model.DeleteLi
 	if err != nil {
 		return nil, err
 	}
-	r.publishGatewayEvent(ctx, "LimitDeleted", map[string]any{"corporation_id": input.CorporationID, "limit_id": l.ID})
+	r.publishGatewayEventID(ctx, events.ChangeID(relay.ID(relay.Limit, input.CorporationID, l.ID), live.Deleted), "LimitDeleted", map[string]any{"corporation_id": input.CorporationID, "limit_id": l.ID})
 	return toLimit(l, input.CorporationID, r.corporationCurrencyOf(ctx, input.CorporationID)), nil
 }
 
