@@ -66,6 +66,8 @@ func (m *metrics) watchLive(s *live.Stats) {
 			func() float64 { return float64(s.Changes.Load()) }),
 		counter("fingraph_live_poll_errors_total", "Polls that failed (upstream or JetStream) and were retried with back-off.",
 			func() float64 { return float64(s.Errors.Load()) }),
+		gauge("fingraph_live_subscribers", "Live subscribers with a corporation on this replica, whose corporations' banking changes are polled.",
+			func() float64 { return float64(s.Subscribers.Load()) }),
 		counter("fingraph_live_lease_takeovers_total", "Poll leases taken over from a replica that stopped renewing them.",
 			func() float64 { return float64(s.Takeovers.Load()) }),
 	)

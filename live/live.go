@@ -93,6 +93,8 @@ type Stats struct {
 	Polls, Changes, Errors atomic.Int64
 	// Takeovers counts leases taken from a holder that stopped renewing.
 	Takeovers atomic.Int64
+	// Subscribers is how many live subscribers this replica watches for.
+	Subscribers atomic.Int64
 }
 
 // Stats returns the poller's counters.
@@ -140,6 +142,7 @@ func (p *Poller) Watch(ctx context.Context, corporationID string) {
 		go func() { defer p.wg.Done(); p.run(lctx, corp) }()
 	}
 	corp.creds = append(corp.creds, c)
+	p.stats.Subscribers.Add(1)
 	p.mu.Unlock()
 	context.AfterFunc(ctx, func() { p.leave(corp, c) })
 }
@@ -151,6 +154,7 @@ func (p *Poller) leave(corp *corporation, c *credential) {
 	for i, x := range corp.creds {
 		if x == c {
 			corp.creds = append(corp.creds[:i:i], corp.creds[i+1:]...)
+			p.stats.Subscribers.Add(-1)
 			break
 		}
 	}
