@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bufio"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -88,6 +87,7 @@ func (c *wsClient) until(id string, stop func(liveEvent) bool) []liveEvent {
 	var out []liveEvent
 	for {
 		e := c.next(id, "events")
+		c.t.Logf("event %s %s %v", e.Source, e.Event.Name, e.Event.Payload)
 		out = append(out, e)
 		if stop(e) {
 			return out
@@ -99,7 +99,7 @@ func (c *wsClient) until(id string, stop func(liveEvent) bool) []liveEvent {
 func balanceEvent(walletID string, balance int64) func(liveEvent) bool {
 	return func(e liveEvent) bool {
 		return e.Event.Name == "WalletBalanceChanged" && e.Event.Payload["wallet_id"] == walletID &&
-			fmt.Sprint(e.Event.Payload["amount"]) == strconv.FormatInt(balance, 10)
+			e.Event.Payload["amount"] == float64(balance)
 	}
 }
 
@@ -120,6 +120,15 @@ func count(evs []liveEvent, match func(liveEvent) bool) int {
 // person of another corporation.
 func TestCreditOutsideTheGatewayReachesItsCorporationOnce(t *testing.T) {
 	g := startGateway(t, livePollArgs...)
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, l := range strings.Split(g.Logs.String(), "\n") {
+				if strings.Contains(l, "live") || strings.Contains(l, "WARN") || strings.Contains(l, "ERROR") {
+					t.Log(l)
+				}
+			}
+		}
+	})
 	anna := g.as(g.signInPerson(t, "anna@demo.test"))
 	ben := g.as(g.signInPerson(t, "ben@second.test"))
 	annaWS := anna.dialWS(t, nil, nil)
