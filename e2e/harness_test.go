@@ -48,8 +48,6 @@ type testGateway struct {
 	http       *http.Client
 	// bearer, when set, is the session token g.query sends.
 	bearer string
-	// app is the running gateway, for tests that stop parts of it.
-	app *app.App
 }
 
 // as returns a copy of g whose query calls carry the session token.
@@ -149,7 +147,6 @@ func startGatewayWith(t testing.TB, configure func(*app.Config), extraArgs ...st
 		SandboxURL: "http://" + a.SandboxAddr(),
 		Logs:       logs,
 		http:       &http.Client{Timeout: 20 * time.Second},
-		app:        a,
 	}
 }
 
