@@ -41,14 +41,15 @@ func WalletVersion(w *banking.Wallet) string {
 }
 
 // TransactionWallet is the wallet a wallet transaction's events are about
-// (a transaction is no node of its own): the wallet it credited when that
-// is one of the corporation's (ours; nil takes the target as ours), else
-// the wallet it debited.
+// (a transaction is no node of its own): the wallet it debited when that is
+// one of the corporation's (ours; nil takes the source as ours), as a
+// conversion's announcement names its source wallet; else the wallet it
+// credited (an incoming transfer).
 func TransactionWallet(sourceWalletID, targetWalletID string, ours map[string]bool) string {
-	if targetWalletID != "" && (ours == nil || ours[targetWalletID]) {
-		return targetWalletID
+	if sourceWalletID != "" && (ours == nil || ours[sourceWalletID]) {
+		return sourceWalletID
 	}
-	return sourceWalletID
+	return targetWalletID
 }
 
 // TransactionCreatedVersion is the version, under its wallet's subject, of
