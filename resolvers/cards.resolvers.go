@@ -8,7 +8,6 @@ package resolvers
 import (
 	"context"
 
-	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/graph"
 	"github.com/fingraph/fingraph/graph/model"
 	"github.com/fingraph/fingraph/live"
@@ -113,7 +112,7 @@ func (r *mutationResolver) IssueCard(ctx context.Context, input model.IssueCardI
 	if err != nil {
 		return nil, err
 	}
-	r.publishGatewayEventID(ctx, events.ChangeID(relay.ID(relay.Card, id), live.Created), EventCardIssued, map[string]any{"card_id": id, "corporation_id": corpID,
+	r.announceChange(ctx, EventCardIssued, corpID, relay.ID(relay.Card, id), live.Created, map[string]any{"card_id": id,
 		"cardholder_id": input.CardholderID, "funding_wallet_id": input.FundingWalletID})
 	c, err := r.Banking.Cards.Get(ctx, id)
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"context"
 	"strings"
 
-	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph"
 	"github.com/fingraph/fingraph/graph/model"
@@ -125,7 +124,7 @@ func (r *mutationResolver) CreatePerson(ctx context.Context, input model.CreateP
 	if err != nil {
 		return nil, err
 	}
-	r.publishGatewayEventID(ctx, events.ChangeID(relay.ID(relay.Person, p.ID), live.Created), "PersonCreated", map[string]any{"person_id": p.ID, "corporation_id": loaders.CorporationOf(p)})
+	r.announceChange(ctx, "PersonCreated", loaders.CorporationOf(p), relay.ID(relay.Person, p.ID), live.Created, map[string]any{"person_id": p.ID})
 	return toPerson(p), nil
 }
 

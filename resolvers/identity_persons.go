@@ -3,7 +3,6 @@ package resolvers
 import (
 	"context"
 
-	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph/model"
 	"github.com/fingraph/fingraph/live"
@@ -35,7 +34,7 @@ func (r *Resolver) personTransition(ctx context.Context, id, event string, move 
 	if err != nil {
 		return nil, err
 	}
-	r.publishGatewayEventID(ctx, events.ChangeID(relay.ID(relay.Person, p.ID), live.PersonVersion(p)), event, map[string]any{"person_id": p.ID, "corporation_id": loaders.CorporationOf(p)})
+	r.announceChange(ctx, event, loaders.CorporationOf(p), relay.ID(relay.Person, p.ID), live.PersonVersion(p), map[string]any{"person_id": p.ID})
 	return toPerson(p), nil
 }
 

@@ -5,7 +5,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph/model"
 	"github.com/fingraph/fingraph/live"
@@ -122,8 +121,8 @@ func (r *Resolver) updateKYC(ctx context.Context, in model.UpdateKycDocumentInpu
 		return nil, err
 	}
 	if in.Status != nil {
-		r.publishGatewayEventID(ctx, events.ChangeID(relay.ID(relay.KycDocument, corpID, doc.ID), live.KYCDocumentVersion(doc)), EventKYCDocumentStatusMoved, map[string]any{"document_id": doc.ID,
-			"corporation_id": corpID, "status": doc.VerifyingStatus})
+		r.announceChange(ctx, EventKYCDocumentStatusMoved, corpID, relay.ID(relay.KycDocument, corpID, doc.ID), live.KYCDocumentVersion(doc),
+			map[string]any{"document_id": doc.ID, "status": doc.VerifyingStatus})
 	}
 	return toKYCDocument(doc, corpID), nil
 }

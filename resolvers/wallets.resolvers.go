@@ -111,7 +111,11 @@ func (r *mutationResolver) CreateWallet(ctx context.Context, input model.CreateW
 	for _, w := range list {
 		ids = append(ids, w.ID)
 	}
-	r.publishGatewayEventID(ctx, walletCreatedID(input.CorporationID, list), "WalletCreated", map[string]any{"corporation_id": input.CorporationID, "wallet_ids": ids, "adapter": req.Adapter})
+	subject := "" // the first wallet made: a dashboard adds it to its list
+	if len(ids) > 0 {
+		subject = relay.ID(relay.Wallet, input.CorporationID, ids[0])
+	}
+	r.publishGatewayEventID(ctx, walletCreatedID(input.CorporationID, list), "WalletCreated", input.CorporationID, subject, map[string]any{"wallet_ids": ids, "adapter": req.Adapter})
 	return &model.CreateWalletPayload{Wallets: toWallets(list, input.CorporationID)}, nil
 }
 
@@ -208,12 +212,15 @@ func (r *mutationResolver) CreateConversion(ctx context.Context, input model.Cre
 	if !fresh {
 		return c, nil // announced by the call that made it
 	}
+	// The subject is the source wallet, whose balance moved (transactions
+	// are not nodes).
 	// The id a poll that finds this transaction gives it: announced once.
 	changeID := events.ChangeID(relay.ID(relay.Wallet, s.CorporationID, live.TransactionWallet(t.SourceCounterpartyID, t.TargetCounterpartyID, nil)),
 		live.TransactionCreatedVersion(t.ID))
-	r.publishGatewayEventID(ctx, changeID, "ConversionCreated", map[string]any{"corporation_id": s.CorporationID,
-		"transaction_id": t.ID, "source_wallet_id": c.SourceWalletID, "target_wallet_id": deref(c.TargetWalletID),
-		"amount": t.TargetAmount, "currency": t.TargetCurrency, "status": string(c.Status)})
+	r.publishGatewayEventID(ctx, changeID, "ConversionCreated", s.CorporationID,
+		relay.ID(relay.Wallet, s.CorporationID, req.SourceID), map[string]any{"transaction_id": t.ID,
+			"source_wallet_id": c.SourceWalletID, "target_wallet_id": deref(c.TargetWalletID),
+			"amount": t.TargetAmount, "currency": t.TargetCurrency, "status": string(c.Status)})
 	return c, nil
 }
 
@@ -229,7 +236,7 @@ func (r *mutationResolver) UpdateLimit(ctx context.Context, input model.UpdateLi
 	if err != nil {
 		return nil, err
 	}
-	r.publishGatewayEventID(ctx, events.ChangeID(relay.ID(relay.Limit, input.CorporationID, l.ID), live.LimitVersion(l)), "LimitUpdated", map[string]any{"corporation_id": input.CorporationID, "limit_id": l.ID,
+	r.announceChange(ctx, "LimitUpdated", input.CorporationID, relay.ID(relay.Limit, input.CorporationID, l.ID), live.LimitVersion(l), map[string]any{"limit_id": l.ID,
 		"payment_method": l.PaymentMethod, "transaction_type": l.TransactionType})
 	return toLimit(l, input.CorporationID, r.corporationCurrencyOf(ctx, input.CorporationID)), nil
 }
@@ -248,7 +255,7 @@ func (r *mutationResolver) DeleteLimit(ctx context.Context, input model.DeleteLi
 	if err != nil {
 		return nil, err
 	}
-	r.publishGatewayEventID(ctx, events.ChangeID(relay.ID(relay.Limit, input.CorporationID, l.ID), live.Deleted), "LimitDeleted", map[string]any{"corporation_id": input.CorporationID, "limit_id": l.ID})
+	r.announceChange(ctx, "LimitDeleted", input.CorporationID, relay.ID(relay.Limit, input.CorporationID, l.ID), live.Deleted, map[string]any{"limit_id": l.ID})
 	return toLimit(l, input.CorporationID, r.corporationCurrencyOf(ctx, input.CorporationID)), nil
 }
 
