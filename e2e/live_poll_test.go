@@ -24,8 +24,8 @@ import (
 // corporation: polled once per corporation, by one replica, and announced
 // once.
 
-// livePollArgs poll every second, and let persons subscribe.
-var livePollArgs = []string{"-live-poll-interval", "1s", "-payments-operators", "STAFF,PERSON,API_CLIENT"}
+// livePollArgs poll every second.
+var livePollArgs = []string{"-live-poll-interval", "1s"}
 
 const allEvents = `subscription($after: String) { events(after: $after) ` + liveFields + ` }`
 
