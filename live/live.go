@@ -230,6 +230,16 @@ func (p *Poller) run(ctx context.Context, corp *corporation) {
 	t := time.NewTicker(p.checkEvery())
 	defer t.Stop()
 	for {
+		if p.credential(corp) == nil {
+			// Every local subscriber's session was refused: leave the
+			// lease to a replica whose subscribers can still read.
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				continue
+			}
+		}
 		rev, took, err := p.acquire(ctx, key, &seenRev, &seenAt)
 		if err != nil && ctx.Err() == nil {
 			p.Logger.Debug("live: lease check failed", "err", err)
@@ -313,9 +323,9 @@ func (p *Poller) hold(ctx context.Context, corp *corporation, key string, rev ui
 	p.pollLoop(hctx, corp)
 	lost()
 	<-done
-	if ctx.Err() != nil {
-		// Handed back on purpose: the last subscriber here left, or the
-		// gateway stops.
+	if ctx.Err() != nil || p.credential(corp) == nil {
+		// Handed back on purpose: the last subscriber here left, the
+		// gateway stops, or no local session may read any more.
 		dctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		if err := p.Leases.Delete(dctx, key, jetstream.LastRevision(last.Load())); err != nil && !isConflict(err) {
