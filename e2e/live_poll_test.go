@@ -429,3 +429,36 @@ func TestTwoReplicasPollOnceAndHandOverWithoutLossOrRepeat(t *testing.T) {
 		t.Errorf("%d incoming transfers announced, want 2 (one per credit)", incoming)
 	}
 }
+
+// TestPollingSwitchesToAnotherSessionWhenOneEnds: the poll runs on the
+// oldest subscriber's session; when that person signs out (the session
+// ends, its socket is closed), polling goes on with the next subscriber's
+// session, and a change still arrives once. When the last one leaves,
+// polling stops.
+func TestPollingSwitchesToAnotherSessionWhenOneEnds(t *testing.T) {
+	g := startGateway(t, livePollArgs...)
+	anna := g.as(g.signInPerson(t, "anna@demo.test"))
+	dace := g.as(g.signInPerson(t, "dace@demo.test"))
+	annaWS := anna.dialWS(t, nil, nil)
+	annaWS.subscribeFromNow(anna, "1", allEvents, nil)
+	g.waitMetric(t, "fingraph_live_subscribers", equal(1))
+	daceWS := dace.dialWS(t, nil, nil)
+	daceWS.subscribeFromNow(dace, "1", allEvents, nil)
+	g.waitMetric(t, "fingraph_live_subscribers", equal(2))
+	g.waitMetric(t, "fingraph_live_polls_total", atLeast(1))
+
+	anna.query(t, `mutation { signOut }`, nil)
+	g.waitMetric(t, "fingraph_live_subscribers", equal(1))
+	polls := g.metric(t, "fingraph_live_polls_total")
+	balance := g.credit(t, demoEURWalletID, 4321)
+	g.waitMetric(t, "fingraph_live_polls_total", atLeast(polls+3))
+	sentinel := g.credit(t, demoUSDWalletID, 321)
+	got := daceWS.until("1", balanceEvent(demoUSDWalletID, sentinel))
+	if n := count(got, balanceEvent(demoEURWalletID, balance)); n != 1 {
+		t.Errorf("the credit reached dace %d times after anna signed out, want once", n)
+	}
+
+	daceWS.close()
+	g.waitMetric(t, "fingraph_live_subscribers", equal(0))
+	g.waitMetric(t, "fingraph_live_corporations_polled", equal(0))
+}
