@@ -69,7 +69,7 @@ func (r *Resolver) uploadKYC(ctx context.Context, in model.UploadKycDocumentInpu
 		return nil, err
 	}
 	if _, err := f.File.Seek(0, io.SeekStart); err != nil {
-		return nil, &gqlerr.Error{Code: gqlerr.Internal, Message: "internal error", Cause: err}
+		return nil, gqlerr.InternalError(err)
 	}
 	doc, err := r.Banking.KYC.Upload(ctx, corpID, &banking.KYCUpload{
 		Filename:    name,
