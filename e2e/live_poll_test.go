@@ -462,3 +462,34 @@ func TestPollingSwitchesToAnotherSessionWhenOneEnds(t *testing.T) {
 	g.waitMetric(t, "fingraph_live_subscribers", equal(0))
 	g.waitMetric(t, "fingraph_live_corporations_polled", equal(0))
 }
+
+// TestLeaseIsHandedBackWhenTheLastSubscriberLeaves: when the holder's last
+// subscriber of a corporation leaves, it hands the lease back at once, and
+// a replica that still has subscribers takes it without waiting for it to
+// expire (no take-over counted); changes keep arriving once.
+func TestLeaseIsHandedBackWhenTheLastSubscriberLeaves(t *testing.T) {
+	a, b, _ := livePollReplicas(t)
+	anna := a.as(a.signInPerson(t, "anna@demo.test"))
+	dace := b.as(b.signInPerson(t, "dace@demo.test"))
+	annaWS := anna.dialWS(t, nil, nil)
+	annaWS.subscribeFromNow(anna, "1", allEvents, nil)
+	a.waitMetric(t, "fingraph_live_corporations_polled", equal(1))
+	daceWS := dace.dialWS(t, nil, nil)
+	daceWS.subscribeFromNow(dace, "1", allEvents, nil)
+	b.waitMetric(t, "fingraph_live_subscribers", equal(1))
+
+	annaWS.close()
+	a.waitMetric(t, "fingraph_live_corporations_polled", equal(0))
+	b.waitMetric(t, "fingraph_live_corporations_polled", equal(1))
+	if n := b.metric(t, "fingraph_live_lease_takeovers_total"); n != 0 {
+		t.Errorf("the lease was taken over by expiry %v times; it should have been handed back", n)
+	}
+	balance := b.credit(t, demoEURWalletID, 999)
+	polls := b.metric(t, "fingraph_live_polls_total")
+	b.waitMetric(t, "fingraph_live_polls_total", atLeast(polls+3))
+	sentinel := b.credit(t, demoUSDWalletID, 111)
+	got := daceWS.until("1", balanceEvent(demoUSDWalletID, sentinel))
+	if n := count(got, balanceEvent(demoEURWalletID, balance)); n != 1 {
+		t.Errorf("the credit after the hand-over arrived %d times, want once", n)
+	}
+}
