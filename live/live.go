@@ -132,6 +132,9 @@ func (p *Poller) Watch(ctx context.Context, corporationID string) {
 		if p.replica == "" {
 			p.replica = uuid.NewString()
 		}
+		if p.Logger == nil {
+			p.Logger = slog.New(slog.DiscardHandler)
+		}
 	}
 	corp := p.corps[corporationID]
 	if corp == nil {
