@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -206,13 +207,23 @@ func (p *Poller) read(ctx context.Context, corpID string, old snapshot) ([]listi
 	}
 	wallets, err := p.Banking.Wallets.List(ctx, corpID)
 	if err != nil {
-		return nil, nil, err
+		if err := skip("wallets", err); err != nil {
+			return nil, nil, err
+		}
+		// Not for this principal: the wallets' transactions are kept
+		// as they were too.
+		for key := range old.Lists {
+			if strings.HasPrefix(key, "wallet-transactions:") {
+				kept = append(kept, key)
+			}
+		}
+	} else {
+		lists = append(lists, walletListing(corpID, wallets))
 	}
 	ours := map[string]bool{}
 	for _, w := range wallets {
 		ours[w.ID] = true
 	}
-	lists = append(lists, walletListing(corpID, wallets))
 	_, walletsSeen := old.Lists["wallets"]
 	for _, w := range wallets {
 		if p.Banking.SpecOnly {
