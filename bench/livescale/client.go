@@ -77,10 +77,9 @@ type person struct {
 // signIn mutation (PERSON: e-mail, password, device fingerprint) and
 // returns them in the seed's order. Each of parallel workers signs in one
 // person at a time from a loopback address of its own (127.0.1.w), as
-// persons come from many addresses: the gateway's sign-in limits are kept
-// per address, and a sign-in holds a token of its address's bucket while
-// it runs (given back when it succeeds), so many at once from one address
-// would be refused RATE_LIMITED though none failed.
+// persons come from many addresses: from one address, many sign-ins at
+// once end refused RATE_LIMITED after some hundreds, though none failed
+// (bench/README.md).
 func signInAll(gateway string, b *bulk, parallel int) ([]*person, error) {
 	var all []*person
 	for _, c := range b.Corporations {
