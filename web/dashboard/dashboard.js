@@ -87,14 +87,24 @@ const SIGN_IN = `mutation SignIn($input: SignInInput!) {
 }`;
 
 // What an event's subject brings along: the fields this screen shows of the
-// entities it keeps (the store merges them), and only the id of others.
+// entities it keeps (the store merges them), and only the id of others. A
+// card's status and a card transaction's have different types, which one
+// selection may not give the same response name: the card's is aliased,
+// and stored under its field's name (as normalising caches store aliases).
 const EVENT_FIELDS = `id upstreamId name createdAt orderId individualId
     subject {
       __typename id
       ... on Wallet { name currency purpose balance { amount currency } }
-      ... on Card { status displayName availableBalance { amount currency } }
+      ... on Card { cardStatus: status displayName availableBalance { amount currency } }
       ... on CardTransaction { amount { amount currency } status description createdAt }
     }`;
+
+/** A subject as the store keeps it: aliased fields under their own names. */
+function unalias(subject) {
+  if (!subject || !('cardStatus' in subject)) return subject;
+  const { cardStatus, ...rest } = subject;
+  return { ...rest, status: cardStatus };
+}
 
 // The screen's one query. The customers and their orders are a payments
 // operator's (staff, the merchant's API client): they are asked for only
@@ -236,7 +246,7 @@ async function refresh(viewer) {
   if (state.cursor == null) {
     $('#events').replaceChildren();
     for (const edge of [...history.edges].reverse()) {
-      put(edge.node.subject);
+      put(unalias(edge.node.subject));
       showEvent({ cursor: edge.cursor, source: edge.source, event: edge.node });
     }
   }
@@ -382,7 +392,8 @@ function optionalSections() {
  * are drawn again: the entity changes in place. A new card transaction
  * joins the list; a wallet not yet listed (WalletCreated) joins its table.
  */
-function applySubject(subject) {
+function applySubject(aliased) {
+  const subject = unalias(aliased);
   if (!subject?.id) return;
   put(subject);
   switch (subject.__typename) {
