@@ -209,6 +209,7 @@ test('the dashboard as a person shows the new balance live after its credit butt
   await page.getByTestId('who').getByText('PERSON').waitFor();
   await page.getByTestId('feed-status').getByText('live').waitFor();
   assert.ok(await page.locator('#customers-card').isHidden(), 'a person has no payments customers to show');
+  assert.ok(await page.locator('#trigger').isHidden(), 'nor payments events to fire');
 
   // The wallets with their balances, the card transactions below them.
   const row = page.locator('#wallets tr', { hasText: 'USD' });

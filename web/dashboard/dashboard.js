@@ -214,7 +214,10 @@ async function signOut() {
 
 async function refresh(viewer) {
   const operator = viewer?.permissions?.includes('payments.operate') ?? true;
+  // Payments events (what the sandbox's trigger fires) reach payments
+  // operators only: others get neither their customers nor the button.
   $('#customers-card').hidden = !operator;
+  $('#trigger').hidden = !operator;
   let data;
   try {
     data = await gql(dashboardQuery(operator));
