@@ -332,11 +332,7 @@ func (a *App) openUpstreams(ctx context.Context, cfg *Config, m *metrics) (*paym
 		return nil, nil, fmt.Errorf("FINGRAPH_PAYMENTS_URL: %w", err)
 	}
 
-	// session.Transport writes the refreshed tokens of a session's
-	// (concurrent) calls back and retries a refused one with the session's
-	// candidate tokens, over the tuned transport.
-	bankTransport := session.Transport(upstream("banking", roundtrip.NewTransport()))
-	bank, err := banking.NewClient(cfg.BankingURL, banking.WithVersion(cfg.BankingVersion), roundtrip.WithTransport(bankTransport),
+	bank, err := banking.NewClient(cfg.BankingURL, banking.WithVersion(cfg.BankingVersion), roundtrip.WithTransport(upstream("banking", roundtrip.NewTransport())),
 		roundtrip.WithTimeout(cfg.BankingTimeout), roundtrip.WithLogger(logger.With("upstream", "banking")))
 	if err != nil {
 		return nil, nil, fmt.Errorf("FINGRAPH_BANKING_URL: %w", err)

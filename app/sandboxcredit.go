@@ -39,15 +39,15 @@ func sandboxCredit(sb http.Handler, bank *banking.Client) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		sess := session.From(r.Context())
 		if sess == nil {
-			writeCodeError(w, http.StatusUnauthorized, gqlerr.Unauthenticated, "sign in to credit a wallet")
+			gqlerr.WriteHTTP(w, http.StatusUnauthorized, gqlerr.Unauthenticated, "sign in to credit a wallet")
 			return
 		}
 		if sess.CorporationID == "" || (sess.Kind != session.Person && sess.Kind != session.APIClient) {
-			writeCodeError(w, http.StatusForbidden, gqlerr.Forbidden, "only a person or an API client of a corporation may credit its wallets")
+			gqlerr.WriteHTTP(w, http.StatusForbidden, gqlerr.Forbidden, "only a person or an API client of a corporation may credit its wallets")
 			return
 		}
 		if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
-			writeCodeError(w, http.StatusUnsupportedMediaType, gqlerr.BadUserInput, `send a JSON body: {"walletId": "<Wallet id>", "amount": 1000}`)
+			gqlerr.WriteHTTP(w, http.StatusUnsupportedMediaType, gqlerr.BadUserInput, `send a JSON body: {"walletId": "<Wallet id>", "amount": 1000}`)
 			return
 		}
 		var in struct {
@@ -55,41 +55,41 @@ func sandboxCredit(sb http.Handler, bank *banking.Client) http.HandlerFunc {
 			Amount   int64  `json:"amount"`
 		}
 		if err := json.NewDecoder(io.LimitReader(r.Body, 4<<10)).Decode(&in); err != nil {
-			writeCodeError(w, http.StatusBadRequest, gqlerr.BadUserInput, `send a JSON body: {"walletId": "<Wallet id>", "amount": 1000}`)
+			gqlerr.WriteHTTP(w, http.StatusBadRequest, gqlerr.BadUserInput, `send a JSON body: {"walletId": "<Wallet id>", "amount": 1000}`)
 			return
 		}
 		if in.Amount < 1 || in.Amount > maxSandboxCredit {
-			writeCodeError(w, http.StatusBadRequest, gqlerr.BadUserInput, "amount must be a whole number of minor units from 1 to 10000000")
+			gqlerr.WriteHTTP(w, http.StatusBadRequest, gqlerr.BadUserInput, "amount must be a whole number of minor units from 1 to 10000000")
 			return
 		}
 		ref, err := relay.Decode(in.WalletID)
 		if err != nil || ref.Kind != relay.Wallet {
-			writeCodeError(w, http.StatusBadRequest, gqlerr.BadUserInput, "walletId must be the id of a Wallet")
+			gqlerr.WriteHTTP(w, http.StatusBadRequest, gqlerr.BadUserInput, "walletId must be the id of a Wallet")
 			return
 		}
 		if ref.Parent() != sess.CorporationID {
-			writeCodeError(w, http.StatusNotFound, gqlerr.NotFound, "no wallet of your corporation has this id")
+			gqlerr.WriteHTTP(w, http.StatusNotFound, gqlerr.NotFound, "no wallet of your corporation has this id")
 			return
 		}
 		wl, err := bank.Wallets.Get(r.Context(), sess.CorporationID, ref.Upstream())
 		switch {
 		case banking.IsUnauthorized(err):
-			writeCodeError(w, http.StatusUnauthorized, gqlerr.Unauthenticated, "the session ended: sign in again")
+			gqlerr.WriteHTTP(w, http.StatusUnauthorized, gqlerr.Unauthenticated, "the session ended: sign in again")
 			return
 		case banking.IsNotFound(err) || banking.IsForbidden(err):
-			writeCodeError(w, http.StatusNotFound, gqlerr.NotFound, "no wallet of your corporation has this id")
+			gqlerr.WriteHTTP(w, http.StatusNotFound, gqlerr.NotFound, "no wallet of your corporation has this id")
 			return
 		case err != nil:
-			writeCodeError(w, http.StatusBadGateway, gqlerr.UpstreamUnavailable, "the banking upstream did not answer")
+			gqlerr.WriteHTTP(w, http.StatusBadGateway, gqlerr.UpstreamUnavailable, "the banking upstream did not answer")
 			return
 		case wl.Type != banking.WalletTypeReal:
-			writeCodeError(w, http.StatusBadRequest, gqlerr.BadUserInput, "only a real wallet can be credited")
+			gqlerr.WriteHTTP(w, http.StatusBadRequest, gqlerr.BadUserInput, "only a real wallet can be credited")
 			return
 		}
 		body, _ := json.Marshal(map[string]any{"amount": in.Amount, "description": "Sandbox credit from the dashboard"})
 		req, err := http.NewRequestWithContext(r.Context(), http.MethodPost, "/_sandbox/banking/wallets/"+url.PathEscape(ref.Upstream())+"/credit", bytes.NewReader(body))
 		if err != nil {
-			writeCodeError(w, http.StatusInternalServerError, gqlerr.Internal, "internal error")
+			gqlerr.WriteHTTP(w, http.StatusInternalServerError, gqlerr.Internal, gqlerr.InternalMessage)
 			return
 		}
 		req.Header.Set("Content-Type", "application/json")

@@ -28,35 +28,27 @@ import (
 func sandboxTrigger(sb http.Handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if session.From(r.Context()) == nil {
-			writeCodeError(w, http.StatusUnauthorized, gqlerr.Unauthenticated, "sign in to fire sandbox events")
+			gqlerr.WriteHTTP(w, http.StatusUnauthorized, gqlerr.Unauthenticated, "sign in to fire sandbox events")
 			return
 		}
 		if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
-			writeCodeError(w, http.StatusUnsupportedMediaType, gqlerr.BadUserInput, "send a JSON body: {\"name\": \"IndividualActivated\"}")
+			gqlerr.WriteHTTP(w, http.StatusUnsupportedMediaType, gqlerr.BadUserInput, "send a JSON body: {\"name\": \"IndividualActivated\"}")
 			return
 		}
 		var in struct {
 			Name string `json:"name"`
 		}
 		if err := json.NewDecoder(io.LimitReader(r.Body, 4<<10)).Decode(&in); err != nil || !slices.Contains(paymentsim.TriggerNames(), in.Name) {
-			writeCodeError(w, http.StatusBadRequest, gqlerr.BadUserInput, "name must be one of the sandbox's trigger events: "+strings.Join(paymentsim.TriggerNames(), ", "))
+			gqlerr.WriteHTTP(w, http.StatusBadRequest, gqlerr.BadUserInput, "name must be one of the sandbox's trigger events: "+strings.Join(paymentsim.TriggerNames(), ", "))
 			return
 		}
 		body, _ := json.Marshal(map[string]string{"name": in.Name})
 		req, err := http.NewRequestWithContext(r.Context(), http.MethodPost, "/_sandbox/trigger", bytes.NewReader(body))
 		if err != nil {
-			writeCodeError(w, http.StatusInternalServerError, gqlerr.Internal, "internal error")
+			gqlerr.WriteHTTP(w, http.StatusInternalServerError, gqlerr.Internal, gqlerr.InternalMessage)
 			return
 		}
 		req.Header.Set("Content-Type", "application/json")
 		sb.ServeHTTP(w, req)
 	}
-}
-
-// writeCodeError answers in the GraphQL error shape, so that clients read
-// extensions.code the same way on every route.
-func writeCodeError(w http.ResponseWriter, status int, code gqlerr.Code, msg string) {
-	writeJSON(w, status, map[string]any{"errors": []map[string]any{{
-		"message": msg, "extensions": map[string]any{"code": string(code)},
-	}}})
 }

@@ -40,6 +40,8 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+
+	"github.com/fingraph/fingraph/gqlerr"
 )
 
 // DefaultTTL is how long a link works.
@@ -166,33 +168,34 @@ type Opener interface {
 // Handler serves signed links: it streams the upstream file with its
 // content type, as an attachment, never cached, to the session the link was
 // made for; sessionOf names the request's session ("" when it has none),
-// which runs behind the session middleware. Nothing of the link or the
-// upstream address is logged.
+// which runs behind the session middleware. A link refused is answered with
+// a code, as every route answers outside GraphQL (gqlerr.WriteHTTP).
+// Nothing of the link or the upstream address is logged.
 func Handler(s *Signer, upstream Opener, sessionOf func(*http.Request) string, logger *slog.Logger) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		t, err := s.Open(chi.URLParam(r, "id"), r.URL.Query().Get("exp"), r.URL.Query().Get("sig"))
 		switch {
 		case errors.Is(err, ErrExpired):
-			http.Error(w, "this download link has expired; request the report again", http.StatusGone)
+			gqlerr.WriteHTTP(w, http.StatusGone, gqlerr.BadUserInput, "this download link has expired; request the report again")
 			return
 		case err != nil:
-			http.Error(w, "this download link is not valid", http.StatusForbidden)
+			gqlerr.WriteHTTP(w, http.StatusForbidden, gqlerr.Forbidden, "this download link is not valid")
 			return
 		}
 		switch cur := sessionOf(r); {
 		case cur == "":
 			// Signed out (which ends the session's links) or never in.
-			http.Error(w, "sign in: a download link works only in the session that requested it", http.StatusUnauthorized)
+			gqlerr.WriteHTTP(w, http.StatusUnauthorized, gqlerr.Unauthenticated, "sign in: a download link works only in the session that requested it")
 			return
 		case subtle.ConstantTimeCompare([]byte(cur), []byte(t.Session)) != 1:
-			http.Error(w, "this download link belongs to another session", http.StatusForbidden)
+			gqlerr.WriteHTTP(w, http.StatusForbidden, gqlerr.Forbidden, "this download link belongs to another session")
 			return
 		}
 		u, name := t.URL, t.Name
 		resp, err := upstream.OpenReport(r.Context(), u)
 		if err != nil {
 			logger.WarnContext(r.Context(), "report download failed", "err_kind", fmt.Sprintf("%T", err))
-			http.Error(w, "the report is not available", http.StatusBadGateway)
+			gqlerr.WriteHTTP(w, http.StatusBadGateway, gqlerr.UpstreamUnavailable, "the report is not available")
 			return
 		}
 		defer resp.Body.Close()

@@ -301,14 +301,16 @@ func TestCustomerSessionManagesItsOwnCustomer(t *testing.T) {
 	}
 }
 
+// TestEventOperationsNeedAPaymentsOperator: the merchant's event
+// operations stay with payments operators; the event stream itself serves
+// a person too, scoped to its corporation (docs/events.md), but not the
+// payments-only subscriptions.
 func TestEventOperationsNeedAPaymentsOperator(t *testing.T) {
 	g := startGateway(t)
 	anna := g.as(g.signInPerson(t, "anna@demo.test"))
 	for _, q := range []string{
 		`{ webhooks { id } }`,
-		`{ event(id: "x") { id } }`,
 		`{ pendingActions(individualId: "x") { id } }`,
-		`{ eventsCursor }`,
 		`mutation { registerWebhook(input: {url: "https://127.0.0.1:1/h"}) { webhook { id } } }`,
 		`mutation { onboardIndividual(input: {individualId: "x"}) { individual { id } } }`,
 	} {
@@ -319,10 +321,25 @@ func TestEventOperationsNeedAPaymentsOperator(t *testing.T) {
 			t.Errorf("%s as a person: %+v", q, resp.Errors)
 		}
 	}
-	// A dashboard's subscription needs the same.
-	for name, init := range map[string]map[string]any{"no session": {}, "a person": {"sessionToken": anna.bearer}} {
-		ws := g.dialWS(t, nil, init)
-		ws.subscribe("1", `subscription { events `+liveFields+` }`, nil)
+	for _, q := range []string{`{ event(id: "x") { id } }`, `{ eventsCursor }`} {
+		if resp := g.query(t, q, nil); resp.code() != "UNAUTHENTICATED" {
+			t.Errorf("%s signed out: %+v", q, resp.Errors)
+		}
+		if resp := anna.query(t, q, nil); len(resp.Errors) > 0 {
+			t.Errorf("%s as a person: %+v", q, resp.Errors)
+		}
+	}
+	// A dashboard's subscription needs a session; a payments-only one an
+	// operator that is staff or an API client.
+	for name, c := range map[string]struct {
+		init map[string]any
+		sub  string
+	}{
+		"no session": {map[string]any{}, `subscription { events ` + liveFields + ` }`},
+		"a person":   {map[string]any{"sessionToken": anna.bearer}, `subscription { orderUpdates(orderId: "o-1") ` + liveFields + ` }`},
+	} {
+		ws := g.dialWS(t, nil, c.init)
+		ws.subscribe("1", c.sub, nil)
 		m := ws.read()
 		if !strings.Contains(string(m.Payload), "UNAUTHENTICATED") && !strings.Contains(string(m.Payload), "FORBIDDEN") {
 			t.Errorf("subscription with %s: %s %s", name, m.Type, m.Payload)

@@ -189,7 +189,16 @@ func NewBus(ctx context.Context, js jetstream.JetStream, opts ...BusOption) (*Bu
 	return &Bus{js: js, ctx: bctx, cancel: cancel}, nil
 }
 
-func msgID(source, id string) string { return source + ":" + id }
+// msgID is the stream's dedupe key of an event. The banking-side sources
+// share one key space: a change the gateway made (SourceGateway) and the
+// same change found by polling (SourceBanking) carry one ChangeID, and the
+// stream keeps whichever came first.
+func msgID(source, id string) string {
+	if BankingSide(source) {
+		source = SourceGateway
+	}
+	return source + ":" + id
+}
 
 // storeWebhook stores an announced event for the intake; a repeat of the
 // same id within Dedupe is dropped by the stream (Nats-Msg-Id). The message

@@ -7,6 +7,12 @@ import "github.com/google/uuid"
 // own events (SourceGateway) they belong to one corporation.
 const SourceBanking = "banking"
 
+// BankingSide reports whether events of source are about one corporation's
+// banking (SourceGateway, SourceBanking): they share visibility, dedupe
+// keys and refetch by stream position, unlike the merchant's payments
+// events.
+func BankingSide(source string) bool { return source == SourceGateway || source == SourceBanking }
+
 // Payload keys every banking-side event (SourceGateway, SourceBanking)
 // carries, so that subscriptions can scope it and clients can fetch what it
 // is about.

@@ -2,6 +2,8 @@
 // carries one of a closed set of codes in extensions.code. Resolvers return
 // *Error for what they decide themselves; upstream errors are translated by
 // the error presenter in package gqlhttp, the one edge where that happens.
+// A request answered before GraphQL execution gets the same shape from
+// WriteHTTP, the one writer of those answers.
 package gqlerr
 
 import (
@@ -78,10 +80,10 @@ func Unauthenticatedf(format string, args ...any) *Error {
 }
 
 // InternalError hides err behind INTERNAL: the error presenter logs err
-// and shows only "internal error". For failures of the gateway itself (its
+// and shows only InternalMessage. For failures of the gateway itself (its
 // session store, its bus), which no client can fix.
 func InternalError(err error) *Error {
-	return &Error{Code: Internal, Message: "internal error", Cause: err}
+	return &Error{Code: Internal, Message: InternalMessage, Cause: err}
 }
 
 // As unwraps err into an *Error when it is one.

@@ -18,7 +18,7 @@ import (
 // ErrorPresenter turns every error into one with an extensions.code from
 // gqlerr's closed set. Upstream rejections keep their details under
 // extensions.upstream; internal errors are logged and shown only as
-// "internal error".
+// gqlerr.InternalMessage.
 func ErrorPresenter(logger *slog.Logger) graphql.ErrorPresenterFunc {
 	present := func(ctx context.Context, err error) *gqlerror.Error {
 		gqlErr := graphql.DefaultErrorPresenter(ctx, err)
@@ -85,8 +85,8 @@ func presentCause(ctx context.Context, logger *slog.Logger, gqlErr *gqlerror.Err
 			if e.Cause != nil {
 				cause = e.Cause
 			}
-			logger.ErrorContext(ctx, "internal error", "path", gqlErr.Path.String(), "err", cause)
-			gqlErr.Message = "internal error"
+			logger.ErrorContext(ctx, gqlerr.InternalMessage, "path", gqlErr.Path.String(), "err", cause)
+			gqlErr.Message = gqlerr.InternalMessage
 		}
 		return
 	}
@@ -118,9 +118,9 @@ func presentCause(ctx context.Context, logger *slog.Logger, gqlErr *gqlerror.Err
 		gqlErr.Message = "the request timed out"
 		return
 	}
-	logger.ErrorContext(ctx, "internal error", "path", gqlErr.Path.String(), "err", err)
+	logger.ErrorContext(ctx, gqlerr.InternalMessage, "path", gqlErr.Path.String(), "err", err)
 	ext["code"] = string(gqlerr.Internal)
-	gqlErr.Message = "internal error"
+	gqlErr.Message = gqlerr.InternalMessage
 }
 
 // presentRejection maps an upstream's refusal, whichever upstream sent it:
@@ -137,7 +137,7 @@ func presentRejection(ctx context.Context, logger *slog.Logger, gqlErr *gqlerror
 	case rj.Misconfigured != "":
 		logger.ErrorContext(ctx, rj.Misconfigured, "status", rj.Status, "code", rj.Code)
 		ext["code"] = string(gqlerr.Internal)
-		gqlErr.Message = "internal error"
+		gqlErr.Message = gqlerr.InternalMessage
 		return
 	case rj.Status >= 500, rj.Status < 400:
 		// Below 400: a redirect (never followed: roundtrip.WithTransport)

@@ -232,7 +232,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			untrack, err := h.trackStream(ctx, cancel)
 			if err != nil {
 				w.Header().Set("Retry-After", "30")
-				writeError(w, http.StatusTooManyRequests, gqlerr.RateLimited, "too many connections for this session")
+				gqlerr.WriteHTTP(w, http.StatusTooManyRequests, gqlerr.RateLimited, "too many connections for this session")
 				return
 			}
 			defer untrack()
@@ -267,7 +267,7 @@ func (h *Handler) admit(w http.ResponseWriter, addr string) bool {
 	h.mu.Unlock()
 	if over {
 		w.Header().Set("Retry-After", "30")
-		writeError(w, http.StatusTooManyRequests, gqlerr.RateLimited, "too many long-lived connections from this address")
+		gqlerr.WriteHTTP(w, http.StatusTooManyRequests, gqlerr.RateLimited, "too many long-lived connections from this address")
 	}
 	return !over
 }
@@ -541,7 +541,7 @@ func LimitBody(max int64, next http.Handler) http.Handler {
 				if r.ContentLength > limit {
 					// Refused before a byte is read, with a client code
 					// (gqlgen's own refusal carries none).
-					writeError(w, http.StatusRequestEntityTooLarge, gqlerr.BadUserInput, "the upload is too large")
+					gqlerr.WriteHTTP(w, http.StatusRequestEntityTooLarge, gqlerr.BadUserInput, "the upload is too large")
 					return
 				}
 			}
@@ -549,12 +549,4 @@ func LimitBody(max int64, next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// writeError answers a request that never reached GraphQL with a code.
-func writeError(w http.ResponseWriter, status int, code gqlerr.Code, msg string) {
-	w.Header().Set("Content-Type", mediaJSON)
-	w.WriteHeader(status)
-	writeResponse(w, &graphql.Response{Errors: gqlerror.List{{Message: msg,
-		Extensions: map[string]any{"code": string(code)}}}})
 }

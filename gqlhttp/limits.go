@@ -14,7 +14,7 @@ import (
 	"github.com/fingraph/fingraph/gqlerr"
 )
 
-var errInternal = &gqlerr.Error{Code: gqlerr.Internal, Message: "internal error"}
+var errInternal = &gqlerr.Error{Code: gqlerr.Internal, Message: gqlerr.InternalMessage}
 
 // DocumentLimit bounds a document before gqlgen validates it.
 //

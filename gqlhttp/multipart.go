@@ -148,7 +148,7 @@ func (t Multipart) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 		delete(fileMap, part.FormName())
 		f, err := files.add(part)
 		if errors.Is(err, errSpool) {
-			writeError(w, http.StatusInternalServerError, gqlerr.Internal, "the upload could not be stored; try again")
+			gqlerr.WriteHTTP(w, http.StatusInternalServerError, gqlerr.Internal, "the upload could not be stored; try again")
 			return
 		}
 		if err != nil {

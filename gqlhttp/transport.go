@@ -338,9 +338,7 @@ func writeResponse(w http.ResponseWriter, resp *graphql.Response) {
 		errs, err = json.Marshal(resp.Errors)
 	}
 	if err != nil {
-		b, _ := json.Marshal(&graphql.Response{Errors: gqlerror.List{{Message: "internal error",
-			Extensions: map[string]any{"code": string(gqlerr.Internal)}}}})
-		_, _ = w.Write(b)
+		_, _ = w.Write(gqlerr.Body(gqlerr.Internal, gqlerr.InternalMessage))
 		return
 	}
 	// Three writes, so that the data is not copied once more to be framed:
@@ -367,5 +365,5 @@ func writeResponse(w http.ResponseWriter, resp *graphql.Response) {
 // writeRequestError answers a request that never reached GraphQL: the
 // client's fault, so BAD_USER_INPUT.
 func writeRequestError(w http.ResponseWriter, status int, msg string) {
-	writeError(w, status, gqlerr.BadUserInput, msg)
+	gqlerr.WriteHTTP(w, status, gqlerr.BadUserInput, msg)
 }

@@ -277,6 +277,7 @@ type ComplexityRoot struct {
 		OrderGlobalID  func(childComplexity int) int
 		Payload        func(childComplexity int) int
 		PendingActions func(childComplexity int) int
+		Subject        func(childComplexity int) int
 	}
 
 	EventConnection struct {
@@ -686,6 +687,7 @@ type CustomerResolver interface {
 }
 type EventResolver interface {
 	PendingActions(ctx context.Context, obj *model.Event) ([]*model.PendingAction, error)
+	Subject(ctx context.Context, obj *model.Event) (model.Node, error)
 }
 type KycDocumentResolver interface {
 	CorporationID(ctx context.Context, obj *model.KycDocument) (string, error)
@@ -1721,6 +1723,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Event.PendingActions(childComplexity), true
+	case "Event.subject":
+		if e.ComplexityRoot.Event.Subject == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Event.Subject(childComplexity), true
 
 	case "EventConnection.edges":
 		if e.ComplexityRoot.EventConnection.Edges == nil {
@@ -4166,12 +4174,15 @@ extend type Query {
   "The company's registered webhook (the upstream allows one)."
   webhooks: [Webhook!]
     @requires(role: PAYMENTS_OPERATOR)
-  "One upstream event with its payload; null when there is none."
+  """
+  One event with its payload; null when there is none or the caller may not see it (the
+  visibility of the events subscription, docs/events.md). A payments customer is FORBIDDEN.
+  """
   event(
     "Id of an Event, e.g. from a LiveEvent or a webhook."
     id: ID!
   ): Event
-    @requires(role: PAYMENTS_OPERATOR)
+    @requires(role: SIGNED_IN)
   """
   Pending actions by the event tied to one (one upstream request, preferred) or by
   individual. Give exactly one of eventId and individualId.
@@ -4194,14 +4205,17 @@ extend type Query {
     @requires(role: PAYMENTS_OPERATOR)
   """
   The cursor of the newest live event. Read state, read this, then subscribe
-  with after: it, and no event falls in the gap between the two.
+  with after: it, and no event falls in the gap between the two. Every session
+  kind but a payments customer (FORBIDDEN).
   """
   eventsCursor: String!
-    @requires(role: PAYMENTS_OPERATOR)
+    @requires(role: SIGNED_IN)
   """
   The events already on the gateway's event stream, newest first, as the
-  events subscription would have delivered them (the same visibility: gateway
-  events of one corporation reach its own principals and staff only). Edge
+  events subscription would have delivered them (the same visibility,
+  docs/events.md: banking-side events of one corporation reach its persons and
+  API clients, its introducer and staff; payments events reach payments
+  operators that are staff or API clients). Edge
   cursors are the subscription's cursors: read the newest page, then
   subscribe to events with after: pageInfo.startCursor, and no event falls
   in between (on an empty newest page startCursor is the stream's position,
@@ -4218,7 +4232,7 @@ extend type Query {
     "Only events with these names (e.g. order.captured); all when omitted."
     names: [String!]
   ): EventConnection
-    @requires(role: PAYMENTS_OPERATOR)
+    @requires(role: SIGNED_IN)
 }
 
 "A page of the event history, newest first."
@@ -4233,7 +4247,7 @@ type EventConnection {
 type EventEdge {
   "The event's stream cursor, the one the events subscription gives it."
   cursor: String!
-  "Where it comes from: payments (an upstream event) or gateway."
+  "Where it comes from: payments (an upstream event), gateway (a change made through the gateway) or banking (a change found by polling the banking upstream)."
   source: String!
   "The event itself."
   node: Event!
@@ -4288,6 +4302,13 @@ type Event implements Node {
   orderId: ID
   "The pending action tied to this event (batched; one upstream request per event)."
   pendingActions: [PendingAction!]
+  """
+  The entity the event is about (Wallet, Card, CardTransaction, KycDocument, Limit, Invoice,
+  Person, Order; docs/events.md lists each event's), read like node(id), with the caller's
+  scope: select the fields a dashboard shows, and a normalising cache updates the entity in
+  place. null when the event names none, or the entity is gone or not visible to the caller.
+  """
+  subject: Node
 }
 
 "Whether a pending action still waits for its individual."
@@ -4386,14 +4407,20 @@ Every event carries a cursor: subscribe again with after: <cursor> to get
 what was missed (up to 7 days back). An event reaches a subscriber once.
 """
 type Subscription {
-  "Events, optionally only those with the given names (e.g. IndividualActivated)."
+  """
+  Events, optionally only those with the given names (e.g. IndividualActivated), scoped by
+  who asks (docs/events.md): a person or API client gets its own corporation's banking-side
+  events, an introducer those of the corporations it introduced, staff every corporation's;
+  payments events reach payments operators that are staff or API clients, never a person or
+  introducer. A payments customer session is FORBIDDEN.
+  """
   events(
     "Event names to receive, e.g. OrderCaptured; all when absent."
     names: [String!]
     "A cursor from an earlier LiveEvent or eventsCursor: events after it are replayed first."
     after: String
   ): LiveEvent!
-    @requires(role: PAYMENTS_OPERATOR)
+    @requires(role: SIGNED_IN)
   "Events of one order: OrderCreated, OrderCaptured, OrderRefunded, OrderCancelled."
   orderUpdates(
     "Id of the Order to follow."
@@ -4416,7 +4443,7 @@ type Subscription {
 type LiveEvent {
   "Position in the stream; resume after it."
   cursor: String!
-  "Where it comes from: payments (an upstream event) or gateway."
+  "Where it comes from: payments (an upstream event), gateway (a change made through the gateway) or banking (a change found by polling the banking upstream)."
   source: String!
   "The event; a payments event's payload is read from the upstream, never taken from a webhook body."
   event: Event!
@@ -6776,6 +6803,8 @@ func (ec *executionContext) childFields_Event(ctx context.Context, field graphql
 		return ec.fieldContext_Event_orderId(ctx, field)
 	case "pendingActions":
 		return ec.fieldContext_Event_pendingActions(ctx, field)
+	case "subject":
+		return ec.fieldContext_Event_subject(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Event", field.Name)
 }
@@ -12344,6 +12373,38 @@ func (ec *executionContext) fieldContext_Event_pendingActions(_ context.Context,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_PendingAction(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Event_subject(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Event_subject(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Event().Subject(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.Node) graphql.Marshaler {
+			return ec.marshalONode2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐNode(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Event_subject(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Event",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("FieldContext.Child cannot be called on type INTERFACE")
 		},
 	}
 	return fc, nil
@@ -18494,7 +18555,7 @@ func (ec *executionContext) _Query_event(ctx context.Context, field graphql.Coll
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "PAYMENTS_OPERATOR")
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "SIGNED_IN")
 				if err != nil {
 					var zeroVal *model.Event
 					return zeroVal, err
@@ -18679,7 +18740,7 @@ func (ec *executionContext) _Query_eventsCursor(ctx context.Context, field graph
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "PAYMENTS_OPERATOR")
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "SIGNED_IN")
 				if err != nil {
 					var zeroVal string
 					return zeroVal, err
@@ -18721,7 +18782,7 @@ func (ec *executionContext) _Query_eventHistory(ctx context.Context, field graph
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "PAYMENTS_OPERATOR")
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "SIGNED_IN")
 				if err != nil {
 					var zeroVal *model.EventConnection
 					return zeroVal, err
@@ -19896,7 +19957,7 @@ func (ec *executionContext) _Subscription_events(ctx context.Context, field grap
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "PAYMENTS_OPERATOR")
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "SIGNED_IN")
 				if err != nil {
 					var zeroVal *model.LiveEvent
 					return zeroVal, err
@@ -27537,6 +27598,12 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Event_pendingActions(ctx, field, obj)
+				})
+		case "subject":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Event_subject(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))

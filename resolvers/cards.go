@@ -9,6 +9,7 @@ import (
 	"github.com/fingraph/fingraph/gqlhttp"
 	"github.com/fingraph/fingraph/graph/model"
 	"github.com/fingraph/fingraph/ratelimit"
+	"github.com/fingraph/fingraph/relay"
 	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/session"
 	"github.com/fingraph/fingraph/upstream/banking"
@@ -199,7 +200,7 @@ func (r *Resolver) simulate(ctx context.Context, in model.SimulateCardTransactio
 	if name == "" {
 		name = "UNKNOWN"
 	}
-	r.publishGatewayEvent(ctx, EventCardSimulation, map[string]any{"card_id": in.CardID, "corporation_id": corpID,
+	r.publishGatewayEvent(ctx, EventCardSimulation, corpID, relay.ID(relay.Card, in.CardID), map[string]any{"card_id": in.CardID,
 		"authorised": a.Authorised, "code": a.Code, "amount": in.Amount, "currency": in.Currency})
 	if a.Authorised {
 		return &model.CardAuthorised{Card: card, Code: a.Code, Name: name,

@@ -111,7 +111,7 @@ func (r *mutationResolver) IssueCard(ctx context.Context, input model.IssueCardI
 	if err != nil {
 		return nil, err
 	}
-	r.publishGatewayEvent(ctx, EventCardIssued, map[string]any{"card_id": id, "corporation_id": corpID,
+	r.publishGatewayEvent(ctx, EventCardIssued, corpID, relay.ID(relay.Card, id), map[string]any{"card_id": id,
 		"cardholder_id": input.CardholderID, "funding_wallet_id": input.FundingWalletID})
 	c, err := r.Banking.Cards.Get(ctx, id)
 	if err != nil {

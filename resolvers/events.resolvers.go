@@ -15,6 +15,7 @@ import (
 	"github.com/fingraph/fingraph/graph/model"
 	"github.com/fingraph/fingraph/relay"
 	"github.com/fingraph/fingraph/resolvers/loaders"
+	"github.com/fingraph/fingraph/session"
 	"github.com/fingraph/fingraph/upstream/payments"
 )
 
@@ -30,6 +31,10 @@ func (r *eventResolver) PendingActions(ctx context.Context, obj *model.Event) ([
 		return []*model.PendingAction{}, err
 	}
 	return []*model.PendingAction{toPendingAction(pa)}, nil
+}
+
+func (r *eventResolver) Subject(ctx context.Context, obj *model.Event) (model.Node, error) {
+	return r.eventSubject(ctx, obj)
 }
 
 func (r *mutationResolver) RegisterWebhook(ctx context.Context, input model.RegisterWebhookInput) (*model.RegisterWebhookPayload, error) {
@@ -89,6 +94,11 @@ func (r *queryResolver) Event(ctx context.Context, id string) (*model.Event, err
 	}
 	if seq, eid, ok := relay.ParseGatewayEventRaw(id); ok {
 		return r.gatewayEvent(ctx, seq, eid)
+	}
+	if s := session.From(ctx); s != nil && s.Kind == session.Customer {
+		return nil, errCustomerEvents()
+	} else if !r.seesPayments(s) {
+		return nil, nil // a payments event, which this session never sees
 	}
 	e, err := r.Payments.Events.Get(ctx, id)
 	if payments.IsNotFound(err) {
@@ -155,6 +165,9 @@ func (r *queryResolver) Individuals(ctx context.Context, status *model.Individua
 }
 
 func (r *queryResolver) EventsCursor(ctx context.Context) (string, error) {
+	if s := session.From(ctx); s != nil && s.Kind == session.Customer {
+		return "", errCustomerEvents()
+	}
 	return r.Events.Cursor(ctx)
 }
 
@@ -163,7 +176,11 @@ func (r *queryResolver) EventHistory(ctx context.Context, first *int64, after *s
 }
 
 func (r *subscriptionResolver) Events(ctx context.Context, names []string, after *string) (<-chan *model.LiveEvent, error) {
-	return r.subscribe(ctx, events.Filter{Names: names}, after)
+	sc, err := r.eventScope(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.subscribe(ctx, sc, events.Filter{Names: names}, after)
 }
 
 func (r *subscriptionResolver) OrderUpdates(ctx context.Context, orderID string, after *string) (<-chan *model.LiveEvent, error) {
@@ -173,7 +190,11 @@ func (r *subscriptionResolver) OrderUpdates(ctx context.Context, orderID string,
 	if err := checkText("orderId", orderID, true); err != nil {
 		return nil, err
 	}
-	return r.subscribe(ctx, events.Filter{
+	sc, err := r.paymentsScope(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.subscribe(ctx, sc, events.Filter{
 		Names: []string{"OrderCreated", "OrderCaptured", "OrderRefunded", "OrderCancelled"},
 		Match: func(e *events.Event) bool { return e.PayloadString("order_id") == orderID },
 	}, after)
@@ -183,7 +204,11 @@ func (r *subscriptionResolver) Onboarding(ctx context.Context, individualID stri
 	if err := checkText("individualId", individualID, true); err != nil {
 		return nil, err
 	}
-	return r.subscribe(ctx, events.Filter{
+	sc, err := r.paymentsScope(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.subscribe(ctx, sc, events.Filter{
 		Names: []string{"IndividualOnboardingDataProvided", "IndividualActivated", "IndividualBlocked", "PendingActionCreated", "PendingActionCompleted"},
 		Match: func(e *events.Event) bool { return e.PayloadString("individual_id") == individualID },
 	}, after)

@@ -6,7 +6,6 @@ import (
 	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph/model"
-	"github.com/fingraph/fingraph/session"
 )
 
 // eventHistory is Query.eventHistory: the bus's history, newest first,
@@ -19,7 +18,11 @@ func (r *Resolver) eventHistory(ctx context.Context, first *int64, after *string
 	if len(names) > maxNames {
 		return nil, gqlerr.BadInput("names", "at most %d names", maxNames)
 	}
-	f := events.Filter{Names: names, Match: visibleTo(session.From(ctx), nil)}
+	sc, err := r.eventScope(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f := events.Filter{Names: names, Match: sc.match(nil)}
 	h, err := r.Events.History(ctx, f, deref(after), limit)
 	if err != nil {
 		return nil, streamArgError(err)
@@ -48,16 +51,16 @@ func (r *Resolver) eventHistory(ctx context.Context, first *int64, after *string
 	return &model.EventConnection{Edges: edges, PageInfo: info}, nil
 }
 
-// gatewayEvent reads back an event the gateway made, from the event stream,
-// when the session may see it (as the events subscription would show it);
+// gatewayEvent reads back a banking-side event (made by the gateway or
+// found by polling), from the event stream, when the session may see it (as the events subscription would show it);
 // nil otherwise.
 func (r *Resolver) gatewayEvent(ctx context.Context, seq uint64, id string) (*model.Event, error) {
 	e, err := r.Events.Lookup(ctx, seq, events.SourceGateway, id)
 	if err != nil || e == nil {
 		return nil, err
 	}
-	if !visibleTo(session.From(ctx), nil)(e) {
-		return nil, nil
+	if ok, err := r.maySeeEvent(ctx, e); !ok || err != nil {
+		return nil, err
 	}
 	ev, err := toLiveEvent(e)
 	if err != nil {

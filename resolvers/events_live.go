@@ -27,13 +27,14 @@ var _ EventStream = (*events.Bus)(nil)
 // maxNames bounds the names one subscription may filter on.
 const maxNames = 50
 
-// subscribe adapts the bus to a GraphQL subscription channel. The channel
-// closes when the subscriber leaves (ctx ends).
-func (r *Resolver) subscribe(ctx context.Context, f events.Filter, after *string) (<-chan *model.LiveEvent, error) {
+// subscribe adapts the bus to a GraphQL subscription channel, with only
+// the events sc lets through. The channel closes when the subscriber
+// leaves (ctx ends).
+func (r *Resolver) subscribe(ctx context.Context, sc *eventScope, f events.Filter, after *string) (<-chan *model.LiveEvent, error) {
 	if len(f.Names) > maxNames {
 		return nil, gqlerr.BadInput("names", "at most %d names", maxNames)
 	}
-	f.Match = visibleTo(session.From(ctx), f.Match)
+	f.Match = sc.match(f.Match)
 	out := make(chan *model.LiveEvent, events.SubscriberBuffer)
 	if err := r.Events.SubscribeSink(ctx, f, deref(after), &liveSink{ctx: ctx, out: out, r: r}); err != nil {
 		return nil, streamArgError(err)
@@ -133,7 +134,7 @@ func toLiveEvent(e *events.Event) (*model.LiveEvent, error) {
 	if err != nil {
 		return nil, err
 	}
-	if e.Source == events.SourceGateway {
+	if events.BankingSide(e.Source) {
 		ev.GatewaySeq = e.Seq()
 	}
 	ev.Prefetched = true
@@ -144,33 +145,24 @@ func toLiveEvent(e *events.Event) (*model.LiveEvent, error) {
 	return &model.LiveEvent{Cursor: e.Cursor, Source: e.Source, Event: ev}, nil
 }
 
-// visibleTo narrows a filter to what the subscriber may see: payments events
-// belong to the merchant and reach every payments operator, but the
-// gateway's banking events belong to one corporation and reach only its own
-// principals and staff.
-func visibleTo(s *session.Session, match func(*events.Event) bool) func(*events.Event) bool {
-	return func(e *events.Event) bool {
-		if e.Source == events.SourceGateway {
-			if s == nil || (s.Kind != session.Staff && (s.CorporationID == "" || e.PayloadString("corporation_id") != s.CorporationID)) {
-				return false
-			}
-		}
-		return match == nil || match(e)
-	}
-}
-
 // publishGatewayEvent announces a change the gateway made upstream on the
-// banking side, so dashboards see it next to the payments events. The
-// upstream has already acted, so a failure is logged, not returned.
-func (r *Resolver) publishGatewayEvent(ctx context.Context, name string, payload map[string]any) {
-	r.publishGatewayEventID(ctx, uuid.NewString(), name, payload)
+// banking side, so dashboards see it next to the payments events: the
+// change of corporation corpID (its visibility) to the entity with global
+// id subject (Event.subject; "" when there is none to show). The upstream
+// has already acted, so a failure is logged, not returned.
+func (r *Resolver) publishGatewayEvent(ctx context.Context, name, corpID, subject string, payload map[string]any) {
+	r.publishGatewayEventID(ctx, uuid.NewString(), name, corpID, subject, payload)
 }
 
 // publishGatewayEventID is publishGatewayEvent with the event's id chosen
 // by the caller: an id derived from what the event announces (the
 // upstream's id of a conversion) makes the stream drop a repeat
 // announcement of the same change.
-func (r *Resolver) publishGatewayEventID(ctx context.Context, id, name string, payload map[string]any) {
+func (r *Resolver) publishGatewayEventID(ctx context.Context, id, name, corpID, subject string, payload map[string]any) {
+	payload[events.PayloadCorporation] = corpID
+	if subject != "" {
+		payload[events.PayloadSubject] = subject
+	}
 	if s := session.From(ctx); s != nil {
 		payload["by_kind"] = string(s.Kind)
 	}

@@ -35,11 +35,11 @@ func TestSlowSubscriptionEndsWithAReasonOthersGetEverything(t *testing.T) {
 	f := events.Filter{Names: []string{"IndividualActivated"}}
 
 	slowCtx, end := gqlerr.WithStreamEnd(ctx)
-	slow, err := r.subscribe(slowCtx, f, nil)
+	slow, err := r.subscribe(slowCtx, &eventScope{payments: true}, f, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	live, err := r.subscribe(ctx, f, nil)
+	live, err := r.subscribe(ctx, &eventScope{payments: true}, f, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

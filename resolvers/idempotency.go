@@ -61,7 +61,7 @@ func idempotencyError(field string, err error) error {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return err
 	}
-	return &gqlerr.Error{Code: gqlerr.Internal, Message: "internal error", Cause: err}
+	return gqlerr.InternalError(err)
 }
 
 // outcomeUnknown reports an error after which the upstream may have acted:

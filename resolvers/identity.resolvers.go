@@ -123,7 +123,7 @@ func (r *mutationResolver) CreatePerson(ctx context.Context, input model.CreateP
 	if err != nil {
 		return nil, err
 	}
-	r.publishGatewayEvent(ctx, "PersonCreated", map[string]any{"person_id": p.ID, "corporation_id": loaders.CorporationOf(p)})
+	r.publishGatewayEvent(ctx, "PersonCreated", loaders.CorporationOf(p), relay.ID(relay.Person, p.ID), map[string]any{"person_id": p.ID})
 	return toPerson(p), nil
 }
 

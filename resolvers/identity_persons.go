@@ -5,6 +5,7 @@ import (
 
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph/model"
+	"github.com/fingraph/fingraph/relay"
 	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/session"
 	"github.com/fingraph/fingraph/upstream/banking"
@@ -32,7 +33,7 @@ func (r *Resolver) personTransition(ctx context.Context, id, event string, move 
 	if err != nil {
 		return nil, err
 	}
-	r.publishGatewayEvent(ctx, event, map[string]any{"person_id": p.ID, "corporation_id": loaders.CorporationOf(p)})
+	r.publishGatewayEvent(ctx, event, loaders.CorporationOf(p), relay.ID(relay.Person, p.ID), map[string]any{"person_id": p.ID})
 	return toPerson(p), nil
 }
 

@@ -68,7 +68,7 @@ func (r *Resolver) uploadKYC(ctx context.Context, in model.UploadKycDocumentInpu
 		return nil, err
 	}
 	if _, err := f.File.Seek(0, io.SeekStart); err != nil {
-		return nil, &gqlerr.Error{Code: gqlerr.Internal, Message: "internal error", Cause: err}
+		return nil, gqlerr.InternalError(err)
 	}
 	doc, err := r.Banking.KYC.Upload(ctx, corpID, &banking.KYCUpload{
 		Filename:    name,
@@ -120,8 +120,8 @@ func (r *Resolver) updateKYC(ctx context.Context, in model.UpdateKycDocumentInpu
 		return nil, err
 	}
 	if in.Status != nil {
-		r.publishGatewayEvent(ctx, EventKYCDocumentStatusMoved, map[string]any{"document_id": doc.ID,
-			"corporation_id": corpID, "status": doc.VerifyingStatus})
+		r.publishGatewayEvent(ctx, EventKYCDocumentStatusMoved, corpID, relay.ID(relay.KycDocument, corpID, doc.ID),
+			map[string]any{"document_id": doc.ID, "status": doc.VerifyingStatus})
 	}
 	return toKYCDocument(doc, corpID), nil
 }

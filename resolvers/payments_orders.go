@@ -107,7 +107,7 @@ func (r *mutationResolver) createOrder(ctx context.Context, input model.CreateOr
 	// a lost attempt created, found in the listing.
 	var o payments.Order
 	if err := json.Unmarshal(a.Result, &o); err != nil {
-		return nil, &gqlerr.Error{Code: gqlerr.Internal, Message: "internal error", Cause: err}
+		return nil, gqlerr.InternalError(err)
 	}
 	return toOrder(&o), nil
 }
@@ -171,7 +171,7 @@ func (r *mutationResolver) placeOrderAttempt(ctx context.Context, req payments.O
 	}
 	b, err := json.Marshal(o)
 	if err != nil {
-		return nil, idempotency.Attempt{}, &gqlerr.Error{Code: gqlerr.Internal, Message: "internal error", Cause: err}
+		return nil, idempotency.Attempt{}, gqlerr.InternalError(err)
 	}
 	return toOrder(o), idempotency.Attempt{ID: o.ID, Succeeded: true, Result: b}, nil
 }

@@ -27,7 +27,7 @@ const orderWindowDays = 90
 // the answer does not tell which types exist.
 var nodeRoles = map[relay.Kind]model.Role{
 	relay.Customer: model.RoleCustomerOrOperator, relay.Order: model.RolePaymentsOperator,
-	relay.Event: model.RolePaymentsOperator, relay.Person: model.RoleBanking,
+	relay.Event: model.RoleBanking, relay.Person: model.RoleBanking,
 	relay.Corporation: model.RoleBanking, relay.Card: model.RoleBanking,
 	relay.Wallet: model.RoleBanking, relay.WalletRequisites: model.RoleBanking,
 	relay.KycDocument: model.RoleBanking, relay.Invoice: model.RoleBanking,

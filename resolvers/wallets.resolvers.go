@@ -109,7 +109,11 @@ func (r *mutationResolver) CreateWallet(ctx context.Context, input model.CreateW
 	for _, w := range list {
 		ids = append(ids, w.ID)
 	}
-	r.publishGatewayEvent(ctx, "WalletCreated", map[string]any{"corporation_id": input.CorporationID, "wallet_ids": ids, "adapter": req.Adapter})
+	subject := "" // the first wallet made: a dashboard adds it to its list
+	if len(ids) > 0 {
+		subject = relay.ID(relay.Wallet, input.CorporationID, ids[0])
+	}
+	r.publishGatewayEvent(ctx, "WalletCreated", input.CorporationID, subject, map[string]any{"wallet_ids": ids, "adapter": req.Adapter})
 	return &model.CreateWalletPayload{Wallets: toWallets(list, input.CorporationID)}, nil
 }
 
@@ -206,9 +210,12 @@ func (r *mutationResolver) CreateConversion(ctx context.Context, input model.Cre
 	if !fresh {
 		return c, nil // announced by the call that made it
 	}
-	r.publishGatewayEventID(ctx, announcementID("ConversionCreated", t.ID), "ConversionCreated", map[string]any{"corporation_id": s.CorporationID,
-		"transaction_id": t.ID, "source_wallet_id": c.SourceWalletID, "target_wallet_id": deref(c.TargetWalletID),
-		"amount": t.TargetAmount, "currency": t.TargetCurrency, "status": string(c.Status)})
+	// The subject is the source wallet, whose balance moved (transactions
+	// are not nodes).
+	r.publishGatewayEventID(ctx, announcementID("ConversionCreated", t.ID), "ConversionCreated", s.CorporationID,
+		relay.ID(relay.Wallet, s.CorporationID, req.SourceID), map[string]any{"transaction_id": t.ID,
+			"source_wallet_id": c.SourceWalletID, "target_wallet_id": deref(c.TargetWalletID),
+			"amount": t.TargetAmount, "currency": t.TargetCurrency, "status": string(c.Status)})
 	return c, nil
 }
 
@@ -224,7 +231,7 @@ func (r *mutationResolver) UpdateLimit(ctx context.Context, input model.UpdateLi
 	if err != nil {
 		return nil, err
 	}
-	r.publishGatewayEvent(ctx, "LimitUpdated", map[string]any{"corporation_id": input.CorporationID, "limit_id": l.ID,
+	r.publishGatewayEvent(ctx, "LimitUpdated", input.CorporationID, relay.ID(relay.Limit, input.CorporationID, l.ID), map[string]any{"limit_id": l.ID,
 		"payment_method": l.PaymentMethod, "transaction_type": l.TransactionType})
 	return toLimit(l, input.CorporationID, r.corporationCurrencyOf(ctx, input.CorporationID)), nil
 }
@@ -243,7 +250,7 @@ func (r *mutationResolver) DeleteLimit(ctx context.Context, input model.DeleteLi
 	if err != nil {
 		return nil, err
 	}
-	r.publishGatewayEvent(ctx, "LimitDeleted", map[string]any{"corporation_id": input.CorporationID, "limit_id": l.ID})
+	r.publishGatewayEvent(ctx, "LimitDeleted", input.CorporationID, relay.ID(relay.Limit, input.CorporationID, l.ID), map[string]any{"limit_id": l.ID})
 	return toLimit(l, input.CorporationID, r.corporationCurrencyOf(ctx, input.CorporationID)), nil
 }
 

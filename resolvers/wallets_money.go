@@ -95,7 +95,7 @@ func (r *Resolver) convertOnce(ctx context.Context, key, fp string, req *banking
 	// announced yet).
 	var replay banking.Transaction
 	if err := json.Unmarshal(a.Result, &replay); err != nil {
-		return nil, false, &gqlerr.Error{Code: gqlerr.Internal, Message: "internal error", Cause: err}
+		return nil, false, gqlerr.InternalError(err)
 	}
 	return &replay, found, nil
 }

@@ -34,11 +34,11 @@ func (r *Resolver) corporationCurrencyOf(ctx context.Context, id string) string 
 // session s only.
 func (r *Resolver) reportFile(s *session.Session, reportURL, fileName string) (*model.ReportFile, error) {
 	if r.Downloads == nil {
-		return nil, &gqlerr.Error{Code: gqlerr.Internal, Message: "internal error", Cause: errNoDownloads}
+		return nil, gqlerr.InternalError(errNoDownloads)
 	}
 	path, exp, err := r.Downloads.Sign(reportURL, fileName, s.ID)
 	if err != nil {
-		return nil, &gqlerr.Error{Code: gqlerr.Internal, Message: "internal error", Cause: err}
+		return nil, gqlerr.InternalError(err)
 	}
 	return &model.ReportFile{URL: path, FileName: fileName, ExpiresAt: exp}, nil
 }

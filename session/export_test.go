@@ -1,6 +1,11 @@
 package session
 
-import "time"
+import (
+	"net/http"
+	"time"
+
+	"github.com/fingraph/fingraph/upstream/banking"
+)
 
 // SetCacheLimit lowers the cache's bound, for tests.
 func SetCacheLimit(s *JetStreamStore, n int) {
@@ -42,3 +47,11 @@ func (s *Sockets) Count() int {
 	}
 	return n
 }
+
+// Transport returns base: the banking client's own hooks in the shared
+// sender write a session's tokens back, so the tests' fake bank needs
+// nothing in front of it.
+func Transport(base http.RoundTripper) http.RoundTripper { return base }
+
+// TokenHeader is the banking upstream's token header, both ways.
+const TokenHeader = banking.HeaderAccessToken

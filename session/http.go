@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net"
@@ -13,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/upstream/banking"
 	"github.com/fingraph/fingraph/upstream/payments"
 )
@@ -41,9 +41,6 @@ type state struct {
 	mu    sync.Mutex
 	token string
 	sess  *Session
-	// recent holds the tokens Transport already wrote back, so the banking
-	// client's own SetToken of the same token is not written twice.
-	recent []string
 	// anonymous marks the shared sandbox session (see Anonymous): signing
 	// in or out replaces it for this request but never deletes it.
 	anonymous bool
@@ -115,7 +112,7 @@ type Handler struct {
 
 // NewHandler returns a Handler over store. Use one per process: it tracks
 // the overlapping banking calls of each session that token write-back tells
-// apart (see Transport).
+// apart (see FollowCall).
 func NewHandler(store Store, logger *slog.Logger) *Handler {
 	return &Handler{store: store, logger: logger, bursts: newBursts(), holdFor: flushAfter}
 }
@@ -150,13 +147,13 @@ func (h *Handler) Middleware(next http.Handler) http.Handler {
 				}
 			case err != nil:
 				logger.ErrorContext(r.Context(), "session lookup failed", "err", err)
-				writeError(w, http.StatusServiceUnavailable, "UPSTREAM_UNAVAILABLE", "sessions are unavailable; try again shortly")
+				gqlerr.WriteHTTP(w, http.StatusServiceUnavailable, gqlerr.UpstreamUnavailable, "sessions are unavailable; try again shortly")
 				return
 			default:
 				if fromCookie && r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodOptions {
 					got := r.Header.Get(CSRFHeader)
 					if got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(sess.CSRFToken)) != 1 {
-						writeError(w, http.StatusForbidden, "FORBIDDEN", "cookie-authenticated requests need the "+CSRFHeader+" header of the session")
+						gqlerr.WriteHTTP(w, http.StatusForbidden, gqlerr.Forbidden, "cookie-authenticated requests need the "+CSRFHeader+" header of the session")
 						return
 					}
 				}
@@ -167,7 +164,7 @@ func (h *Handler) Middleware(next http.Handler) http.Handler {
 			tok, sess, err := h.Anonymous.session(r.Context())
 			if err != nil {
 				logger.ErrorContext(r.Context(), "the sandbox's anonymous demo session failed", "err", err)
-				writeError(w, http.StatusServiceUnavailable, "UPSTREAM_UNAVAILABLE", "the demo session is unavailable; sign in, or try again shortly")
+				gqlerr.WriteHTTP(w, http.StatusServiceUnavailable, gqlerr.UpstreamUnavailable, "the demo session is unavailable; sign in, or try again shortly")
 				return
 			}
 			st.token, st.sess, st.anonymous = tok, sess, true
@@ -223,14 +220,6 @@ func clientIP(remote string) string {
 		return remote
 	}
 	return host
-}
-
-func writeError(w http.ResponseWriter, status int, code, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{"errors": []any{map[string]any{
-		"message": msg, "extensions": map[string]any{"code": code},
-	}}})
 }
 
 // Begin stores a new session for the request, sets the cookie (web

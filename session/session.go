@@ -104,11 +104,11 @@ type Session struct {
 	// BankingToken is the upstream banking access token (not for CUSTOMER).
 	BankingToken Secret `json:"banking_token,omitempty"`
 	// BankingTokenAt is when the response carrying BankingToken arrived;
-	// write-back keeps the token of the latest response (see Transport).
+	// write-back keeps the token of the latest response (see FollowCall).
 	BankingTokenAt time.Time `json:"banking_token_at"`
 	// BankingCandidates are the other tokens of the last burst of
 	// overlapping banking calls, oldest arrival first: one of them may be
-	// newer than BankingToken (see Transport). Never logged or shown.
+	// newer than BankingToken (see FollowCall). Never logged or shown.
 	BankingCandidates []Secret `json:"banking_candidates,omitempty"`
 	// BankingBurst names the burst BankingToken came from.
 	BankingBurst string `json:"banking_burst,omitempty"`

@@ -157,7 +157,7 @@ func (h *Handler) Recheck(ctx context.Context) error {
 		return err
 	}
 	// The connection's copy of the banking token may have been superseded
-	// by the session's other requests long ago (Transport sends the copy):
+	// by the session's other requests long ago (its calls send the copy):
 	// take the stored one, as a request does when it begins.
 	st.setLocal(token, stored.BankingToken.Reveal(), stored.BankingTokenAt)
 	return nil

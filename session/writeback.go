@@ -1,12 +1,9 @@
 package session
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
-	"io"
-	"net/http"
 	"slices"
 	"sync"
 	"time"
@@ -21,14 +18,17 @@ import (
 // the newest one it issued as current; older ones work only for a short
 // grace period (10 s in the sandbox), then 401. A session's calls run
 // concurrently (the parallel loader batches of a request, parallel
-// requests), and Transport lets them: each call is sent with the request's
+// requests), and the session lets them: it is the banking client's
+// TokenSource and follows each of its calls (banking.CallFollower), which
+// the shared sender's hooks drive: each call is sent with the request's
 // copy of the newest token it knows (the session as read when the request
-// began, updated by every answer), with no lock and no store read.
+// began, updated by every answer), with no lock and no store read, and
+// every refreshed token an answer carries comes back to the call once.
 //
 // What concurrency costs is knowing which token is the newest. The upstream
 // issues tokens in the order it serves calls; the gateway sees them in the
 // order the answers arrive, and for calls that overlapped the two orders
-// need not agree. So Transport tracks, per session and per replica, the
+// need not agree. So the session tracks, per session and per replica, the
 // bursts of overlapping calls (a burst lasts while any call of the session
 // is in flight here):
 //
@@ -45,17 +45,17 @@ import (
 //     issued before the calls of this one started).
 //   - When the upstream refuses a call's token outright (401 whose answer
 //     carries no refreshed token, that is, the upstream did not act), the
-//     call is retried once with the stored token when it differs from the
-//     one sent (another request, replica or socket moved on), then with each
-//     candidate, latest arrival first; only when the request's body can be
-//     replayed (GetBody). A retry's answer is written back like any other.
-//     Calls of one burst refused together retry one at a time, so the later
-//     ones start from the token the first one found (now the stored one).
-//     When no retry is accepted, the original 401 goes back unchanged, and
-//     the banking client ends the session (a blocked person, a deleted key).
+//     shared sender sends the call again, once with the stored token when
+//     it differs from the one sent (another request, replica or socket
+//     moved on), then with each candidate, latest arrival first. A resend's
+//     answer is written back like any other. Calls of one burst refused
+//     together recover one at a time, so the later ones start from the
+//     token the first one found (now the stored one). When no resend is
+//     accepted, the original 401 goes back unchanged, and the banking
+//     client ends the session (a blocked person, a deleted key).
 //
-// Steady state costs no lock and no extra call; a retry happens only on the
-// first call after an idle gap longer than the grace, and only when the
+// Steady state costs no lock and no extra call; a resend happens only on
+// the first call after an idle gap longer than the grace, and only when the
 // burst's last arrival was not the newest token.
 //
 // The store is written at most twice per request, not once per call: each
@@ -67,11 +67,11 @@ import (
 // together when the request ends, before its response completes, so the
 // client's next request finds every token this one received. (Writing the
 // first burst on a goroutine of its own, beside the rest of the request,
-// took ~0.3 ms off one client's screen but added ~4 ms to the p99 of 16:
+// cost more at the p99 of many clients than it saved one client's screen:
 // docs/performance.md, "Tried and not kept".) A burst that goes on (many
 // clients on one session) and a request that goes on are written every
 // flushAfter. A call that recovered a refused token writes at once, for its
-// siblings waiting to retry. A websocket connection, which has no end to
+// siblings waiting to resend. A websocket connection, which has no end to
 // wait for, writes at the end of each burst.
 //
 // The store update (compare-and-set on the entry's revision, retried on
@@ -83,137 +83,113 @@ import (
 // (or, past the grace, one of the candidates fixes it when it came from this
 // burst). Sticky routing of a session removes that window.
 
-// Transport wraps base so that banking calls made with a session's token run
-// concurrently and their refreshed tokens are written back (see above).
-// Calls without a session pass straight through.
-func Transport(base http.RoundTripper) http.RoundTripper {
-	return roundTripper{base: base}
-}
-
-// TokenHeader is the banking upstream's token header, both ways.
-const TokenHeader = "x-access-token"
-
 // maxCandidates bounds the tokens kept beside the stored one: a burst of
 // more than maxCandidates+1 overlapping calls of one session may lose the
 // newest token (the session then ends at the next call after the grace).
 const maxCandidates = 16
 
-// maxRefusedBody bounds the 401 body kept in memory while retries run.
-const maxRefusedBody = 64 << 10
-
-type roundTripper struct{ base http.RoundTripper }
-
-func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
-	st := stateFrom(req.Context())
-	sent := req.Header.Get(TokenHeader)
-	if st == nil || st.bursts == nil || sent == "" {
-		return rt.base.RoundTrip(req)
-	}
-	// Only calls made with the session's own token source are the
-	// session's: a sign-in within a signed-in request carries the new
-	// principal's token in a token source of its own.
-	if ts, ok := banking.TokenSourceFrom(req.Context()).(*tokenSource); !ok || (*state)(ts) != st {
-		return rt.base.RoundTrip(req)
+// FollowCall follows a banking call made with the session's token, as one
+// call of its burst (see above). A request without a session, or whose
+// session has no banking token, leaves the call to Token and SetToken.
+func (ts *tokenSource) FollowCall(ctx context.Context) banking.TokenCall {
+	st := (*state)(ts)
+	if st.bursts == nil {
+		return nil
 	}
 	st.mu.Lock()
 	key := st.token
+	has := st.sess != nil && st.sess.BankingToken != ""
 	st.mu.Unlock()
-	if key == "" {
-		return rt.base.RoundTrip(req)
+	if key == "" || !has {
+		return nil
 	}
 	bk := Key(key)
-	b := st.bursts.begin(bk)
-	defer func() { st.hold(req.Context(), key, st.bursts.end(bk, b)) }()
-
-	resp, err := rt.base.RoundTrip(req)
-	if resp == nil {
-		return resp, err
-	}
-	if fresh := resp.Header.Get(TokenHeader); fresh != "" && fresh != sent {
-		st.writeBack(key, b, fresh)
-		return resp, err
-	}
-	if resp.StatusCode != http.StatusUnauthorized || !replayable(req) {
-		return resp, err
-	}
-	return rt.retryRefused(req, st, key, b, sent, resp)
+	return &call{st: st, ctx: ctx, key: key, bk: bk, b: st.bursts.begin(bk)}
 }
 
-// replayable reports whether req's body can be sent again.
-func replayable(req *http.Request) bool {
-	return req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+// call is one banking call of a session, followed from its start to its
+// outcome.
+type call struct {
+	st  *state
+	ctx context.Context
+	key string // the session token
+	bk  string // Key(key), which names the session's bursts
+	b   *burst
+
+	// recovering is set once the upstream refused the call's token: the
+	// call holds b.recovering, and tries are the other tokens left.
+	recovering bool
+	tries      []string
+	// next is the token of the resend the sender is about to make.
+	next string
 }
 
-// retryRefused retries a call whose token the upstream refused with the
-// stored token and the candidates (see above). It returns the first answer
-// that is not such a refusal, or refused, unchanged, when there is none.
-func (rt roundTripper) retryRefused(req *http.Request, st *state, key string, b *burst, sent string, refused *http.Response) (*http.Response, error) {
-	ctx := req.Context()
-	// Overlapping calls refused together recover one at a time: the
-	// first finds the working token and stores it, the next try it first
-	// (the stored token) instead of each refused candidate again.
-	b.recovering.Lock()
-	defer b.recovering.Unlock()
-	stored, err := st.store.Get(ctx, key)
-	if err != nil {
-		return refused, nil // signed out meanwhile, or the store is down: nothing to try
+// Token is the request's copy of the newest token, or the other token a
+// refusal is resent with.
+func (c *call) Token() string {
+	if tok := c.next; tok != "" {
+		c.next = ""
+		return tok
 	}
-	tries := make([]string, 0, 1+len(stored.BankingCandidates))
-	seen := map[string]bool{sent: true, "": true}
-	add := func(tok string) {
-		if !seen[tok] {
-			seen[tok] = true
-			tries = append(tries, tok)
-		}
+	c.st.mu.Lock()
+	defer c.st.mu.Unlock()
+	if c.st.sess == nil {
+		return ""
 	}
-	add(stored.BankingToken.Reveal())
-	for _, c := range slices.Backward(stored.BankingCandidates) {
-		add(c.Reveal())
+	return c.st.sess.BankingToken.Reveal()
+}
+
+// Refreshed writes back fresh, a token an answer of the call carried. The
+// answer to a resend writes at once: siblings refused with this call wait
+// on b.recovering and then read the store, so the token found must be
+// there now, not at the end of the burst or of the request.
+func (c *call) Refreshed(ctx context.Context, fresh string) {
+	c.st.writeBack(c.key, c.b, fresh)
+	if c.recovering {
+		c.st.hold(ctx, c.key, c.st.bursts.take(c.b))
+		c.st.release(ctx, false)
 	}
-	if len(tries) == 0 {
-		return refused, nil
-	}
-	// Keep the refusal to return it unchanged, and free its connection
-	// while the retries run.
-	raw, rerr := io.ReadAll(io.LimitReader(refused.Body, maxRefusedBody))
-	_ = refused.Body.Close()
-	refused.Body = io.NopCloser(bytes.NewReader(raw))
-	if rerr != nil {
-		return refused, nil
-	}
-	for _, tok := range tries {
-		retry := req.Clone(ctx)
-		if req.GetBody != nil {
-			body, err := req.GetBody()
-			if err != nil {
-				return refused, nil
-			}
-			retry.Body = body
-		}
-		retry.Header.Set(TokenHeader, tok)
-		resp, err := rt.base.RoundTrip(retry)
+}
+
+// Refused offers the next token to resend a refused call with: the stored
+// token, then the candidates, latest arrival first, none of them sent
+// before. Overlapping calls refused together recover one at a time: the
+// first finds the working token and stores it, the next try it first (the
+// stored token) instead of each refused candidate again.
+func (c *call) Refused(ctx context.Context, sent string) bool {
+	if !c.recovering {
+		c.recovering = true
+		c.b.recovering.Lock()
+		stored, err := c.st.store.Get(ctx, c.key)
 		if err != nil {
-			// The upstream may not have answered at all: report that
-			// rather than a refusal it might not repeat.
-			return resp, err
+			return false // signed out meanwhile, or the store is down: nothing to try
 		}
-		fresh := resp.Header.Get(TokenHeader)
-		if resp.StatusCode == http.StatusUnauthorized && (fresh == "" || fresh == tok) {
-			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxRefusedBody))
-			_ = resp.Body.Close()
-			continue
+		seen := map[string]bool{sent: true, "": true}
+		add := func(tok string) {
+			if !seen[tok] {
+				seen[tok] = true
+				c.tries = append(c.tries, tok)
+			}
 		}
-		if fresh != "" && fresh != tok {
-			st.writeBack(key, b, fresh)
-			// Siblings refused with this call wait on b.recovering and
-			// then read the store: the token found must be there now,
-			// not at the end of the burst or of the request.
-			st.hold(ctx, key, st.bursts.take(b))
-			st.release(ctx, false)
+		add(stored.BankingToken.Reveal())
+		for _, cand := range slices.Backward(stored.BankingCandidates) {
+			add(cand.Reveal())
 		}
-		return resp, nil
 	}
-	return refused, nil
+	if len(c.tries) == 0 {
+		return false
+	}
+	c.next, c.tries = c.tries[0], c.tries[1:]
+	return true
+}
+
+// End counts the call out of its burst, and hands the burst's arrivals to
+// the request when it was the burst's last call (see hold).
+func (c *call) End() {
+	if c.recovering {
+		c.b.recovering.Unlock()
+	}
+	c.st.hold(c.ctx, c.key, c.st.bursts.end(c.bk, c.b))
 }
 
 // writeBack records fresh, the token an answer of burst b carried, in the
@@ -222,7 +198,7 @@ func (rt roundTripper) retryRefused(req *http.Request, st *state, key string, b 
 // of calls instead of one per call (see flush).
 func (st *state) writeBack(key string, b *burst, fresh string) {
 	at := time.Now().UTC()
-	st.received(key, fresh, at)
+	st.setLocal(key, fresh, at)
 	st.bursts.arrived(b, fresh, at)
 }
 
@@ -378,31 +354,18 @@ func pushCandidate(cs []Secret, tok Secret) []Secret {
 }
 
 // newer replaces the stored token when tok arrived later than it. It is for
-// tokens Transport did not see (SetToken), which belong to no burst.
+// tokens of no followed call (SetToken), which belong to no burst.
 func newer(tok string, at time.Time) func(*Session) error {
 	return func(s *Session) error {
 		if !at.After(s.BankingTokenAt) {
 			return ErrNoChange
 		}
-		// Keep the replaced token: without Transport's bursts, which of
-		// the two is newer is not known.
+		// Keep the replaced token: without the bursts, which of the two
+		// is newer is not known.
 		s.BankingCandidates = pushCandidate(s.BankingCandidates, s.BankingToken)
 		s.BankingToken, s.BankingTokenAt = Secret(tok), at
 		return nil
 	}
-}
-
-// received records tok, a token an answer carried, in the request's copy
-// of the session of key (setLocal) and among the tokens already written
-// back, which SetToken then skips.
-func (st *state) received(key, tok string, at time.Time) {
-	st.mu.Lock()
-	st.recent = append(st.recent, tok)
-	if len(st.recent) > 32 {
-		st.recent = st.recent[len(st.recent)-32:]
-	}
-	st.mu.Unlock()
-	st.setLocal(key, tok, at)
 }
 
 // setLocal updates the request's copy of the session of key, so its next
@@ -417,8 +380,9 @@ func (st *state) setLocal(key, tok string, at time.Time) {
 }
 
 // tokenSource is the session as a banking.TokenSource: Token reads the
-// request's copy of the session; SetToken writes back what Transport did not
-// already (for example when the client is used without Transport).
+// request's copy of the session; the calls made with it are followed
+// (FollowCall), and SetToken writes back a token that reached the session
+// outside them (a call made while the session had no banking token).
 type tokenSource state
 
 func (ts *tokenSource) Token(context.Context) (string, error) {
@@ -436,13 +400,13 @@ func (ts *tokenSource) SetToken(ctx context.Context, token string) error {
 	}
 	st := (*state)(ts)
 	st.mu.Lock()
-	seen, key := slices.Contains(st.recent, token), st.token
+	key := st.token
 	st.mu.Unlock()
-	if seen || key == "" {
+	if key == "" {
 		return nil
 	}
 	at := time.Now().UTC()
-	st.received(key, token, at)
+	st.setLocal(key, token, at)
 	_, err := st.store.Update(ctx, key, newer(token, at))
 	return err
 }
@@ -469,6 +433,7 @@ func (o *keyOwner) CustomerKeyRefused(ctx context.Context) {
 
 var (
 	_ banking.TokenRefuser = (*tokenSource)(nil)
+	_ banking.CallFollower = (*tokenSource)(nil)
 	_ payments.KeyOwner    = (*keyOwner)(nil)
 )
 
@@ -510,7 +475,7 @@ type burst struct {
 	inflight int
 	started  int // calls started in this burst so far
 
-	recovering sync.Mutex // held by a call retrying a refused token
+	recovering sync.Mutex // held by a call resending a refused token
 
 	// pending are the arrivals not yet written to the store, the first
 	// of them recorded at pendingSince.

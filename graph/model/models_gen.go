@@ -692,7 +692,7 @@ type EventConnection struct {
 type EventEdge struct {
 	// The event's stream cursor, the one the events subscription gives it.
 	Cursor string `json:"cursor"`
-	// Where it comes from: payments (an upstream event) or gateway.
+	// Where it comes from: payments (an upstream event), gateway (a change made through the gateway) or banking (a change found by polling the banking upstream).
 	Source string `json:"source"`
 	// The event itself.
 	Node *Event `json:"node"`
@@ -878,7 +878,7 @@ type LimitSetInput struct {
 type LiveEvent struct {
 	// Position in the stream; resume after it.
 	Cursor string `json:"cursor"`
-	// Where it comes from: payments (an upstream event) or gateway.
+	// Where it comes from: payments (an upstream event), gateway (a change made through the gateway) or banking (a change found by polling the banking upstream).
 	Source string `json:"source"`
 	// The event; a payments event's payload is read from the upstream, never taken from a webhook body.
 	Event *Event `json:"event"`

@@ -35,6 +35,13 @@
 // concurrent use; concurrent calls of one session each write back the token of
 // their own response, and the last one wins (every refreshed token is valid).
 //
+// A TokenSource that also implements CallFollower (the gateway's session)
+// follows each protected call instead, from its start to its outcome,
+// through the shared sender's hooks: the call's TokenCall names the token
+// of each attempt, is handed each refreshed token once (SetToken is not
+// called for them), and, when the upstream refuses the token sent outright,
+// may offer another that the sender resends the call with.
+//
 // Tokens, passwords, API keys and two-factor codes never appear in error
 // strings: the Secret type prints as [REDACTED], and CheckResponse scrubs the
 // secrets a request carried from any upstream message it echoes.
@@ -54,10 +61,11 @@
 //
 // Outbound headers come from an allowlist: the client sets Accept,
 // Content-Type, User-Agent and x-access-token itself and forwards only
-// X-Request-Id, Traceparent, Tracestate and Accept-Language from the headers a
-// caller attaches with WithOutboundHeaders. Any other header on a request
-// given to Do is dropped, so an incoming request's cookies or authorization
-// can never leak upstream.
+// X-Request-Id, Traceparent, Tracestate and Accept-Language from a request
+// given to Do. Any other header on it is dropped, so an incoming request's
+// cookies or authorization can never leak upstream. The trace context of
+// the gateway's own requests reaches the upstream through the transport the
+// gateway gives the client (its tracing), not through these headers.
 package banking
 
 import (
@@ -171,7 +179,7 @@ func NewClient(baseURL string, opts ...roundtrip.Option) (*Client, error) {
 		return nil, fmt.Errorf("banking: base URL %q must not carry a query or fragment", baseURL)
 	}
 	c := &Client{baseURL: strings.TrimRight(u.String(), "/"), version: DefaultVersion}
-	c.send, err = roundtrip.New(roundtrip.Upstream{Name: "banking", BasePath: u.Path, Check: CheckResponse, Prepare: c.prepare, Answered: c.answered}, c, opts...)
+	c.send, err = roundtrip.New(roundtrip.Upstream{Name: upstreamName, BasePath: u.Path, Check: CheckResponse, Prepare: c.prepare, Answered: c.answered, Begin: c.begin, Refused: c.refused}, c, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -212,16 +220,8 @@ const (
 	keyTokenSource ctxKey = iota
 	keyPublic
 	keySecrets
-	keyOutbound
+	keyCall
 )
-
-// WithOutboundHeaders attaches headers of the incoming request that may be
-// forwarded upstream. Only the allowlisted ones (X-Request-Id, Traceparent,
-// Tracestate, Accept-Language) are ever sent; h is cloned, so later changes by
-// the caller do not race with the client.
-func WithOutboundHeaders(ctx context.Context, h http.Header) context.Context {
-	return context.WithValue(ctx, keyOutbound, h.Clone())
-}
 
 // NewRequest builds a request for a protected route. path is relative to
 // {baseURL}/{version} ("persons/me", optionally with a query); body, when
@@ -299,19 +299,46 @@ func (c *Client) Do(req *http.Request, v any) error {
 	return err
 }
 
+// begin starts a protected call of a TokenSource that follows its calls
+// (CallFollower): the call's TokenCall travels in its context for the
+// other hooks.
+func (c *Client) begin(ctx context.Context) (context.Context, func()) {
+	f, ok := TokenSourceFrom(ctx).(CallFollower)
+	if !ok || ctx.Value(keyPublic) != nil {
+		return ctx, nil
+	}
+	call := f.FollowCall(ctx)
+	if call == nil {
+		return ctx, nil
+	}
+	return context.WithValue(ctx, keyCall, call), call.End
+}
+
+// followed returns the TokenCall of a call begin started, or nil.
+func followed(ctx context.Context) TokenCall {
+	call, _ := ctx.Value(keyCall).(TokenCall)
+	return call
+}
+
 // prepare finishes one attempt: headers from the allowlists only, and the
 // TokenSource's current token on protected routes (asked on every attempt,
-// so that a retry sends the freshest one).
+// so that a retry sends the freshest one, and a resend the other token its
+// TokenCall offered).
 func (c *Client) prepare(req *http.Request) error {
 	ctx := req.Context()
-	req.Header = outboundHeaders(ctx, req.Header)
+	req.Header = outboundHeaders(req.Header)
 	ts := TokenSourceFrom(ctx)
 	if ts == nil || ctx.Value(keyPublic) != nil {
 		return nil
 	}
-	tok, err := ts.Token(ctx)
-	if err != nil {
-		return &tokenSourceError{err: err}
+	var tok string
+	if call := followed(ctx); call != nil {
+		tok = call.Token()
+	} else {
+		var err error
+		if tok, err = ts.Token(ctx); err != nil {
+			return &tokenSourceError{err: err}
+		}
 	}
 	if tok != "" {
 		req.Header.Set(HeaderAccessToken, tok)
@@ -320,18 +347,39 @@ func (c *Client) prepare(req *http.Request) error {
 }
 
 // answered writes the refreshed token of every answer back, once per
-// upstream answer, before any status handling, and only when it changed.
-// A failed write-back is logged and does not fail the call: the upstream
-// has already acted.
+// upstream answer, before any status handling, and only when it changed:
+// to the call's TokenCall when it is followed, else with SetToken. A failed
+// write-back is logged and does not fail the call: the upstream has already
+// acted.
 func (c *Client) answered(req *http.Request, resp *http.Response) {
-	ts := TokenSourceFrom(req.Context())
+	ctx := req.Context()
+	ts := TokenSourceFrom(ctx)
 	fresh := resp.Header.Get(HeaderAccessToken)
 	if ts == nil || fresh == "" || fresh == req.Header.Get(HeaderAccessToken) {
 		return
 	}
-	if err := ts.SetToken(req.Context(), fresh); err != nil {
+	if call := followed(ctx); call != nil {
+		call.Refreshed(ctx, fresh)
+		return
+	}
+	if err := ts.SetToken(ctx, fresh); err != nil {
 		c.send.Logger().Warn("banking: token write-back failed", "method", req.Method, "path", req.URL.Path, "error", err.Error())
 	}
+}
+
+// refused tells the shared sender when the upstream refused a followed
+// call's token outright (a 401 carrying no refreshed token), and whether
+// the call's TokenCall has another token to send it again with.
+func (c *Client) refused(req *http.Request, resp *http.Response) (refused, again bool) {
+	call := followed(req.Context())
+	if call == nil || resp.StatusCode != http.StatusUnauthorized {
+		return false, false
+	}
+	sent := req.Header.Get(HeaderAccessToken)
+	if fresh := resp.Header.Get(HeaderAccessToken); fresh != "" && fresh != sent {
+		return false, false
+	}
+	return true, call.Refused(req.Context(), sent)
 }
 
 // tokenSourceError keeps a failing TokenSource distinct from upstream
@@ -342,21 +390,18 @@ func (e *tokenSourceError) Error() string { return "banking: token source: " + e
 func (e *tokenSourceError) Unwrap() error { return e.err }
 
 // outboundHeaders rebuilds the header set from the allowlists instead of
-// trusting whatever a request carries. The values are shared with in and
-// the context's headers, not copied: a slice capped at its length cannot be
-// appended to in place, and Set replaces a slice instead of writing to it.
-func outboundHeaders(ctx context.Context, in http.Header) http.Header {
+// trusting whatever a request carries. The values are shared with in, not
+// copied: a slice capped at its length cannot be appended to in place, and
+// Set replaces a slice instead of writing to it.
+func outboundHeaders(in http.Header) http.Header {
 	out := make(http.Header, len(clientSet)+len(forwardable)+1)
 	for _, k := range clientSet {
 		if v := in.Values(k); len(v) > 0 {
 			out[k] = v[:len(v):len(v)]
 		}
 	}
-	fromCtx, _ := ctx.Value(keyOutbound).(http.Header)
 	for _, k := range forwardable {
 		if v := in.Values(k); len(v) > 0 {
-			out[k] = v[:len(v):len(v)]
-		} else if v := fromCtx.Values(k); len(v) > 0 {
 			out[k] = v[:len(v):len(v)]
 		}
 	}

@@ -81,14 +81,12 @@ func TestDoDecodesAndSendsOnlyAllowlistedHeaders(t *testing.T) {
 	f, c := newFake(t, func(w http.ResponseWriter, s seen) {
 		writeJSON(w, 200, map[string]any{"id": "p1", "first_name": "Ann"})
 	})
-	ctx := WithOutboundHeaders(t.Context(), http.Header{
-		"X-Request-Id": {"rid-1"},
-		"Cookie":       {"session=browser"},
-		"Traceparent":  {"00-abc-def-01"},
-	})
-	ctx = WithTokenSource(ctx, NewTokenStore("tok-A"))
+	ctx := WithTokenSource(t.Context(), NewTokenStore("tok-A"))
 	req, err := c.NewRequest(ctx, http.MethodGet, "persons/p1", nil)
 	require.NoError(t, err)
+	req.Header.Set("X-Request-Id", "rid-1")
+	req.Header.Set("Cookie", "session=browser")
+	req.Header.Set("Traceparent", "00-abc-def-01")
 	req.Header.Set("Authorization", "Bearer frontend")
 	req.Header.Set("X-Forwarded-For", "10.0.0.1")
 	req.Header.Set(HeaderAccessToken, "smuggled")

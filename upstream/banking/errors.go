@@ -14,6 +14,10 @@ import (
 	"github.com/fingraph/fingraph/upstream/roundtrip"
 )
 
+// upstreamName names the banking upstream to the shared sender and in its
+// refusals (Rejection.Service), which the typed checks look for.
+const upstreamName = "banking"
+
 // Error codes of the banking upstream's error body.
 const (
 	// CodeInvalidValue: invalid value of a field.
@@ -166,7 +170,7 @@ var _ roundtrip.Rejecter = (*ErrorResponse)(nil)
 // is a failed sign-in); a version error is the gateway's misconfiguration.
 func (e *ErrorResponse) Rejection() roundtrip.Rejection {
 	first := e.First()
-	r := roundtrip.Rejection{Service: "banking", Status: e.StatusCode, Field: first.Field, Message: first.Message,
+	r := roundtrip.Rejection{Service: upstreamName, Status: e.StatusCode, Field: first.Field, Message: first.Message,
 		CredentialRefused: e.StatusCode == http.StatusUnauthorized && first.Field == ""}
 	if first.Code != 0 {
 		r.Code, r.Name = first.Code, CodeName(first.Code)
@@ -302,25 +306,28 @@ func asErrorResponse(err error) (*ErrorResponse, bool) {
 	return e, ok
 }
 
+// hasStatus reports whether err is a refusal of the banking upstream with
+// one of statuses.
+func hasStatus(err error, statuses ...int) bool {
+	return roundtrip.HasStatus(err, upstreamName, statuses...)
+}
+
 // IsUnauthorized reports a 401: the token is missing, expired or revoked, or
 // the sign-in credentials are wrong.
-func IsUnauthorized(err error) bool {
-	e, ok := asErrorResponse(err)
-	return ok && e.StatusCode == http.StatusUnauthorized
-}
+func IsUnauthorized(err error) bool { return hasStatus(err, http.StatusUnauthorized) }
 
 // IsForbidden reports a 403: the principal may not call this route or set
 // this field (staff-only, person-only).
-func IsForbidden(err error) bool {
-	e, ok := asErrorResponse(err)
-	return ok && e.StatusCode == http.StatusForbidden
-}
+func IsForbidden(err error) bool { return hasStatus(err, http.StatusForbidden) }
 
-// IsNotFound reports a 404.
-func IsNotFound(err error) bool {
-	e, ok := asErrorResponse(err)
-	return ok && e.StatusCode == http.StatusNotFound
-}
+// IsNotFound reports a 404: no such object, or none the principal may see.
+func IsNotFound(err error) bool { return hasStatus(err, http.StatusNotFound) }
+
+// IsConflict reports a 409.
+func IsConflict(err error) bool { return hasStatus(err, http.StatusConflict) }
+
+// IsBadRequest reports a 400: the upstream refused the request as given.
+func IsBadRequest(err error) bool { return hasStatus(err, http.StatusBadRequest) }
 
 // IsValidation reports that the given information was rejected: an invalid
 // or missing field (10001, 10002), or a 400/422 that is not a version error.

@@ -15,7 +15,8 @@ type TokenSource interface {
 	// Token returns the current access token; "" sends the call without one.
 	Token(ctx context.Context) (string, error)
 	// SetToken stores a refreshed token. It is called once per upstream
-	// response that carries a changed token, success or error.
+	// response that carries a changed token, success or error, except for
+	// the calls a CallFollower follows, whose TokenCall is told instead.
 	SetToken(ctx context.Context, token string) error
 }
 
@@ -25,6 +26,35 @@ type TokenSource interface {
 // where it sees that answer, before returning the error.
 type TokenRefuser interface {
 	TokenRefused(ctx context.Context)
+}
+
+// CallFollower is a TokenSource that follows each protected call made with
+// its token, from its start to its outcome, instead of being handed each
+// refreshed token on its own: the gateway's session, which tells apart the
+// tokens of calls that overlap and has other tokens to offer when the
+// upstream refuses the one sent. The client hands it every refreshed token
+// of a followed call exactly once, and SetToken none of them.
+type CallFollower interface {
+	TokenSource
+	// FollowCall starts following one call, before its first attempt;
+	// nil leaves the call to Token and SetToken.
+	FollowCall(ctx context.Context) TokenCall
+}
+
+// TokenCall follows one call of a CallFollower, attempt by attempt. The
+// client calls it from one goroutine at a time.
+type TokenCall interface {
+	// Token is the token the next attempt sends.
+	Token() string
+	// Refreshed is told the changed token an answer carried.
+	Refreshed(ctx context.Context, token string)
+	// Refused is told that the upstream refused token outright (a 401
+	// carrying no refreshed token: it did not act), and reports whether
+	// there is another token to send the call again with; Token returns
+	// it then.
+	Refused(ctx context.Context, token string) bool
+	// End is called once the call has its outcome.
+	End()
 }
 
 // WithTokenSource returns a context whose calls authenticate with ts and

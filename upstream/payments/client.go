@@ -128,7 +128,7 @@ func NewClient(baseURL string, keys Keys, opts ...roundtrip.Option) (*Client, er
 	}
 	c := &Client{baseURL: u, keys: keys}
 	c.jwksURL = u.JoinPath(".well-known", "jwks.json").String()
-	if c.send, err = roundtrip.New(roundtrip.Upstream{Name: "payments", BasePath: u.Path, Check: CheckResponse}, c, opts...); err != nil {
+	if c.send, err = roundtrip.New(roundtrip.Upstream{Name: upstreamName, BasePath: u.Path, Check: CheckResponse}, c, opts...); err != nil {
 		return nil, err
 	}
 	s := service{client: c}

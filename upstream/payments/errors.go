@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 
 	"github.com/fingraph/fingraph/upstream/roundtrip"
 )
+
+// upstreamName names the payments upstream to the shared sender and in its
+// refusals (Rejection.Service), which the typed checks look for.
+const upstreamName = "payments"
 
 // ErrorResponse is a non-2xx answer of the payments upstream. The spec names
 // only two things an error carries (the `verification required` name and,
@@ -50,7 +53,7 @@ var _ roundtrip.Rejecter = (*ErrorResponse)(nil)
 // merchant's own keys is the gateway's misconfiguration, which no client
 // can fix; a 401 on a customer key ends that customer's session.
 func (e *ErrorResponse) Rejection() roundtrip.Rejection {
-	r := roundtrip.Rejection{Service: "payments", Status: e.StatusCode, Code: e.Code, Field: e.Field, Message: e.Message}
+	r := roundtrip.Rejection{Service: upstreamName, Status: e.StatusCode, Code: e.Code, Field: e.Field, Message: e.Message}
 	switch {
 	case e.StatusCode == http.StatusUnauthorized && e.KeyKind == KeyCustomer:
 		r.CredentialRefused = true
@@ -94,10 +97,10 @@ func AsError(err error) (*ErrorResponse, bool) {
 	return e, ok
 }
 
-// hasStatus reports whether err is an *ErrorResponse with one of statuses.
+// hasStatus reports whether err is a refusal of the payments upstream with
+// one of statuses.
 func hasStatus(err error, statuses ...int) bool {
-	e, ok := AsError(err)
-	return ok && slices.Contains(statuses, e.StatusCode)
+	return roundtrip.HasStatus(err, upstreamName, statuses...)
 }
 
 // IsNotFound reports a 404: no such object, or none the key may see.

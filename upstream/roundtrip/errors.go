@@ -2,6 +2,7 @@ package roundtrip
 
 import (
 	"errors"
+	"slices"
 	"strings"
 )
 
@@ -91,4 +92,13 @@ func AsRejection(err error) (Rejection, bool) {
 		return r.Rejection(), true
 	}
 	return Rejection{}, false
+}
+
+// HasStatus reports whether err carries a refusal of the upstream named
+// service (the Rejection of a Rejecter in its chain) with one of statuses:
+// the one implementation of the clients' typed checks (IsNotFound,
+// IsConflict, ...).
+func HasStatus(err error, service string, statuses ...int) bool {
+	rj, ok := AsRejection(err)
+	return ok && rj.Service == service && slices.Contains(statuses, rj.Status)
 }

@@ -1,8 +1,9 @@
 // Package roundtrip is the one way the upstream clients (payments, banking)
 // send a request. It owns what the two upstreams have in common: a transport
 // tuned for one busy host, a deadline on every call, retries of idempotent
-// calls with full-jitter backoff that honours Retry-After, one circuit
-// breaker per route group of an upstream, the "upstream could not answer" error
+// calls with full-jitter backoff that honours Retry-After, resending a call
+// whose credential was refused while its holder has another (Upstream.Refused),
+// one circuit breaker per route group of an upstream, the "upstream could not answer" error
 // (UnavailableError), and the shape in which an upstream's refusal reaches
 // the gateway's edge (Rejection).
 //
@@ -89,6 +90,21 @@ type Upstream struct {
 	// status is looked at, with the request as Prepare left it (a refreshed
 	// token is written back here).
 	Answered func(*http.Request, *http.Response)
+	// Begin, when set, starts a call, before its first attempt: given the
+	// call's context, it returns the context the call's attempts carry
+	// (with state of the call's own, for Prepare, Answered and Refused to
+	// find) and, unless nil, a func called once the last attempt is
+	// answered.
+	Begin func(context.Context) (context.Context, func())
+	// Refused, when set, sees every answer after Answered and reports
+	// whether it refuses the call's credential in a way that another
+	// credential may mend (the upstream did not act on the call), and
+	// whether the holder has another to try. The call is then sent again
+	// at once, whatever its method, and Prepare sets the other credential;
+	// such resends do not count against WithRetries, and a streamed call
+	// (Stream) is never resent. When no other credential is accepted, the
+	// call's outcome is its first refusal, unchanged.
+	Refused func(*http.Request, *http.Response) (refused, again bool)
 }
 
 // settings are the shared knobs, set by Options.
@@ -429,25 +445,7 @@ func (s *Sender) Do(req *http.Request, v any) error {
 		}
 		body = b
 	}
-	attempts := 1
-	if idempotent(req.Method) {
-		attempts += s.cfg.retries
-	}
-	var (
-		resp *http.Response
-		err  error
-	)
-	for n := 1; ; n++ {
-		resp, err = s.attempt(ctx, req, body, n == 1)
-		if n == attempts {
-			break
-		}
-		d, again := s.retryWait(n, resp, err)
-		if !again || !fits(ctx, d) || s.wait(ctx, d) != nil {
-			break // keep this attempt's outcome
-		}
-		s.cfg.logger.Debug("upstream retry", "upstream", s.up.Name, "method", req.Method, "path", req.URL.Path, "attempt", n+1)
-	}
+	resp, err := s.exchange(ctx, req, body)
 	if err != nil {
 		return s.failure(req, err)
 	}
@@ -457,15 +455,59 @@ func (s *Sender) Do(req *http.Request, v any) error {
 	return s.decode(req, resp, v)
 }
 
+// exchange makes the attempts of one call, between the upstream's Begin and
+// its end, and returns the outcome: retrying an idempotent call where that
+// can help, and resending a call whose credential was refused while the
+// holder has another (Refused).
+func (s *Sender) exchange(ctx context.Context, req *http.Request, body []byte) (*http.Response, error) {
+	if s.up.Begin != nil {
+		var end func()
+		if ctx, end = s.up.Begin(ctx); end != nil {
+			defer end()
+		}
+	}
+	attempts := 1
+	if idempotent(req.Method) {
+		attempts += s.cfg.retries
+	}
+	var refusal *http.Response // the call's first refused credential
+	// n counts the attempts WithRetries bounds; a resend with another
+	// credential is not one of them.
+	for n, sent := 1, 0; ; sent++ {
+		resp, refused, again, err := s.attempt(ctx, req, body, sent == 0)
+		switch {
+		case refused && again:
+			if refusal == nil {
+				refusal = resp
+			}
+			continue
+		case refused:
+			if refusal == nil {
+				refusal = resp
+			}
+			return refusal, nil
+		case n == attempts:
+			return resp, err
+		}
+		d, retry := s.retryWait(n, resp, err)
+		if !retry || !fits(ctx, d) || s.wait(ctx, d) != nil {
+			return resp, err // keep this attempt's outcome
+		}
+		n++
+		s.cfg.logger.Debug("upstream retry", "upstream", s.up.Name, "method", req.Method, "path", req.URL.Path, "attempt", n)
+	}
+}
+
 // attempt performs one round trip through its route group's breaker. The answer's body is
 // read whole inside the breaker (a body cut off counts as a failure) and
-// replaced by an in-memory reader.
+// replaced by an in-memory reader. refused and again are the upstream's
+// Refused verdict on the answer.
 //
 // The first attempt sends orig itself (with ctx): the request is this
 // call's own, and copying its headers was ~1.5 KB per upstream call. A
 // retry sends a copy, so that Prepare's headers for it never touch a map an
 // abandoned earlier attempt's transport may still be reading.
-func (s *Sender) attempt(ctx context.Context, orig *http.Request, body []byte, first bool) (*http.Response, error) {
+func (s *Sender) attempt(ctx context.Context, orig *http.Request, body []byte, first bool) (resp *http.Response, refused, again bool, err error) {
 	req := orig.WithContext(ctx)
 	if !first {
 		req = orig.Clone(ctx)
@@ -477,10 +519,10 @@ func (s *Sender) attempt(ctx context.Context, orig *http.Request, body []byte, f
 	}
 	if s.up.Prepare != nil {
 		if err := s.up.Prepare(req); err != nil {
-			return nil, &prepareError{err}
+			return nil, false, false, &prepareError{err}
 		}
 	}
-	resp, err := s.breaker(req).Execute(func() (*http.Response, error) {
+	resp, err = s.breaker(req).Execute(func() (*http.Response, error) {
 		resp, err := s.cfg.transport.RoundTrip(req)
 		if err != nil {
 			return nil, err
@@ -501,13 +543,16 @@ func (s *Sender) attempt(ctx context.Context, orig *http.Request, body []byte, f
 	}
 	switch {
 	case errors.Is(err, errServerStatus):
-		return resp, nil
+		return resp, false, false, nil
 	case errors.Is(err, gobreaker.ErrOpenState), errors.Is(err, gobreaker.ErrTooManyRequests):
-		return nil, ErrCircuitOpen
+		return nil, false, false, ErrCircuitOpen
 	case err != nil:
-		return nil, err
+		return nil, false, false, err
 	}
-	return resp, nil
+	if s.up.Refused != nil {
+		refused, again = s.up.Refused(req, resp)
+	}
+	return resp, refused, again, nil
 }
 
 // Stream sends req once, through the breaker and the upstream's Prepare and
@@ -519,6 +564,13 @@ func (s *Sender) attempt(ctx context.Context, orig *http.Request, body []byte, f
 // headers; the body is bounded by req's context only, so that a large file
 // is not cut off.
 func (s *Sender) Stream(req *http.Request) (*http.Response, error) {
+	if s.up.Begin != nil {
+		ctx, end := s.up.Begin(req.Context())
+		req = req.WithContext(ctx)
+		if end != nil {
+			defer end()
+		}
+	}
 	if s.up.Prepare != nil {
 		if err := s.up.Prepare(req); err != nil {
 			return nil, err
