@@ -222,6 +222,7 @@ test('the dashboard as a person shows the new balance live after its credit butt
   const [amount, currency] = before.split(' ');
   const after = `${(Number(amount) + 10).toFixed(2)} ${currency}`;
   await page.getByTestId('card-transactions').locator('td').first().waitFor();
+  await gw.livePolled(1);
 
   // The button books the transfer in the sandbox, outside the gateway; the
   // page changes nothing itself: the new balance is the event's subject.

@@ -172,6 +172,26 @@ export class Gateway {
     return this.sandbox('POST', `/_sandbox/banking/wallets/${walletUpstreamId}/credit`, { amount });
   }
 
+  /** A metric's value from the gateway's /metrics (served to loopback clients). */
+  async metric(name) {
+    const text = await (await fetch(`${this.url}/metrics`)).text();
+    const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+    if (!line) throw new Error(`metric ${name} not found`);
+    return Number(line.slice(name.length + 1));
+  }
+
+  /**
+   * Waits until the banking poller polls at least n corporations and has
+   * then completed 2n more polls. A corporation's first poll is a baseline
+   * that announces nothing, so a change made before it would never be
+   * announced: a test that makes one waits here first.
+   */
+  async livePolled(n) {
+    await waitFor(async () => (await this.metric('fingraph_live_corporations_polled')) >= n, 30_000, `${n} corporations polled`);
+    const from = await this.metric('fingraph_live_polls_total');
+    await waitFor(async () => (await this.metric('fingraph_live_polls_total')) >= from + 2 * n, 30_000, `${2 * n} more polls`);
+  }
+
   /** Signs the demo API client in (no two-factor); returns the bearer token. */
   async signInAPI() {
     const r = await this.post(SIGN_IN, { input: { kind: 'API_KEY', apiKey: 'demo-api-key' } });

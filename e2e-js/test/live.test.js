@@ -98,6 +98,7 @@ for (const transport of ['ws', 'sse']) {
     const stopAnna = await subscribe(transport, anna, annaSeen);
     const stopBen = await subscribe(transport, ben, benSeen);
     try {
+      await gw.livePolled(2);
       const booked = await gw.credit(aw.upstreamId, 1000);
       assert.equal(booked.amount, aw.balance.amount + 1000, 'the sandbox booked the transfer');
 
@@ -150,6 +151,7 @@ test('Apollo Client: the event\'s subject normalises into the cached Wallet, and
   const sub = client.subscribe({ query: gql(EVENTS), variables: { after: data.eventHistory.pageInfo.startCursor } })
     .subscribe({ next: ({ data: d, error }) => (error ? errors.push(error) : seen.push(d.events)), error: (e) => errors.push(e) });
   try {
+    await gw.livePolled(1);
     await gw.credit(w.upstreamId, 1000);
     const want = w.balance.amount + 1000;
     const walletRef = client.cache.identify({ __typename: 'Wallet', id: w.id });
