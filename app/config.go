@@ -96,9 +96,9 @@ type Config struct {
 	OTLPEndpoint string
 	// TracerProvider replaces the OTLP exporter in tests.
 	TracerProvider trace.TracerProvider
-	// LoaderWait is how long a dataloader gathers keys before its batch
-	// goes upstream: longer batches more on a slow machine, shorter adds
-	// less latency per level of a screen.
+	// LoaderWait is how long the customer loader gathers ids before its
+	// batch goes upstream: longer batches more on a slow machine, shorter
+	// adds less latency.
 	LoaderWait time.Duration
 	// OutcomeSettle is how long after a money movement whose answer was
 	// lost its absence upstream proves it had no effect; zero is
@@ -226,7 +226,7 @@ func (c *Config) settings() []setting {
 		{"download-key", "FINGRAPH_DOWNLOAD_KEY", "", "secret signing report download links (secret); empty draws one per process, so links work only on the replica that made them", &c.DownloadKey},
 		{"sandbox-faults", "FINGRAPH_SANDBOX_FAULTS", "", `sandbox: faults to start with, a JSON array as POST /_sandbox/faults takes, e.g. [{"route":"GET /payments/v1/customer","latency_ms":100,"latency_max_ms":900,"error_rate":0.1,"status":502,"drop_rate":0.01}]`, &c.sandboxFaultsRaw},
 		{"sandbox-token-grace", "FINGRAPH_SANDBOX_TOKEN_GRACE", "10s", "in-process sandbox: how long a superseded banking token keeps working", &c.sandboxTokenGraceRaw},
-		{"loader-wait", "FINGRAPH_LOADER_WAIT", "1ms", "how long a dataloader gathers keys before it calls the upstream (100us to 50ms)", &c.loaderWaitRaw},
+		{"loader-wait", "FINGRAPH_LOADER_WAIT", "1ms", "how long the customer loader gathers ids before it calls the upstream (100us to 50ms)", &c.loaderWaitRaw},
 		{"upstream-timeout", "FINGRAPH_UPSTREAM_TIMEOUT", "10s", "deadline of one upstream call, retries included", &c.upstreamTimeoutRaw},
 		{"payments-timeout", "FINGRAPH_PAYMENTS_TIMEOUT", "", "deadline of one payments call; empty uses the upstream timeout", &c.paymentsTimeoutRaw},
 		{"shutdown-drain", "FINGRAPH_SHUTDOWN_DRAIN", "0s", "on SIGTERM, how long to answer /readyz with 503 while still serving, before closing: longer than the load balancer's health-check interval (e.g. 2s); 0 stops at once", &c.shutdownDrainRaw},

@@ -133,8 +133,8 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 		}))
 	}
 
-	// Loaders are made per operation inside gql (loaders.PerOperation), under
-	// the session: loaders hold one principal's view.
+	// The read cache is made per operation inside gql (loaders.PerOperation),
+	// under the session: it holds one principal's view.
 	// Tracing wraps everything, so upstream spans join the request's trace.
 	r.Handle("/graphql", d.tracing.handler("/graphql",
 		gqlhttp.LimitBody(limits.MaxBodyBytes, gqlhttp.NoStore(sessions.Middleware(gql)))))

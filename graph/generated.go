@@ -5810,7 +5810,7 @@ extend type Query {
   The objects with these global ids, in order, at most 100 (more is
   BAD_USER_INPUT). Each id that names nothing the viewer may see is null with
   a NOT_FOUND error at its own index; the others still resolve. Batched
-  through the same loaders as the typed fields.
+  through the read cache of the typed fields: an object named twice is read once.
   """
   nodes(
     "Global ids, at most 100; the answer keeps their order."

@@ -2,6 +2,7 @@ package resolvers
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 
@@ -63,7 +64,7 @@ func cardCorporation(ctx context.Context, c *model.Card) (string, error) {
 	if c.CorporationID != "" {
 		return c.CorporationID, nil
 	}
-	p, err := loaders.For(ctx).Person.Load(ctx, c.CardholderID)()
+	p, err := loaders.For(ctx).Person.Get(ctx, c.CardholderID)
 	if err != nil {
 		return "", err
 	}
@@ -74,7 +75,7 @@ func cardCorporation(ctx context.Context, c *model.Card) (string, error) {
 // corporation. For staff every cardholder is looked up once, in one batch.
 func cardsOfCorporation(ctx context.Context, corporationID string) ([]*model.Card, error) {
 	l := loaders.For(ctx)
-	all, err := l.AllCards(ctx)
+	all, err := l.Cards.Get(ctx, loaders.Whole{})
 	if err != nil {
 		return nil, err
 	}
@@ -209,11 +210,10 @@ func (r *Resolver) simulate(ctx context.Context, in model.SimulateCardTransactio
 	return &model.CardDeclined{CardID: in.CardID, Card: card, Code: a.Code, Name: name}, nil
 }
 
-// primeCardEdges loads what a card list's edges will ask for before the
-// edges run, each in one batch: the cardholders (one person listing), then
-// the corporations and their wallet listings. Left to the edges, a loader's
-// time window could split the keys over two batches on a busy machine, and
-// the cost of a listing would depend on timing.
+// primeCardEdges reads what a card list's edges will ask for before the
+// edges run: the cardholders (one person listing), then, side by side, the
+// corporations and their wallet listings. A cardholder that cannot be read
+// fails the list, as the edges would.
 func primeCardEdges(ctx context.Context, cards []*model.Card) error {
 	holder, corp, wallet := selects(ctx, "cardholder"), selects(ctx, "corporation"), selects(ctx, "fundingWallet")
 	if len(cards) == 0 || !(holder || corp || wallet) {
@@ -229,35 +229,35 @@ func primeCardEdges(ctx context.Context, cards []*model.Card) error {
 		for i, c := range cards {
 			ids[i] = c.CardholderID
 		}
-		if _, errs := l.Person.LoadMany(ctx, ids)(); len(errs) > 0 && errs[0] != nil {
+		if _, errs := l.PersonsOf(ctx, ids); len(errs) > 0 && errs[0] != nil {
 			return errs[0]
 		}
 	}
-	seen := map[string]bool{}
 	var corpIDs []string
 	for _, c := range cards {
 		id, err := cardCorporation(ctx, c)
 		if err != nil {
 			return err
 		}
-		if id != "" && !seen[id] {
-			seen[id] = true
+		if id != "" && !slices.Contains(corpIDs, id) {
 			corpIDs = append(corpIDs, id)
 		}
 	}
-	var corps func() ([]*banking.Corporation, []error)
-	var wallets func() ([][]*banking.Wallet, []error)
-	if corp {
-		corps = l.Corporation.LoadMany(ctx, corpIDs)
+	for _, id := range corpIDs {
+		if corp {
+			l.Corporation.Start(ctx, id)
+		}
+		if wallet {
+			l.CorporationWallets.Start(ctx, id)
+		}
 	}
-	if wallet {
-		wallets = l.CorporationWallets.LoadMany(ctx, corpIDs)
-	}
-	if corps != nil {
-		corps()
-	}
-	if wallets != nil {
-		wallets()
+	for _, id := range corpIDs {
+		if corp {
+			_, _ = l.Corporation.Get(ctx, id)
+		}
+		if wallet {
+			_, _ = l.CorporationWallets.Get(ctx, id)
+		}
 	}
 	return nil
 }

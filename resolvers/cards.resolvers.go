@@ -40,7 +40,7 @@ func (r *cardResolver) Corporation(ctx context.Context, obj *model.Card) (*model
 	if err != nil || corpID == "" {
 		return nil, err
 	}
-	c, err := loaders.For(ctx).Corporation.Load(ctx, corpID)()
+	c, err := loaders.For(ctx).Corporation.Get(ctx, corpID)
 	if err != nil || c == nil {
 		return nil, err
 	}
@@ -55,7 +55,7 @@ func (r *cardResolver) Transactions(ctx context.Context, obj *model.Card, first 
 	if err != nil {
 		return nil, err
 	}
-	page, err := loaders.For(ctx).CardTransactions.Load(ctx, loaders.CardTransactionsKey{CardID: obj.ID, Options: *pg.options("createdAt", sortDirection)})()
+	page, err := loaders.For(ctx).CardTransactions.Get(ctx, loaders.CardTransactionsKey{CardID: obj.ID, Options: *pg.options("createdAt", sortDirection)})
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +84,7 @@ func (r *corporationResolver) Cards(ctx context.Context, obj *model.Corporation)
 }
 
 func (r *corporationResolver) KycDocuments(ctx context.Context, obj *model.Corporation) ([]*model.KycDocument, error) {
-	docs, err := loaders.For(ctx).CorporationKYC.Load(ctx, obj.ID)()
+	docs, err := loaders.For(ctx).CorporationKYC.Get(ctx, obj.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +169,7 @@ func (r *mutationResolver) DeleteKycDocument(ctx context.Context, input model.De
 }
 
 func (r *personResolver) Cards(ctx context.Context, obj *model.Person) ([]*model.Card, error) {
-	all, err := loaders.For(ctx).AllCards(ctx)
+	all, err := loaders.For(ctx).Cards.Get(ctx, loaders.Whole{})
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +177,7 @@ func (r *personResolver) Cards(ctx context.Context, obj *model.Person) ([]*model
 }
 
 func (r *queryResolver) Cards(ctx context.Context) ([]*model.Card, error) {
-	all, err := loaders.For(ctx).AllCards(ctx)
+	all, err := loaders.For(ctx).Cards.Get(ctx, loaders.Whole{})
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +208,7 @@ func (r *queryResolver) Card(ctx context.Context, id string) (*model.Card, error
 }
 
 func (r *walletResolver) Cards(ctx context.Context, obj *model.Wallet) ([]*model.Card, error) {
-	all, err := loaders.For(ctx).AllCards(ctx)
+	all, err := loaders.For(ctx).Cards.Get(ctx, loaders.Whole{})
 	if err != nil {
 		return nil, err
 	}

@@ -62,14 +62,14 @@ func (r *Resolver) issueRequest(ctx context.Context, in model.IssueCardInput) (*
 		return nil, "", err
 	}
 	l := loaders.For(ctx)
-	corp, err := l.Corporation.Load(ctx, corpID)()
+	corp, err := l.Corporation.Get(ctx, corpID)
 	if err != nil {
 		return nil, "", err
 	}
 	if corp == nil {
 		return nil, "", gqlerr.NotFoundf("no such corporation")
 	}
-	person, err := l.Person.Load(ctx, in.CardholderID)()
+	person, err := l.Person.Get(ctx, in.CardholderID)
 	if err != nil {
 		return nil, "", err
 	}

@@ -2,7 +2,6 @@ package resolvers
 
 import (
 	"context"
-	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
 
@@ -17,19 +16,14 @@ var corporationTypes = []string{"Corporation", "Node"}
 
 // currentCorporation resolves currentCorporation and viewer.corporation for
 // a person or API client session: GET /corporations/current, once per
-// request (the CurrentCorporation memo).
+// operation (the CurrentCorporation read).
 //
 // Every field below the corporation that reads the upstream needs only the
 // corporation's id, and the session already holds it (learnt at sign-in:
 // GET /persons/me for a person, /corporations/current for an API client).
 // So before waiting for /corporations/current, this starts the selected
-// children's reads for that id through the same loaders the children use;
-// when the children run, their loads find those reads in flight or done.
-// The screen then costs one level of upstream calls instead of two, and no
-// call more: each read is one a child would make with the same key. The
-// dashboard's reads (settings, wallets, the first person page, the card
-// listing) go out at once, beside /corporations/current; the others wait
-// for their loader's batch window (1 ms by default) first.
+// children's reads for that id, the reads the children then get: the screen
+// costs one level of upstream calls instead of two, and no call more.
 //
 // The corporation itself is still the upstream's answer, so a corporation
 // the upstream refuses or does not find fails here, on this field's path,
@@ -41,7 +35,7 @@ var corporationTypes = []string{"Corporation", "Node"}
 func currentCorporation(ctx context.Context, s *session.Session) (*model.Corporation, error) {
 	l := loaders.For(ctx)
 	settle := startCorporationReads(ctx, l, s.CorporationID)
-	c, err := l.CurrentCorporation(ctx)
+	c, err := l.CurrentCorporation.Get(ctx, loaders.Whole{})
 	if err != nil {
 		settle()
 		return nil, err
@@ -57,48 +51,33 @@ func startCorporationReads(ctx context.Context, l *loaders.Loaders, id string) (
 	if id == "" || graphql.GetFieldContext(ctx) == nil {
 		return func() {}
 	}
-	var (
-		wg     sync.WaitGroup
-		thunks []func()
-	)
-	background := func(read func(context.Context) error) {
-		wg.Add(1)
-		l.Go(func() { defer wg.Done(); _ = read(ctx) })
-	}
-	pageStarted := false // persons and cardholders read the same page
-	personsPage := func() {
-		if !pageStarted {
-			pageStarted = true
-			background(l.ReadPersonsPage)
-		}
-	}
+	var started []func()
 	op := graphql.GetOperationContext(ctx)
 	for _, f := range graphql.CollectFieldsCtx(ctx, corporationTypes) {
 		switch f.Name {
 		case "settings":
-			thunks = appendThunk(thunks, l.StartSettings(ctx, id))
+			started = startRead(ctx, started, &l.CorporationSettings, id)
 		case "persons":
-			// The listing at once, from its first page, which
-			// cardholders read too.
-			pageStarted = true
-			thunks = appendThunk(thunks, l.StartPersons(ctx, id))
+			// The whole listing, from its first page, which cardholders
+			// read too.
+			started = startRead(ctx, started, &l.PersonsByCorporation, loaders.Whole{})
 		case "wallets", "wallet":
-			thunks = appendThunk(thunks, l.StartWallets(ctx, id))
+			started = startRead(ctx, started, &l.CorporationWallets, id)
 		case "walletRequisites":
-			thunks = appendThunk(thunks, l.CorporationRequisites.Load(ctx, id))
+			started = startRead(ctx, started, &l.CorporationRequisites, id)
 		case "invoices":
-			thunks = appendThunk(thunks, l.CorporationInvoices.Load(ctx, id))
+			started = startRead(ctx, started, &l.CorporationInvoices, id)
 		case "limits":
-			thunks = appendThunk(thunks, l.CorporationLimits.Load(ctx, id))
+			started = startRead(ctx, started, &l.CorporationLimits, id)
 		case "kycDocuments":
-			thunks = appendThunk(thunks, l.CorporationKYC.Load(ctx, id))
+			started = startRead(ctx, started, &l.CorporationKYC, id)
 		case "cards":
-			background(func(ctx context.Context) error { _, err := l.AllCards(ctx); return err })
+			started = startRead(ctx, started, &l.Cards, loaders.Whole{})
 			// The cardholders come from the first page of the person
-			// listing (the Person loader), read after the cards otherwise.
+			// listing, read after the cards otherwise.
 			for _, g := range graphql.CollectFields(op, f.Selections, []string{"Card", "Node"}) {
 				if g.Name == "cardholder" {
-					personsPage()
+					started = startRead(ctx, started, &l.PersonsPage, loaders.Whole{})
 					break
 				}
 			}
@@ -108,14 +87,14 @@ func startCorporationReads(ctx context.Context, l *loaders.Loaders, id string) (
 		// /corporations/current: nothing to start for either.
 	}
 	return func() {
-		for _, wait := range thunks {
+		for _, wait := range started {
 			wait()
 		}
-		wg.Wait()
 	}
 }
 
-// appendThunk keeps a started load's thunk, so that settle can wait for it.
-func appendThunk[V any](thunks []func(), thunk func() (V, error)) []func() {
-	return append(thunks, func() { _, _ = thunk() })
+// startRead starts r's read of key and adds a wait for it to started.
+func startRead[K comparable, V any](ctx context.Context, started []func(), r *loaders.Read[K, V], key K) []func() {
+	r.Start(ctx, key)
+	return append(started, func() { _, _ = r.Get(ctx, key) })
 }

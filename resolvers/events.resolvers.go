@@ -26,7 +26,7 @@ func (r *eventResolver) PendingActions(ctx context.Context, obj *model.Event) ([
 	if !events.HasPendingAction(obj.Name) {
 		return []*model.PendingAction{}, nil // not a pending-action event: none, without asking
 	}
-	pa, err := loaders.For(ctx).PendingActionByEvent.Load(ctx, obj.ID)()
+	pa, err := loaders.For(ctx).PendingActionByEvent.Get(ctx, obj.ID)
 	if err != nil || pa == nil {
 		return []*model.PendingAction{}, err
 	}
@@ -121,7 +121,7 @@ func (r *queryResolver) PendingActions(ctx context.Context, eventID *string, ind
 		if err := checkText("eventId", *eventID, true); err != nil {
 			return nil, err
 		}
-		pa, err := loaders.For(ctx).PendingActionByEvent.Load(ctx, *eventID)()
+		pa, err := loaders.For(ctx).PendingActionByEvent.Get(ctx, *eventID)
 		if err != nil || pa == nil {
 			return []*model.PendingAction{}, err
 		}

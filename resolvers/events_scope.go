@@ -41,7 +41,7 @@ func errCustomerEvents() error {
 // stream. An introducer's corporations are known to the banking upstream
 // only: they are read once here (GET /corporations, every page), so once
 // per subscription or history page (a refetch by id asks the request's
-// corporation loader instead: maySeeEvent).
+// Corporation read instead: maySeeEvent).
 func (r *Resolver) eventScope(ctx context.Context) (*eventScope, error) {
 	s := session.From(ctx)
 	if s == nil {
@@ -128,16 +128,16 @@ func (r *Resolver) introducedCorporations(ctx context.Context) ([]string, error)
 }
 
 // maySeeEvent is eventScope(ctx).sees(e) for one event read back by id:
-// an introducer's corporation is checked through the request's corporation
-// loader (one listing for all the events of a nodes(ids:)), not by a
-// listing of its own per event.
+// an introducer's corporation is checked through the operation's
+// Corporation read (one listing for all the events of a nodes(ids:)), not
+// by a listing of its own per event.
 func (r *Resolver) maySeeEvent(ctx context.Context, e *events.Event) (bool, error) {
 	if s := session.From(ctx); s != nil && s.Kind == session.Introducer {
 		corp := e.PayloadString(events.PayloadCorporation)
 		if !events.BankingSide(e.Source) || corp == "" {
 			return false, nil
 		}
-		c, err := loaders.For(ctx).Corporation.Load(ctx, corp)()
+		c, err := loaders.For(ctx).Corporation.Get(ctx, corp)
 		if hidesExistence(err) {
 			return false, nil
 		}

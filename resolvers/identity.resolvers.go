@@ -20,7 +20,7 @@ import (
 
 // Persons is the resolver for the persons field.
 func (r *corporationResolver) Persons(ctx context.Context, obj *model.Corporation) ([]*model.Person, error) {
-	list, err := loaders.For(ctx).CorporationPersons.Load(ctx, obj.ID)()
+	list, err := loaders.For(ctx).CorporationPersons.Get(ctx, obj.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -29,7 +29,7 @@ func (r *corporationResolver) Persons(ctx context.Context, obj *model.Corporatio
 
 // APIKeys is the resolver for the apiKeys field.
 func (r *corporationResolver) APIKeys(ctx context.Context, obj *model.Corporation) ([]*model.APIKey, error) {
-	keys, err := loaders.For(ctx).CorporationAPIKeys.Load(ctx, obj.ID)()
+	keys, err := loaders.For(ctx).CorporationAPIKeys.Get(ctx, obj.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +42,7 @@ func (r *corporationResolver) APIKeys(ctx context.Context, obj *model.Corporatio
 
 // Settings is the resolver for the settings field.
 func (r *corporationResolver) Settings(ctx context.Context, obj *model.Corporation) (*model.CorporationSettings, error) {
-	s, err := loaders.For(ctx).CorporationSettings.Load(ctx, obj.ID)()
+	s, err := loaders.For(ctx).CorporationSettings.Get(ctx, obj.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -323,7 +323,7 @@ func (r *personResolver) Corporation(ctx context.Context, obj *model.Person) (*m
 	if obj.CorporationID == nil {
 		return nil, nil
 	}
-	c, err := loaders.For(ctx).Corporation.Load(ctx, *obj.CorporationID)()
+	c, err := loaders.For(ctx).Corporation.Get(ctx, *obj.CorporationID)
 	if err != nil {
 		return nil, err
 	}
@@ -398,7 +398,7 @@ func (r *queryResolver) Corporation(ctx context.Context, id string) (*model.Corp
 	if v.err != nil {
 		return nil, v.err
 	}
-	c, err := loaders.For(ctx).Corporation.Load(ctx, id)()
+	c, err := loaders.For(ctx).Corporation.Get(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -458,7 +458,7 @@ func (r *viewerResolver) Person(ctx context.Context, obj *model.Viewer) (*model.
 	if s == nil || s.Kind != session.Person {
 		return nil, nil
 	}
-	p, err := loaders.For(ctx).Me(ctx)
+	p, err := loaders.For(ctx).Me.Get(ctx, loaders.Whole{})
 	if err != nil {
 		return nil, err
 	}
@@ -480,7 +480,7 @@ func (r *viewerResolver) Customer(ctx context.Context, obj *model.Viewer) (*mode
 	if s == nil || s.Kind != session.Customer {
 		return nil, nil
 	}
-	c, err := loaders.For(ctx).Customer.Load(ctx, s.PrincipalID)()
+	c, err := loaders.For(ctx).Customer.Get(ctx, s.PrincipalID)
 	if err != nil {
 		return nil, err
 	}

@@ -56,7 +56,7 @@ func personOnly(ctx context.Context) error {
 // split the corporations' keys over two batches on a busy machine.
 func (r *Resolver) primeCorporationPersons(ctx context.Context, corps []*banking.Corporation) error {
 	l := loaders.For(ctx)
-	byCorp, err := l.PersonsByCorporation(ctx)
+	byCorp, err := l.PersonsByCorporation.Get(ctx, loaders.Whole{})
 	if err != nil {
 		return err
 	}

@@ -76,14 +76,14 @@ func (r *Resolver) signIn(ctx context.Context, in model.SignInInput) (model.Sign
 			return nil, err
 		}
 		sess.PrincipalID, sess.PersonID, sess.CorporationID = me.ID, me.ID, loaders.CorporationOf(me)
-		l.PrimeMe(me)
+		l.Me.Prime(ctx, loaders.Whole{}, me)
 	case session.APIClient:
 		c, err := r.Banking.Corporations.Current(uctx)
 		if err != nil {
 			return nil, err
 		}
 		sess.CorporationID = c.ID
-		l.PrimeCurrentCorporation(c)
+		l.CurrentCorporation.Prime(ctx, loaders.Whole{}, c)
 	}
 	tok, _ := tokens.Token(ctx)
 	sess.BankingToken, sess.BankingTokenAt = session.Secret(tok), time.Now().UTC()
@@ -121,7 +121,7 @@ func (r *Resolver) beginSession(ctx context.Context, sess *session.Session) (*mo
 func (r *Resolver) viewerPermissions(ctx context.Context, s *session.Session) ([]string, error) {
 	out := []string{}
 	if s.Kind == session.Person {
-		me, err := loaders.For(ctx).Me(ctx)
+		me, err := loaders.For(ctx).Me.Get(ctx, loaders.Whole{})
 		if err != nil {
 			return nil, err
 		}

@@ -182,7 +182,7 @@ func (r *orderResolver) Customer(ctx context.Context, obj *model.Order) (*model.
 	if obj.CustomerID == "" {
 		return nil, nil
 	}
-	c, err := loaders.For(ctx).Customer.Load(ctx, obj.CustomerID)()
+	c, err := loaders.For(ctx).Customer.Get(ctx, obj.CustomerID)
 	if err != nil {
 		return nil, err
 	}
@@ -211,14 +211,12 @@ func (r *orderFailedResolver) OrderID(ctx context.Context, obj *model.OrderFaile
 // Customers is the resolver for the customers field.
 func (r *queryResolver) Customers(ctx context.Context) ([]*model.Customer, error) {
 	startCustomersOrders(ctx, r.now())
-	list, err := r.Payments.Customers.List(ctx)
+	list, err := primeCustomers(ctx)
 	if err != nil {
 		return nil, err
 	}
-	l := loaders.For(ctx)
 	out := make([]*model.Customer, 0, len(list))
 	for i := range list {
-		l.Customer.Prime(ctx, list[i].ID, &list[i])
 		out = append(out, toCustomer(&list[i]))
 	}
 	return out, nil
@@ -232,7 +230,7 @@ func (r *queryResolver) Customer(ctx context.Context, id string) (*model.Custome
 	if err := checkText("id", id, true); err != nil {
 		return nil, err
 	}
-	c, err := loaders.For(ctx).Customer.Load(ctx, id)()
+	c, err := loaders.For(ctx).Customer.Get(ctx, id)
 	if err != nil {
 		return nil, err
 	}

@@ -91,7 +91,7 @@ func (r *Resolver) savedCardPayment(ctx context.Context, req *payments.OrderCrea
 	if req.Customer == "" {
 		c, err = r.Payments.Customers.Get(ctx, "me")
 	} else {
-		c, err = loaders.For(ctx).Customer.Load(ctx, req.Customer)()
+		c, err = loaders.For(ctx).Customer.Get(ctx, req.Customer)
 	}
 	if err != nil {
 		return err
@@ -162,7 +162,24 @@ func (r *Resolver) prefetchOrderCustomers(ctx context.Context, orders []payments
 	if len(distinct) < 2 {
 		return nil
 	}
-	return loaders.For(ctx).PrimeAllCustomers(ctx)
+	_, err := primeCustomers(ctx)
+	return err
+}
+
+// primeCustomers reads the merchant's customer listing once per operation
+// and stores each customer as the Customer loader's answer for its id: the
+// customers of a list are then answered without a batch, and a query's cost
+// does not depend on how the loader's window happens to split the keys.
+func primeCustomers(ctx context.Context) ([]payments.Customer, error) {
+	l := loaders.For(ctx)
+	list, err := l.Customers.Get(ctx, loaders.Whole{})
+	if err != nil {
+		return nil, err
+	}
+	for i := range list {
+		l.Customer.Prime(ctx, list[i].ID, &list[i])
+	}
+	return list, nil
 }
 
 // customerTypes are the types a fragment on a customer may name (the type
@@ -207,7 +224,7 @@ func startCustomersOrders(ctx context.Context, now time.Time) {
 		}
 		started[n] = [2]time.Time{s, e}
 		n++
-		l.StartOrders(ctx, s, e)
+		l.Orders.Start(ctx, loaders.WindowOf(s, e))
 	}
 }
 
@@ -230,17 +247,16 @@ func dateArg(v any) (*model.Date, bool) {
 }
 
 // customersOrders answers Customer.orders for all the sibling customers of
-// a list at once (a gqlgen batch resolver, gqlgen.yml): the listing is read
-// as soon as the first customer's field asks, instead of after the Orders
-// loader's window, so the README query neither waits the window nor parks a
-// loader's batch goroutine, timer and thunk per customer. A customer whose
-// orders failed gets its own error on its own path (batchResults).
+// a list at once (a gqlgen batch resolver, gqlgen.yml), from the window's
+// one listing, which the customer list has usually started already: the
+// README query neither waits a loader's window nor parks a batch goroutine,
+// timer and thunk per customer. When the listing failed, each customer gets
+// the error on its own path (batchResults).
 func customersOrders(ctx context.Context, customers []*model.Customer, start, end time.Time) ([][]*model.Order, error) {
-	s, e := start.Format(payments.DateLayout), end.Format(payments.DateLayout)
-	keys := make([]loaders.OrdersKey, len(customers))
+	list, err := loaders.For(ctx).Orders.Get(ctx, loaders.WindowOf(start, end))
+	lists, errs := make([][]payments.Order, len(customers)), make([]error, len(customers))
 	for i, c := range customers {
-		keys[i] = loaders.OrdersKey{CustomerID: c.ID, Start: s, End: e}
+		lists[i], errs[i] = list.Of(c.ID), err
 	}
-	lists, errs := loaders.For(ctx).OrdersOf(ctx, keys)
 	return batchResults(lists, errs, toOrders)
 }

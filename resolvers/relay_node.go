@@ -90,13 +90,13 @@ func (r *Resolver) loadNode(ctx context.Context, ref relay.Ref) (model.Node, err
 		}
 		return e, nil
 	case relay.Person:
-		p, err := ls.Person.Load(ctx, id)()
+		p, err := ls.Person.Get(ctx, id)
 		if p == nil || err != nil {
 			return nil, err
 		}
 		return toPerson(p), nil
 	case relay.Corporation:
-		c, err := ls.Corporation.Load(ctx, id)()
+		c, err := ls.Corporation.Get(ctx, id)
 		if c == nil || err != nil {
 			return nil, err
 		}
@@ -111,7 +111,7 @@ func (r *Resolver) loadNode(ctx context.Context, ref relay.Ref) (model.Node, err
 		return r.cardTransactionNode(ctx, ref.Parent(), id)
 	}
 	// The rest live under a corporation the caller must see.
-	corp, err := ls.Corporation.Load(ctx, ref.Parent())()
+	corp, err := ls.Corporation.Get(ctx, ref.Parent())
 	if corp == nil || err != nil {
 		return nil, err
 	}
@@ -128,7 +128,7 @@ func (r *Resolver) loadNode(ctx context.Context, ref relay.Ref) (model.Node, err
 			return pendingOf(owner, corpID), nil
 		}
 	case relay.WalletRequisites:
-		list, err := ls.CorporationRequisites.Load(ctx, corpID)()
+		list, err := ls.CorporationRequisites.Get(ctx, corpID)
 		if err != nil {
 			return nil, err
 		}
@@ -138,7 +138,7 @@ func (r *Resolver) loadNode(ctx context.Context, ref relay.Ref) (model.Node, err
 			}
 		}
 	case relay.KycDocument:
-		list, err := ls.CorporationKYC.Load(ctx, corpID)()
+		list, err := ls.CorporationKYC.Get(ctx, corpID)
 		if err != nil {
 			return nil, err
 		}
@@ -148,7 +148,7 @@ func (r *Resolver) loadNode(ctx context.Context, ref relay.Ref) (model.Node, err
 			}
 		}
 	case relay.Invoice:
-		list, err := ls.CorporationInvoices.Load(ctx, corpID)()
+		list, err := ls.CorporationInvoices.Get(ctx, corpID)
 		if err != nil {
 			return nil, err
 		}
@@ -158,7 +158,7 @@ func (r *Resolver) loadNode(ctx context.Context, ref relay.Ref) (model.Node, err
 			}
 		}
 	case relay.Limit:
-		list, err := ls.CorporationLimits.Load(ctx, corpID)()
+		list, err := ls.CorporationLimits.Get(ctx, corpID)
 		if err != nil {
 			return nil, err
 		}
@@ -181,7 +181,7 @@ func (r *Resolver) customerNode(ctx context.Context, id string) (*model.Customer
 		}
 		return (&queryResolver{r}).CurrentCustomer(ctx)
 	}
-	c, err := loaders.For(ctx).Customer.Load(ctx, id)()
+	c, err := loaders.For(ctx).Customer.Get(ctx, id)
 	if err != nil || c == nil {
 		return nil, err
 	}
@@ -192,13 +192,13 @@ func (r *Resolver) customerNode(ctx context.Context, id string) (*model.Customer
 // orderWindowDays, from the request's one listing of that window.
 func (r *Resolver) orderByID(ctx context.Context, id string) (*model.Order, error) {
 	end := r.now().UTC()
-	list, err := loaders.For(ctx).OrdersIn(ctx, end.Add(-orderWindowDays*24*time.Hour), end)
+	list, err := loaders.For(ctx).Orders.Get(ctx, loaders.WindowOf(end.Add(-orderWindowDays*24*time.Hour), end))
 	if err != nil {
 		return nil, err
 	}
-	for i := range list {
-		if list[i].ID == id {
-			return toOrder(&list[i]), nil
+	for i := range list.All {
+		if list.All[i].ID == id {
+			return toOrder(&list.All[i]), nil
 		}
 	}
 	return nil, nil
@@ -207,7 +207,7 @@ func (r *Resolver) orderByID(ctx context.Context, id string) (*model.Order, erro
 // cardNode finds a card in the request's one card listing, which holds
 // exactly the cards the viewer may see (the scope of cards and card(id)).
 func cardNode(ctx context.Context, id string) (*model.Card, error) {
-	all, err := loaders.For(ctx).AllCards(ctx)
+	all, err := loaders.For(ctx).Cards.Get(ctx, loaders.Whole{})
 	if err != nil {
 		return nil, err
 	}
@@ -233,7 +233,7 @@ func (r *Resolver) cardTransactionNode(ctx context.Context, cardID, id string) (
 	// card read each page once.
 	opts := banking.ListOptions{Limit: 100, SortBy: "createdAt", SortType: banking.SortDesc}
 	for page := 0; page < cardTxPages; page++ {
-		list, err := loaders.For(ctx).CardTransactions.Load(ctx, loaders.CardTransactionsKey{CardID: card.ID, Options: opts})()
+		list, err := loaders.For(ctx).CardTransactions.Get(ctx, loaders.CardTransactionsKey{CardID: card.ID, Options: opts})
 		if err != nil {
 			return nil, err
 		}

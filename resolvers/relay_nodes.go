@@ -9,7 +9,6 @@ import (
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph/model"
 	"github.com/fingraph/fingraph/relay"
-	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/session"
 )
 
@@ -58,5 +57,5 @@ func (r *Resolver) primeCustomers(ctx context.Context, ids []string) {
 	if n < 2 || (r.Policy != nil && r.Policy.Allows(ctx, nodeRoles[relay.Customer]) != nil) {
 		return
 	}
-	_ = loaders.For(ctx).PrimeAllCustomers(ctx)
+	_, _ = primeCustomers(ctx)
 }

@@ -32,7 +32,7 @@ func (r *conversionResolver) SourceWallet(ctx context.Context, obj *model.Conver
 }
 
 func (r *corporationResolver) Wallets(ctx context.Context, obj *model.Corporation) ([]*model.Wallet, error) {
-	list, err := loaders.For(ctx).CorporationWallets.Load(ctx, obj.ID)()
+	list, err := loaders.For(ctx).CorporationWallets.Get(ctx, obj.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +62,7 @@ func (r *corporationResolver) Wallet(ctx context.Context, obj *model.Corporation
 }
 
 func (r *corporationResolver) WalletRequisites(ctx context.Context, obj *model.Corporation) ([]*model.WalletRequisites, error) {
-	list, err := loaders.For(ctx).CorporationRequisites.Load(ctx, obj.ID)()
+	list, err := loaders.For(ctx).CorporationRequisites.Get(ctx, obj.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +70,7 @@ func (r *corporationResolver) WalletRequisites(ctx context.Context, obj *model.C
 }
 
 func (r *corporationResolver) Invoices(ctx context.Context, obj *model.Corporation) ([]*model.Invoice, error) {
-	list, err := loaders.For(ctx).CorporationInvoices.Load(ctx, obj.ID)()
+	list, err := loaders.For(ctx).CorporationInvoices.Get(ctx, obj.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +82,7 @@ func (r *corporationResolver) Invoices(ctx context.Context, obj *model.Corporati
 }
 
 func (r *corporationResolver) Limits(ctx context.Context, obj *model.Corporation) ([]*model.Limit, error) {
-	list, err := loaders.For(ctx).CorporationLimits.Load(ctx, obj.ID)()
+	list, err := loaders.For(ctx).CorporationLimits.Get(ctx, obj.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -292,7 +292,7 @@ func (r *walletResolver) Corporation(ctx context.Context, obj *model.Wallet) (*m
 	if obj.CorporationID == "" {
 		return nil, nil
 	}
-	c, err := loaders.For(ctx).Corporation.Load(ctx, obj.CorporationID)()
+	c, err := loaders.For(ctx).Corporation.Get(ctx, obj.CorporationID)
 	if err != nil {
 		return nil, err
 	}

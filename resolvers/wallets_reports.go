@@ -23,7 +23,7 @@ func corporationCurrency(c *model.Corporation) string {
 // for its currency; a failure falls back to EUR rather than failing a
 // change the upstream has already made.
 func (r *Resolver) corporationCurrencyOf(ctx context.Context, id string) string {
-	c, err := loaders.For(ctx).Corporation.Load(ctx, id)()
+	c, err := loaders.For(ctx).Corporation.Get(ctx, id)
 	if err != nil || c == nil {
 		return "EUR"
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -72,46 +71,5 @@ func TestListAllFailsWithAnyPage(t *testing.T) {
 	f := &fakeListing{n: 350, fail: 200}
 	if _, err := listAll(t.Context(), f.page, func(s string) string { return s }); err == nil {
 		t.Fatal("a failed page must fail the listing, not shorten it")
-	}
-}
-
-func TestPerKeyAnswersEachKeyWithBoundedConcurrency(t *testing.T) {
-	var inFlight, peak atomic.Int32
-	var mu sync.Mutex
-	var once sync.Once
-	release := make(chan struct{})
-	get := func(_ context.Context, k string) (string, error) {
-		n := inFlight.Add(1)
-		mu.Lock()
-		peak.Store(max(peak.Load(), n))
-		mu.Unlock()
-		if n == fanOut {
-			once.Do(func() { close(release) }) // the bound is reached: let everyone finish
-		}
-		<-release
-		inFlight.Add(-1)
-		if k == "bad" {
-			return "", errors.New("no such key")
-		}
-		return "v-" + k, nil
-	}
-	keys := []string{"bad"}
-	for i := range 3 * fanOut {
-		keys = append(keys, fmt.Sprint(i))
-	}
-	res := perKey(get)(t.Context(), keys)
-	if len(res) != len(keys) {
-		t.Fatalf("%d results for %d keys", len(res), len(keys))
-	}
-	if res[0].Error == nil {
-		t.Error("the bad key has no error")
-	}
-	for i, k := range keys[1:] {
-		if r := res[i+1]; r.Error != nil || r.Data != "v-"+k {
-			t.Errorf("key %s: %+v; one key's error must not spill over", k, r)
-		}
-	}
-	if p := peak.Load(); p != fanOut {
-		t.Errorf("peak concurrency %d, want %d", p, fanOut)
 	}
 }

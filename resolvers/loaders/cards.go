@@ -2,97 +2,71 @@ package loaders
 
 import (
 	"context"
-	"time"
-
-	"github.com/graph-gophers/dataloader/v7"
 
 	"github.com/fingraph/fingraph/upstream/banking"
 )
 
-// CardLoaders holds the card and KYC loaders of one request. Card
-// credentials never pass through here: a loader's cache would keep them for
-// the rest of the request, and nothing that caches may ever hold a PAN.
+// CardLoaders holds the card and KYC reads of one operation. Card
+// credentials never pass through here: a cache would keep them for the rest
+// of the operation, and nothing that caches may ever hold a PAN.
 type CardLoaders struct {
-	// Person loads persons by id (cardholders): one person listing for any
-	// number of keys, and a read by id (fanOut at a time) only for a key
-	// the listing lacks when the listing has more pages.
-	Person Loader[string, *banking.Person]
-	// CorporationKYC loads KYC documents by corporation id: one listing
-	// per distinct corporation, fanOut at a time.
-	CorporationKYC Loader[string, []*banking.KYCDocument]
-	// CardTransactions loads a page of a card's transactions: one call per
-	// distinct (card, page) in the operation, fanOut at a time. The spec
-	// lists transactions per card only, so one call per card is the least a
-	// screen of cards can pay; the loader makes a card reached twice (the
-	// same page on two paths, or node and a typed field) pay it once, and
-	// bounds how many calls a screen of many cards has in flight.
-	CardTransactions Loader[CardTransactionsKey, *banking.CardTransactionList]
-
-	cards  memo[[]*banking.Card]
-	client *banking.Client
+	// Cards reads GET /cards: every card edge (root, Corporation.cards,
+	// Person.cards, Wallet.cards) filters this one listing.
+	Cards Read[Whole, []*banking.Card]
+	// Person finds persons by id (cardholders) on the first page of the
+	// person listing (PersonsPage), and reads by id only a person the page
+	// lacks when the listing has more pages (there is no read by ids).
+	Person Read[string, *banking.Person]
+	// CorporationKYC reads KYC documents by corporation id: one listing per
+	// corporation.
+	CorporationKYC Read[string, []*banking.KYCDocument]
+	// CardTransactions reads a page of a card's transactions: one call per
+	// distinct (card, page). The spec lists transactions per card only, so
+	// one call per card is the least a screen of cards can pay; a card
+	// reached twice (the same page on two paths, or node and a typed field)
+	// pays it once.
+	CardTransactions Read[CardTransactionsKey, *banking.CardTransactionList]
 }
 
-func (l *CardLoaders) init(b *banking.Client, wait time.Duration, personsFirst *personsPage) {
-	l.Person.init(personBatch(personsFirst), wait)
+func (l *CardLoaders) init(b *banking.Client, w *Workers, bl *Banking) {
+	l.Cards.init(func(ctx context.Context, _ Whole) ([]*banking.Card, error) { return b.Cards.List(ctx) }, w)
+	l.Person.init(func(ctx context.Context, id string) (*banking.Person, error) {
+		page, err := bl.PersonsPage.Get(ctx, Whole{})
+		if err != nil || page == nil {
+			return nil, err
+		}
+		if p := page.byID[id]; p != nil || !page.Meta.HasMore {
+			return p, nil
+		}
+		p, err := b.Persons.Get(ctx, id) // past the first page
+		if banking.IsNotFound(err) {
+			return nil, nil // a missing person is null, not an error
+		}
+		return p, err
+	}, w)
 	// The upstream lists KYC documents per corporation only.
-	l.CorporationKYC.init(perCorporation(b.KYC.List), wait)
-	l.CardTransactions.init(cardTransactionsBatch(b.Cards.Transactions), wait)
-	l.client = b
+	l.CorporationKYC.init(b.KYC.List, w)
+	l.CardTransactions.init(cardTransactions(b.Cards.Transactions), w)
 }
 
-// AllCards reads GET /cards once per request: every card edge (root,
-// Corporation.cards, Person.cards, Wallet.cards) filters this one listing.
-func (l *CardLoaders) AllCards(ctx context.Context) ([]*banking.Card, error) {
-	return l.cards.do(func() ([]*banking.Card, error) { return l.client.Cards.List(ctx) })
-}
-
-// ReadPersonsPage reads the first page of the person listing, the one the
-// Person loader (cardholders) and PersonsByCorporation share, unless this
-// operation already has, and primes the Person loader with its persons. A
-// resolver that knows the page will be wanted starts it early, in parallel
-// with the reads that come before it (the cards whose cardholders it
-// holds); the cardholders found on it are then answered from the cache,
-// without waiting for a batch window that would only reread the memo.
-func (ls *Loaders) ReadPersonsPage(ctx context.Context) error {
-	list, err := ls.personsFirst.get(ctx)
-	if err != nil {
-		return err
-	}
-	for _, p := range list.List {
-		ls.Person.Prime(ctx, p.ID, p)
-	}
-	return nil
-}
-
-// PersonsOf answers persons by id at once (see batchNow): Card.cardholder,
-// a batch resolver, asks for the cardholders of all the cards of a list in
-// one call, from the operation's first page of the person listing, which
-// the dashboard has already started reading. A person the upstream does not
+// PersonsOf answers persons by id for a gqlgen batch resolver
+// (Card.cardholder gets all the cards of a list in one call), from the first
+// page of the person listing; the persons the page lacks, when the listing
+// has more pages, are read side by side. A person the upstream does not
 // have is nil. errs[i] is ids[i]'s error.
 func (ls *Loaders) PersonsOf(ctx context.Context, ids []string) (persons []*banking.Person, errs []error) {
-	return batchNow(ctx, ls.workers, &ls.Person, ids)
-}
-
-// personBatch serves persons from the operation's first page of the person
-// listing (memoised: a batch window split in two on a loaded machine, or
-// Corporation.persons in the same operation, reuses it instead of listing
-// again).
-func personBatch(first *personsPage) dataloader.BatchFunc[string, *banking.Person] {
-	return func(ctx context.Context, ids []string) []*dataloader.Result[*banking.Person] {
-		out := make([]*dataloader.Result[*banking.Person], len(ids))
-		byID, list, err := first.byID(ctx)
-		each(len(ids), func(i int) {
-			p := byID[ids[i]]
-			if p == nil && err == nil && list != nil && list.Meta.HasMore {
-				// Past the first page: read this one person.
-				p, gerr := first.beyond.read(ctx, ids[i])
-				out[i] = &dataloader.Result[*banking.Person]{Data: p, Error: gerr}
-				return
+	if page, err := ls.PersonsPage.Get(ctx, Whole{}); err == nil && page != nil && page.Meta.HasMore {
+		for _, id := range ids {
+			if page.byID[id] == nil {
+				ls.Person.Start(ctx, id)
 			}
-			out[i] = &dataloader.Result[*banking.Person]{Data: p, Error: err}
-		})
-		return out
+		}
 	}
+	persons, errs = make([]*banking.Person, len(ids)), make([]error, len(ids))
+	for i, id := range ids {
+		persons[i], errs[i] = ls.Person.Get(ctx, id)
+	}
+	return persons, errs
 }
 
 // CardTransactionsKey names one page of one card's transactions: the card
@@ -104,12 +78,11 @@ type CardTransactionsKey struct {
 	Options banking.ListOptions
 }
 
-// cardTransactionsBatch reads each distinct page with its own call (the
-// upstream has no read across cards), fanOut at a time; a card whose read
-// fails fails alone.
-func cardTransactionsBatch(list func(context.Context, string, *banking.ListOptions) (*banking.CardTransactionList, error)) dataloader.BatchFunc[CardTransactionsKey, *banking.CardTransactionList] {
-	return perKey(func(ctx context.Context, k CardTransactionsKey) (*banking.CardTransactionList, error) {
+// cardTransactions reads one key's page with the key's own copy of its
+// arguments.
+func cardTransactions(list func(context.Context, string, *banking.ListOptions) (*banking.CardTransactionList, error)) func(context.Context, CardTransactionsKey) (*banking.CardTransactionList, error) {
+	return func(ctx context.Context, k CardTransactionsKey) (*banking.CardTransactionList, error) {
 		opts := k.Options
 		return list(ctx, k.CardID, &opts)
-	})
+	}
 }

@@ -124,7 +124,7 @@ func TestCustomerLoaderBatchesKeysIntoOneListing(t *testing.T) {
 	before := u.calls("GET /payments/v1/customer")
 
 	l := u.loaders()
-	got, errs := l.Customer.LoadMany(context.Background(), keys)()
+	got, errs := getMany(context.Background(), &l.Customer, keys)
 
 	assert.Equal(t, 1, u.calls("GET /payments/v1/customer")-before, "N keys, one listing")
 	assert.Zero(t, u.calls("GET /payments/v1/customer/{customer_id}"), "no read by id for a batch")
@@ -145,10 +145,10 @@ func TestCustomerLoaderReadsOneKeyByID(t *testing.T) {
 	ids := u.customerIDs(t)
 	l := u.loaders()
 
-	c, err := l.Customer.Load(context.Background(), ids[1])()
+	c, err := l.Customer.Get(context.Background(), ids[1])
 	require.NoError(t, err)
 	assert.Equal(t, ids[1], c.ID)
-	missing, err := u.loaders().Customer.Load(context.Background(), "no-such-customer")()
+	missing, err := u.loaders().Customer.Get(context.Background(), "no-such-customer")
 	require.NoError(t, err, "404 of one key is an absent customer, not an error")
 	assert.Nil(t, missing)
 	assert.Equal(t, 2, u.calls("GET /payments/v1/customer/{customer_id}"))
@@ -166,7 +166,7 @@ func TestCustomerLoaderInACustomerSessionSeesOnlyItself(t *testing.T) {
 	if other == me.ID {
 		other = ids[1]
 	}
-	got, errs := u.loaders().Customer.LoadMany(ctx, []string{other, me.ID})()
+	got, errs := getMany(ctx, &u.loaders().Customer, []string{other, me.ID})
 	assert.Nil(t, got[0], "another customer must not load in a customer session")
 	require.NotNil(t, got[1])
 	assert.Equal(t, me.ID, got[1].ID)
@@ -174,90 +174,58 @@ func TestCustomerLoaderInACustomerSessionSeesOnlyItself(t *testing.T) {
 	assert.Equal(t, before, u.calls("GET /payments/v1/customer"), "never the merchant listing")
 }
 
-func TestOrdersLoaderListsOncePerWindowAndFailsOnlyBadKeys(t *testing.T) {
+// The Orders read lists each window once, however many customers' orders
+// are asked for in it; each customer gets exactly its orders of the window;
+// a malformed window fails alone.
+func TestOrdersAreListedOncePerWindowAndABadWindowFailsAlone(t *testing.T) {
 	u := newUpstream(t)
 	ids := u.customerIDs(t)
 	today := time.Now().UTC()
-	recent := loaders.OrdersKey{Start: today.AddDate(0, 0, -30).Format(payments.DateLayout), End: today.Format(payments.DateLayout)}
-	week := loaders.OrdersKey{Start: today.AddDate(0, 0, -7).Format(payments.DateLayout), End: today.Format(payments.DateLayout)}
-	key := func(w loaders.OrdersKey, id string) loaders.OrdersKey { w.CustomerID = id; return w }
-	keys := []loaders.OrdersKey{
-		key(recent, ids[0]), key(recent, ids[1]), key(week, ids[0]), key(recent, ids[3]),
-		{CustomerID: ids[0], Start: "last week", End: "today"},
+	recent := loaders.WindowOf(today.AddDate(0, 0, -30), today)
+	week := loaders.WindowOf(today.AddDate(0, 0, -7), today)
+	type ask struct {
+		w        loaders.Window
+		customer string
 	}
+	asks := []ask{{recent, ids[0]}, {recent, ids[1]}, {week, ids[0]}, {recent, ids[3]}}
+	l := u.loaders()
+	for _, a := range asks {
+		l.Orders.Start(context.Background(), a.w)
+	}
+	_, err := l.Orders.Get(context.Background(), loaders.Window{Start: "last week", End: "today"})
+	assert.Error(t, err, "a malformed window fails")
 
-	got, errs := u.loaders().Orders.LoadMany(context.Background(), keys)()
-
+	var got [][]payments.Order
+	for i, a := range asks {
+		list, err := l.Orders.Get(context.Background(), a.w)
+		require.NoError(t, err, "ask %d", i)
+		got = append(got, list.Of(a.customer))
+	}
 	assert.Equal(t, 2, u.calls("GET /payments/v1/order"), "one listing per distinct window")
-	require.Len(t, got, len(keys))
-	for i := range 4 {
-		require.NoError(t, errs[i], "key %d", i)
-	}
-	assert.Error(t, errs[4], "a malformed window fails its own key")
 
-	// Each key gets exactly its customer's orders of its window.
-	for i, k := range keys[:4] {
-		start, _ := time.Parse(payments.DateLayout, k.Start)
-		end, _ := time.Parse(payments.DateLayout, k.End)
+	for i, a := range asks {
+		start, _ := time.Parse(payments.DateLayout, a.w.Start)
+		end, _ := time.Parse(payments.DateLayout, a.w.End)
 		all, err := u.payments.Orders.List(context.Background(), start, end)
 		require.NoError(t, err)
-		var want []string
+		var want, have []string
 		for _, o := range all {
-			if o.Customer.ID == k.CustomerID {
+			if o.Customer.ID == a.customer {
 				want = append(want, o.ID)
 			}
 		}
-		var have []string
 		for _, o := range got[i] {
 			have = append(have, o.ID)
 		}
 		sort.Strings(want)
 		sort.Strings(have)
-		assert.Equal(t, want, have, "key %d", i)
+		assert.Equal(t, want, have, "ask %d", i)
 	}
+	assert.NotEmpty(t, got[0], "the seed's first customer has recent orders")
 	assert.NotEqual(t, len(got[0]), len(got[2]), "the seed has orders older than a week: the windows differ")
 }
 
-// OrdersOf, a batch resolver's read, answers at once rather than after the
-// loader's window (an hour here: beforeTheWindow fails the test if it is
-// waited for), with the loader's one listing per window, and primes the
-// loader: a Load of an answered key in the same operation reads nothing
-// more.
-func TestOrdersOfAnswersWithoutTheWindowAndPrimesTheLoader(t *testing.T) {
-	u := newUpstream(t)
-	ids := u.customerIDs(t)
-	today := time.Now().UTC()
-	key := func(id string) loaders.OrdersKey {
-		return loaders.OrdersKey{CustomerID: id, Start: today.AddDate(0, 0, -30).Format(payments.DateLayout), End: today.Format(payments.DateLayout)}
-	}
-	keys := []loaders.OrdersKey{key(ids[0]), key(ids[1]), {CustomerID: ids[2], Start: "soon", End: "later"}}
-	l := loaders.New(u.payments, u.banking, loaders.WithWait(time.Hour))
-
-	var lists [][]payments.Order
-	var errs []error
-	beforeTheWindow(t, func() { lists, errs = l.OrdersOf(context.Background(), keys) })
-
-	require.Len(t, lists, len(keys))
-	require.NoError(t, errs[0])
-	require.NoError(t, errs[1])
-	assert.Error(t, errs[2], "a malformed window fails its own key only")
-	assert.NotEmpty(t, lists[0], "the seed's first customer has recent orders")
-	for i, list := range lists[:2] {
-		for _, o := range list {
-			assert.Equal(t, keys[i].CustomerID, o.Customer.ID, "key %d gets only its customer's orders", i)
-		}
-	}
-	assert.Equal(t, 1, u.calls("GET /payments/v1/order"), "one listing for the window both keys share")
-
-	var got []payments.Order
-	var err error
-	beforeTheWindow(t, func() { got, err = l.Orders.Load(context.Background(), keys[0])() })
-	require.NoError(t, err)
-	assert.Equal(t, lists[0], got, "the loader answers from what OrdersOf read")
-	assert.Equal(t, 1, u.calls("GET /payments/v1/order"), "no second listing")
-}
-
-// beforeTheWindow runs f, which must not wait for the loaders' hour-long
+// beforeTheWindow runs f, which must not wait for an hour-long batch
 // window, and fails the test at once if it does (a deadlock guard, not a
 // timing: f takes milliseconds or an hour).
 func beforeTheWindow(t *testing.T, f func()) {
@@ -299,7 +267,7 @@ func TestPendingActionLoaderDedupesAndFailsPerKey(t *testing.T) {
 	}
 	keys := []string{e2, broken, e1, "no-such-event", e2, e1}
 
-	got, errs := u.loaders().PendingActionByEvent.LoadMany(context.Background(), keys)()
+	got, errs := getMany(context.Background(), &u.loaders().PendingActionByEvent, keys)
 
 	for _, id := range []string{e1, e2, broken, "no-such-event"} {
 		assert.Equal(t, 1, u.received("GET /payments/v3/pending_actions?event_id="+id), "one upstream read of %s", id)
@@ -326,7 +294,7 @@ func TestCorporationLoaderOneListingKeyOrder(t *testing.T) {
 	before := u.calls("GET /banking/v2/corporations")
 	keys := []string{bankingsim.SecondCorporationID, "no-such-corporation", bankingsim.DemoCorporationID, bankingsim.DemoAccountID}
 
-	got, errs := u.loaders().Corporation.LoadMany(ctx, keys)()
+	got, errs := getMany(ctx, &u.loaders().Corporation, keys)
 
 	assert.Equal(t, 1, u.calls("GET /banking/v2/corporations")-before)
 	noErrors(t, errs)
@@ -342,8 +310,8 @@ func TestCorporationPersonsLoaderGroupsOneListing(t *testing.T) {
 	ctx := u.staff(t)
 	before := u.calls("GET /banking/v2/persons")
 
-	got, errs := u.loaders().CorporationPersons.LoadMany(ctx,
-		[]string{bankingsim.DemoCorporationID, bankingsim.SecondCorporationID, "no-such-corporation"})()
+	got, errs := getMany(ctx, &u.loaders().CorporationPersons,
+		[]string{bankingsim.DemoCorporationID, bankingsim.SecondCorporationID, "no-such-corporation"})
 
 	assert.Equal(t, 1, u.calls("GET /banking/v2/persons")-before)
 	noErrors(t, errs)
@@ -361,7 +329,7 @@ func TestLoadersArePerRequest(t *testing.T) {
 	ids := u.customerIDs(t)
 	ctx := context.Background()
 	first := u.loaders()
-	c, err := first.Customer.Load(ctx, ids[0])()
+	c, err := first.Customer.Get(ctx, ids[0])
 	require.NoError(t, err)
 	oldName := c.Contact.Name
 
@@ -372,12 +340,12 @@ func TestLoadersArePerRequest(t *testing.T) {
 	require.NoError(t, err)
 
 	reads := u.calls("GET /payments/v1/customer/{customer_id}")
-	again, err := first.Customer.Load(ctx, ids[0])()
+	again, err := first.Customer.Get(ctx, ids[0])
 	require.NoError(t, err)
 	assert.Equal(t, oldName, again.Contact.Name, "within a request the loader answers from its cache")
 	assert.Equal(t, reads, u.calls("GET /payments/v1/customer/{customer_id}"))
 
-	next, err := u.loaders().Customer.Load(ctx, ids[0])()
+	next, err := u.loaders().Customer.Get(ctx, ids[0])
 	require.NoError(t, err)
 	assert.Equal(t, "Renamed Between Requests", next.Contact.Name, "a new request must not see the last one's cache")
 	assert.Equal(t, reads+1, u.calls("GET /payments/v1/customer/{customer_id}"))
@@ -393,7 +361,7 @@ func TestMeIsReadOncePerRequestAndPerSession(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			me, err := l.Me(anna)
+			me, err := l.Me.Get(anna, loaders.Whole{})
 			assert.NoError(t, err)
 			assert.Equal(t, bankingsim.AnnaEmail, me.Email)
 		}()
@@ -402,7 +370,7 @@ func TestMeIsReadOncePerRequestAndPerSession(t *testing.T) {
 	assert.Equal(t, 1, u.calls("GET /banking/v2/persons/me"), "five fields asking, one read")
 
 	// Another request of another session has its own answer.
-	_, err := u.loaders().Me(staff)
+	_, err := u.loaders().Me.Get(staff, loaders.Whole{})
 	assert.Error(t, err, "staff have no person profile; Anna's must not leak into their request")
 }
 
@@ -432,10 +400,25 @@ func TestPerOperationGivesEachOperationAndEventItsOwnLoaders(t *testing.T) {
 	assert.Panics(t, func() { loaders.For(context.Background()) }, "a resolver without loaders is a wiring bug")
 }
 
+// getMany starts every key's read, then gets each, as a resolver that knows
+// its keys ahead does.
+func getMany[K comparable, V any](ctx context.Context, r interface {
+	Start(context.Context, K)
+	Get(context.Context, K) (V, error)
+}, keys []K) ([]V, []error) {
+	for _, k := range keys {
+		r.Start(ctx, k)
+	}
+	vals, errs := make([]V, len(keys)), make([]error, len(keys))
+	for i, k := range keys {
+		vals[i], errs[i] = r.Get(ctx, k)
+	}
+	return vals, errs
+}
+
 func jsonBody(s string) *strings.Reader { return strings.NewReader(s) }
 
-// noErrors asserts a LoadMany with no failed key (the library returns nil
-// then, a full slice when any key failed).
+// noErrors asserts a getMany with no failed key.
 func noErrors(t *testing.T, errs []error) {
 	t.Helper()
 	for i, err := range errs {
@@ -443,9 +426,9 @@ func noErrors(t *testing.T, errs []error) {
 	}
 }
 
-// loaders returns fresh loaders whose batch window is long enough that a
-// slow (or -race) run never splits a test's batch: what the tests assert is
-// how one batch is served, not how the window splits keys.
+// loaders returns a fresh read cache whose Customer batch window is long
+// enough that a slow (or -race) run never splits a test's batch: what the
+// tests assert is how one batch is served, not how the window splits keys.
 func (u *upstream) loaders() *loaders.Loaders {
 	return loaders.New(u.payments, u.banking, loaders.WithWait(50*time.Millisecond))
 }
@@ -456,10 +439,9 @@ func TestPersonLoaderAndCorporationPersonsShareOnePageAndAMissingPersonIsOnlyIts
 	l := u.loaders()
 	before := u.calls("GET /banking/v2/persons")
 
-	persons := l.Person.LoadMany(anna, []string{bankingsim.AnnaID, "no-such-person", bankingsim.DaceID})
-	byCorp, err := l.PersonsByCorporation(anna)
+	got, errs := getMany(anna, &l.Person, []string{bankingsim.AnnaID, "no-such-person", bankingsim.DaceID})
+	byCorp, err := l.PersonsByCorporation.Get(anna, loaders.Whole{})
 	require.NoError(t, err)
-	got, errs := persons()
 	noErrors(t, errs)
 	require.Len(t, got, 3)
 	assert.Equal(t, bankingsim.AnnaID, got[0].ID)
@@ -470,11 +452,11 @@ func TestPersonLoaderAndCorporationPersonsShareOnePageAndAMissingPersonIsOnlyIts
 		"cardholders and the corporation's persons read the same first page once")
 }
 
-// PersonsOf, a batch resolver's read, answers at once rather than after the
-// Person loader's window (an hour here: beforeTheWindow fails the test if
-// it is waited for), from one page of the listing, asks for a repeated id
-// once, and primes the loader.
-func TestPersonsOfAnswersWithoutTheWindowAndPrimesTheLoader(t *testing.T) {
+// PersonsOf, a batch resolver's read, answers at once (no batch window: the
+// Customer loader's is an hour here, and beforeTheWindow fails the test if
+// anything waits for it), from one page of the listing, asks for a repeated
+// id once, and its answers are the Person read's.
+func TestPersonsOfAnswersAtOnceFromOnePageAsThePersonRead(t *testing.T) {
 	u := newUpstream(t)
 	anna := u.person(t)
 	l := loaders.New(u.payments, u.banking, loaders.WithWait(time.Hour))
@@ -496,15 +478,15 @@ func TestPersonsOfAnswersWithoutTheWindowAndPrimesTheLoader(t *testing.T) {
 
 	var p *banking.Person
 	var err error
-	beforeTheWindow(t, func() { p, err = l.Person.Load(anna, bankingsim.AnnaID)() })
+	beforeTheWindow(t, func() { p, err = l.Person.Get(anna, bankingsim.AnnaID) })
 	require.NoError(t, err)
-	assert.Same(t, got[2], p, "the loader answers from what PersonsOf read")
+	assert.Same(t, got[2], p, "the Person read answers from what PersonsOf read")
 	assert.Equal(t, 1, u.calls("GET /banking/v2/persons")-before, "no second listing")
 }
 
 // A person past the first page of the listing is read by id, once per
-// operation, however many batches ask: two lists' batch resolvers
-// (PersonsOf) and the Person loader read Dace with one GET between them.
+// operation, however many ask: two lists' batch resolvers (PersonsOf) and
+// the Person read read Dace with one GET between them.
 func TestAPersonPastTheFirstPageIsReadOnceAcrossBatches(t *testing.T) {
 	u := newUpstream(t)
 	anna := u.person(t)
@@ -541,7 +523,7 @@ func TestAPersonPastTheFirstPageIsReadOnceAcrossBatches(t *testing.T) {
 	noErrors(t, errs)
 	second, errs := l.PersonsOf(anna, []string{bankingsim.DaceID})
 	noErrors(t, errs)
-	loaded, err := l.Person.Load(anna, bankingsim.DaceID)()
+	loaded, err := l.Person.Get(anna, bankingsim.DaceID)
 	require.NoError(t, err)
 
 	require.NotNil(t, first[0])

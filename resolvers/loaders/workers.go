@@ -14,13 +14,11 @@ import (
 const workerIdle = 10 * time.Second
 
 // Workers runs the upstream reads an operation starts ahead of its
-// resolvers (startCorporationReads, StartSettings, StartWallets), and those
-// of its batch resolvers (batchNow), on goroutines that outlive them: a
-// read (an HTTP call and the decoding of its answer) needs a deep stack, a
-// new goroutine starts with 2-4 KB and copies its stack at each doubling,
-// and that was a measurable share of a dashboard's CPU (docs/performance.md,
-// "Settings chosen by measurement"). A worker keeps its grown
-// stack for the next read. The pool (ants) has no size limit, so a read
+// resolvers (Read.Start) on goroutines that outlive it: a read (an HTTP
+// call and the decoding of its answer) needs a deep stack, a new goroutine
+// starts small and copies its stack at each doubling, and that was a
+// measurable share of a dashboard's CPU. A worker keeps its grown stack for
+// the next read. The pool (ants) has no size limit, so a read
 // never waits for a worker, and workers idle for workerIdle exit. A nil
 // *Workers starts a goroutine per read.
 type Workers struct{ pool *ants.Pool }
@@ -45,26 +43,10 @@ func (w *Workers) Go(f func()) {
 	}
 }
 
-// Do runs f on a worker and returns when it is done: for a read that a
-// short-lived goroutine (gqlgen's, one per list element) would otherwise
-// grow its stack for. With no workers it runs f in place.
-func (w *Workers) Do(f func()) {
-	if w == nil {
-		f()
-		return
-	}
-	done := make(chan struct{})
-	w.Go(func() { defer close(done); f() })
-	<-done
-}
-
 // Close stops the workers, waiting for running reads until ctx ends.
 func (w *Workers) Close(ctx context.Context) error {
 	return w.pool.ReleaseContext(ctx)
 }
 
-// WithWorkers runs the loaders' early reads on w (see Workers).
+// WithWorkers runs the operation's started reads on w (see Workers).
 func WithWorkers(w *Workers) Option { return func(o *options) { o.workers = w } }
-
-// Go runs f as the operation's background read (see Workers).
-func (ls *Loaders) Go(f func()) { ls.workers.Go(f) }

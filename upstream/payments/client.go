@@ -102,6 +102,9 @@ type Client struct {
 	send    *roundtrip.Sender
 	jwksURL string
 	signing jwks
+	// listHints holds, per element type, the length of the last list read
+	// (see callList).
+	listHints sync.Map // reflect.Type → *atomic.Int32
 
 	Customers      *CustomersService
 	Orders         *OrdersService
@@ -256,7 +259,7 @@ func send(ctx context.Context, c *Client, kind KeyKind, method, path string, bod
 // slice grows by doubling, copying every element decoded so far each time
 // (~16 KB per README query for its orders).
 func callList[T any](ctx context.Context, c *Client, kind KeyKind, method, path string, body any) ([]T, error) {
-	hint := listHint[T]()
+	hint := listHint[T](c)
 	out := make([]T, 0, hint.Load())
 	if err := send(ctx, c, kind, method, path, body, &out); err != nil {
 		return nil, err
@@ -269,15 +272,13 @@ func callList[T any](ctx context.Context, c *Client, kind KeyKind, method, path 
 // huge list once does not make every later one allocate as much.
 const maxListHint = 128
 
-// listHints holds, per element type, the length of the last list read.
-var listHints sync.Map // reflect.Type → *atomic.Int32
-
-func listHint[T any]() *atomic.Int32 {
+// listHint is c's length of the last list of T read.
+func listHint[T any](c *Client) *atomic.Int32 {
 	t := reflect.TypeFor[T]()
-	if h, ok := listHints.Load(t); ok {
+	if h, ok := c.listHints.Load(t); ok {
 		return h.(*atomic.Int32)
 	}
-	h, _ := listHints.LoadOrStore(t, new(atomic.Int32))
+	h, _ := c.listHints.LoadOrStore(t, new(atomic.Int32))
 	return h.(*atomic.Int32)
 }
 
