@@ -24,6 +24,7 @@ import (
 	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/gqlhttp"
 	"github.com/fingraph/fingraph/idempotency"
+	"github.com/fingraph/fingraph/live"
 	"github.com/fingraph/fingraph/redact"
 	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/session"
@@ -122,7 +123,10 @@ type App struct {
 	enricher   *events.Enricher
 	bus        *events.Bus
 	reconciler *events.Reconciler
-	tracing    *tracing
+	// live polls the banking changes of corporations with live
+	// subscribers.
+	live    *live.Poller
+	tracing *tracing
 	// workers run the upstream reads operations start ahead of their
 	// resolvers (loaders.Workers).
 	workers *loaders.Workers
@@ -195,6 +199,9 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 	if err != nil {
 		return nil, err
 	}
+	if err := a.openLive(ctx, cfg, bank, m); err != nil {
+		return nil, err
+	}
 	handler, gql, err := a.buildHandler(routeDeps{
 		unknown:    unknown,
 		cfg:        cfg,
@@ -208,6 +215,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 		sockets:    sockets,
 		attempts:   idempotency.New(attemptsKV, idempotency.WithLogger(logger)),
 		bus:        a.bus,
+		live:       a.live,
 		enricher:   a.enricher,
 		reconciler: a.reconciler,
 		sandbox:    a.sandboxHandler(),
@@ -374,6 +382,24 @@ func (a *App) startEvents(ctx, bgCtx context.Context, cfg Config, pay *payments.
 		go func() { defer a.bg.Done(); a.reconciler.Run(bgCtx) }()
 	}
 	return unknown, nil
+}
+
+// openLive opens the poller of banking changes (its lease and snapshot
+// buckets) before any subscription can ask for it; it polls nothing until
+// one does.
+func (a *App) openLive(ctx context.Context, cfg Config, bank *banking.Client, m *metrics) error {
+	leases, err := a.engine.KeyValue(ctx, live.LeaseBucket, 0)
+	if err != nil {
+		return err
+	}
+	snapshots, err := a.engine.KeyValue(ctx, live.SnapshotBucket, 0)
+	if err != nil {
+		return err
+	}
+	a.live = &live.Poller{Banking: bank, Bus: a.bus, Leases: leases, Snapshots: snapshots,
+		Interval: cfg.LivePollInterval, Logger: a.logger.With("component", "live")}
+	m.watchLive(a.live.Stats())
+	return nil
 }
 
 // startSessions starts the session store and the websocket registry, both
@@ -646,6 +672,10 @@ func (a *App) Shutdown() error {
 	if a.workers != nil {
 		// The server has stopped: no operation starts a read any more.
 		errs = append(errs, a.workers.Close(ctx))
+	}
+	if a.live != nil {
+		// After the server: no subscription registers demand any more.
+		a.live.Close()
 	}
 	if a.bus != nil {
 		a.bus.Close()

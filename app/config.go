@@ -162,6 +162,11 @@ type Config struct {
 	sandboxFaultsRaw string
 	// PprofAddr, when set, serves net/http/pprof there; loopback only.
 	PprofAddr string
+	// LivePollInterval is how often the banking listings of each
+	// corporation with a live subscriber are polled for changes made
+	// outside the gateway (package live).
+	LivePollInterval    time.Duration
+	livePollIntervalRaw string
 	// wrapUpstream, set by benchmarks only, wraps each upstream client's
 	// transport (name is "payments" or "banking").
 	wrapUpstream func(name string, rt http.RoundTripper) http.RoundTripper
@@ -231,6 +236,7 @@ func (c *Config) settings() []setting {
 		{"payments-timeout", "FINGRAPH_PAYMENTS_TIMEOUT", "", "deadline of one payments call; empty uses the upstream timeout", &c.paymentsTimeoutRaw},
 		{"shutdown-drain", "FINGRAPH_SHUTDOWN_DRAIN", "0s", "on SIGTERM, how long to answer /readyz with 503 while still serving, before closing: longer than the load balancer's health-check interval (e.g. 2s); 0 stops at once", &c.shutdownDrainRaw},
 		{"pprof-addr", "FINGRAPH_PPROF_ADDR", "", "loopback address serving Go profiles (net/http/pprof), e.g. 127.0.0.1:6060; empty serves none", &c.PprofAddr},
+		{"live-poll-interval", "FINGRAPH_LIVE_POLL_INTERVAL", "10s", "how often the banking listings of each corporation with a live subscriber are polled for changes made outside the gateway, 1s or more", &c.livePollIntervalRaw},
 		{"banking-timeout", "FINGRAPH_BANKING_TIMEOUT", "", "deadline of one banking call; empty uses the upstream timeout", &c.bankingTimeoutRaw},
 	}
 }
@@ -346,6 +352,11 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 		return c, fmt.Errorf("FINGRAPH_NATS_REPLICAS: %d copies need a NATS cluster (FINGRAPH_NATS_URL); the embedded JetStream is one server", n)
 	}
 	c.NATSReplicas = n
+	if d, err := time.ParseDuration(c.livePollIntervalRaw); err != nil || d < time.Second {
+		return c, fmt.Errorf("FINGRAPH_LIVE_POLL_INTERVAL: %q is not a duration of 1s or more, such as 10s", c.livePollIntervalRaw)
+	} else {
+		c.LivePollInterval = d
+	}
 	if err := c.parseTimeouts(); err != nil {
 		return c, err
 	}

@@ -103,6 +103,7 @@ func TestParseConfigReadsEveryVariable(t *testing.T) {
 		"FINGRAPH_TLS_CERT":              "/etc/fingraph/cert.pem",
 		"FINGRAPH_TLS_KEY":               "/etc/fingraph/key.pem",
 		"FINGRAPH_PPROF_ADDR":            "127.0.0.1:6060",
+		"FINGRAPH_LIVE_POLL_INTERVAL":    "3s",
 	} {
 		e[k] = v
 	}
@@ -153,6 +154,7 @@ func TestParseConfigReadsEveryVariable(t *testing.T) {
 		"FINGRAPH_TRUSTED_PROXIES":       {c.TrustedProxies, []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.0.2.7/32")}},
 		"FINGRAPH_PPROF_ADDR":            {c.PprofAddr, "127.0.0.1:6060"},
 		"FINGRAPH_BANKING_TIMEOUT":       {c.BankingTimeout, 9 * time.Second},
+		"FINGRAPH_LIVE_POLL_INTERVAL":    {c.LivePollInterval, 3 * time.Second},
 	}
 	for name, ch := range checks {
 		assert.Equal(t, ch.want, ch.got, name)

@@ -3,6 +3,8 @@ package app
 import (
 	"net/http"
 
+	"github.com/fingraph/fingraph/live"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -44,6 +46,31 @@ func newMetrics() *metrics {
 	m.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.upstreamCalls, m.upstreamDuration, m.enrichmentLag)
 	return m
+}
+
+// watchLive exports the live poller's counters: how many corporations
+// this replica polls now, and its polls, changes and failures.
+func (m *metrics) watchLive(s *live.Stats) {
+	gauge := func(name, help string, v func() float64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, v)
+	}
+	counter := func(name, help string, v func() float64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, v)
+	}
+	m.registry.MustRegister(
+		gauge("fingraph_live_corporations_polled", "Corporations whose banking changes this replica polls now (it holds their lease).",
+			func() float64 { return float64(s.Polling.Load()) }),
+		counter("fingraph_live_polls_total", "Completed polls of a corporation's banking listings.",
+			func() float64 { return float64(s.Polls.Load()) }),
+		counter("fingraph_live_changes_total", "Banking changes found by polling and announced.",
+			func() float64 { return float64(s.Changes.Load()) }),
+		counter("fingraph_live_poll_errors_total", "Polls that failed (upstream or JetStream) and were retried with back-off.",
+			func() float64 { return float64(s.Errors.Load()) }),
+		gauge("fingraph_live_subscribers", "Live subscribers with a corporation on this replica, whose corporations' banking changes are polled.",
+			func() float64 { return float64(s.Subscribers.Load()) }),
+		counter("fingraph_live_lease_takeovers_total", "Poll leases taken over from a replica that stopped renewing them.",
+			func() float64 { return float64(s.Takeovers.Load()) }),
+	)
 }
 
 // instrument wraps an upstream's transport so that its calls are counted

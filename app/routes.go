@@ -28,6 +28,7 @@ import (
 	"github.com/fingraph/fingraph/gqlhttp"
 	"github.com/fingraph/fingraph/graph"
 	"github.com/fingraph/fingraph/idempotency"
+	"github.com/fingraph/fingraph/live"
 	"github.com/fingraph/fingraph/resolvers"
 	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/session"
@@ -60,6 +61,7 @@ type routeDeps struct {
 	metrics    *metrics
 	tracing    *tracing
 	bus        *events.Bus
+	live       *live.Poller
 	enricher   *events.Enricher
 	reconciler *events.Reconciler
 	workers    *loaders.Workers
@@ -84,6 +86,7 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 			Policy:    policy,
 			Attempts:  d.attempts,
 			Events:    d.bus,
+			Live:      d.live,
 			Logger:    d.logger,
 			Downloads: reportLinks,
 			SpecOnly:  d.cfg.SandboxStrict,

@@ -231,15 +231,26 @@ func (b *Bus) storeWebhook(ctx context.Context, w webhook) error {
 // Publish puts an enriched event on the EVENTS stream, deduplicated by id.
 // Gateway mutations publish their own events through it too.
 func (b *Bus) Publish(ctx context.Context, e Event) error {
+	_, err := b.PublishNew(ctx, e)
+	return err
+}
+
+// PublishNew is Publish that reports whether the stream took the event:
+// false when it already held an event with its id (within Dedupe) and
+// dropped this one.
+func (b *Bus) PublishNew(ctx context.Context, e Event) (bool, error) {
 	if !tokenRe.MatchString(e.Source) || !tokenRe.MatchString(e.Name) || e.ID == "" {
-		return fmt.Errorf("events: bad event source %q, name %q or id", e.Source, e.Name)
+		return false, fmt.Errorf("events: bad event source %q, name %q or id", e.Source, e.Name)
 	}
 	data, err := json.Marshal(e)
 	if err != nil {
-		return err
+		return false, err
 	}
-	_, err = b.js.Publish(ctx, eventSubject+e.Source+"."+e.Name, data, jetstream.WithMsgID(msgID(e.Source, e.ID)))
-	return err
+	ack, err := b.js.Publish(ctx, eventSubject+e.Source+"."+e.Name, data, jetstream.WithMsgID(msgID(e.Source, e.ID)))
+	if err != nil {
+		return false, err
+	}
+	return !ack.Duplicate, nil
 }
 
 // A cursor is "<sequence>.<epoch>": the stream sequence of an event, and

@@ -180,7 +180,11 @@ func (r *subscriptionResolver) Events(ctx context.Context, names []string, after
 	if err != nil {
 		return nil, err
 	}
-	return r.subscribe(ctx, sc, events.Filter{Names: names}, after)
+	ch, err := r.subscribe(ctx, sc, events.Filter{Names: names}, after)
+	if err == nil {
+		r.watchLive(ctx)
+	}
+	return ch, err
 }
 
 func (r *subscriptionResolver) OrderUpdates(ctx context.Context, orderID string, after *string) (<-chan *model.LiveEvent, error) {

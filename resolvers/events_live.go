@@ -24,6 +24,25 @@ type EventStream interface {
 
 var _ EventStream = (*events.Bus)(nil)
 
+// LiveDemand is told of every live subscriber with a corporation, so that
+// the banking changes made outside the gateway are polled for while one
+// listens (live.Poller). Watch keeps ctx, whose session's credentials the
+// polls may use, until it ends.
+type LiveDemand interface {
+	Watch(ctx context.Context, corporationID string)
+}
+
+// watchLive registers the subscriber of ctx, when its session belongs to a
+// corporation, as demand for that corporation's banking changes.
+func (r *Resolver) watchLive(ctx context.Context) {
+	if r.Live == nil {
+		return
+	}
+	if s := session.From(ctx); s != nil && s.CorporationID != "" {
+		r.Live.Watch(ctx, s.CorporationID)
+	}
+}
+
 // maxNames bounds the names one subscription may filter on.
 const maxNames = 50
 
@@ -173,11 +192,4 @@ func (r *Resolver) publishGatewayEventID(ctx context.Context, id, name, corpID, 
 	if err != nil {
 		r.Logger.WarnContext(ctx, "could not publish a gateway event", "name", name, "err", err)
 	}
-}
-
-// announcementID is the event id of the announcement that the upstream
-// object id came to be (name): the same for every announcement of it, from
-// any replica, so that the stream keeps one.
-func announcementID(name, upstreamID string) string {
-	return uuid.NewSHA1(uuid.NameSpaceURL, []byte("fingraph:"+name+":"+upstreamID)).String()
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph"
 	"github.com/fingraph/fingraph/graph/model"
+	"github.com/fingraph/fingraph/live"
 	"github.com/fingraph/fingraph/relay"
 	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/session"
@@ -123,7 +124,7 @@ func (r *mutationResolver) CreatePerson(ctx context.Context, input model.CreateP
 	if err != nil {
 		return nil, err
 	}
-	r.publishGatewayEvent(ctx, "PersonCreated", loaders.CorporationOf(p), relay.ID(relay.Person, p.ID), map[string]any{"person_id": p.ID})
+	r.announceChange(ctx, "PersonCreated", loaders.CorporationOf(p), relay.ID(relay.Person, p.ID), live.Created, map[string]any{"person_id": p.ID})
 	return toPerson(p), nil
 }
 

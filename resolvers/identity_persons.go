@@ -5,6 +5,7 @@ import (
 
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph/model"
+	"github.com/fingraph/fingraph/live"
 	"github.com/fingraph/fingraph/relay"
 	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/session"
@@ -33,7 +34,7 @@ func (r *Resolver) personTransition(ctx context.Context, id, event string, move 
 	if err != nil {
 		return nil, err
 	}
-	r.publishGatewayEvent(ctx, event, loaders.CorporationOf(p), relay.ID(relay.Person, p.ID), map[string]any{"person_id": p.ID})
+	r.announceChange(ctx, event, loaders.CorporationOf(p), relay.ID(relay.Person, p.ID), live.PersonVersion(p), map[string]any{"person_id": p.ID})
 	return toPerson(p), nil
 }
 

@@ -25,7 +25,10 @@ type Resolver struct {
 	// Attempts keeps money movements to one per idempotency key.
 	Attempts Attempts
 	Events   EventStream
-	Logger   *slog.Logger
+	// Live, when set, polls the banking changes of the corporations that
+	// live subscribers belong to.
+	Live   LiveDemand
+	Logger *slog.Logger
 	// Downloads signs the gateway's report download links.
 	Downloads *downloads.Signer
 	// SpecOnly says the upstreams serve only what the specs show (the strict
