@@ -198,10 +198,7 @@ test('the dashboard resumes its feed after a dropped connection, without loss or
   assert.deepEqual(problems.filter((p) => !p.includes('WebSocket')), []);
 }));
 
-// Until the banking poller is on this branch nothing announces the credit.
-const poller = 'waiting for the banking poller (FINGRAPH_LIVE_POLL_INTERVAL), which announces changes made outside the gateway';
-
-test('the dashboard as a person shows the new balance live after its credit button', { skip: skip || poller, timeout: 120_000 }, () => withPage('dashboard-person', async ({ page, blocked, problems }) => {
+test('the dashboard as a person shows the new balance live after its credit button', { skip, timeout: 120_000 }, () => withPage('dashboard-person', async ({ page, blocked, problems }) => {
   await page.goto(`${gw.url}/dashboard`);
   await page.getByTestId('who').getByText('API_CLIENT').waitFor();
 

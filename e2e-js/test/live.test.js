@@ -19,10 +19,6 @@ import { GraphQLWsLink } from '@apollo/client/link/subscriptions';
 import WebSocket from 'ws';
 import { startGateway, waitFor } from './harness.js';
 
-// Until the banking poller is on this branch nothing announces a change
-// made outside the gateway: these tests would only time out.
-const poller = 'waiting for the banking poller (FINGRAPH_LIVE_POLL_INTERVAL), which announces changes made outside the gateway';
-
 let gw;
 let anna;
 let ben;
@@ -89,7 +85,7 @@ function arrival(seen, w, amount, who) {
 
 for (const transport of ['ws', 'sse']) {
   const name = transport === 'ws' ? 'graphql-ws' : 'graphql-sse';
-  test(`${name}: a credit made outside the gateway reaches the person with its wallet as subject, and no other corporation`, { skip: poller, timeout: 90_000 }, async () => {
+  test(`${name}: a credit made outside the gateway reaches the person with its wallet as subject, and no other corporation`, { timeout: 90_000 }, async () => {
     const [annas, bens] = [await wallets(anna), await wallets(ben)];
     const aw = annas.find((w) => w.currency === 'USD');
     const bw = bens[0];
@@ -125,7 +121,7 @@ for (const transport of ['ws', 'sse']) {
   });
 }
 
-test('Apollo Client: the event\'s subject normalises into the cached Wallet, and the cached query shows the new balance', { skip: poller, timeout: 90_000 }, async () => {
+test('Apollo Client: the event\'s subject normalises into the cached Wallet, and the cached query shows the new balance', { timeout: 90_000 }, async () => {
   // Every HTTP request Apollo makes is counted: after the first query the
   // new balance must come from the subscription alone.
   let httpRequests = 0;
