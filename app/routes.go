@@ -149,6 +149,7 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 	}
 	if d.sandbox != nil {
 		r.Post("/sandbox/trigger", gqlhttp.LimitBody(4<<10, sessions.Middleware(http.HandlerFunc(sandboxTrigger(d.sandbox)))).ServeHTTP)
+		r.Post("/sandbox/credit", gqlhttp.LimitBody(4<<10, sessions.Middleware(sandboxCredit(d.sandbox, d.banking))).ServeHTTP)
 	}
 	// Behind the session middleware: a link downloads only for the session
 	// that requested it.

@@ -2,7 +2,9 @@
 // playground must work offline (every non-loopback request is blocked and
 // counted), run a query and show a subscription event; the dashboard must
 // sign in with SMS two-factor and show an event fired with its button,
-// live. Screenshots go to artifacts/ (docs/ keeps one of each).
+// live, and, signed in as a person, show the new balance of a wallet that
+// its credit button credited, from the event alone. Screenshots go to
+// artifacts/ (docs/ keeps one of each).
 // Without chromium the tests are reported as skipped, never as passed.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -19,7 +21,9 @@ before(async () => {
   const { chromium } = await import('playwright-core');
   // The sandbox's anonymous demo session, as `go run .` starts: the
   // playground answers before anyone signs in.
-  gw = await startGateway({ FINGRAPH_SANDBOX_ANONYMOUS: 'true' });
+  // The banking poller at its shortest interval: the dashboard's credit
+  // button shows a change that only the poller announces.
+  gw = await startGateway({ FINGRAPH_SANDBOX_ANONYMOUS: 'true', FINGRAPH_LIVE_POLL_INTERVAL: '1s' });
   // The flags keep chromium from calling home: this machine has no network
   // but loopback, and refused background connections only add noise.
   browser = await chromium.launch({
@@ -192,4 +196,39 @@ test('the dashboard resumes its feed after a dropped connection, without loss or
 
   assert.deepEqual(blocked, []);
   assert.deepEqual(problems.filter((p) => !p.includes('WebSocket')), []);
+}));
+
+test('the dashboard as a person shows the new balance live after its credit button', { skip, timeout: 120_000 }, () => withPage('dashboard-person', async ({ page, blocked, problems }) => {
+  await page.goto(`${gw.url}/dashboard`);
+  await page.getByTestId('who').getByText('API_CLIENT').waitFor();
+
+  // Anna, a person of the demo corporation, has no two-factor.
+  await page.getByLabel('Kind').selectOption('PERSON');
+  await page.getByLabel('E-mail').fill('anna@demo.test');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByTestId('who').getByText('PERSON').waitFor();
+  await page.getByTestId('feed-status').getByText('live').waitFor();
+  assert.ok(await page.locator('#customers-card').isHidden(), 'a person has no payments customers to show');
+  assert.ok(await page.locator('#trigger').isHidden(), 'nor payments events to fire');
+
+  // The wallets with their balances, the card transactions below them.
+  const row = page.locator('#wallets tr', { hasText: 'USD' });
+  await row.waitFor();
+  const balance = row.locator('td.balance');
+  const before = await balance.innerText();
+  const [amount, currency] = before.split(' ');
+  const after = `${(Number(amount) + 10).toFixed(2)} ${currency}`;
+  await page.getByTestId('card-transactions').locator('td').first().waitFor();
+  await gw.livePolled(1);
+
+  // The button books the transfer in the sandbox, outside the gateway; the
+  // page changes nothing itself: the new balance is the event's subject.
+  await row.getByRole('button', { name: 'Credit 10.00' }).click();
+  await page.getByTestId('credit-result').getByText(/credited 10\.00/).waitFor();
+  await balance.getByText(after).waitFor({ timeout: 30_000 });
+  await page.getByTestId('events').locator('li', { hasText: `USD: ${after}` }).first().waitFor();
+  await page.screenshot({ path: path.join(artifacts, 'dashboard-person.png'), fullPage: false });
+
+  assert.deepEqual(blocked, []);
+  assert.deepEqual(problems, []);
 }));

@@ -142,6 +142,56 @@ export class Gateway {
     return { token: s.sessionToken, csrf: s.csrfToken, cookie, viewer: s.viewer, challenge: first.body.data.signIn };
   }
 
+  /**
+   * Signs a demo person in (Anna and Ben of the two demo corporations have
+   * no two-factor; Toms, tfa@demo.test, has: his code is read from the
+   * sandbox's SMS outbox). Returns what signInStaff returns.
+   */
+  async signInPerson(email) {
+    const input = { kind: 'PERSON', email, password: 'demo-password', deviceFingerprint: 4242 };
+    let r = await this.post(SIGN_IN, { input });
+    const challenge = r.body.data?.signIn;
+    if (challenge?.__typename === 'TwoFactorChallenge') {
+      const more = { twoFactorCode: await this.smsCode() };
+      if (challenge.challengeId) more.challengeId = challenge.challengeId;
+      r = await this.post(SIGN_IN, { input: { ...input, ...more } });
+    }
+    const s = r.body.data?.signIn;
+    if (s?.__typename !== 'SignedIn') throw new Error(`sign-in of ${email} failed: ${JSON.stringify(r.body)}`);
+    const cookie = r.headers.getSetCookie().map((c) => c.split(';')[0]).find((c) => c.startsWith('fingraph_session='));
+    return { token: s.sessionToken, csrf: s.csrfToken, cookie, viewer: s.viewer };
+  }
+
+  /**
+   * Books an incoming transfer of amount (minor units) on a wallet through
+   * the sandbox's control API: a change made outside the gateway, which
+   * only the banking poller can announce. Returns the wallet as the
+   * sandbox answers it (its new amount).
+   */
+  async credit(walletUpstreamId, amount) {
+    return this.sandbox('POST', `/_sandbox/banking/wallets/${walletUpstreamId}/credit`, { amount });
+  }
+
+  /** A metric's value from the gateway's /metrics (served to loopback clients). */
+  async metric(name) {
+    const text = await (await fetch(`${this.url}/metrics`)).text();
+    const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+    if (!line) throw new Error(`metric ${name} not found`);
+    return Number(line.slice(name.length + 1));
+  }
+
+  /**
+   * Waits until the banking poller polls at least n corporations and has
+   * then completed 2n more polls. A corporation's first poll is a baseline
+   * that announces nothing, so a change made before it would never be
+   * announced: a test that makes one waits here first.
+   */
+  async livePolled(n) {
+    await waitFor(async () => (await this.metric('fingraph_live_corporations_polled')) >= n, 30_000, `${n} corporations polled`);
+    const from = await this.metric('fingraph_live_polls_total');
+    await waitFor(async () => (await this.metric('fingraph_live_polls_total')) >= from + 2 * n, 30_000, `${2 * n} more polls`);
+  }
+
   /** Signs the demo API client in (no two-factor); returns the bearer token. */
   async signInAPI() {
     const r = await this.post(SIGN_IN, { input: { kind: 'API_KEY', apiKey: 'demo-api-key' } });

@@ -13,12 +13,42 @@
 //     last cursor received: the feed resumes without loss or repeats;
 //   - an ended session (close 4401) is final: the page asks to sign in
 //     again instead of reconnecting in a loop;
-//   - the corporation's wallets and its cards, for principals that have
-//     them (persons and API clients of a corporation).
+//   - the corporation's wallets, its cards and their latest transactions,
+//     for principals that have them (persons and API clients of a
+//     corporation), kept up to date by the same feed: every event names
+//     its subject (a Node: the wallet, card or card transaction it is
+//     about), selected with the fields the screen shows, and a small
+//     normalised store (one object per global id, as Apollo Client's or
+//     urql's caches keep them) merges it, so the entity changes in place
+//     wherever the screen shows it, with no refetch;
+//   - a "Credit 10.00" button that books a transfer on a wallet in the
+//     sandbox, outside the gateway: the new balance arrives as an event.
 import { createClient } from './vendor/graphql-ws.js';
 
 const $ = (sel) => document.querySelector(sel);
-const state = { csrf: '', client: null, stopFeed: null, cursor: null };
+const state = {
+  csrf: '', client: null, stopFeed: null, cursor: null,
+  // What the banking half shows, as global ids into the store; null until
+  // the screen has the principal's corporation.
+  walletIds: null, cardIds: new Map(), cardTxIds: [],
+};
+
+// --- the normalised store ------------------------------------------------
+
+// One object per global id (every Node's id is unique across types), its
+// fields merged from every answer and event that carried it. Views keep ids
+// and read the store when they draw, so an event's subject updates the
+// wallet in the wallet list and the card's funding wallet alike.
+const store = new Map();
+
+/** Merges a Node's fields into its stored object; returns that object. */
+function put(node) {
+  if (!node?.id) return node;
+  const cur = store.get(node.id) ?? {};
+  for (const [k, v] of Object.entries(node)) if (v !== undefined) cur[k] = v;
+  store.set(node.id, cur);
+  return cur;
+}
 
 /** GraphQL error with the gateway's extensions.code. */
 class GraphQLError extends Error {
@@ -42,7 +72,7 @@ async function gql(query, variables = {}) {
 
 /** Reads the current session with GET, which needs no CSRF header. */
 async function currentViewer() {
-  const q = encodeURIComponent('{ viewer { kind csrfToken } }');
+  const q = encodeURIComponent('{ viewer { kind permissions csrfToken } }');
   const res = await fetch(`/graphql?query=${q}`, { credentials: 'same-origin' });
   const body = await res.json();
   return body.data?.viewer ?? null;
@@ -52,19 +82,42 @@ const SIGN_IN = `mutation SignIn($input: SignInInput!) {
   signIn(input: $input) {
     __typename
     ... on TwoFactorChallenge { maskedPhone challengeId }
-    ... on SignedIn { csrfToken viewer { kind } }
+    ... on SignedIn { csrfToken viewer { kind permissions } }
   }
 }`;
 
-const DASHBOARD = `query Dashboard {
+// What an event's subject brings along: the fields this screen shows of the
+// entities it keeps (the store merges them), and only the id of others. A
+// card's status and a card transaction's have different types, which one
+// selection may not give the same response name: the card's is aliased,
+// and stored under its field's name (as normalising caches store aliases).
+const EVENT_FIELDS = `id upstreamId name createdAt orderId individualId
+    subject {
+      __typename id
+      ... on Wallet { name currency purpose balance { amount currency } }
+      ... on Card { cardStatus: status displayName availableBalance { amount currency } }
+      ... on CardTransaction { amount { amount currency } status description createdAt }
+    }`;
+
+/** A subject as the store keeps it: aliased fields under their own names. */
+function unalias(subject) {
+  if (!subject || !('cardStatus' in subject)) return subject;
+  const { cardStatus, ...rest } = subject;
+  return { ...rest, status: cardStatus };
+}
+
+// The screen's one query. The customers and their orders are a payments
+// operator's (staff, the merchant's API client): they are asked for only
+// when the viewer may operate payments.
+const dashboardQuery = (operator) => `query Dashboard {
   viewer { kind permissions csrfToken }
-  customers {
+  ${operator ? `customers {
     id number status
     contact { name email }
     orders { id upstreamId number status created amount { amount currency } }
-  }
+  }` : ''}
   eventHistory(first: 20) {
-    edges { cursor source node { id upstreamId name createdAt orderId individualId } }
+    edges { cursor source node { ${EVENT_FIELDS} } }
     pageInfo { startCursor }
   }
 }`;
@@ -72,7 +125,7 @@ const DASHBOARD = `query Dashboard {
 const EVENTS = `subscription Events($after: String) {
   events(after: $after) {
     cursor source
-    event { id upstreamId name createdAt orderId individualId }
+    event { ${EVENT_FIELDS} }
   }
 }`;
 
@@ -137,8 +190,13 @@ async function signIn(ev) {
     f.code.value = '';
     $('#code-row').hidden = true;
     state.csrf = r.csrfToken;
+    // Another principal sees other events and other entities: the screen
+    // starts again from its own history.
+    state.cursor = null;
+    state.cardTxIds = [];
+    store.clear();
     showViewer(r.viewer, true);
-    await refresh();
+    await refresh(r.viewer);
   } catch (err) {
     hint.textContent = `${err.code}: ${err.message}`;
     hint.classList.add('error');
@@ -154,24 +212,35 @@ async function signOut() {
 
 // --- the screen ----------------------------------------------------------
 
-async function refresh() {
+async function refresh(viewer) {
+  const operator = viewer?.permissions?.includes('payments.operate') ?? true;
+  // Payments events (what the sandbox's trigger fires) reach payments
+  // operators only: others get neither their customers nor the button.
+  $('#customers-card').hidden = !operator;
+  $('#trigger').hidden = !operator;
   let data;
   try {
-    data = await gql(DASHBOARD);
+    data = await gql(dashboardQuery(operator));
   } catch (err) {
-    $('#customers').replaceChildren(text('p', `${err.code}: ${err.message}`, 'error'));
+    // Nothing of an earlier session stays on the screen.
+    stopFeed('off');
+    state.walletIds = null;
+    for (const id of ['#wallets-card', '#cards-card', '#card-transactions-card']) $(id).hidden = true;
+    $(operator ? '#customers' : '#events').replaceChildren(text('p', `${err.code}: ${err.message}`, 'error'));
     return;
   }
   state.csrf = data.viewer?.csrfToken || state.csrf;
-  const rows = [];
-  for (const c of data.customers) {
-    if (c.orders.length === 0) rows.push([c.number, c.contact.name, c.contact.email, '', '', '']);
-    for (const o of c.orders) rows.push([c.number, c.contact.name, c.contact.email, o.upstreamId, o.status, money(o.amount)]);
+  if (operator) {
+    const rows = [];
+    for (const c of data.customers) {
+      if (c.orders.length === 0) rows.push([c.number, c.contact.name, c.contact.email, '', '', '']);
+      for (const o of c.orders) rows.push([c.number, c.contact.name, c.contact.email, o.upstreamId, o.status, money(o.amount)]);
+    }
+    $('#customers').replaceChildren(
+      text('p', `${data.customers.length} customers, ${rows.filter((r) => r[3]).length} orders in the last 30 days`, 'hint'),
+      table(['customer', 'name', 'e-mail', 'order', 'status', 'amount'], rows),
+    );
   }
-  $('#customers').replaceChildren(
-    text('p', `${data.customers.length} customers, ${rows.filter((r) => r[3]).length} orders in the last 30 days`, 'hint'),
-    table(['customer', 'name', 'e-mail', 'order', 'status', 'amount'], rows),
-  );
   // The first time, show the newest events already on the stream, then
   // subscribe after the newest of them (startCursor; on an empty page, the
   // stream's position): every newer event arrives, none is missed in
@@ -179,22 +248,30 @@ async function refresh() {
   const history = data.eventHistory;
   if (state.cursor == null) {
     $('#events').replaceChildren();
-    for (const edge of [...history.edges].reverse()) showEvent({ cursor: edge.cursor, source: edge.source, event: edge.node });
+    for (const edge of [...history.edges].reverse()) {
+      put(unalias(edge.node.subject));
+      showEvent({ cursor: edge.cursor, source: edge.source, event: edge.node });
+    }
   }
   startFeed(state.cursor ?? history.pageInfo.startCursor);
+  // The banking half is read on the feed's socket, after the subscription:
+  // one connection carries both in the order the gateway sends them, so an
+  // event that follows the wallets' answer is newer than it, and its
+  // subject replaces what the answer said.
   optionalSections().catch(() => {});
 }
 
 // --- wallets and cards --------------------------------------------------
 
 // The banking half of the screen: the corporation's wallets at once and
-// each wallet's cards as they come. The cards (and their cardholders) are
-// in a @defer fragment: the gateway sends the wallets in a first part and
-// each wallet's cards in a later one (over the page's websocket here; over
-// HTTP, a client accepting multipart/mixed gets the same parts, as Apollo
-// Client does), so the slowest upstream reads no longer hold the section. Every edge is batched by
-// the gateway (a fixed number of upstream calls however many there are,
-// deferred or not). Principals without a corporation (staff, a
+// each wallet's cards, with their latest transactions, as they come. The
+// cards (and their cardholders and transactions) are in a @defer fragment:
+// the gateway sends the wallets in a first part and each wallet's cards in
+// a later one (over the page's websocket here; over HTTP, a client
+// accepting multipart/mixed gets the same parts, as Apollo Client does), so
+// the slowest upstream reads no longer hold the section. Every edge is
+// batched by the gateway (a fixed number of upstream calls however many
+// there are, deferred or not). Principals without a corporation (staff, a
 // payments-only API client) get an error for these fields, and the
 // sections stay hidden.
 const WALLETS = `query Wallets {
@@ -208,15 +285,43 @@ const WALLETS = `query Wallets {
           maskedPan { lastFour }
           availableBalance { amount currency }
           cardholder { firstName lastName }
+          transactions(first: 5) {
+            edges { node { id amount { amount currency } status description createdAt } }
+          }
         }
       }
     }
   }
 }`;
 
-function showCards(wallets) {
-  const cards = wallets.flatMap((w) => (w.cards ?? []).map((c) => ({ ...c, wallet: w.name })));
-  const pending = wallets.filter((w) => w.cards === undefined).length;
+/** How many card transactions the screen lists, newest first. */
+const LATEST_CARD_TRANSACTIONS = 10;
+
+function showWallets() {
+  if (!state.walletIds) return;
+  const t = document.createElement('table');
+  const head = t.createTHead().insertRow();
+  for (const h of ['wallet', 'currency', 'purpose', 'balance', '']) head.append(text('th', h));
+  const body = t.createTBody();
+  for (const id of state.walletIds) {
+    const w = store.get(id);
+    const tr = body.insertRow();
+    tr.dataset.walletId = id;
+    const credit = text('button', 'Credit 10.00', 'small');
+    credit.type = 'button';
+    credit.addEventListener('click', () => creditWallet(id));
+    const action = document.createElement('td');
+    action.append(credit);
+    tr.append(text('td', w.name), text('td', w.currency), text('td', w.purpose ?? ''),
+      text('td', money(w.balance), 'balance'), action);
+  }
+  $('#wallets-table').replaceChildren(t);
+}
+
+/** The cards of every wallet; state.cardIds has a wallet once its part came. */
+function showCards() {
+  const cards = state.walletIds.flatMap((w) => (state.cardIds.get(w) ?? []).map((id) => ({ ...store.get(id), wallet: store.get(w).name })));
+  const pending = state.walletIds.filter((w) => !state.cardIds.has(w)).length;
   $('#cards').replaceChildren(
     cards.length
       ? table(['card', 'status', 'cardholder', 'wallet', 'available'],
@@ -229,39 +334,105 @@ function showCards(wallets) {
   $('#cards-card').hidden = false;
 }
 
+/** Adds card transactions to the list: newest first, each once. */
+function addCardTransactions(ids) {
+  const all = [...new Set([...state.cardTxIds, ...ids])];
+  const when = (id) => Date.parse(store.get(id)?.createdAt ?? '') || 0;
+  all.sort((a, b) => when(b) - when(a));
+  state.cardTxIds = all.slice(0, LATEST_CARD_TRANSACTIONS);
+}
+
+function showCardTransactions() {
+  const txs = state.cardTxIds.map((id) => store.get(id));
+  $('#card-transactions').replaceChildren(
+    txs.length
+      ? table(['when', 'description', 'status', 'amount'],
+        txs.map((x) => [x.createdAt ? new Date(x.createdAt).toLocaleString() : '', x.description ?? '', x.status ?? '', money(x.amount)]))
+      : text('p', 'None yet.', 'hint'),
+  );
+  $('#card-transactions-card').hidden = false;
+}
+
 /**
  * Runs the banking half on the page's websocket (graphql-transport-ws): a
  * query with @defer arrives there as several next payloads, the first with
  * the wallets, then one per wallet with its cards ({ data, path, label }).
+ * Every Node is merged into the store; the views keep ids.
  */
 function optionalSections() {
-  let corp = null;
   return new Promise((resolve) => {
     state.client.subscribe({ query: WALLETS }, {
       next: (part) => {
         if (!part.path) {
-          corp = part.data?.currentCorporation;
+          const corp = part.data?.currentCorporation;
           if (!corp) return;
-          // gqlgen writes a deferred field as null in the first part.
-          for (const w of corp.wallets) if (w.cards === null) delete w.cards;
-          $('#wallets').replaceChildren(
-            text('p', corp.name, 'hint'),
-            table(['wallet', 'currency', 'purpose', 'balance'],
-              corp.wallets.map((w) => [w.name, w.currency, w.purpose ?? '', money(w.balance)])),
-          );
+          state.walletIds = corp.wallets.map(({ cards, ...w }) => put(w).id);
+          state.cardIds.clear();
+          $('#wallets-corp').textContent = corp.name;
+          showWallets();
           $('#wallets-card').hidden = false;
-          showCards(corp.wallets);
+          showCards();
+          showCardTransactions();
           return;
         }
-        const w = corp?.wallets[part.path[2]];
+        const w = state.walletIds?.[part.path[2]];
         if (!w) return;
-        w.cards = part.data?.cards ?? [];
-        showCards(corp.wallets);
+        const cards = part.data?.cards ?? [];
+        state.cardIds.set(w, cards.map(({ transactions, ...c }) => put(c).id));
+        const txIds = cards.flatMap((c) => c.transactions?.edges ?? []).map((e) => put(e.node).id);
+        addCardTransactions(txIds);
+        showCards();
+        showCardTransactions();
       },
       error: resolve,
       complete: resolve,
     });
   });
+}
+
+/**
+ * An event's subject is merged into the store and the views that show it
+ * are drawn again: the entity changes in place. A new card transaction
+ * joins the list; a wallet not yet listed (WalletCreated) joins its table.
+ */
+function applySubject(aliased) {
+  const subject = unalias(aliased);
+  if (!subject?.id) return;
+  put(subject);
+  switch (subject.__typename) {
+    case 'Wallet':
+      if (state.walletIds && !state.walletIds.includes(subject.id)) state.walletIds.push(subject.id);
+      showWallets();
+      break;
+    case 'Card':
+      if (state.walletIds) showCards();
+      break;
+    case 'CardTransaction':
+      if (!state.walletIds) break;
+      addCardTransactions([subject.id]);
+      showCardTransactions();
+      break;
+    default:
+  }
+}
+
+/**
+ * The "Credit 10.00" button: books an incoming transfer on the wallet in
+ * the sandbox (POST /sandbox/credit, sandbox mode only), outside the
+ * gateway. The screen does not change the balance itself: it waits for
+ * the event that the gateway's banking poller publishes, which brings the
+ * wallet with its new balance.
+ */
+async function creditWallet(walletId) {
+  const out = $('#credit-result');
+  const headers = { 'Content-Type': 'application/json' };
+  if (state.csrf) headers['X-CSRF-Token'] = state.csrf;
+  const res = await fetch('/sandbox/credit', {
+    method: 'POST', credentials: 'same-origin', headers, body: JSON.stringify({ walletId, amount: 1000 }),
+  });
+  if (res.status === 404 && !res.headers.get('Content-Type')?.includes('json')) out.textContent = 'Only in sandbox mode.';
+  else if (!res.ok) out.textContent = (await res.json()).errors?.[0]?.message ?? `HTTP ${res.status}`;
+  else out.textContent = `credited 10.00 to ${store.get(walletId)?.name ?? 'the wallet'}: the new balance arrives as an event`;
 }
 
 // --- live events ---------------------------------------------------------
@@ -279,13 +450,24 @@ function stopFeed(why) {
   feedStatus(why);
 }
 
+/** What an event is about, in a few words. */
+function about(ev) {
+  const s = ev.subject ? store.get(ev.subject.id) ?? ev.subject : null;
+  if (s?.__typename === 'Wallet') return ` ${s.name}: ${money(s.balance)}`;
+  if (s?.__typename === 'CardTransaction') return ` ${s.description ?? 'card transaction'} ${money(s.amount)}`;
+  if (s?.__typename === 'Card') return ` card ${s.displayName ?? ''} ${s.status ?? ''}`;
+  if (ev.orderId) return ` order ${ev.orderId}`;
+  if (ev.individualId) return ` individual ${ev.individualId}`;
+  return s ? ` ${s.__typename}` : '';
+}
+
 function showEvent(e) {
   const li = document.createElement('li');
   // The upstream's id: what support and the upstream's console know it by.
   li.dataset.eventId = e.event.upstreamId;
   li.append(text('span', e.event.name, 'name'), text('span', ` ${e.source}`),
     text('time', new Date(e.event.createdAt).toLocaleTimeString()),
-    text('span', e.event.orderId ? ` order ${e.event.orderId}` : e.event.individualId ? ` individual ${e.event.individualId}` : ''));
+    text('span', about(e.event)));
   $('#events').prepend(li);
 }
 
@@ -317,6 +499,7 @@ function startFeed(after) {
       if (errors?.length) return feedStatus(`error: ${errors[0].extensions?.code ?? errors[0].message}`);
       const ev = data.events;
       payload.variables.after = state.cursor = ev.cursor;
+      applySubject(ev.event.subject);
       showEvent(ev);
     },
     error: (err) => {
@@ -351,7 +534,7 @@ const viewer = await currentViewer().catch(() => null);
 if (viewer) {
   state.csrf = viewer.csrfToken;
   showViewer(viewer, false);
-  await refresh();
+  await refresh(viewer);
 } else {
   showViewer(null, false);
 }
