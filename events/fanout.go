@@ -33,6 +33,11 @@ type Filter struct {
 	// Match, when set, further selects among the events of Names. It runs
 	// on the fan-out's goroutine: it must be quick and must not block.
 	Match func(*Event) bool
+	// Corporations, when set, says the subscriber sees nothing but the
+	// banking-side events of these corporations (a person, an
+	// introducer): the fan-out then offers it only those, instead of
+	// checking it for every event of the stream.
+	Corporations []string
 }
 
 // nameSet is f's names as a set, nil for every name; a name that cannot be
@@ -111,6 +116,7 @@ type subscriber struct {
 	fan   *fanout
 	names map[string]struct{}
 	match func(*Event) bool
+	corps []string
 	sink  Sink
 	// after is the subscriber's cursor: the fan-out, which may not have
 	// reached it yet, skips what it already has.
@@ -145,6 +151,10 @@ type fanout struct {
 
 	mu   sync.Mutex
 	subs map[*subscriber]struct{}
+	// open are the subscribers checked for every event; byCorp the
+	// others, by the corporations whose banking-side events they see.
+	open   map[*subscriber]struct{}
+	byCorp map[string]map[*subscriber]struct{}
 	// last is the stream sequence of the newest event handed out: a
 	// subscriber registered now gets, live, exactly the events after it.
 	last   uint64
@@ -201,7 +211,7 @@ func (b *Bus) subscribe(ctx context.Context, f Filter, cursor string, sink Sink)
 	if err != nil {
 		return nil, fmt.Errorf("events: subscribe: %w", err)
 	}
-	s := &subscriber{fan: fan, names: names, match: f.Match, sink: sink, after: from}
+	s := &subscriber{fan: fan, names: names, match: f.Match, corps: f.Corporations, sink: sink, after: from}
 
 	fan.mu.Lock()
 	if fan.failed {
@@ -210,7 +220,7 @@ func (b *Bus) subscribe(ctx context.Context, f Filter, cursor string, sink Sink)
 	}
 	live := fan.last
 	s.catching = cursor != "" && from < live
-	fan.subs[s] = struct{}{}
+	fan.add(s)
 	fan.mu.Unlock()
 
 	context.AfterFunc(ctx, func() {
@@ -231,6 +241,13 @@ func (f *fanout) end(s *subscriber, err error) {
 	}
 	s.closed, s.err = true, err
 	delete(f.subs, s)
+	delete(f.open, s)
+	for _, c := range s.corps {
+		delete(f.byCorp[c], s)
+		if len(f.byCorp[c]) == 0 {
+			delete(f.byCorp, c)
+		}
+	}
 	s.pending = nil
 	if !s.catching {
 		s.sink.Close(err)
@@ -358,7 +375,8 @@ func (b *Bus) fanout(ctx context.Context) (*fanout, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &fanout{epoch: pos.epoch, done: make(chan struct{}), subs: map[*subscriber]struct{}{}, last: pos.last}
+	f := &fanout{epoch: pos.epoch, done: make(chan struct{}), subs: map[*subscriber]struct{}{},
+		open: map[*subscriber]struct{}{}, byCorp: map[string]map[*subscriber]struct{}{}, last: pos.last}
 	stop := context.AfterFunc(b.ctx, it.Stop)
 	go func() {
 		defer close(f.done)
@@ -397,10 +415,34 @@ func (f *fanout) run(it jetstream.MessagesContext) {
 	}
 }
 
+// add registers s. Call with mu held.
+func (f *fanout) add(s *subscriber) {
+	f.subs[s] = struct{}{}
+	if len(s.corps) == 0 {
+		f.open[s] = struct{}{}
+		return
+	}
+	for _, c := range s.corps {
+		if f.byCorp[c] == nil {
+			f.byCorp[c] = map[*subscriber]struct{}{}
+		}
+		f.byCorp[c][s] = struct{}{}
+	}
+}
+
 // dispatch gives e to every subscriber that wants it, never waiting. Call
 // with mu held.
 func (f *fanout) dispatch(e *Event) {
-	for s := range f.subs {
+	f.offer(e, f.open)
+	if BankingSide(e.Source) {
+		if c := e.PayloadString(PayloadCorporation); c != "" {
+			f.offer(e, f.byCorp[c])
+		}
+	}
+}
+
+func (f *fanout) offer(e *Event, subs map[*subscriber]struct{}) {
+	for s := range subs {
 		if !s.wants(e) {
 			continue
 		}

@@ -54,6 +54,15 @@ func (r *Resolver) subscribe(ctx context.Context, sc *eventScope, f events.Filte
 		return nil, gqlerr.BadInput("names", "at most %d names", maxNames)
 	}
 	f.Match = sc.match(f.Match)
+	// A scope of some corporations only (a person, an introducer, an API
+	// client that is no payments operator): the fan-out offers it those
+	// corporations' events alone, rather than checking it for every event.
+	if !sc.payments && !sc.allCorporations {
+		f.Corporations = make([]string, 0, len(sc.corporations))
+		for c := range sc.corporations {
+			f.Corporations = append(f.Corporations, c)
+		}
+	}
 	out := make(chan *model.LiveEvent, events.SubscriberBuffer)
 	if err := r.Events.SubscribeSink(ctx, f, deref(after), &liveSink{ctx: ctx, out: out, r: r}); err != nil {
 		return nil, streamArgError(err)

@@ -162,6 +162,7 @@ func (s *Sim) Control(r chi.Router) {
 	r.Post("/cards/{id}/limit", s.controlCardLimit)
 	r.Post("/banking/transactions/{id}/settle", s.controlSettle)
 	r.Post("/banking/wallets/{id}/credit", s.controlCredit)
+	r.Post("/banking/bulk", s.controlBulk)
 }
 
 func (s *Sim) refuseVersion(w http.ResponseWriter, r *http.Request) {
