@@ -169,24 +169,40 @@ func NewBus(ctx context.Context, js jetstream.JetStream, opts ...BusOption) (*Bu
 	}); err != nil {
 		return nil, fmt.Errorf("events: stream %s: %w", WebhooksStream, err)
 	}
-	epoch, err := streamEpoch(ctx, js)
-	if err != nil {
-		return nil, fmt.Errorf("events: stream %s: %w", EventsStream, err)
-	}
-	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name:       EventsStream,
-		Subjects:   []string{eventSubject + ">"},
-		Retention:  jetstream.LimitsPolicy,
-		Storage:    jetstream.FileStorage,
-		Duplicates: Dedupe,
-		MaxAge:     Retention,
-		Replicas:   o.replicas,
-		Metadata:   map[string]string{epochKey: epoch},
-	}); err != nil {
+	if err := createEvents(ctx, js, o.replicas); err != nil {
 		return nil, fmt.Errorf("events: stream %s: %w", EventsStream, err)
 	}
 	bctx, cancel := context.WithCancel(context.Background())
 	return &Bus{js: js, ctx: bctx, cancel: cancel}, nil
+}
+
+// createEvents creates or updates the EVENTS stream, keeping the epoch of
+// an existing one. Replicas starting together on a fresh cluster each find
+// no stream and draw an epoch; the first to create it wins, and the others,
+// refused because their configuration differs (its epoch), read the
+// winner's epoch and update with it, so that every replica hands out
+// cursors of one epoch.
+func createEvents(ctx context.Context, js jetstream.JetStream, replicas int) error {
+	for tries := 0; ; tries++ {
+		epoch, err := streamEpoch(ctx, js)
+		if err != nil {
+			return err
+		}
+		_, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+			Name:       EventsStream,
+			Subjects:   []string{eventSubject + ">"},
+			Retention:  jetstream.LimitsPolicy,
+			Storage:    jetstream.FileStorage,
+			Duplicates: Dedupe,
+			MaxAge:     Retention,
+			Replicas:   replicas,
+			Metadata:   map[string]string{epochKey: epoch},
+		})
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) && tries < 3 {
+			continue // created meanwhile by another replica: take its epoch
+		}
+		return err
+	}
 }
 
 // msgID is the stream's dedupe key of an event. The banking-side sources

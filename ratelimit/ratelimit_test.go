@@ -26,27 +26,73 @@ func TestKeyedBucketsAreIndependent(t *testing.T) {
 	}
 }
 
-func TestTakeRefundsAnAttemptThatDidNotCount(t *testing.T) {
+func TestTakeCountsOnlyAttemptsThatCount(t *testing.T) {
 	l := ratelimit.New(0.001, 2)
 	for i := range 10 {
-		ok, _, refund := l.Take("a")
+		ok, _, done := l.Take("a")
 		if !ok {
-			t.Fatalf("attempt %d refused although every earlier one was refunded", i+1)
+			t.Fatalf("attempt %d refused although no earlier one counted", i+1)
 		}
-		refund()
+		done(false)
 	}
 	for range 2 {
-		if ok, _, _ := l.Take("a"); !ok {
-			t.Fatal("a kept attempt within the burst refused")
+		ok, _, done := l.Take("a")
+		if !ok {
+			t.Fatal("a counted attempt within the burst refused")
 		}
+		done(true)
+		done(true) // a second end counts nothing more
 	}
-	ok, wait, refund := l.Take("a")
+	ok, wait, done := l.Take("a")
 	if ok || wait <= 0 {
 		t.Fatalf("past the burst: allowed %v, wait %s", ok, wait)
 	}
-	refund() // nothing was taken: nothing is given
+	done(false) // nothing was claimed: nothing is freed
 	if ok, _, _ := l.Take("a"); ok {
-		t.Error("refunding a refused attempt gave a token")
+		t.Error("ending a refused attempt freed a token")
+	}
+}
+
+// Attempts in flight claim the bucket's tokens: no more run at once than it
+// holds, and Allow does not take a claimed token.
+func TestAttemptsInFlightClaimTheirTokens(t *testing.T) {
+	l := ratelimit.New(0.001, 2)
+	_, _, a := l.Take("k")
+	_, _, b := l.Take("k")
+	if ok, wait, _ := l.Take("k"); ok || wait <= 0 {
+		t.Fatalf("a third attempt at once: allowed %v, wait %s", ok, wait)
+	}
+	if ok, _ := l.Allow("k"); ok {
+		t.Fatal("Allow took a token claimed by an attempt in flight")
+	}
+	a(true)
+	if ok, _, _ := l.Take("k"); ok {
+		t.Fatal("a counted attempt's token is still there")
+	}
+	b(false)
+	if ok, _ := l.Allow("k"); !ok {
+		t.Fatal("an attempt that did not count kept its token")
+	}
+}
+
+// An attempt refused while others run must not change what the others'
+// ends give: with reservations cancelled to refund them, the refusal's
+// cancelled reservation left the limiter's last event in the future, and
+// each later refund gave back almost nothing, so an address once refused
+// stayed refused though no attempt failed.
+func TestARefusalDoesNotSpoilTheAttemptsInFlight(t *testing.T) {
+	l := ratelimit.New(0.001, 2)
+	_, _, a := l.Take("k")
+	_, _, b := l.Take("k")
+	if ok, _, _ := l.Take("k"); ok {
+		t.Fatal("a third attempt at once allowed")
+	}
+	a(false)
+	b(false)
+	for i := range 2 {
+		if ok, _, _ := l.Take("k"); !ok {
+			t.Fatalf("attempt %d refused after both in flight ended without counting", i+1)
+		}
 	}
 }
 
@@ -55,9 +101,10 @@ func TestTakeRefundsAnAttemptThatDidNotCount(t *testing.T) {
 // from one address is not an attack.
 func TestOverlappingRefundedAttemptsNeverDrainTheBucket(t *testing.T) {
 	// A refill far slower than the attempts' throughput, so that nothing
-	// lost on a refund is made up by the clock before the test ends.
+	// lost when an attempt ends would be made up by the clock before the
+	// test ends.
 	const workers, each = 16, 100
-	l := ratelimit.New(10, 20)
+	l := ratelimit.New(0.001, 20)
 	var refused atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {
@@ -65,13 +112,13 @@ func TestOverlappingRefundedAttemptsNeverDrainTheBucket(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range each {
-				ok, _, refund := l.Take("office")
+				ok, _, done := l.Take("office")
 				if !ok {
 					refused.Add(1)
 					continue
 				}
 				time.Sleep(time.Duration(rand.IntN(4000)) * time.Microsecond) // the attempt runs
-				refund()
+				done(false)
 			}
 		}()
 	}

@@ -37,7 +37,7 @@ type Policy struct {
 }
 
 // Sign-in limits (see docs/identity.md, "Sign-in limits"). Only failures
-// count: a correct password (or SMS code) gives its tokens back. Per
+// count: a correct password (or SMS code) takes no token. Per
 // account and address: 5, then one a minute; per address over all
 // accounts: 20, then 10 a minute; per account over all addresses: 10,
 // then 10 a minute, which one client held to one a minute can never empty.
@@ -130,14 +130,14 @@ func (p *Policy) rateLimited(ctx context.Context, obj any, next graphql.Resolver
 		}
 		return next(ctx)
 	}
-	// A sign-in takes a token from each bucket before it runs, so that
-	// attempts sent at once cannot all pass, and gives them back unless it
+	// A sign-in claims a token of each bucket while it runs, so that
+	// attempts sent at once cannot all pass, and takes them only when it
 	// failed. The client's own buckets come first: a client that keeps
 	// failing is stopped there and never reaches the account's.
-	var refunds []func()
-	refund := func() {
-		for _, f := range refunds {
-			f()
+	var dones []func(counts bool)
+	end := func(counts bool) {
+		for _, f := range dones {
+			f(counts)
 		}
 	}
 	for _, c := range []struct {
@@ -149,17 +149,19 @@ func (p *Policy) rateLimited(ctx context.Context, obj any, next graphql.Resolver
 		{p.addresses, addr, "too many failed sign-ins from this address; wait before trying again"},
 		{p.accounts, acct, "too many failed attempts for this account; wait before trying again"},
 	} {
-		ok, wait, back := c.lim.Take(c.key)
+		ok, wait, done := c.lim.Take(c.key)
 		if !ok {
-			refund()
+			end(false)
 			return nil, rateLimitedError(c.msg, wait)
 		}
-		refunds = append(refunds, back)
+		dones = append(dones, done)
 	}
+	// Deferred, so that a resolver that panics does not hold its claims
+	// for ever.
+	counts := false
+	defer func() { end(counts) }()
 	res, err := next(ctx)
-	if !failedAttempt(err) {
-		refund()
-	}
+	counts = failedAttempt(err)
 	return res, err
 }
 

@@ -77,9 +77,7 @@ type person struct {
 // signIn mutation (PERSON: e-mail, password, device fingerprint) and
 // returns them in the seed's order. Each of parallel workers signs in one
 // person at a time from a loopback address of its own (127.0.1.w), as
-// persons come from many addresses: from one address, many sign-ins at
-// once end refused RATE_LIMITED after some hundreds, though none failed
-// (bench/README.md).
+// persons come from many addresses.
 func signInAll(gateway string, b *bulk, parallel int) ([]*person, error) {
 	var all []*person
 	for _, c := range b.Corporations {

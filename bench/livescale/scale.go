@@ -174,7 +174,7 @@ func deliveryRound(c scaleConfig, round int, b *bulk, subs []*sub) error {
 	fmt.Printf("round %d: credited %d wallets in %s\n", round+1, len(credited), time.Since(start).Round(time.Millisecond))
 	deadline := time.Now().Add(3*c.interval + 20*time.Second)
 	var delays, found, fanned []time.Duration
-	lastOf := map[string]time.Duration{}
+	var lastOf map[string]time.Duration
 	for {
 		delays, found, fanned, lastOf = delays[:0], found[:0], fanned[:0], map[string]time.Duration{}
 		missing := 0
