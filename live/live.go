@@ -369,10 +369,16 @@ func (p *Poller) renew(ctx context.Context, lost context.CancelFunc, key string,
 	}
 }
 
-// pollLoop polls at once, then every interval, backing off after failures
-// (doubling, up to maxBackoff intervals), until ctx ends or no credential
-// is left.
+// pollLoop polls at once, then on a fixed schedule: at the start of the
+// holding plus a whole number of intervals, so that a corporation is read
+// every interval however long its polls take. A poll that overruns its
+// slot is followed by the next slot still ahead, never by polls bunched to
+// catch up. After a failure it backs off (doubling, up to maxBackoff
+// intervals) to the first slot after the back-off. It ends when ctx ends
+// or no credential is left.
 func (p *Poller) pollLoop(ctx context.Context, corp *corporation) {
+	sched := schedule{start: time.Now(), every: p.interval()}
+	slot := int64(0)
 	failures := 0
 	for {
 		cred := p.credential(corp)
@@ -383,21 +389,49 @@ func (p *Poller) pollLoop(ctx context.Context, corp *corporation) {
 		if ctx.Err() != nil {
 			return
 		}
-		wait := p.interval()
+		var wait time.Duration
 		if err != nil {
 			p.stats.Errors.Add(1)
 			failures++
 			wait = backoff(p.interval(), failures)
-			p.Logger.Warn("live: polling a corporation failed; backing off", "retry_in", wait, "err", logSafe(err))
 		} else {
 			failures = 0
 		}
+		slot = sched.next(slot, time.Now(), wait)
+		at := sched.at(slot)
+		if err != nil {
+			p.Logger.Warn("live: polling a corporation failed; backing off", "retry_in", time.Until(at).Round(time.Millisecond), "err", logSafe(err))
+		}
+		t := time.NewTimer(time.Until(at))
 		select {
 		case <-ctx.Done():
+			t.Stop()
 			return
-		case <-time.After(wait):
+		case <-t.C:
 		}
 	}
+}
+
+// schedule is a poll loop's fixed timetable: slot k starts at
+// start + k*every.
+type schedule struct {
+	start time.Time
+	every time.Duration
+}
+
+func (s schedule) at(slot int64) time.Time { return s.start.Add(time.Duration(slot) * s.every) }
+
+// next is the slot to poll in after the poll of slot cur ended at now: the
+// first slot after cur that starts no earlier than now + wait (wait is the
+// back-off after a failure, 0 after a success). Slots that passed during
+// an overrunning poll are skipped, never made up.
+func (s schedule) next(cur int64, now time.Time, wait time.Duration) int64 {
+	due := now.Add(wait).Sub(s.start)
+	k := int64(due / s.every)
+	if due%s.every != 0 {
+		k++
+	}
+	return max(k, cur+1)
 }
 
 // maxBackoff caps the back-off, in intervals.

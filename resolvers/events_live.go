@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync"
 
 	"github.com/google/uuid"
 
@@ -63,7 +64,7 @@ func (r *Resolver) subscribe(ctx context.Context, sc *eventScope, f events.Filte
 			f.Corporations = append(f.Corporations, c)
 		}
 	}
-	out := make(chan *model.LiveEvent, events.SubscriberBuffer)
+	out := make(chan *model.LiveEvent, liveChanBuffer)
 	if err := r.Events.SubscribeSink(ctx, f, deref(after), &liveSink{ctx: ctx, out: out, r: r}); err != nil {
 		return nil, streamArgError(err)
 	}
@@ -89,11 +90,28 @@ func streamArgError(err error) error {
 // liveSink turns bus events into GraphQL values straight into the channel
 // gqlgen reads: no goroutine per subscription in between. The value of an
 // event is built once and shared by every subscription that gets it.
+//
+// The channel is small (liveChanBuffer): a subscription holds a buffer of
+// events.SubscriberBuffer slots for its whole life, most of it idle, so
+// the events beyond the channel wait in a backlog made only when a burst
+// needs it, moved into the channel by a goroutine that lives while there
+// is a backlog. A subscriber is still dropped when SubscriberBuffer events
+// wait for it, channel and backlog together.
 type liveSink struct {
 	ctx context.Context
 	out chan *model.LiveEvent
 	r   *Resolver
+
+	mu      sync.Mutex
+	backlog []*model.LiveEvent
+	// pumping is set while a goroutine moves the backlog into out; closing
+	// when Close came meanwhile: that goroutine closes out once the
+	// backlog is delivered (or the subscriber left).
+	pumping, closing bool
 }
+
+// liveChanBuffer is the capacity of a subscription's channel.
+const liveChanBuffer = 8
 
 // liveEventMemo keys the shared GraphQL value of an event.
 const liveEventMemo = "resolvers.LiveEvent"
@@ -117,11 +135,61 @@ func (s *liveSink) Offer(e *events.Event) bool {
 	if !ok {
 		return true // skipped, not full
 	}
-	select {
-	case s.out <- ev:
-		return true
-	default:
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.pumping {
+		select {
+		case s.out <- ev:
+			return true
+		default:
+		}
+	}
+	if len(s.backlog)+len(s.out) >= events.SubscriberBuffer {
 		return false
+	}
+	s.backlog = append(s.backlog, ev)
+	if !s.pumping {
+		s.pumping = true
+		go s.pump()
+	}
+	return true
+}
+
+// pump moves the backlog into the channel, in order, and ends with it.
+func (s *liveSink) pump() {
+	for {
+		s.mu.Lock()
+		if len(s.backlog) == 0 {
+			s.stopPumping()
+			s.mu.Unlock()
+			return
+		}
+		// The event stays in the backlog, and counts as waiting, until
+		// it is in the channel; only this goroutine takes from the
+		// backlog.
+		ev := s.backlog[0]
+		s.mu.Unlock()
+		select {
+		case s.out <- ev:
+			s.mu.Lock()
+			s.backlog[0] = nil
+			s.backlog = s.backlog[1:]
+			s.mu.Unlock()
+		case <-s.ctx.Done():
+			s.mu.Lock()
+			s.stopPumping()
+			s.mu.Unlock()
+			return
+		}
+	}
+}
+
+// stopPumping ends the pump's turn, closing the channel when Close came
+// meanwhile. Call with mu held.
+func (s *liveSink) stopPumping() {
+	s.backlog, s.pumping = nil, false
+	if s.closing {
+		close(s.out)
 	}
 }
 
@@ -145,6 +213,12 @@ func (s *liveSink) Send(ctx context.Context, e *events.Event) error {
 func (s *liveSink) Close(err error) {
 	if err != nil && s.ctx.Err() == nil {
 		gqlerr.EndStream(s.ctx, endReason(err))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pumping {
+		s.closing = true // after the backlog, as the events before it
+		return
 	}
 	close(s.out)
 }

@@ -373,24 +373,34 @@ func subscribeAll(ctx context.Context, persons []*person, gateways []string, que
 func wsURL(u string) string { return strings.Replace(u, "http", "ws", 1) + "/graphql" }
 
 // metrics are the gateway's Go runtime figures from its /metrics.
-type metrics struct{ goroutines, heapInuse, rss, polls float64 }
+// metrics are the gateway's figures from /metrics. heapAlloc is the
+// live heap (after a collection, what is reachable), stacks the
+// goroutines' stacks (outside the heap figures), heapInuse the heap's
+// spans in use: a span stays in use while any object in it lives, so after
+// a collection it also counts the free slots among the survivors, which
+// the runtime fills with later allocations of their size.
+type metrics struct{ goroutines, heapAlloc, heapInuse, stacks, rss, polls float64 }
 
 func (m metrics) String() string {
-	return fmt.Sprintf("goroutines %.0f, heap in use %.1f MB, resident %.1f MB", m.goroutines, m.heapInuse/1e6, m.rss/1e6)
+	return fmt.Sprintf("goroutines %.0f, live heap %.1f MB, stacks %.1f MB, heap in use %.1f MB, resident %.1f MB",
+		m.goroutines, m.heapAlloc/1e6, m.stacks/1e6, m.heapInuse/1e6, m.rss/1e6)
 }
 
 // readMetrics reads /metrics; with pprof set it first has the gateway
 // collect garbage (GET /debug/pprof/heap?gc=1), so that the heap figure
-// is what is live rather than what the collector has not reached yet.
+// is what is live rather than what the collector has not reached yet. It
+// collects twice: what sync.Pools hold survives one collection (in their
+// victim caches) and is a pool's, not a subscription's; the second
+// collection also shrinks goroutine stacks grown deep once and idle since.
 func readMetrics(gateway, pprof, profile string) (metrics, error) {
-	if pprof != "" {
+	for i := 0; pprof != "" && i < 2; i++ {
 		res, err := client.Get(pprof + "/debug/pprof/heap?gc=1")
 		if err != nil {
 			return metrics{}, err
 		}
 		data, _ := io.ReadAll(res.Body)
 		res.Body.Close()
-		if profile != "" {
+		if profile != "" && i == 1 {
 			if err := os.WriteFile(profile, data, 0o644); err != nil {
 				return metrics{}, err
 			}
@@ -415,6 +425,10 @@ func readMetrics(gateway, pprof, profile string) (metrics, error) {
 			m.goroutines = v
 		case sscan(line, "go_memstats_heap_inuse_bytes ", &v):
 			m.heapInuse = v
+		case sscan(line, "go_memstats_heap_alloc_bytes ", &v):
+			m.heapAlloc = v
+		case sscan(line, "go_memstats_stack_inuse_bytes ", &v):
+			m.stacks = v
 		case sscan(line, "process_resident_memory_bytes ", &v):
 			m.rss = v
 		case sscan(line, "fingraph_live_polls_total ", &v):

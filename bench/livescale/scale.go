@@ -83,10 +83,12 @@ func runScale(c scaleConfig) error {
 	}
 	n := float64(len(subs))
 	fmt.Println("holding:", held)
-	fmt.Printf("per subscription: %.2f goroutines, %.1f KB heap, %.1f KB resident\n",
-		(held.goroutines-base.goroutines)/n, (held.heapInuse-base.heapInuse)/n/1e3, (held.rss-base.rss)/n/1e3)
-	fmt.Printf("per subscribed person, its session included: %.1f KB heap, %.1f KB resident\n",
-		(held.heapInuse-signedOut.heapInuse)/n/1e3, (held.rss-signedOut.rss)/n/1e3)
+	per := func(a, b float64) float64 { return (a - b) / n / 1e3 }
+	fmt.Printf("per subscription: %.1f KB held (live heap %.1f KB + stacks %.1f KB); %.2f goroutines; heap in use %.1f KB, resident %.1f KB\n",
+		per(held.heapAlloc+held.stacks, base.heapAlloc+base.stacks), per(held.heapAlloc, base.heapAlloc), per(held.stacks, base.stacks),
+		(held.goroutines-base.goroutines)/n, per(held.heapInuse, base.heapInuse), per(held.rss, base.rss))
+	fmt.Printf("per subscribed person, its session included: %.1f KB held, heap in use %.1f KB, resident %.1f KB\n",
+		per(held.heapAlloc+held.stacks, signedOut.heapAlloc+signedOut.stacks), per(held.heapInuse, signedOut.heapInuse), per(held.rss, signedOut.rss))
 
 	if err := upstreamRate(c); err != nil {
 		return err
