@@ -12,7 +12,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -28,6 +27,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/fingraph/fingraph/bench/internal/benchkit"
 )
 
 func main() {
@@ -198,33 +199,6 @@ func subscribe(wsURL, token, id string) (*websocket.Conn, error) {
 
 // readMetrics reads the gateway's Go runtime figures from /metrics.
 func readMetrics(url string) (metrics, error) {
-	resp, err := http.Get(url + "/metrics")
-	if err != nil {
-		return metrics{}, err
-	}
-	defer resp.Body.Close()
-	var m metrics
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var v float64
-		line := sc.Text()
-		switch {
-		case sscan(line, "go_goroutines ", &v):
-			m.goroutines = v
-		case sscan(line, "go_memstats_heap_inuse_bytes ", &v):
-			m.heapInuse = v
-		case sscan(line, "process_resident_memory_bytes ", &v):
-			m.rss = v
-		}
-	}
-	return m, sc.Err()
-}
-
-func sscan(line, prefix string, v *float64) bool {
-	if !strings.HasPrefix(line, prefix) {
-		return false
-	}
-	_, err := fmt.Sscan(line[len(prefix):], v)
-	return err == nil
+	v, err := benchkit.Metrics(http.DefaultClient, url)
+	return metrics{goroutines: v["go_goroutines"], heapInuse: v["go_memstats_heap_inuse_bytes"], rss: v["process_resident_memory_bytes"]}, err
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -19,6 +17,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/fingraph/fingraph/bench/internal/benchkit"
 )
 
 var client = &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
@@ -28,25 +28,7 @@ var client = &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{
 func post(u, token string, body, out any) error { return postWith(client, u, token, body, out) }
 
 func postWith(client *http.Client, u, token string, body, out any) error {
-	raw, _ := json.Marshal(body)
-	req, _ := http.NewRequest(http.MethodPost, u, bytes.NewReader(raw))
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	res, err := client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	data, _ := io.ReadAll(res.Body)
-	if res.StatusCode/100 != 2 {
-		return fmt.Errorf("%s: %d %s", u, res.StatusCode, bytes.TrimSpace(data))
-	}
-	if out != nil {
-		return json.Unmarshal(data, out)
-	}
-	return nil
+	return benchkit.PostJSON(client, u, token, body, out)
 }
 
 // bulk is the sandbox's answer to POST /_sandbox/banking/bulk.
@@ -406,47 +388,16 @@ func readMetrics(gateway, pprof, profile string) (metrics, error) {
 			}
 		}
 	}
-	res, err := client.Get(gateway + "/metrics")
+	v, err := benchkit.Metrics(client, gateway)
 	if err != nil {
 		return metrics{}, err
 	}
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		return metrics{}, fmt.Errorf("/metrics: %d", res.StatusCode)
-	}
-	var m metrics
-	sc := bufio.NewScanner(res.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var v float64
-		line := sc.Text()
-		switch {
-		case sscan(line, "go_goroutines ", &v):
-			m.goroutines = v
-		case sscan(line, "go_memstats_heap_inuse_bytes ", &v):
-			m.heapInuse = v
-		case sscan(line, "go_memstats_heap_alloc_bytes ", &v):
-			m.heapAlloc = v
-		case sscan(line, "go_memstats_stack_inuse_bytes ", &v):
-			m.stacks = v
-		case sscan(line, "process_resident_memory_bytes ", &v):
-			m.rss = v
-		case sscan(line, "fingraph_live_polls_total ", &v):
-			m.polls = v
-		}
-	}
+	m := metrics{goroutines: v["go_goroutines"], heapAlloc: v["go_memstats_heap_alloc_bytes"], heapInuse: v["go_memstats_heap_inuse_bytes"],
+		stacks: v["go_memstats_stack_inuse_bytes"], rss: v["process_resident_memory_bytes"], polls: v["fingraph_live_polls_total"]}
 	if m.heapInuse == 0 {
 		return m, errors.New("/metrics: no go_memstats_heap_inuse_bytes")
 	}
-	return m, sc.Err()
-}
-
-func sscan(line, prefix string, v *float64) bool {
-	if !strings.HasPrefix(line, prefix) {
-		return false
-	}
-	_, err := fmt.Sscan(line[len(prefix):], v)
-	return err == nil
+	return m, nil
 }
 
 // stats reads the sandbox's upstream call counters.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,6 +18,8 @@ import (
 	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/fingraph/fingraph/bench/internal/benchkit"
 )
 
 // leaseConfig is the take-over run's flags.
@@ -31,47 +32,6 @@ type leaseConfig struct {
 	keep             bool
 	pollIntervalFlag string
 	leaseBucket      string
-}
-
-// proc is a process of the run.
-type proc struct {
-	name string
-	args []string
-	env  []string
-	cmd  *exec.Cmd
-	log  *os.File
-}
-
-func (p *proc) start(dir string) error {
-	log, err := os.OpenFile(filepath.Join(dir, p.name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return err
-	}
-	p.log = log
-	p.cmd = exec.Command(p.args[0], p.args[1:]...)
-	p.cmd.Env = append(os.Environ(), p.env...)
-	p.cmd.Stdout, p.cmd.Stderr = log, log
-	return p.cmd.Start()
-}
-
-// stop ends the process with sig and waits for it.
-func (p *proc) stop(sig syscall.Signal) {
-	if p.cmd != nil && p.cmd.Process != nil && p.cmd.ProcessState == nil {
-		_ = p.cmd.Process.Signal(sig)
-		_ = p.cmd.Wait()
-	}
-	if p.log != nil {
-		p.log.Close()
-	}
-}
-
-func freePort() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
 }
 
 func waitOK(u string) error {
@@ -132,16 +92,16 @@ func runLease(c leaseConfig) error {
 	if !ns.ReadyForConnections(10 * time.Second) {
 		return errors.New("NATS did not start")
 	}
-	sbAddr, err := freePort()
+	sbAddr, err := benchkit.FreePort()
 	if err != nil {
 		return err
 	}
 	sandboxURL := "http://" + sbAddr
-	sb := &proc{name: "sandbox", args: []string{bin, "sandbox", "-sandbox-addr", sbAddr, "-log-level", "warn"}}
-	if err := sb.start(dir); err != nil {
+	sb := &benchkit.Proc{Name: "sandbox", Args: []string{bin, "sandbox", "-sandbox-addr", sbAddr, "-log-level", "warn"}}
+	if err := sb.Start(dir); err != nil {
 		return err
 	}
-	defer sb.stop(syscall.SIGTERM)
+	defer sb.Stop(syscall.SIGTERM)
 	if err := waitOK(sandboxURL + "/_sandbox/stats"); err != nil {
 		return err
 	}
@@ -153,18 +113,18 @@ func runLease(c leaseConfig) error {
 		"FINGRAPH_LOG_LEVEL=warn", "FINGRAPH_PUBLIC_RATE_LIMIT=1000000", "FINGRAPH_LIMITS=socketsPerAddress=20000",
 		c.pollIntervalFlag + "=" + c.interval.String(),
 	}
-	var replicas []*proc
+	var replicas []*benchkit.Proc
 	var urls []string
 	for i := range 2 {
-		addr, err := freePort()
+		addr, err := benchkit.FreePort()
 		if err != nil {
 			return err
 		}
-		p := &proc{name: fmt.Sprintf("replica-%d", i+1), args: []string{bin}, env: append(slices.Clone(shared), "FINGRAPH_ADDR="+addr)}
-		if err := p.start(dir); err != nil {
+		p := &benchkit.Proc{Name: fmt.Sprintf("replica-%d", i+1), Args: []string{bin}, Env: append(slices.Clone(shared), "FINGRAPH_ADDR="+addr)}
+		if err := p.Start(dir); err != nil {
 			return err
 		}
-		defer p.stop(syscall.SIGTERM)
+		defer p.Stop(syscall.SIGTERM)
 		replicas = append(replicas, p)
 		urls = append(urls, "http://"+addr)
 		if err := waitOK("http://" + addr + "/readyz"); err != nil {
@@ -255,7 +215,7 @@ func runLease(c leaseConfig) error {
 		return err
 	}
 	killed := time.Now()
-	replicas[0].stop(syscall.SIGKILL)
+	replicas[0].Stop(syscall.SIGKILL)
 	fmt.Printf("killed replica-1 (SIGKILL), holding %d of %d leases\n", len(atKill), c.corporations)
 	takeovers := map[string]time.Duration{}
 	watchDone := make(chan struct{})

@@ -16,13 +16,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -36,6 +34,8 @@ import (
 
 	"github.com/gorilla/websocket"
 	natsserver "github.com/nats-io/nats-server/v2/server"
+
+	"github.com/fingraph/fingraph/bench/internal/benchkit"
 )
 
 func main() {
@@ -57,37 +57,6 @@ func freePort() string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
-}
-
-// proc is a started process of this run.
-type proc struct {
-	name string
-	args []string
-	env  []string
-	cmd  *exec.Cmd
-	log  *os.File
-}
-
-func (p *proc) start(dir string) error {
-	log, err := os.OpenFile(filepath.Join(dir, p.name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return err
-	}
-	p.log = log
-	p.cmd = exec.Command(p.args[0], p.args[1:]...)
-	p.cmd.Env = append(os.Environ(), p.env...)
-	p.cmd.Stdout, p.cmd.Stderr = log, log
-	return p.cmd.Start()
-}
-
-func (p *proc) term() {
-	if p.cmd != nil && p.cmd.Process != nil {
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
-		_ = p.cmd.Wait()
-	}
-	if p.log != nil {
-		p.log.Close()
-	}
 }
 
 func waitReady(base string) error {
@@ -137,11 +106,11 @@ func run(steady time.Duration, clients, nsubs int, drain time.Duration) error {
 
 	sbAddr := freePort()
 	sandboxURL := "http://" + sbAddr
-	sb := &proc{name: "sandbox", args: []string{bin, "sandbox", "-sandbox-addr", sbAddr, "-log-level", "warn"}}
-	if err := sb.start(dir); err != nil {
+	sb := &benchkit.Proc{Name: "sandbox", Args: []string{bin, "sandbox", "-sandbox-addr", sbAddr, "-log-level", "warn"}}
+	if err := sb.Start(dir); err != nil {
 		return err
 	}
-	defer sb.term()
+	defer sb.Stop(syscall.SIGTERM)
 	if err := waitHTTP(sandboxURL + "/_sandbox/stats"); err != nil {
 		return err
 	}
@@ -154,15 +123,15 @@ func run(steady time.Duration, clients, nsubs int, drain time.Duration) error {
 		"FINGRAPH_RECONCILE_INTERVAL=1s", "FINGRAPH_PUBLIC_RATE_LIMIT=100000",
 		"FINGRAPH_LIMITS=socketsPerAddress=10000,socketsPerSession=10000",
 	}
-	var replicas []*proc
+	var replicas []*benchkit.Proc
 	var urls []string
 	for i := range 2 {
 		addr := freePort()
-		p := &proc{name: fmt.Sprintf("replica-%d", i+1), args: []string{bin}, env: append(slices.Clone(shared), "FINGRAPH_ADDR="+addr)}
-		if err := p.start(dir); err != nil {
+		p := &benchkit.Proc{Name: fmt.Sprintf("replica-%d", i+1), Args: []string{bin}, Env: append(slices.Clone(shared), "FINGRAPH_ADDR="+addr)}
+		if err := p.Start(dir); err != nil {
 			return err
 		}
-		defer func() { p.term() }()
+		defer func() { p.Stop(syscall.SIGTERM) }()
 		replicas = append(replicas, p)
 		urls = append(urls, "http://"+addr)
 		if err := waitReady("http://" + addr); err != nil {
@@ -170,11 +139,11 @@ func run(steady time.Duration, clients, nsubs int, drain time.Duration) error {
 		}
 	}
 	lbAddr := freePort()
-	lb := &proc{name: "lb", args: []string{lbBin, "-listen", lbAddr, "-backends", strings.Join(urls, ",")}}
-	if err := lb.start(dir); err != nil {
+	lb := &benchkit.Proc{Name: "lb", Args: []string{lbBin, "-listen", lbAddr, "-backends", strings.Join(urls, ",")}}
+	if err := lb.Start(dir); err != nil {
 		return err
 	}
-	defer lb.term()
+	defer lb.Stop(syscall.SIGTERM)
 	base := "http://" + lbAddr
 	if err := waitReady(base); err != nil {
 		return err
@@ -256,18 +225,18 @@ func run(steady time.Duration, clients, nsubs int, drain time.Duration) error {
 	time.Sleep(steady)
 	for _, p := range replicas {
 		t0 := time.Now()
-		fmt.Printf("restarting %s (SIGTERM, drain %v) …\n", p.name, drain)
-		p.term()
-		if err := p.start(dir); err != nil {
+		fmt.Printf("restarting %s (SIGTERM, drain %v) …\n", p.Name, drain)
+		p.Stop(syscall.SIGTERM)
+		if err := p.Start(dir); err != nil {
 			return err
 		}
-		if err := waitReady("http://" + strings.TrimPrefix(p.env[len(p.env)-1], "FINGRAPH_ADDR=")); err != nil {
+		if err := waitReady("http://" + strings.TrimPrefix(p.Env[len(p.Env)-1], "FINGRAPH_ADDR=")); err != nil {
 			return err
 		}
 		// The balancer sees it ready at its next check.
 		time.Sleep(500 * time.Millisecond)
 		windows = append(windows, [2]time.Time{t0, time.Now()})
-		fmt.Printf("%s back after %v\n", p.name, time.Since(t0).Round(time.Millisecond))
+		fmt.Printf("%s back after %v\n", p.Name, time.Since(t0).Round(time.Millisecond))
 		time.Sleep(steady)
 	}
 	stopFiring()
@@ -377,25 +346,7 @@ var client = &http.Client{Timeout: 10 * time.Second}
 // post sends a JSON body (with a bearer when token is set) and decodes a
 // 2xx answer into out.
 func post(u, token string, body, out any) error {
-	raw, _ := json.Marshal(body)
-	req, _ := http.NewRequest(http.MethodPost, u, bytes.NewReader(raw))
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	res, err := client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	data, _ := io.ReadAll(res.Body)
-	if res.StatusCode/100 != 2 {
-		return fmt.Errorf("%s: %d %s", u, res.StatusCode, bytes.TrimSpace(data))
-	}
-	if out != nil {
-		return json.Unmarshal(data, out)
-	}
-	return nil
+	return benchkit.PostJSON(client, u, token, body, out)
 }
 
 // subscriber is a dashboard's live feed through the balancer: on a closed
