@@ -368,6 +368,21 @@ func livePollReplicas(t *testing.T) (*testGateway, *testGateway, *tcpCut) {
 	return replica(link.URL()), replica(ns.ClientURL()), link
 }
 
+// holderAndFollower subscribes anna on a, which then holds the lease of
+// Demo Trading, and dace, of the same corporation, on b, to every event.
+func holderAndFollower(t *testing.T, a, b *testGateway) (annaWS, daceWS *wsClient) {
+	t.Helper()
+	anna := a.as(a.signInPerson(t, "anna@demo.test"))
+	dace := b.as(b.signInPerson(t, "dace@demo.test"))
+	annaWS = anna.dialWS(t, nil, nil)
+	annaWS.subscribeFromNow(anna, "1", allEvents, nil)
+	a.waitMetric(t, "fingraph_live_corporations_polled", equal(1))
+	daceWS = dace.dialWS(t, nil, nil)
+	daceWS.subscribeFromNow(dace, "1", allEvents, nil)
+	b.waitMetric(t, "fingraph_live_subscribers", equal(1))
+	return annaWS, daceWS
+}
+
 // TestTwoReplicasPollOnceAndHandOverWithoutLossOrRepeat: with subscribers
 // of one corporation on two replicas, exactly one replica polls it, and
 // each subscriber receives each change once. When the replica holding the
@@ -376,14 +391,7 @@ func livePollReplicas(t *testing.T) (*testGateway, *testGateway, *tcpCut) {
 // changes made around the death arrive once each.
 func TestTwoReplicasPollOnceAndHandOverWithoutLossOrRepeat(t *testing.T) {
 	a, b, link := livePollReplicas(t)
-	anna := a.as(a.signInPerson(t, "anna@demo.test"))
-	dace := b.as(b.signInPerson(t, "dace@demo.test"))
-	annaWS := anna.dialWS(t, nil, nil)
-	annaWS.subscribeFromNow(anna, "1", allEvents, nil)
-	a.waitMetric(t, "fingraph_live_corporations_polled", equal(1))
-	daceWS := dace.dialWS(t, nil, nil)
-	daceWS.subscribeFromNow(dace, "1", allEvents, nil)
-	b.waitMetric(t, "fingraph_live_subscribers", equal(1))
+	annaWS, daceWS := holderAndFollower(t, a, b)
 
 	first := a.credit(t, demoEURWalletID, 1111)
 	annaGot := annaWS.until("1", balanceEvent(demoEURWalletID, first))
@@ -469,14 +477,7 @@ func TestPollingSwitchesToAnotherSessionWhenOneEnds(t *testing.T) {
 // expire (no take-over counted); changes keep arriving once.
 func TestLeaseIsHandedBackWhenTheLastSubscriberLeaves(t *testing.T) {
 	a, b, _ := livePollReplicas(t)
-	anna := a.as(a.signInPerson(t, "anna@demo.test"))
-	dace := b.as(b.signInPerson(t, "dace@demo.test"))
-	annaWS := anna.dialWS(t, nil, nil)
-	annaWS.subscribeFromNow(anna, "1", allEvents, nil)
-	a.waitMetric(t, "fingraph_live_corporations_polled", equal(1))
-	daceWS := dace.dialWS(t, nil, nil)
-	daceWS.subscribeFromNow(dace, "1", allEvents, nil)
-	b.waitMetric(t, "fingraph_live_subscribers", equal(1))
+	annaWS, daceWS := holderAndFollower(t, a, b)
 
 	annaWS.close()
 	a.waitMetric(t, "fingraph_live_corporations_polled", equal(0))
