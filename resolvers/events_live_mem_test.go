@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"testing"
 	"time"
 
-	"github.com/fingraph/fingraph/engine"
 	"github.com/fingraph/fingraph/events"
 )
 
@@ -19,17 +17,7 @@ import (
 func TestIdleSubscriptionHoldsASmallChannelBurstsStillArriveWhole(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	e, err := engine.Open(ctx, engine.Config{DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
-	bus, err := events.NewBus(ctx, e.JetStream())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(bus.Close)
-	r := &Resolver{Events: bus, Logger: slog.New(slog.DiscardHandler)}
+	r, bus := busResolver(ctx, t)
 	f := events.Filter{Names: []string{"IndividualActivated"}}
 	ch, err := r.subscribe(ctx, &eventScope{payments: true}, f, nil)
 	if err != nil {

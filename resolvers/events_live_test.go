@@ -21,17 +21,7 @@ import (
 func TestSlowSubscriptionEndsWithAReasonOthersGetEverything(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	e, err := engine.Open(ctx, engine.Config{DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
-	bus, err := events.NewBus(ctx, e.JetStream())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(bus.Close)
-	r := &Resolver{Events: bus, Logger: slog.New(slog.DiscardHandler)}
+	r, bus := busResolver(ctx, t)
 	f := events.Filter{Names: []string{"IndividualActivated"}}
 
 	slowCtx, end := gqlerr.WithStreamEnd(ctx)
@@ -81,4 +71,21 @@ func TestSlowSubscriptionEndsWithAReasonOthersGetEverything(t *testing.T) {
 	if !ok || reason.Code != gqlerr.RateLimited {
 		t.Fatalf("slow subscription ended with %v, want RATE_LIMITED", reason)
 	}
+}
+
+// busResolver is a Resolver over a bus on an embedded JetStream of its own,
+// both closed when the test ends.
+func busResolver(ctx context.Context, t *testing.T) (*Resolver, *events.Bus) {
+	t.Helper()
+	e, err := engine.Open(ctx, engine.Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	bus, err := events.NewBus(ctx, e.JetStream())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(bus.Close)
+	return &Resolver{Events: bus, Logger: slog.New(slog.DiscardHandler)}, bus
 }
