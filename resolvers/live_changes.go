@@ -2,14 +2,12 @@ package resolvers
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/google/uuid"
 
 	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/live"
 	"github.com/fingraph/fingraph/relay"
-	"github.com/fingraph/fingraph/session"
 	"github.com/fingraph/fingraph/upstream/banking"
 )
 
@@ -55,17 +53,11 @@ func (r *Resolver) announceChange(ctx context.Context, name, corpID, subject, ve
 		r.publishGatewayEventID(ctx, id, name, corpID, subject, payload)
 		return
 	}
-	payload[events.PayloadCorporation] = corpID
-	payload[events.PayloadSubject] = subject
-	if s := session.From(ctx); s != nil {
-		payload["by_kind"] = string(s.Kind)
-	}
-	body, err := json.Marshal(payload)
+	e, err := r.newGatewayEvent(ctx, id, name, corpID, subject, payload)
 	if err != nil {
 		r.Logger.WarnContext(ctx, "could not publish a gateway event", "name", name, "err", err)
 		return
 	}
-	e := events.Event{Source: events.SourceGateway, ID: id, Name: name, Payload: body, CreatedAt: r.now().UTC()}
 	fresh, err := pub.PublishNew(ctx, e)
 	if err == nil && !fresh {
 		e.ID = uuid.NewString()
