@@ -322,9 +322,7 @@ func walletListing(corpID string, wallets []*banking.Wallet) listing {
 		it := item{id: w.ID, digest: d,
 			updated: func() change { return change{WalletBalanceChanged, subject, d, payload()} },
 		}
-		if w.Type == banking.WalletTypeReal {
-			// A pending wallet comes with its real one, whose creation
-			// is the one announced.
+		if AnnouncesCreation(w) {
 			it.created = func() change { return change{WalletCreated, subject, Created, payload()} }
 		}
 		l.items = append(l.items, it)
@@ -349,7 +347,7 @@ func transactionListing(corpID, key string, txs []*banking.Transaction, ours map
 				return change{WalletTransactionCreated, subject, TransactionCreatedVersion(t.ID), payload()}
 			},
 			updated: func() change {
-				return change{WalletTransactionUpdated, subject, "transaction " + t.ID + " " + d, payload()}
+				return change{WalletTransactionUpdated, subject, transactionVersion(t.ID, d), payload()}
 			},
 		})
 	}

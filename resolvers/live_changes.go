@@ -17,13 +17,13 @@ import (
 // the stream keeps one announcement.
 
 // walletCreatedID is the event id of the announcement of new wallets: the
-// id a poll that finds the one real wallet among them gives its creation
-// (the poller announces real wallets only), so that it is announced once.
-// Several real wallets at once have no single such id.
+// id a poll that finds the one wallet among them whose creation it
+// announces (live.AnnouncesCreation) gives it, so that it is announced
+// once. Several such wallets at once have no single such id.
 func walletCreatedID(corporationID string, list []*banking.Wallet) string {
 	var real []string
 	for _, w := range list {
-		if w.Type == banking.WalletTypeReal {
+		if live.AnnouncesCreation(w) {
 			real = append(real, w.ID)
 		}
 	}
