@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -18,6 +19,9 @@ import (
 // units): a demonstration, not a way to fill a wallet to the upstream's
 // limit.
 const maxSandboxCredit = 100_000_00
+
+// sandboxCreditBody tells a client what body POST /sandbox/credit takes.
+const sandboxCreditBody = `send a JSON body: {"walletId": "<Wallet id>", "amount": 1000}`
 
 // sandboxCredit is POST /sandbox/credit, registered only when the sandbox
 // runs in-process, like POST /sandbox/trigger: it books an incoming transfer
@@ -47,7 +51,7 @@ func sandboxCredit(sb http.Handler, bank *banking.Client) http.HandlerFunc {
 			return
 		}
 		if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
-			gqlerr.WriteHTTP(w, http.StatusUnsupportedMediaType, gqlerr.BadUserInput, `send a JSON body: {"walletId": "<Wallet id>", "amount": 1000}`)
+			gqlerr.WriteHTTP(w, http.StatusUnsupportedMediaType, gqlerr.BadUserInput, sandboxCreditBody)
 			return
 		}
 		var in struct {
@@ -55,11 +59,11 @@ func sandboxCredit(sb http.Handler, bank *banking.Client) http.HandlerFunc {
 			Amount   int64  `json:"amount"`
 		}
 		if err := json.NewDecoder(io.LimitReader(r.Body, 4<<10)).Decode(&in); err != nil {
-			gqlerr.WriteHTTP(w, http.StatusBadRequest, gqlerr.BadUserInput, `send a JSON body: {"walletId": "<Wallet id>", "amount": 1000}`)
+			gqlerr.WriteHTTP(w, http.StatusBadRequest, gqlerr.BadUserInput, sandboxCreditBody)
 			return
 		}
 		if in.Amount < 1 || in.Amount > maxSandboxCredit {
-			gqlerr.WriteHTTP(w, http.StatusBadRequest, gqlerr.BadUserInput, "amount must be a whole number of minor units from 1 to 10000000")
+			gqlerr.WriteHTTP(w, http.StatusBadRequest, gqlerr.BadUserInput, fmt.Sprintf("amount must be a whole number of minor units from 1 to %d", maxSandboxCredit))
 			return
 		}
 		ref, err := relay.Decode(in.WalletID)

@@ -82,6 +82,24 @@ func receiveInOrder(ctx context.Context, s *events.Subscription, prefix string, 
 	return nil
 }
 
+// receiveInOrderIDs reads the events ids from s, in order.
+func receiveInOrderIDs(ctx context.Context, s *events.Subscription, ids ...string) error {
+	for _, want := range ids {
+		select {
+		case ev, ok := <-s.C:
+			if !ok {
+				return fmt.Errorf("channel closed before %s (err %v)", want, s.Err())
+			}
+			if ev.ID != want {
+				return fmt.Errorf("got %s, want %s", ev.ID, want)
+			}
+		case <-ctx.Done():
+			return fmt.Errorf("no %s", want)
+		}
+	}
+	return nil
+}
+
 // Defects issue, item 10: a cursor the stream has not reached is refused
 // (it would starve the subscriber), and a cursor of a stream that was reset
 // is refused as stale rather than matched against the new numbering.

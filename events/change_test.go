@@ -51,15 +51,8 @@ func TestBankingChangesShareTheGatewaysIDsAndFlowLikeThem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{same, next} {
-		select {
-		case e := <-sub.C:
-			if e.ID != want {
-				t.Fatalf("subscription: got %s, want %s", e.ID, want)
-			}
-		case <-ctx.Done():
-			t.Fatal("subscription got nothing")
-		}
+	if err := receiveInOrderIDs(ctx, sub, same, next); err != nil {
+		t.Fatalf("subscription: %v", err)
 	}
 
 	banking := h.Events[0]

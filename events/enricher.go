@@ -302,9 +302,16 @@ func (e *Enricher) enrich(ctx context.Context, w webhook) (*Event, error) {
 	if err != nil {
 		return nil, err
 	}
+	return paymentsEvent(ctx, e.Payments, got)
+}
+
+// paymentsEvent is the bus event of an upstream payments event, with its
+// pending action read when it has one: the enricher and the reconciler
+// publish alike.
+func paymentsEvent(ctx context.Context, pc *payments.Client, got *payments.Event) (*Event, error) {
 	ev := &Event{Source: SourcePayments, ID: got.ID, Name: got.Name, Payload: got.Payload, CreatedAt: got.CreatedAt}
 	if HasPendingAction(got.Name) {
-		pa, err := e.Payments.PendingActions.ByEvent(ctx, got.ID)
+		pa, err := pc.PendingActions.ByEvent(ctx, got.ID)
 		if payments.IsNotFound(err) {
 			err = nil
 		}

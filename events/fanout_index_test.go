@@ -73,20 +73,3 @@ func TestFanoutChecksOnlyTheCorporationsSubscribers(t *testing.T) {
 			checked, checks[7].Load(), openChecks.Load())
 	}
 }
-
-func receiveInOrderIDs(ctx context.Context, s *events.Subscription, ids ...string) error {
-	for _, want := range ids {
-		select {
-		case ev, ok := <-s.C:
-			if !ok {
-				return fmt.Errorf("channel closed before %s (err %v)", want, s.Err())
-			}
-			if ev.ID != want {
-				return fmt.Errorf("got %s, want %s", ev.ID, want)
-			}
-		case <-ctx.Done():
-			return fmt.Errorf("no %s", want)
-		}
-	}
-	return nil
-}

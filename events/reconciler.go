@@ -124,16 +124,9 @@ func (r *Reconciler) publish(ctx context.Context, e payments.Event) error {
 		r.Logger.Warn("listed event without an id or with a malformed name; skipped")
 		return nil
 	}
-	ev := Event{Source: SourcePayments, ID: e.ID, Name: e.Name, Payload: e.Payload, CreatedAt: e.CreatedAt}
-	if HasPendingAction(e.Name) {
-		pa, err := r.Payments.PendingActions.ByEvent(ctx, e.ID)
-		if payments.IsNotFound(err) {
-			err = nil
-		}
-		if err != nil {
-			return err
-		}
-		ev.PendingAction = pa
+	ev, err := paymentsEvent(ctx, r.Payments, &e)
+	if err != nil {
+		return err
 	}
-	return r.Bus.Publish(ctx, ev)
+	return r.Bus.Publish(ctx, *ev)
 }

@@ -8,10 +8,7 @@ import (
 func mkListing(key string, fresh bool, items map[string]string) listing {
 	l := listing{key: key, fresh: fresh}
 	for id, d := range items {
-		l.items = append(l.items, item{id: id, digest: d,
-			created: func() change { return change{name: "Created", subject: id, version: Created} },
-			updated: func() change { return change{name: "Updated", subject: id, version: d} },
-		})
+		l.add(id, d, "Created", "Updated", id, func() map[string]any { return nil })
 	}
 	return l
 }

@@ -73,6 +73,15 @@ type listing struct {
 	deleted func(id string) change
 }
 
+// add lists an entity whose first sighting is announced as created and
+// whose change as updated (under version d), both about subject.
+func (l *listing) add(id, d, created, updated, subject string, payload func() map[string]any) {
+	l.items = append(l.items, item{id: id, digest: d,
+		created: func() change { return change{created, subject, Created, payload()} },
+		updated: func() change { return change{updated, subject, d, payload()} },
+	})
+}
+
 var errBreakerOpen = errors.New("the banking upstream's circuit breaker is open")
 
 // pollOnce reads the corporation's listings with the credentials in cred,
@@ -313,9 +322,7 @@ func walletListing(corpID string, wallets []*banking.Wallet) listing {
 		it := item{id: w.ID, digest: d,
 			updated: func() change { return change{WalletBalanceChanged, subject, d, payload()} },
 		}
-		if w.Type == banking.WalletTypeReal {
-			// A pending wallet comes with its real one, whose creation
-			// is the one announced.
+		if AnnouncesCreation(w) {
 			it.created = func() change { return change{WalletCreated, subject, Created, payload()} }
 		}
 		l.items = append(l.items, it)
@@ -340,7 +347,7 @@ func transactionListing(corpID, key string, txs []*banking.Transaction, ours map
 				return change{WalletTransactionCreated, subject, TransactionCreatedVersion(t.ID), payload()}
 			},
 			updated: func() change {
-				return change{WalletTransactionUpdated, subject, "transaction " + t.ID + " " + d, payload()}
+				return change{WalletTransactionUpdated, subject, transactionVersion(t.ID, d), payload()}
 			},
 		})
 	}
@@ -355,10 +362,7 @@ func cardListing(cards []*banking.Card) listing {
 			return map[string]any{"card_id": c.ID, "status": c.Status, "available_balance": c.AvailableBalance, "currency": c.Currency}
 		}
 		d := digest(c.Status, c.AvailableBalance, c.DisplayName, stamp(c.ModifiedAt))
-		l.items = append(l.items, item{id: c.ID, digest: d,
-			created: func() change { return change{CardCreated, subject, Created, payload()} },
-			updated: func() change { return change{CardUpdated, subject, d, payload()} },
-		})
+		l.add(c.ID, d, CardCreated, CardUpdated, subject, payload)
 	}
 	return l
 }
@@ -376,10 +380,7 @@ func cardTransactionListing(key, cardID string, txs []*banking.CardTransaction) 
 				"amount": t.SourceAmount, "currency": t.SourceCurrency}
 		}
 		d := digest(string(t.Status), t.SourceAmount, t.TargetAmount, stamp(t.UpdatedAt))
-		l.items = append(l.items, item{id: t.ID, digest: d,
-			created: func() change { return change{CardTransactionCreated, subject, Created, payload()} },
-			updated: func() change { return change{CardTransactionUpdated, subject, d, payload()} },
-		})
+		l.add(t.ID, d, CardTransactionCreated, CardTransactionUpdated, subject, payload)
 	}
 	return l
 }
@@ -392,10 +393,7 @@ func kycListing(corpID string, docs []*banking.KYCDocument) listing {
 			return map[string]any{"document_id": doc.ID, "status": doc.VerifyingStatus}
 		}
 		d := KYCDocumentVersion(doc)
-		l.items = append(l.items, item{id: doc.ID, digest: d,
-			created: func() change { return change{KycDocumentCreated, subject, Created, payload()} },
-			updated: func() change { return change{KycDocumentUpdated, subject, d, payload()} },
-		})
+		l.add(doc.ID, d, KycDocumentCreated, KycDocumentUpdated, subject, payload)
 	}
 	return l
 }
@@ -408,10 +406,7 @@ func limitListing(corpID string, limits []*banking.Limit) listing {
 			return map[string]any{"limit_id": lim.ID, "payment_method": lim.PaymentMethod, "transaction_type": lim.TransactionType}
 		}
 		d := LimitVersion(lim)
-		l.items = append(l.items, item{id: lim.ID, digest: d,
-			created: func() change { return change{LimitCreated, subject, Created, payload()} },
-			updated: func() change { return change{LimitUpdated, subject, d, payload()} },
-		})
+		l.add(lim.ID, d, LimitCreated, LimitUpdated, subject, payload)
 	}
 	l.deleted = func(id string) change {
 		return change{LimitDeleted, relay.ID(relay.Limit, corpID, id), Deleted, map[string]any{"limit_id": id}}
@@ -427,10 +422,7 @@ func invoiceListing(corpID string, invoices []*banking.Invoice) listing {
 			return map[string]any{"invoice_id": inv.ID, "is_paid": inv.IsPaid, "unpaid_amount": inv.UnpaidAmount, "currency": inv.Currency}
 		}
 		d := digest(inv.IsPaid, inv.Amount, inv.UnpaidAmount, len(inv.Repayments), stamp(inv.UpdatedAt))
-		l.items = append(l.items, item{id: inv.ID, digest: d,
-			created: func() change { return change{InvoiceCreated, subject, Created, payload()} },
-			updated: func() change { return change{InvoiceUpdated, subject, d, payload()} },
-		})
+		l.add(inv.ID, d, InvoiceCreated, InvoiceUpdated, subject, payload)
 	}
 	return l
 }
@@ -446,10 +438,7 @@ func personListing(corpID string, persons []*banking.Person) listing {
 			return map[string]any{"person_id": ps.ID, "is_blocked": ps.IsBlocked}
 		}
 		d := PersonVersion(ps)
-		l.items = append(l.items, item{id: ps.ID, digest: d,
-			created: func() change { return change{PersonCreated, subject, Created, payload()} },
-			updated: func() change { return change{PersonUpdated, subject, d, payload()} },
-		})
+		l.add(ps.ID, d, PersonCreated, PersonUpdated, subject, payload)
 	}
 	return l
 }

@@ -55,7 +55,17 @@ func TransactionWallet(sourceWalletID, targetWalletID string, ours map[string]bo
 // TransactionCreatedVersion is the version, under its wallet's subject, of
 // the first sighting of wallet transaction id: a conversion the gateway
 // made and the poller's find of it share it.
-func TransactionCreatedVersion(id string) string { return "transaction " + id + " " + Created }
+func TransactionCreatedVersion(id string) string { return transactionVersion(id, Created) }
+
+// transactionVersion is the version, under its wallet's subject, of wallet
+// transaction id reaching v: the wallet's subject carries its own versions
+// and every transaction's, kept apart by the transaction's id.
+func transactionVersion(id, v string) string { return "transaction " + id + " " + v }
+
+// AnnouncesCreation reports whether a wallet's first sighting is announced
+// (WalletCreated): a real wallet's only, as a pending wallet comes with its
+// real one.
+func AnnouncesCreation(w *banking.Wallet) bool { return w.Type == banking.WalletTypeReal }
 
 func transactionDigest(t *banking.Transaction) string {
 	code, _ := t.StatusCode()

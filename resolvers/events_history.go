@@ -52,8 +52,8 @@ func (r *Resolver) eventHistory(ctx context.Context, first *int64, after *string
 }
 
 // gatewayEvent reads back a banking-side event (made by the gateway or
-// found by polling), from the event stream, when the session may see it (as the events subscription would show it);
-// nil otherwise.
+// found by polling) from the event stream, when the session may see it, as
+// the events subscription would show it; nil otherwise.
 func (r *Resolver) gatewayEvent(ctx context.Context, seq uint64, id string) (*model.Event, error) {
 	e, err := r.Events.Lookup(ctx, seq, events.SourceGateway, id)
 	if err != nil || e == nil {

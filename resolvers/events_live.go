@@ -261,6 +261,18 @@ func (r *Resolver) publishGatewayEvent(ctx context.Context, name, corpID, subjec
 // upstream's id of a conversion) makes the stream drop a repeat
 // announcement of the same change.
 func (r *Resolver) publishGatewayEventID(ctx context.Context, id, name, corpID, subject string, payload map[string]any) {
+	e, err := r.newGatewayEvent(ctx, id, name, corpID, subject, payload)
+	if err == nil {
+		err = r.Events.Publish(ctx, e)
+	}
+	if err != nil {
+		r.Logger.WarnContext(ctx, "could not publish a gateway event", "name", name, "err", err)
+	}
+}
+
+// newGatewayEvent is the event announcing the gateway's change: payload with
+// the corporation, the subject and the kind of principal that made it.
+func (r *Resolver) newGatewayEvent(ctx context.Context, id, name, corpID, subject string, payload map[string]any) (events.Event, error) {
 	payload[events.PayloadCorporation] = corpID
 	if subject != "" {
 		payload[events.PayloadSubject] = subject
@@ -269,10 +281,8 @@ func (r *Resolver) publishGatewayEventID(ctx context.Context, id, name, corpID, 
 		payload["by_kind"] = string(s.Kind)
 	}
 	body, err := json.Marshal(payload)
-	if err == nil {
-		err = r.Events.Publish(ctx, events.Event{Source: events.SourceGateway, ID: id, Name: name, Payload: body, CreatedAt: r.now().UTC()})
-	}
 	if err != nil {
-		r.Logger.WarnContext(ctx, "could not publish a gateway event", "name", name, "err", err)
+		return events.Event{}, err
 	}
+	return events.Event{Source: events.SourceGateway, ID: id, Name: name, Payload: body, CreatedAt: r.now().UTC()}, nil
 }

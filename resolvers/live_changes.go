@@ -2,14 +2,12 @@ package resolvers
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/google/uuid"
 
 	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/live"
 	"github.com/fingraph/fingraph/relay"
-	"github.com/fingraph/fingraph/session"
 	"github.com/fingraph/fingraph/upstream/banking"
 )
 
@@ -19,13 +17,13 @@ import (
 // the stream keeps one announcement.
 
 // walletCreatedID is the event id of the announcement of new wallets: the
-// id a poll that finds the one real wallet among them gives its creation
-// (the poller announces real wallets only), so that it is announced once.
-// Several real wallets at once have no single such id.
+// id a poll that finds the one wallet among them whose creation it
+// announces (live.AnnouncesCreation) gives it, so that it is announced
+// once. Several such wallets at once have no single such id.
 func walletCreatedID(corporationID string, list []*banking.Wallet) string {
 	var real []string
 	for _, w := range list {
-		if w.Type == banking.WalletTypeReal {
+		if live.AnnouncesCreation(w) {
 			real = append(real, w.ID)
 		}
 	}
@@ -55,17 +53,11 @@ func (r *Resolver) announceChange(ctx context.Context, name, corpID, subject, ve
 		r.publishGatewayEventID(ctx, id, name, corpID, subject, payload)
 		return
 	}
-	payload[events.PayloadCorporation] = corpID
-	payload[events.PayloadSubject] = subject
-	if s := session.From(ctx); s != nil {
-		payload["by_kind"] = string(s.Kind)
-	}
-	body, err := json.Marshal(payload)
+	e, err := r.newGatewayEvent(ctx, id, name, corpID, subject, payload)
 	if err != nil {
 		r.Logger.WarnContext(ctx, "could not publish a gateway event", "name", name, "err", err)
 		return
 	}
-	e := events.Event{Source: events.SourceGateway, ID: id, Name: name, Payload: body, CreatedAt: r.now().UTC()}
 	fresh, err := pub.PublishNew(ctx, e)
 	if err == nil && !fresh {
 		e.ID = uuid.NewString()
