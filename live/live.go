@@ -28,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/bits"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -437,9 +438,14 @@ func (s schedule) next(cur int64, now time.Time, wait time.Duration) int64 {
 // maxBackoff caps the back-off, in intervals.
 const maxBackoff = 16
 
+// backoff is the wait after failures in a row: 2, 4, 8 … intervals, at
+// most maxBackoff.
 func backoff(interval time.Duration, failures int) time.Duration {
-	n := 1 << min(failures, 4)
-	return interval * time.Duration(min(n, maxBackoff))
+	n := maxBackoff
+	if failures < bits.Len(maxBackoff) {
+		n = min(1<<failures, maxBackoff)
+	}
+	return interval * time.Duration(n)
 }
 
 // logSafe keeps upstream bodies out of logs: an upstream error is logged
