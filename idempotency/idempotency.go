@@ -175,14 +175,12 @@ func (s *Store) Do(ctx context.Context, scope, key, fingerprint string, fn Func)
 		if c == nil {
 			continue // lost a race for the key; read it again
 		}
-		c.scope = scope
-		return s.run(ctx, c, fingerprint, fn)
+		return s.run(ctx, scope, c, fingerprint, fn)
 	}
 }
 
 // claimed is a key this call holds.
 type claimed struct {
-	scope string
 	key   string
 	rev   uint64
 	prior *Attempt // the failed attempt being resumed; nil for a new key
@@ -202,7 +200,7 @@ func (s *Store) claim(ctx context.Context, k, fp string, deadline time.Time) (*c
 		if err != nil {
 			return nil, nil, fmt.Errorf("idempotency: claim: %w", err)
 		}
-		return &claimed{key: k, rev: rev}, nil, nil // scope: set by Do
+		return &claimed{key: k, rev: rev}, nil, nil
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("idempotency: read: %w", err)
@@ -247,7 +245,7 @@ func (s *Store) claim(ctx context.Context, k, fp string, deadline time.Time) (*c
 
 // run calls fn under the claim and stores its outcome with the claim's
 // revision, so nothing written meanwhile is overwritten.
-func (s *Store) run(ctx context.Context, c *claimed, fp string, fn Func) (a Attempt, err error) {
+func (s *Store) run(ctx context.Context, scope string, c *claimed, fp string, fn Func) (a Attempt, err error) {
 	settled := false
 	defer func() {
 		if !settled { // fn panicked: give the key back before the panic goes on
@@ -280,7 +278,7 @@ func (s *Store) run(ctx context.Context, c *claimed, fp string, fn Func) (a Atte
 	if a.Succeeded && a.ID != "" {
 		// Mark the upstream record as this key's, so that another key's
 		// attempt of unknown outcome never takes it for its own.
-		if _, err := s.own(wctx, ownerKey(c.scope, a.ID), c.key); err != nil {
+		if _, err := s.own(wctx, ownerKey(scope, a.ID), c.key); err != nil {
 			s.log.WarnContext(ctx, "idempotency: could not mark an upstream record as a key's", "id", a.ID, "err", err)
 		}
 	}

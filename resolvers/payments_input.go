@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"math/bits"
 	"net/url"
 	"regexp"
 	"strings"
@@ -135,10 +134,11 @@ func itemsFromInputAt(field string, in *model.OrderItemsInput) (payments.Items, 
 		if err != nil {
 			return payments.Items{}, err
 		}
-		if _, ok := orderTotal([]payments.Item{it}); !ok {
+		items := payments.Items{Item: &it}
+		if items.Total() > model.MaxMinorUnits {
 			return payments.Items{}, totalTooLarge(field)
 		}
-		return payments.Items{Item: &it}, nil
+		return items, nil
 	}
 	if len(in.List) == 0 || len(in.List) > maxItems {
 		return payments.Items{}, gqlerr.BadInput(field+".list", "list must hold 1 to %d items", maxItems)
@@ -151,30 +151,16 @@ func itemsFromInputAt(field string, in *model.OrderItemsInput) (payments.Items, 
 		}
 		list = append(list, it)
 	}
-	if _, ok := orderTotal(list); !ok {
+	items := payments.Items{List: list}
+	if items.Total() > model.MaxMinorUnits {
 		return payments.Items{}, totalTooLarge(field)
 	}
-	return payments.Items{List: list}, nil
+	return items, nil
 }
 
-// orderTotal is the sum of amount × quantity of items, or false when it is
-// beyond model.MaxMinorUnits. Each amount is a positive MinorUnits and each
-// quantity at most maxQuantity, so a product fits in 128 bits and the
-// running sum, checked at every step, never passes 2^54: nothing wraps.
-func orderTotal(items []payments.Item) (int64, bool) {
-	var total uint64
-	for _, it := range items {
-		hi, lo := bits.Mul64(uint64(it.Amount), uint64(max(it.Quantity, 1)))
-		if hi != 0 || lo > model.MaxMinorUnits {
-			return 0, false
-		}
-		if total += lo; total > model.MaxMinorUnits {
-			return 0, false
-		}
-	}
-	return int64(total), true
-}
-
+// totalTooLarge refuses items whose total (payments.Items.Total, which
+// saturates instead of wrapping: every amount here is positive) is beyond
+// model.MaxMinorUnits.
 func totalTooLarge(field string) error {
 	return gqlerr.BadInput(field, "the order's total (amount × quantity, summed) must be at most %d minor units",
 		int64(model.MaxMinorUnits))

@@ -56,10 +56,11 @@ func (r *Resolver) convertOnce(ctx context.Context, key, fp string, req *banking
 		callErr error
 		found   bool
 	)
-	a, err := r.Attempts.Do(ctx, idempotencyScope(ctx, "conversion"), key, fp,
+	scope := idempotencyScope(ctx, "conversion")
+	a, err := r.Attempts.Do(ctx, scope, key, fp,
 		func(ctx context.Context, prior *idempotency.Attempt) (idempotency.Attempt, error) {
 			if prior != nil && prior.Unknown {
-				a, resend, err := r.resolveUnknown(ctx, idempotencyScope(ctx, "conversion"), key, *prior, func(ctx context.Context, from, to time.Time) (match, error) {
+				a, resend, err := r.resolveUnknown(ctx, scope, key, *prior, func(ctx context.Context, from, to time.Time) (match, error) {
 					return r.findConversion(ctx, corpID, req, from, to)
 				})
 				found = err == nil && !resend
@@ -81,7 +82,7 @@ func (r *Resolver) convertOnce(ctx context.Context, key, fp string, req *banking
 			return conversionAttempt(t)
 		})
 	switch {
-	case err != nil && callErr != nil && errors.Is(err, callErr):
+	case err != nil && errors.Is(err, callErr):
 		return nil, false, callErr
 	case err != nil:
 		return nil, false, idempotencyError("input.idempotencyKey", err)

@@ -39,22 +39,12 @@ func (h *Handler) ForwardedProto(r *http.Request) string {
 		return ""
 	}
 	var last string
-	for _, line := range r.Header.Values("Forwarded") {
-		for _, elem := range strings.Split(line, ",") {
-			for _, pair := range strings.Split(elem, ";") {
-				if k, v, ok := strings.Cut(strings.TrimSpace(pair), "="); ok && strings.EqualFold(k, "proto") {
-					last = strings.Trim(v, `"`)
-				}
-			}
-		}
+	if ps := forwardedParam(r.Header, "proto"); len(ps) > 0 {
+		last = ps[len(ps)-1]
 	}
 	if last == "" {
-		for _, line := range r.Header.Values("X-Forwarded-Proto") {
-			for _, p := range strings.Split(line, ",") {
-				if p = strings.TrimSpace(p); p != "" {
-					last = p
-				}
-			}
+		if ps := headerList(r.Header, "X-Forwarded-Proto"); len(ps) > 0 {
+			last = ps[len(ps)-1]
 		}
 	}
 	return strings.ToLower(last)
@@ -79,24 +69,42 @@ func (h *Handler) trusted(addr string) bool {
 // Entries that are not addresses (obfuscated identifiers, "unknown") are
 // kept as they are: they are not trusted proxies either.
 func forwardedFor(h http.Header) []string {
+	var hops []string
+	if len(h.Values("Forwarded")) > 0 {
+		hops = forwardedParam(h, "for")
+	} else {
+		hops = headerList(h, "X-Forwarded-For")
+	}
+	for i, a := range hops {
+		hops[i] = hostOnly(a)
+	}
+	return hops
+}
+
+// forwardedParam lists the values of the standard Forwarded header's
+// parameter key (for, proto), unquoted, in the order the proxies added them.
+func forwardedParam(h http.Header, key string) []string {
 	var out []string
-	if fw := h.Values("Forwarded"); len(fw) > 0 {
-		for _, line := range fw {
-			for _, elem := range strings.Split(line, ",") {
-				for _, pair := range strings.Split(elem, ";") {
-					k, v, ok := strings.Cut(strings.TrimSpace(pair), "=")
-					if ok && strings.EqualFold(k, "for") {
-						out = append(out, hostOnly(strings.Trim(v, `"`)))
-					}
+	for _, line := range h.Values("Forwarded") {
+		for _, elem := range strings.Split(line, ",") {
+			for _, pair := range strings.Split(elem, ";") {
+				if k, v, ok := strings.Cut(strings.TrimSpace(pair), "="); ok && strings.EqualFold(k, key) {
+					out = append(out, strings.Trim(v, `"`))
 				}
 			}
 		}
-		return out
 	}
-	for _, line := range h.Values("X-Forwarded-For") {
+	return out
+}
+
+// headerList lists the non-empty comma-separated entries of every line of
+// the header name (X-Forwarded-For, X-Forwarded-Proto).
+func headerList(h http.Header, name string) []string {
+	var out []string
+	for _, line := range h.Values(name) {
 		for _, a := range strings.Split(line, ",") {
 			if a = strings.TrimSpace(a); a != "" {
-				out = append(out, hostOnly(a))
+				out = append(out, a)
 			}
 		}
 	}

@@ -34,3 +34,28 @@ func TestClientAddrTrustsOnlyConfiguredProxies(t *testing.T) {
 		})
 	}
 }
+
+func TestForwardedProtoTrustsOnlyConfiguredProxies(t *testing.T) {
+	proxies := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
+	cases := []struct {
+		name    string
+		trusted []netip.Prefix
+		header  http.Header
+		want    string
+	}{
+		{"no proxies configured", nil, http.Header{"X-Forwarded-Proto": {"https"}}, ""},
+		{"X-Forwarded-Proto, nearest last", proxies, http.Header{"X-Forwarded-Proto": {"http, HTTPS"}}, "https"},
+		{"Forwarded's proto wins", proxies, http.Header{"Forwarded": {`for=1.1.1.1;proto=http, for=2.2.2.2;proto="https"`}, "X-Forwarded-Proto": {"http"}}, "https"},
+		{"Forwarded without proto falls back", proxies, http.Header{"Forwarded": {"for=1.1.1.1"}, "X-Forwarded-Proto": {"https"}}, "https"},
+		{"nothing said", proxies, http.Header{}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := &Handler{TrustedProxies: tc.trusted}
+			r := &http.Request{RemoteAddr: "10.1.2.3:5000", Header: tc.header}
+			if got := h.ForwardedProto(r); got != tc.want {
+				t.Errorf("ForwardedProto = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,7 +1,6 @@
 package session
 
 import (
-	"net/http"
 	"time"
 
 	"github.com/fingraph/fingraph/upstream/banking"
@@ -47,11 +46,6 @@ func (s *Sockets) Count() int {
 	}
 	return n
 }
-
-// Transport returns base: the banking client's own hooks in the shared
-// sender write a session's tokens back, so the tests' fake bank needs
-// nothing in front of it.
-func Transport(base http.RoundTripper) http.RoundTripper { return base }
 
 // TokenHeader is the banking upstream's token header, both ways.
 const TokenHeader = banking.HeaderAccessToken

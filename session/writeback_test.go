@@ -109,7 +109,7 @@ func (f *fakeBank) counts() (calls, refused, maxInflight int) {
 }
 
 // writebackRig is one replica: a session store, the session handler, and a
-// banking client whose transport is session.Transport over the fake.
+// banking client straight over the fake: the client's own hooks write tokens back.
 type writebackRig struct {
 	store  *session.JetStreamStore
 	h      *session.Handler
@@ -142,7 +142,7 @@ func newWritebackRig(t *testing.T) *writebackRig {
 	logs := &lockedBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	bank := newFakeBank("secret-bank-token-000")
-	client, err := banking.NewClient("http://bank.test", roundtrip.WithTransport(session.Transport(bank)),
+	client, err := banking.NewClient("http://bank.test", roundtrip.WithTransport(bank),
 		roundtrip.WithRetries(0))
 	if err != nil {
 		t.Fatal(err)

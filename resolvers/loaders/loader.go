@@ -12,7 +12,7 @@ import (
 // answered by one upstream call (customers by id: the customer listing).
 // It is a dataloader made on its first use: most operations never use it,
 // and making it up front cost allocations every operation paid. It has
-// Read's methods, but Prime keeps an answer already cached. A Loader lives
+// Read's Get and Prime, but Prime keeps an answer already cached. A Loader lives
 // inside Loaders and is never copied.
 type Loader[K comparable, V any] struct {
 	once  sync.Once
@@ -37,11 +37,6 @@ func (z *Loader[K, V]) loader() *dataloader.Loader[K, V] {
 		z.l = dataloader.NewBatchedLoader(z.batch, dataloader.WithWait[K, V](z.wait), dataloader.WithInputCapacity[K, V](inputCapacity))
 	})
 	return z.l
-}
-
-// Start adds key to the loader's next batch unless it is cached.
-func (z *Loader[K, V]) Start(ctx context.Context, key K) {
-	z.loader().Load(ctx, key)
 }
 
 // Get returns key's answer, from the cache or the batch that reads it.

@@ -400,19 +400,17 @@ func TestPerOperationGivesEachOperationAndEventItsOwnLoaders(t *testing.T) {
 	assert.Panics(t, func() { loaders.For(context.Background()) }, "a resolver without loaders is a wiring bug")
 }
 
-// getMany starts every key's read, then gets each, as a resolver that knows
-// its keys ahead does.
+// getMany gets every key at once, as gqlgen's resolvers of a list's
+// elements do, each on its own goroutine.
 func getMany[K comparable, V any](ctx context.Context, r interface {
-	Start(context.Context, K)
 	Get(context.Context, K) (V, error)
 }, keys []K) ([]V, []error) {
-	for _, k := range keys {
-		r.Start(ctx, k)
-	}
 	vals, errs := make([]V, len(keys)), make([]error, len(keys))
+	var wg sync.WaitGroup
 	for i, k := range keys {
-		vals[i], errs[i] = r.Get(ctx, k)
+		wg.Go(func() { vals[i], errs[i] = r.Get(ctx, k) })
 	}
+	wg.Wait()
 	return vals, errs
 }
 

@@ -25,7 +25,7 @@ type Workers struct{ pool *ants.Pool }
 
 // NewWorkers starts the pool. A read that panics is logged to logger, by
 // the type of its panic value only (the value could hold upstream data),
-// and its operation sees the read's zero result.
+// and its operation sees the read fail (errReadPanicked).
 func NewWorkers(logger *slog.Logger) (*Workers, error) {
 	pool, err := ants.NewPool(-1, ants.WithExpiryDuration(workerIdle), ants.WithPanicHandler(func(v any) {
 		logger.Error("loaders: an upstream read panicked", "panic", fmt.Sprintf("%T", v), "stack", string(debug.Stack()))

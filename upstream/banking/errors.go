@@ -323,12 +323,6 @@ func IsForbidden(err error) bool { return hasStatus(err, http.StatusForbidden) }
 // IsNotFound reports a 404: no such object, or none the principal may see.
 func IsNotFound(err error) bool { return hasStatus(err, http.StatusNotFound) }
 
-// IsConflict reports a 409.
-func IsConflict(err error) bool { return hasStatus(err, http.StatusConflict) }
-
-// IsBadRequest reports a 400: the upstream refused the request as given.
-func IsBadRequest(err error) bool { return hasStatus(err, http.StatusBadRequest) }
-
 // IsValidation reports that the given information was rejected: an invalid
 // or missing field (10001, 10002), or a 400/422 that is not a version error.
 func IsValidation(err error) bool {

@@ -324,7 +324,7 @@ func RouteGroup(basePath, path string) string {
 	if !ok || (rest != "" && rest[0] != '/') {
 		return "/"
 	}
-	for _, seg := range strings.Split(rest, "/") {
+	for seg := range strings.SplitSeq(rest, "/") {
 		if seg == "" || isVersion(seg) {
 			continue
 		}
@@ -476,14 +476,12 @@ func (s *Sender) exchange(ctx context.Context, req *http.Request, body []byte) (
 	for n, sent := 1, 0; ; sent++ {
 		resp, refused, again, err := s.attempt(ctx, req, body, sent == 0)
 		switch {
-		case refused && again:
-			if refusal == nil {
-				refusal = resp
-			}
-			continue
 		case refused:
 			if refusal == nil {
 				refusal = resp
+			}
+			if again {
+				continue
 			}
 			return refusal, nil
 		case n == attempts:
