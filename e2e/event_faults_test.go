@@ -51,6 +51,26 @@ func (g *testGateway) deliveries(t *testing.T) []delivery {
 	return d
 }
 
+// awaitStored polls the sandbox's record of deliveries until each of ids
+// was answered 202 (stored) at least once.
+func (g *testGateway) awaitStored(t *testing.T, what string, ids []string) {
+	t.Helper()
+	pollUntil(t, what, 60*time.Second, func() bool {
+		stored := map[string]bool{}
+		for _, d := range g.deliveries(t) {
+			if d.Status == http.StatusAccepted {
+				stored[d.EventID] = true
+			}
+		}
+		for _, id := range ids {
+			if !stored[id] {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 // pollUntil polls cond; the deadline only ends a broken run.
 func pollUntil(t *testing.T, what string, limit time.Duration, cond func() bool) {
 	t.Helper()
@@ -145,6 +165,16 @@ func following(ws *wsClient, cursor string, c *tally) <-chan error {
 	return done
 }
 
+// followingGateway starts a live gateway with flags, signed in as the API
+// client, and one subscriber counting OrderCreated events from now on.
+func followingGateway(t *testing.T, flags ...string) (*testGateway, *tally, <-chan error) {
+	t.Helper()
+	g := liveGateway(t, flags...)
+	g = g.as(g.signInAPI(t))
+	c := newTally()
+	return g, c, following(g.dialWS(t, nil, nil), g.cursorNow(t), c)
+}
+
 // settleAndCount waits until every id of want was delivered, then fires one
 // more event and waits for it too: whatever would arrive twice has arrived
 // before it. It reports the lost and duplicated events.
@@ -178,30 +208,13 @@ func settleAndCount(t *testing.T, g *testGateway, c *tally, want []string, limit
 // open the breaker); redeliveries wait along a back-off and for the
 // breaker, so none of them is spent in the outage.
 func TestEventReadOutageLosesNoWebhook(t *testing.T) {
-	g := liveGateway(t)
-	g = g.as(g.signInAPI(t))
-	ws := g.dialWS(t, nil, nil)
-	c := newTally()
-	reading := following(ws, g.cursorNow(t), c)
+	g, c, reading := followingGateway(t)
 
 	g.sandbox(t, http.MethodPost, "/_sandbox/faults", map[string]any{"route": eventReadRoute, "error_rate": 1, "status": 503}, nil)
 	g.resetStats(t)
 	const n = 50
 	ids := g.fire(t, n)
-	pollUntil(t, "every webhook stored", 60*time.Second, func() bool {
-		stored := map[string]bool{}
-		for _, d := range g.deliveries(t) {
-			if d.Status == http.StatusAccepted {
-				stored[d.EventID] = true
-			}
-		}
-		for _, id := range ids {
-			if !stored[id] {
-				return false
-			}
-		}
-		return true
-	})
+	g.awaitStored(t, "every webhook stored", ids)
 	pollUntil(t, "the enricher to fail its reads", 60*time.Second, func() bool { return g.stats(t).Routes[eventReadRoute] >= 10 })
 	failed := g.stats(t).Routes[eventReadRoute]
 	g.sandbox(t, http.MethodPost, "/_sandbox/faults", map[string]any{"route": eventReadRoute}, nil)
@@ -219,25 +232,13 @@ func TestEventReadOutageLosesNoWebhook(t *testing.T) {
 // every one, although its id is within the duplicate window of the stored
 // webhook.
 func TestReconcilerRestoresEventsTheEnricherDropped(t *testing.T) {
-	g := liveGateway(t, "-reconcile-interval", "100ms")
-	g = g.as(g.signInAPI(t))
-	ws := g.dialWS(t, nil, nil)
-	c := newTally()
-	reading := following(ws, g.cursorNow(t), c)
+	g, c, reading := followingGateway(t, "-reconcile-interval", "100ms")
 
 	g.sandbox(t, http.MethodPost, "/_sandbox/faults", map[string]any{"route": eventReadRoute, "error_rate": 1, "status": 404}, nil)
 	g.resetStats(t)
 	const n = 20
 	ids := g.fire(t, n)
-	pollUntil(t, "every webhook stored", 60*time.Second, func() bool {
-		stored := 0
-		for _, d := range g.deliveries(t) {
-			if d.Status == http.StatusAccepted {
-				stored++
-			}
-		}
-		return stored >= n
-	})
+	g.awaitStored(t, "every webhook stored", ids)
 	g.sandbox(t, http.MethodPost, "/_sandbox/faults", map[string]any{"route": eventReadRoute}, nil)
 
 	lost, dup := settleAndCount(t, g, c, ids, 60*time.Second, reading)
@@ -254,11 +255,7 @@ func TestReconcilerRestoresEventsTheEnricherDropped(t *testing.T) {
 // upstream's deliveries is answered 429 or has to be resent; every event
 // reaches the subscriber once.
 func TestForgedFloodNeverDelaysTheUpstream(t *testing.T) {
-	g := liveGateway(t, "-webhook-rate-limit", "1")
-	g = g.as(g.signInAPI(t))
-	ws := g.dialWS(t, nil, nil)
-	c := newTally()
-	reading := following(ws, g.cursorNow(t), c)
+	g, c, reading := followingGateway(t, "-webhook-rate-limit", "1")
 	first := g.fire(t, 1)[0]
 	pollUntil(t, "the first event", 30*time.Second, func() bool { return c.has(first) })
 
@@ -293,15 +290,7 @@ func TestForgedFloodNeverDelaysTheUpstream(t *testing.T) {
 	pollUntil(t, "the flood to start", 30*time.Second, func() bool { return forged.Load() >= 20 })
 	const n = 20
 	ids := g.fire(t, n)
-	pollUntil(t, "every real webhook acknowledged", 60*time.Second, func() bool {
-		ok := 0
-		for _, d := range g.deliveries(t) {
-			if d.Status == http.StatusAccepted {
-				ok++
-			}
-		}
-		return ok >= n+1 // the first event and the burst
-	})
+	g.awaitStored(t, "every real webhook acknowledged", append([]string{first}, ids...))
 	close(stop)
 	wg.Wait()
 

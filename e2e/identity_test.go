@@ -106,18 +106,31 @@ func (g *testGateway) signInPerson(t *testing.T, email string) string {
 // signInStaff runs the two-factor sign-in of the demo staff member.
 func (g *testGateway) signInStaff(t *testing.T) string {
 	t.Helper()
-	in := map[string]any{"kind": "STAFF", "email": "staff@demo.test", "password": demoPassword}
+	return g.signInTwoFactor(t, "STAFF", "staff@demo.test", staffPhone)
+}
+
+// signInIntroducer runs the two-factor sign-in of the demo introducer.
+func (g *testGateway) signInIntroducer(t *testing.T) string {
+	t.Helper()
+	return g.signInTwoFactor(t, "INTRODUCER", "intro@demo.test", introPhone)
+}
+
+// signInTwoFactor signs a demo user of kind in with the code the sandbox
+// sent to phone, and returns the bearer session token.
+func (g *testGateway) signInTwoFactor(t *testing.T, kind, email, phone string) string {
+	t.Helper()
+	in := map[string]any{"kind": kind, "email": email, "password": demoPassword}
 	r, resp := g.signIn(t, in)
 	if r.Typename != "TwoFactorChallenge" {
-		t.Fatalf("staff sign-in step 1: %+v %+v", r, resp.Errors)
+		t.Fatalf("%s sign-in step 1: %+v %+v", kind, r, resp.Errors)
 	}
-	in["twoFactorCode"] = g.smsCode(t, staffPhone)
+	in["twoFactorCode"] = g.smsCode(t, phone)
 	if r.ChallengeID != nil {
 		in["challengeId"] = *r.ChallengeID
 	}
 	r, resp = g.signIn(t, in)
 	if r.Typename != "SignedIn" {
-		t.Fatalf("staff sign-in step 2: %+v %+v", r, resp.Errors)
+		t.Fatalf("%s sign-in step 2: %+v %+v", kind, r, resp.Errors)
 	}
 	return r.SessionToken
 }

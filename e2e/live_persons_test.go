@@ -273,17 +273,7 @@ func TestPersonEventHistoryAndReplay(t *testing.T) {
 func TestIntroducerSeesTheCorporationsItIntroduced(t *testing.T) {
 	t.Parallel()
 	g := startGateway(t)
-	in := map[string]any{"kind": "INTRODUCER", "email": "intro@demo.test", "password": demoPassword}
-	first, _ := g.signIn(t, in)
-	in["twoFactorCode"] = g.smsCode(t, introPhone)
-	if first.ChallengeID != nil {
-		in["challengeId"] = *first.ChallengeID
-	}
-	signed, resp := g.signIn(t, in)
-	if signed.SessionToken == "" {
-		t.Fatalf("introducer sign-in: %+v", resp.Errors)
-	}
-	intro := g.as(signed.SessionToken)
+	intro := g.as(g.signInIntroducer(t))
 	anna := g.as(g.signInPerson(t, "anna@demo.test"))
 	ben := g.as(g.signInPerson(t, "ben@second.test"))
 	ws := intro.dialWS(t, nil, nil)

@@ -197,17 +197,7 @@ func TestStatementCSVRowsSumToTheMovements(t *testing.T) {
 func TestIntroducerFeeReport(t *testing.T) {
 	t.Parallel()
 	g := startGateway(t)
-	in := map[string]any{"kind": "INTRODUCER", "email": "intro@demo.test", "password": demoPassword}
-	first, _ := g.signIn(t, in)
-	in["twoFactorCode"] = g.smsCode(t, introPhone)
-	if first.ChallengeID != nil {
-		in["challengeId"] = *first.ChallengeID
-	}
-	signed, resp := g.signIn(t, in)
-	if signed.SessionToken == "" {
-		t.Fatalf("introducer sign-in: %+v", resp.Errors)
-	}
-	intro := g.as(signed.SessionToken)
+	intro := g.as(g.signInIntroducer(t))
 	var d struct {
 		R reportFile `json:"requestIntroducerFeeReport"`
 	}

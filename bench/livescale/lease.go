@@ -5,17 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"sort"
 	"sync"
 	"syscall"
 	"time"
 
-	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -32,20 +29,6 @@ type leaseConfig struct {
 	keep             bool
 	pollIntervalFlag string
 	leaseBucket      string
-}
-
-func waitOK(u string) error {
-	deadline := time.Now().Add(2 * time.Minute)
-	for time.Now().Before(deadline) {
-		if res, err := http.Get(u); err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return fmt.Errorf("%s never answered 200", u)
 }
 
 // creditLog is every credit of the run, by corporation.
@@ -82,29 +65,16 @@ func runLease(c leaseConfig) error {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		return fmt.Errorf("go build: %v\n%s", err, out)
 	}
-	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, JetStream: true,
-		StoreDir: filepath.Join(dir, "nats"), NoSigs: true, NoLog: true})
+	ns, err := benchkit.StartNATS(dir)
 	if err != nil {
 		return err
 	}
-	ns.Start()
 	defer ns.Shutdown()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		return errors.New("NATS did not start")
-	}
-	sbAddr, err := benchkit.FreePort()
+	sb, sandboxURL, err := benchkit.StartSandbox(bin, dir)
 	if err != nil {
-		return err
-	}
-	sandboxURL := "http://" + sbAddr
-	sb := &benchkit.Proc{Name: "sandbox", Args: []string{bin, "sandbox", "-sandbox-addr", sbAddr, "-log-level", "warn"}}
-	if err := sb.Start(dir); err != nil {
 		return err
 	}
 	defer sb.Stop(syscall.SIGTERM)
-	if err := waitOK(sandboxURL + "/_sandbox/stats"); err != nil {
-		return err
-	}
 	shared := []string{
 		"FINGRAPH_NATS_URL=" + ns.ClientURL(),
 		"FINGRAPH_PAYMENTS_URL=" + sandboxURL + "/payments", "FINGRAPH_BANKING_URL=" + sandboxURL + "/banking",
@@ -113,23 +83,12 @@ func runLease(c leaseConfig) error {
 		"FINGRAPH_LOG_LEVEL=warn", "FINGRAPH_PUBLIC_RATE_LIMIT=1000000", "FINGRAPH_LIMITS=socketsPerAddress=20000",
 		c.pollIntervalFlag + "=" + c.interval.String(),
 	}
-	var replicas []*benchkit.Proc
-	var urls []string
-	for i := range 2 {
-		addr, err := benchkit.FreePort()
-		if err != nil {
-			return err
-		}
-		p := &benchkit.Proc{Name: fmt.Sprintf("replica-%d", i+1), Args: []string{bin}, Env: append(slices.Clone(shared), "FINGRAPH_ADDR="+addr)}
-		if err := p.Start(dir); err != nil {
-			return err
-		}
+	replicas, urls, err := benchkit.StartReplicas(bin, dir, 2, shared)
+	if err != nil {
+		return err
+	}
+	for _, p := range replicas {
 		defer p.Stop(syscall.SIGTERM)
-		replicas = append(replicas, p)
-		urls = append(urls, "http://"+addr)
-		if err := waitOK("http://" + addr + "/readyz"); err != nil {
-			return err
-		}
 	}
 
 	b, err := seed(sandboxURL, c.corporations, 2)

@@ -21,7 +21,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -33,7 +32,6 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
-	natsserver "github.com/nats-io/nats-server/v2/server"
 
 	"github.com/fingraph/fingraph/bench/internal/benchkit"
 )
@@ -48,29 +46,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "rolling:", err)
 		os.Exit(1)
 	}
-}
-
-func freePort() string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-func waitReady(base string) error {
-	deadline := time.Now().Add(2 * time.Minute)
-	for time.Now().Before(deadline) {
-		if res, err := http.Get(base + "/readyz"); err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return fmt.Errorf("%s never became ready", base)
 }
 
 // sample is one request's outcome.
@@ -94,26 +69,16 @@ func run(steady time.Duration, clients, nsubs int, drain time.Duration) error {
 		}
 	}
 
-	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: filepath.Join(dir, "nats"), NoSigs: true, NoLog: true})
+	ns, err := benchkit.StartNATS(dir)
 	if err != nil {
 		return err
 	}
-	ns.Start()
 	defer ns.Shutdown()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		return errors.New("NATS did not start")
-	}
-
-	sbAddr := freePort()
-	sandboxURL := "http://" + sbAddr
-	sb := &benchkit.Proc{Name: "sandbox", Args: []string{bin, "sandbox", "-sandbox-addr", sbAddr, "-log-level", "warn"}}
-	if err := sb.Start(dir); err != nil {
+	sb, sandboxURL, err := benchkit.StartSandbox(bin, dir)
+	if err != nil {
 		return err
 	}
 	defer sb.Stop(syscall.SIGTERM)
-	if err := waitHTTP(sandboxURL + "/_sandbox/stats"); err != nil {
-		return err
-	}
 	shared := []string{
 		"FINGRAPH_NATS_URL=" + ns.ClientURL(),
 		"FINGRAPH_PAYMENTS_URL=" + sandboxURL + "/payments", "FINGRAPH_BANKING_URL=" + sandboxURL + "/banking",
@@ -123,29 +88,24 @@ func run(steady time.Duration, clients, nsubs int, drain time.Duration) error {
 		"FINGRAPH_RECONCILE_INTERVAL=1s", "FINGRAPH_PUBLIC_RATE_LIMIT=100000",
 		"FINGRAPH_LIMITS=socketsPerAddress=10000,socketsPerSession=10000",
 	}
-	var replicas []*benchkit.Proc
-	var urls []string
-	for i := range 2 {
-		addr := freePort()
-		p := &benchkit.Proc{Name: fmt.Sprintf("replica-%d", i+1), Args: []string{bin}, Env: append(slices.Clone(shared), "FINGRAPH_ADDR="+addr)}
-		if err := p.Start(dir); err != nil {
-			return err
-		}
-		defer func() { p.Stop(syscall.SIGTERM) }()
-		replicas = append(replicas, p)
-		urls = append(urls, "http://"+addr)
-		if err := waitReady("http://" + addr); err != nil {
-			return err
-		}
+	replicas, urls, err := benchkit.StartReplicas(bin, dir, 2, shared)
+	if err != nil {
+		return err
 	}
-	lbAddr := freePort()
+	for _, p := range replicas {
+		defer p.Stop(syscall.SIGTERM)
+	}
+	lbAddr, err := benchkit.FreePort()
+	if err != nil {
+		return err
+	}
 	lb := &benchkit.Proc{Name: "lb", Args: []string{lbBin, "-listen", lbAddr, "-backends", strings.Join(urls, ",")}}
 	if err := lb.Start(dir); err != nil {
 		return err
 	}
 	defer lb.Stop(syscall.SIGTERM)
 	base := "http://" + lbAddr
-	if err := waitReady(base); err != nil {
+	if err := benchkit.WaitOK(base + "/readyz"); err != nil {
 		return err
 	}
 	// The upstream's webhook points at the balancer: any replica takes it.
@@ -223,14 +183,14 @@ func run(steady time.Duration, clients, nsubs int, drain time.Duration) error {
 	var windows [][2]time.Time
 	fmt.Printf("steady load for %v …\n", steady)
 	time.Sleep(steady)
-	for _, p := range replicas {
+	for i, p := range replicas {
 		t0 := time.Now()
 		fmt.Printf("restarting %s (SIGTERM, drain %v) …\n", p.Name, drain)
 		p.Stop(syscall.SIGTERM)
 		if err := p.Start(dir); err != nil {
 			return err
 		}
-		if err := waitReady("http://" + strings.TrimPrefix(p.Env[len(p.Env)-1], "FINGRAPH_ADDR=")); err != nil {
+		if err := benchkit.WaitOK(urls[i] + "/readyz"); err != nil {
 			return err
 		}
 		// The balancer sees it ready at its next check.
@@ -327,18 +287,6 @@ func percentiles(d []time.Duration) string {
 		return d[min(len(d)-1, int(p*float64(len(d))))].Round(10 * time.Microsecond)
 	}
 	return fmt.Sprintf("p50 %v, p99 %v, p99.9 %v, max %v (n=%d)", at(0.5), at(0.99), at(0.999), d[len(d)-1].Round(10*time.Microsecond), len(d))
-}
-
-func waitHTTP(u string) error {
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
-		if res, err := http.Get(u); err == nil {
-			res.Body.Close()
-			return nil
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return fmt.Errorf("%s never answered", u)
 }
 
 var client = &http.Client{Timeout: 10 * time.Second}

@@ -1,5 +1,6 @@
 // Package benchkit holds what the measuring tools under bench/ share:
-// starting and stopping the processes of a run, posting JSON to a gateway
+// starting and stopping the processes of a run (NATS, the sandbox, gateway
+// replicas), posting JSON to a gateway
 // or sandbox, and reading a gateway's /metrics.
 package benchkit
 
@@ -7,6 +8,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -14,9 +16,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
+
+	natsserver "github.com/nats-io/nats-server/v2/server"
 )
 
 // Proc is a process of a run, logging to <dir>/<Name>.log.
@@ -117,4 +123,86 @@ func Metrics(client *http.Client, gateway string) (map[string]float64, error) {
 		}
 	}
 	return out, sc.Err()
+}
+
+// WaitOK polls u until it answers 200; the two minutes only end a broken
+// run.
+func WaitOK(u string) error {
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		if res, err := http.Get(u); err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("%s never answered 200", u)
+}
+
+// StartNATS starts a JetStream server on a free loopback port, storing in
+// <dir>/nats.
+func StartNATS(dir string) (*natsserver.Server, error) {
+	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, JetStream: true,
+		StoreDir: filepath.Join(dir, "nats"), NoSigs: true, NoLog: true})
+	if err != nil {
+		return nil, err
+	}
+	ns.Start()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		ns.Shutdown()
+		return nil, errors.New("NATS did not start")
+	}
+	return ns, nil
+}
+
+// StartSandbox starts the gateway binary bin's sandbox on a free port and
+// waits until it answers; it returns the process and the sandbox's URL.
+func StartSandbox(bin, dir string) (*Proc, string, error) {
+	addr, err := FreePort()
+	if err != nil {
+		return nil, "", err
+	}
+	sb := &Proc{Name: "sandbox", Args: []string{bin, "sandbox", "-sandbox-addr", addr, "-log-level", "warn"}}
+	if err := sb.Start(dir); err != nil {
+		return nil, "", err
+	}
+	u := "http://" + addr
+	if err := WaitOK(u + "/_sandbox/stats"); err != nil {
+		sb.Stop(syscall.SIGTERM)
+		return nil, "", err
+	}
+	return sb, u, nil
+}
+
+// StartReplicas starts n gateways from bin, each with env and its own
+// FINGRAPH_ADDR on a free port, and waits
+// until each is ready. It returns the processes and their base URLs; on
+// an error it stops those it started.
+func StartReplicas(bin, dir string, n int, env []string) ([]*Proc, []string, error) {
+	var procs []*Proc
+	var urls []string
+	fail := func(err error) ([]*Proc, []string, error) {
+		for _, p := range procs {
+			p.Stop(syscall.SIGTERM)
+		}
+		return nil, nil, err
+	}
+	for i := range n {
+		addr, err := FreePort()
+		if err != nil {
+			return fail(err)
+		}
+		p := &Proc{Name: fmt.Sprintf("replica-%d", i+1), Args: []string{bin}, Env: append(slices.Clone(env), "FINGRAPH_ADDR="+addr)}
+		if err := p.Start(dir); err != nil {
+			return fail(err)
+		}
+		procs = append(procs, p)
+		urls = append(urls, "http://"+addr)
+		if err := WaitOK("http://" + addr + "/readyz"); err != nil {
+			return fail(err)
+		}
+	}
+	return procs, urls, nil
 }
