@@ -24,6 +24,7 @@ import (
 
 	"github.com/fingraph/fingraph/gqlhttp"
 	"github.com/fingraph/fingraph/upstream/sandbox"
+	"github.com/fingraph/fingraph/upstream/sandbox/bankingsim"
 )
 
 // Config is the gateway's configuration, from flags and FINGRAPH_*
@@ -124,6 +125,13 @@ type Config struct {
 	// merchant's payments (private-key operations).
 	PaymentsOperators    []string
 	paymentsOperatorsRaw string
+	// PaymentsCorporations lists the banking corporations whose principals
+	// (of the PaymentsOperators kinds) operate the merchant's payments:
+	// the merchant's own. Staff operate them whatever their corporation.
+	// "*" allows any corporation. Empty is the sandbox's demo corporation
+	// in sandbox mode, and none otherwise.
+	PaymentsCorporations    []string
+	paymentsCorporationsRaw string
 	// PublicRateLimit is how many public operations (sign-in,
 	// createCustomer, feedback, ...) one client address may call per minute.
 	PublicRateLimit    int
@@ -216,6 +224,7 @@ func (c *Config) settings() []setting {
 		{"banking-version", "FINGRAPH_BANKING_VERSION", "v2", "banking API version: v2 or v3 (v3 has the challenge-shaped two-factor)", &c.BankingVersion},
 		{"session-ttl", "FINGRAPH_SESSION_TTL", "12h", "lifetime of a sign-in session", &c.sessionTTLRaw},
 		{"payments-operators", "FINGRAPH_PAYMENTS_OPERATORS", "STAFF,API_CLIENT", "comma-separated principal kinds allowed to operate payments: STAFF, PERSON, INTRODUCER, API_CLIENT", &c.paymentsOperatorsRaw},
+		{"payments-corporations", "FINGRAPH_PAYMENTS_CORPORATIONS", "", "comma-separated banking corporation ids whose principals (of the payments-operators kinds) operate payments: the merchant's own; staff always may; * allows any corporation. Empty: the sandbox's demo corporation when running the sandbox, none otherwise", &c.paymentsCorporationsRaw},
 		{"public-rate-limit", "FINGRAPH_PUBLIC_RATE_LIMIT", "60", "public operations (sign-in, createCustomer, feedback) per minute per client address", &c.publicRateLimitRaw},
 		{"webhook-rate-limit", "FINGRAPH_WEBHOOK_RATE_LIMIT", "200", "refused webhook deliveries (malformed, or not an event id) per second per sending address, with a burst of twice as many; a well-formed webhook is never limited", &c.webhookRateLimitRaw},
 		{"enricher-workers", "FINGRAPH_ENRICHER_WORKERS", "8", "upstream event reads in flight behind the webhook intake, at most", &c.enricherWorkersRaw},
@@ -461,6 +470,17 @@ func (c *Config) parseIdentity() error {
 			return fmt.Errorf("FINGRAPH_PAYMENTS_OPERATORS: %q is not one of %s", k, strings.Join(operatorKinds, ", "))
 		}
 		c.PaymentsOperators = append(c.PaymentsOperators, k)
+	}
+	c.PaymentsCorporations = nil
+	for _, id := range strings.Split(c.paymentsCorporationsRaw, ",") {
+		if id = strings.TrimSpace(id); id != "" {
+			c.PaymentsCorporations = append(c.PaymentsCorporations, id)
+		}
+	}
+	if len(c.PaymentsCorporations) == 0 && c.sandboxMode() {
+		// The sandbox's merchant is its demo corporation, whose API client
+		// (demo-api-key) the README's queries sign in as.
+		c.PaymentsCorporations = []string{bankingsim.DemoCorporationID}
 	}
 	if c.BankingVersion != "v2" && c.BankingVersion != "v3" {
 		return fmt.Errorf("FINGRAPH_BANKING_VERSION: %q is not v2 or v3", c.BankingVersion)

@@ -77,7 +77,7 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 	if d.cfg.SandboxAnonymous {
 		sessions.Anonymous = &session.Anonymous{Store: d.sessions, SignIn: demoAPIClient(d.banking)}
 	}
-	policy := resolvers.NewPolicy(d.cfg.PaymentsOperators, d.cfg.PublicRateLimit)
+	policy := resolvers.NewPolicy(d.cfg.PaymentsOperators, d.cfg.PaymentsCorporations, d.cfg.PublicRateLimit)
 	reportLinks := downloads.NewSigner([]byte(d.cfg.DownloadKey), downloads.DefaultTTL)
 	es := graph.NewExecutableSchema(graph.Config{
 		Resolvers: &resolvers.Resolver{

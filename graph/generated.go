@@ -3999,6 +3999,14 @@ A virtual card to issue. Only VIRTUAL, MASTERCARD, EUROPE and EUR are available;
 refused with BAD_USER_INPUT.
 """
 input IssueCardInput {
+  """
+  A key the client chooses for this one request; the same key from another
+  principal is another key. A retry with the same key and input never
+  creates a second record: it answers the first attempt's. After
+  OUTCOME_UNKNOWN, check whether the record exists before creating it with
+  a new key; a retry with the same key answers OUTCOME_UNKNOWN again.
+  """
+  idempotencyKey: String
   "A wallet of the corporation whose purpose is CARD."
   fundingWalletId: ID!
   "A person of the corporation."
@@ -4080,6 +4088,14 @@ enum KycDocumentType {
 
 "A KYC document file for a corporation."
 input UploadKycDocumentInput {
+  """
+  A key the client chooses for this one request; the same key from another
+  principal is another key. A retry with the same key and input never
+  creates a second record: it answers the first attempt's. After
+  OUTCOME_UNKNOWN, check whether the record exists before creating it with
+  a new key; a retry with the same key answers OUTCOME_UNKNOWN again.
+  """
+  idempotencyKey: String
   "JPEG, PNG, PDF, DOC, DOCX, XLS or XLSX, recognised by content; at most 10 MiB."
   file: Upload!
   "The document's kind; only CORPORATE."
@@ -4920,6 +4936,14 @@ A new person of a corporation. Text limits are the banking upstream's; longer va
 with BAD_USER_INPUT.
 """
 input CreatePersonInput {
+  """
+  A key the client chooses for this one request; the same key from another
+  principal is another key. A retry with the same key and input never
+  creates a second record: it answers the first attempt's. After
+  OUTCOME_UNKNOWN, check whether the record exists before creating it with
+  a new key; a retry with the same key answers OUTCOME_UNKNOWN again.
+  """
+  idempotencyKey: String
   "At most 100 characters."
   firstName: String!
   "At most 100 characters."
@@ -5135,6 +5159,14 @@ type CreatedApiKey {
 
 "A corporation registering itself, with its first person."
 input SignUpCorporationInput {
+  """
+  A key the client chooses for this one request; the same key from another
+  principal is another key. A retry with the same key and input never
+  creates a second record: it answers the first attempt's. After
+  OUTCOME_UNKNOWN, check whether the record exists before creating it with
+  a new key; a retry with the same key answers OUTCOME_UNKNOWN again.
+  """
+  idempotencyKey: String
   "The company's registered name, at most 255 characters."
   companyName: String!
   "E-mail address of the first person; the instructions go there."
@@ -5193,6 +5225,14 @@ input UpdateCorporationSettingsInput {
 
 "A new API key of a corporation."
 input CreateApiKeyInput {
+  """
+  A key the client chooses for this one request; the same key from another
+  principal is another key. A retry with the same key and input never
+  creates a second record: it answers the first attempt's. After
+  OUTCOME_UNKNOWN, check whether the record exists before creating it with
+  a new key; a retry with the same key answers OUTCOME_UNKNOWN again.
+  """
+  idempotencyKey: String
   "The corporation the key signs in as."
   corporationId: ID!
   "A name to tell keys apart, e.g. the integration using it."
@@ -5544,6 +5584,14 @@ input AddressInput {
 
 "A new customer with at least one card."
 input CreateCustomerInput {
+  """
+  A key the client chooses for this one request; the same key from another
+  principal is another key. A retry with the same key and input never
+  creates a second record: it answers the first attempt's. After
+  OUTCOME_UNKNOWN, check whether the record exists before creating it with
+  a new key; a retry with the same key answers OUTCOME_UNKNOWN again.
+  """
+  idempotencyKey: String
   "The merchant's own customer identifier."
   number: String!
   "Contact data; name and email are required."
@@ -5603,6 +5651,14 @@ type UpdateCustomerContactPayload {
 
 "A new card for an existing customer."
 input AddPaymentMethodInput {
+  """
+  A key the client chooses for this one request; the same key from another
+  principal is another key. A retry with the same key and input never
+  creates a second record: it answers the first attempt's. After
+  OUTCOME_UNKNOWN, check whether the record exists before creating it with
+  a new key; a retry with the same key answers OUTCOME_UNKNOWN again.
+  """
+  idempotencyKey: String
   "The customer to store the card on."
   customerId: ID!
   "Single-use card token; pass it as a variable."
@@ -5703,8 +5759,13 @@ input CustomerPaymentInput {
 "A card payment to authorise (and optionally capture)."
 input CreateOrderInput {
   """
-  Makes retries safe: attempts with the same key are one order. After a
-  failure or a 3-D Secure step, retry with the same key.
+  Makes retries safe: attempts with the same key are one order (the same
+  key from another principal is another key). After a failure or a 3-D
+  Secure step, retry with the same key. After OUTCOME_UNKNOWN, retry with
+  the same key: the gateway finds the order by the number it gave it, or
+  places it only once it is certain no order was made, or answers
+  OUTCOME_UNKNOWN again. Never retry with a new key before checking the
+  orders.
   """
   idempotencyKey: String
   "The merchant's order identifier."
@@ -5752,6 +5813,16 @@ type OrderFailed {
 
 "An authorised order to capture."
 input CaptureOrderInput {
+  """
+  A key the client chooses for this one intent; the same key from another
+  principal is another key. A retry with the same key and input never acts
+  twice: it answers what the first attempt did. After OUTCOME_UNKNOWN,
+  retry with the same key: the gateway finds out what the upstream did (it
+  never sends the intent again until it is certain nothing happened) or
+  answers OUTCOME_UNKNOWN again. Never retry a lost intent with a new key
+  before checking the upstream's state.
+  """
+  idempotencyKey: String
   "Id of the Order."
   orderId: ID!
   "Minor units, more than 0; the whole authorised remainder when not given."
@@ -5760,6 +5831,16 @@ input CaptureOrderInput {
 
 "A captured order to refund."
 input RefundOrderInput {
+  """
+  A key the client chooses for this one intent; the same key from another
+  principal is another key. A retry with the same key and input never acts
+  twice: it answers what the first attempt did. After OUTCOME_UNKNOWN,
+  retry with the same key: the gateway finds out what the upstream did (it
+  never sends the intent again until it is certain nothing happened) or
+  answers OUTCOME_UNKNOWN again. Never retry a lost intent with a new key
+  before checking the upstream's state.
+  """
+  idempotencyKey: String
   "Id of the Order."
   orderId: ID!
   "Minor units, more than 0; everything captured and not yet refunded when not given."
@@ -5768,6 +5849,16 @@ input RefundOrderInput {
 
 "An authorised order to cancel."
 input CancelOrderInput {
+  """
+  A key the client chooses for this one intent; the same key from another
+  principal is another key. A retry with the same key and input never acts
+  twice: it answers what the first attempt did. After OUTCOME_UNKNOWN,
+  retry with the same key: the gateway finds out what the upstream did (it
+  never sends the intent again until it is certain nothing happened) or
+  answers OUTCOME_UNKNOWN again. Never retry a lost intent with a new key
+  before checking the upstream's state.
+  """
+  idempotencyKey: String
   "Id of the Order."
   orderId: ID!
 }
@@ -5859,8 +5950,15 @@ type Query {
 }
 
 """
-The write entry points of the graph. Money movements take an idempotencyKey where a retry could
-repeat them.
+The write entry points of the graph. Every mutation that moves money or creates an upstream record
+takes an idempotencyKey: a retry with the same key never acts twice.
+
+A money call whose answer was lost is never answered UPSTREAM_UNAVAILABLE: it is the error code
+OUTCOME_UNKNOWN (extensions.retryable, extensions.attemptedAt). The upstream may or may not have
+acted. With retryable true, retry with the same idempotencyKey: the gateway looks the attempt up
+and answers what it did, or sends it again only once it is certain nothing happened, or answers
+OUTCOME_UNKNOWN again. With retryable false (no key was given), check the upstream's state before
+sending the request again.
 """
 type Mutation {
   "No-op that answers true; lets tooling test mutations without side effects."
@@ -6103,6 +6201,14 @@ input CrossBorderRequisitesInput {
 
 "A new wallet of a corporation; which fields apply depends on adapter."
 input CreateWalletInput {
+  """
+  A key the client chooses for this one request; the same key from another
+  principal is another key. A retry with the same key and input never
+  creates a second record: it answers the first attempt's. After
+  OUTCOME_UNKNOWN, check whether the record exists before creating it with
+  a new key; a retry with the same key answers OUTCOME_UNKNOWN again.
+  """
+  idempotencyKey: String
   "The corporation that will own the wallet."
   corporationId: ID!
   "The processor adapter: ADAPTER_A for EUR, ADAPTER_C for other currencies."
@@ -6131,6 +6237,14 @@ type CreateWalletPayload {
 
 "New requisites of a corporation, not attached to a wallet."
 input CreateWalletRequisitesInput {
+  """
+  A key the client chooses for this one request; the same key from another
+  principal is another key. A retry with the same key and input never
+  creates a second record: it answers the first attempt's. After
+  OUTCOME_UNKNOWN, check whether the record exists before creating it with
+  a new key; a retry with the same key answers OUTCOME_UNKNOWN again.
+  """
+  idempotencyKey: String
   "The corporation that will own the requisites."
   corporationId: ID!
   "ADAPTER_A or ADAPTER_B."
@@ -6197,7 +6311,15 @@ input CreateConversionInput {
   currency: String!
   "The wallet to credit; the corporation's wallet in currency when absent."
   targetWalletId: ID
-  "A client-chosen key: a retried request with the same key and input answers the first conversion instead of converting again."
+  """
+  A client-chosen key: a retried request with the same key and input answers
+  the first conversion instead of converting again (the same key from
+  another principal is another key). After OUTCOME_UNKNOWN, retry with the
+  same key: the gateway answers the conversion only when it can prove it is
+  this key's, converts only once it is certain nothing moved, and otherwise
+  answers OUTCOME_UNKNOWN again. Never retry with a new key before checking
+  the wallet's transactions.
+  """
   idempotencyKey: String
 }
 
@@ -22097,13 +22219,20 @@ func (ec *executionContext) unmarshalInputAddPaymentMethodInput(ctx context.Cont
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"customerId", "cardToken", "browser", "orders"}
+	fieldsInOrder := [...]string{"idempotencyKey", "customerId", "cardToken", "browser", "orders"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
 			continue
 		}
 		switch k {
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
 		case "customerId":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerId"))
 			data, err := ec.unmarshalNID2string(ctx, v)
@@ -22290,13 +22419,20 @@ func (ec *executionContext) unmarshalInputCancelOrderInput(ctx context.Context, 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"orderId"}
+	fieldsInOrder := [...]string{"idempotencyKey", "orderId"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
 			continue
 		}
 		switch k {
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
 		case "orderId":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderId"))
 			data, err := ec.unmarshalNID2string(ctx, v)
@@ -22332,13 +22468,20 @@ func (ec *executionContext) unmarshalInputCaptureOrderInput(ctx context.Context,
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"orderId", "amount"}
+	fieldsInOrder := [...]string{"idempotencyKey", "orderId", "amount"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
 			continue
 		}
 		switch k {
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
 		case "orderId":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderId"))
 			data, err := ec.unmarshalNID2string(ctx, v)
@@ -22780,13 +22923,20 @@ func (ec *executionContext) unmarshalInputCreateApiKeyInput(ctx context.Context,
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"corporationId", "name"}
+	fieldsInOrder := [...]string{"idempotencyKey", "corporationId", "name"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
 			continue
 		}
 		switch k {
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
 		case "corporationId":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("corporationId"))
 			data, err := ec.unmarshalNID2string(ctx, v)
@@ -22899,13 +23049,20 @@ func (ec *executionContext) unmarshalInputCreateCustomerInput(ctx context.Contex
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"number", "contact", "cardTokens", "browser", "orders"}
+	fieldsInOrder := [...]string{"idempotencyKey", "number", "contact", "cardTokens", "browser", "orders"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
 			continue
 		}
 		switch k {
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
 		case "number":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("number"))
 			data, err := ec.unmarshalNString2string(ctx, v)
@@ -23057,13 +23214,20 @@ func (ec *executionContext) unmarshalInputCreatePersonInput(ctx context.Context,
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"firstName", "lastName", "email", "gender", "isUbo", "isDirector", "dateOfBirth", "phone", "otherPhone", "country", "nationality", "street", "city", "region", "postCode", "socialSecurityNumber", "roles", "type", "corporationId"}
+	fieldsInOrder := [...]string{"idempotencyKey", "firstName", "lastName", "email", "gender", "isUbo", "isDirector", "dateOfBirth", "phone", "otherPhone", "country", "nationality", "street", "city", "region", "postCode", "socialSecurityNumber", "roles", "type", "corporationId"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
 			continue
 		}
 		switch k {
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
 		case "firstName":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("firstName"))
 			data, err := ec.unmarshalNString2string(ctx, v)
@@ -23225,13 +23389,20 @@ func (ec *executionContext) unmarshalInputCreateWalletInput(ctx context.Context,
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"corporationId", "adapter", "name", "purpose", "requisitesMode", "sepa", "ukLocal", "crossBorder", "currencies"}
+	fieldsInOrder := [...]string{"idempotencyKey", "corporationId", "adapter", "name", "purpose", "requisitesMode", "sepa", "ukLocal", "crossBorder", "currencies"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
 			continue
 		}
 		switch k {
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
 		case "corporationId":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("corporationId"))
 			data, err := ec.unmarshalNID2string(ctx, v)
@@ -23327,13 +23498,20 @@ func (ec *executionContext) unmarshalInputCreateWalletRequisitesInput(ctx contex
 		asMap["mode"] = "AUTOMATIC"
 	}
 
-	fieldsInOrder := [...]string{"corporationId", "adapter", "mode", "sepa"}
+	fieldsInOrder := [...]string{"idempotencyKey", "corporationId", "adapter", "mode", "sepa"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
 			continue
 		}
 		switch k {
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
 		case "corporationId":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("corporationId"))
 			data, err := ec.unmarshalNID2string(ctx, v)
@@ -23781,13 +23959,20 @@ func (ec *executionContext) unmarshalInputIssueCardInput(ctx context.Context, ob
 		asMap["currency"] = "EUR"
 	}
 
-	fieldsInOrder := [...]string{"fundingWalletId", "cardholderId", "cardholderType", "expiryMonth", "expiryYear", "displayName", "type", "brand", "region", "currency", "corporationId", "cardholder", "company", "templateId"}
+	fieldsInOrder := [...]string{"idempotencyKey", "fundingWalletId", "cardholderId", "cardholderType", "expiryMonth", "expiryYear", "displayName", "type", "brand", "region", "currency", "corporationId", "cardholder", "company", "templateId"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
 			continue
 		}
 		switch k {
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
 		case "fundingWalletId":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("fundingWalletId"))
 			data, err := ec.unmarshalNID2string(ctx, v)
@@ -24384,13 +24569,20 @@ func (ec *executionContext) unmarshalInputRefundOrderInput(ctx context.Context, 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"orderId", "amount"}
+	fieldsInOrder := [...]string{"idempotencyKey", "orderId", "amount"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
 			continue
 		}
 		switch k {
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
 		case "orderId":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderId"))
 			data, err := ec.unmarshalNID2string(ctx, v)
@@ -25007,13 +25199,20 @@ func (ec *executionContext) unmarshalInputSignUpCorporationInput(ctx context.Con
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"companyName", "email", "firstName", "lastName", "phone", "country", "captcha"}
+	fieldsInOrder := [...]string{"idempotencyKey", "companyName", "email", "firstName", "lastName", "phone", "country", "captcha"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
 			continue
 		}
 		switch k {
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
 		case "companyName":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("companyName"))
 			data, err := ec.unmarshalNString2string(ctx, v)
@@ -25862,13 +26061,20 @@ func (ec *executionContext) unmarshalInputUploadKycDocumentInput(ctx context.Con
 		asMap["type"] = "CORPORATE"
 	}
 
-	fieldsInOrder := [...]string{"file", "type", "corporationId"}
+	fieldsInOrder := [...]string{"idempotencyKey", "file", "type", "corporationId"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
 			continue
 		}
 		switch k {
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
 		case "file":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("file"))
 			data, err := ec.unmarshalNUpload2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx, v)

@@ -86,6 +86,12 @@ type Attempt struct {
 	// ran: whatever it did upstream happened in between.
 	SentAt  int64 `json:"sent_at,omitempty"`
 	EndedAt int64 `json:"ended_at,omitempty"`
+	// Why says what a lookup of an unknown attempt could not tell.
+	Why string `json:"why,omitempty"`
+	// LaneRev is the revision the attempt of unknown outcome left its lane
+	// at (see Intent.Lane): a lookup that finds the lane still there knows
+	// nothing else moved in it since.
+	LaneRev uint64 `json:"lane_rev,omitempty"`
 }
 
 // record is the stored value: the attempt, and while a call runs, the end of
@@ -175,7 +181,7 @@ func (s *Store) Do(ctx context.Context, scope, key, fingerprint string, fn Func)
 		if c == nil {
 			continue // lost a race for the key; read it again
 		}
-		return s.run(ctx, scope, c, fingerprint, fn)
+		return s.run(ctx, c, fingerprint, fn)
 	}
 }
 
@@ -245,7 +251,7 @@ func (s *Store) claim(ctx context.Context, k, fp string, deadline time.Time) (*c
 
 // run calls fn under the claim and stores its outcome with the claim's
 // revision, so nothing written meanwhile is overwritten.
-func (s *Store) run(ctx context.Context, scope string, c *claimed, fp string, fn Func) (a Attempt, err error) {
+func (s *Store) run(ctx context.Context, c *claimed, fp string, fn Func) (a Attempt, err error) {
 	settled := false
 	defer func() {
 		if !settled { // fn panicked: give the key back before the panic goes on
@@ -275,31 +281,15 @@ func (s *Store) run(ctx context.Context, scope string, c *claimed, fp string, fn
 		}
 		s.log.ErrorContext(ctx, "idempotency: could not remember a succeeded call", "id", a.ID, "err", err)
 	}
-	if a.Succeeded && a.ID != "" {
-		// Mark the upstream record as this key's, so that another key's
-		// attempt of unknown outcome never takes it for its own.
-		if _, err := s.own(wctx, ownerKey(scope, a.ID), c.key); err != nil {
-			s.log.WarnContext(ctx, "idempotency: could not mark an upstream record as a key's", "id", a.ID, "err", err)
-		}
-	}
 	return a, nil
 }
 
-// ownerKey is the bucket key that names the attempt an upstream record (of
-// scope) belongs to.
-func ownerKey(scope, id string) string { return Key("owner\x00"+scope, id) }
+// ownerKey is the bucket key that names the call an upstream record (of a
+// kind of records) belongs to: one namespace per kind, whoever made it.
+func ownerKey(records, id string) string { return Key("owner\x00"+records, id) }
 
-// Own marks the upstream record id (a conversion, an order) as the outcome
-// of (scope, key), unless another key's outcome it is already: the first
-// key to own a record keeps it. It reports whether (scope, key) owns id
-// now. A retry that found its lost attempt's record by what it sent (the
-// upstream keeps no client reference) owns it before it answers it, so that
-// two keys that sent the same thing never both answer one record.
-// Succeeded attempts own their record as they are stored.
-func (s *Store) Own(ctx context.Context, scope, key, id string) (bool, error) {
-	return s.own(ctx, ownerKey(scope, id), Key(scope, key))
-}
-
+// own marks the record as mine, unless it is already another's: the first
+// to own a record keeps it. It reports whether mine owns it now.
 func (s *Store) own(ctx context.Context, owner, mine string) (bool, error) {
 	_, err := s.kv.Create(ctx, owner, []byte(mine))
 	if err == nil {
@@ -313,19 +303,6 @@ func (s *Store) own(ctx context.Context, owner, mine string) (bool, error) {
 		return false, fmt.Errorf("idempotency: own: %w", err)
 	}
 	return string(e.Value()) == mine, nil
-}
-
-// OwnedByAnother reports whether the upstream record id is already another
-// key's outcome (of scope).
-func (s *Store) OwnedByAnother(ctx context.Context, scope, key, id string) (bool, error) {
-	e, err := s.kv.Get(ctx, ownerKey(scope, id))
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("idempotency: owner: %w", err)
-	}
-	return string(e.Value()) != Key(scope, key), nil
 }
 
 // release gives the key back as it was before the claim: deleted when it was

@@ -108,12 +108,20 @@ func (r *mutationResolver) IssueCard(ctx context.Context, input model.IssueCardI
 	if err != nil {
 		return nil, err
 	}
-	id, err := r.Banking.Cards.Issue(ctx, req)
+	// A card carries money of its funding wallet: a lost answer is
+	// OUTCOME_UNKNOWN, keyed or not, and never a second card for a key.
+	id, fresh, err := createOnce(ctx, r.Resolver, "card", input.IdempotencyKey, fingerprintOf(req),
+		func(ctx context.Context) (string, string, error) {
+			id, err := r.Banking.Cards.Issue(ctx, req)
+			return id, id, err
+		})
 	if err != nil {
-		return nil, err
+		return nil, moneyError(err)
 	}
-	r.announceChange(ctx, EventCardIssued, corpID, relay.ID(relay.Card, id), live.Created, map[string]any{"card_id": id,
-		"cardholder_id": input.CardholderID, "funding_wallet_id": input.FundingWalletID})
+	if fresh {
+		r.announceChange(ctx, EventCardIssued, corpID, relay.ID(relay.Card, id), live.Created, map[string]any{"card_id": id,
+			"cardholder_id": input.CardholderID, "funding_wallet_id": input.FundingWalletID})
+	}
 	c, err := r.Banking.Cards.Get(ctx, id)
 	if err != nil {
 		return nil, err

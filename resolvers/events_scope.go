@@ -69,13 +69,14 @@ func (r *Resolver) eventScope(ctx context.Context) (*eventScope, error) {
 }
 
 // seesPayments reports whether s sees the merchant's payments events:
-// staff and API clients the policy lets operate payments (both by default,
-// also for a resolver built without a policy), never another kind.
+// staff and API clients the policy lets operate payments (staff and the
+// merchant corporation's API clients by default; every one for a resolver
+// built without a policy), never another kind.
 func (r *Resolver) seesPayments(s *session.Session) bool {
 	if s == nil || (s.Kind != session.Staff && s.Kind != session.APIClient) {
 		return false
 	}
-	return r.Policy == nil || r.Policy.MayOperatePayments(s.Kind)
+	return r.Policy == nil || r.Policy.MayOperatePayments(s)
 }
 
 // sees reports whether the scope lets e through.

@@ -2,6 +2,9 @@ package resolvers
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -11,33 +14,41 @@ import (
 	"github.com/fingraph/fingraph/upstream/roundtrip"
 )
 
-// Attempts runs money movements at most once per idempotency key
-// (idempotency.Store); createOrder uses it, and so can any other mutation
-// that must not repeat its effect on a retry.
+// Attempts carries out mutations that move money or create upstream
+// records at most once per idempotency key (idempotency.Store.Run): every
+// such mutation declares an idempotency.Intent and lets it run the whole
+// protocol.
 type Attempts interface {
-	Do(ctx context.Context, scope, key, fingerprint string, fn idempotency.Func) (idempotency.Attempt, error)
-	// Own and OwnedByAnother tie upstream records to keys, so that a
-	// lookup after a lost answer never answers another key's record.
-	Own(ctx context.Context, scope, key, id string) (bool, error)
-	OwnedByAnother(ctx context.Context, scope, key, id string) (bool, error)
+	Run(ctx context.Context, in idempotency.Intent) (idempotency.Outcome, error)
 }
 
 var _ Attempts = (*idempotency.Store)(nil)
 
 // DefaultOutcomeSettle is how long after an attempt of unknown outcome its
-// absence from the upstream's listing is taken as proof that it had no
-// effect, when Resolver.OutcomeSettle is not set. Before then the request
-// may still be on its way or in progress upstream (the gateway gave up
-// waiting, the upstream did not necessarily give up working).
+// absence from the upstream is taken as proof that it had no effect, when
+// Resolver.OutcomeSettle is not set. Before then the request may still be
+// on its way or in progress upstream (the gateway gave up waiting, the
+// upstream did not necessarily give up working).
 const DefaultOutcomeSettle = 30 * time.Second
 
-// lookupSkew widens the window an unknown attempt is looked for in: the
-// upstream's clock is not the gateway's, and its timestamps have whole
-// seconds.
-const lookupSkew = time.Minute
+// The kinds of upstream record intents make: a record answered to one key
+// (or made without a key) never answers another key, whoever's.
+const (
+	recordsOrder       = "payments-order"
+	recordsTransaction = "banking-transaction"
+)
+
+// intent is the part of an idempotency.Intent every mutation shares: its
+// scope (the kind of call and the principal: the same key from another
+// principal is another key), the key, the fingerprint of what was asked,
+// the settle window and what counts as a lost answer.
+func (r *Resolver) intent(ctx context.Context, kind string, key *string, fp string) idempotency.Intent {
+	return idempotency.Intent{Scope: idempotencyScope(ctx, kind), Key: deref(key), Fingerprint: fp,
+		Settle: r.outcomeSettle(), Lost: outcomeUnknown}
+}
 
 // idempotencyScope keeps idempotency keys apart per kind of call and per
-// principal: two API clients, or two customers, choosing the same key never
+// principal: two API clients, or two persons, choosing the same key never
 // share an attempt, nor does an order share one with another kind of call.
 func idempotencyScope(ctx context.Context, kind string) string {
 	s := session.From(ctx)
@@ -45,23 +56,6 @@ func idempotencyScope(ctx context.Context, kind string) string {
 		return kind + "|signed-out"
 	}
 	return kind + "|" + string(s.Kind) + "|" + s.PrincipalID + "|" + s.CorporationID
-}
-
-// idempotencyError translates what idempotency.Store.Do refuses into a
-// client error naming field; any other error is internal. It returns nil
-// for nil.
-func idempotencyError(field string, err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, idempotency.ErrFingerprintMismatch):
-		return gqlerr.BadInput(field, "this idempotency key was used for a different request")
-	case errors.Is(err, idempotency.ErrInProgress):
-		return gqlerr.BadInput(field, "a request with this idempotency key is still in progress; retry it later")
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return err
-	}
-	return gqlerr.InternalError(err)
 }
 
 // outcomeUnknown reports an error after which the upstream may have acted:
@@ -80,96 +74,82 @@ func outcomeUnknown(err error) bool {
 	return ok && rj.Status >= 500
 }
 
-// unknownAttempt is what is remembered of an attempt whose answer was lost:
-// what identifies it upstream, and when it ran.
-func unknownAttempt(prior *idempotency.Attempt, sent []byte, sentAt, endedAt time.Time) idempotency.Attempt {
-	a := idempotency.Attempt{Unknown: true, Sent: sent, SentAt: sentAt.UnixMilli(), EndedAt: endedAt.UnixMilli()}
-	if prior != nil {
-		// An order attempt that carried a refused order's id keeps it: the
-		// retry must carry it again, and it finds the order by it.
-		a.ID = prior.ID
-		if prior.Unknown && prior.SentAt != 0 {
-			a.SentAt = prior.SentAt // the earlier attempt may have acted too
-		}
+// moneyError answers what Run refused or could not tell, for a mutation
+// that moves money: an unknown outcome is OUTCOME_UNKNOWN, keyed or not
+// (never "unavailable, try again", which would invite a second movement).
+// Other errors pass as they are.
+func moneyError(err error) error {
+	var u *idempotency.Unknown
+	if errors.As(err, &u) {
+		return errOutcomeUnknown(u)
 	}
-	return a
+	return keyError(err)
+}
+
+// recordError answers what Run refused or could not tell, for a mutation
+// that creates a record: an unknown outcome under a key is OUTCOME_UNKNOWN;
+// without a key nothing was promised, and the transport's error stands.
+func recordError(err error) error {
+	var u *idempotency.Unknown
+	if errors.As(err, &u) && !u.Keyed && u.Err != nil {
+		return u.Err
+	}
+	return moneyError(err)
+}
+
+// keyError translates what the idempotency store refuses into a client
+// error naming the key.
+func keyError(err error) error {
+	switch {
+	case errors.Is(err, idempotency.ErrFingerprintMismatch):
+		return gqlerr.BadInput("input.idempotencyKey", "this idempotency key was used for a different request")
+	case errors.Is(err, idempotency.ErrInProgress):
+		return gqlerr.BadInput("input.idempotencyKey", "a request with this idempotency key is still in progress; retry it later")
+	case errors.Is(err, idempotency.ErrLaneBusy):
+		// Nothing was sent: retrying is safe.
+		return &gqlerr.Error{Code: gqlerr.RateLimited, RetryAfter: 1,
+			Message: "another movement of the same kind on this wallet or order is in progress or has an unknown outcome; nothing was sent, retry shortly"}
+	}
+	return err
 }
 
 // errOutcomeUnknown is the answer while the outcome of an attempt stays
-// unknown: OUTCOME_UNKNOWN, with when the attempt ran. It is a client
-// error: nothing failed in the gateway, and the client decides what to
-// check.
-func errOutcomeUnknown(a idempotency.Attempt, why string) *gqlerr.Error {
-	ext := map[string]any{"retryable": true}
-	if a.SentAt != 0 {
-		ext["attemptedAt"] = time.UnixMilli(a.SentAt).UTC().Format(time.RFC3339)
+// unknown: OUTCOME_UNKNOWN, with when the attempt ran and whether a retry
+// with the same key finds out. It is a client error: nothing failed in the
+// gateway, and the client decides what to check.
+func errOutcomeUnknown(u *idempotency.Unknown) *gqlerr.Error {
+	ext := map[string]any{"retryable": u.Keyed}
+	if !u.SentAt.IsZero() {
+		ext["attemptedAt"] = u.SentAt.UTC().Format(time.RFC3339)
+	}
+	if !u.Keyed {
+		return &gqlerr.Error{Code: gqlerr.OutcomeUnknown, Extensions: ext, Cause: u.Err,
+			Message: "the request may have reached the upstream and its answer was lost; " +
+				"check the upstream's state before sending it again (with an idempotencyKey the gateway finds out itself on a retry)"}
 	}
 	return &gqlerr.Error{Code: gqlerr.OutcomeUnknown, Field: "input.idempotencyKey", Extensions: ext,
-		Message: "the answer to an earlier attempt with this idempotencyKey was lost, and the upstream may have acted on it; " + why +
+		Message: "the answer to an attempt with this idempotencyKey was lost, and the upstream may have acted on it; " + u.Why +
 			". Retry with the same idempotencyKey (the gateway looks again and never sends it twice), " +
 			"or check the upstream's state before moving money with a new key"}
 }
 
-// match is what looking for an unknown attempt upstream found: the
-// attempts that match what was sent, each as it would be remembered.
-type match = []idempotency.Attempt
-
-// resolveUnknown finds out what an attempt of unknown outcome did, with
-// find reading the upstream's listing between from and to. It returns the
-// attempt to remember (the one match, Succeeded), or resend when the
-// attempt certainly had no effect (nothing matches, and it ended long
-// enough ago that it can no longer be under way), or OUTCOME_UNKNOWN when
-// it cannot tell (the listing failed or does not exist, several attempts
-// match, or it is too early to count on an absence).
-//
-// Records that another key already owns (its answered outcome, or one its
-// own lookup took) are not this attempt's, however alike: the upstream
-// keeps no client reference, so two keys may send the same request.
-func (r *Resolver) resolveUnknown(ctx context.Context, scope, key string, prior idempotency.Attempt, find func(ctx context.Context, from, to time.Time) (match, error)) (found idempotency.Attempt, resend bool, err error) {
-	from := time.UnixMilli(prior.SentAt).Add(-lookupSkew)
-	to := time.UnixMilli(prior.EndedAt).Add(lookupSkew)
-	now := r.now()
-	if to.After(now) {
-		to = now.Add(lookupSkew)
+// replayed decodes the result an outcome remembers.
+func replayed[T any](o idempotency.Outcome) (*T, error) {
+	var v T
+	if err := json.Unmarshal(o.Result, &v); err != nil {
+		return nil, gqlerr.InternalError(err)
 	}
-	ms, err := find(ctx, from, to)
-	if err == nil {
-		ms, err = r.notOwnedByAnother(ctx, scope, key, ms)
-	}
-	switch {
-	case err != nil:
-		r.Logger.WarnContext(ctx, "could not look up an attempt of unknown outcome", "err", err)
-		return found, false, errOutcomeUnknown(prior, "the gateway could not read the upstream to find out what it did")
-	case len(ms) == 1:
-		a := ms[0]
-		if mine, err := r.Attempts.Own(ctx, scope, key, a.ID); err != nil || !mine {
-			// Another key's lookup took it in between, or the mark failed.
-			return found, false, errOutcomeUnknown(prior, "the gateway could not tell whether the matching record is this attempt's")
-		}
-		a.Succeeded = true
-		return a, false, nil
-	case len(ms) > 1:
-		return found, false, errOutcomeUnknown(prior, "the upstream shows several matching records and the gateway cannot tell which is this attempt's")
-	}
-	if now.Sub(time.UnixMilli(prior.EndedAt)) < r.outcomeSettle() {
-		return found, false, errOutcomeUnknown(prior, "the upstream does not show it yet, and it may still be under way")
-	}
-	return found, true, nil
+	return &v, nil
 }
 
-// notOwnedByAnother drops the matches that another key owns.
-func (r *Resolver) notOwnedByAnother(ctx context.Context, scope, key string, ms match) (match, error) {
-	out := ms[:0:0]
-	for _, m := range ms {
-		other, err := r.Attempts.OwnedByAnother(ctx, scope, key, m.ID)
-		if err != nil {
-			return nil, err
-		}
-		if !other {
-			out = append(out, m)
-		}
+// succeeded is the attempt of a send that made record id, remembering
+// result (which must hold no secret, token or card data).
+func succeeded(id string, result any) (idempotency.Attempt, error) {
+	b, err := json.Marshal(result)
+	if err != nil {
+		return idempotency.Attempt{}, err
 	}
-	return out, nil
+	return idempotency.Attempt{ID: id, Succeeded: true, Result: b}, nil
 }
 
 func (r *Resolver) outcomeSettle() time.Duration {
@@ -177,4 +157,44 @@ func (r *Resolver) outcomeSettle() time.Duration {
 		return r.OutcomeSettle
 	}
 	return DefaultOutcomeSettle
+}
+
+// createOnce carries out a mutation that creates an upstream record
+// through the idempotency mechanism. send makes the record and returns its
+// id and what is remembered of it, T (never a secret, a card token or card
+// data); the caller keeps the full answer itself. It returns T and whether
+// this call made the record (false: a replay of what an earlier call with
+// the key made). The upstream keeps no client reference for these records,
+// so a lost answer under a key stays OUTCOME_UNKNOWN: never a second
+// record.
+func createOnce[T any](ctx context.Context, r *Resolver, kind string, key *string, fp string, send func(ctx context.Context) (string, T, error)) (v T, fresh bool, err error) {
+	in := r.intent(ctx, kind, key, fp)
+	var made *T
+	in.Send = func(ctx context.Context, _ *idempotency.Attempt) (idempotency.Attempt, error) {
+		id, v, err := send(ctx)
+		if err != nil {
+			return idempotency.Attempt{}, err
+		}
+		made = &v
+		return succeeded(id, v)
+	}
+	o, err := r.Attempts.Run(ctx, in)
+	switch {
+	case err != nil:
+		return v, false, err
+	case made != nil:
+		return *made, true, nil
+	}
+	got, err := replayed[T](o)
+	if err != nil {
+		return v, false, err
+	}
+	return *got, false, nil
+}
+
+// fingerprintOf identifies what a request asked for, from its parts.
+func fingerprintOf(parts ...any) string {
+	b, _ := json.Marshal(parts)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }

@@ -120,9 +120,26 @@ func (r *mutationResolver) CreatePerson(ctx context.Context, input model.CreateP
 	if err != nil {
 		return nil, err
 	}
-	p, err := r.Banking.Persons.Create(ctx, req)
+	// Remembered under the key: the person's id; the person is read again
+	// on a replay.
+	var p *banking.Person
+	id, fresh, err := createOnce(ctx, r.Resolver, "person", input.IdempotencyKey, fingerprintOf(req),
+		func(ctx context.Context) (string, string, error) {
+			made, err := r.Banking.Persons.Create(ctx, req)
+			if err != nil {
+				return "", "", err
+			}
+			p = made
+			return made.ID, made.ID, nil
+		})
 	if err != nil {
-		return nil, err
+		return nil, recordError(err)
+	}
+	if !fresh {
+		if p, err = r.Banking.Persons.Get(ctx, id); err != nil {
+			return nil, err
+		}
+		return toPerson(p), nil
 	}
 	r.announceChange(ctx, "PersonCreated", loaders.CorporationOf(p), relay.ID(relay.Person, p.ID), live.Created, map[string]any{"person_id": p.ID})
 	return toPerson(p), nil
@@ -214,9 +231,15 @@ func (r *mutationResolver) SignUpCorporation(ctx context.Context, input model.Si
 	if err != nil {
 		return nil, err
 	}
-	id, err := r.Banking.Corporations.SignUp(banking.WithTokenSource(ctx, banking.NewTokenStore("")), req)
+	// Nobody is signed in: the key is the applicant's, named by the e-mail
+	// the corporation is signed up with.
+	id, _, err := createOnce(ctx, r.Resolver, "signup|"+signUpApplicant(req), input.IdempotencyKey, fingerprintOf(req.CompanyName, req.Email, req.FirstName, req.LastName, req.Phone, req.Country),
+		func(ctx context.Context) (string, string, error) {
+			id, err := r.Banking.Corporations.SignUp(banking.WithTokenSource(ctx, banking.NewTokenStore("")), req)
+			return id, id, err
+		})
 	if err != nil {
-		return nil, err
+		return nil, recordError(err)
 	}
 	return &model.SignUpCorporationPayload{ID: globalRef(relay.Corporation, id)}, nil
 }
@@ -275,9 +298,23 @@ func (r *mutationResolver) CreateAPIKey(ctx context.Context, input model.CreateA
 	if v.err != nil {
 		return nil, v.err
 	}
-	k, err := r.Banking.APIKeys.Create(ctx, input.CorporationID, input.Name)
+	// Remembered under the key: the key's id only. Its secret is shown
+	// once, to the call that made it; a replay says so instead.
+	var k *banking.APIKey
+	id, fresh, err := createOnce(ctx, r.Resolver, "api-key", input.IdempotencyKey, fingerprintOf(input.CorporationID, input.Name),
+		func(ctx context.Context) (string, string, error) {
+			made, err := r.Banking.APIKeys.Create(ctx, input.CorporationID, input.Name)
+			if err != nil {
+				return "", "", err
+			}
+			k = made
+			return made.ID, made.ID, nil
+		})
 	if err != nil {
-		return nil, err
+		return nil, recordError(err)
+	}
+	if !fresh {
+		return nil, gqlerr.BadInput("input.idempotencyKey", "this idempotencyKey already created API key %s; its secret was shown once and is never shown again: delete the key and create another if it was not stored", id)
 	}
 	out := &model.CreatedAPIKey{ID: k.ID, Name: k.Name, IsActive: k.IsActive == nil || *k.IsActive,
 		// The one place a secret is shown: the new key, to its creator, once.

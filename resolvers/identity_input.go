@@ -209,3 +209,9 @@ func feedbackRequest(in model.SendFeedbackInput) (*banking.FeedbackRequest, erro
 	}
 	return &banking.FeedbackRequest{Name: in.Name, Email: in.Email, Subject: in.Subject, Feedback: in.Feedback, Captcha: in.Captcha}, nil
 }
+
+// signUpApplicant names who signs a corporation up, for the scope of its
+// idempotency key: nobody is signed in yet.
+func signUpApplicant(req *banking.CorporationSignUpRequest) string {
+	return tokenDigest(strings.ToLower(strings.TrimSpace(req.Email)))
+}

@@ -131,7 +131,7 @@ func (r *Resolver) viewerPermissions(ctx context.Context, s *session.Session) ([
 			}
 		}
 	}
-	if r.Policy.MayOperatePayments(s.Kind) {
+	if r.Policy.MayOperatePayments(s) {
 		out = append(out, "payments.operate")
 	}
 	slices.Sort(out)

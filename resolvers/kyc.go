@@ -71,14 +71,23 @@ func (r *Resolver) uploadKYC(ctx context.Context, in model.UploadKycDocumentInpu
 	if _, err := f.File.Seek(0, io.SeekStart); err != nil {
 		return nil, gqlerr.InternalError(err)
 	}
-	doc, err := r.Banking.KYC.Upload(ctx, corpID, &banking.KYCUpload{
-		Filename:    name,
-		ContentType: format.mediaType,
-		File:        io.LimitReader(f.File, f.Size),
-		Type:        strings.ToLower(string(in.Type)),
-	})
+	// The fingerprint names the file by its name, size and type, not its
+	// content: a retry sends the same upload.
+	doc, _, err := createOnce(ctx, r, "kyc-document", in.IdempotencyKey, fingerprintOf(corpID, name, f.Size, in.Type),
+		func(ctx context.Context) (string, *banking.KYCDocument, error) {
+			doc, err := r.Banking.KYC.Upload(ctx, corpID, &banking.KYCUpload{
+				Filename:    name,
+				ContentType: format.mediaType,
+				File:        io.LimitReader(f.File, f.Size),
+				Type:        strings.ToLower(string(in.Type)),
+			})
+			if err != nil {
+				return "", nil, err
+			}
+			return doc.ID, doc, nil
+		})
 	if err != nil {
-		return nil, err
+		return nil, recordError(err)
 	}
 	return toKYCDocument(doc, corpID), nil
 }

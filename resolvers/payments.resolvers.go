@@ -52,11 +52,28 @@ func (r *mutationResolver) CreateCustomer(ctx context.Context, input model.Creat
 	if len(orders) > 0 && len(methods) == 0 {
 		return nil, gqlerr.BadInput("input.cardTokens", "orders need a card to authorise: give at least one card token")
 	}
-	c, err := r.Payments.Customers.Create(ctx, payments.CustomerCreatable{Number: input.Number, Contact: contact, Method: methods, Order: orderBody(orders)})
+	// Remembered under the key: the customer's id and the signed orders
+	// (upstream-signed statements, no card data); the customer, with its
+	// method tokens, is read again on a replay, never kept.
+	var c *payments.Customer
+	got, fresh, err := createOnce(ctx, r.Resolver, "customer", input.IdempotencyKey, fingerprintOf(input.Number, contact, input.CardTokens, input.Browser, orders),
+		func(ctx context.Context) (string, madeWithOrders, error) {
+			made, err := r.Payments.Customers.Create(ctx, payments.CustomerCreatable{Number: input.Number, Contact: contact, Method: methods, Order: orderBody(orders)})
+			if err != nil {
+				return "", madeWithOrders{}, err
+			}
+			c = made
+			return made.ID, madeWithOrders{ID: made.ID, Orders: made.Order.Tokens}, nil
+		})
 	if err != nil {
-		return nil, err
+		return nil, recordError(err)
 	}
-	signed, err := r.signedOrders(ctx, c.Order)
+	if !fresh {
+		if c, err = r.Payments.Customers.Get(ctx, got.ID); err != nil {
+			return nil, err
+		}
+	}
+	signed, err := r.signedOrders(ctx, payments.OrderTokens{Tokens: got.Orders})
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +94,7 @@ func (r *mutationResolver) CaptureOrder(ctx context.Context, input model.Capture
 	if err := upstreamIDs(arg(relay.Order, &input.OrderID)); err != nil {
 		return nil, err
 	}
-	return r.applyOrderEvent(ctx, input.OrderID, payments.EventCapture, input.Amount)
+	return r.applyOrderEvent(ctx, input.OrderID, payments.EventCapture, input.Amount, input.IdempotencyKey)
 }
 
 // RefundOrder is the resolver for the refundOrder field.
@@ -85,7 +102,7 @@ func (r *mutationResolver) RefundOrder(ctx context.Context, input model.RefundOr
 	if err := upstreamIDs(arg(relay.Order, &input.OrderID)); err != nil {
 		return nil, err
 	}
-	return r.applyOrderEvent(ctx, input.OrderID, payments.EventRefund, input.Amount)
+	return r.applyOrderEvent(ctx, input.OrderID, payments.EventRefund, input.Amount, input.IdempotencyKey)
 }
 
 // CancelOrder is the resolver for the cancelOrder field.
@@ -93,7 +110,7 @@ func (r *mutationResolver) CancelOrder(ctx context.Context, input model.CancelOr
 	if err := upstreamIDs(arg(relay.Order, &input.OrderID)); err != nil {
 		return nil, err
 	}
-	return r.applyOrderEvent(ctx, input.OrderID, payments.EventCancel, nil)
+	return r.applyOrderEvent(ctx, input.OrderID, payments.EventCancel, nil, input.IdempotencyKey)
 }
 
 func (r *mutationResolver) UpdateCustomerContact(ctx context.Context, input model.UpdateCustomerContactInput) (*model.UpdateCustomerContactPayload, error) {
@@ -130,22 +147,43 @@ func (r *mutationResolver) AddPaymentMethod(ctx context.Context, input model.Add
 		return nil, err
 	}
 	method := payments.NewPaymentMethodCreatable(input.CardToken, input.Browser)
-	if len(orders) == 0 {
-		m, err := r.Payments.Customers.AddMethod(ctx, input.CustomerID, method)
-		if err != nil {
+	// Remembered under the key: a digest of the new method's token (which
+	// finds it in the customer on a replay) and the signed orders; never
+	// the token itself.
+	var m *payments.PaymentMethod
+	got, fresh, err := createOnce(ctx, r.Resolver, "payment-method", input.IdempotencyKey, fingerprintOf(input.CustomerID, input.CardToken, input.Browser, orders),
+		func(ctx context.Context) (string, madeWithOrders, error) {
+			res := &payments.MethodWithOrderResult{}
+			if len(orders) == 0 {
+				made, err := r.Payments.Customers.AddMethod(ctx, input.CustomerID, method)
+				if err != nil {
+					return "", madeWithOrders{}, err
+				}
+				res.Method = *made
+			} else {
+				made, err := r.Payments.Customers.AddMethodWithOrder(ctx, input.CustomerID, payments.MethodWithOrder{Method: method, Order: orderBody(orders)})
+				if err != nil {
+					return "", madeWithOrders{}, err
+				}
+				res = made
+			}
+			m = &res.Method
+			d := tokenDigest(res.Method.Token)
+			return d, madeWithOrders{ID: d, Orders: res.Order.Tokens}, nil
+		})
+	if err != nil {
+		return nil, recordError(err)
+	}
+	if !fresh {
+		if m, err = r.customerMethod(ctx, input.CustomerID, got.ID); err != nil {
 			return nil, err
 		}
-		return &model.AddPaymentMethodPayload{PaymentMethod: toPaymentMethod(m), Orders: []*model.SignedOrder{}}, nil
 	}
-	res, err := r.Payments.Customers.AddMethodWithOrder(ctx, input.CustomerID, payments.MethodWithOrder{Method: method, Order: orderBody(orders)})
+	signed, err := r.signedOrders(ctx, payments.OrderTokens{Tokens: got.Orders})
 	if err != nil {
 		return nil, err
 	}
-	signed, err := r.signedOrders(ctx, res.Order)
-	if err != nil {
-		return nil, err
-	}
-	return &model.AddPaymentMethodPayload{PaymentMethod: toPaymentMethod(&res.Method), Orders: signed}, nil
+	return &model.AddPaymentMethodPayload{PaymentMethod: toPaymentMethod(m), Orders: signed}, nil
 }
 
 func (r *mutationResolver) SetPaymentMethods(ctx context.Context, input model.SetPaymentMethodsInput) (*model.SetPaymentMethodsPayload, error) {

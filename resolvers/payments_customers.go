@@ -3,6 +3,7 @@ package resolvers
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"slices"
@@ -259,4 +260,33 @@ func customersOrders(ctx context.Context, customers []*model.Customer, start, en
 		lists[i], errs[i] = list.Of(c.ID), err
 	}
 	return batchResults(lists, errs, toOrders)
+}
+
+// madeWithOrders is what a key remembers of a customer or payment method it
+// created: the record's id (a method's token digest) and the signed orders
+// authorised with it.
+type madeWithOrders struct {
+	ID     string   `json:"id"`
+	Orders []string `json:"orders,omitempty"`
+}
+
+// tokenDigest names a stored method without its token, which is a credential.
+func tokenDigest(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// customerMethod reads the customer again and finds the method whose token
+// has digest d.
+func (r *Resolver) customerMethod(ctx context.Context, customerID, d string) (*payments.PaymentMethod, error) {
+	c, err := r.Payments.Customers.Get(ctx, customerID)
+	if err != nil {
+		return nil, err
+	}
+	for i := range c.Method {
+		if tokenDigest(c.Method[i].Token) == d {
+			return &c.Method[i], nil
+		}
+	}
+	return nil, gqlerr.NotFoundf("the payment method this idempotencyKey added is no longer the customer's")
 }

@@ -2,8 +2,12 @@ package resolvers
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/fingraph/fingraph/gqlerr"
@@ -12,10 +16,19 @@ import (
 	"github.com/fingraph/fingraph/upstream/payments"
 )
 
-// applyOrderEvent validates and applies one capture, refund or cancel.
-// Whether the order's state allows it is the upstream's call; its refusal
-// reaches the client as UPSTREAM_REJECTED with the upstream's reason.
-func (r *mutationResolver) applyOrderEvent(ctx context.Context, orderID, kind string, amount *int64) (*model.OrderChangePayload, error) {
+// applyOrderEvent validates and applies one capture, refund or cancel,
+// through the idempotency mechanism. Whether the order's state allows it is
+// the upstream's call; its refusal reaches the client as UPSTREAM_REJECTED
+// with the upstream's reason.
+//
+// Changes of one order go through one lane, keyed or not: one at a time,
+// and one whose answer was lost holds the order until it has settled. A
+// keyed change reads the order just before it is sent; after a lost answer
+// a retry reads it again and answers the truth: the change is there (the
+// captured or refunded amount moved by exactly it, or the order is
+// cancelled, and nothing else touched the order meanwhile), or it is not
+// there and has settled (then it is sent), or OUTCOME_UNKNOWN.
+func (r *mutationResolver) applyOrderEvent(ctx context.Context, orderID, kind string, amount *int64, key *string) (*model.OrderChangePayload, error) {
 	if err := checkText("input.orderId", orderID, true); err != nil {
 		return nil, err
 	}
@@ -27,19 +40,128 @@ func (r *mutationResolver) applyOrderEvent(ctx context.Context, orderID, kind st
 		a := *amount
 		ev.Amount = &a
 	}
-	if _, err := r.Payments.Orders.Apply(ctx, []payments.OrderChange{{ID: orderID, Event: []payments.OrderEvent{ev}}}); err != nil {
-		return nil, err
+	in := r.intent(ctx, "order-"+kind, key, orderChangeFingerprint(orderID, ev))
+	in.Lane = "order|" + orderID
+	in.Send = func(ctx context.Context, _ *idempotency.Attempt) (idempotency.Attempt, error) {
+		if _, err := r.Payments.Orders.Apply(ctx, []payments.OrderChange{{ID: orderID, Event: []payments.OrderEvent{ev}}}); err != nil {
+			return idempotency.Attempt{}, err
+		}
+		return idempotency.Attempt{ID: orderID, Succeeded: true}, nil
+	}
+	if in.Key != "" {
+		in.Snapshot = func(ctx context.Context) (json.RawMessage, error) {
+			o, err := r.readOrder(ctx, orderID)
+			if err != nil || o == nil {
+				return nil, err
+			}
+			return json.Marshal(stateOf(o))
+		}
+		in.Find = func(ctx context.Context, prior idempotency.Attempt, _, _ time.Time) ([]idempotency.Candidate, error) {
+			return r.findOrderChange(ctx, orderID, ev, prior.Sent)
+		}
+	}
+	if _, err := r.Attempts.Run(ctx, in); err != nil {
+		return nil, moneyError(err)
 	}
 	return &model.OrderChangePayload{OrderID: orderID, Applied: kind}, nil
 }
 
-// createOrder validates the order, then places it under its idempotency
-// key: a retry after a refusal carries the refused order's id (the spec's
-// rule 3), a retry after a success gets the same order back, and two
-// concurrent calls with one key make one upstream order. An attempt whose
-// answer was lost is remembered as unknown; a retry looks for its order in
-// the order listing (by the refused order's id it carried, or by the
-// number the gateway gave it) before it charges anything again.
+func orderChangeFingerprint(orderID string, ev payments.OrderEvent) string {
+	amount := "all"
+	if ev.Amount != nil {
+		amount = strconv.FormatInt(*ev.Amount, 10)
+	}
+	sum := sha256.Sum256([]byte(orderID + "|" + ev.Type + "|" + amount))
+	return hex.EncodeToString(sum[:])
+}
+
+// orderState is what a change of an order is measured against.
+type orderState struct {
+	Status   string `json:"status"`
+	Amount   int64  `json:"amount"`
+	Captured int64  `json:"captured"`
+	Refunded int64  `json:"refunded"`
+}
+
+func stateOf(o *payments.Order) orderState {
+	return orderState{Status: o.Status, Amount: o.Amount, Captured: o.CapturedAmount, Refunded: o.RefundedAmount}
+}
+
+// readOrder reads an order as the upstream holds it now (not from the
+// request's cached listing): nil when it is not among the orders of the
+// last orderWindowDays.
+func (r *Resolver) readOrder(ctx context.Context, id string) (*payments.Order, error) {
+	end := r.now().UTC()
+	list, err := r.Payments.Orders.List(ctx, end.Add(-orderWindowDays*24*time.Hour), end)
+	if err != nil {
+		return nil, err
+	}
+	for i := range list {
+		if list[i].ID == id {
+			return &list[i], nil
+		}
+	}
+	return nil, nil
+}
+
+// findOrderChange reads the order again and compares it with the state
+// read before the lost attempt (snap): exactly the attempt's change is one
+// candidate, no change at all none, anything else cannot be attributed.
+func (r *Resolver) findOrderChange(ctx context.Context, orderID string, ev payments.OrderEvent, snap json.RawMessage) ([]idempotency.Candidate, error) {
+	var before orderState
+	if len(snap) == 0 || json.Unmarshal(snap, &before) != nil {
+		return nil, errors.New("no state of the order was read before the attempt")
+	}
+	o, err := r.readOrder(ctx, orderID)
+	if err != nil {
+		return nil, err
+	}
+	if o == nil {
+		return nil, errors.New("the order is not in the listing")
+	}
+	now := stateOf(o)
+	found := []idempotency.Candidate{{ID: orderID}}
+	switch ev.Type {
+	case payments.EventCapture:
+		want := before.Amount - before.Captured
+		if ev.Amount != nil {
+			want = *ev.Amount
+		}
+		switch {
+		case now.Captured == before.Captured && now.Status == before.Status:
+			return nil, nil
+		case now.Captured-before.Captured == want && want > 0:
+			return found, nil
+		}
+	case payments.EventRefund:
+		want := before.Captured - before.Refunded
+		if ev.Amount != nil {
+			want = *ev.Amount
+		}
+		switch {
+		case now.Refunded == before.Refunded:
+			return nil, nil
+		case now.Refunded-before.Refunded == want && want > 0:
+			return found, nil
+		}
+	case payments.EventCancel:
+		switch {
+		case now.Status == before.Status:
+			return nil, nil
+		case now.Status == "cancelled":
+			return found, nil
+		}
+	}
+	return nil, fmt.Errorf("the order changed otherwise than by this attempt: %w", idempotency.ErrUnprovable)
+}
+
+// createOrder validates the order, then places it through the idempotency
+// mechanism: a retry after a refusal carries the refused order's id (the
+// spec's rule 3), a retry after a success gets the same order back, and two
+// concurrent calls with one key make one upstream order. After a lost
+// answer a retry looks for its order in the order listing, and answers it
+// only when it is provably the key's: it carries the refused order's id the
+// attempt sent, or the number the gateway gave the key's order.
 func (r *mutationResolver) createOrder(ctx context.Context, input model.CreateOrderInput) (model.CreateOrderResult, error) {
 	if err := orderCustomer(ctx, input.CustomerID); err != nil {
 		return nil, err
@@ -53,63 +175,45 @@ func (r *mutationResolver) createOrder(ctx context.Context, input model.CreateOr
 			return nil, err
 		}
 	}
-	key := deref(input.IdempotencyKey)
-	if key == "" {
-		return r.placeOrder(ctx, req)
-	}
-	scope := idempotencyScope(ctx, "order")
-	fp := fingerprint(req)
-	if req.Number == "" {
+	in := r.intent(ctx, "order", input.IdempotencyKey, fingerprint(req))
+	in.Records = recordsOrder
+	ref := ""
+	if in.Key != "" && req.Number == "" {
 		// The spec's number is the merchant's order identifier, echoed in
 		// the order: the gateway names the key's order with it, so that the
-		// order of an attempt whose answer was lost can be found.
-		req.Number = orderReference(scope, key)
+		// order of an attempt whose answer was lost can be proven the key's.
+		ref = orderReference(in.Scope, in.Key)
+		req.Number = ref
 	}
-	var (
-		result  model.CreateOrderResult
-		callErr error
-	)
-	a, err := r.Attempts.Do(ctx, scope, key, fp,
-		func(ctx context.Context, prior *idempotency.Attempt) (idempotency.Attempt, error) {
-			if prior != nil && prior.Unknown {
-				found, resend, err := r.resolveUnknown(ctx, scope, key, *prior, func(ctx context.Context, from, to time.Time) (match, error) {
-					return r.findOrder(ctx, prior.ID, req, from, to)
-				})
-				if err != nil || !resend {
-					callErr = err
-					return found, err
-				}
-			}
-			if prior != nil {
-				req.ID = prior.ID
-			}
-			sentAt := r.now()
-			var attempt idempotency.Attempt
-			result, attempt, callErr = r.placeOrderAttempt(ctx, req)
-			if outcomeUnknown(callErr) {
-				attempt = unknownAttempt(prior, nil, sentAt, r.now())
-				result, callErr = nil, errOutcomeUnknown(attempt, "the gateway did not send it again")
-				return attempt, nil
-			}
-			return attempt, callErr
-		})
+	var result model.CreateOrderResult
+	in.Send = func(ctx context.Context, prior *idempotency.Attempt) (idempotency.Attempt, error) {
+		if prior != nil {
+			req.ID = prior.ID
+		}
+		var (
+			a   idempotency.Attempt
+			err error
+		)
+		result, a, err = r.placeOrderAttempt(ctx, req)
+		return a, err
+	}
+	in.Find = func(ctx context.Context, prior idempotency.Attempt, from, to time.Time) ([]idempotency.Candidate, error) {
+		return r.findOrder(ctx, prior.ID, ref, req, from, to)
+	}
+	o, err := r.Attempts.Run(ctx, in)
 	switch {
-	case err != nil && errors.Is(err, callErr):
-		return nil, err
 	case err != nil:
-		return nil, idempotencyError("input.idempotencyKey", err)
+		return nil, moneyError(err)
 	case result != nil:
 		return result, nil
-	case callErr != nil:
-		return nil, callErr // the outcome is unknown; remembered as such
 	}
 	// A replay: the order an earlier call with this key created, or the one
 	// a lost attempt created, found in the listing.
-	var o payments.Order
-	if err := json.Unmarshal(a.Result, &o); err != nil {
-		return nil, gqlerr.InternalError(err)
+	order, err := replayed[payments.Order](o)
+	if err != nil {
+		return nil, err
 	}
-	return toOrder(&o), nil
+	return toOrder(order), nil
 }
 
 // orderReference is the order number the gateway gives the order of an
@@ -120,14 +224,17 @@ func orderReference(scope, key string) string {
 }
 
 // findOrder reads the orders created between from and to, and returns the
-// ones the attempt made: the order with the refused order's id it carried,
-// or the orders with its number, customer, currency and total.
-func (r *mutationResolver) findOrder(ctx context.Context, id string, req payments.OrderCreatable, from, to time.Time) (match, error) {
+// ones the attempt may have made: the order with the refused order's id it
+// carried, or the orders with its number, customer, currency and total.
+// Proven are the order with that id and the orders with the number the
+// gateway chose (ref); a number the client chose proves nothing, another
+// request may have used it.
+func (r *mutationResolver) findOrder(ctx context.Context, id, ref string, req payments.OrderCreatable, from, to time.Time) ([]idempotency.Candidate, error) {
 	list, err := r.Payments.Orders.List(ctx, from, to)
 	if err != nil {
 		return nil, err
 	}
-	var out match
+	var out []idempotency.Candidate
 	for i := range list {
 		o := &list[i]
 		switch {
@@ -141,16 +248,9 @@ func (r *mutationResolver) findOrder(ctx context.Context, id string, req payment
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, idempotency.Attempt{ID: o.ID, Succeeded: true, Result: b})
+		out = append(out, idempotency.Candidate{ID: o.ID, Result: b, Proven: id != "" || (ref != "" && o.Number == ref)})
 	}
 	return out, nil
-}
-
-// placeOrder places an order with no idempotency key: one attempt, nothing
-// remembered.
-func (r *mutationResolver) placeOrder(ctx context.Context, req payments.OrderCreatable) (model.CreateOrderResult, error) {
-	res, _, err := r.placeOrderAttempt(ctx, req)
-	return res, err
 }
 
 // placeOrderAttempt sends one order attempt and returns its GraphQL result

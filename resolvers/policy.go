@@ -24,6 +24,10 @@ import (
 // upstream call) runs.
 type Policy struct {
 	operators map[session.Kind]bool
+	// corporations are the merchant's: their principals of the operator
+	// kinds operate payments (staff whatever their corporation); "*" is
+	// any corporation.
+	corporations map[string]bool
 	public    *ratelimit.Keyed
 	// accounts limits failed sign-in and two-factor attempts (and every
 	// recovery request) per account, across all addresses: guessing from
@@ -51,23 +55,34 @@ const (
 	addressFailsPerMin = 10
 )
 
-// NewPolicy returns a policy where the principal kinds in operators may
-// operate the merchant's payments, and public operations are limited to
+// NewPolicy returns a policy where the principals of the kinds in operators
+// may operate the merchant's payments when they are staff or of one of
+// corporations (the merchant's), and public operations are limited to
 // perMinute calls per client address (with a burst of the same size).
-func NewPolicy(operators []string, perMinute int) *Policy {
-	p := &Policy{operators: map[session.Kind]bool{}, public: ratelimit.PerMinute(perMinute),
+func NewPolicy(operators, corporations []string, perMinute int) *Policy {
+	p := &Policy{operators: map[session.Kind]bool{}, corporations: map[string]bool{}, public: ratelimit.PerMinute(perMinute),
 		accounts:  ratelimit.New(float64(accountPerMinute)/60, accountBurst),
 		pairs:     ratelimit.New(float64(pairPerMinute)/60, pairBurst),
 		addresses: ratelimit.New(float64(addressFailsPerMin)/60, addressFailBurst)}
 	for _, k := range operators {
 		p.operators[session.Kind(k)] = true
 	}
+	for _, c := range corporations {
+		p.corporations[c] = true
+	}
 	return p
 }
 
-// MayOperatePayments reports whether a session of kind k may use the
-// merchant's private-key operations.
-func (p *Policy) MayOperatePayments(k session.Kind) bool { return p.operators[k] }
+// MayOperatePayments reports whether session s may use the merchant's
+// private-key operations: payments belong to the merchant, so besides
+// staff only the merchant corporation's own principals (of the operator
+// kinds) operate them, never another corporation's.
+func (p *Policy) MayOperatePayments(s *session.Session) bool {
+	if s == nil || !p.operators[s.Kind] {
+		return false
+	}
+	return s.Kind == session.Staff || p.corporations["*"] || (s.CorporationID != "" && p.corporations[s.CorporationID])
+}
 
 // Directives implements the schema's directives.
 func (p *Policy) Directives() graph.DirectiveRoot {
@@ -96,13 +111,13 @@ func (p *Policy) Allows(ctx context.Context, role model.Role) error {
 			return gqlerr.Forbiddenf("a payments customer session cannot use banking operations")
 		}
 	case model.RolePaymentsOperator:
-		if !p.MayOperatePayments(s.Kind) {
+		if !p.MayOperatePayments(s) {
 			return gqlerr.Forbiddenf("this principal may not operate the merchant's payments")
 		}
 	case model.RoleCustomerOrOperator:
 		// A customer passes; which customer it may name is the resolver's
 		// business (customerTarget, orderCustomer).
-		if s.Kind != session.Customer && !p.MayOperatePayments(s.Kind) {
+		if s.Kind != session.Customer && !p.MayOperatePayments(s) {
 			return gqlerr.Forbiddenf("this principal may not operate the merchant's payments")
 		}
 	case model.RoleStaff:

@@ -103,9 +103,19 @@ func (r *mutationResolver) CreateWallet(ctx context.Context, input model.CreateW
 	if err != nil {
 		return nil, err
 	}
-	list, err := r.Banking.Wallets.Create(ctx, input.CorporationID, req)
+	list, fresh, err := createOnce(ctx, r.Resolver, "wallet", input.IdempotencyKey, fingerprintOf(input.CorporationID, req),
+		func(ctx context.Context) (string, []*banking.Wallet, error) {
+			list, err := r.Banking.Wallets.Create(ctx, input.CorporationID, req)
+			if err != nil || len(list) == 0 {
+				return "", list, err
+			}
+			return list[0].ID, list, nil
+		})
 	if err != nil {
-		return nil, err
+		return nil, recordError(err)
+	}
+	if !fresh {
+		return &model.CreateWalletPayload{Wallets: toWallets(list, input.CorporationID)}, nil // announced by the call that made them
 	}
 	ids := make([]string, 0, len(list))
 	for _, w := range list {
@@ -135,9 +145,16 @@ func (r *mutationResolver) CreateWalletRequisites(ctx context.Context, input mod
 	if err != nil {
 		return nil, err
 	}
-	list, err := r.Banking.Requisites.Create(ctx, input.CorporationID, req)
+	list, _, err := createOnce(ctx, r.Resolver, "requisites", input.IdempotencyKey, fingerprintOf(input.CorporationID, req),
+		func(ctx context.Context) (string, []*banking.Requisites, error) {
+			list, err := r.Banking.Requisites.Create(ctx, input.CorporationID, req)
+			if err != nil || len(list) == 0 {
+				return "", list, err
+			}
+			return list[0].ID, list, nil
+		})
 	if err != nil {
-		return nil, err
+		return nil, recordError(err)
 	}
 	return toRequisitesList(list, input.CorporationID), nil
 }
@@ -199,9 +216,7 @@ func (r *mutationResolver) CreateConversion(ctx context.Context, input model.Cre
 	if err != nil {
 		return nil, err
 	}
-	t, fresh, err := r.convertOnce(ctx, deref(input.IdempotencyKey), conversionFingerprint(req), req, func() (*banking.Transaction, error) {
-		return r.Banking.Transactions.CreateConversion(ctx, req)
-	})
+	t, fresh, err := r.convert(ctx, input.IdempotencyKey, req)
 	if refused, ok := asRefusal(err); ok {
 		return refused, nil
 	}

@@ -10,104 +10,55 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph/model"
 	"github.com/fingraph/fingraph/idempotency"
 	"github.com/fingraph/fingraph/session"
 	"github.com/fingraph/fingraph/upstream/banking"
 )
 
-// conversionSent is what identifies a conversion attempt in the wallet's
-// transaction listing: the request's fields (the spec's POST /transactions
-// takes no client reference).
-type conversionSent struct {
-	CorporationID string `json:"corporation_id"`
-	SourceID      string `json:"source_id"`
-	TargetID      string `json:"target_id,omitempty"`
-	Currency      string `json:"currency"`
-	Amount        int64  `json:"amount"`
-}
-
-// convertOnce runs convert at most once per idempotency key, through the
-// same idempotency store as createOrder (claimed by compare-and-set, so
-// concurrent retries on any replica convert once):
-//   - a success is remembered and replayed;
-//   - a clean upstream refusal (4xx) moved nothing, so the key is released
-//     and a retry may try again;
-//   - a lost answer (unavailable, 5xx) is remembered as an unknown outcome
-//     and answered OUTCOME_UNKNOWN; a retry with the key first looks for
-//     the conversion in the source wallet's transactions, and answers it
-//     when it is there, converts only once it is certain there is none,
-//     and otherwise answers OUTCOME_UNKNOWN again.
+// convert carries out a conversion through the idempotency mechanism, keyed
+// or not. A conversion carries no client reference upstream (the spec's
+// POST /transactions takes none), so a record found by its fields is the
+// key's only when nothing else could have made it: every conversion of
+// one shape (corporation, wallets, currency, amount) goes through one lane,
+// and one whose outcome is unknown holds it until it has settled (see
+// docs/security.md, "Money movements"). Records answered to a key or made
+// without one are never another key's.
 //
 // fresh is false when the conversion is a replay of one an earlier call with
 // the key answered (and announced).
-func (r *Resolver) convertOnce(ctx context.Context, key, fp string, req *banking.ConversionRequest, convert func() (*banking.Transaction, error)) (t *banking.Transaction, fresh bool, err error) {
-	if key == "" {
-		t, err = convert()
-		return t, true, err
-	}
+func (r *Resolver) convert(ctx context.Context, key *string, req *banking.ConversionRequest) (t *banking.Transaction, fresh bool, err error) {
 	corpID := ""
 	if s := session.From(ctx); s != nil {
 		corpID = s.CorporationID
 	}
-	sent, _ := json.Marshal(conversionSent{CorporationID: corpID, SourceID: req.SourceID, TargetID: req.TargetID, Currency: req.Currency, Amount: req.Amount})
-	var (
-		callErr error
-		found   bool
-	)
-	scope := idempotencyScope(ctx, "conversion")
-	a, err := r.Attempts.Do(ctx, scope, key, fp,
-		func(ctx context.Context, prior *idempotency.Attempt) (idempotency.Attempt, error) {
-			if prior != nil && prior.Unknown {
-				a, resend, err := r.resolveUnknown(ctx, scope, key, *prior, func(ctx context.Context, from, to time.Time) (match, error) {
-					return r.findConversion(ctx, corpID, req, from, to)
-				})
-				found = err == nil && !resend
-				if err != nil || !resend {
-					callErr = err
-					return a, err
-				}
-			}
-			sentAt := r.now()
-			t, callErr = convert()
-			if outcomeUnknown(callErr) {
-				a := unknownAttempt(prior, sent, sentAt, r.now())
-				callErr = errOutcomeUnknown(a, "the gateway did not send it again")
-				return a, nil
-			}
-			if callErr != nil {
-				return idempotency.Attempt{}, callErr
-			}
-			return conversionAttempt(t)
-		})
+	in := r.intent(ctx, "conversion", key, conversionFingerprint(req))
+	in.Records = recordsTransaction
+	in.Lane = fmt.Sprintf("conversion|%s|%s|%s|%s|%d", corpID, req.SourceID, req.TargetID, req.Currency, req.Amount)
+	in.Send = func(ctx context.Context, _ *idempotency.Attempt) (idempotency.Attempt, error) {
+		var err error
+		if t, err = r.Banking.Transactions.CreateConversion(ctx, req); err != nil {
+			return idempotency.Attempt{}, err
+		}
+		return succeeded(t.ID, t)
+	}
+	in.Find = func(ctx context.Context, _ idempotency.Attempt, from, to time.Time) ([]idempotency.Candidate, error) {
+		return r.findConversion(ctx, corpID, req, from, to)
+	}
+	o, err := r.Attempts.Run(ctx, in)
 	switch {
-	case err != nil && errors.Is(err, callErr):
-		return nil, false, callErr
 	case err != nil:
-		return nil, false, idempotencyError("input.idempotencyKey", err)
+		return nil, false, moneyError(err)
 	case t != nil:
 		return t, true, nil
-	case callErr != nil:
-		return nil, false, callErr // the outcome is unknown; remembered as such
 	}
-	// A replay: the conversion an earlier call with this key made, or the
-	// one a lost attempt made, found in the listing now (which nobody has
-	// announced yet).
-	var replay banking.Transaction
-	if err := json.Unmarshal(a.Result, &replay); err != nil {
-		return nil, false, gqlerr.InternalError(err)
-	}
-	return &replay, found, nil
-}
-
-// conversionAttempt is what is remembered of a conversion that exists.
-func conversionAttempt(t *banking.Transaction) (idempotency.Attempt, error) {
-	b, err := json.Marshal(t)
+	// A replay, or the conversion a lost attempt made, found now (which
+	// nobody has announced yet).
+	found, err := replayed[banking.Transaction](o)
 	if err != nil {
-		return idempotency.Attempt{}, err
+		return nil, false, err
 	}
-	return idempotency.Attempt{ID: t.ID, Succeeded: true, Result: b}, nil
+	return found, !o.Replayed, nil
 }
 
 // conversionLookupPages bounds the pages of a wallet's transactions read to
@@ -118,13 +69,14 @@ var errLookupTooLong = errors.New("the wallet's transactions in the attempt's wi
 
 // findConversion reads the source wallet's transactions, newest first,
 // back to from, and returns the conversions that match req created between
-// from and to. Without the listing (the strict sandbox, an upstream that
-// does not offer it) it fails, and the outcome stays unknown.
-func (r *Resolver) findConversion(ctx context.Context, corpID string, req *banking.ConversionRequest, from, to time.Time) (match, error) {
+// from and to: alike, never proven (the lane proves them). Without the
+// listing (the strict sandbox, an upstream that does not offer it) it
+// fails, and the outcome stays unknown.
+func (r *Resolver) findConversion(ctx context.Context, corpID string, req *banking.ConversionRequest, from, to time.Time) ([]idempotency.Candidate, error) {
 	if r.SpecOnly {
 		return nil, errors.New("the upstream shows no transaction listing")
 	}
-	var out match
+	var out []idempotency.Candidate
 	opts := &banking.ListOptions{SortBy: "createdAt", SortType: "DESC", Limit: 100}
 	for range conversionLookupPages {
 		page, err := r.Banking.Transactions.ListByWallet(ctx, corpID, req.SourceID, opts)
@@ -141,11 +93,11 @@ func (r *Resolver) findConversion(ctx context.Context, corpID string, req *banki
 				(req.TargetID != "" && t.TargetCounterpartyID != req.TargetID) {
 				continue
 			}
-			a, err := conversionAttempt(t)
+			b, err := json.Marshal(t)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, a)
+			out = append(out, idempotency.Candidate{ID: t.ID, Result: b})
 		}
 		if !page.Meta.HasMore || len(page.List) == 0 {
 			return out, nil

@@ -48,6 +48,12 @@ type SignInResult interface {
 
 // A new card for an existing customer.
 type AddPaymentMethodInput struct {
+	// A key the client chooses for this one request; the same key from another
+	// principal is another key. A retry with the same key and input never
+	// creates a second record: it answers the first attempt's. After
+	// OUTCOME_UNKNOWN, check whether the record exists before creating it with
+	// a new key; a retry with the same key answers OUTCOME_UNKNOWN again.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 	// The customer to store the card on.
 	CustomerID string `json:"customerId"`
 	// Single-use card token; pass it as a variable.
@@ -113,12 +119,28 @@ type AttachWalletRequisitesInput struct {
 
 // An authorised order to cancel.
 type CancelOrderInput struct {
+	// A key the client chooses for this one intent; the same key from another
+	// principal is another key. A retry with the same key and input never acts
+	// twice: it answers what the first attempt did. After OUTCOME_UNKNOWN,
+	// retry with the same key: the gateway finds out what the upstream did (it
+	// never sends the intent again until it is certain nothing happened) or
+	// answers OUTCOME_UNKNOWN again. Never retry a lost intent with a new key
+	// before checking the upstream's state.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 	// Id of the Order.
 	OrderID string `json:"orderId"`
 }
 
 // An authorised order to capture.
 type CaptureOrderInput struct {
+	// A key the client chooses for this one intent; the same key from another
+	// principal is another key. A retry with the same key and input never acts
+	// twice: it answers what the first attempt did. After OUTCOME_UNKNOWN,
+	// retry with the same key: the gateway finds out what the upstream did (it
+	// never sends the intent again until it is certain nothing happened) or
+	// answers OUTCOME_UNKNOWN again. Never retry a lost intent with a new key
+	// before checking the upstream's state.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 	// Id of the Order.
 	OrderID string `json:"orderId"`
 	// Minor units, more than 0; the whole authorised remainder when not given.
@@ -423,6 +445,12 @@ type CorporationSettings struct {
 
 // A new API key of a corporation.
 type CreateAPIKeyInput struct {
+	// A key the client chooses for this one request; the same key from another
+	// principal is another key. A retry with the same key and input never
+	// creates a second record: it answers the first attempt's. After
+	// OUTCOME_UNKNOWN, check whether the record exists before creating it with
+	// a new key; a retry with the same key answers OUTCOME_UNKNOWN again.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 	// The corporation the key signs in as.
 	CorporationID string `json:"corporationId"`
 	// A name to tell keys apart, e.g. the integration using it.
@@ -439,12 +467,24 @@ type CreateConversionInput struct {
 	Currency string `json:"currency"`
 	// The wallet to credit; the corporation's wallet in currency when absent.
 	TargetWalletID *string `json:"targetWalletId,omitempty"`
-	// A client-chosen key: a retried request with the same key and input answers the first conversion instead of converting again.
+	// A client-chosen key: a retried request with the same key and input answers
+	// the first conversion instead of converting again (the same key from
+	// another principal is another key). After OUTCOME_UNKNOWN, retry with the
+	// same key: the gateway answers the conversion only when it can prove it is
+	// this key's, converts only once it is certain nothing moved, and otherwise
+	// answers OUTCOME_UNKNOWN again. Never retry with a new key before checking
+	// the wallet's transactions.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
 // A new customer with at least one card.
 type CreateCustomerInput struct {
+	// A key the client chooses for this one request; the same key from another
+	// principal is another key. A retry with the same key and input never
+	// creates a second record: it answers the first attempt's. After
+	// OUTCOME_UNKNOWN, check whether the record exists before creating it with
+	// a new key; a retry with the same key answers OUTCOME_UNKNOWN again.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 	// The merchant's own customer identifier.
 	Number string `json:"number"`
 	// Contact data; name and email are required.
@@ -468,8 +508,13 @@ type CreateCustomerPayload struct {
 
 // A card payment to authorise (and optionally capture).
 type CreateOrderInput struct {
-	// Makes retries safe: attempts with the same key are one order. After a
-	// failure or a 3-D Secure step, retry with the same key.
+	// Makes retries safe: attempts with the same key are one order (the same
+	// key from another principal is another key). After a failure or a 3-D
+	// Secure step, retry with the same key. After OUTCOME_UNKNOWN, retry with
+	// the same key: the gateway finds the order by the number it gave it, or
+	// places it only once it is certain no order was made, or answers
+	// OUTCOME_UNKNOWN again. Never retry with a new key before checking the
+	// orders.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 	// The merchant's order identifier.
 	Number *string `json:"number,omitempty"`
@@ -488,6 +533,12 @@ type CreateOrderInput struct {
 // A new person of a corporation. Text limits are the banking upstream's; longer values are refused
 // with BAD_USER_INPUT.
 type CreatePersonInput struct {
+	// A key the client chooses for this one request; the same key from another
+	// principal is another key. A retry with the same key and input never
+	// creates a second record: it answers the first attempt's. After
+	// OUTCOME_UNKNOWN, check whether the record exists before creating it with
+	// a new key; a retry with the same key answers OUTCOME_UNKNOWN again.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 	// At most 100 characters.
 	FirstName string `json:"firstName"`
 	// At most 100 characters.
@@ -530,6 +581,12 @@ type CreatePersonInput struct {
 
 // A new wallet of a corporation; which fields apply depends on adapter.
 type CreateWalletInput struct {
+	// A key the client chooses for this one request; the same key from another
+	// principal is another key. A retry with the same key and input never
+	// creates a second record: it answers the first attempt's. After
+	// OUTCOME_UNKNOWN, check whether the record exists before creating it with
+	// a new key; a retry with the same key answers OUTCOME_UNKNOWN again.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 	// The corporation that will own the wallet.
 	CorporationID string `json:"corporationId"`
 	// The processor adapter: ADAPTER_A for EUR, ADAPTER_C for other currencies.
@@ -558,6 +615,12 @@ type CreateWalletPayload struct {
 
 // New requisites of a corporation, not attached to a wallet.
 type CreateWalletRequisitesInput struct {
+	// A key the client chooses for this one request; the same key from another
+	// principal is another key. A retry with the same key and input never
+	// creates a second record: it answers the first attempt's. After
+	// OUTCOME_UNKNOWN, check whether the record exists before creating it with
+	// a new key; a retry with the same key answers OUTCOME_UNKNOWN again.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 	// The corporation that will own the requisites.
 	CorporationID string `json:"corporationId"`
 	// ADAPTER_A or ADAPTER_B.
@@ -756,6 +819,12 @@ type InvoiceRepayment struct {
 // A virtual card to issue. Only VIRTUAL, MASTERCARD, EUROPE and EUR are available; others are
 // refused with BAD_USER_INPUT.
 type IssueCardInput struct {
+	// A key the client chooses for this one request; the same key from another
+	// principal is another key. A retry with the same key and input never
+	// creates a second record: it answers the first attempt's. After
+	// OUTCOME_UNKNOWN, check whether the record exists before creating it with
+	// a new key; a retry with the same key answers OUTCOME_UNKNOWN again.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 	// A wallet of the corporation whose purpose is CARD.
 	FundingWalletID string `json:"fundingWalletId"`
 	// A person of the corporation.
@@ -900,8 +969,15 @@ type Money struct {
 	Currency string `json:"currency"`
 }
 
-// The write entry points of the graph. Money movements take an idempotencyKey where a retry could
-// repeat them.
+// The write entry points of the graph. Every mutation that moves money or creates an upstream record
+// takes an idempotencyKey: a retry with the same key never acts twice.
+//
+// A money call whose answer was lost is never answered UPSTREAM_UNAVAILABLE: it is the error code
+// OUTCOME_UNKNOWN (extensions.retryable, extensions.attemptedAt). The upstream may or may not have
+// acted. With retryable true, retry with the same idempotencyKey: the gateway looks the attempt up
+// and answers what it did, or sends it again only once it is certain nothing happened, or answers
+// OUTCOME_UNKNOWN again. With retryable false (no key was given), check the upstream's state before
+// sending the request again.
 type Mutation struct {
 }
 
@@ -1159,6 +1235,14 @@ type RecoverPasswordInput struct {
 
 // A captured order to refund.
 type RefundOrderInput struct {
+	// A key the client chooses for this one intent; the same key from another
+	// principal is another key. A retry with the same key and input never acts
+	// twice: it answers what the first attempt did. After OUTCOME_UNKNOWN,
+	// retry with the same key: the gateway finds out what the upstream did (it
+	// never sends the intent again until it is certain nothing happened) or
+	// answers OUTCOME_UNKNOWN again. Never retry a lost intent with a new key
+	// before checking the upstream's state.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 	// Id of the Order.
 	OrderID string `json:"orderId"`
 	// Minor units, more than 0; everything captured and not yet refunded when not given.
@@ -1295,6 +1379,12 @@ type SignInInput struct {
 
 // A corporation registering itself, with its first person.
 type SignUpCorporationInput struct {
+	// A key the client chooses for this one request; the same key from another
+	// principal is another key. A retry with the same key and input never
+	// creates a second record: it answers the first attempt's. After
+	// OUTCOME_UNKNOWN, check whether the record exists before creating it with
+	// a new key; a retry with the same key answers OUTCOME_UNKNOWN again.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 	// The company's registered name, at most 255 characters.
 	CompanyName string `json:"companyName"`
 	// E-mail address of the first person; the instructions go there.
@@ -1530,6 +1620,12 @@ type UpdatePersonInput struct {
 
 // A KYC document file for a corporation.
 type UploadKycDocumentInput struct {
+	// A key the client chooses for this one request; the same key from another
+	// principal is another key. A retry with the same key and input never
+	// creates a second record: it answers the first attempt's. After
+	// OUTCOME_UNKNOWN, check whether the record exists before creating it with
+	// a new key; a retry with the same key answers OUTCOME_UNKNOWN again.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 	// JPEG, PNG, PDF, DOC, DOCX, XLS or XLSX, recognised by content; at most 10 MiB.
 	File graphql.Upload `json:"file"`
 	// The document's kind; only CORPORATE.

@@ -1,0 +1,438 @@
+package idempotency
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Intent is one mutation as Run carries it out. A mutation declares only
+// what is its own: its scope, how to send it, how to find its record
+// upstream after a lost answer, and how to tell that a record is its own
+// (Candidate.Proven, or the lane). Everything else (claiming the key,
+// remembering an unknown outcome, looking it up once it has settled,
+// answering) is Run's.
+type Intent struct {
+	// Scope keeps keys apart per kind of call and per principal: the same
+	// key from another principal is another key.
+	Scope string
+	// Key is the client's idempotency key; empty runs the intent once,
+	// remembering nothing (it still takes its lane and marks its record).
+	Key string
+	// Fingerprint identifies what was asked, so that a key reused for a
+	// different request is refused.
+	Fingerprint string
+	// Records names the kind of upstream record the intent makes ("an order",
+	// "a banking transaction"). A record answered to one key, or made by a
+	// call without a key, is marked as such for every principal, so that no
+	// other key's lookup ever answers it. Empty when the intent makes no
+	// record of its own (a change of an existing order).
+	Records string
+	// Lane, when set, serialises every intent of the lane, keyed or not,
+	// of any principal: one at a time is sent, and one whose outcome is
+	// unknown holds the lane until it has settled. A lookup made while the
+	// lane stayed this key's since its lost attempt knows that whatever
+	// changed in the lane was that attempt.
+	Lane string
+	// Settle is how long after an attempt of unknown outcome its absence
+	// upstream is taken as proof that it had no effect; before then the
+	// request may still be on its way.
+	Settle time.Duration
+	// Snapshot, when set, reads what the lookup compares against (an
+	// order's amounts) just before each send, under the lane.
+	Snapshot func(ctx context.Context) (json.RawMessage, error)
+	// Send sends the request once. prior is the failed attempt a retry
+	// resumes (its ID is what the retry carries), nil otherwise. It returns
+	// the attempt: Succeeded with the record's ID and Result, or a refusal
+	// carrying an ID; an error means nothing moved, unless Lost says the
+	// outcome is unknown.
+	Send func(ctx context.Context, prior *Attempt) (Attempt, error)
+	// Lost reports whether Send's error leaves the outcome unknown.
+	Lost func(err error) bool
+	// Find looks for the record of prior, an attempt of unknown outcome,
+	// upstream, between from and to (the attempt's run, widened for clock
+	// skew); prior.Sent is the Snapshot taken before it, prior.ID the id it
+	// carried. An error wrapping ErrUnprovable: the upstream changed in a
+	// way that cannot be told apart from the attempt. Nil: the upstream
+	// cannot be searched, and the outcome stays unknown.
+	Find func(ctx context.Context, prior Attempt, from, to time.Time) ([]Candidate, error)
+}
+
+// Candidate is a record Find found that may be the attempt's.
+type Candidate struct {
+	ID     string
+	Result json.RawMessage
+	// Proven: the record carries the attempt's own reference (an order's
+	// number the gateway chose for the key, the id a refusal gave it).
+	// Otherwise it only looks like the attempt, and answers the key only
+	// when the lane proves nothing else could have made it.
+	Proven bool
+}
+
+// Outcome is what Run answers.
+type Outcome struct {
+	Attempt
+	// Replayed: the outcome was remembered from an earlier call with the
+	// key (which already announced it).
+	Replayed bool
+}
+
+// Unknown is the error of an intent whose outcome is unknown: its request
+// may have reached the upstream and its answer was lost, and the gateway
+// could not (yet) find out what it did. Nothing is sent again for the key
+// until a lookup can tell.
+type Unknown struct {
+	// Keyed: the intent had a key, and a retry with it looks again.
+	Keyed bool
+	// SentAt is when the first attempt of unknown outcome ran.
+	SentAt time.Time
+	// Why says what the gateway could not tell.
+	Why string
+	// Err is the transport's error, when this call lost the answer.
+	Err error
+}
+
+func (u *Unknown) Error() string { return "idempotency: outcome unknown: " + u.Why }
+func (u *Unknown) Unwrap() error { return u.Err }
+
+// ErrLaneBusy: another intent of the lane is being sent, or its outcome is
+// unknown and has not settled; nothing was sent.
+var ErrLaneBusy = errors.New("idempotency: another movement of the same kind is in progress")
+
+// ErrUnprovable is what Find wraps when what it found cannot be told apart
+// from the attempt's effect or another's.
+var ErrUnprovable = errors.New("idempotency: the upstream changed in a way that cannot be attributed")
+
+// lookupSkew widens the window an unknown attempt is looked for in: the
+// upstream's clock is not the gateway's, and its timestamps have whole
+// seconds.
+const lookupSkew = time.Minute
+
+// Why an outcome stays unknown.
+const (
+	whyLost       = "the gateway did not send it again"
+	whyNoLookup   = "the upstream offers no way to find out what it did"
+	whyReadFailed = "the gateway could not read the upstream to find out what it did"
+	whyNotYet     = "the upstream does not show it yet, and it may still be under way"
+	whyNotProven  = "the upstream shows a matching record the gateway cannot prove is this attempt's (another request could have made it)"
+)
+
+// Run carries out in at most once per (Scope, Key):
+//   - the key is claimed (Do); a remembered success is replayed;
+//   - the lane, if any, is taken;
+//   - a retry of an attempt of unknown outcome looks for its record: a
+//     proven one (or the one the lane proves) is answered; an absence once
+//     the attempt has settled lets it send again; anything else stays
+//     unknown;
+//   - otherwise it sends; a lost answer is remembered as unknown (and
+//     holds the lane until it settles) and answered as *Unknown.
+func (s *Store) Run(ctx context.Context, in Intent) (Outcome, error) {
+	if in.Key == "" {
+		return s.runOnce(ctx, in)
+	}
+	ran := false
+	holder := Key(in.Scope, in.Key)
+	a, err := s.Do(ctx, in.Scope, in.Key, in.Fingerprint, func(ctx context.Context, prior *Attempt) (Attempt, error) {
+		var (
+			l   *lane
+			err error
+		)
+		if in.Lane != "" {
+			if l, err = s.takeLane(ctx, in.Lane, holder); err != nil {
+				return Attempt{}, err
+			}
+		}
+		ran = true
+		return s.attempt(ctx, in, prior, holder, l)
+	})
+	switch {
+	case err != nil:
+		return Outcome{}, err
+	case a.Unknown:
+		return Outcome{}, unknownError(a)
+	}
+	return Outcome{Attempt: a, Replayed: !ran}, nil
+}
+
+// attempt is one run of a keyed intent under its claim (and lane): it
+// resolves an unknown prior, or sends. It returns the attempt to remember.
+func (s *Store) attempt(ctx context.Context, in Intent, prior *Attempt, holder string, l *lane) (a Attempt, err error) {
+	defer func() { l.leave(ctx, s, a.Unknown, in.Settle, &a) }()
+	if prior != nil && prior.Unknown {
+		found, resend, err := s.resolve(ctx, in, *prior, holder, l)
+		if err != nil || !resend {
+			return found, err
+		}
+	}
+	a, _, err = s.send(ctx, in, prior, holder)
+	return a, err
+}
+
+// send takes the snapshot, sends once and returns an unknown attempt (and
+// the transport's error, lost) when the answer was lost.
+func (s *Store) send(ctx context.Context, in Intent, prior *Attempt, holder string) (a Attempt, lost, err error) {
+	var snap json.RawMessage
+	if in.Snapshot != nil {
+		if snap, err = in.Snapshot(ctx); err != nil {
+			return Attempt{}, nil, err
+		}
+	}
+	sentAt := s.now()
+	a, err = in.Send(ctx, prior)
+	if err != nil && in.Lost != nil && in.Lost(err) {
+		u := Attempt{Unknown: true, Sent: snap, SentAt: sentAt.UnixMilli(), EndedAt: s.now().UnixMilli(), Why: whyLost}
+		if prior != nil {
+			// A refused order's id, which the retry carries again. An unknown
+			// prior was proven to have had no effect before this send.
+			u.ID = prior.ID
+		}
+		return u, err, nil
+	}
+	if err != nil {
+		return a, nil, err
+	}
+	if a.Succeeded && in.Records != "" && a.ID != "" {
+		s.mark(ctx, in.Records, a.ID, holder)
+	}
+	return a, nil, nil
+}
+
+// resolve finds out what an attempt of unknown outcome did. It returns the
+// found record as a success, or resend when the attempt certainly had no
+// effect, or the prior, still unknown (to be remembered with why).
+func (s *Store) resolve(ctx context.Context, in Intent, prior Attempt, holder string, l *lane) (found Attempt, resend bool, err error) {
+	still := func(why string) (Attempt, bool, error) {
+		p := prior
+		p.Why = why
+		return p, false, nil
+	}
+	if in.Find == nil {
+		return still(whyNoLookup)
+	}
+	now := s.now()
+	from := time.UnixMilli(prior.SentAt).Add(-lookupSkew)
+	to := time.UnixMilli(prior.EndedAt).Add(lookupSkew)
+	if to.After(now) {
+		to = now.Add(lookupSkew)
+	}
+	cs, err := in.Find(ctx, prior, from, to)
+	if err == nil && in.Records != "" {
+		cs, err = s.notOthers(ctx, in.Records, holder, cs)
+	}
+	if errors.Is(err, ErrUnprovable) {
+		return still(whyNotProven)
+	}
+	if err != nil {
+		s.log.WarnContext(ctx, "idempotency: could not look up an attempt of unknown outcome", "err", err)
+		return still(whyReadFailed)
+	}
+	var proven []Candidate
+	for _, c := range cs {
+		if c.Proven {
+			proven = append(proven, c)
+		}
+	}
+	// Only this key's lane, kept since the lost attempt, proves that a
+	// record that merely looks like the attempt is the attempt's.
+	if len(proven) == 0 && len(cs) == 1 && l.kept(prior) {
+		proven = cs
+	}
+	switch {
+	case len(proven) == 1:
+		c := proven[0]
+		if in.Records != "" {
+			if mine, err := s.own(ctx, ownerKey(in.Records, c.ID), holder); err != nil || !mine {
+				return still(whyNotProven)
+			}
+		}
+		return Attempt{ID: c.ID, Succeeded: true, Result: c.Result}, false, nil
+	case len(cs) > 0:
+		return still(whyNotProven)
+	case now.Sub(time.UnixMilli(prior.EndedAt)) < in.Settle:
+		return still(whyNotYet)
+	}
+	return Attempt{}, true, nil
+}
+
+// runOnce carries out an intent without a key: nothing is remembered, but
+// it takes its lane (so that keyed lookups can count on it) and marks its
+// record, which then never answers any key.
+func (s *Store) runOnce(ctx context.Context, in Intent) (Outcome, error) {
+	holder := unkeyedHolder()
+	var l *lane
+	if in.Lane != "" {
+		var err error
+		if l, err = s.takeLane(ctx, in.Lane, holder); err != nil {
+			return Outcome{}, err
+		}
+	}
+	a, lost, err := s.send(ctx, in, nil, holder)
+	l.leave(ctx, s, a.Unknown, in.Settle, &a)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if a.Unknown {
+		u := unknownError(a)
+		u.Keyed, u.Err = false, lost
+		return Outcome{}, u
+	}
+	return Outcome{Attempt: a}, nil
+}
+
+func unknownError(a Attempt) *Unknown {
+	why := a.Why
+	if why == "" {
+		why = whyLost
+	}
+	u := &Unknown{Keyed: true, Why: why}
+	if a.SentAt != 0 {
+		u.SentAt = time.UnixMilli(a.SentAt)
+	}
+	return u
+}
+
+// unkeyedHolder names a call without a key: it owns its record and its lane
+// turn, and no key ever matches it.
+func unkeyedHolder() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return "unkeyed-" + hex.EncodeToString(b)
+}
+
+// mark records that the upstream record id (of kind records) is holder's.
+func (s *Store) mark(ctx context.Context, records, id, holder string) {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	if _, err := s.own(wctx, ownerKey(records, id), holder); err != nil {
+		s.log.WarnContext(ctx, "idempotency: could not mark an upstream record as a call's", "err", err)
+	}
+}
+
+// notOthers drops the candidates another key, or a call without a key,
+// already owns.
+func (s *Store) notOthers(ctx context.Context, records, holder string, cs []Candidate) ([]Candidate, error) {
+	out := cs[:0:0]
+	for _, c := range cs {
+		e, err := s.kv.Get(ctx, ownerKey(records, c.ID))
+		switch {
+		case errors.Is(err, jetstream.ErrKeyNotFound):
+			out = append(out, c)
+		case err != nil:
+			return nil, fmt.Errorf("idempotency: owner: %w", err)
+		case string(e.Value()) == holder:
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// laneRecord is the stored state of a lane.
+type laneRecord struct {
+	Holder     string `json:"holder"`
+	LeaseUntil int64  `json:"lease_until"`
+	// Unknown: the holder's last attempt has an unknown outcome; the lane
+	// is held until it settles (LeaseUntil).
+	Unknown bool `json:"unknown,omitempty"`
+}
+
+// lane is a lane this call holds.
+type lane struct {
+	key    string
+	holder string
+	rev    uint64
+	// prevRev is the revision the lane had when this call took it, and
+	// prevMine whether it was then this holder's unknown attempt: the
+	// lane has been the key's since its lost attempt when prevRev is the
+	// revision that attempt left (Attempt.LaneRev).
+	prevRev  uint64
+	prevMine bool
+}
+
+func laneKey(name string) string { return Key("lane", name) }
+
+// takeLane takes the lane for holder, waiting while another holds it (at
+// most the store's max wait, then ErrLaneBusy). The lane's own holder of an
+// unknown attempt takes it back at once.
+func (s *Store) takeLane(ctx context.Context, name, holder string) (*lane, error) {
+	k := laneKey(name)
+	deadline := time.Now().Add(s.maxWait)
+	for {
+		rec := laneRecord{Holder: holder, LeaseUntil: s.leaseEnd()}
+		b, _ := json.Marshal(rec)
+		e, err := s.kv.Get(ctx, k)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			rev, err := s.kv.Create(ctx, k, b)
+			if casLost(err) {
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("idempotency: lane: %w", err)
+			}
+			return &lane{key: k, holder: holder, rev: rev}, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("idempotency: lane: %w", err)
+		}
+		var cur laneRecord
+		_ = json.Unmarshal(e.Value(), &cur)
+		mine := cur.Holder == holder
+		if !mine && cur.LeaseUntil > s.now().UnixMilli() {
+			if err := s.wait(ctx, k, e.Revision(), time.UnixMilli(cur.LeaseUntil), deadline); err != nil {
+				if errors.Is(err, ErrInProgress) {
+					return nil, ErrLaneBusy
+				}
+				return nil, err
+			}
+			continue
+		}
+		rev, err := s.kv.Update(ctx, k, b, e.Revision())
+		if casLost(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("idempotency: lane: %w", err)
+		}
+		return &lane{key: k, holder: holder, rev: rev, prevRev: e.Revision(), prevMine: mine && cur.Unknown}, nil
+	}
+}
+
+// kept reports whether the lane has been this key's, untouched by any other
+// call, since prior was left unknown in it.
+func (l *lane) kept(prior Attempt) bool {
+	return l != nil && l.prevMine && prior.LaneRev != 0 && l.prevRev == prior.LaneRev
+}
+
+// leave gives the lane up: free after a known outcome; held until the
+// attempt has settled after an unknown one, whose LaneRev it sets.
+func (l *lane) leave(ctx context.Context, s *Store, unknown bool, settle time.Duration, a *Attempt) {
+	if l == nil {
+		return
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	if !unknown {
+		if err := s.kv.Delete(wctx, l.key, jetstream.LastRevision(l.rev)); err != nil {
+			s.log.WarnContext(ctx, "idempotency: could not free a lane; it frees itself when its lease ends", "err", err)
+		}
+		return
+	}
+	// Held until the attempt has settled: then whatever it did shows
+	// upstream, and the next holder's snapshot or lookup sees it.
+	until := time.UnixMilli(a.EndedAt).Add(settle)
+	b, _ := json.Marshal(laneRecord{Holder: l.holder, LeaseUntil: until.UnixMilli(), Unknown: true})
+	rev, err := s.kv.Update(wctx, l.key, b, l.rev)
+	if err != nil {
+		// The lane stays held until its lease ends; the next lookup of the
+		// key does not count on it.
+		s.log.WarnContext(ctx, "idempotency: could not hold a lane for an unknown outcome", "err", err)
+		a.LaneRev = 0
+		return
+	}
+	a.LaneRev = rev
+}
