@@ -292,7 +292,7 @@ func TestClusterLosesANodeWithoutLoss(t *testing.T) {
 	t.Cleanup(func() { up.Close(); sb.Close() })
 	replica := func() *testGateway {
 		g := startGateway(t, "-nats-url", cluster.URL(), "-nats-replicas", "3",
-			"-payments-url", up.URL+"/payments", "-banking-url", up.URL+"/banking",
+			"-payments-url", up.URL+"/payments", "-banking-url", up.URL+"/banking", "-payments-corporations", demoCorpID,
 			"-payments-private-key", paymentsim.PrivateKey, "-payments-public-key", paymentsim.PublicKey,
 			"-payments-access-token", paymentsim.AccessToken,
 			// The poller restores what a webhook could not deliver while

@@ -359,7 +359,7 @@ func livePollReplicas(t *testing.T) (*testGateway, *testGateway, *tcpCut) {
 	t.Cleanup(func() { up.Close(); sb.Close() })
 	replica := func(natsURL string) *testGateway {
 		g := startGateway(t, append([]string{"-nats-url", natsURL,
-			"-payments-url", up.URL + "/payments", "-banking-url", up.URL + "/banking",
+			"-payments-url", up.URL + "/payments", "-banking-url", up.URL + "/banking", "-payments-corporations", demoCorpID,
 			"-payments-private-key", paymentsim.PrivateKey, "-payments-public-key", paymentsim.PublicKey,
 			"-payments-access-token", paymentsim.AccessToken}, livePollArgs...)...)
 		g.SandboxURL = up.URL

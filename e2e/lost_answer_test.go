@@ -326,6 +326,9 @@ func startReplica(t *testing.T, up, natsURL string) *replica {
 		"-nats-url", natsURL, "-payments-url", up + "/payments", "-banking-url", up + "/banking",
 		"-payments-private-key", paymentsim.PrivateKey, "-payments-public-key", paymentsim.PublicKey,
 		"-payments-access-token", paymentsim.AccessToken,
+		// The sandbox's merchant: its demo corporation, whose API client
+		// the tests sign in as.
+		"-payments-corporations", demoCorpID,
 	}, func(string) string { return "" }, io.Discard)
 	if err != nil {
 		t.Fatalf("config: %v", err)

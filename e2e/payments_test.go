@@ -565,7 +565,7 @@ func TestWrongKeyKindIsAConfigurationErrorNotALeak(t *testing.T) {
 	srv := httptest.NewServer(validated(t, sb))
 	t.Cleanup(func() { srv.Close(); sb.Close() })
 	g := startGateway(t,
-		"-payments-url", srv.URL+"/payments", "-banking-url", srv.URL+"/banking",
+		"-payments-url", srv.URL+"/payments", "-banking-url", srv.URL+"/banking", "-payments-corporations", demoCorpID,
 		"-payments-private-key", paymentsim.PublicKey, "-payments-public-key", paymentsim.PublicKey,
 		"-payments-access-token", paymentsim.AccessToken)
 	g.SandboxURL = srv.URL

@@ -103,7 +103,7 @@ func twoReplicas(t *testing.T) (*testGateway, *testGateway) {
 
 	replica := func() *testGateway {
 		g := startGateway(t, "-nats-url", ns.ClientURL(),
-			"-payments-url", up.URL+"/payments", "-banking-url", up.URL+"/banking",
+			"-payments-url", up.URL+"/payments", "-banking-url", up.URL+"/banking", "-payments-corporations", demoCorpID,
 			"-payments-private-key", paymentsim.PrivateKey, "-payments-public-key", paymentsim.PublicKey,
 			"-payments-access-token", paymentsim.AccessToken)
 		g.SandboxURL = up.URL

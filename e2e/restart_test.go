@@ -144,7 +144,7 @@ func killAndRestart(t *testing.T, retryUnit time.Duration, reconcile string) {
 	ln.Close()
 	p := &gatewayProcess{t: t, logs: t.TempDir(), args: []string{
 		"-addr", addr, "-data-dir", t.TempDir(),
-		"-payments-url", up.URL + "/payments", "-banking-url", up.URL + "/banking",
+		"-payments-url", up.URL + "/payments", "-banking-url", up.URL + "/banking", "-payments-corporations", demoCorpID,
 		"-payments-private-key", paymentsim.PrivateKey, "-payments-public-key", paymentsim.PublicKey,
 		"-payments-access-token", paymentsim.AccessToken,
 		"-register-webhook", "false", "-reconcile-interval", reconcile,
