@@ -43,6 +43,7 @@ func TestParseConfigDefaults(t *testing.T) {
 	assert.Equal(t, "v2", c.BankingVersion)
 	assert.Equal(t, 12*time.Hour, c.SessionTTL)
 	assert.Equal(t, []string{"STAFF", "API_CLIENT"}, c.PaymentsOperators)
+	assert.Equal(t, []string{"c0000000-0000-4000-8000-000000000001"}, c.PaymentsCorporations, "the sandbox's merchant is its demo corporation")
 	assert.Equal(t, 60, c.PublicRateLimit)
 	assert.Equal(t, 10*time.Second, c.SandboxTokenGrace)
 	assert.Equal(t, 30*time.Second, c.ReconcileInterval)
@@ -56,6 +57,7 @@ func TestParseConfigDefaults(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, real.sandboxMode())
 	assert.False(t, real.RegisterWebhook, "with real upstreams registration is asked for, never assumed")
+	assert.Empty(t, real.PaymentsCorporations, "with real upstreams the merchant's corporation is named, never assumed")
 	assert.False(t, real.SandboxAnonymous, "with real upstreams every request signs in")
 }
 
@@ -77,6 +79,7 @@ func TestParseConfigReadsEveryVariable(t *testing.T) {
 		"FINGRAPH_BANKING_VERSION":       "v3",
 		"FINGRAPH_SESSION_TTL":           "45m",
 		"FINGRAPH_PAYMENTS_OPERATORS":    " staff, person ,introducer",
+		"FINGRAPH_PAYMENTS_CORPORATIONS": " corp-a ,corp-b",
 		"FINGRAPH_PUBLIC_RATE_LIMIT":     "7",
 		"FINGRAPH_WEBHOOK_RATE_LIMIT":    "20000",
 		"FINGRAPH_ENRICHER_WORKERS":      "3",
@@ -128,6 +131,7 @@ func TestParseConfigReadsEveryVariable(t *testing.T) {
 		"FINGRAPH_BANKING_VERSION":       {c.BankingVersion, "v3"},
 		"FINGRAPH_SESSION_TTL":           {c.SessionTTL, 45 * time.Minute},
 		"FINGRAPH_PAYMENTS_OPERATORS":    {c.PaymentsOperators, []string{"STAFF", "PERSON", "INTRODUCER"}},
+		"FINGRAPH_PAYMENTS_CORPORATIONS": {c.PaymentsCorporations, []string{"corp-a", "corp-b"}},
 		"FINGRAPH_PUBLIC_RATE_LIMIT":     {c.PublicRateLimit, 7},
 		"FINGRAPH_WEBHOOK_RATE_LIMIT":    {c.WebhookRateLimit, 20000.0},
 		"FINGRAPH_ENRICHER_WORKERS":      {c.EnricherWorkers, 3},
