@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -108,7 +110,7 @@ func untilAnswered(rng *rand.Rand, call func() (id, code string)) (ids []string,
 				ids = append(ids, g[0])
 			}
 			last = g[1]
-			if g[1] != "OUTCOME_UNKNOWN" && g[1] != "UPSTREAM_UNAVAILABLE" {
+			if g[1] != "OUTCOME_UNKNOWN" && g[1] != "UPSTREAM_UNAVAILABLE" && g[1] != "RATE_LIMITED" {
 				done = true
 			}
 		}
@@ -197,31 +199,94 @@ func upstreamConversions(t *testing.T, sandboxURL, corpID, walletID string) []ma
 	}
 }
 
+// intent is what the client saw of one money intent: keyed (retried until
+// answered) or not (sent once).
+type intent struct {
+	keyed   bool
+	amount  int64
+	answers []string // ids the gateway answered
+	final   string   // code of the last answer, "" for a result
+}
+
+// unknown reports an intent whose outcome the client never learned.
+func (i *intent) unknown() bool { return i.final == "OUTCOME_UNKNOWN" || i.final == "UPSTREAM_UNAVAILABLE" }
+
+// orderIntents is what the client asked of one order it was told exists.
+type orderIntents struct {
+	id, customer string
+	amount       int64
+	captured     bool // the client was told it is captured
+	refundable   int64
+	capture      []*intent
+	cancel       []*intent
+	refunds      []*intent
+}
+
+// subsetSums lists every sum of a subset of xs.
+func subsetSums(xs []int64) map[int64]bool {
+	sums := map[int64]bool{0: true}
+	for _, x := range xs {
+		for s := range maps.Clone(sums) {
+			sums[s+x] = true
+		}
+	}
+	return sums
+}
+
+// TestMoneyReconcilesUnderRandomFaults: a bounded number of random money
+// intents (conversions, orders, captures, refunds, cancels, card issues),
+// from several principals of one corporation, keyed and unkeyed, on the
+// same wallets and orders, while the transport loses answers after the
+// upstream acted and drops requests before it. Then every ledger is read
+// back from the upstream and reconciled with what the gateway answered:
+// every intent moved at most once, a key was never answered with another
+// intent's record, and what was confirmed happened.
 func TestMoneyReconcilesUnderRandomFaults(t *testing.T) {
 	t.Parallel()
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d (a failure replays with the same choices of operations and faults, bar goroutine timing)", seed)
 	rng := rand.New(rand.NewSource(seed))
+	const routeIssue = "POST /banking/v2/cards/issue"
 	f := &faulty{rng: rand.New(rand.NewSource(seed + 1)), routes: map[string]bool{
-		routeConvert: true, routeOrder: true, "PATCH /payments/v1/order": true,
+		routeConvert: true, routeOrder: true, routeOrderChange: true, routeIssue: true,
 	}}
 	g := startGatewayWith(t, func(c *app.Config) {
 		sandboxBehind(f.wrap)(c)
 		// The faults here never leave a request under way upstream, so an
-		// absence in the listing is proof at once: retries exercise the
-		// resend path as well as the lookup.
+		// absence is proof at once: retries exercise the resend path as
+		// well as the lookup, and lanes free at once.
 		c.OutcomeSettle = time.Nanosecond
 	})
-	anna := g.as(g.signInPerson(t, "anna@demo.test"))
+	persons := []*testGateway{g.as(g.signInPerson(t, "anna@demo.test")), g.as(g.signInPerson(t, "dace@demo.test"))}
 	api := g.as(g.signInAPI(t))
+	staff := g.signInStaff(t)
+	var k struct {
+		CreateAPIKey struct {
+			PrivateKey string `json:"privateKey"`
+		} `json:"createApiKey"`
+	}
+	g.queryAs(t, staff, `mutation { createApiKey(input: {corporationId: "`+demoCorpID+`", name: "second client"}) { privateKey } }`, nil).decode(t, &k)
+	var si struct {
+		SignIn signInResult `json:"signIn"`
+	}
+	g.queryAs(t, "", signInMutation, map[string]any{"input": map[string]any{"kind": "API_KEY", "apiKey": k.CreateAPIKey.PrivateKey}}).decode(t, &si)
+	operators := []*testGateway{api, g.as(si.SignIn.SessionToken), g.as(staff)}
 	customerID, methods := createCustomer(t, api, uniq("tok_ok_"))
+	anna := persons[0]
 	usd0, _ := anna.balance(t, demoCorpID, demoUSDWalletID)
 	before := map[any]bool{}
 	for _, tx := range upstreamConversions(t, g.SandboxURL, demoCorpID, demoUSDWalletID) {
 		before[tx["id"]] = true
 	}
+	cardsBefore := map[string]bool{}
+	var cl struct {
+		Cards []struct{ ID string } `json:"cards"`
+	}
+	anna.query(t, `{ cards { id } }`, nil).decode(t, &cl)
+	for _, c := range cl.Cards {
+		cardsBefore[c.ID] = true
+	}
 
-	const ops = 60
 	used := map[int64]bool{}
 	amount := func(lo, hi int64) int64 {
 		for {
@@ -231,38 +296,111 @@ func TestMoneyReconcilesUnderRandomFaults(t *testing.T) {
 			}
 		}
 	}
-	var conversions, orders []*keyed
-	type refund struct {
-		orderID string
-		amount  int64
-		ok      bool
+	// send runs one intent: keyed until answered, unkeyed once.
+	send := func(it *intent, call func(key string) (id, code string)) {
+		if !it.keyed {
+			id, code := call("")
+			if id != "" {
+				it.answers = append(it.answers, id)
+			}
+			it.final = code
+			return
+		}
+		key := uniq("prop-")
+		it.answers, it.final = untilAnswered(rng, func() (string, string) { return call(key) })
 	}
-	var refunds []refund
-	refundable := map[string]int64{} // order id -> what may still be refunded, as answered
+	withKey := func(in map[string]any, key string) map[string]any {
+		out := maps.Clone(in)
+		if key != "" {
+			out["idempotencyKey"] = key
+		}
+		return out
+	}
+	convert := func(p *testGateway, amount int64) func(key string) (string, string) {
+		in := map[string]any{"sourceWalletId": demoUSDWalletID, "amount": amount, "currency": "GBP"}
+		return func(key string) (string, string) {
+			res, r := p.convert(t, withKey(in, key))
+			if c := r.code(); c != "" {
+				return "", c
+			}
+			if res.Typename != "Conversion" {
+				return "", res.Typename
+			}
+			return res.ID, ""
+		}
+	}
+	change := func(p *testGateway, op, orderID string, amount int64) func(key string) (string, string) {
+		in := map[string]any{"orderId": orderID}
+		if amount > 0 {
+			in["amount"] = amount
+		}
+		return func(key string) (string, string) {
+			c, r := changeKeyed(t, p, op, withKey(in, key))
+			if code := r.code(); code != "" {
+				return "", code
+			}
+			return c.OrderID + "/" + c.Applied, ""
+		}
+	}
 
+	var conversions [][]*intent // per shape: the keyed intent, then unkeyed ones of the same shape
+	var orders, cards []*intent
+	var confirmed []*orderIntents
+	byID := map[string]*orderIntents{}
+	pick := func(ok func(o *orderIntents) bool) *orderIntents {
+		var c []*orderIntents
+		for _, o := range confirmed {
+			if ok(o) {
+				c = append(c, o)
+			}
+		}
+		if len(c) == 0 {
+			return nil
+		}
+		return c[rng.Intn(len(c))]
+	}
+	refused := func(its []*intent) bool { // nothing asked, or every ask refused
+		for _, it := range its {
+			if it.unknown() || it.final == "" {
+				return false
+			}
+		}
+		return true
+	}
+
+	const ops = 70
 	f.arm(true)
 	for range ops {
-		switch op := rng.Intn(10); {
-		case op < 4: // a conversion into GBP out of the USD wallet
-			k := &keyed{amount: amount(100, 900)}
-			in := map[string]any{"sourceWalletId": demoUSDWalletID, "amount": k.amount, "currency": "GBP", "idempotencyKey": uniq("prop-conv-")}
-			k.answers, k.final = untilAnswered(rng, func() (string, string) {
-				res, r := anna.convert(t, in)
-				if c := r.code(); c != "" {
-					return "", c
+		switch op := rng.Intn(20); {
+		case op < 6: // a conversion by Anna or Dace, sometimes met by an unkeyed one of the same shape
+			a := amount(100, 900)
+			keyed := &intent{keyed: true, amount: a}
+			shape := []*intent{keyed}
+			call, key := convert(persons[rng.Intn(2)], a), uniq("prop-")
+			if id, code := call(key); code != "OUTCOME_UNKNOWN" {
+				keyed.final = code
+				if id != "" {
+					keyed.answers = []string{id}
 				}
-				if res.Typename != "Conversion" {
-					return "", res.Typename
+			} else {
+				if rng.Intn(2) == 0 {
+					// Another person, or one without a key, makes the same
+					// movement while the key's outcome is unknown.
+					echo := &intent{amount: a}
+					send(echo, convert(persons[rng.Intn(2)], a))
+					shape = append(shape, echo)
 				}
-				return res.ID, ""
-			})
-			conversions = append(conversions, k)
-		case op < 8: // an order charged on the stored card
-			k := &keyed{amount: amount(1000, 9000)}
-			in := map[string]any{"idempotencyKey": uniq("prop-order-"), "currency": "EUR", "customerId": customerID, "autoCharge": true,
-				"items": map[string]any{"amount": k.amount}, "payment": map[string]any{"savedCard": map[string]any{"methodToken": methods[0]}}}
-			k.answers, k.final = untilAnswered(rng, func() (string, string) {
-				r := api.query(t, createOrderMutation, map[string]any{"input": in})
+				keyed.answers, keyed.final = untilAnswered(rng, func() (string, string) { return call(key) })
+			}
+			conversions = append(conversions, shape)
+		case op < 11: // an order on the stored card, keyed or not, by one of the operators
+			it := &intent{keyed: rng.Intn(4) != 0, amount: amount(1000, 9000)}
+			charge := rng.Intn(2) == 0
+			in := map[string]any{"currency": "EUR", "customerId": customerID, "autoCharge": charge,
+				"items": map[string]any{"amount": it.amount}, "payment": map[string]any{"savedCard": map[string]any{"methodToken": methods[0]}}}
+			p := operators[rng.Intn(len(operators))]
+			send(it, func(key string) (string, string) {
+				r := p.query(t, createOrderMutation, map[string]any{"input": withKey(in, key)})
 				if c := r.code(); c != "" {
 					return "", c
 				}
@@ -275,111 +413,176 @@ func TestMoneyReconcilesUnderRandomFaults(t *testing.T) {
 				}
 				return d.CreateOrder.ID, ""
 			})
-			for _, id := range k.answers {
-				refundable[id] = k.amount
-			}
-			orders = append(orders, k)
-		default: // a part refund of an order the gateway confirmed; no key, so never retried
-			var ids []string
-			for id, left := range refundable {
-				if left > 1 {
-					ids = append(ids, id)
+			orders = append(orders, it)
+			if len(it.answers) > 0 && it.final == "" {
+				o := &orderIntents{id: it.answers[0], amount: it.amount, captured: charge}
+				if charge {
+					o.refundable = it.amount
 				}
+				confirmed = append(confirmed, o)
+				byID[rawID(o.id)] = o
 			}
-			if len(ids) == 0 {
+		case op < 13: // capture or cancel an order the client knows authorised
+			o := pick(func(o *orderIntents) bool { return !o.captured && len(o.capture)+len(o.cancel) == 0 })
+			if o == nil {
 				continue
 			}
-			id := ids[rng.Intn(len(ids))]
-			a := 1 + rng.Int63n(refundable[id]/2)
-			refundable[id] -= a
-			r := changeOrder(api, t, "refund", id, ptr(int(a)))
-			refunds = append(refunds, refund{orderID: id, amount: a, ok: len(r.Errors) == 0})
-			if c := r.code(); c != "" && c != "UPSTREAM_UNAVAILABLE" {
-				t.Errorf("refund %d of %s: %+v", a, id, r.Errors)
+			it := &intent{keyed: rng.Intn(3) != 0}
+			if rng.Intn(2) == 0 {
+				send(it, change(operators[rng.Intn(len(operators))], "capture", o.id, 0))
+				o.capture = append(o.capture, it)
+				if it.final == "" {
+					o.captured, o.refundable = true, o.amount
+				}
+			} else {
+				send(it, change(operators[rng.Intn(len(operators))], "cancel", o.id, 0))
+				o.cancel = append(o.cancel, it)
 			}
+		case op < 18: // a part refund, keyed or not, by one of the operators
+			o := pick(func(o *orderIntents) bool { return o.refundable > 20 })
+			if o == nil {
+				continue
+			}
+			it := &intent{keyed: rng.Intn(3) != 0, amount: 1 + rng.Int63n(o.refundable/3)}
+			o.refundable -= it.amount // unknown ones too: the client never over-asks
+			send(it, change(operators[rng.Intn(len(operators))], "refund", o.id, it.amount))
+			o.refunds = append(o.refunds, it)
+		default: // a card for Dace on the card wallet, under a key
+			it := &intent{keyed: true}
+			in := issueInput()
+			send(it, func(key string) (string, string) {
+				r := anna.query(t, issueCardMutation, map[string]any{"input": withKey(in, key)})
+				if c := r.code(); c != "" {
+					return "", c
+				}
+				var d struct {
+					IssueCard cardData `json:"issueCard"`
+				}
+				r.decode(t, &d)
+				return d.IssueCard.ID, ""
+			})
+			cards = append(cards, it)
 		}
 	}
 	f.arm(false)
-	t.Logf("%d conversions, %d orders, %d refunds; %d answers lost after the upstream acted, %d requests dropped before it",
-		len(conversions), len(orders), len(refunds), f.lost, f.dropped)
+	t.Logf("%d conversion shapes, %d orders (%d confirmed), %d cards; %d answers lost after the upstream acted, %d requests dropped before it",
+		len(conversions), len(orders), len(confirmed), len(cards), f.lost, f.dropped)
 
-	// Conversions: the upstream's ledger of the USD wallet.
-	txs := upstreamConversions(t, g.SandboxURL, demoCorpID, demoUSDWalletID)
-	byAmount := map[int64][]map[string]any{}
+	// oneRecord checks the answers of intents that share a ledger group:
+	// each intent was answered one record at most, no record was answered
+	// to two intents, every answered record is in the ledger, and the
+	// ledger holds at most one record per intent (exactly the answered ones
+	// when every outcome is known).
+	oneRecord := func(what string, its []*intent, ledger map[string]bool) {
+		t.Helper()
+		owner := map[string]int{}
+		known, unknown := 0, 0
+		for i, it := range its {
+			for _, id := range it.answers {
+				if it.answers[0] != id {
+					t.Errorf("%s: one intent answered %s, then %s", what, it.answers[0], id)
+				}
+				if j, ok := owner[id]; ok && j != i {
+					t.Errorf("%s: record %s answered to two intents (no key may be answered with another's record)", what, id)
+				}
+				owner[id] = i
+				if !ledger[id] {
+					t.Errorf("%s: the gateway answered %s, which the upstream does not hold", what, id)
+				}
+			}
+			switch {
+			case len(it.answers) > 0:
+				known++
+			case it.unknown():
+				unknown++
+			}
+		}
+		if len(ledger) > known+unknown {
+			t.Errorf("%s: %d upstream records for %d intents (%d answered, %d unknown): something moved twice", what, len(ledger), len(its), known, unknown)
+		}
+		if len(ledger) < known {
+			t.Errorf("%s: %d upstream records, %d answered", what, len(ledger), known)
+		}
+	}
+
+	// Conversions: the USD wallet's ledger, grouped by shape.
+	ledger := map[int64]map[string]bool{}
 	var reserved int64
-	made := 0
-	for _, tx := range txs {
+	for _, tx := range upstreamConversions(t, g.SandboxURL, demoCorpID, demoUSDWalletID) {
 		if before[tx["id"]] {
 			continue
 		}
-		made++
 		reserved += num(tx["source_amount"])
-		if tx["target_currency"] == "GBP" {
-			byAmount[num(tx["target_amount"])] = append(byAmount[num(tx["target_amount"])], tx)
+		a := num(tx["target_amount"])
+		if ledger[a] == nil {
+			ledger[a] = map[string]bool{}
 		}
+		ledger[a][tx["id"].(string)] = true
 	}
-	accounted := 0
-	for _, k := range conversions {
-		up := byAmount[k.amount]
-		accounted += len(up)
-		if len(up) > 1 {
-			t.Errorf("conversion key of %d GBP cents: %d upstream conversions, want at most 1", k.amount, len(up))
-			continue
-		}
-		for _, id := range k.answers {
-			if len(up) == 0 || up[0]["id"] != id {
-				t.Errorf("conversion key of %d: the gateway answered %s, the upstream holds %v", k.amount, id, up)
-			}
-		}
-		if k.final == "" && len(up) != 1 {
-			t.Errorf("conversion key of %d: answered, yet %d upstream conversions", k.amount, len(up))
-		}
+	for _, shape := range conversions {
+		a := shape[0].amount
+		oneRecord(fmt.Sprintf("conversions of %d GBP cents", a), shape, ledger[a])
+		delete(ledger, a)
 	}
-	if stray := made - accounted; stray != 0 {
-		t.Errorf("%d upstream conversions no key accounts for", stray)
+	for a, ids := range ledger {
+		t.Errorf("%d upstream conversions of %d no intent accounts for", len(ids), a)
 	}
 	if usd, _ := anna.balance(t, demoCorpID, demoUSDWalletID); usd0-usd != reserved {
 		t.Errorf("the USD wallet moved %d, its conversions reserve %d", usd0-usd, reserved)
 	}
 
-	// Orders: the upstream's orders of the customer.
+	// Orders: the customer's orders, one group per intent (amounts are unique).
 	upOrders := upstreamOrders(t, g.SandboxURL, rawID(customerID))
-	ordersByAmount := map[int64][]map[string]any{}
+	orderLedger := map[int64]map[string]bool{}
 	for _, o := range upOrders {
-		ordersByAmount[num(o["amount"])] = append(ordersByAmount[num(o["amount"])], o)
+		a := num(o["amount"])
+		if orderLedger[a] == nil {
+			orderLedger[a] = map[string]bool{}
+		}
+		orderLedger[a][orderNodeID(o["id"].(string))] = true
 	}
-	charged := 0
-	for _, k := range orders {
-		up := ordersByAmount[k.amount]
-		charged += len(up)
-		if len(up) > 1 {
-			t.Errorf("order key of %d: %d upstream orders (charges), want at most 1", k.amount, len(up))
+	for _, it := range orders {
+		oneRecord(fmt.Sprintf("orders of %d", it.amount), []*intent{it}, orderLedger[it.amount])
+		delete(orderLedger, it.amount)
+	}
+	for a, ids := range orderLedger {
+		t.Errorf("%d upstream orders of %d no intent accounts for", len(ids), a)
+	}
+
+	// Captures, cancels and refunds: each order's amounts.
+	for _, up := range upOrders {
+		o := byID[up["id"].(string)]
+		if o == nil {
 			continue
 		}
-		for _, id := range k.answers {
-			if len(up) == 0 || up[0]["id"] != rawID(id) {
-				t.Errorf("order key of %d: the gateway answered %s, the upstream holds %v", k.amount, rawID(id), up)
+		status, captured, refunded := up["status"].(string), num(up["captured_amount"]), num(up["refunded_amount"])
+		var ok, maybe []int64
+		var okSum int64
+		for _, r := range o.refunds {
+			switch {
+			case r.final == "":
+				ok = append(ok, r.amount)
+				okSum += r.amount
+			case r.unknown():
+				maybe = append(maybe, r.amount)
 			}
 		}
-		if k.final == "" && len(up) != 1 {
-			t.Errorf("order key of %d: answered, yet %d upstream orders", k.amount, len(up))
+		if !subsetSums(maybe)[refunded-okSum] {
+			t.Errorf("order %s: upstream refunded %d; confirmed refunds %v, unknown ones %v: a refund moved twice, or a confirmed one never", o.id, refunded, ok, maybe)
 		}
-	}
-	if charged != len(upOrders) {
-		t.Errorf("%d upstream orders of the customer, %d accounted for by keys", len(upOrders), charged)
-	}
-	refundedOK, refundedAny := map[string]int64{}, map[string]int64{}
-	for _, r := range refunds {
-		refundedAny[rawID(r.orderID)] += r.amount
-		if r.ok {
-			refundedOK[rawID(r.orderID)] += r.amount
+		capturedOK := slices.ContainsFunc(o.capture, func(i *intent) bool { return i.final == "" })
+		cancelledOK := slices.ContainsFunc(o.cancel, func(i *intent) bool { return i.final == "" })
+		if capturedOK && captured != o.amount {
+			t.Errorf("order %s: the capture was confirmed, upstream captured %d of %d", o.id, captured, o.amount)
 		}
-	}
-	for _, o := range upOrders {
-		id := o["id"].(string)
-		got := num(o["refunded_amount"])
-		if got < refundedOK[id] || got > refundedAny[id] || got > num(o["captured_amount"]) {
-			t.Errorf("order %s: upstream refunded %d; the gateway confirmed %d of %d asked, captured %d", id, got, refundedOK[id], refundedAny[id], num(o["captured_amount"]))
+		if cancelledOK && status != "cancelled" {
+			t.Errorf("order %s: the cancel was confirmed, upstream status %s", o.id, status)
+		}
+		if capturedOK && cancelledOK {
+			t.Errorf("order %s: both a capture and a cancel were confirmed", o.id)
+		}
+		if refused(o.capture) && refused(o.cancel) && !capturedOK && !cancelledOK && !o.captured && status != "authorized" {
+			t.Errorf("order %s: no change was confirmed or unknown, upstream status %s", o.id, status)
 		}
 		// The gateway reads the order as the upstream holds it.
 		var d struct {
@@ -393,10 +596,22 @@ func TestMoneyReconcilesUnderRandomFaults(t *testing.T) {
 			} `json:"node"`
 		}
 		api.query(t, `query($id: ID!) { node(id: $id) { ... on Order { refundedAmount { amount } capturedAmount { amount } } } }`,
-			map[string]any{"id": orderNodeID(id)}).decode(t, &d)
-		if d.Node == nil || num(d.Node.RefundedAmount.Amount) != got || num(d.Node.CapturedAmount.Amount) != num(o["captured_amount"]) {
-			t.Errorf("order %s through the gateway %+v, upstream refunded %d captured %d", id, d.Node, got, num(o["captured_amount"]))
+			map[string]any{"id": o.id}).decode(t, &d)
+		if d.Node == nil || num(d.Node.RefundedAmount.Amount) != refunded || num(d.Node.CapturedAmount.Amount) != captured {
+			t.Errorf("order %s through the gateway %+v, upstream refunded %d captured %d", o.id, d.Node, refunded, captured)
 		}
+	}
+
+	// Cards: Anna's corporation's cards, one per intent at most.
+	anna.query(t, `{ cards { id } }`, nil).decode(t, &cl)
+	newCards := map[string]bool{}
+	for _, c := range cl.Cards {
+		if !cardsBefore[c.ID] {
+			newCards[c.ID] = true
+		}
+	}
+	if len(cards) > 0 {
+		oneRecord("cards", cards, newCards)
 	}
 }
 

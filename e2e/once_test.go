@@ -3,8 +3,8 @@ package e2e
 import (
 	"fmt"
 	"net/http"
-	"sync/atomic"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 

@@ -28,7 +28,7 @@ type Policy struct {
 	// kinds operate payments (staff whatever their corporation); "*" is
 	// any corporation.
 	corporations map[string]bool
-	public    *ratelimit.Keyed
+	public       *ratelimit.Keyed
 	// accounts limits failed sign-in and two-factor attempts (and every
 	// recovery request) per account, across all addresses: guessing from
 	// many addresses against one account is slowed as much as from one.
