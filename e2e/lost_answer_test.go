@@ -18,12 +18,10 @@ import (
 )
 
 // Lost answers: a transport between the gateway and the upstream that lets
-// the upstream act, then cuts the connection before the answer. The
-// mutations that move money or create a thing under an idempotency key are
-// createConversion and createOrder (the schema has no other
-// idempotencyKey); for both, one key is one conversion or one charge,
-// whatever is lost, however often the client retries, on one replica or
-// after a restart.
+// the upstream act, then cuts the connection before the answer. For
+// createConversion and createOrder, one key is one conversion or one
+// charge, whatever is lost, however often the client retries, on one
+// replica or after a restart (captures, refunds and cancels: once_test.go).
 
 // Routes the lossy transport can cut, as the sandbox's stats name them.
 const (

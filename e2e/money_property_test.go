@@ -18,14 +18,15 @@ import (
 	"github.com/fingraph/fingraph/app"
 )
 
-// The money property: random conversions, orders, refunds and retries
-// through the gateway while a faulty transport in front of the upstream
-// loses answers after the upstream acted and drops requests before it saw
-// them; then every wallet and every order is read back from the upstream's
-// own listings and must reconcile with what the gateway answered: at most
-// one conversion and one charge per idempotency key, exactly the one the
-// gateway named when it named one, nothing the gateway cannot account for,
-// and balances and refunds that add up.
+// The money property: random conversions, orders, captures, cancels,
+// refunds and card issues, keyed and unkeyed, from several principals of
+// one corporation, through the gateway while a faulty transport in front
+// of the upstream loses answers after the upstream acted and drops requests
+// before it saw them; then every wallet, order and card is read back from
+// the upstream's own ledgers and must reconcile with what the gateway
+// answered: at most one movement per intent, exactly the one the gateway
+// named when it named one, never one record for two intents, nothing the
+// gateway cannot account for, and balances and refunds that add up.
 
 // faulty loses or drops a random share of the requests to chosen routes.
 type faulty struct {
@@ -80,13 +81,6 @@ func (f *faulty) wrap(next http.Handler) http.Handler {
 		}
 		panic(http.ErrAbortHandler)
 	})
-}
-
-// keyed is what the client saw of one idempotency key.
-type keyed struct {
-	amount  int64
-	answers []string // ids the gateway answered for the key
-	final   string   // code of the last answer, "" for a result
 }
 
 // untilAnswered sends call with one key until it gets an answer that is not
@@ -209,17 +203,19 @@ type intent struct {
 }
 
 // unknown reports an intent whose outcome the client never learned.
-func (i *intent) unknown() bool { return i.final == "OUTCOME_UNKNOWN" || i.final == "UPSTREAM_UNAVAILABLE" }
+func (i *intent) unknown() bool {
+	return i.final == "OUTCOME_UNKNOWN" || i.final == "UPSTREAM_UNAVAILABLE"
+}
 
 // orderIntents is what the client asked of one order it was told exists.
 type orderIntents struct {
-	id, customer string
-	amount       int64
-	captured     bool // the client was told it is captured
-	refundable   int64
-	capture      []*intent
-	cancel       []*intent
-	refunds      []*intent
+	id         string
+	amount     int64
+	captured   bool // the client was told it is captured
+	refundable int64
+	capture    []*intent
+	cancel     []*intent
+	refunds    []*intent
 }
 
 // subsetSums lists every sum of a subset of xs.
@@ -620,5 +616,3 @@ func TestMoneyReconcilesUnderRandomFaults(t *testing.T) {
 func orderNodeID(raw string) string {
 	return base64.RawURLEncoding.EncodeToString([]byte("Order:" + raw))
 }
-
-func ptr[T any](v T) *T { return &v }

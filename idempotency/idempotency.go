@@ -1,8 +1,12 @@
-// Package idempotency runs money movements at most once per client-chosen
-// key. A retried createOrder (or any other call that moves money) either
-// replays the result of the attempt that succeeded, or carries what the
-// earlier failed attempt left behind (the payments spec's rule 3: the order
-// id from the upstream's refusal), instead of charging twice.
+// Package idempotency runs money movements, and every call that creates an
+// upstream record, at most once per client-chosen key, and owns the whole
+// protocol (Store.Run): claim the key, send, remember an unknown outcome,
+// look it up once it has settled, answer. A call declares an Intent (its
+// scope, how to send it, how to find its record, what proves a record its
+// own); a retry either replays the result of the attempt that succeeded, or
+// carries what the earlier failed attempt left behind (the payments spec's
+// rule 3: the order id from the upstream's refusal), instead of charging
+// twice.
 //
 // An attempt whose outcome is unknown (the request went out, the answer
 // was lost) is remembered as such, with what identifies it upstream (Sent)
