@@ -1,9 +1,12 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -265,5 +268,151 @@ func TestAnotherCorporationsAPIKeyDoesNotOperatePayments(t *testing.T) {
 	}
 	if r := changeOrder(second, t, "refund", id, nil); r.code() != "FORBIDDEN" {
 		t.Errorf("another corporation's API key refunded the merchant's order: %s %+v", r.Data, r.Errors)
+	}
+}
+
+// posts counts the upstream's POST requests so far.
+func posts(t *testing.T, g *testGateway) int {
+	t.Helper()
+	n := 0
+	for route, c := range g.stats(t).Routes {
+		if strings.HasPrefix(route, "POST ") {
+			n += c
+		}
+	}
+	return n
+}
+
+// firstID finds the first "id" (or a payment method's "token") in a
+// GraphQL answer.
+func firstID(v any) string {
+	switch x := v.(type) {
+	case map[string]any:
+		if id, ok := x["id"].(string); ok {
+			return id
+		}
+		if tok, ok := x["token"].(string); ok {
+			return tok
+		}
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			if id := firstID(x[k]); id != "" {
+				return id
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if id := firstID(e); id != "" {
+				return id
+			}
+		}
+	}
+	return ""
+}
+
+// TestEveryRecordMutationReplaysItsKey: each mutation that creates an
+// upstream record takes an idempotencyKey; the same key and input a second
+// time answers the same record and sends nothing upstream.
+func TestEveryRecordMutationReplaysItsKey(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t)
+	api := g.as(g.signInAPI(t))
+	staff := g.as(g.signInStaff(t))
+	anna := g.as(g.signInPerson(t, "anna@demo.test"))
+	customerID, _ := createCustomer(t, api, uniq("tok_ok_"))
+	cases := []struct {
+		name  string
+		as    *testGateway
+		query string
+		input map[string]any
+	}{
+		{"createCustomer", api, `mutation($input: CreateCustomerInput!) { createCustomer(input: $input) { customer { id paymentMethods { token } } } }`,
+			map[string]any{"number": uniq("c-"), "contact": map[string]any{"name": "Keyed Customer", "email": "x@example.com"}, "cardTokens": []string{uniq("tok_ok_")}}},
+		{"addPaymentMethod", api, `mutation($input: AddPaymentMethodInput!) { addPaymentMethod(input: $input) { paymentMethod { token } orders { token } } }`,
+			map[string]any{"customerId": customerID, "cardToken": uniq("tok_ok_")}},
+		{"createWallet", staff, `mutation($input: CreateWalletInput!) { createWallet(input: $input) { wallets { id } } }`,
+			map[string]any{"corporationId": demoCorpID, "adapter": "ADAPTER_B", "name": "Keyed B"}},
+		{"createWalletRequisites", api, `mutation($input: CreateWalletRequisitesInput!) { createWalletRequisites(input: $input) { id } }`,
+			map[string]any{"corporationId": demoCorpID, "adapter": "ADAPTER_A"}},
+		{"issueCard", anna, issueCardMutation, issueInput()},
+		{"createPerson", anna, `mutation($input: CreatePersonInput!) { createPerson(input: $input) { id } }`,
+			map[string]any{"firstName": "Keyed", "lastName": "Person", "gender": "MALE", "isUbo": true}},
+		{"signUpCorporation", g, `mutation($input: SignUpCorporationInput!) { signUpCorporation(input: $input) { id } }`,
+			map[string]any{"companyName": "Keyed SIA", "email": uniq("keyed") + "@keyed.test", "firstName": "Liga", "lastName": "Egle",
+				"phone": "+37120001111", "country": "LV", "captcha": "sandbox-captcha-ok"}},
+	}
+	for _, tc := range cases {
+		tc.input["idempotencyKey"] = uniq("rec-")
+		var ids []string
+		for i := range 2 {
+			before := posts(t, g)
+			r := tc.as.query(t, tc.query, map[string]any{"input": tc.input})
+			var d any
+			_ = json.Unmarshal(r.Data, &d)
+			if len(r.Errors) > 0 || firstID(d) == "" {
+				t.Errorf("%s call %d: %s %+v", tc.name, i, r.Data, r.Errors)
+				continue
+			}
+			ids = append(ids, firstID(d))
+			if sent := posts(t, g) - before; i == 1 && sent != 0 {
+				t.Errorf("%s: the retry with the same key sent %d requests upstream", tc.name, sent)
+			}
+		}
+		if len(ids) == 2 && ids[0] != ids[1] {
+			t.Errorf("%s: one key answered %s, then %s", tc.name, ids[0], ids[1])
+		}
+	}
+
+	// uploadKycDocument: the same upload under one key is one document.
+	kycIn := map[string]any{"input": map[string]any{"file": nil, "idempotencyKey": uniq("kyc-")}}
+	pdf := []byte("%PDF-1.7\n%%EOF\n")
+	n0, _ := g.kycStore(t)
+	var docs []string
+	for i := range 2 {
+		r, _ := anna.upload(t, nil, uploadMutation, kycIn, "variables.input.file", "keyed.pdf", pdf)
+		var d any
+		_ = json.Unmarshal(r.Data, &d)
+		if len(r.Errors) > 0 || firstID(d) == "" {
+			t.Fatalf("uploadKycDocument call %d: %s %+v", i, r.Data, r.Errors)
+		}
+		docs = append(docs, firstID(d))
+	}
+	if n, _ := g.kycStore(t); docs[0] != docs[1] || n != n0+1 {
+		t.Errorf("uploadKycDocument under one key: answered %v, %d documents stored, want one", docs, n-n0)
+	}
+
+	// createApiKey shows its secret once: a replay names the key instead.
+	in := map[string]any{"corporationId": demoCorpID, "name": "keyed", "idempotencyKey": uniq("rec-")}
+	const q = `mutation($input: CreateApiKeyInput!) { createApiKey(input: $input) { id privateKey } }`
+	if r := staff.query(t, q, map[string]any{"input": in}); len(r.Errors) > 0 {
+		t.Fatalf("createApiKey: %+v", r.Errors)
+	}
+	before := posts(t, g)
+	if r := staff.query(t, q, map[string]any{"input": in}); r.code() != "BAD_USER_INPUT" {
+		t.Errorf("createApiKey replayed: %s %+v", r.Data, r.Errors)
+	}
+	if posts(t, g) != before {
+		t.Error("a replayed createApiKey made another key")
+	}
+}
+
+// TestLostRecordAnswerNeverMakesASecond: a wallet whose answer is lost
+// under a key is OUTCOME_UNKNOWN, and so is every retry with the key (the
+// upstream keeps no reference to find it by): never a second wallet.
+func TestLostRecordAnswerNeverMakesASecond(t *testing.T) {
+	t.Parallel()
+	l := newLossy()
+	g := startGatewayWith(t, sandboxBehind(l.wrap))
+	staff := g.as(g.signInStaff(t))
+	const route = "POST /banking/v2/corporations/" + demoCorpID + "/wallets"
+	in := map[string]any{"corporationId": demoCorpID, "adapter": "ADAPTER_B", "name": "Lost B", "idempotencyKey": uniq("wallet-")}
+	l.lose(route, 1)
+	for i := range 3 {
+		r := staff.query(t, `mutation($input: CreateWalletInput!) { createWallet(input: $input) { wallets { id } } }`, map[string]any{"input": in})
+		if r.code() != "OUTCOME_UNKNOWN" {
+			t.Errorf("call %d: want OUTCOME_UNKNOWN, got %s %+v", i, r.Data, r.Errors)
+		}
+	}
+	if n := g.stats(t).Routes["POST /banking/v2/corporations/{id}/wallets"]; n != 1 {
+		t.Errorf("%d wallet creations upstream for one key, want 1", n)
 	}
 }
