@@ -30548,7 +30548,7 @@ func (ec *executionContext) marshalNCardTransaction2ᚖgithubᚗcomᚋfingraph�
 }
 
 func (ec *executionContext) marshalNCardTransactionEdge2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransactionEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.CardTransactionEdge) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSliceInline(ctx, ec.OperationContext, sel, nil, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCardTransactionEdge2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransactionEdge(ctx, sel, v[i])
@@ -30636,7 +30636,7 @@ func (ec *executionContext) marshalNCorporation2ᚖgithubᚗcomᚋfingraphᚋfin
 }
 
 func (ec *executionContext) marshalNCorporationEdge2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.CorporationEdge) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSliceInline(ctx, ec.OperationContext, sel, inlineCorporationEdge, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCorporationEdge2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationEdge(ctx, sel, v[i])
@@ -30818,7 +30818,7 @@ func (ec *executionContext) marshalNEvent2ᚖgithubᚗcomᚋfingraphᚋfingraph�
 }
 
 func (ec *executionContext) marshalNEventEdge2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐEventEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.EventEdge) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSliceInline(ctx, ec.OperationContext, sel, inlineEventEdge, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNEventEdge2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐEventEdge(ctx, sel, v[i])
@@ -30954,7 +30954,7 @@ func (ec *executionContext) marshalNInvoice2ᚖgithubᚗcomᚋfingraphᚋfingrap
 }
 
 func (ec *executionContext) marshalNInvoiceRepayment2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐInvoiceRepaymentᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.InvoiceRepayment) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSliceInline(ctx, ec.OperationContext, sel, nil, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNInvoiceRepayment2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐInvoiceRepayment(ctx, sel, v[i])
@@ -31092,7 +31092,7 @@ func (ec *executionContext) marshalNMinorUnits2int64(ctx context.Context, sel as
 }
 
 func (ec *executionContext) marshalNMoney2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoneyᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Money) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSliceInline(ctx, ec.OperationContext, sel, nil, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, sel, v[i])
@@ -31185,7 +31185,7 @@ func (ec *executionContext) marshalNOrderChangePayload2ᚖgithubᚗcomᚋfingrap
 }
 
 func (ec *executionContext) marshalNOrderItem2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrderItemᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.OrderItem) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSliceInline(ctx, ec.OperationContext, sel, nil, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNOrderItem2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrderItem(ctx, sel, v[i])
@@ -31250,7 +31250,7 @@ func (ec *executionContext) unmarshalNPaymentInput2ᚖgithubᚗcomᚋfingraphᚋ
 }
 
 func (ec *executionContext) marshalNPaymentMethod2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPaymentMethodᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.PaymentMethod) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSliceInline(ctx, ec.OperationContext, sel, nil, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNPaymentMethod2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPaymentMethod(ctx, sel, v[i])
@@ -31300,7 +31300,7 @@ func (ec *executionContext) marshalNPerson2ᚖgithubᚗcomᚋfingraphᚋfingraph
 }
 
 func (ec *executionContext) marshalNPersonEdge2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.PersonEdge) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSliceInline(ctx, ec.OperationContext, sel, inlinePersonEdge, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNPersonEdge2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonEdge(ctx, sel, v[i])
@@ -31353,7 +31353,7 @@ func (ec *executionContext) unmarshalNPersonType2ᚕgithubᚗcomᚋfingraphᚋfi
 }
 
 func (ec *executionContext) marshalNPersonType2ᚕgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.PersonType) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSliceInline(ctx, ec.OperationContext, sel, nil, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNPersonType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonType(ctx, sel, v[i])
@@ -31512,7 +31512,7 @@ func (ec *executionContext) marshalNSignedIn2ᚖgithubᚗcomᚋfingraphᚋfingra
 }
 
 func (ec *executionContext) marshalNSignedOrder2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSignedOrderᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.SignedOrder) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSliceInline(ctx, ec.OperationContext, sel, inlineSignedOrder, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNSignedOrder2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSignedOrder(ctx, sel, v[i])
@@ -31688,7 +31688,7 @@ func (ec *executionContext) marshalNViewer2ᚖgithubᚗcomᚋfingraphᚋfingraph
 }
 
 func (ec *executionContext) marshalNWallet2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Wallet) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSliceInline(ctx, ec.OperationContext, sel, inlineWallet, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNWallet2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWallet(ctx, sel, v[i])
@@ -31722,7 +31722,7 @@ func (ec *executionContext) marshalNWalletAdapter2githubᚗcomᚋfingraphᚋfing
 }
 
 func (ec *executionContext) marshalNWalletRequisites2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletRequisitesᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.WalletRequisites) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSliceInline(ctx, ec.OperationContext, sel, nil, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNWalletRequisites2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletRequisites(ctx, sel, v[i])
@@ -31768,7 +31768,7 @@ func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlge
 }
 
 func (ec *executionContext) marshalN__Directive2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirectiveᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.Directive) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSliceInline(ctx, ec.OperationContext, sel, nil, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx, sel, v[i])
@@ -31812,7 +31812,7 @@ func (ec *executionContext) unmarshalN__DirectiveLocation2ᚕstringᚄ(ctx conte
 }
 
 func (ec *executionContext) marshalN__DirectiveLocation2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSliceInline(ctx, ec.OperationContext, sel, nil, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__DirectiveLocation2string(ctx, sel, v[i])
@@ -31840,7 +31840,7 @@ func (ec *executionContext) marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlg
 }
 
 func (ec *executionContext) marshalN__InputValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.InputValue) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSliceInline(ctx, ec.OperationContext, sel, nil, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
@@ -31868,7 +31868,7 @@ func (ec *executionContext) marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋg
 }
 
 func (ec *executionContext) marshalN__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.Type) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSliceInline(ctx, ec.OperationContext, sel, nil, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])
@@ -31924,7 +31924,7 @@ func (ec *executionContext) marshalOApiKey2ᚕᚖgithubᚗcomᚋfingraphᚋfingr
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSliceInline(ctx, ec.OperationContext, sel, nil, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNApiKey2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐAPIKey(ctx, sel, v[i])
@@ -31974,7 +31974,7 @@ func (ec *executionContext) marshalOCard2ᚕᚖgithubᚗcomᚋfingraphᚋfingrap
 		return graphql.Null
 	}
 	ctx = graphql.WithBatchParents(ctx, "Card", v, nil)
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSliceInline(ctx, ec.OperationContext, sel, inlineCard, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCard2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCard(ctx, sel, v[i])
@@ -32115,7 +32115,7 @@ func (ec *executionContext) marshalOCustomer2ᚕᚖgithubᚗcomᚋfingraphᚋfin
 		return graphql.Null
 	}
 	ctx = graphql.WithBatchParents(ctx, "Customer", v, nil)
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSliceInline(ctx, ec.OperationContext, sel, inlineCustomer, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCustomer2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCustomer(ctx, sel, v[i])
@@ -32265,7 +32265,7 @@ func (ec *executionContext) marshalOIndividual2ᚕᚖgithubᚗcomᚋfingraphᚋf
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSliceInline(ctx, ec.OperationContext, sel, nil, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNIndividual2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐIndividual(ctx, sel, v[i])
@@ -32333,7 +32333,7 @@ func (ec *executionContext) marshalOInvoice2ᚕᚖgithubᚗcomᚋfingraphᚋfing
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSliceInline(ctx, ec.OperationContext, sel, nil, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNInvoice2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐInvoice(ctx, sel, v[i])
@@ -32370,7 +32370,7 @@ func (ec *executionContext) marshalOKycDocument2ᚕᚖgithubᚗcomᚋfingraphᚋ
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSliceInline(ctx, ec.OperationContext, sel, inlineKycDocument, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNKycDocument2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐKycDocument(ctx, sel, v[i])
@@ -32405,7 +32405,7 @@ func (ec *executionContext) marshalOLimit2ᚕᚖgithubᚗcomᚋfingraphᚋfingra
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSliceInline(ctx, ec.OperationContext, sel, nil, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNLimit2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐLimit(ctx, sel, v[i])
@@ -32472,7 +32472,7 @@ func (ec *executionContext) marshalOOrder2ᚕᚖgithubᚗcomᚋfingraphᚋfingra
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSliceInline(ctx, ec.OperationContext, sel, inlineOrder, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNOrder2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrder(ctx, sel, v[i])
@@ -32523,7 +32523,7 @@ func (ec *executionContext) marshalOPendingAction2ᚕᚖgithubᚗcomᚋfingraph�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSliceInline(ctx, ec.OperationContext, sel, inlinePendingAction, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNPendingAction2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPendingAction(ctx, sel, v[i])
@@ -32542,7 +32542,7 @@ func (ec *executionContext) marshalOPerson2ᚕᚖgithubᚗcomᚋfingraphᚋfingr
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSliceInline(ctx, ec.OperationContext, sel, inlinePerson, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNPerson2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPerson(ctx, sel, v[i])
@@ -32741,7 +32741,7 @@ func (ec *executionContext) marshalOWallet2ᚕᚖgithubᚗcomᚋfingraphᚋfingr
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSliceInline(ctx, ec.OperationContext, sel, inlineWallet, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNWallet2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWallet(ctx, sel, v[i])
@@ -32799,7 +32799,7 @@ func (ec *executionContext) marshalOWalletRequisites2ᚕᚖgithubᚗcomᚋfingra
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSliceInline(ctx, ec.OperationContext, sel, nil, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNWalletRequisites2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletRequisites(ctx, sel, v[i])
@@ -32818,7 +32818,7 @@ func (ec *executionContext) marshalOWebhook2ᚕᚖgithubᚗcomᚋfingraphᚋfing
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSliceInline(ctx, ec.OperationContext, sel, nil, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNWebhook2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWebhook(ctx, sel, v[i])
@@ -32837,7 +32837,7 @@ func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgq
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSliceInline(ctx, ec.OperationContext, sel, nil, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__EnumValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValue(ctx, sel, v[i])
@@ -32856,7 +32856,7 @@ func (ec *executionContext) marshalO__Field2ᚕgithubᚗcomᚋ99designsᚋgqlgen
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSliceInline(ctx, ec.OperationContext, sel, nil, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__Field2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐField(ctx, sel, v[i])
@@ -32875,7 +32875,7 @@ func (ec *executionContext) marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋg
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSliceInline(ctx, ec.OperationContext, sel, nil, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
@@ -32894,7 +32894,7 @@ func (ec *executionContext) marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgen�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSliceInline(ctx, ec.OperationContext, sel, nil, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])
