@@ -60,3 +60,17 @@ func marshalOne(ctx context.Context, i int, marshalElement func(ctx context.Cont
 	}()
 	return marshalElement(ctx, i)
 }
+
+// newDeferredGroup is what internal/gqlinline puts in place of gqlgen's
+// graphql.NewDeferredGroup in the object marshallers of generated.go: the
+// group only @defer'd fields use, built only when one of the object's
+// fields is deferred. Without one the empty group is what gqlgen's would
+// be at the end: no deferred payloads.
+func newDeferredGroup(ctx context.Context, fields []graphql.CollectedField) graphql.DeferredGroup {
+	for i := range fields {
+		if fields[i].IsDeferred() {
+			return graphql.NewDeferredGroup(ctx)
+		}
+	}
+	return graphql.DeferredGroup{}
+}

@@ -18,8 +18,9 @@ import (
 // the first in a hand-written file, the second's values in the table this
 // command writes.
 const (
-	inlineFunc  = "marshalSliceInline"
-	tablePrefix = "inline"
+	inlineFunc   = "marshalSliceInline"
+	deferredFunc = "newDeferredGroup"
+	tablePrefix  = "inline"
 )
 
 // object is one of gqlgen's object marshallers (_Order and the like).
@@ -99,11 +100,36 @@ func Rewrite(src []byte) (out, table []byte, err error) {
 	}
 	var edits []edit
 	used := map[string]bool{}
-	rewritten, kept := 0, 0
+	rewritten, kept, groups := 0, 0, 0
 	for _, d := range file.Decls {
 		fn, ok := d.(*ast.FuncDecl)
 		if !ok || fn.Recv == nil || fn.Body == nil {
 			continue
+		}
+		// An object marshaller's group for @defer'd fields: gqlgen builds
+		// it (the object's path, a field set, a map) for every object,
+		// though only a field with @defer uses it.
+		if _, ok := a.objects[fn.Name.Name]; ok {
+			for _, st := range fn.Body.List {
+				as, ok := st.(*ast.AssignStmt)
+				if !ok || len(as.Lhs) != 1 || len(as.Rhs) != 1 || !isIdent(as.Lhs[0], "deferred") {
+					continue
+				}
+				call, ok := as.Rhs[0].(*ast.CallExpr)
+				switch {
+				case ok && isSel(call.Fun, "graphql", "NewDeferredGroup") && len(call.Args) == 1 && isIdent(call.Args[0], "ctx"):
+					edits = append(edits, edit{
+						from: fset.Position(call.Pos()).Offset,
+						to:   fset.Position(call.End()).Offset,
+						text: deferredFunc + "(ctx, fields)",
+					})
+					groups++
+				case ok && isIdent(call.Fun, deferredFunc):
+					groups++
+				default:
+					return nil, nil, fmt.Errorf("%s: %s: deferred is not graphql.NewDeferredGroup(ctx)", fset.Position(as.Pos()), fn.Name.Name)
+				}
+			}
 		}
 		var ferr error
 		ast.Inspect(fn.Body, func(n ast.Node) bool {
@@ -161,6 +187,9 @@ func Rewrite(src []byte) (out, table []byte, err error) {
 	}
 	if rewritten == 0 {
 		return nil, nil, fmt.Errorf("no list marshaller of gqlgen's shape (graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx, i) ...)) found (%d kept concurrent)", kept)
+	}
+	if groups == 0 {
+		return nil, nil, errors.New("no object marshaller of gqlgen's shape (deferred := graphql.NewDeferredGroup(ctx)) found")
 	}
 	var buf bytes.Buffer
 	last := 0

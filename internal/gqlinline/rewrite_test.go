@@ -41,6 +41,9 @@ func TestGeneratedIsRewritten(t *testing.T) {
 			t.Errorf("the list marshaller of %s is not rewritten to %s with its table", typ, inlineFunc)
 		}
 	}
+	if n := bytes.Count(gen, []byte("deferred := "+deferredFunc+"(ctx, fields)")); n == 0 || bytes.Contains(gen, []byte("graphql.NewDeferredGroup(")) {
+		t.Errorf("%d deferred groups rewritten to %s, and gqlgen's left: %v", n, deferredFunc, bytes.Contains(gen, []byte("graphql.NewDeferredGroup(")))
+	}
 	if !regexp.MustCompile(`(?s)inlineOrder\.fields = map\[string\]\*inlineType\{\s*"customer": nil,`).Match(tbl) {
 		t.Errorf("inline_gen.go does not mark Order.customer as waiting:\n%s", tbl)
 	}
@@ -75,6 +78,10 @@ func TestPinnedGqlgenGeneratesTheRewrittenShape(t *testing.T) {
 	if rewritten == 0 || rewritten+left != n {
 		t.Errorf("of gqlgen's %d list calls, %d rewritten and %d left", n, rewritten, left)
 	}
+	groups := bytes.Count(src, []byte("deferred := graphql.NewDeferredGroup(ctx)"))
+	if groups == 0 || bytes.Count(out, []byte("deferred := "+deferredFunc+"(ctx, fields)")) != groups {
+		t.Errorf("of gqlgen's %d deferred groups, %d rewritten", groups, bytes.Count(out, []byte(deferredFunc+"(ctx, fields)")))
+	}
 }
 
 // A call of MarshalSliceConcurrently that is not of the known shape, or no
@@ -86,6 +93,7 @@ var orderImplementors = []string{"Order"}
 
 func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, obj *Order) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, orderImplementors)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "id":
@@ -114,12 +122,16 @@ func (ec *executionContext) marshalNOrder2ᚕ(ctx context.Context, sel ast.Selec
 	if !bytes.Contains(out, []byte(inlineFunc+"(ctx, ec.OperationContext, sel, nil, len(v), func(ctx context.Context, i int)")) {
 		t.Errorf("not rewritten:\n%s", out)
 	}
+	if !bytes.Contains(out, []byte("deferred := "+deferredFunc+"(ctx, fields)")) {
+		t.Errorf("the deferred group is not rewritten:\n%s", out)
+	}
 	if bytes.Contains(table, []byte("inlineOrder")) {
 		t.Errorf("a type with no waiting field has a table:\n%s", table)
 	}
 	for name, src := range map[string]string{
 		"worker limit":     strings.Replace(base, "CALL", strings.Replace(gqlgenListCall, "0, false", "4, false", 1), 1),
 		"no panic handler": strings.Replace(base, "CALL", strings.Replace(gqlgenListCall, "0, false", "0, true", 1), 1),
+		"deferred group":   strings.Replace(strings.Replace(base, "CALL", gqlgenListCall, 1), "NewDeferredGroup(ctx)", "NewDeferredGroup(ctx, 1)", 1),
 		"no list":          strings.Replace(base, "CALL", "ret := marshalEach(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {", 1),
 	} {
 		if _, _, err := Rewrite([]byte(src)); err == nil {
