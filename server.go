@@ -16,8 +16,11 @@ import (
 )
 
 // The GraphQL schema is the source of truth: regenerate graph/ and the
-// resolver stubs after any change under schema/.
+// resolver stubs after any change under schema/. gqlinline then rewrites
+// gqlgen's list marshalling to run inline where no element waits on I/O
+// (internal/gqlinline says why).
 //go:generate go tool gqlgen generate
+//go:generate go run ./internal/gqlinline graph/generated.go graph/inline_gen.go
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -177,7 +177,7 @@ func serve(b *testing.B, h http.Handler, token, query string, vars map[string]an
 // loops encode theirs once, so that what they count is the gateway's work,
 // not the client's. The request is built directly (httptest.NewRequest
 // parses a serialised request through a 4 KB bufio reader every time).
-func serveBody(b *testing.B, h http.Handler, token string, body []byte) []byte {
+func serveBody(b testing.TB, h http.Handler, token string, body []byte) []byte {
 	req, err := http.NewRequest(http.MethodPost, "http://gateway/graphql", bytes.NewReader(body))
 	if err != nil {
 		b.Fatal(err)

@@ -2,6 +2,10 @@ package app
 
 import (
 	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/fingraph/fingraph/live"
 
@@ -75,10 +79,72 @@ func (m *metrics) watchLive(s *live.Stats) {
 
 // instrument wraps an upstream's transport so that its calls are counted
 // and timed; labels carry no URL, so no id or token reaches the metrics.
+// The series are promhttp's instrumented round-tripper's (method and code
+// as it names them, calls that got an answer), but each (method, code)
+// pair's counter and histogram are looked up once and kept: promhttp builds
+// a label map and hashes it twice on every call.
 func (m *metrics) instrument(upstream string, rt http.RoundTripper) http.RoundTripper {
-	l := prometheus.Labels{"upstream": upstream}
-	return promhttp.InstrumentRoundTripperCounter(m.upstreamCalls.MustCurryWith(l),
-		promhttp.InstrumentRoundTripperDuration(m.upstreamDuration.MustCurryWith(l), rt))
+	return &instrumented{next: rt, upstream: upstream, calls: m.upstreamCalls, duration: m.upstreamDuration}
+}
+
+type instrumented struct {
+	next     http.RoundTripper
+	upstream string
+	calls    *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	series   sync.Map // seriesKey → *upstreamSeries
+}
+
+type seriesKey struct {
+	method string
+	code   int
+}
+
+type upstreamSeries struct {
+	calls    prometheus.Counter
+	duration prometheus.Observer
+}
+
+func (t *instrumented) RoundTrip(r *http.Request) (*http.Response, error) {
+	start := time.Now()
+	resp, err := t.next.RoundTrip(r)
+	if err != nil {
+		return resp, err
+	}
+	k := seriesKey{r.Method, resp.StatusCode}
+	s, ok := t.series.Load(k)
+	if !ok {
+		method, code := metricMethod(r.Method), metricCode(resp.StatusCode)
+		s, _ = t.series.LoadOrStore(k, &upstreamSeries{
+			calls:    t.calls.WithLabelValues(t.upstream, method, code),
+			duration: t.duration.WithLabelValues(t.upstream, method, code),
+		})
+	}
+	us := s.(*upstreamSeries)
+	us.duration.Observe(time.Since(start).Seconds())
+	us.calls.Inc()
+	return resp, nil
+}
+
+// metricMethod names a method as promhttp does: the standard ones in lower
+// case, anything else "unknown", so that the label's values stay few.
+func metricMethod(m string) string {
+	switch strings.ToUpper(m) {
+	case "GET", "PUT", "HEAD", "POST", "DELETE", "CONNECT", "OPTIONS", "NOTIFY", "TRACE", "PATCH":
+		return strings.ToLower(m)
+	}
+	return "unknown"
+}
+
+// metricCode names a status code as promhttp does.
+func metricCode(code int) string {
+	switch {
+	case code == 0:
+		return "200"
+	case code >= 100 && code <= 599:
+		return strconv.Itoa(code)
+	}
+	return "unknown"
 }
 
 // handler serves the metrics to GET and HEAD; other methods are 405.

@@ -3,7 +3,8 @@
 # a gateway binary in real-upstream mode against a sandbox in a process of
 # its own, loaded by wrk with 16 connections; the gateway process's CPU time
 # (user + system, /proc/<pid>/stat) over the requests of a 10 s run after a
-# 3 s warm-up.
+# 3 s warm-up, and the sandbox's over the same run (its two upstream calls per
+# request), with the ratio of the two.
 #
 #   go build -o /tmp/fingraph . && bench/readme-cpu.sh /tmp/fingraph 18911
 #
@@ -41,7 +42,7 @@ export FINGRAPH_SESSION
 
 url="http://127.0.0.1:$port/graphql"
 wrk -t2 -c16 -d3s -s "$here/readme-query.lua" "$url" >/dev/null
-cpu() { awk '{print $14 + $15}' "/proc/$gw/stat"; }
+cpu() { awk '{print $14 + $15}' "/proc/${1:-$gw}/stat"; }
 side=()
 if [ -n "${PROFILE:-}" ]; then
   (sleep 1; curl -sf "http://127.0.0.1:$((port + 2))/debug/pprof/profile?seconds=8" -o "$PROFILE") &
@@ -51,15 +52,19 @@ if [ "${SYSCALLS:-}" = 1 ]; then
   timeout 11 strace -c -f -p "$gw" -o "$dir/strace" 2>/dev/null &
   side+=($!)
 fi
-t0=$(cpu)
+t0=$(cpu); s0=$(cpu "$sb")
 out=$(wrk -t2 -c16 -d10s --latency -s "$here/readme-query.lua" "$url")
-t1=$(cpu)
+t1=$(cpu); s1=$(cpu "$sb")
 if [ ${#side[@]} -gt 0 ]; then wait "${side[@]}" || true; fi
 echo "$out"
 reqs=$(echo "$out" | awk '/requests in/ {print $1}')
 ticks=$(getconf CLK_TCK)
 awk -v d=$((t1 - t0)) -v n="$reqs" -v hz="$ticks" \
   'BEGIN { printf "gateway CPU per request: %.0f µs over %d requests\n", d * 1e6 / hz / n, n }'
+# The sandbox answers the two upstream calls of each request: the gateway's
+# CPU against it is what the gateway adds over the work it stands for.
+awk -v d=$((t1 - t0)) -v s=$((s1 - s0)) -v n="$reqs" -v hz="$ticks" \
+  'BEGIN { printf "sandbox CPU per request: %.0f µs; gateway / sandbox: %.2fx\n", s * 1e6 / hz / n, (s > 0 ? d / s : 0) }'
 if [ "${SYSCALLS:-}" = 1 ]; then
   awk -v n="$reqs" 'NR > 2 && $NF ~ /^(read|write|futex|epoll_pwait)$/ {printf "%s: %.2f per request\n", $NF, $4 / n}' "$dir/strace"
 fi
