@@ -130,13 +130,19 @@ type ComplexityRoot struct {
 	}
 
 	CardTransaction struct {
-		Amount      func(childComplexity int) int
-		CreatedAt   func(childComplexity int) int
-		Description func(childComplexity int) int
-		GlobalID    func(childComplexity int) int
-		ID          func(childComplexity int) int
-		Status      func(childComplexity int) int
-		Type        func(childComplexity int) int
+		Amount            func(childComplexity int) int
+		AuthorisationCode func(childComplexity int) int
+		AuthorisationName func(childComplexity int) int
+		CreatedAt         func(childComplexity int) int
+		Description       func(childComplexity int) int
+		ErrorCode         func(childComplexity int) int
+		ErrorName         func(childComplexity int) int
+		GlobalID          func(childComplexity int) int
+		ID                func(childComplexity int) int
+		State             func(childComplexity int) int
+		Status            func(childComplexity int) int
+		StatusCode        func(childComplexity int) int
+		Type              func(childComplexity int) int
 	}
 
 	CardTransactionConnection struct {
@@ -1171,6 +1177,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CardTransaction.Amount(childComplexity), true
+	case "CardTransaction.authorisationCode":
+		if e.ComplexityRoot.CardTransaction.AuthorisationCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CardTransaction.AuthorisationCode(childComplexity), true
+	case "CardTransaction.authorisationName":
+		if e.ComplexityRoot.CardTransaction.AuthorisationName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CardTransaction.AuthorisationName(childComplexity), true
 	case "CardTransaction.createdAt":
 		if e.ComplexityRoot.CardTransaction.CreatedAt == nil {
 			break
@@ -1183,6 +1201,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CardTransaction.Description(childComplexity), true
+	case "CardTransaction.errorCode":
+		if e.ComplexityRoot.CardTransaction.ErrorCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CardTransaction.ErrorCode(childComplexity), true
+	case "CardTransaction.errorName":
+		if e.ComplexityRoot.CardTransaction.ErrorName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CardTransaction.ErrorName(childComplexity), true
 	case "CardTransaction.id":
 		if e.ComplexityRoot.CardTransaction.GlobalID == nil {
 			break
@@ -1195,12 +1225,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CardTransaction.ID(childComplexity), true
+	case "CardTransaction.state":
+		if e.ComplexityRoot.CardTransaction.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CardTransaction.State(childComplexity), true
 	case "CardTransaction.status":
 		if e.ComplexityRoot.CardTransaction.Status == nil {
 			break
 		}
 
 		return e.ComplexityRoot.CardTransaction.Status(childComplexity), true
+	case "CardTransaction.statusCode":
+		if e.ComplexityRoot.CardTransaction.StatusCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CardTransaction.StatusCode(childComplexity), true
 	case "CardTransaction.type":
 		if e.ComplexityRoot.CardTransaction.Type == nil {
 			break
@@ -4087,6 +4129,18 @@ type CardTransaction implements Node {
   amount: Money!
   "The upstream's status name, e.g. APPROVED, when it gives one."
   status: String
+  "The status as an enum to switch on; UNKNOWN when the upstream gives no code the gateway knows."
+  state: TransactionStatus!
+  "The transaction's authorisation code (0 approved, 10 declined, 21 refunded, ...); null when not given."
+  statusCode: Int
+  "The card authorisation code, e.g. 00 or 05; null when not given."
+  authorisationCode: String
+  "The card authorisation code's name in the spec's table, e.g. DO_NOT_HONOUR; null when unknown."
+  authorisationName: String
+  "Why the transaction failed: a transaction error code of the spec, e.g. 5120; null when none."
+  errorCode: Int
+  "The error code's name in the spec's table, e.g. INSUFFICIENT_FUNDS; null when none or unknown."
+  errorName: String
   "Merchant or description, when the upstream gives one."
   description: String
   "When the transaction was made; null when the upstream does not say."
@@ -6885,6 +6939,18 @@ func (ec *executionContext) childFields_CardTransaction(ctx context.Context, fie
 		return ec.fieldContext_CardTransaction_amount(ctx, field)
 	case "status":
 		return ec.fieldContext_CardTransaction_status(ctx, field)
+	case "state":
+		return ec.fieldContext_CardTransaction_state(ctx, field)
+	case "statusCode":
+		return ec.fieldContext_CardTransaction_statusCode(ctx, field)
+	case "authorisationCode":
+		return ec.fieldContext_CardTransaction_authorisationCode(ctx, field)
+	case "authorisationName":
+		return ec.fieldContext_CardTransaction_authorisationName(ctx, field)
+	case "errorCode":
+		return ec.fieldContext_CardTransaction_errorCode(ctx, field)
+	case "errorName":
+		return ec.fieldContext_CardTransaction_errorName(ctx, field)
 	case "description":
 		return ec.fieldContext_CardTransaction_description(ctx, field)
 	case "createdAt":
@@ -10353,6 +10419,144 @@ func (ec *executionContext) _CardTransaction_status(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_CardTransaction_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, "String")
+}
+
+func (ec *executionContext) _CardTransaction_state(ctx context.Context, field graphql.CollectedField, obj *model.CardTransaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CardTransaction_state(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.State, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.TransactionStatus) graphql.Marshaler {
+			return ec.marshalNTransactionStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐTransactionStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CardTransaction_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, "TransactionStatus")
+}
+
+func (ec *executionContext) _CardTransaction_statusCode(ctx context.Context, field graphql.CollectedField, obj *model.CardTransaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CardTransaction_statusCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StatusCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CardTransaction_statusCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, "Int")
+}
+
+func (ec *executionContext) _CardTransaction_authorisationCode(ctx context.Context, field graphql.CollectedField, obj *model.CardTransaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CardTransaction_authorisationCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AuthorisationCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CardTransaction_authorisationCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, "String")
+}
+
+func (ec *executionContext) _CardTransaction_authorisationName(ctx context.Context, field graphql.CollectedField, obj *model.CardTransaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CardTransaction_authorisationName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AuthorisationName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CardTransaction_authorisationName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, "String")
+}
+
+func (ec *executionContext) _CardTransaction_errorCode(ctx context.Context, field graphql.CollectedField, obj *model.CardTransaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CardTransaction_errorCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ErrorCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CardTransaction_errorCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, "Int")
+}
+
+func (ec *executionContext) _CardTransaction_errorName(ctx context.Context, field graphql.CollectedField, obj *model.CardTransaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CardTransaction_errorName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ErrorName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CardTransaction_errorName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, "String")
 }
 
@@ -27833,6 +28037,36 @@ func (ec *executionContext) _CardTransaction(ctx context.Context, sel ast.Select
 			}
 		case "status":
 			out.Values[i] = ec._CardTransaction_status(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "state":
+			out.Values[i] = ec._CardTransaction_state(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "statusCode":
+			out.Values[i] = ec._CardTransaction_statusCode(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "authorisationCode":
+			out.Values[i] = ec._CardTransaction_authorisationCode(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "authorisationName":
+			out.Values[i] = ec._CardTransaction_authorisationName(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "errorCode":
+			out.Values[i] = ec._CardTransaction_errorCode(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "errorName":
+			out.Values[i] = ec._CardTransaction_errorName(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}

@@ -227,6 +227,18 @@ type CardTransaction struct {
 	Amount *Money `json:"amount"`
 	// The upstream's status name, e.g. APPROVED, when it gives one.
 	Status *string `json:"status,omitempty"`
+	// The status as an enum to switch on; UNKNOWN when the upstream gives no code the gateway knows.
+	State TransactionStatus `json:"state"`
+	// The transaction's authorisation code (0 approved, 10 declined, 21 refunded, ...); null when not given.
+	StatusCode *int64 `json:"statusCode,omitempty"`
+	// The card authorisation code, e.g. 00 or 05; null when not given.
+	AuthorisationCode *string `json:"authorisationCode,omitempty"`
+	// The card authorisation code's name in the spec's table, e.g. DO_NOT_HONOUR; null when unknown.
+	AuthorisationName *string `json:"authorisationName,omitempty"`
+	// Why the transaction failed: a transaction error code of the spec, e.g. 5120; null when none.
+	ErrorCode *int64 `json:"errorCode,omitempty"`
+	// The error code's name in the spec's table, e.g. INSUFFICIENT_FUNDS; null when none or unknown.
+	ErrorName *string `json:"errorName,omitempty"`
 	// Merchant or description, when the upstream gives one.
 	Description *string `json:"description,omitempty"`
 	// When the transaction was made; null when the upstream does not say.
