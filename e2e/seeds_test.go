@@ -351,3 +351,19 @@ func TestPasswordChangeFollowsTheBankingRules(t *testing.T) {
 		}
 	}
 }
+
+func TestTheNewPersonFieldsCostNoUpstreamCall(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t)
+	staff := g.signInStaff(t)
+	calls := func(fields string) int {
+		g.resetStats(t)
+		g.queryAs(t, staff, `query($id: ID!) { corporation(id: $id) { persons { id `+fields+` } } person(id: "`+daceID+`") { id `+fields+` } }`,
+			map[string]any{"id": demoCorpID}).decode(t, &struct{}{})
+		return bankingCalls(g.stats(t))
+	}
+	plain := calls("")
+	if with := calls(personFieldsQuery + " " + screeningFields); with != plain {
+		t.Errorf("roles, questionnaire and screening cost %d banking calls, the plain query %d", with, plain)
+	}
+}

@@ -5370,7 +5370,10 @@ input UpdateMeInput {
   isQuestionnaireFilled: Boolean
   "Role ids of the banking upstream; replaces my roles (ignored upstream for consumers)."
   roles: [String!]
-  "My password now; required with password (upstream code 10002 when absent, 10001 when wrong)."
+  """
+  My password now; required with password (BAD_USER_INPUT when absent; a wrong one is
+  UPSTREAM_REJECTED with extensions.upstream.code 10001).
+  """
   currentPassword: String
   "The new password, 8 to 72 characters; needs currentPassword and confirmPassword."
   password: String

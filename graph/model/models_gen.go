@@ -1565,7 +1565,8 @@ type UpdateMeInput struct {
 	IsQuestionnaireFilled *bool `json:"isQuestionnaireFilled,omitempty"`
 	// Role ids of the banking upstream; replaces my roles (ignored upstream for consumers).
 	Roles []string `json:"roles,omitempty"`
-	// My password now; required with password (upstream code 10002 when absent, 10001 when wrong).
+	// My password now; required with password (BAD_USER_INPUT when absent; a wrong one is
+	// UPSTREAM_REJECTED with extensions.upstream.code 10001).
 	CurrentPassword *string `json:"currentPassword,omitempty"`
 	// The new password, 8 to 72 characters; needs currentPassword and confirmPassword.
 	Password *string `json:"password,omitempty"`
