@@ -108,7 +108,8 @@ func bankingSchemas() map[string]any {
 			"screening_info": obj(map[string]any{"is_person_under_review": boolean, "person_profile": screening}),
 		}), "id")
 	personItem := obj(merge(personCommon, map[string]any{
-		"screening_info": obj(map[string]any{"status": str, "profile": screening}),
+		"screening_info": obj(map[string]any{"status": choice(enum("under_review", "hit", "clear"),
+			"values not shown; the sandbox's: under_review while reviewed, hit when a flag is set, clear otherwise"), "profile": screening}),
 	}), "id")
 	twoFA := obj(map[string]any{"truncated_phone_number": str, "two_fa_code": str,
 		"challenge": obj(map[string]any{"two_fa": obj(map[string]any{"truncated_phone_number": str,
