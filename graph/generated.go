@@ -5187,8 +5187,11 @@ type Person implements Node {
   corporation: Corporation
   "Role ids of the banking upstream granted to the person; empty for consumers."
   roles: [String!]!
-  "Whether the person has filled in the upstream's questionnaire."
-  isQuestionnaireFilled: Boolean!
+  """
+  Whether the person has filled in the upstream's questionnaire; null when the upstream does
+  not say (its person listings leave it out).
+  """
+  isQuestionnaireFilled: Boolean
   "For a politically exposed person: the institution; null when not given."
   politicalInstitution: String
   "For a politically exposed person: the position held there; null when not given."
@@ -19268,11 +19271,11 @@ func (ec *executionContext) _Person_isQuestionnaireFilled(ctx context.Context, f
 			return obj.IsQuestionnaireFilled, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Person_isQuestionnaireFilled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -30746,7 +30749,7 @@ func (ec *executionContext) _Person(ctx context.Context, sel ast.SelectionSet, o
 			}
 		case "isQuestionnaireFilled":
 			out.Values[i] = ec._Person_isQuestionnaireFilled(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "politicalInstitution":

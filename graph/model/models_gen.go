@@ -1168,8 +1168,9 @@ type Person struct {
 	Corporation *Corporation `json:"corporation,omitempty"`
 	// Role ids of the banking upstream granted to the person; empty for consumers.
 	Roles []string `json:"roles"`
-	// Whether the person has filled in the upstream's questionnaire.
-	IsQuestionnaireFilled bool `json:"isQuestionnaireFilled"`
+	// Whether the person has filled in the upstream's questionnaire; null when the upstream does
+	// not say (its person listings leave it out).
+	IsQuestionnaireFilled *bool `json:"isQuestionnaireFilled,omitempty"`
 	// For a politically exposed person: the institution; null when not given.
 	PoliticalInstitution *string `json:"politicalInstitution,omitempty"`
 	// For a politically exposed person: the position held there; null when not given.

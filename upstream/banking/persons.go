@@ -50,9 +50,9 @@ type Person struct {
 	IsTaxResident                  bool     `json:"is_tax_resident"`
 	PrimaryCurrency                string   `json:"primary_currency,omitempty"`
 	// IsQuestionnaireFilled is settable by the update routes; the spec's
-	// field table does not list it on the Person, so it reads false when
-	// the upstream leaves it out.
-	IsQuestionnaireFilled bool `json:"is_questionnaire_filled"`
+	// field table does not list it on the Person, so it is nil when the
+	// upstream leaves it out (as its listings do).
+	IsQuestionnaireFilled *bool `json:"is_questionnaire_filled"`
 	// Account holds, among others, the person's corporation; its shape is
 	// not shown by the spec.
 	Account      Account           `json:"account,omitzero"`
