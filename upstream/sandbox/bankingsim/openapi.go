@@ -9,7 +9,8 @@ import (
 // The banking OpenAPI document is built from routeTable and the schemas
 // below, which follow the spec's field tables. Where the spec leaves a shape
 // "not shown", the schema carries x-sandbox-choice: true and says what the
-// sandbox answers; the choices are listed in docs/sandbox.md.
+// sandbox answers; the choices are listed in docs/sandbox-banking.md
+// ("Additions (not in the spec)").
 
 var pathParam = regexp.MustCompile(`\{([^}]+)\}`)
 

@@ -35,7 +35,7 @@ type customer struct {
 
 // balanceEntry is one element of a customer's balance array. The spec shows
 // the array without its elements' shape; the sandbox's is a currency and
-// an amount in minor units (docs/sandbox.md).
+// an amount in minor units (docs/sandbox-payments.md, "Demo data").
 type balanceEntry struct {
 	Currency string `json:"currency"`
 	Amount   int64  `json:"amount"`

@@ -25,7 +25,7 @@ var (
 )
 
 // choice marks a schema the spec leaves "not shown" as the sandbox's own
-// (docs/sandbox.md lists each).
+// (docs/sandbox-payments.md lists each).
 func choice(s map[string]any, why string) map[string]any {
 	out := map[string]any{"x-sandbox-choice": true, "description": why}
 	for k, v := range s {
