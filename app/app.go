@@ -144,7 +144,7 @@ type App struct {
 }
 
 // sandboxPaymentsKeys are the demo merchant's keys of the sandbox
-// (docs/sandbox.md); only sandbox mode uses them.
+// (docs/sandbox-payments.md, "Demo keys"); only sandbox mode uses them.
 var sandboxPaymentsKeys = payments.Keys{Public: paymentsim.PublicKey, Private: paymentsim.PrivateKey, AccessToken: paymentsim.AccessToken}
 
 // specOnlyNotice is logged once when the gateway runs against upstreams that

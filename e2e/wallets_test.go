@@ -8,7 +8,7 @@ import (
 // Tests of wallets and money movement through the gateway and the banking
 // sandbox over real HTTP.
 
-// Demo wallets of the banking sandbox (docs/sandbox.md, "Wallets").
+// Demo wallets of the banking sandbox (docs/sandbox-wallets.md, "Demo wallets").
 const (
 	demoCardWalletID  = "b0000000-0000-4000-8000-000000000001"
 	demoEURWalletID   = "b0000000-0000-4000-8000-000000000002"

@@ -130,13 +130,19 @@ type ComplexityRoot struct {
 	}
 
 	CardTransaction struct {
-		Amount      func(childComplexity int) int
-		CreatedAt   func(childComplexity int) int
-		Description func(childComplexity int) int
-		GlobalID    func(childComplexity int) int
-		ID          func(childComplexity int) int
-		Status      func(childComplexity int) int
-		Type        func(childComplexity int) int
+		Amount            func(childComplexity int) int
+		AuthorisationCode func(childComplexity int) int
+		AuthorisationName func(childComplexity int) int
+		CreatedAt         func(childComplexity int) int
+		Description       func(childComplexity int) int
+		ErrorCode         func(childComplexity int) int
+		ErrorName         func(childComplexity int) int
+		GlobalID          func(childComplexity int) int
+		ID                func(childComplexity int) int
+		State             func(childComplexity int) int
+		Status            func(childComplexity int) int
+		StatusCode        func(childComplexity int) int
+		Type              func(childComplexity int) int
 	}
 
 	CardTransactionConnection struct {
@@ -184,31 +190,33 @@ type ComplexityRoot struct {
 	}
 
 	Corporation struct {
-		APIKeys          func(childComplexity int) int
-		Address          func(childComplexity int) int
-		BlockedAt        func(childComplexity int) int
-		Cards            func(childComplexity int) int
-		City             func(childComplexity int) int
-		Country          func(childComplexity int) int
-		CreatedAt        func(childComplexity int) int
-		Currency         func(childComplexity int) int
-		Email            func(childComplexity int) int
-		GlobalID         func(childComplexity int) int
-		ID               func(childComplexity int) int
-		Invoices         func(childComplexity int) int
-		IsKycVerified    func(childComplexity int) int
-		IsOnboarded      func(childComplexity int) int
-		KycDocuments     func(childComplexity int) int
-		Limits           func(childComplexity int) int
-		Name             func(childComplexity int) int
-		OnboardedAt      func(childComplexity int) int
-		Persons          func(childComplexity int) int
-		PostCode         func(childComplexity int) int
-		Region           func(childComplexity int) int
-		Settings         func(childComplexity int) int
-		Wallet           func(childComplexity int, id string) int
-		WalletRequisites func(childComplexity int) int
-		Wallets          func(childComplexity int) int
+		APIKeys               func(childComplexity int) int
+		Address               func(childComplexity int) int
+		BlockedAt             func(childComplexity int) int
+		Cards                 func(childComplexity int) int
+		City                  func(childComplexity int) int
+		Country               func(childComplexity int) int
+		CreatedAt             func(childComplexity int) int
+		Currency              func(childComplexity int) int
+		Email                 func(childComplexity int) int
+		GlobalID              func(childComplexity int) int
+		ID                    func(childComplexity int) int
+		Invoices              func(childComplexity int) int
+		IsKycVerified         func(childComplexity int) int
+		IsOnboarded           func(childComplexity int) int
+		IsQuestionnaireFilled func(childComplexity int) int
+		KycDocuments          func(childComplexity int) int
+		Limits                func(childComplexity int) int
+		Name                  func(childComplexity int) int
+		OnboardedAt           func(childComplexity int) int
+		OverallScreeningInfo  func(childComplexity int) int
+		Persons               func(childComplexity int) int
+		PostCode              func(childComplexity int) int
+		Region                func(childComplexity int) int
+		Settings              func(childComplexity int) int
+		Wallet                func(childComplexity int, id string) int
+		WalletRequisites      func(childComplexity int) int
+		Wallets               func(childComplexity int) int
 	}
 
 	CorporationConnection struct {
@@ -220,6 +228,12 @@ type ComplexityRoot struct {
 	CorporationEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	CorporationScreening struct {
+		CorporateUsersProfile func(childComplexity int) int
+		CorporationProfile    func(childComplexity int) int
+		UnderReview           func(childComplexity int) int
 	}
 
 	CorporationSettings struct {
@@ -245,6 +259,7 @@ type ComplexityRoot struct {
 	}
 
 	Customer struct {
+		Balance        func(childComplexity int) int
 		Contact        func(childComplexity int) int
 		Currency       func(childComplexity int) int
 		GlobalID       func(childComplexity int) int
@@ -253,7 +268,23 @@ type ComplexityRoot struct {
 		Orders         func(childComplexity int, start *model.Date, end *model.Date) int
 		PaymentMethods func(childComplexity int) int
 		Status         func(childComplexity int) int
+		Subscription   func(childComplexity int) int
 		Total          func(childComplexity int) int
+	}
+
+	CustomerBalance struct {
+		Amount   func(childComplexity int) int
+		Currency func(childComplexity int) int
+		Raw      func(childComplexity int) int
+	}
+
+	CustomerSubscription struct {
+		Callback func(childComplexity int) int
+		Currency func(childComplexity int) int
+		Due      func(childComplexity int) int
+		ID       func(childComplexity int) int
+		Items    func(childComplexity int) int
+		Start    func(childComplexity int) int
 	}
 
 	DeleteKycDocumentPayload struct {
@@ -483,37 +514,42 @@ type ComplexityRoot struct {
 	}
 
 	Person struct {
-		BlockedAt            func(childComplexity int) int
-		Cards                func(childComplexity int) int
-		City                 func(childComplexity int) int
-		Corporation          func(childComplexity int) int
-		CorporationID        func(childComplexity int) int
-		Country              func(childComplexity int) int
-		CreatedAt            func(childComplexity int) int
-		DateOfBirth          func(childComplexity int) int
-		Email                func(childComplexity int) int
-		FirstName            func(childComplexity int) int
-		Gender               func(childComplexity int) int
-		GlobalID             func(childComplexity int) int
-		ID                   func(childComplexity int) int
-		IsBlocked            func(childComplexity int) int
-		IsDirector           func(childComplexity int) int
-		IsInvitationAccepted func(childComplexity int) int
-		IsPoliticallyExposed func(childComplexity int) int
-		IsTaxResident        func(childComplexity int) int
-		IsTwoFactorEnabled   func(childComplexity int) int
-		IsUbo                func(childComplexity int) int
-		LastName             func(childComplexity int) int
-		Nationality          func(childComplexity int) int
-		OtherPhone           func(childComplexity int) int
-		Ownership            func(childComplexity int) int
-		Phone                func(childComplexity int) int
-		Position             func(childComplexity int) int
-		PostCode             func(childComplexity int) int
-		Region               func(childComplexity int) int
-		Street               func(childComplexity int) int
-		Type                 func(childComplexity int) int
-		UpdatedAt            func(childComplexity int) int
+		BlockedAt                      func(childComplexity int) int
+		Cards                          func(childComplexity int) int
+		City                           func(childComplexity int) int
+		Corporation                    func(childComplexity int) int
+		CorporationID                  func(childComplexity int) int
+		Country                        func(childComplexity int) int
+		CreatedAt                      func(childComplexity int) int
+		DateOfBirth                    func(childComplexity int) int
+		Email                          func(childComplexity int) int
+		FirstName                      func(childComplexity int) int
+		Gender                         func(childComplexity int) int
+		GlobalID                       func(childComplexity int) int
+		ID                             func(childComplexity int) int
+		IsBlocked                      func(childComplexity int) int
+		IsDirector                     func(childComplexity int) int
+		IsInvitationAccepted           func(childComplexity int) int
+		IsPoliticallyExposed           func(childComplexity int) int
+		IsQuestionnaireFilled          func(childComplexity int) int
+		IsTaxResident                  func(childComplexity int) int
+		IsTwoFactorEnabled             func(childComplexity int) int
+		IsUbo                          func(childComplexity int) int
+		LastName                       func(childComplexity int) int
+		Nationality                    func(childComplexity int) int
+		OtherPhone                     func(childComplexity int) int
+		Ownership                      func(childComplexity int) int
+		Phone                          func(childComplexity int) int
+		PoliticalInstitution           func(childComplexity int) int
+		Position                       func(childComplexity int) int
+		PositionInPoliticalInstitution func(childComplexity int) int
+		PostCode                       func(childComplexity int) int
+		Region                         func(childComplexity int) int
+		Roles                          func(childComplexity int) int
+		ScreeningInfo                  func(childComplexity int) int
+		Street                         func(childComplexity int) int
+		Type                           func(childComplexity int) int
+		UpdatedAt                      func(childComplexity int) int
 	}
 
 	PersonConnection struct {
@@ -525,6 +561,12 @@ type ComplexityRoot struct {
 	PersonEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	PersonScreening struct {
+		Profile     func(childComplexity int) int
+		Status      func(childComplexity int) int
+		UnderReview func(childComplexity int) int
 	}
 
 	Query struct {
@@ -561,6 +603,13 @@ type ComplexityRoot struct {
 		ExpiresAt func(childComplexity int) int
 		FileName  func(childComplexity int) int
 		URL       func(childComplexity int) int
+	}
+
+	ScreeningProfile struct {
+		BoardMember              func(childComplexity int) int
+		PoliticallyExposed       func(childComplexity int) int
+		RelativeOrCloseAssociate func(childComplexity int) int
+		SanctionsListsEntity     func(childComplexity int) int
 	}
 
 	SetPaymentMethodsPayload struct {
@@ -753,6 +802,8 @@ type PendingActionResolver interface {
 type PersonResolver interface {
 	CorporationID(ctx context.Context, obj *model.Person) (*string, error)
 	Corporation(ctx context.Context, obj *model.Person) (*model.Corporation, error)
+
+	ScreeningInfo(ctx context.Context, obj *model.Person) (*model.PersonScreening, error)
 	Cards(ctx context.Context, obj *model.Person) ([]*model.Card, error)
 }
 type QueryResolver interface {
@@ -1126,6 +1177,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CardTransaction.Amount(childComplexity), true
+	case "CardTransaction.authorisationCode":
+		if e.ComplexityRoot.CardTransaction.AuthorisationCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CardTransaction.AuthorisationCode(childComplexity), true
+	case "CardTransaction.authorisationName":
+		if e.ComplexityRoot.CardTransaction.AuthorisationName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CardTransaction.AuthorisationName(childComplexity), true
 	case "CardTransaction.createdAt":
 		if e.ComplexityRoot.CardTransaction.CreatedAt == nil {
 			break
@@ -1138,6 +1201,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CardTransaction.Description(childComplexity), true
+	case "CardTransaction.errorCode":
+		if e.ComplexityRoot.CardTransaction.ErrorCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CardTransaction.ErrorCode(childComplexity), true
+	case "CardTransaction.errorName":
+		if e.ComplexityRoot.CardTransaction.ErrorName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CardTransaction.ErrorName(childComplexity), true
 	case "CardTransaction.id":
 		if e.ComplexityRoot.CardTransaction.GlobalID == nil {
 			break
@@ -1150,12 +1225,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CardTransaction.ID(childComplexity), true
+	case "CardTransaction.state":
+		if e.ComplexityRoot.CardTransaction.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CardTransaction.State(childComplexity), true
 	case "CardTransaction.status":
 		if e.ComplexityRoot.CardTransaction.Status == nil {
 			break
 		}
 
 		return e.ComplexityRoot.CardTransaction.Status(childComplexity), true
+	case "CardTransaction.statusCode":
+		if e.ComplexityRoot.CardTransaction.StatusCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CardTransaction.StatusCode(childComplexity), true
 	case "CardTransaction.type":
 		if e.ComplexityRoot.CardTransaction.Type == nil {
 			break
@@ -1426,6 +1513,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Corporation.IsOnboarded(childComplexity), true
+	case "Corporation.isQuestionnaireFilled":
+		if e.ComplexityRoot.Corporation.IsQuestionnaireFilled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Corporation.IsQuestionnaireFilled(childComplexity), true
 	case "Corporation.kycDocuments":
 		if e.ComplexityRoot.Corporation.KycDocuments == nil {
 			break
@@ -1450,6 +1543,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Corporation.OnboardedAt(childComplexity), true
+	case "Corporation.overallScreeningInfo":
+		if e.ComplexityRoot.Corporation.OverallScreeningInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Corporation.OverallScreeningInfo(childComplexity), true
 	case "Corporation.persons":
 		if e.ComplexityRoot.Corporation.Persons == nil {
 			break
@@ -1530,6 +1629,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CorporationEdge.Node(childComplexity), true
 
+	case "CorporationScreening.corporateUsersProfile":
+		if e.ComplexityRoot.CorporationScreening.CorporateUsersProfile == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CorporationScreening.CorporateUsersProfile(childComplexity), true
+	case "CorporationScreening.corporationProfile":
+		if e.ComplexityRoot.CorporationScreening.CorporationProfile == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CorporationScreening.CorporationProfile(childComplexity), true
+	case "CorporationScreening.underReview":
+		if e.ComplexityRoot.CorporationScreening.UnderReview == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CorporationScreening.UnderReview(childComplexity), true
+
 	case "CorporationSettings.allowedPersonTypes":
 		if e.ComplexityRoot.CorporationSettings.AllowedPersonTypes == nil {
 			break
@@ -1594,6 +1712,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CreatedApiKey.PrivateKey(childComplexity), true
 
+	case "Customer.balance":
+		if e.ComplexityRoot.Customer.Balance == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Customer.Balance(childComplexity), true
 	case "Customer.contact":
 		if e.ComplexityRoot.Customer.Contact == nil {
 			break
@@ -1647,12 +1771,74 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Customer.Status(childComplexity), true
+	case "Customer.subscription":
+		if e.ComplexityRoot.Customer.Subscription == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Customer.Subscription(childComplexity), true
 	case "Customer.total":
 		if e.ComplexityRoot.Customer.Total == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Customer.Total(childComplexity), true
+
+	case "CustomerBalance.amount":
+		if e.ComplexityRoot.CustomerBalance.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerBalance.Amount(childComplexity), true
+	case "CustomerBalance.currency":
+		if e.ComplexityRoot.CustomerBalance.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerBalance.Currency(childComplexity), true
+	case "CustomerBalance.raw":
+		if e.ComplexityRoot.CustomerBalance.Raw == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerBalance.Raw(childComplexity), true
+
+	case "CustomerSubscription.callback":
+		if e.ComplexityRoot.CustomerSubscription.Callback == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerSubscription.Callback(childComplexity), true
+	case "CustomerSubscription.currency":
+		if e.ComplexityRoot.CustomerSubscription.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerSubscription.Currency(childComplexity), true
+	case "CustomerSubscription.due":
+		if e.ComplexityRoot.CustomerSubscription.Due == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerSubscription.Due(childComplexity), true
+	case "CustomerSubscription.id":
+		if e.ComplexityRoot.CustomerSubscription.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerSubscription.ID(childComplexity), true
+	case "CustomerSubscription.items":
+		if e.ComplexityRoot.CustomerSubscription.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerSubscription.Items(childComplexity), true
+	case "CustomerSubscription.start":
+		if e.ComplexityRoot.CustomerSubscription.Start == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerSubscription.Start(childComplexity), true
 
 	case "DeleteKycDocumentPayload.id":
 		if e.ComplexityRoot.DeleteKycDocumentPayload.ID == nil {
@@ -2914,6 +3100,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Person.IsPoliticallyExposed(childComplexity), true
+	case "Person.isQuestionnaireFilled":
+		if e.ComplexityRoot.Person.IsQuestionnaireFilled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Person.IsQuestionnaireFilled(childComplexity), true
 	case "Person.isTaxResident":
 		if e.ComplexityRoot.Person.IsTaxResident == nil {
 			break
@@ -2962,12 +3154,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Person.Phone(childComplexity), true
+	case "Person.politicalInstitution":
+		if e.ComplexityRoot.Person.PoliticalInstitution == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Person.PoliticalInstitution(childComplexity), true
 	case "Person.position":
 		if e.ComplexityRoot.Person.Position == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Person.Position(childComplexity), true
+	case "Person.positionInPoliticalInstitution":
+		if e.ComplexityRoot.Person.PositionInPoliticalInstitution == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Person.PositionInPoliticalInstitution(childComplexity), true
 	case "Person.postCode":
 		if e.ComplexityRoot.Person.PostCode == nil {
 			break
@@ -2980,6 +3184,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Person.Region(childComplexity), true
+	case "Person.roles":
+		if e.ComplexityRoot.Person.Roles == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Person.Roles(childComplexity), true
+	case "Person.screeningInfo":
+		if e.ComplexityRoot.Person.ScreeningInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Person.ScreeningInfo(childComplexity), true
 	case "Person.street":
 		if e.ComplexityRoot.Person.Street == nil {
 			break
@@ -3030,6 +3246,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PersonEdge.Node(childComplexity), true
+
+	case "PersonScreening.profile":
+		if e.ComplexityRoot.PersonScreening.Profile == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PersonScreening.Profile(childComplexity), true
+	case "PersonScreening.status":
+		if e.ComplexityRoot.PersonScreening.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PersonScreening.Status(childComplexity), true
+	case "PersonScreening.underReview":
+		if e.ComplexityRoot.PersonScreening.UnderReview == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PersonScreening.UnderReview(childComplexity), true
 
 	case "Query.card":
 		if e.ComplexityRoot.Query.Card == nil {
@@ -3271,6 +3506,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ReportFile.URL(childComplexity), true
+
+	case "ScreeningProfile.boardMember":
+		if e.ComplexityRoot.ScreeningProfile.BoardMember == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScreeningProfile.BoardMember(childComplexity), true
+	case "ScreeningProfile.politicallyExposed":
+		if e.ComplexityRoot.ScreeningProfile.PoliticallyExposed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScreeningProfile.PoliticallyExposed(childComplexity), true
+	case "ScreeningProfile.relativeOrCloseAssociate":
+		if e.ComplexityRoot.ScreeningProfile.RelativeOrCloseAssociate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScreeningProfile.RelativeOrCloseAssociate(childComplexity), true
+	case "ScreeningProfile.sanctionsListsEntity":
+		if e.ComplexityRoot.ScreeningProfile.SanctionsListsEntity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScreeningProfile.SanctionsListsEntity(childComplexity), true
 
 	case "SetPaymentMethodsPayload.customer":
 		if e.ComplexityRoot.SetPaymentMethodsPayload.Customer == nil {
@@ -3869,6 +4129,18 @@ type CardTransaction implements Node {
   amount: Money!
   "The upstream's status name, e.g. APPROVED, when it gives one."
   status: String
+  "The status as an enum to switch on; UNKNOWN when the upstream gives no code the gateway knows."
+  state: TransactionStatus!
+  "The transaction's authorisation code (0 approved, 10 declined, 21 refunded, ...); null when not given."
+  statusCode: Int
+  "The card authorisation code, e.g. 00 or 05; null when not given."
+  authorisationCode: String
+  "The card authorisation code's name in the spec's table, e.g. DO_NOT_HONOUR; null when unknown."
+  authorisationName: String
+  "Why the transaction failed: a transaction error code of the spec, e.g. 5120; null when none."
+  errorCode: Int
+  "The error code's name in the spec's table, e.g. INSUFFICIENT_FUNDS; null when none or unknown."
+  errorName: String
   "Merchant or description, when the upstream gives one."
   description: String
   "When the transaction was made; null when the upstream does not say."
@@ -4929,6 +5201,55 @@ type Person implements Node {
   corporationId: ID
   "The person's corporation (batched, as Query.corporation); null outside the viewer's scope."
   corporation: Corporation
+  "Role ids of the banking upstream granted to the person; empty for consumers."
+  roles: [String!]!
+  """
+  Whether the person has filled in the upstream's questionnaire; null when the upstream does
+  not say (its person listings leave it out).
+  """
+  isQuestionnaireFilled: Boolean
+  "For a politically exposed person: the institution; null when not given."
+  politicalInstitution: String
+  "For a politically exposed person: the position held there; null when not given."
+  positionInPoliticalInstitution: String
+  """
+  Screening results (sanctions lists, political exposure), refreshed weekly upstream. Shown to
+  staff and to the person themselves only; null for every other viewer, and when the upstream
+  gives none. Never logged by the gateway.
+  """
+  screeningInfo: PersonScreening
+}
+
+"A person's screening state."
+type PersonScreening {
+  "Whether the person is under review; null in listings, where the upstream gives status instead."
+  underReview: Boolean
+  "The screening status of a listing, e.g. clear; null when the person was read on its own."
+  status: String
+  "What the screening found; null when the upstream gives no profile."
+  profile: ScreeningProfile
+}
+
+"What a screening found, flag by flag."
+type ScreeningProfile {
+  "Politically exposed."
+  politicallyExposed: Boolean!
+  "Listed on a sanctions list."
+  sanctionsListsEntity: Boolean!
+  "A relative or close associate of a politically exposed or sanctioned person."
+  relativeOrCloseAssociate: Boolean!
+  "A board member."
+  boardMember: Boolean!
+}
+
+"A corporation's screening state, of the company and of its persons together."
+type CorporationScreening {
+  "Whether the corporation is under review."
+  underReview: Boolean!
+  "What the screening of the company found."
+  corporationProfile: ScreeningProfile
+  "What the screening of the corporation's persons found, together."
+  corporateUsersProfile: ScreeningProfile
 }
 
 """
@@ -5030,12 +5351,23 @@ input UpdatePersonInput {
   positionInPoliticalInstitution: String
   "Role ids of the banking upstream; replaces the person's roles."
   roles: [String!]
+  "Whether the person has filled in the questionnaire."
+  isQuestionnaireFilled: Boolean
   "Staff only."
   isTwoFactorEnabled: Boolean
   "Staff only."
   email: String
   "Staff only."
   phone: String
+  """
+  A new password, 8 to 72 characters, set by staff or by the person themselves; needs
+  confirmPassword, and currentPassword when a person changes their own. Never logged or echoed.
+  """
+  password: String
+  "The new password again; must equal password."
+  confirmPassword: String
+  "Persons only, and required when a person changes their own password."
+  currentPassword: String
 }
 
 "Names one person."
@@ -5061,7 +5393,14 @@ input UpdateMeInput {
   politicalInstitution: String
   "For a politically exposed person: the position held there."
   positionInPoliticalInstitution: String
-  "Required with password."
+  "Whether I have filled in the questionnaire."
+  isQuestionnaireFilled: Boolean
+  "Role ids of the banking upstream; replaces my roles (ignored upstream for consumers)."
+  roles: [String!]
+  """
+  My password now; required with password (BAD_USER_INPUT when absent; a wrong one is
+  UPSTREAM_REJECTED with extensions.upstream.code 10001).
+  """
   currentPassword: String
   "The new password, 8 to 72 characters; needs currentPassword and confirmPassword."
   password: String
@@ -5112,6 +5451,13 @@ type Corporation implements Node {
   onboardedAt: Time
   "Whether staff verified the corporation's KYC (know your customer) data."
   isKycVerified: Boolean!
+  "Whether the corporation's questionnaire is filled in (its identity's is_questionnaire_filled)."
+  isQuestionnaireFilled: Boolean!
+  """
+  Screening of the company and of its persons, refreshed weekly upstream (staff only). Null when
+  the upstream gives none. Never logged by the gateway.
+  """
+  overallScreeningInfo: CorporationScreening @requires(role: STAFF)
   "When the corporation signed up."
   createdAt: Time
   "When the corporation was blocked; null when active."
@@ -5382,6 +5728,10 @@ type Customer implements Node {
   total: Float!
   "Stored cards, in priority order."
   paymentMethods: [PaymentMethod!]!
+  "The customer's balance entries; empty for a new customer."
+  balance: [CustomerBalance!]!
+  "The customer's subscriptions, as the spec names the array; empty when there are none."
+  subscription: [CustomerSubscription!]!
   """
   The customer's orders created between start and end (inclusive dates, UTC;
   end defaults to today, start to 30 days before end). Batched: any number of
@@ -5393,6 +5743,36 @@ type Customer implements Node {
     "Last day (UTC) of the range, included; today when absent."
     end: Date
   ): [Order!]
+}
+
+"""
+One entry of a customer's balance. The payments spec does not show an entry's shape; the
+sandbox's is {currency, amount} (docs/sandbox.md). An entry of another shape keeps currency and
+amount null and is readable in raw.
+"""
+type CustomerBalance {
+  "ISO 4217; null when the entry names none."
+  currency: String
+  "Minor units; null when the entry carries no whole amount within MinorUnits."
+  amount: MinorUnits
+  "The entry as the upstream gave it; null when it is not an object."
+  raw: JSON
+}
+
+"A subscription of a customer: what is charged, in which currency, from when and when next."
+type CustomerSubscription {
+  "The upstream's id of the subscription; null when it gives none."
+  id: String
+  "When the subscription started; null when the upstream gives no valid date."
+  start: Date
+  "When the next charge is due; null when the upstream gives no valid date."
+  due: Date
+  "What each charge is for, in the same three forms as an order's items; null when not given."
+  items: OrderItems
+  "ISO 4217; null when not given."
+  currency: String
+  "The URL the upstream calls back about the subscription; null when not given."
+  callback: String
 }
 
 "Whether a contact is a company or a natural person."
@@ -6687,6 +7067,18 @@ func (ec *executionContext) childFields_CardTransaction(ctx context.Context, fie
 		return ec.fieldContext_CardTransaction_amount(ctx, field)
 	case "status":
 		return ec.fieldContext_CardTransaction_status(ctx, field)
+	case "state":
+		return ec.fieldContext_CardTransaction_state(ctx, field)
+	case "statusCode":
+		return ec.fieldContext_CardTransaction_statusCode(ctx, field)
+	case "authorisationCode":
+		return ec.fieldContext_CardTransaction_authorisationCode(ctx, field)
+	case "authorisationName":
+		return ec.fieldContext_CardTransaction_authorisationName(ctx, field)
+	case "errorCode":
+		return ec.fieldContext_CardTransaction_errorCode(ctx, field)
+	case "errorName":
+		return ec.fieldContext_CardTransaction_errorName(ctx, field)
 	case "description":
 		return ec.fieldContext_CardTransaction_description(ctx, field)
 	case "createdAt":
@@ -6765,6 +7157,10 @@ func (ec *executionContext) childFields_Corporation(ctx context.Context, field g
 		return ec.fieldContext_Corporation_onboardedAt(ctx, field)
 	case "isKycVerified":
 		return ec.fieldContext_Corporation_isKycVerified(ctx, field)
+	case "isQuestionnaireFilled":
+		return ec.fieldContext_Corporation_isQuestionnaireFilled(ctx, field)
+	case "overallScreeningInfo":
+		return ec.fieldContext_Corporation_overallScreeningInfo(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_Corporation_createdAt(ctx, field)
 	case "blockedAt":
@@ -6813,6 +7209,18 @@ func (ec *executionContext) childFields_CorporationEdge(ctx context.Context, fie
 		return ec.fieldContext_CorporationEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CorporationEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_CorporationScreening(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "underReview":
+		return ec.fieldContext_CorporationScreening_underReview(ctx, field)
+	case "corporationProfile":
+		return ec.fieldContext_CorporationScreening_corporationProfile(ctx, field)
+	case "corporateUsersProfile":
+		return ec.fieldContext_CorporationScreening_corporateUsersProfile(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CorporationScreening", field.Name)
 }
 
 func (ec *executionContext) childFields_CorporationSettings(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6877,10 +7285,44 @@ func (ec *executionContext) childFields_Customer(ctx context.Context, field grap
 		return ec.fieldContext_Customer_total(ctx, field)
 	case "paymentMethods":
 		return ec.fieldContext_Customer_paymentMethods(ctx, field)
+	case "balance":
+		return ec.fieldContext_Customer_balance(ctx, field)
+	case "subscription":
+		return ec.fieldContext_Customer_subscription(ctx, field)
 	case "orders":
 		return ec.fieldContext_Customer_orders(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Customer", field.Name)
+}
+
+func (ec *executionContext) childFields_CustomerBalance(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "currency":
+		return ec.fieldContext_CustomerBalance_currency(ctx, field)
+	case "amount":
+		return ec.fieldContext_CustomerBalance_amount(ctx, field)
+	case "raw":
+		return ec.fieldContext_CustomerBalance_raw(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CustomerBalance", field.Name)
+}
+
+func (ec *executionContext) childFields_CustomerSubscription(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_CustomerSubscription_id(ctx, field)
+	case "start":
+		return ec.fieldContext_CustomerSubscription_start(ctx, field)
+	case "due":
+		return ec.fieldContext_CustomerSubscription_due(ctx, field)
+	case "items":
+		return ec.fieldContext_CustomerSubscription_items(ctx, field)
+	case "currency":
+		return ec.fieldContext_CustomerSubscription_currency(ctx, field)
+	case "callback":
+		return ec.fieldContext_CustomerSubscription_callback(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CustomerSubscription", field.Name)
 }
 
 func (ec *executionContext) childFields_DeleteKycDocumentPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7291,6 +7733,16 @@ func (ec *executionContext) childFields_Person(ctx context.Context, field graphq
 		return ec.fieldContext_Person_corporationId(ctx, field)
 	case "corporation":
 		return ec.fieldContext_Person_corporation(ctx, field)
+	case "roles":
+		return ec.fieldContext_Person_roles(ctx, field)
+	case "isQuestionnaireFilled":
+		return ec.fieldContext_Person_isQuestionnaireFilled(ctx, field)
+	case "politicalInstitution":
+		return ec.fieldContext_Person_politicalInstitution(ctx, field)
+	case "positionInPoliticalInstitution":
+		return ec.fieldContext_Person_positionInPoliticalInstitution(ctx, field)
+	case "screeningInfo":
+		return ec.fieldContext_Person_screeningInfo(ctx, field)
 	case "cards":
 		return ec.fieldContext_Person_cards(ctx, field)
 	}
@@ -7319,6 +7771,18 @@ func (ec *executionContext) childFields_PersonEdge(ctx context.Context, field gr
 	return nil, fmt.Errorf("no field named %q was found under type PersonEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_PersonScreening(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "underReview":
+		return ec.fieldContext_PersonScreening_underReview(ctx, field)
+	case "status":
+		return ec.fieldContext_PersonScreening_status(ctx, field)
+	case "profile":
+		return ec.fieldContext_PersonScreening_profile(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PersonScreening", field.Name)
+}
+
 func (ec *executionContext) childFields_RegisterWebhookPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "webhook":
@@ -7337,6 +7801,20 @@ func (ec *executionContext) childFields_ReportFile(ctx context.Context, field gr
 		return ec.fieldContext_ReportFile_expiresAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ReportFile", field.Name)
+}
+
+func (ec *executionContext) childFields_ScreeningProfile(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "politicallyExposed":
+		return ec.fieldContext_ScreeningProfile_politicallyExposed(ctx, field)
+	case "sanctionsListsEntity":
+		return ec.fieldContext_ScreeningProfile_sanctionsListsEntity(ctx, field)
+	case "relativeOrCloseAssociate":
+		return ec.fieldContext_ScreeningProfile_relativeOrCloseAssociate(ctx, field)
+	case "boardMember":
+		return ec.fieldContext_ScreeningProfile_boardMember(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ScreeningProfile", field.Name)
 }
 
 func (ec *executionContext) childFields_SetPaymentMethodsPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -10072,6 +10550,144 @@ func (ec *executionContext) fieldContext_CardTransaction_status(_ context.Contex
 	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, "String")
 }
 
+func (ec *executionContext) _CardTransaction_state(ctx context.Context, field graphql.CollectedField, obj *model.CardTransaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CardTransaction_state(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.State, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.TransactionStatus) graphql.Marshaler {
+			return ec.marshalNTransactionStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐTransactionStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CardTransaction_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, "TransactionStatus")
+}
+
+func (ec *executionContext) _CardTransaction_statusCode(ctx context.Context, field graphql.CollectedField, obj *model.CardTransaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CardTransaction_statusCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StatusCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CardTransaction_statusCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, "Int")
+}
+
+func (ec *executionContext) _CardTransaction_authorisationCode(ctx context.Context, field graphql.CollectedField, obj *model.CardTransaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CardTransaction_authorisationCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AuthorisationCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CardTransaction_authorisationCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, "String")
+}
+
+func (ec *executionContext) _CardTransaction_authorisationName(ctx context.Context, field graphql.CollectedField, obj *model.CardTransaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CardTransaction_authorisationName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AuthorisationName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CardTransaction_authorisationName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, "String")
+}
+
+func (ec *executionContext) _CardTransaction_errorCode(ctx context.Context, field graphql.CollectedField, obj *model.CardTransaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CardTransaction_errorCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ErrorCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CardTransaction_errorCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, "Int")
+}
+
+func (ec *executionContext) _CardTransaction_errorName(ctx context.Context, field graphql.CollectedField, obj *model.CardTransaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CardTransaction_errorName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ErrorName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CardTransaction_errorName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, "String")
+}
+
 func (ec *executionContext) _CardTransaction_description(ctx context.Context, field graphql.CollectedField, obj *model.CardTransaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11174,6 +11790,79 @@ func (ec *executionContext) fieldContext_Corporation_isKycVerified(_ context.Con
 	return graphql.NewScalarFieldContext("Corporation", field, false, false, "Boolean")
 }
 
+func (ec *executionContext) _Corporation_isQuestionnaireFilled(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Corporation_isQuestionnaireFilled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IsQuestionnaireFilled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Corporation_isQuestionnaireFilled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Corporation", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _Corporation_overallScreeningInfo(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Corporation_overallScreeningInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OverallScreeningInfo, nil
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx, "STAFF")
+				if err != nil {
+					var zeroVal *model.CorporationScreening
+					return zeroVal, err
+				}
+				if ec.Directives.Requires == nil {
+					var zeroVal *model.CorporationScreening
+					return zeroVal, errors.New("directive requires is not implemented")
+				}
+				return ec.Directives.Requires(ctx, obj, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CorporationScreening) graphql.Marshaler {
+			return ec.marshalOCorporationScreening2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationScreening(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Corporation_overallScreeningInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Corporation",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CorporationScreening(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Corporation_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11712,6 +12401,93 @@ func (ec *executionContext) fieldContext_CorporationEdge_node(_ context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _CorporationScreening_underReview(ctx context.Context, field graphql.CollectedField, obj *model.CorporationScreening) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CorporationScreening_underReview(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UnderReview, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CorporationScreening_underReview(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CorporationScreening", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _CorporationScreening_corporationProfile(ctx context.Context, field graphql.CollectedField, obj *model.CorporationScreening) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CorporationScreening_corporationProfile(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CorporationProfile, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ScreeningProfile) graphql.Marshaler {
+			return ec.marshalOScreeningProfile2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐScreeningProfile(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CorporationScreening_corporationProfile(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CorporationScreening",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ScreeningProfile(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CorporationScreening_corporateUsersProfile(ctx context.Context, field graphql.CollectedField, obj *model.CorporationScreening) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CorporationScreening_corporateUsersProfile(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CorporateUsersProfile, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ScreeningProfile) graphql.Marshaler {
+			return ec.marshalOScreeningProfile2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐScreeningProfile(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CorporationScreening_corporateUsersProfile(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CorporationScreening",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ScreeningProfile(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _CorporationSettings_corporationId(ctx context.Context, field graphql.CollectedField, obj *model.CorporationSettings) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12171,6 +12947,70 @@ func (ec *executionContext) fieldContext_Customer_paymentMethods(_ context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _Customer_balance(ctx context.Context, field graphql.CollectedField, obj *model.Customer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Customer_balance(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Balance, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.CustomerBalance) graphql.Marshaler {
+			return ec.marshalNCustomerBalance2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCustomerBalanceᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Customer_balance(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Customer",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CustomerBalance(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Customer_subscription(ctx context.Context, field graphql.CollectedField, obj *model.Customer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Customer_subscription(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Subscription, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.CustomerSubscription) graphql.Marshaler {
+			return ec.marshalNCustomerSubscription2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCustomerSubscriptionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Customer_subscription(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Customer",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CustomerSubscription(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Customer_orders(ctx context.Context, field graphql.CollectedField, obj *model.Customer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12236,6 +13076,222 @@ func (ec *executionContext) resolveBatch_Customer_orders(ctx context.Context, fi
 		err,
 		"Customer.orders",
 	)
+}
+
+func (ec *executionContext) _CustomerBalance_currency(ctx context.Context, field graphql.CollectedField, obj *model.CustomerBalance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerBalance_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerBalance_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerBalance", field, false, false, "String")
+}
+
+func (ec *executionContext) _CustomerBalance_amount(ctx context.Context, field graphql.CollectedField, obj *model.CustomerBalance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerBalance_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOMinorUnits2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerBalance_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerBalance", field, false, false, "MinorUnits")
+}
+
+func (ec *executionContext) _CustomerBalance_raw(ctx context.Context, field graphql.CollectedField, obj *model.CustomerBalance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerBalance_raw(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Raw, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalOJSON2map(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerBalance_raw(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerBalance", field, false, false, "JSON")
+}
+
+func (ec *executionContext) _CustomerSubscription_id(ctx context.Context, field graphql.CollectedField, obj *model.CustomerSubscription) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerSubscription_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerSubscription_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerSubscription", field, false, false, "String")
+}
+
+func (ec *executionContext) _CustomerSubscription_start(ctx context.Context, field graphql.CollectedField, obj *model.CustomerSubscription) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerSubscription_start(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Start, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Date) graphql.Marshaler {
+			return ec.marshalODate2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐDate(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerSubscription_start(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerSubscription", field, false, false, "Date")
+}
+
+func (ec *executionContext) _CustomerSubscription_due(ctx context.Context, field graphql.CollectedField, obj *model.CustomerSubscription) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerSubscription_due(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Due, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Date) graphql.Marshaler {
+			return ec.marshalODate2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐDate(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerSubscription_due(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerSubscription", field, false, false, "Date")
+}
+
+func (ec *executionContext) _CustomerSubscription_items(ctx context.Context, field graphql.CollectedField, obj *model.CustomerSubscription) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerSubscription_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OrderItems) graphql.Marshaler {
+			return ec.marshalOOrderItems2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrderItems(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerSubscription_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CustomerSubscription",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrderItems(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CustomerSubscription_currency(ctx context.Context, field graphql.CollectedField, obj *model.CustomerSubscription) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerSubscription_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerSubscription_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerSubscription", field, false, false, "String")
+}
+
+func (ec *executionContext) _CustomerSubscription_callback(ctx context.Context, field graphql.CollectedField, obj *model.CustomerSubscription) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerSubscription_callback(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Callback, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerSubscription_callback(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerSubscription", field, false, false, "String")
 }
 
 func (ec *executionContext) _DeleteKycDocumentPayload_id(ctx context.Context, field graphql.CollectedField, obj *model.DeleteKycDocumentPayload) (ret graphql.Marshaler) {
@@ -18302,6 +19358,130 @@ func (ec *executionContext) fieldContext_Person_corporation(_ context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _Person_roles(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Person_roles(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Roles, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Person_roles(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Person", field, false, false, "String")
+}
+
+func (ec *executionContext) _Person_isQuestionnaireFilled(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Person_isQuestionnaireFilled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IsQuestionnaireFilled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Person_isQuestionnaireFilled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Person", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _Person_politicalInstitution(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Person_politicalInstitution(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PoliticalInstitution, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Person_politicalInstitution(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Person", field, false, false, "String")
+}
+
+func (ec *executionContext) _Person_positionInPoliticalInstitution(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Person_positionInPoliticalInstitution(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PositionInPoliticalInstitution, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Person_positionInPoliticalInstitution(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Person", field, false, false, "String")
+}
+
+func (ec *executionContext) _Person_screeningInfo(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Person_screeningInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Person().ScreeningInfo(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PersonScreening) graphql.Marshaler {
+			return ec.marshalOPersonScreening2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonScreening(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Person_screeningInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Person",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PersonScreening(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Person_cards(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18471,6 +19651,84 @@ func (ec *executionContext) fieldContext_PersonEdge_node(_ context.Context, fiel
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Person(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PersonScreening_underReview(ctx context.Context, field graphql.CollectedField, obj *model.PersonScreening) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PersonScreening_underReview(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UnderReview, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PersonScreening_underReview(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PersonScreening", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _PersonScreening_status(ctx context.Context, field graphql.CollectedField, obj *model.PersonScreening) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PersonScreening_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PersonScreening_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PersonScreening", field, false, false, "String")
+}
+
+func (ec *executionContext) _PersonScreening_profile(ctx context.Context, field graphql.CollectedField, obj *model.PersonScreening) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PersonScreening_profile(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Profile, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ScreeningProfile) graphql.Marshaler {
+			return ec.marshalOScreeningProfile2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐScreeningProfile(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PersonScreening_profile(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PersonScreening",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ScreeningProfile(ctx, field)
 		},
 	}
 	return fc, nil
@@ -19873,6 +21131,98 @@ func (ec *executionContext) _ReportFile_expiresAt(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_ReportFile_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ReportFile", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ScreeningProfile_politicallyExposed(ctx context.Context, field graphql.CollectedField, obj *model.ScreeningProfile) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScreeningProfile_politicallyExposed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PoliticallyExposed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScreeningProfile_politicallyExposed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScreeningProfile", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ScreeningProfile_sanctionsListsEntity(ctx context.Context, field graphql.CollectedField, obj *model.ScreeningProfile) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScreeningProfile_sanctionsListsEntity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SanctionsListsEntity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScreeningProfile_sanctionsListsEntity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScreeningProfile", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ScreeningProfile_relativeOrCloseAssociate(ctx context.Context, field graphql.CollectedField, obj *model.ScreeningProfile) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScreeningProfile_relativeOrCloseAssociate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RelativeOrCloseAssociate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScreeningProfile_relativeOrCloseAssociate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScreeningProfile", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ScreeningProfile_boardMember(ctx context.Context, field graphql.CollectedField, obj *model.ScreeningProfile) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScreeningProfile_boardMember(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BoardMember, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScreeningProfile_boardMember(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScreeningProfile", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _SetPaymentMethodsPayload_customer(ctx context.Context, field graphql.CollectedField, obj *model.SetPaymentMethodsPayload) (ret graphql.Marshaler) {
@@ -25749,7 +27099,7 @@ func (ec *executionContext) unmarshalInputUpdateMeInput(ctx context.Context, obj
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"isUbo", "isDirector", "gender", "otherPhone", "politicalInstitution", "positionInPoliticalInstitution", "currentPassword", "password", "confirmPassword"}
+	fieldsInOrder := [...]string{"isUbo", "isDirector", "gender", "otherPhone", "politicalInstitution", "positionInPoliticalInstitution", "isQuestionnaireFilled", "roles", "currentPassword", "password", "confirmPassword"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -25798,6 +27148,20 @@ func (ec *executionContext) unmarshalInputUpdateMeInput(ctx context.Context, obj
 				return it, err
 			}
 			it.PositionInPoliticalInstitution = data
+		case "isQuestionnaireFilled":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("isQuestionnaireFilled"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IsQuestionnaireFilled = data
+		case "roles":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("roles"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Roles = data
 		case "currentPassword":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("currentPassword"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -25847,7 +27211,7 @@ func (ec *executionContext) unmarshalInputUpdatePersonInput(ctx context.Context,
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"id", "firstName", "lastName", "country", "nationality", "city", "region", "postCode", "street", "dateOfBirth", "socialSecurityNumber", "position", "ownership", "isPoliticallyExposed", "isTaxResident", "isUbo", "isDirector", "gender", "otherPhone", "politicalInstitution", "positionInPoliticalInstitution", "roles", "isTwoFactorEnabled", "email", "phone"}
+	fieldsInOrder := [...]string{"id", "firstName", "lastName", "country", "nationality", "city", "region", "postCode", "street", "dateOfBirth", "socialSecurityNumber", "position", "ownership", "isPoliticallyExposed", "isTaxResident", "isUbo", "isDirector", "gender", "otherPhone", "politicalInstitution", "positionInPoliticalInstitution", "roles", "isQuestionnaireFilled", "isTwoFactorEnabled", "email", "phone", "password", "confirmPassword", "currentPassword"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -26008,6 +27372,13 @@ func (ec *executionContext) unmarshalInputUpdatePersonInput(ctx context.Context,
 				return it, err
 			}
 			it.Roles = data
+		case "isQuestionnaireFilled":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("isQuestionnaireFilled"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IsQuestionnaireFilled = data
 		case "isTwoFactorEnabled":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("isTwoFactorEnabled"))
 			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
@@ -26029,6 +27400,27 @@ func (ec *executionContext) unmarshalInputUpdatePersonInput(ctx context.Context,
 				return it, err
 			}
 			it.Phone = data
+		case "password":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("password"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Password = data
+		case "confirmPassword":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("confirmPassword"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ConfirmPassword = data
+		case "currentPassword":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("currentPassword"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CurrentPassword = data
 		}
 	}
 	return it, nil
@@ -26860,6 +28252,36 @@ func (ec *executionContext) _CardTransaction(ctx context.Context, sel ast.Select
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "state":
+			out.Values[i] = ec._CardTransaction_state(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "statusCode":
+			out.Values[i] = ec._CardTransaction_statusCode(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "authorisationCode":
+			out.Values[i] = ec._CardTransaction_authorisationCode(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "authorisationName":
+			out.Values[i] = ec._CardTransaction_authorisationName(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "errorCode":
+			out.Values[i] = ec._CardTransaction_errorCode(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "errorName":
+			out.Values[i] = ec._CardTransaction_errorName(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "description":
 			out.Values[i] = ec._CardTransaction_description(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -27249,6 +28671,16 @@ func (ec *executionContext) _Corporation(ctx context.Context, sel ast.SelectionS
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "isQuestionnaireFilled":
+			out.Values[i] = ec._Corporation_isQuestionnaireFilled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "overallScreeningInfo":
+			out.Values[i] = ec._Corporation_overallScreeningInfo(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "createdAt":
 			out.Values[i] = ec._Corporation_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -27398,6 +28830,49 @@ func (ec *executionContext) _CorporationEdge(ctx context.Context, sel ast.Select
 		case "node":
 			out.Values[i] = ec._CorporationEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var corporationScreeningImplementors = []string{"CorporationScreening"}
+
+func (ec *executionContext) _CorporationScreening(ctx context.Context, sel ast.SelectionSet, obj *model.CorporationScreening) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, corporationScreeningImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CorporationScreening")
+		case "underReview":
+			out.Values[i] = ec._CorporationScreening_underReview(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "corporationProfile":
+			out.Values[i] = ec._CorporationScreening_corporationProfile(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "corporateUsersProfile":
+			out.Values[i] = ec._CorporationScreening_corporateUsersProfile(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -27631,12 +29106,123 @@ func (ec *executionContext) _Customer(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "balance":
+			out.Values[i] = ec._Customer_balance(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "subscription":
+			out.Values[i] = ec._Customer_subscription(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "orders":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Customer_orders(ctx, field, obj)
 				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var customerBalanceImplementors = []string{"CustomerBalance"}
+
+func (ec *executionContext) _CustomerBalance(ctx context.Context, sel ast.SelectionSet, obj *model.CustomerBalance) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, customerBalanceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CustomerBalance")
+		case "currency":
+			out.Values[i] = ec._CustomerBalance_currency(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "amount":
+			out.Values[i] = ec._CustomerBalance_amount(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "raw":
+			out.Values[i] = ec._CustomerBalance_raw(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var customerSubscriptionImplementors = []string{"CustomerSubscription"}
+
+func (ec *executionContext) _CustomerSubscription(ctx context.Context, sel ast.SelectionSet, obj *model.CustomerSubscription) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, customerSubscriptionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CustomerSubscription")
+		case "id":
+			out.Values[i] = ec._CustomerSubscription_id(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "start":
+			out.Values[i] = ec._CustomerSubscription_start(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "due":
+			out.Values[i] = ec._CustomerSubscription_due(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "items":
+			out.Values[i] = ec._CustomerSubscription_items(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "currency":
+			out.Values[i] = ec._CustomerSubscription_currency(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "callback":
+			out.Values[i] = ec._CustomerSubscription_callback(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -29362,6 +30948,32 @@ func (ec *executionContext) _Person(ctx context.Context, sel ast.SelectionSet, o
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Person_corporation(ctx, field, obj)
 				})
+		case "roles":
+			out.Values[i] = ec._Person_roles(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "isQuestionnaireFilled":
+			out.Values[i] = ec._Person_isQuestionnaireFilled(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "politicalInstitution":
+			out.Values[i] = ec._Person_politicalInstitution(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "positionInPoliticalInstitution":
+			out.Values[i] = ec._Person_positionInPoliticalInstitution(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "screeningInfo":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Person_screeningInfo(ctx, field, obj)
+				})
 		case "cards":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, false,
@@ -29447,6 +31059,49 @@ func (ec *executionContext) _PersonEdge(ctx context.Context, sel ast.SelectionSe
 		case "node":
 			out.Values[i] = ec._PersonEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var personScreeningImplementors = []string{"PersonScreening"}
+
+func (ec *executionContext) _PersonScreening(ctx context.Context, sel ast.SelectionSet, obj *model.PersonScreening) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, personScreeningImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PersonScreening")
+		case "underReview":
+			out.Values[i] = ec._PersonScreening_underReview(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._PersonScreening_status(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "profile":
+			out.Values[i] = ec._PersonScreening_profile(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -29710,6 +31365,54 @@ func (ec *executionContext) _ReportFile(ctx context.Context, sel ast.SelectionSe
 			}
 		case "expiresAt":
 			out.Values[i] = ec._ReportFile_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var screeningProfileImplementors = []string{"ScreeningProfile"}
+
+func (ec *executionContext) _ScreeningProfile(ctx context.Context, sel ast.SelectionSet, obj *model.ScreeningProfile) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, screeningProfileImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ScreeningProfile")
+		case "politicallyExposed":
+			out.Values[i] = ec._ScreeningProfile_politicallyExposed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sanctionsListsEntity":
+			out.Values[i] = ec._ScreeningProfile_sanctionsListsEntity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "relativeOrCloseAssociate":
+			out.Values[i] = ec._ScreeningProfile_relativeOrCloseAssociate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "boardMember":
+			out.Values[i] = ec._ScreeningProfile_boardMember(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -30954,6 +32657,54 @@ func (ec *executionContext) marshalNCustomer2ᚖgithubᚗcomᚋfingraphᚋfingra
 		return graphql.Null
 	}
 	return ec._Customer(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCustomerBalance2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCustomerBalanceᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.CustomerBalance) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCustomerBalance2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCustomerBalance(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNCustomerBalance2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCustomerBalance(ctx context.Context, sel ast.SelectionSet, v *model.CustomerBalance) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "CustomerBalance!")
+		return graphql.Null
+	}
+	return ec._CustomerBalance(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCustomerSubscription2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCustomerSubscriptionᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.CustomerSubscription) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCustomerSubscription2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCustomerSubscription(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNCustomerSubscription2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCustomerSubscription(ctx context.Context, sel ast.SelectionSet, v *model.CustomerSubscription) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "CustomerSubscription!")
+		return graphql.Null
+	}
+	return ec._CustomerSubscription(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNDate2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐDate(ctx context.Context, v any) (model.Date, error) {
@@ -32285,6 +34036,13 @@ func (ec *executionContext) marshalOCorporationConnection2ᚖgithubᚗcomᚋfing
 	return ec._CorporationConnection(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOCorporationScreening2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationScreening(ctx context.Context, sel ast.SelectionSet, v *model.CorporationScreening) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CorporationScreening(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOCorporationSettings2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporationSettings(ctx context.Context, sel ast.SelectionSet, v *model.CorporationSettings) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -32725,6 +34483,13 @@ func (ec *executionContext) unmarshalOOrderItemInput2ᚖgithubᚗcomᚋfingraph�
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalOOrderItems2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrderItems(ctx context.Context, sel ast.SelectionSet, v *model.OrderItems) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._OrderItems(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOPendingAction2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPendingActionᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.PendingAction) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -32775,6 +34540,13 @@ func (ec *executionContext) marshalOPersonConnection2ᚖgithubᚗcomᚋfingraph�
 		return graphql.Null
 	}
 	return ec._PersonConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOPersonScreening2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonScreening(ctx context.Context, sel ast.SelectionSet, v *model.PersonScreening) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._PersonScreening(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOPersonSortField2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonSortField(ctx context.Context, v any) (*model.PersonSortField, error) {
@@ -32831,6 +34603,13 @@ func (ec *executionContext) unmarshalOSavedCardPaymentInput2ᚖgithubᚗcomᚋfi
 	}
 	res, err := ec.unmarshalInputSavedCardPaymentInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOScreeningProfile2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐScreeningProfile(ctx context.Context, sel ast.SelectionSet, v *model.ScreeningProfile) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ScreeningProfile(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOSepaRequisitesInput2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSepaRequisitesInput(ctx context.Context, v any) (*model.SepaRequisitesInput, error) {

@@ -6,7 +6,7 @@
 // that pass the Luhn check), card tokens, JWTs, bearer credentials and the
 // merchant's key formats come out as [REDACTED], and so does the value of
 // any attribute whose name says it is a secret (password, token, key, cvc,
-// pan, authorization, cookie, ...).
+// pan, authorization, cookie, screening, ...).
 package redact
 
 import (
@@ -35,7 +35,10 @@ var (
 // secretKeys are attribute names (lower case, without separators) whose
 // values are never logged, whatever they look like.
 var secretKeys = []string{"password", "passwd", "secret", "token", "apikey", "privatekey", "accesstoken",
-	"authorization", "cookie", "pan", "cvc", "cvc2", "cvv", "cardnumber", "twofacode", "otp", "customerkey"}
+	"authorization", "cookie", "pan", "cvc", "cvc2", "cvv", "cardnumber", "twofacode", "otp", "customerkey",
+	// Screening results say whether a person is on a sanctions list or
+	// politically exposed: personal data no log needs.
+	"screening", "screeninginfo", "screeningprofile"}
 
 // String returns s with every secret-looking part replaced by Mask.
 func String(s string) string {

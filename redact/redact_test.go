@@ -35,7 +35,7 @@ func TestString(t *testing.T) {
 }
 
 func TestSecretKey(t *testing.T) {
-	for _, k := range []string{"password", "Password", "new_password", "sessionToken", "x-access-token", "apiKey", "private_key", "PAN", "cvc2", "Authorization", "two_fa_code", "customer_key"} {
+	for _, k := range []string{"password", "Password", "new_password", "sessionToken", "x-access-token", "apiKey", "private_key", "PAN", "cvc2", "Authorization", "two_fa_code", "customer_key", "screening_info", "screeningInfo", "overall_screening_info", "person_profile_screening"} {
 		if !redact.SecretKey(k) {
 			t.Errorf("%q is not taken for a secret", k)
 		}

@@ -3,6 +3,7 @@ package resolvers
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -93,16 +94,32 @@ func toCardTransaction(t *banking.CardTransaction, cardID string) *model.CardTra
 	}
 	// status, meta and target are unshaped in the spec: read what is there.
 	var st struct {
-		Name string `json:"name"`
+		Name      string `json:"name"`
+		Code      *int64 `json:"code"`
+		ErrorCode *int64 `json:"error_code"`
 	}
-	if json.Unmarshal(t.Status, &st) == nil && st.Name != "" {
-		out.Status = &st.Name
+	out.State = model.TransactionStatusUnknown
+	if json.Unmarshal(t.Status, &st) == nil {
+		out.Status = strPtr(st.Name)
+		if st.Code != nil && *st.Code >= math.MinInt32 && *st.Code <= math.MaxInt32 {
+			out.StatusCode = st.Code
+			if s := model.TransactionStatus(banking.TransactionStatusName(int(*st.Code))); s.IsValid() {
+				out.State = s
+			}
+		}
+		if st.ErrorCode != nil && *st.ErrorCode >= math.MinInt32 && *st.ErrorCode <= math.MaxInt32 {
+			out.ErrorCode = st.ErrorCode
+			out.ErrorName = strPtr(banking.CodeName(int(*st.ErrorCode)))
+		}
 	}
 	var meta struct {
-		Description string `json:"description"`
+		Description       string `json:"description"`
+		AuthorisationCode string `json:"authorisation_code"`
 	}
-	if json.Unmarshal(t.Meta, &meta) == nil && meta.Description != "" {
-		out.Description = &meta.Description
+	if json.Unmarshal(t.Meta, &meta) == nil {
+		out.Description = strPtr(meta.Description)
+		out.AuthorisationCode = strPtr(meta.AuthorisationCode)
+		out.AuthorisationName = strPtr(banking.AuthorisationName(meta.AuthorisationCode))
 	}
 	return out
 }

@@ -157,7 +157,7 @@ func (r *mutationResolver) UpdatePerson(ctx context.Context, input model.UpdateP
 	if s.Kind == session.Introducer {
 		return nil, gqlerr.Forbiddenf("introducers cannot manage persons")
 	}
-	req, err := personUpdateRequest(input, s.Kind == session.Staff)
+	req, err := personUpdateRequest(input, s.Kind)
 	if err != nil {
 		return nil, err
 	}
@@ -366,6 +366,15 @@ func (r *personResolver) Corporation(ctx context.Context, obj *model.Person) (*m
 		return nil, err
 	}
 	return toCorporation(c), nil
+}
+
+// ScreeningInfo is the resolver for the screeningInfo field: staff see
+// every person's, a person their own, everyone else null.
+func (r *personResolver) ScreeningInfo(ctx context.Context, obj *model.Person) (*model.PersonScreening, error) {
+	if !maySeeScreening(session.From(ctx), obj.ID) {
+		return nil, nil
+	}
+	return obj.Screening, nil
 }
 
 // Viewer is the resolver for the viewer field.

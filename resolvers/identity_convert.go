@@ -62,6 +62,11 @@ func toPerson(p *banking.Person) *model.Person {
 		CorporationID:        optional(&s[10]),
 	}
 	out := &b.person
+	out.Roles = p.RoleIDs()
+	out.IsQuestionnaireFilled = p.IsQuestionnaireFilled
+	out.PoliticalInstitution = strPtr(p.PoliticalInstitution)
+	out.PositionInPoliticalInstitution = strPtr(p.PositionInPoliticalInstitution)
+	out.Screening = toPersonScreening(p.ScreeningInfo)
 	if p.DeletedAt != nil {
 		out.BlockedAt = timeIn(&b.times[2], *p.DeletedAt)
 	}
@@ -77,6 +82,29 @@ func toPerson(p *banking.Person) *model.Person {
 		out.DateOfBirth = &b.born
 	}
 	return out
+}
+
+// toPersonScreening maps both of the upstream's shapes: a single person's
+// (is_person_under_review, person_profile) and a listing's (status,
+// profile).
+func toPersonScreening(sc *banking.ScreeningInfo) *model.PersonScreening {
+	if sc == nil {
+		return nil
+	}
+	profile := sc.PersonProfile
+	if profile == nil {
+		profile = sc.Profile
+	}
+	return &model.PersonScreening{UnderReview: sc.IsPersonUnderReview, Status: strPtr(sc.Status),
+		Profile: toScreeningProfile(profile)}
+}
+
+func toScreeningProfile(p *banking.ScreeningProfile) *model.ScreeningProfile {
+	if p == nil {
+		return nil
+	}
+	return &model.ScreeningProfile{PoliticallyExposed: p.PoliticallyExposed, SanctionsListsEntity: p.SanctionsListsEntity,
+		RelativeOrCloseAssociate: p.RelativeOrCloseAssociate, BoardMember: p.BoardMember}
 }
 
 func toPersons(list []*banking.Person) []*model.Person {
@@ -108,6 +136,11 @@ func toCorporation(c *banking.Corporation) *model.Corporation {
 	}
 	if c.Identity != nil {
 		out.IsKycVerified = c.Identity.IsKYCVerified
+		out.IsQuestionnaireFilled = c.Identity.IsQuestionnaireFilled
+	}
+	if sc := c.OverallScreeningInfo; sc != nil {
+		out.OverallScreeningInfo = &model.CorporationScreening{UnderReview: sc.IsCorporationUnderReview,
+			CorporationProfile: toScreeningProfile(sc.CorporationProfile), CorporateUsersProfile: toScreeningProfile(sc.CorporateUsersProfile)}
 	}
 	if c.DeletedAt != nil {
 		out.BlockedAt = timePtr(*c.DeletedAt)

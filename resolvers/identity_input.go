@@ -6,6 +6,7 @@ import (
 
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph/model"
+	"github.com/fingraph/fingraph/session"
 	"github.com/fingraph/fingraph/upstream/banking"
 )
 
@@ -90,8 +91,14 @@ func personCreateRequest(in model.CreatePersonInput, staff bool) (*banking.Perso
 }
 
 // personUpdateRequest validates an UpdatePersonInput. Staff-only fields are
-// FORBIDDEN for everyone else, before any upstream call.
-func personUpdateRequest(in model.UpdatePersonInput, staff bool) (*banking.PersonUpdateRequest, error) {
+// FORBIDDEN for everyone else, and currentPassword for everyone but persons,
+// before any upstream call. Whether a person may change this person's
+// password (only their own) is the upstream's call: it knows who is who.
+func personUpdateRequest(in model.UpdatePersonInput, kind session.Kind) (*banking.PersonUpdateRequest, error) {
+	staff := kind == session.Staff
+	if in.CurrentPassword != nil && kind != session.Person {
+		return nil, &gqlerr.Error{Code: gqlerr.Forbidden, Field: "input.currentPassword", Message: "input.currentPassword is for persons changing their own password"}
+	}
 	if !staff {
 		for field, set := range map[string]bool{"input.isTwoFactorEnabled": in.IsTwoFactorEnabled != nil, "input.email": in.Email != nil, "input.phone": in.Phone != nil} {
 			if set {
@@ -115,6 +122,10 @@ func personUpdateRequest(in model.UpdatePersonInput, staff bool) (*banking.Perso
 		v.fail("input.ownership", "input.ownership must be between 0 and 100")
 	}
 	v.email("input.email", in.Email)
+	for _, r := range in.Roles {
+		v.required("input.roles", r, 100)
+	}
+	v.newPassword(in.Password, in.ConfirmPassword, in.CurrentPassword, kind == session.Person)
 	if v.err != nil {
 		return nil, v.err
 	}
@@ -126,6 +137,8 @@ func personUpdateRequest(in model.UpdatePersonInput, staff bool) (*banking.Perso
 		IsDirector: in.IsDirector, Gender: lowerPtr(in.Gender), OtherPhone: in.OtherPhone,
 		PoliticalInstitution: in.PoliticalInstitution, PositionInPoliticalInstitution: in.PositionInPoliticalInstitution,
 		Is2FAEnabled: in.IsTwoFactorEnabled, Email: in.Email, Phone: in.Phone,
+		IsQuestionnaireFilled: in.IsQuestionnaireFilled,
+		Password:              in.Password, ConfirmPassword: in.ConfirmPassword, CurrentPassword: in.CurrentPassword,
 	}
 	if in.Roles != nil {
 		roles := in.Roles
@@ -137,23 +150,49 @@ func personUpdateRequest(in model.UpdatePersonInput, staff bool) (*banking.Perso
 func meUpdateRequest(in model.UpdateMeInput) (*banking.MeUpdateRequest, error) {
 	var v validator
 	v.optional("input.otherPhone", in.OtherPhone, 32)
-	if in.Password != nil {
-		v.required("input.currentPassword", deref(in.CurrentPassword), 0)
-		if in.ConfirmPassword == nil || *in.ConfirmPassword != *in.Password {
-			v.fail("input.confirmPassword", "input.confirmPassword must equal input.password")
-		}
-		if n := utf8.RuneCountInString(*in.Password); n < 8 || n > 72 {
-			v.fail("input.password", "input.password must be 8 to 72 characters")
-		}
+	for _, r := range in.Roles {
+		v.required("input.roles", r, 100)
 	}
+	v.newPassword(in.Password, in.ConfirmPassword, in.CurrentPassword, true)
 	if v.err != nil {
 		return nil, v.err
 	}
-	return &banking.MeUpdateRequest{
+	req := &banking.MeUpdateRequest{
 		IsUBO: in.IsUbo, IsDirector: in.IsDirector, Gender: lowerPtr(in.Gender), OtherPhone: in.OtherPhone,
 		PoliticalInstitution: in.PoliticalInstitution, PositionInPoliticalInstitution: in.PositionInPoliticalInstitution,
-		CurrentPassword: in.CurrentPassword, Password: in.Password, ConfirmPassword: in.ConfirmPassword,
-	}, nil
+		IsQuestionnaireFilled: in.IsQuestionnaireFilled,
+		CurrentPassword:       in.CurrentPassword, Password: in.Password, ConfirmPassword: in.ConfirmPassword,
+	}
+	if in.Roles != nil {
+		roles := in.Roles
+		req.Roles = &roles
+	}
+	return req, nil
+}
+
+// newPassword checks a password change as the banking spec rules it: the
+// new password twice, 8 to 72 characters, and the current one when a person
+// changes their own (needCurrent). Whether the current one is right is the
+// upstream's to say (code 10001). No message repeats a password.
+func (v *validator) newPassword(pw, confirm, current *string, needCurrent bool) {
+	if pw == nil {
+		if confirm != nil {
+			v.fail("input.password", "input.password is required with input.confirmPassword")
+		}
+		if current != nil && needCurrent {
+			v.fail("input.password", "input.password is required with input.currentPassword")
+		}
+		return
+	}
+	if needCurrent && deref(current) == "" {
+		v.fail("input.currentPassword", "input.currentPassword is required to change the password")
+	}
+	if confirm == nil || *confirm != *pw {
+		v.fail("input.confirmPassword", "input.confirmPassword must equal input.password")
+	}
+	if n := utf8.RuneCountInString(*pw); n < 8 || n > 72 {
+		v.fail("input.password", "input.password must be 8 to 72 characters")
+	}
 }
 
 func corporationUpdateRequest(in model.UpdateCorporationInput) (*banking.CorporationUpdateRequest, error) {

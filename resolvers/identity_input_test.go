@@ -9,6 +9,7 @@ import (
 
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph/model"
+	"github.com/fingraph/fingraph/session"
 )
 
 func TestPersonCreateRequestChecks(t *testing.T) {
@@ -94,11 +95,11 @@ func TestPersonUpdateRequest(t *testing.T) {
 		{"two-factor", model.UpdatePersonInput{ID: "p1", IsTwoFactorEnabled: ptr(false)}},
 	} {
 		t.Run("staff only: "+tc.name, func(t *testing.T) {
-			_, err := personUpdateRequest(tc.in, false)
+			_, err := personUpdateRequest(tc.in, session.Person)
 			e, ok := gqlerr.As(err)
 			require.True(t, ok, "got %v", err)
 			assert.Equal(t, gqlerr.Forbidden, e.Code)
-			_, err = personUpdateRequest(tc.in, true)
+			_, err = personUpdateRequest(tc.in, session.Staff)
 			assert.NoError(t, err)
 		})
 	}
@@ -118,7 +119,7 @@ func TestPersonUpdateRequest(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := personUpdateRequest(tc.in, true)
+			_, err := personUpdateRequest(tc.in, session.Staff)
 			wantBadInput(t, err, tc.field)
 		})
 	}

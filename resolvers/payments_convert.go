@@ -1,6 +1,8 @@
 package resolvers
 
 import (
+	"bytes"
+	"encoding/json"
 	"time"
 
 	"github.com/fingraph/fingraph/graph/model"
@@ -32,8 +34,63 @@ func toCustomer(c *payments.Customer) *model.Customer {
 		Currency:       optional(&b.currency),
 		Total:          c.Total,
 		PaymentMethods: toPaymentMethods(c.Method),
+		Balance:        toCustomerBalance(c.Balance),
+		Subscription:   toSubscriptions(c.Subscription),
 	}
 	return &b.customer
+}
+
+// toCustomerBalance reads each balance entry as an object with currency and
+// amount when it is one (the sandbox's shape); the spec shows no shape, so
+// the entry also travels as given.
+func toCustomerBalance(list []json.RawMessage) []*model.CustomerBalance {
+	out := make([]*model.CustomerBalance, 0, len(list))
+	for _, raw := range list {
+		entry := &model.CustomerBalance{}
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		var m map[string]any
+		if dec.Decode(&m) == nil && m != nil {
+			entry.Raw = m
+			if c, ok := m["currency"].(string); ok && c != "" {
+				entry.Currency = &c
+			}
+			if n, ok := m["amount"].(json.Number); ok {
+				if v, err := n.Int64(); err == nil && v >= -model.MaxMinorUnits && v <= model.MaxMinorUnits {
+					entry.Amount = &v
+				}
+			}
+		}
+		out = append(out, entry)
+	}
+	return out
+}
+
+func toSubscriptions(list []payments.Subscription) []*model.CustomerSubscription {
+	out := make([]*model.CustomerSubscription, 0, len(list))
+	for i := range list {
+		s := &list[i]
+		sub := &model.CustomerSubscription{ID: strPtr(s.ID), Start: dateOf(s.Start), Due: dateOf(s.Due),
+			Currency: strPtr(s.Currency), Callback: strPtr(s.Callback)}
+		if !s.Items.IsZero() {
+			sub.Items = toItems(s.Items)
+		}
+		out = append(out, sub)
+	}
+	return out
+}
+
+// dateOf reads a date the spec types only as "date": YYYY-MM-DD, or the
+// day of a timestamp.
+func dateOf(s string) *model.Date {
+	if t, err := time.Parse(model.DateLayout, s); err == nil {
+		return &model.Date{Time: t}
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		y, m, d := t.UTC().Date()
+		return &model.Date{Time: time.Date(y, m, d, 0, 0, 0, 0, time.UTC)}
+	}
+	return nil
 }
 
 // contactBlock is a contact with everything it points to, in one

@@ -176,8 +176,11 @@ func requisitesRequest(adapter model.WalletAdapter, mode *model.RequisitesMode, 
 	return req, v.err
 }
 
-// conversionRequest checks createConversion's input: a positive amount of
-// at least the spec's minimum for the currency, one of the six currencies.
+// conversionRequest checks createConversion's input: a positive amount in
+// one of the six currencies. The per-currency minimum is left to the
+// upstream, which answers 20005 (UPSTREAM_REJECTED with the code): the bank
+// owns its minimums, and a copy here would refuse or pass amounts
+// differently the day it changes them.
 func conversionRequest(in model.CreateConversionInput) (*banking.ConversionRequest, error) {
 	var v validator
 	v.id("input.sourceWalletId", in.SourceWalletID)

@@ -1,7 +1,8 @@
 // graphql-http's audit suite of the GraphQL-over-HTTP specification run
 // against the gateway's /graphql: every MUST passes. SHOULD and MAY results
 // are printed for the record (some are deliberate choices: see
-// docs/sandbox.md "Clients").
+// docs/sandbox.md "Clients: the playground, the dashboard, the JavaScript
+// tests").
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { serverAudits } from 'graphql-http';

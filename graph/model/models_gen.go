@@ -249,6 +249,18 @@ type CardTransaction struct {
 	Amount *Money `json:"amount"`
 	// The upstream's status name, e.g. APPROVED, when it gives one.
 	Status *string `json:"status,omitempty"`
+	// The status as an enum to switch on; UNKNOWN when the upstream gives no code the gateway knows.
+	State TransactionStatus `json:"state"`
+	// The transaction's authorisation code (0 approved, 10 declined, 21 refunded, ...); null when not given.
+	StatusCode *int64 `json:"statusCode,omitempty"`
+	// The card authorisation code, e.g. 00 or 05; null when not given.
+	AuthorisationCode *string `json:"authorisationCode,omitempty"`
+	// The card authorisation code's name in the spec's table, e.g. DO_NOT_HONOUR; null when unknown.
+	AuthorisationName *string `json:"authorisationName,omitempty"`
+	// Why the transaction failed: a transaction error code of the spec, e.g. 5120; null when none.
+	ErrorCode *int64 `json:"errorCode,omitempty"`
+	// The error code's name in the spec's table, e.g. INSUFFICIENT_FUNDS; null when none or unknown.
+	ErrorName *string `json:"errorName,omitempty"`
 	// Merchant or description, when the upstream gives one.
 	Description *string `json:"description,omitempty"`
 	// When the transaction was made; null when the upstream does not say.
@@ -383,6 +395,11 @@ type Corporation struct {
 	OnboardedAt *time.Time `json:"onboardedAt,omitempty"`
 	// Whether staff verified the corporation's KYC (know your customer) data.
 	IsKycVerified bool `json:"isKycVerified"`
+	// Whether the corporation's questionnaire is filled in (its identity's is_questionnaire_filled).
+	IsQuestionnaireFilled bool `json:"isQuestionnaireFilled"`
+	// Screening of the company and of its persons, refreshed weekly upstream (staff only). Null when
+	// the upstream gives none. Never logged by the gateway.
+	OverallScreeningInfo *CorporationScreening `json:"overallScreeningInfo,omitempty"`
 	// When the corporation signed up.
 	CreatedAt *time.Time `json:"createdAt,omitempty"`
 	// When the corporation was blocked; null when active.
@@ -431,6 +448,16 @@ type CorporationEdge struct {
 	Cursor string `json:"cursor"`
 	// The corporation itself.
 	Node *Corporation `json:"node"`
+}
+
+// A corporation's screening state, of the company and of its persons together.
+type CorporationScreening struct {
+	// Whether the corporation is under review.
+	UnderReview bool `json:"underReview"`
+	// What the screening of the company found.
+	CorporationProfile *ScreeningProfile `json:"corporationProfile,omitempty"`
+	// What the screening of the corporation's persons found, together.
+	CorporateUsersProfile *ScreeningProfile `json:"corporateUsersProfile,omitempty"`
 }
 
 // Settings of a corporation.
@@ -670,6 +697,10 @@ type Customer struct {
 	Total float64 `json:"total"`
 	// Stored cards, in priority order.
 	PaymentMethods []*PaymentMethod `json:"paymentMethods"`
+	// The customer's balance entries; empty for a new customer.
+	Balance []*CustomerBalance `json:"balance"`
+	// The customer's subscriptions, as the spec names the array; empty when there are none.
+	Subscription []*CustomerSubscription `json:"subscription"`
 	// The customer's orders created between start and end (inclusive dates, UTC;
 	// end defaults to today, start to 30 days before end). Batched: any number of
 	// customers costs one upstream order listing per distinct date range.
@@ -681,10 +712,38 @@ func (Customer) IsNode() {}
 // The global id: opaque; do not parse it or build it.
 func (this Customer) GetID() string { return this.GlobalID }
 
+// One entry of a customer's balance. The payments spec does not show an entry's shape; the
+// sandbox's is {currency, amount} (docs/sandbox.md). An entry of another shape keeps currency and
+// amount null and is readable in raw.
+type CustomerBalance struct {
+	// ISO 4217; null when the entry names none.
+	Currency *string `json:"currency,omitempty"`
+	// Minor units; null when the entry carries no whole amount within MinorUnits.
+	Amount *int64 `json:"amount,omitempty"`
+	// The entry as the upstream gave it; null when it is not an object.
+	Raw map[string]any `json:"raw,omitempty"`
+}
+
 // A payment charged to the order's customer with its first stored card.
 type CustomerPaymentInput struct {
 	// Who starts the payment.
 	Initiator *Initiator `json:"initiator,omitempty"`
+}
+
+// A subscription of a customer: what is charged, in which currency, from when and when next.
+type CustomerSubscription struct {
+	// The upstream's id of the subscription; null when it gives none.
+	ID *string `json:"id,omitempty"`
+	// When the subscription started; null when the upstream gives no valid date.
+	Start *Date `json:"start,omitempty"`
+	// When the next charge is due; null when the upstream gives no valid date.
+	Due *Date `json:"due,omitempty"`
+	// What each charge is for, in the same three forms as an order's items; null when not given.
+	Items *OrderItems `json:"items,omitempty"`
+	// ISO 4217; null when not given.
+	Currency *string `json:"currency,omitempty"`
+	// The URL the upstream calls back about the subscription; null when not given.
+	Callback *string `json:"callback,omitempty"`
 }
 
 // Names one API key of a corporation.
@@ -1183,8 +1242,23 @@ type Person struct {
 	CorporationID *string `json:"corporationId,omitempty"`
 	// The person's corporation (batched, as Query.corporation); null outside the viewer's scope.
 	Corporation *Corporation `json:"corporation,omitempty"`
+	// Role ids of the banking upstream granted to the person; empty for consumers.
+	Roles []string `json:"roles"`
+	// Whether the person has filled in the upstream's questionnaire; null when the upstream does
+	// not say (its person listings leave it out).
+	IsQuestionnaireFilled *bool `json:"isQuestionnaireFilled,omitempty"`
+	// For a politically exposed person: the institution; null when not given.
+	PoliticalInstitution *string `json:"politicalInstitution,omitempty"`
+	// For a politically exposed person: the position held there; null when not given.
+	PositionInPoliticalInstitution *string `json:"positionInPoliticalInstitution,omitempty"`
+	// Screening results (sanctions lists, political exposure), refreshed weekly upstream. Shown to
+	// staff and to the person themselves only; null for every other viewer, and when the upstream
+	// gives none. Never logged by the gateway.
+	ScreeningInfo *PersonScreening `json:"screeningInfo,omitempty"`
 	// Cards of which this person is the cardholder.
 	Cards []*Card `json:"cards,omitempty"`
+	// The upstream's screening of the person, shown by the screeningInfo resolver to whom may see it.
+	Screening *PersonScreening `json:"-"`
 }
 
 func (Person) IsNode() {}
@@ -1216,6 +1290,16 @@ type PersonEdge struct {
 type PersonIDInput struct {
 	// Id of the Person.
 	ID string `json:"id"`
+}
+
+// A person's screening state.
+type PersonScreening struct {
+	// Whether the person is under review; null in listings, where the upstream gives status instead.
+	UnderReview *bool `json:"underReview,omitempty"`
+	// The screening status of a listing, e.g. clear; null when the person was read on its own.
+	Status *string `json:"status,omitempty"`
+	// What the screening found; null when the upstream gives no profile.
+	Profile *ScreeningProfile `json:"profile,omitempty"`
 }
 
 // The read entry points of the graph. Each domain file adds its own fields; @requires on a field
@@ -1313,6 +1397,18 @@ type SavedCardPaymentInput struct {
 	Initiator *Initiator `json:"initiator,omitempty"`
 	// Reference of the series of saved-card payments; defaults to the order number.
 	Reference *string `json:"reference,omitempty"`
+}
+
+// What a screening found, flag by flag.
+type ScreeningProfile struct {
+	// Politically exposed.
+	PoliticallyExposed bool `json:"politicallyExposed"`
+	// Listed on a sanctions list.
+	SanctionsListsEntity bool `json:"sanctionsListsEntity"`
+	// A relative or close associate of a politically exposed or sanctioned person.
+	RelativeOrCloseAssociate bool `json:"relativeOrCloseAssociate"`
+	// A board member.
+	BoardMember bool `json:"boardMember"`
 }
 
 // A message to the bank from anyone who passes the captcha.
@@ -1556,7 +1652,12 @@ type UpdateMeInput struct {
 	PoliticalInstitution *string `json:"politicalInstitution,omitempty"`
 	// For a politically exposed person: the position held there.
 	PositionInPoliticalInstitution *string `json:"positionInPoliticalInstitution,omitempty"`
-	// Required with password.
+	// Whether I have filled in the questionnaire.
+	IsQuestionnaireFilled *bool `json:"isQuestionnaireFilled,omitempty"`
+	// Role ids of the banking upstream; replaces my roles (ignored upstream for consumers).
+	Roles []string `json:"roles,omitempty"`
+	// My password now; required with password (BAD_USER_INPUT when absent; a wrong one is
+	// UPSTREAM_REJECTED with extensions.upstream.code 10001).
 	CurrentPassword *string `json:"currentPassword,omitempty"`
 	// The new password, 8 to 72 characters; needs currentPassword and confirmPassword.
 	Password *string `json:"password,omitempty"`
@@ -1610,12 +1711,21 @@ type UpdatePersonInput struct {
 	PositionInPoliticalInstitution *string `json:"positionInPoliticalInstitution,omitempty"`
 	// Role ids of the banking upstream; replaces the person's roles.
 	Roles []string `json:"roles,omitempty"`
+	// Whether the person has filled in the questionnaire.
+	IsQuestionnaireFilled *bool `json:"isQuestionnaireFilled,omitempty"`
 	// Staff only.
 	IsTwoFactorEnabled *bool `json:"isTwoFactorEnabled,omitempty"`
 	// Staff only.
 	Email *string `json:"email,omitempty"`
 	// Staff only.
 	Phone *string `json:"phone,omitempty"`
+	// A new password, 8 to 72 characters, set by staff or by the person themselves; needs
+	// confirmPassword, and currentPassword when a person changes their own. Never logged or echoed.
+	Password *string `json:"password,omitempty"`
+	// The new password again; must equal password.
+	ConfirmPassword *string `json:"confirmPassword,omitempty"`
+	// Persons only, and required when a person changes their own password.
+	CurrentPassword *string `json:"currentPassword,omitempty"`
 }
 
 // A KYC document file for a corporation.

@@ -65,18 +65,16 @@ func limitsPath(corporationID string) string {
 	return "corporations/" + pathEscape(corporationID) + "/limits"
 }
 
-// List reads the corporation's limits.
+// List reads the corporation's limits. The spec's GET of one limit has no
+// method: a limit is never read without its corporation's others nearby
+// (node lookups and Corporation.limits share the listing through a loader),
+// and the listing costs the same one call.
 func (s *LimitsService) List(ctx context.Context, corporationID string) ([]*Limit, error) {
 	out, err := call[[]*Limit](ctx, s.client, http.MethodGet, limitsPath(corporationID), nil)
 	if err != nil {
 		return nil, err
 	}
 	return *out, nil
-}
-
-// Get reads one limit.
-func (s *LimitsService) Get(ctx context.Context, corporationID, limitID string) (*Limit, error) {
-	return call[Limit](ctx, s.client, http.MethodGet, limitsPath(corporationID)+"/"+pathEscape(limitID), nil)
 }
 
 // Update changes a limit; in.ID and in.CorporationID are filled from the

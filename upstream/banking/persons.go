@@ -49,6 +49,10 @@ type Person struct {
 	IsDirector                     bool     `json:"is_director"`
 	IsTaxResident                  bool     `json:"is_tax_resident"`
 	PrimaryCurrency                string   `json:"primary_currency,omitempty"`
+	// IsQuestionnaireFilled is settable by the update routes; the spec's
+	// field table does not list it on the Person, so it is nil when the
+	// upstream leaves it out (as its listings do).
+	IsQuestionnaireFilled *bool `json:"is_questionnaire_filled"`
 	// Account holds, among others, the person's corporation; its shape is
 	// not shown by the spec.
 	Account      Account           `json:"account,omitzero"`
@@ -65,6 +69,29 @@ type Person struct {
 	ScreeningInfo *ScreeningInfo  `json:"screening_info,omitempty"`
 	// Type is "employee" (default) or "consumer".
 	Type string `json:"type,omitempty"`
+}
+
+// RoleIDs are the ids of the person's roles. The spec shows the roles
+// array without its items' shape and takes role ids on creation: an item is
+// read as an id string, or as an object's id.
+func (p *Person) RoleIDs() []string {
+	ids := make([]string, 0, len(p.Roles))
+	for _, raw := range p.Roles {
+		var id string
+		if json.Unmarshal(raw, &id) == nil {
+			if id != "" {
+				ids = append(ids, id)
+			}
+			continue
+		}
+		var obj struct {
+			ID string `json:"id"`
+		}
+		if json.Unmarshal(raw, &obj) == nil && obj.ID != "" {
+			ids = append(ids, obj.ID)
+		}
+	}
+	return ids
 }
 
 // PersonContact is a person's birth date, phones and address: read back on a

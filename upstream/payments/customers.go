@@ -14,15 +14,17 @@ type CustomersService service
 
 // Customer is a customer record of the merchant.
 type Customer struct {
-	ID           string          `json:"id"`
-	Number       string          `json:"number"`
-	Contact      Contact         `json:"contact"`
-	Method       []PaymentMethod `json:"method"`
-	Status       string          `json:"status"`
-	Total        float64         `json:"total"`
-	Balance      []any           `json:"balance"`
-	Currency     string          `json:"currency"`
-	Subscription []Subscription  `json:"subscription,omitempty"`
+	ID      string          `json:"id"`
+	Number  string          `json:"number"`
+	Contact Contact         `json:"contact"`
+	Method  []PaymentMethod `json:"method"`
+	Status  string          `json:"status"`
+	Total   float64         `json:"total"`
+	// Balance entries are kept as sent: the spec shows an array without the
+	// shape of its items.
+	Balance      []json.RawMessage `json:"balance"`
+	Currency     string            `json:"currency"`
+	Subscription []Subscription    `json:"subscription,omitempty"`
 	// Order holds the signed order token(s) of a creation with orders.
 	Order OrderTokens `json:"order,omitzero"`
 }

@@ -20,20 +20,12 @@ type Event struct {
 	CreatedAt time.Time       `json:"created_at"`
 }
 
-// Get reads an event by id from /v3/events/:id, the version the onboarding
-// flow uses (the event is the same under /v1: see GetV1).
+// Get reads an event by id from /v3/events/:id. The spec serves every
+// event under both /v1 and /v3 with the same answer; the client reads one
+// of them, the version of the onboarding flow, so that one route carries
+// every event read (one breaker, one figure in the sandbox's counts).
 func (s *EventsService) Get(ctx context.Context, id string) (*Event, error) {
-	return s.get(ctx, "v3", id)
-}
-
-// GetV1 reads an event by id from /v1/events/:id, the version of the
-// webhooks description.
-func (s *EventsService) GetV1(ctx context.Context, id string) (*Event, error) {
-	return s.get(ctx, "v1", id)
-}
-
-func (s *EventsService) get(ctx context.Context, version, id string) (*Event, error) {
-	return call[Event](ctx, s.client, KeyAccessToken, http.MethodGet, version+"/events/"+url.PathEscape(id), nil)
+	return call[Event](ctx, s.client, KeyAccessToken, http.MethodGet, "v3/events/"+url.PathEscape(id), nil)
 }
 
 // EventPage is a page of the event listing.

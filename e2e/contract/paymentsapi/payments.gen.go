@@ -91,7 +91,11 @@ type Contact struct {
 
 // Customer defines model for Customer.
 type Customer struct {
-	Balance *[]map[string]interface{} `json:"balance,omitempty"`
+	// Balance the spec shows an array without its elements' shape; the sandbox's elements are a currency and an amount in minor units
+	Balance *[]struct {
+		Amount   int    `json:"amount"`
+		Currency string `json:"currency"`
+	} `json:"balance,omitempty"`
 	Contact *struct {
 		Address *struct {
 			City        *string `json:"city,omitempty"`
@@ -118,10 +122,18 @@ type Customer struct {
 		Token    *string `json:"token,omitempty"`
 		Type     *string `json:"type,omitempty"`
 	} `json:"method,omitempty"`
-	Number *string         `json:"number,omitempty"`
-	Order  *Customer_Order `json:"order,omitempty"`
-	Status *string         `json:"status,omitempty"`
-	Total  *int            `json:"total,omitempty"`
+	Number       *string         `json:"number,omitempty"`
+	Order        *Customer_Order `json:"order,omitempty"`
+	Status       *string         `json:"status,omitempty"`
+	Subscription *[]struct {
+		Callback *string                      `json:"callback,omitempty"`
+		Currency *string                      `json:"currency,omitempty"`
+		Due      *string                      `json:"due,omitempty"`
+		Id       *string                      `json:"id,omitempty"`
+		Items    *Customer_Subscription_Items `json:"items,omitempty"`
+		Start    *string                      `json:"start,omitempty"`
+	} `json:"subscription,omitempty"`
+	Total *int `json:"total,omitempty"`
 }
 
 // CustomerOrder0 defines model for .
@@ -132,6 +144,17 @@ type CustomerOrder1 = []string
 
 // Customer_Order defines model for Customer.Order.
 type Customer_Order struct {
+	union json.RawMessage
+}
+
+// CustomerSubscriptionItems0 defines model for .
+type CustomerSubscriptionItems0 = int
+
+// CustomerSubscriptionItems2 defines model for .
+type CustomerSubscriptionItems2 = []Item
+
+// Customer_Subscription_Items defines model for Customer.Subscription.Items.
+type Customer_Subscription_Items struct {
 	union json.RawMessage
 }
 
@@ -774,6 +797,94 @@ func (t Customer_Order) MarshalJSON() ([]byte, error) {
 }
 
 func (t *Customer_Order) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsCustomerSubscriptionItems0 returns the union data inside the Customer_Subscription_Items as a CustomerSubscriptionItems0
+func (t Customer_Subscription_Items) AsCustomerSubscriptionItems0() (CustomerSubscriptionItems0, error) {
+	var body CustomerSubscriptionItems0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCustomerSubscriptionItems0 overwrites any union data inside the Customer_Subscription_Items as the provided CustomerSubscriptionItems0
+func (t *Customer_Subscription_Items) FromCustomerSubscriptionItems0(v CustomerSubscriptionItems0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCustomerSubscriptionItems0 performs a merge with any union data inside the Customer_Subscription_Items, using the provided CustomerSubscriptionItems0
+func (t *Customer_Subscription_Items) MergeCustomerSubscriptionItems0(v CustomerSubscriptionItems0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsItem returns the union data inside the Customer_Subscription_Items as a Item
+func (t Customer_Subscription_Items) AsItem() (Item, error) {
+	var body Item
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromItem overwrites any union data inside the Customer_Subscription_Items as the provided Item
+func (t *Customer_Subscription_Items) FromItem(v Item) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeItem performs a merge with any union data inside the Customer_Subscription_Items, using the provided Item
+func (t *Customer_Subscription_Items) MergeItem(v Item) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsCustomerSubscriptionItems2 returns the union data inside the Customer_Subscription_Items as a CustomerSubscriptionItems2
+func (t Customer_Subscription_Items) AsCustomerSubscriptionItems2() (CustomerSubscriptionItems2, error) {
+	var body CustomerSubscriptionItems2
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCustomerSubscriptionItems2 overwrites any union data inside the Customer_Subscription_Items as the provided CustomerSubscriptionItems2
+func (t *Customer_Subscription_Items) FromCustomerSubscriptionItems2(v CustomerSubscriptionItems2) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCustomerSubscriptionItems2 performs a merge with any union data inside the Customer_Subscription_Items, using the provided CustomerSubscriptionItems2
+func (t *Customer_Subscription_Items) MergeCustomerSubscriptionItems2(v CustomerSubscriptionItems2) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t Customer_Subscription_Items) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *Customer_Subscription_Items) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }

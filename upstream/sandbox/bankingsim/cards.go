@@ -10,6 +10,7 @@ import (
 	"math/big"
 	"net/http"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -63,20 +64,45 @@ type card struct {
 	txs                                        []*cardTx
 }
 
-// cardTx is an approved card transaction.
+// cardTx is a card transaction. Status is its authorization code (the zero
+// value is APPROVED), AuthCode its card authorisation code ("" reads as
+// 00), ErrorCode the transaction error code of a failed one. Booked ones
+// come from the control API and never moved money.
 type cardTx struct {
 	ID, WalletID, Description string
 	Amount                    int64
 	At                        time.Time
 	CreatedBy                 *actor
+	Status                    int
+	AuthCode                  string
+	ErrorCode                 int
+	booked                    bool
 }
+
+func (t *cardTx) authCode() string {
+	if t.AuthCode == "" {
+		return AuthApproved
+	}
+	return t.AuthCode
+}
+
+// cardAuthCodes are the card authorisation codes of the spec's table.
+var cardAuthCodes = []string{"00", "01", "02", "03", "04", "05", "06", "07", "09", "12", "13", "14", "19", "21",
+	"30", "41", "43", "51", "52", "53", "54", "55", "57", "58", "61", "62", "63", "65", "75", "77", "78", "84",
+	"86", "91", "92", "93", "94", "96"}
+
+// txErrorCodes are the transaction error codes of the spec's table.
+var txErrorCodes = []int{101, 1300, 1301, 1310, 1318, 1320, 1322, 1330, 1352, 1360, 1385, 1392, 1393, 5100, 5101,
+	5120, 5121, 5141, 5160, 5161, 5173, 5200, 5450, 5501, 5700, 5701, 5800, 5801, 5802, 5803, 5804, 5805, 6301,
+	6303, 6400, 7710, 7721, 7730, 8000, 8040, 8100, 9110, 9500, 9505, 9542, 9544, 9600, 9610, 9620, 9621, 9630,
+	9631, 9700, 9800, 9900, -100, -114, -115, -116, -117, -118, -119, -300, -420}
 
 // spentInMonthLocked sums the approved amounts of now's calendar month
 // (UTC): the limit is monthly.
 func (c *card) spentInMonth(now time.Time) int64 {
 	var n int64
 	for _, t := range c.txs {
-		if t.At.Year() == now.Year() && t.At.Month() == now.Month() {
+		if t.Status == StatusApproved && t.At.Year() == now.Year() && t.At.Month() == now.Month() {
 			n += t.Amount
 		}
 	}
@@ -116,13 +142,21 @@ func (c *card) txJSON(t *cardTx) map[string]any {
 		"id": t.ID, "type": "card-transaction", "amount_eur": t.Amount, "charge_eur": 0,
 		"source_amount": t.Amount, "source_currency": c.Currency, "target_amount": t.Amount,
 		"target_currency": c.Currency, "exchange_rate": nil, "charge_exchange_rate": nil,
-		"status":     map[string]any{"code": 0, "name": "APPROVED"},
-		"meta":       map[string]any{"card_id": c.ID, "authorisation_code": AuthApproved, "description": t.Description},
+		"status":     t.statusJSON(),
+		"meta":       map[string]any{"card_id": c.ID, "authorisation_code": t.authCode(), "description": t.Description},
 		"source":     map[string]any{"id": t.WalletID, "type": "wallet"},
 		"target":     map[string]any{"name": t.Description, "type": "merchant"},
 		"created_at": ts(t.At), "updated_at": ts(t.At), "deleted_at": nil, "created_by": t.CreatedBy,
 		"score": 0,
 	}
+}
+
+func (t *cardTx) statusJSON() map[string]any {
+	st := map[string]any{"code": t.Status, "name": statusNames[t.Status]}
+	if t.ErrorCode != 0 {
+		st["error_code"] = t.ErrorCode
+	}
+	return st
 }
 
 // seesCardLocked: staff see every card, persons and API clients their
@@ -669,4 +703,100 @@ func (s *Sim) seedCardsLocked() {
 		CreatedByLogin: seedID("10000000", 1), UpdatedByLogin: StaffID, CreatedAt: at, UpdatedAt: at.Add(day),
 		CreatedBy: anna, UpdatedBy: &actor{ID: StaffID, Type: "staff", FullName: "Sandra Staff"},
 		data: []byte("%PDF-1.4\n% sandbox demo registration certificate\n%%EOF\n")}
+}
+
+// controlCardTransaction books a card transaction in any state the spec
+// names, body {"amount", "status", "code", "error_code", "description"}:
+// status is an authorization code (default 0 APPROVED for code 00, else 10
+// DECLINED), code a card authorisation code (default 00), error_code a
+// transaction error code. It is a record for clients to read and moves no
+// money; simulateCard is the route that spends.
+func (s *Sim) controlCardTransaction(w http.ResponseWriter, r *http.Request) {
+	b, ok := decodeBody(w, r)
+	if !ok {
+		return
+	}
+	var e errs
+	b.unknown(&e, "", "amount", "status", "code", "error_code", "description")
+	amountF, _ := b.number(&e, "", "amount")
+	amount, amountOK := wholeCents(amountF)
+	if !amountOK {
+		e.invalid("amount", "amount must be a positive whole number of cents, at most "+itoa64(MaxAmount))
+	}
+	code := AuthApproved
+	if v, ok := b.str(&e, "", "code"); ok {
+		oneOf(&e, "code", v, cardAuthCodes...)
+		code = v
+	}
+	status := StatusDeclined
+	if code == AuthApproved {
+		status = StatusApproved
+	}
+	if v, ok := b.number(&e, "", "status"); ok {
+		status = int(v)
+		if _, known := statusNames[status]; !known || v != math.Trunc(v) {
+			e.invalid("status", "status must be an authorization code of the spec (0, 1, 10, 21, 22, 30, 40, 41, 42, 43)")
+		}
+	}
+	errorCode := 0
+	if v, ok := b.number(&e, "", "error_code"); ok {
+		errorCode = int(v)
+		if !slices.Contains(txErrorCodes, errorCode) || v != math.Trunc(v) {
+			e.invalid("error_code", "error_code must be a transaction error code of the spec")
+		}
+	}
+	desc, _ := b.str(&e, "", "description")
+	if len(e) > 0 {
+		badRequest(w, e...)
+		return
+	}
+	if desc == "" {
+		desc = "Sandbox card transaction"
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.cards[chi.URLParam(r, "id")]
+	if c == nil {
+		notFound(w, "card")
+		return
+	}
+	now := s.now()
+	t := &cardTx{ID: uuid.NewString(), WalletID: c.FundingID, Description: desc, Amount: amount, At: now,
+		Status: status, AuthCode: code, ErrorCode: errorCode, booked: true}
+	c.txs = append(c.txs, t)
+	writeJSON(w, http.StatusOK, c.txJSON(t))
+}
+
+// controlReverseCardTransaction reverses an approved card transaction: it
+// becomes REFUNDED (21) and, when it had debited the funding wallet, the
+// amount goes back there.
+func (s *Sim) controlReverseCardTransaction(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.cards[chi.URLParam(r, "id")]
+	if c == nil {
+		notFound(w, "card")
+		return
+	}
+	var t *cardTx
+	for _, x := range c.txs {
+		if x.ID == chi.URLParam(r, "txId") {
+			t = x
+		}
+	}
+	if t == nil {
+		notFound(w, "card transaction")
+		return
+	}
+	if t.Status != StatusApproved {
+		writeErrors(w, http.StatusConflict, fieldErr("", "transaction is "+statusNames[t.Status]+", not APPROVED", 0))
+		return
+	}
+	now := s.now()
+	if wl := s.wallets[t.WalletID]; wl != nil && !t.booked {
+		wl.postLocked(now, t.ID, "card-transaction", "Card *"+c.pan[len(c.pan)-4:]+" reversal", t.Amount)
+	}
+	t.Status = StatusRefunded
+	c.ModifiedAt = now
+	writeJSON(w, http.StatusOK, c.txJSON(t))
 }

@@ -27,6 +27,11 @@ type corporation struct {
 	IsAnotherBankAccount, IsInitialApplicationFiled bool
 	IsOnboarded                                     bool
 	IntroducerID                                    string
+	// Screening is the company's, UsersScreening its persons' together;
+	// the sandbox keeps both as seeded (screening is refreshed weekly
+	// upstream, by checks the spec does not show).
+	UnderReview               bool
+	Screening, UsersScreening screening
 
 	AllowedPersonTypes                   []string
 	SettingsCreatedAt, SettingsUpdatedAt time.Time
@@ -54,8 +59,8 @@ func (c *corporation) json() map[string]any {
 		"kyc_data_provided_by_id":       nil,
 		"kyc_data_provider":             nil,
 		"questionnaire":                 map[string]any{},
-		"overall_screening_info": map[string]any{"is_corporation_under_review": false,
-			"corporation_profile": screeningProfile(), "corporate_users_profile": screeningProfile()},
+		"overall_screening_info": map[string]any{"is_corporation_under_review": c.UnderReview,
+			"corporation_profile": c.Screening.json(), "corporate_users_profile": c.UsersScreening.json()},
 	}
 }
 

@@ -46,7 +46,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// Shorthands for the status choices documented in docs/sandbox.md.
+// Shorthands for the status choices documented in docs/sandbox-banking.md
+// ("Errors and status codes").
 func badRequest(w http.ResponseWriter, e ...apiError) { writeErrors(w, http.StatusBadRequest, e...) }
 func unauthorized(w http.ResponseWriter, field, msg string) {
 	writeErrors(w, http.StatusUnauthorized, fieldErr(field, msg, 0))

@@ -315,7 +315,8 @@ func (s *Sim) deleteLimit(w http.ResponseWriter, r *http.Request) {
 // checkLimitsLocked applies the corporation's limit for the transaction's
 // payment method and type. Amounts compare in EUR minor units; windows
 // are rolling (the last hour, 24 hours, 7 days, 30 days). The order and the
-// code of each rule are documented in docs/sandbox.md.
+// code of each rule are documented in docs/sandbox-wallets.md ("Corporation
+// limits").
 func (s *Sim) checkLimitsLocked(t *transaction) (int, string) {
 	var l *limit
 	for _, x := range s.limits {

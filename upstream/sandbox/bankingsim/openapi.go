@@ -9,7 +9,8 @@ import (
 // The banking OpenAPI document is built from routeTable and the schemas
 // below, which follow the spec's field tables. Where the spec leaves a shape
 // "not shown", the schema carries x-sandbox-choice: true and says what the
-// sandbox answers; the choices are listed in docs/sandbox.md.
+// sandbox answers; the choices are listed in docs/sandbox-banking.md
+// ("Additions (not in the spec)").
 
 var pathParam = regexp.MustCompile(`\{([^}]+)\}`)
 
@@ -108,7 +109,8 @@ func bankingSchemas() map[string]any {
 			"screening_info": obj(map[string]any{"is_person_under_review": boolean, "person_profile": screening}),
 		}), "id")
 	personItem := obj(merge(personCommon, map[string]any{
-		"screening_info": obj(map[string]any{"status": str, "profile": screening}),
+		"screening_info": obj(map[string]any{"status": choice(enum("under_review", "hit", "clear"),
+			"values not shown; the sandbox's: under_review while reviewed, hit when a flag is set, clear otherwise"), "profile": screening}),
 	}), "id")
 	twoFA := obj(map[string]any{"truncated_phone_number": str, "two_fa_code": str,
 		"challenge": obj(map[string]any{"two_fa": obj(map[string]any{"truncated_phone_number": str,

@@ -39,6 +39,8 @@ type person struct {
 	IsInvitationAccepted, Is2FA, IsQuestionnaireFilled  bool
 	IsPersonLimitsDisabled                              bool
 	Roles                                               []string
+	UnderReview                                         bool
+	Screening                                           screening
 	Fingerprints                                        []float64
 	CreatedAt, UpdatedAt                                time.Time
 	DeletedAt                                           *time.Time
@@ -131,9 +133,27 @@ func (s *Sim) personPartials(p *person) map[string]any {
 	}
 }
 
-func screeningProfile() map[string]any {
-	return map[string]any{"politically_exposed": false, "sanctions_lists_entity": false,
-		"relative_or_close_associate": false, "board_member": false}
+// screening is a screening profile: what the weekly checks found.
+type screening struct {
+	PoliticallyExposed, SanctionsListsEntity, RelativeOrCloseAssociate, BoardMember bool
+}
+
+func (sc screening) json() map[string]any {
+	return map[string]any{"politically_exposed": sc.PoliticallyExposed, "sanctions_lists_entity": sc.SanctionsListsEntity,
+		"relative_or_close_associate": sc.RelativeOrCloseAssociate, "board_member": sc.BoardMember}
+}
+
+// screeningStatus is a listing's status of a person's screening (the spec
+// does not show its values): under_review while staff review it, hit when
+// a check found something, clear otherwise.
+func (p *person) screeningStatus() string {
+	switch {
+	case p.UnderReview:
+		return "under_review"
+	case p.Screening != screening{}:
+		return "hit"
+	}
+	return "clear"
 }
 
 // personJSON is the full Person; is_2_fa_enabled only for staff viewers.
@@ -153,7 +173,7 @@ func (s *Sim) personJSONLocked(p *person, viewer principal) map[string]any {
 		"is_tax_resident": p.IsTaxResident, "primary_currency": p.PrimaryCurrency,
 		"is_questionnaire_filled": p.IsQuestionnaireFilled,
 		"created_by":              p.CreatedBy, "updated_by": p.UpdatedBy, "type": p.Type,
-		"screening_info": map[string]any{"is_person_under_review": false, "person_profile": screeningProfile()},
+		"screening_info": map[string]any{"is_person_under_review": p.UnderReview, "person_profile": p.Screening.json()},
 	}
 	for k, v := range s.personPartials(p) {
 		m[k] = v
@@ -171,7 +191,7 @@ func (s *Sim) personItemJSONLocked(p *person) map[string]any {
 		"nationality": p.Nationality, "email": p.Email, "phone": p.Phone, "created_at": ts(p.CreatedAt),
 		"deleted_at": tsPtr(p.DeletedAt), "is_invitation_accepted": p.IsInvitationAccepted,
 		"is_ubo": p.IsUBO, "is_director": p.IsDirector, "type": p.Type,
-		"screening_info": map[string]any{"status": "clear", "profile": screeningProfile()},
+		"screening_info": map[string]any{"status": p.screeningStatus(), "profile": p.Screening.json()},
 	}
 	for k, v := range s.personPartials(p) {
 		m[k] = v

@@ -160,6 +160,8 @@ func (s *Sim) Control(r chi.Router) {
 	r.Get("/kyc-documents", s.getKYCStore)
 	r.Post("/cards/{id}/status", s.controlCardStatus)
 	r.Post("/cards/{id}/limit", s.controlCardLimit)
+	r.Post("/cards/{id}/transactions", s.controlCardTransaction)
+	r.Post("/cards/{id}/transactions/{txId}/reverse", s.controlReverseCardTransaction)
 	r.Post("/banking/transactions/{id}/settle", s.controlSettle)
 	r.Post("/banking/wallets/{id}/credit", s.controlCredit)
 	r.Post("/banking/bulk", s.controlBulk)

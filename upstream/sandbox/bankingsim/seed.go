@@ -102,8 +102,32 @@ func (s *Sim) Seed() {
 		}
 		s.persons[p.ID] = p
 	}
+	s.seedScreeningLocked()
 	s.apiKeys[DemoAPIKeyID] = &apiKey{ID: DemoAPIKeyID, CorpID: DemoCorporationID, Name: "demo",
 		IsActive: true, CreatedAt: seedBase, hash: keyHash(DemoAPIKey)}
 	s.seedWalletsLocked()
 	s.seedCardsLocked()
+}
+
+// seedScreeningLocked gives the demo data the screening results a real
+// bank's weekly checks produce: directors sit on boards, one person is a
+// politically exposed council member under review, one has a politically
+// exposed relative, and the second corporation, not yet onboarded, is under
+// review itself.
+func (s *Sim) seedScreeningLocked() {
+	anna, dace, kati, ben := s.persons[AnnaID], s.persons[DaceID], s.persons[KatiID], s.persons[BenID]
+	anna.Screening = screening{BoardMember: true}
+	anna.Roles = []string{"role-director"}
+	dace.Screening = screening{PoliticallyExposed: true}
+	dace.UnderReview = true
+	dace.IsPEP = true
+	dace.PoliticalInstitution, dace.PositionInPolitical = "Riga City Council", "Council member"
+	kati.Screening = screening{RelativeOrCloseAssociate: true}
+	ben.Screening = screening{BoardMember: true}
+	ben.Roles = []string{"role-director"}
+
+	demo, second := s.corporations[DemoCorporationID], s.corporations[SecondCorporationID]
+	demo.UsersScreening = screening{PoliticallyExposed: true, BoardMember: true}
+	second.UnderReview = true
+	second.UsersScreening = screening{RelativeOrCloseAssociate: true, BoardMember: true}
 }

@@ -4,8 +4,9 @@
 // This part covers identity: sign-in for staff, persons, introducers and API
 // clients with SMS two-factor codes, password recovery, persons,
 // corporations, corporation settings, API keys and feedback. Every choice the
-// spec leaves open is documented in docs/sandbox.md, which is a
-// contract with the banking client.
+// spec leaves open is documented in docs/sandbox-banking.md (wallets and
+// money movement in docs/sandbox-wallets.md, cards and KYC documents in
+// docs/sandbox-cards.md), which are a contract with the banking client.
 package bankingsim
 
 import (

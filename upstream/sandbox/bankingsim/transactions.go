@@ -65,7 +65,7 @@ var statusNames = map[int]string{
 var MinConvertAmount = map[string]int64{"EUR": 100, "USD": 200, "GBP": 100, "SEK": 1500, "NOK": 1500, "DKK": 800}
 
 // Rates is the sandbox's fixed rate table: units of each currency per EUR,
-// scaled by 1e6 (docs/sandbox.md). Every currency has two decimals.
+// scaled by 1e6 (docs/sandbox-wallets.md, "Conversions"). Every currency has two decimals.
 var Rates = map[string]int64{
 	"EUR": 1_000_000, "USD": 1_080_000, "GBP": 850_000, "SEK": 11_500_000, "NOK": 11_700_000, "DKK": 7_460_000,
 }
@@ -271,7 +271,7 @@ func (s *Sim) pendingWalletLocked(wl *wallet) *wallet {
 // convert). amount and currency are what the target wallet receives; the
 // source wallet gives its equivalent plus the charge, which is reserved in
 // its pending wallet while the transaction is PENDING (40). The order of
-// checks is documented in docs/sandbox.md.
+// checks is documented in docs/sandbox-wallets.md ("Conversions").
 func (s *Sim) createTransaction(w http.ResponseWriter, r *http.Request) {
 	b, ok := decodeBody(w, r)
 	if !ok {

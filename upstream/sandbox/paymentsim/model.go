@@ -27,6 +27,29 @@ type customer struct {
 	HasOrder bool
 	Key      string
 	Created  time.Time
+	// Balance and Subscriptions are seeded only: the spec shows no route
+	// that changes them.
+	Balance       []balanceEntry
+	Subscriptions []subscription
+}
+
+// balanceEntry is one element of a customer's balance array. The spec shows
+// the array without its elements' shape; the sandbox's is a currency and
+// an amount in minor units (docs/sandbox-payments.md, "Demo data").
+type balanceEntry struct {
+	Currency string `json:"currency"`
+	Amount   int64  `json:"amount"`
+}
+
+// subscription is one element of a customer's subscription array, with the
+// spec's fields.
+type subscription struct {
+	ID       string          `json:"id"`
+	Start    string          `json:"start"`
+	Items    json.RawMessage `json:"items"`
+	Currency string          `json:"currency"`
+	Callback string          `json:"callback"`
+	Due      string          `json:"due"`
 }
 
 // customerJSON is the Customer resource on the wire.
@@ -37,9 +60,11 @@ type customerJSON struct {
 	Method   []method        `json:"method"`
 	Status   string          `json:"status"`
 	Total    int64           `json:"total"`
-	Balance  []any           `json:"balance"`
+	Balance  []balanceEntry  `json:"balance"`
 	Currency string          `json:"currency"`
-	Order    any             `json:"order,omitempty"`
+	// Subscription is optional in the spec: left out when there is none.
+	Subscription []subscription `json:"subscription,omitempty"`
+	Order        any            `json:"order,omitempty"`
 }
 
 func (c *customer) toJSON() customerJSON {
@@ -49,7 +74,8 @@ func (c *customer) toJSON() customerJSON {
 	}
 	return customerJSON{
 		ID: c.ID, Number: c.Number, Contact: c.Contact, Method: append([]method{}, ms...),
-		Status: "active", Total: 0, Balance: []any{}, Currency: c.Currency,
+		Status: "active", Total: 0, Balance: append([]balanceEntry{}, c.Balance...), Currency: c.Currency,
+		Subscription: append([]subscription(nil), c.Subscriptions...),
 	}
 }
 

@@ -25,7 +25,7 @@ var (
 )
 
 // choice marks a schema the spec leaves "not shown" as the sandbox's own
-// (docs/sandbox.md lists each).
+// (docs/sandbox-payments.md lists each).
 func choice(s map[string]any, why string) map[string]any {
 	out := map[string]any{"x-sandbox-choice": true, "description": why}
 	for k, v := range s {
@@ -59,7 +59,10 @@ func schemas() map[string]any {
 		"CustomerCreatable": obj(map[string]any{"number": str, "contact": contact, "method": arr(methodCreatable),
 			"order": map[string]any{"anyOf": []any{ref("OrderCreatable"), arr(ref("OrderCreatable"))}}}, "number", "contact", "method"),
 		"Customer": obj(map[string]any{"id": str, "number": str, "contact": contact, "method": arr(method), "status": str, "total": intg,
-			"balance": arr(anyObj), "currency": str, "order": map[string]any{"oneOf": []any{str, arr(str)}}}),
+			"balance": choice(arr(obj(map[string]any{"currency": str, "amount": intg}, "currency", "amount")),
+				"the spec shows an array without its elements' shape; the sandbox's elements are a currency and an amount in minor units"),
+			"subscription": arr(obj(map[string]any{"id": str, "start": str, "items": items, "currency": str, "callback": str, "due": str})),
+			"currency":     str, "order": map[string]any{"oneOf": []any{str, arr(str)}}}),
 		"CustomerList": arr(ref("Customer")),
 		"AddMethodRequest": map[string]any{"anyOf": []any{ref("MethodCreatable"),
 			obj(map[string]any{"method": ref("MethodCreatable"), "order": map[string]any{"anyOf": []any{ref("OrderCreatable"), arr(ref("OrderCreatable"))}}}, "method")}},

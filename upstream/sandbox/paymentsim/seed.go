@@ -91,6 +91,7 @@ func (s *Sim) Seed() {
 	for ci, sc := range seedData() {
 		created := now.Add(-20*24*time.Hour + time.Duration(ci)*time.Hour)
 		c := s.newCustomerLocked(sc.number, json.RawMessage(sc.contact), created)
+		c.Balance, c.Subscriptions = seedAccount(sc.number, now)
 		if ci == 0 {
 			delete(s.custKeys, c.Key)
 			c.Key = DemoCustomerKey
@@ -131,4 +132,24 @@ func (s *Sim) Seed() {
 	for i, ev := range seeded {
 		s.eventIdx[ev.ID] = base + i
 	}
+}
+
+// seedAccount is the balance and the subscriptions of a seeded customer:
+// Anna pays an annual plan and holds a small credit, Brightwater a monthly
+// retainer with credit in two currencies; the others have neither, as a
+// new customer has. Dates are relative to now, so a due date is always
+// ahead.
+func seedAccount(number string, now time.Time) ([]balanceEntry, []subscription) {
+	day := func(d int) string { return now.AddDate(0, 0, d).UTC().Format("2006-01-02") }
+	switch number {
+	case "C-1001":
+		return []balanceEntry{{Currency: "EUR", Amount: 1250}},
+			[]subscription{{ID: "sub_demo_annual_plan", Start: day(-19), Items: json.RawMessage(`{"name":"Annual plan","amount":12000}`),
+				Currency: "EUR", Callback: "https://merchant.example/subscriptions/annual", Due: day(346)}}
+	case "C-1002":
+		return []balanceEntry{{Currency: "SEK", Amount: 45000}, {Currency: "EUR", Amount: 300}},
+			[]subscription{{ID: "sub_demo_retainer", Start: day(-17), Items: json.RawMessage(`[{"name":"Design retainer","amount":950000}]`),
+				Currency: "SEK", Callback: "https://merchant.example/subscriptions/retainer", Due: day(13)}}
+	}
+	return nil, nil
 }

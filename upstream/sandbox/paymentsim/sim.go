@@ -4,7 +4,7 @@
 // schedule, events, individual onboarding and pending actions.
 //
 // Every choice made where the spec says "not shown" is listed in
-// docs/sandbox.md; that list is the contract the upstream client
+// docs/sandbox-payments.md; that list is the contract the upstream client
 // follows, since the two share no code.
 package paymentsim
 
