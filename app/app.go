@@ -302,7 +302,7 @@ func (a *App) openEngine(ctx context.Context, cfg Config, dataDir string) (attem
 	if err := a.engine.Create(ctx, "event streams", func(ctx context.Context) error {
 		bus, err = events.NewBus(ctx, a.engine.JetStream(), events.WithReplicas(a.engine.Replicas()))
 		return err
-	}); err != nil {
+	}, events.WebhooksStream, events.EventsStream); err != nil {
 		return nil, nil, a.engine.Placement(err)
 	}
 	a.bus = bus
