@@ -381,7 +381,7 @@ func (a *App) startEvents(ctx, bgCtx context.Context, cfg Config, pay *payments.
 		// The first round only records where the listing ends: run it
 		// before the gateway serves, or an event that a client triggers
 		// right after start could fall before that mark and never be
-		// reconciled (a race the suite hit under load).
+		// reconciled.
 		if err := a.reconciler.Poll(ctx); err != nil {
 			logger.Warn("event reconciliation could not mark its start; retrying in the background", "err", err)
 		}
