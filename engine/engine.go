@@ -212,11 +212,32 @@ func (e *Engine) Create(ctx context.Context, what string, create func(context.Co
 	return nil
 }
 
-// askTimeout bounds each request Create and waitForLeader make.
+// askTimeout bounds each request Create, waitForLeader and Ask make.
 const askTimeout = 2 * time.Second
 
 func unanswered(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)
+}
+
+// Ask runs ask, one request to a stream or bucket, until it is answered or
+// ctx ends, each attempt bounded by askTimeout. A request in flight when the
+// stream's leader is lost, or when the connection to its server drops, is
+// never answered: the new leader does not see it. Without a bound of its
+// own the caller would wait out its whole deadline (a client's request)
+// for a reply that cannot come, while the stream answers again within
+// seconds. attempt counts from 0: an attempt after the first may find what
+// an unanswered one did (a key it created, a revision it wrote), and ask
+// must take that into account.
+func Ask(ctx context.Context, ask func(ctx context.Context, attempt int) error) error {
+	for attempt := 0; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, askTimeout)
+		err := ask(actx, attempt)
+		cancel()
+		if err == nil || ctx.Err() != nil ||
+			!(unanswered(err) || errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse)) {
+			return err
+		}
+	}
 }
 
 // waitForLeader returns once stream has a leader (a stream on a server that
