@@ -178,9 +178,9 @@ func (e *Engine) KeyValue(ctx context.Context, bucket string, ttl time.Duration)
 // (the streams create made or updated) has a leader.
 //
 // Asking again: on a cluster, two replicas that start at once and create
-// the same stream can both see their requests go unanswered; the stream
-// exists after the first round, and the repeat only confirms it. Answers
-// other than a timeout are returned at once.
+// the same stream can both see their requests go unanswered, or one's
+// create lose to the other's; the stream exists after the first round, and
+// the repeat only confirms it. Other answers are returned at once.
 //
 // Waiting for the leader: a stream made with one copy has no replication
 // group; raising it to more copies starts one, and JetStream answers the
@@ -199,10 +199,12 @@ func (e *Engine) Create(ctx context.Context, what string, create func(context.Co
 		if err == nil {
 			break
 		}
-		if !unanswered(err) || ctx.Err() != nil || time.Now().After(deadline) {
+		// A create-or-update that found no stream and then lost the
+		// create to another replica's is asked again: it updates now.
+		if !(unanswered(err) || errors.Is(err, jetstream.ErrStreamNameAlreadyInUse)) || ctx.Err() != nil || time.Now().After(deadline) {
 			return err
 		}
-		e.logger.Info("JetStream did not answer in time (another replica may be creating the same); asking again", "creating", what, "err", err)
+		e.logger.Info("JetStream did not answer in time, or another replica created the same at once; asking again", "creating", what, "err", err)
 	}
 	for _, stream := range streams {
 		if err := e.waitForLeader(ctx, what, stream, deadline); err != nil {
@@ -254,7 +256,9 @@ func (e *Engine) waitForLeader(ctx context.Context, what, stream string, deadlin
 			}
 			return nil
 		}
-		if err != nil && !unanswered(err) {
+		// A server whose view of the cluster lags the create's may not
+		// know the stream yet: that passes as the election does.
+		if err != nil && !unanswered(err) && !errors.Is(err, jetstream.ErrStreamNotFound) {
 			return err
 		}
 		if ctx.Err() != nil || time.Now().After(deadline) {
