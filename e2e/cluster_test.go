@@ -518,8 +518,8 @@ func TestDrainTakesTheReplicaOutOfRotationBeforeItStops(t *testing.T) {
 // starts, and by then every stream and bucket the first one made has three
 // copies and a leader, so that the gateway's first writes (the event
 // reconciler's mark, a sign-in) are answered. JetStream answers a raise from
-// one copy before the new copies have elected their leader; the gateway
-// that wrote at once waited out its whole start and exited.
+// one copy before the new copies have elected their leader, and a write
+// sent before then goes unanswered.
 func TestEveryStreamAndBucketIsRaisedFromOneCopyToThree(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a three-node NATS cluster")
@@ -591,8 +591,8 @@ func TestEveryStreamAndBucketIsRaisedFromOneCopyToThree(t *testing.T) {
 
 // TestTwoReplicasStartTogetherOnAFreshCluster: two gateways that start at
 // the same moment on a new cluster create the same three-copy streams and
-// buckets at once. JetStream answered neither request in time, and both
-// replicas exited at start; they now ask again and both start.
+// buckets at once: JetStream may answer neither request in time, or refuse
+// one create for the other's, and both must still start.
 func TestTwoReplicasStartTogetherOnAFreshCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a three-node NATS cluster")
