@@ -131,8 +131,7 @@ func (kv *lostFirstCreate) Create(ctx context.Context, key string, value []byte,
 
 // A sign-in whose session write goes unanswered asks again within its own
 // deadline, and finds the session it stored, instead of waiting out the
-// whole deadline (a client's request timed out while a cluster elected a
-// new leader).
+// whole deadline while the cluster has a new leader within seconds.
 func TestCreateAsksAgainWhenTheWriteIsNotAnswered(t *testing.T) {
 	ctx := context.Background()
 	e, err := engine.Open(ctx, engine.Config{DataDir: t.TempDir()})
