@@ -47,6 +47,10 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if len(args) > 0 && args[0] == "trigger" {
 		return runTrigger(ctx, args[1:], getenv, stdout)
 	}
+	if len(args) > 0 && args[0] != "" && !strings.HasPrefix(args[0], "-") {
+		return fmt.Errorf("unknown sub-command %q: fingraph runs the gateway with no sub-command, or one of: %s (fingraph -h explains each)",
+			args[0], strings.Join(subCommands, ", "))
+	}
 	cfg, err := ParseConfig(args, getenv, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
@@ -64,6 +68,9 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	a.Drain()
 	return a.Shutdown()
 }
+
+// subCommands are the words Run takes before its flags.
+var subCommands = []string{"sandbox", "trigger"}
 
 // Drain turns readiness off and keeps serving for FINGRAPH_SHUTDOWN_DRAIN,
 // so that a load balancer stops sending new requests here before Shutdown
@@ -302,7 +309,7 @@ func (a *App) openEngine(ctx context.Context, cfg Config, dataDir string) (attem
 	if err := a.engine.Create(ctx, "event streams", func(ctx context.Context) error {
 		bus, err = events.NewBus(ctx, a.engine.JetStream(), events.WithReplicas(a.engine.Replicas()))
 		return err
-	}); err != nil {
+	}, events.WebhooksStream, events.EventsStream); err != nil {
 		return nil, nil, a.engine.Placement(err)
 	}
 	a.bus = bus
@@ -374,7 +381,7 @@ func (a *App) startEvents(ctx, bgCtx context.Context, cfg Config, pay *payments.
 		// The first round only records where the listing ends: run it
 		// before the gateway serves, or an event that a client triggers
 		// right after start could fall before that mark and never be
-		// reconciled (a race the suite hit under load).
+		// reconciled.
 		if err := a.reconciler.Poll(ctx); err != nil {
 			logger.Warn("event reconciliation could not mark its start; retrying in the background", "err", err)
 		}
@@ -500,7 +507,8 @@ func (a *App) serve(bgCtx context.Context, cfg Config, handler http.Handler, gql
 	if err := a.startPprof(); err != nil {
 		return "", err
 	}
-	logger.Info("gateway listening", "graphql", scheme+"://"+withHost(a.addr, "localhost")+"/graphql", "playground", scheme+"://"+withHost(a.addr, "localhost")+"/")
+	base := scheme + "://" + withHost(a.addr, "localhost")
+	logger.Info("gateway listening", "graphql", base+"/graphql", "playground", base+"/", "dashboard", base+"/dashboard")
 	return scheme, nil
 }
 

@@ -9,13 +9,11 @@ import (
 
 // gcPercent is the gateway's GOGC unless the environment sets one. The
 // gateway's live heap is small (sessions, the query cache, JetStream's
-// buffers) and every request leaves ~140 KB of short-lived garbage, so at
-// Go's default of 100 the collector runs many times a second; between
-// requests (every loader window is one) its idle mark workers take the
-// otherwise idle cores for it. At 400 it runs a quarter as often: a README
-// query from one client at a time costs about half the CPU; from 16 clients
-// at once, with no idle cores, the difference is within the noise
-// (docs/performance.md, "Settings chosen by measurement").
+// buffers) and every request leaves short-lived garbage, so at Go's default
+// of 100 the collector runs many times a second; between requests (every
+// loader window is one) its idle mark workers take the otherwise idle cores
+// for it. At 400 it runs a quarter as often; what that saves, and when it
+// does not: docs/performance.md, "Settings chosen by measurement".
 const gcPercent = 400
 
 // memoryLimitRatio is the share of the container's memory (or, outside a

@@ -83,6 +83,12 @@ func runTrigger(ctx context.Context, args []string, getenv func(string) string, 
 	}
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(io.LimitReader(res.Body, 1<<20))
+	if !json.Valid(raw) {
+		// Another program holds the address: its page would mean nothing
+		// here, the setting that points elsewhere does.
+		return fmt.Errorf("trigger: %s answered %d, and not as the sandbox does; another program may hold that address: "+
+			"point -sandbox-url (FINGRAPH_SANDBOX_URL) at the sandbox, whose URL it logs at start", *base, res.StatusCode)
+	}
 	if res.StatusCode != http.StatusOK {
 		return fmt.Errorf("trigger: the sandbox answered %d: %s", res.StatusCode, bytes.TrimSpace(raw))
 	}
@@ -227,7 +233,8 @@ func gql(ctx context.Context, base, token, query string, vars map[string]any, da
 		} `json:"errors"`
 	}
 	if err := json.NewDecoder(io.LimitReader(res.Body, 1<<20)).Decode(&out); err != nil {
-		return fmt.Errorf("trigger: the gateway answered %d, not GraphQL", res.StatusCode)
+		return fmt.Errorf("trigger: %s answered %d, not GraphQL; another program may hold that address: "+
+			"point -gateway-url (FINGRAPH_GATEWAY_URL) at the gateway, whose URL it logs at start", base, res.StatusCode)
 	}
 	if len(out.Errors) > 0 {
 		return fmt.Errorf("trigger: the gateway refused: %s", out.Errors[0].Message)

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -510,10 +512,87 @@ func TestDrainTakesTheReplicaOutOfRotationBeforeItStops(t *testing.T) {
 	}
 }
 
+// TestEveryStreamAndBucketIsRaisedFromOneCopyToThree follows the README's
+// Deploy section: a gateway that kept one copy of every stream and bucket on
+// a cluster stops, and one that keeps three starts on the same cluster. It
+// starts, and by then every stream and bucket the first one made has three
+// copies and a leader, so that the gateway's first writes (the event
+// reconciler's mark, a sign-in) are answered. JetStream answers a raise from
+// one copy before the new copies have elected their leader, and a write
+// sent before then goes unanswered.
+func TestEveryStreamAndBucketIsRaisedFromOneCopyToThree(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a three-node NATS cluster")
+	}
+	cluster := startNATSCluster(t, 3)
+	sb := sandbox.New(sandbox.Config{})
+	sb.Seed()
+	up := httptest.NewServer(validated(t, sb))
+	t.Cleanup(func() { up.Close(); sb.Close() })
+	upstream := []string{"-nats-url", cluster.URL(), "-payments-url", up.URL + "/payments", "-banking-url", up.URL + "/banking",
+		"-payments-private-key", paymentsim.PrivateKey, "-payments-public-key", paymentsim.PublicKey,
+		"-payments-access-token", paymentsim.AccessToken, "-reconcile-interval", "500ms"}
+
+	cfg, err := app.ParseConfig(append([]string{"-addr", "127.0.0.1:0", "-data-dir", t.TempDir(), "-register-webhook", "false"}, upstream...),
+		func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	one, err := app.Start(ctx, cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatalf("a gateway with one copy: %v", err)
+	}
+	if err := one.Shutdown(); err != nil {
+		t.Fatalf("stopping the gateway with one copy: %v", err)
+	}
+	js, done := cluster.js()
+	defer done()
+	names := func() []string {
+		var names []string
+		for name := range js.StreamNames(ctx).Name() {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		return names
+	}
+	made := names()
+	for _, name := range made {
+		s, err := js.Stream(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := s.CachedInfo().Config.Replicas; n != 1 {
+			t.Fatalf("the first gateway made %s with %d copies, want 1", name, n)
+		}
+	}
+
+	g := startGateway(t, append(upstream, "-nats-replicas", "3")...)
+	g.SandboxURL = up.URL
+	if got := names(); !slices.Equal(got, made) {
+		t.Errorf("streams after the raise %v, want those the first gateway made %v", got, made)
+	}
+	for _, name := range made {
+		s, err := js.Stream(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, leader := s.CachedInfo(), ""
+		if info.Cluster != nil {
+			leader = info.Cluster.Leader
+		}
+		if info.Config.Replicas != 3 || leader == "" {
+			t.Errorf("%s when the gateway has started: %d copies, leader %q; want 3 copies and a leader", name, info.Config.Replicas, leader)
+		}
+	}
+	g.signInAPI(t)
+}
+
 // TestTwoReplicasStartTogetherOnAFreshCluster: two gateways that start at
 // the same moment on a new cluster create the same three-copy streams and
-// buckets at once. JetStream answered neither request in time, and both
-// replicas exited at start; they now ask again and both start.
+// buckets at once: JetStream may answer neither request in time, or refuse
+// one create for the other's, and both must still start.
 func TestTwoReplicasStartTogetherOnAFreshCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a three-node NATS cluster")

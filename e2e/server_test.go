@@ -83,6 +83,8 @@ func TestRunServesAndShutsDownOnCancel(t *testing.T) {
 	for _, want := range []string{"sandbox", "gateway listening", "embedded JetStream", "webhook registered"} {
 		mustContain(t, logs.String(), want)
 	}
+	// The start-up line gives every page a newcomer opens.
+	mustContain(t, logs.String(), `"dashboard":"http://`+addr+`/dashboard"`)
 
 	cancel()
 	select {

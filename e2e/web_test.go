@@ -60,8 +60,14 @@ func TestPagesAreServedFromTheBinary(t *testing.T) {
 			t.Errorf("%s references %d assets, want its script and stylesheet", page, refs)
 		}
 	}
-	if status, _, body := g.get(t, "/playground/dist/playground.js"); status != http.StatusOK || !strings.Contains(body, "graphql-transport-ws") {
+	status, _, bundle := g.get(t, "/playground/dist/playground.js")
+	if status != http.StatusOK || !strings.Contains(bundle, "graphql-transport-ws") {
 		t.Errorf("the playground bundle does not carry graphql-ws (status %d)", status)
+	}
+	// The playground opens on its first tab: the README's first query,
+	// which runs without signing in, not the sign-in mutation.
+	if first, signIn := strings.Index(bundle, "query Customers"), strings.Index(bundle, "mutation SignIn"); first < 0 || signIn >= 0 && signIn < first {
+		t.Errorf("the playground's first tab is not the README's query (Customers at %d, SignIn at %d)", first, signIn)
 	}
 	for _, path := range []string{"/playground/dist/", "/dashboard/index.html", "/nothing-here"} {
 		if status, _, _ := g.get(t, path); status != http.StatusNotFound {

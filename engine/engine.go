@@ -166,7 +166,7 @@ func (e *Engine) KeyValue(ctx context.Context, bucket string, ttl time.Duration)
 			Replicas: e.replicas,
 		})
 		return err
-	})
+	}, "KV_"+bucket)
 	if err != nil {
 		return nil, fmt.Errorf("engine: key-value bucket %s: %w", bucket, e.Placement(err))
 	}
@@ -174,24 +174,116 @@ func (e *Engine) KeyValue(ctx context.Context, bucket string, ttl time.Duration)
 }
 
 // Create runs create, which makes or updates a stream or bucket, until it
-// answers, for up to jetStreamWait: on a cluster, two replicas that start
-// at once and create the same stream both see their requests time out
-// (seen with three copies on a fresh cluster); the stream exists after the
-// first round, and the repeat only confirms it. Answers other than a
-// timeout are returned at once.
-func (e *Engine) Create(ctx context.Context, what string, create func(context.Context) error) error {
+// answers, for up to jetStreamWait, and then waits until each of streams
+// (the streams create made or updated) has a leader.
+//
+// Asking again: on a cluster, two replicas that start at once and create
+// the same stream can both see their requests go unanswered, or one's
+// create lose to the other's; the stream exists after the first round, and
+// the repeat only confirms it. Other answers are returned at once.
+//
+// Waiting for the leader: a stream made with one copy has no replication
+// group; raising it to more copies starts one, and JetStream answers the
+// update before that group has elected its leader. Until it has, writes and
+// reads of the stream are dropped unanswered, so a caller that used the
+// stream at once would wait out its whole deadline (a gateway's start on a
+// cluster raised from one copy to three).
+func (e *Engine) Create(ctx context.Context, what string, create func(context.Context) error, streams ...string) error {
 	deadline := time.Now().Add(jetStreamWait)
 	for {
 		// Shorter than the client's default (5 s): an answer that will
-		// come takes milliseconds.
-		actx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		// come is quick.
+		actx, cancel := context.WithTimeout(ctx, askTimeout)
 		err := create(actx)
 		cancel()
-		if err == nil || !(errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)) || ctx.Err() != nil || time.Now().After(deadline) {
+		if err == nil {
+			break
+		}
+		// A create-or-update that found no stream and then lost the
+		// create to another replica's is asked again: it updates now.
+		if !(unanswered(err) || errors.Is(err, jetstream.ErrStreamNameAlreadyInUse)) || ctx.Err() != nil || time.Now().After(deadline) {
 			return err
 		}
-		e.logger.Info("JetStream did not answer in time (another replica may be creating the same); asking again", "creating", what, "err", err)
+		e.logger.Info("JetStream did not answer in time, or another replica created the same at once; asking again", "creating", what, "err", err)
 	}
+	for _, stream := range streams {
+		if err := e.waitForLeader(ctx, what, stream, deadline); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// askTimeout bounds each request Create, waitForLeader and Ask make.
+const askTimeout = 2 * time.Second
+
+func unanswered(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)
+}
+
+// Ask runs ask, one request to a stream or bucket, until it is answered or
+// ctx ends, each attempt bounded by askTimeout. A request in flight when the
+// stream's leader is lost, or when the connection to its server drops, is
+// never answered: the new leader does not see it. Without a bound of its
+// own the caller would wait out its whole deadline (a client's request)
+// for a reply that cannot come, while the stream answers again within
+// seconds. attempt counts from 0: an attempt after the first may find what
+// an unanswered one did (a key it created, a revision it wrote), and ask
+// must take that into account.
+func Ask(ctx context.Context, ask func(ctx context.Context, attempt int) error) error {
+	for attempt := 0; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, askTimeout)
+		err := ask(actx, attempt)
+		cancel()
+		if err == nil || ctx.Err() != nil ||
+			!(unanswered(err) || errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse)) {
+			return err
+		}
+	}
+}
+
+// waitForLeader returns once stream has a leader (a stream on a server that
+// is not clustered always has), asking JetStream until deadline.
+func (e *Engine) waitForLeader(ctx context.Context, what, stream string, deadline time.Time) error {
+	said := false
+	for {
+		actx, cancel := context.WithTimeout(ctx, askTimeout)
+		info, err := e.streamInfo(actx, stream)
+		cancel()
+		if err == nil && (info.Cluster == nil || info.Cluster.Leader != "") {
+			if said {
+				e.logger.Info("stream has its leader", "creating", what, "stream", stream)
+			}
+			return nil
+		}
+		// A server whose view of the cluster lags the create's may not
+		// know the stream yet: that passes as the election does.
+		if err != nil && !unanswered(err) && !errors.Is(err, jetstream.ErrStreamNotFound) {
+			return err
+		}
+		if ctx.Err() != nil || time.Now().After(deadline) {
+			if err == nil {
+				err = fmt.Errorf("stream %s has no leader after %v", stream, jetStreamWait)
+			}
+			return err
+		}
+		if !said {
+			e.logger.Info("waiting for the stream to elect its leader (its copies were raised, or its cluster is electing)", "creating", what, "stream", stream)
+			said = true
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func (e *Engine) streamInfo(ctx context.Context, stream string) (*jetstream.StreamInfo, error) {
+	s, err := e.js.Stream(ctx, stream)
+	if err != nil {
+		return nil, err
+	}
+	return s.CachedInfo(), nil
 }
 
 // JetStream's codes for copies it cannot place.

@@ -86,8 +86,8 @@ func ID(k Kind, raw ...string) string {
 	}
 	// Every node in a response gets its id made here: build the plain
 	// and the encoded form on the stack, so what is allocated is the
-	// string made of them (1 allocation, BenchmarkID; longer ids spill to
-	// the heap).
+	// string made of them (BenchmarkID counts it; longer ids spill to the
+	// heap).
 	var stack [160]byte
 	plain := append(stack[:0], k...)
 	for _, p := range raw {

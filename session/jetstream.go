@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/fingraph/fingraph/engine"
 )
 
 // Bucket is the key-value bucket sessions live in.
@@ -80,7 +83,24 @@ func (s *JetStreamStore) Create(ctx context.Context, sess *Session) (string, err
 		return "", fmt.Errorf("session: encode: %w", err)
 	}
 	key := Key(token)
-	rev, err := s.kv.Create(ctx, key, b)
+	var rev uint64
+	err = engine.Ask(ctx, func(ctx context.Context, attempt int) error {
+		var err error
+		rev, err = s.kv.Create(ctx, key, b)
+		if attempt > 0 && errors.Is(err, jetstream.ErrKeyExists) {
+			// An earlier attempt was stored and its answer lost: the
+			// key is a fresh random token's, so the entry is ours when
+			// it holds what we sent.
+			e, gerr := s.kv.Get(ctx, key)
+			if gerr != nil {
+				return gerr
+			}
+			if bytes.Equal(e.Value(), b) {
+				rev, err = e.Revision(), nil
+			}
+		}
+		return err
+	})
 	if err != nil {
 		return "", fmt.Errorf("session: store: %w", err)
 	}
@@ -120,7 +140,12 @@ func (s *JetStreamStore) get(ctx context.Context, token string, fresh bool) (*Se
 // it read, keeps the entry in the cache.
 func (s *JetStreamStore) load(ctx context.Context, key string) (*Session, uint64, error) {
 	done := s.cache.loading(key)
-	e, err := s.kv.Get(ctx, key)
+	var e jetstream.KeyValueEntry
+	err := engine.Ask(ctx, func(ctx context.Context, _ int) error {
+		var err error
+		e, err = s.kv.Get(ctx, key)
+		return err
+	})
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		done(nil, 0)
 		return nil, 0, ErrNotFound
@@ -165,7 +190,14 @@ func (s *JetStreamStore) Update(ctx context.Context, token string, fn func(*Sess
 			return nil, fmt.Errorf("session: encode: %w", err)
 		}
 		key := Key(token)
-		newRev, err := s.kv.Update(ctx, key, b, rev)
+		// An unanswered write asked again that had landed meets its own
+		// revision as a conflict, and the loop reads and applies fn again.
+		var newRev uint64
+		err = engine.Ask(ctx, func(ctx context.Context, _ int) error {
+			var err error
+			newRev, err = s.kv.Update(ctx, key, b, rev)
+			return err
+		})
 		if err == nil {
 			s.cache.put(key, sess, newRev)
 			return sess, nil
@@ -199,7 +231,8 @@ func (s *JetStreamStore) Delete(ctx context.Context, token string) error {
 	// The cache forgets the session first: from here on no request on
 	// this replica sees it, even before the bucket's delete is done.
 	s.cache.remove(Key(token))
-	if err := s.kv.Delete(ctx, Key(token)); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+	err := engine.Ask(ctx, func(ctx context.Context, _ int) error { return s.kv.Delete(ctx, Key(token)) })
+	if err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
 		return fmt.Errorf("session: delete: %w", err)
 	}
 	return nil

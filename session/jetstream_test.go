@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/fingraph/fingraph/engine"
 	"github.com/fingraph/fingraph/session"
 )
@@ -102,5 +104,58 @@ func TestSecretsDoNotPrint(t *testing.T) {
 		if strings.Contains(out, "123") {
 			t.Errorf("secret printed: %s", out)
 		}
+	}
+}
+
+// lostFirstCreate is a bucket whose first Create is stored but never
+// answered, as when the bucket's leader is lost or the connection drops
+// with the write in flight.
+type lostFirstCreate struct {
+	jetstream.KeyValue
+	mu      sync.Mutex
+	creates int
+}
+
+func (kv *lostFirstCreate) Create(ctx context.Context, key string, value []byte, opts ...jetstream.KVCreateOpt) (uint64, error) {
+	kv.mu.Lock()
+	kv.creates++
+	first := kv.creates == 1
+	kv.mu.Unlock()
+	rev, err := kv.KeyValue.Create(ctx, key, value, opts...)
+	if first && err == nil {
+		<-ctx.Done()
+		return 0, ctx.Err()
+	}
+	return rev, err
+}
+
+// A sign-in whose session write goes unanswered asks again within its own
+// deadline, and finds the session it stored, instead of waiting out the
+// whole deadline while the cluster has a new leader within seconds.
+func TestCreateAsksAgainWhenTheWriteIsNotAnswered(t *testing.T) {
+	ctx := context.Background()
+	e, err := engine.Open(ctx, engine.Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	bucket, err := e.KeyValue(ctx, session.Bucket, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv := &lostFirstCreate{KeyValue: bucket}
+	s := session.NewJetStreamStore(kv, time.Hour)
+	rctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	tok, err := s.Create(rctx, &session.Session{Kind: session.Person, PersonID: "p1"})
+	if err != nil {
+		t.Fatalf("create with its first answer lost: %v", err)
+	}
+	if kv.creates != 2 {
+		t.Errorf("%d creates, want the lost one and one more", kv.creates)
+	}
+	fresh := session.NewJetStreamStore(bucket, time.Hour)
+	if got, err := fresh.Get(ctx, tok); err != nil || got.PersonID != "p1" {
+		t.Errorf("the stored session: %+v, %v", got, err)
 	}
 }

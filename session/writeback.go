@@ -16,72 +16,61 @@ import (
 //
 // The banking upstream answers every call with a refreshed token and treats
 // the newest one it issued as current; older ones work only for a short
-// grace period (10 s in the sandbox), then 401. A session's calls run
-// concurrently (the parallel loader batches of a request, parallel
-// requests), and the session lets them: it is the banking client's
-// TokenSource and follows each of its calls (banking.CallFollower), which
-// the shared sender's hooks drive: each call is sent with the request's
-// copy of the newest token it knows (the session as read when the request
-// began, updated by every answer), with no lock and no store read, and
-// every refreshed token an answer carries comes back to the call once.
+// grace period, then 401. A session's calls run concurrently (a request's
+// loader batches, parallel requests), and the session lets them: it is the
+// banking client's TokenSource and follows each of its calls
+// (banking.CallFollower), driven by the shared sender's hooks. Each call is
+// sent with the request's copy of the newest token it knows, with no lock
+// and no store read, and every refreshed token an answer carries comes back
+// to the call once.
 //
-// What concurrency costs is knowing which token is the newest. The upstream
-// issues tokens in the order it serves calls; the gateway sees them in the
-// order the answers arrive, and for calls that overlapped the two orders
-// need not agree. So the session tracks, per session and per replica, the
-// bursts of overlapping calls (a burst lasts while any call of the session
-// is in flight here):
+// Concurrency costs knowing which token is the newest: the upstream issues
+// tokens in the order it serves calls, the gateway sees them in the order
+// the answers arrive, and for overlapping calls the two need not agree. So
+// the session tracks bursts of overlapping calls (a burst lasts while any
+// call of the session is in flight on this replica):
 //
 //   - A call that arrives while no other call of its burst has started is
 //     unambiguous: its token was issued after every token stored before, so
 //     it is stored and the candidates are cleared.
-//   - Tokens of a burst with several calls are ambiguous: the latest arrival
-//     is stored as the token, and the burst's other tokens are kept beside
-//     it as candidates (Session.BankingCandidates, at most maxCandidates,
-//     Secrets like the token). The chain's newest token is always among
-//     them: an answer that arrives after the newest token's was issued
-//     before it, by a call in flight at the time, and a burst's first
-//     arrival starts the list afresh (every token of an earlier burst was
-//     issued before the calls of this one started).
-//   - When the upstream refuses a call's token outright (401 whose answer
-//     carries no refreshed token, that is, the upstream did not act), the
-//     shared sender sends the call again, once with the stored token when
-//     it differs from the one sent (another request, replica or socket
-//     moved on), then with each candidate, latest arrival first. A resend's
-//     answer is written back like any other. Calls of one burst refused
-//     together recover one at a time, so the later ones start from the
-//     token the first one found (now the stored one). When no resend is
-//     accepted, the original 401 goes back unchanged, and the banking
-//     client ends the session (a blocked person, a deleted key).
+//   - In a burst of several calls the latest arrival is stored and the
+//     burst's other tokens are kept beside it as candidates
+//     (Session.BankingCandidates, at most maxCandidates, secrets like the
+//     token). The newest token is always among them: an answer that arrives
+//     after it was issued before it, by a call in flight at the time, and a
+//     burst's first arrival starts the list afresh.
+//   - When the upstream refuses a token outright (a 401 carrying no
+//     refreshed token: the upstream did not act), the shared sender sends
+//     the call again with the stored token when it differs from the one
+//     sent, then with each candidate, latest arrival first. Calls refused
+//     together recover one at a time, the later ones from the token the
+//     first one found. When none is accepted the 401 goes back unchanged
+//     and the banking client ends the session (a blocked person, a deleted
+//     key).
 //
-// Steady state costs no lock and no extra call; a resend happens only on
-// the first call after an idle gap longer than the grace, and only when the
+// Steady state costs no lock and no extra call; a resend happens only on the
+// first call after an idle gap longer than the grace, and only when the
 // burst's last arrival was not the newest token.
 //
-// The store is written at most twice per request, not once per call: each
-// answer updates the request's copy at once and joins its burst's pending
-// arrivals, and the call that ends the burst hands them to the request
-// (hold). The request's first burst is written as soon as it ends, by the
-// call that ended it, so a screen of one level of calls (the dashboard)
-// writes once and holds nothing; later bursts are held and written
-// together when the request ends, before its response completes, so the
-// client's next request finds every token this one received. (Writing the
-// first burst on a goroutine of its own, beside the rest of the request,
-// cost more at the p99 of many clients than it saved one client's screen:
-// docs/performance.md, "Tried and not kept".) A burst that goes on (many
-// clients on one session) and a request that goes on are written every
-// flushAfter. A call that recovered a refused token writes at once, for its
-// siblings waiting to resend. A websocket connection, which has no end to
-// wait for, writes at the end of each burst.
+// The store is written at most twice per request, not once per call: the
+// request's first burst when it ends, by the call that ended it (a screen of
+// one level of calls writes once and holds nothing), later bursts together
+// when the request ends (hold), before its response completes, so that the
+// client's next request finds every token this one received. A write on a
+// goroutine of its own, beside the request, would let that next request read
+// the entry before the write landed, and its own write would then conflict.
+// A burst or a request that goes on is written every flushAfter; a call that
+// recovered a refused token writes at once, for its siblings waiting to
+// resend; a websocket connection, which has no end to wait for, writes at
+// the end of each burst.
 //
 // The store update (compare-and-set on the entry's revision, retried on
-// conflict) orders writes by arrival time (the stamp BankingTokenAt), as
-// before: within a replica a burst's arrivals are told apart by their burst
-// id; between replicas the stamps are wall-clock times, and two replicas
-// serving one session at the same moment may leave a token superseded by the
-// other's, which works for the grace period, and the next call refreshes it
-// (or, past the grace, one of the candidates fixes it when it came from this
-// burst). Sticky routing of a session removes that window.
+// conflict) orders writes by arrival (the stamp BankingTokenAt): within a
+// replica by burst id, between replicas by wall clock, so two replicas
+// serving one session at the same moment may leave a superseded token, which
+// works for the grace and is refreshed by the next call (or, past the grace,
+// fixed by a candidate of this burst). Sticky routing of a session removes
+// that window.
 
 // maxCandidates bounds the tokens kept beside the stored one: a burst of
 // more than maxCandidates+1 overlapping calls of one session may lose the

@@ -10,8 +10,8 @@
 //
 // The gateway's per-address limit (FINGRAPH_WEBHOOK_RATE_LIMIT) counts only
 // refused deliveries, and every webhook here is well formed, so raising it
-// (as above) changes nothing now; it is kept so that figures stay comparable
-// with runs of older versions. -register-webhook false keeps the sandbox
+// (as above) changes nothing; it keeps the command the one the documented
+// figures were taken with. -register-webhook false keeps the sandbox
 // from delivering the same events itself.
 //
 // First it fires real events in the sandbox (POST /_sandbox/trigger), so
@@ -320,9 +320,9 @@ func postNetHTTP(url string, body []byte) (int, error) {
 }
 
 // poster posts webhooks over one keep-alive HTTP/1.1 connection with a
-// reused request buffer: net/http's client costs the load program about
-// 70-90 µs of CPU per request (its connection goroutines, the request and
-// header values), on the same two cores as the gateway it measures. The
+// reused request buffer: net/http's client costs the load program CPU per
+// request (its connection goroutines, the request and header values), taken
+// from the same cores as the gateway it measures. The
 // answer is read with http.ReadResponse, so it is parsed as HTTP.
 type poster struct {
 	target *neturl.URL

@@ -76,18 +76,23 @@ test('the playground loads offline, runs a query and shows a subscription event'
   await page.locator('.graphiql-container').waitFor();
   const tabs = page.locator('.graphiql-tab');
   assert.deepEqual(await tabs.allInnerTexts().then((t) => t.map((s) => s.trim())),
-    ['SignIn', 'Dashboard', 'CreateOrder', 'LiveEvents', 'CorporationCards'], 'the example operations open as tabs');
+    ['Customers', 'SignIn', 'Dashboard', 'CreateOrder', 'LiveEvents', 'CorporationCards'], 'the example operations open as tabs');
+
+  // It opens on the README's first query, which runs as it is.
+  const result = page.locator('.graphiql-response');
+  const editor = page.locator('.graphiql-query-editor');
+  await waitFor(async () => (await editor.innerText()).includes('query Customers'), 15_000, 'the first tab');
+  await page.locator('.graphiql-execute-button').click();
+  await result.getByText('C-1001').first().waitFor({ timeout: 30_000 });
 
   // The dashboard query, from its tab. The editor must show the tab's
   // operation before it is run.
-  const editor = page.locator('.graphiql-query-editor');
   const run = async (tab, operation) => {
     await tabs.filter({ hasText: tab }).click();
     await waitFor(async () => (await editor.innerText()).includes(operation), 15_000, `the ${tab} tab`);
     await page.locator('.graphiql-execute-button').click();
   };
   await run('Dashboard', 'query Dashboard');
-  const result = page.locator('.graphiql-response');
   await result.getByText('C-1001').first().waitFor({ timeout: 30_000 });
   assert.match(await result.innerText(), /"customers"/);
 

@@ -256,8 +256,7 @@ func send(ctx context.Context, c *Client, kind KeyKind, method, path string, bod
 // callList is call for routes that answer a JSON array. The slice is made
 // with room for as many elements as the last list of T had (at most
 // maxListHint): the decoder appends into the room it finds, where an empty
-// slice grows by doubling, copying every element decoded so far each time
-// (~16 KB per README query for its orders).
+// slice grows by doubling, copying every element decoded so far each time.
 func callList[T any](ctx context.Context, c *Client, kind KeyKind, method, path string, body any) ([]T, error) {
 	hint := listHint[T](c)
 	out := make([]T, 0, hint.Load())

@@ -9,8 +9,8 @@ import (
 	"github.com/fingraph/fingraph/upstream/payments"
 )
 
-// An order total beyond int64 saturates instead of wrapping: 4 × 2^62 once
-// read as an order of 0.
+// An order total beyond int64 saturates instead of wrapping: 4 × 2^62 must
+// not read as an order of 0.
 func TestItemsTotalSaturatesInsteadOfWrapping(t *testing.T) {
 	n := int64(1250)
 	for _, tc := range []struct {

@@ -8,9 +8,9 @@ import (
 // decodeOptions are the upstream answers' JSON rules. The decoder is
 // encoding/json/v2's (github.com/go-json-experiment/json, the module the Go
 // team develops it in, until Go ships it without GOEXPERIMENT): it decodes
-// the gateway's largest answers (order and card listings) in about half the
-// CPU of encoding/json, with a third fewer allocations (docs/performance.md,
-// "Settings chosen by measurement").
+// the gateway's largest answers (order and card listings) in less CPU and
+// with fewer allocations than encoding/json (docs/performance.md, "Settings
+// chosen by measurement").
 //
 // The rules are encoding/json's, so that switching decoders changed no
 // answer: names match without regard to case (an exact match first), invalid

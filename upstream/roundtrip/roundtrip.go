@@ -240,10 +240,8 @@ func ClientOption[C any](set func(*C) error) Option {
 // NewTransport returns an HTTP transport tuned for one busy upstream host:
 // Go's default keeps only two idle connections per host, which forces new
 // TCP (and TLS) handshakes under any concurrency. Its read buffer holds a
-// typical listing (the README query's order listing is 11 KB, sent
-// chunked): with Go's 4 KB the answer took several reads, one system call
-// each; at 32 KB a README query makes fewer reads (docs/performance.md,
-// "Settings chosen by measurement").
+// typical listing, which Go's 4 KB buffer reads in several system calls
+// (docs/performance.md, "Settings chosen by measurement").
 func NewTransport() *http.Transport {
 	return &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
@@ -502,7 +500,8 @@ func (s *Sender) exchange(ctx context.Context, req *http.Request, body []byte) (
 // Refused verdict on the answer.
 //
 // The first attempt sends orig itself (with ctx): the request is this
-// call's own, and copying its headers was ~1.5 KB per upstream call. A
+// call's own, and a copy of its headers would be allocated for every
+// upstream call. A
 // retry sends a copy, so that Prepare's headers for it never touch a map an
 // abandoned earlier attempt's transport may still be reading.
 func (s *Sender) attempt(ctx context.Context, orig *http.Request, body []byte, first bool) (resp *http.Response, refused, again bool, err error) {

@@ -1,6 +1,20 @@
 // Example operations the playground opens with, one tab each, for the
 // sandbox's demo data (README "Demo sign-ins").
 
+const customers = `# The README's first query: the customers with their orders. In sandbox
+# mode a request without a session acts as the demo API client, so run it as
+# it is. The next tabs sign in, show a dashboard, create an order, follow
+# live events and defer a slow part.
+query Customers {
+  customers {
+    id
+    number
+    contact { name email }
+    orders { id status amount { amount currency } }
+  }
+}
+`;
+
 const signIn = `# Sign in as the demo staff member, who has SMS two-factor.
 # 1. Run it as it is: the answer is a TwoFactorChallenge.
 # 2. Read the code from the sandbox: GET <sandbox>/_sandbox/sms (the sandbox's
@@ -90,10 +104,12 @@ query CorporationCards {
 `;
 
 /**
- * The default tabs: sign in, the dashboard query, a mutation, live events,
- * and a query with its slow part deferred.
+ * The default tabs: the README's first query (the tab the playground opens
+ * on), sign in, the dashboard query, a mutation, live events, and a query
+ * with its slow part deferred.
  */
 export const examples = [
+  { query: customers },
   { query: signIn, variables: '{\n  "code": null\n}' },
   { query: dashboard },
   {
