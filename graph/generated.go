@@ -28855,7 +28855,7 @@ func (ec *executionContext) _CorporationScreening(ctx context.Context, sel ast.S
 	fields := graphql.CollectFields(ec.OperationContext, sel, corporationScreeningImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := newDeferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -29145,7 +29145,7 @@ func (ec *executionContext) _CustomerBalance(ctx context.Context, sel ast.Select
 	fields := graphql.CollectFields(ec.OperationContext, sel, customerBalanceImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := newDeferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -29188,7 +29188,7 @@ func (ec *executionContext) _CustomerSubscription(ctx context.Context, sel ast.S
 	fields := graphql.CollectFields(ec.OperationContext, sel, customerSubscriptionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := newDeferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -31084,7 +31084,7 @@ func (ec *executionContext) _PersonScreening(ctx context.Context, sel ast.Select
 	fields := graphql.CollectFields(ec.OperationContext, sel, personScreeningImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := newDeferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -31391,7 +31391,7 @@ func (ec *executionContext) _ScreeningProfile(ctx context.Context, sel ast.Selec
 	fields := graphql.CollectFields(ec.OperationContext, sel, screeningProfileImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := newDeferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -32660,7 +32660,7 @@ func (ec *executionContext) marshalNCustomer2ᚖgithubᚗcomᚋfingraphᚋfingra
 }
 
 func (ec *executionContext) marshalNCustomerBalance2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCustomerBalanceᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.CustomerBalance) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSliceInline(ctx, ec.OperationContext, sel, nil, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCustomerBalance2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCustomerBalance(ctx, sel, v[i])
@@ -32684,7 +32684,7 @@ func (ec *executionContext) marshalNCustomerBalance2ᚖgithubᚗcomᚋfingraph�
 }
 
 func (ec *executionContext) marshalNCustomerSubscription2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCustomerSubscriptionᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.CustomerSubscription) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSliceInline(ctx, ec.OperationContext, sel, nil, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCustomerSubscription2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCustomerSubscription(ctx, sel, v[i])

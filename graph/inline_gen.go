@@ -66,6 +66,7 @@ func init() {
 	inlinePerson.fields = map[string]*inlineType{
 		"corporationId": nil,
 		"corporation":   nil,
+		"screeningInfo": nil,
 		"cards":         nil,
 	}
 	inlinePersonEdge.fields = map[string]*inlineType{
