@@ -72,6 +72,13 @@ type Limits struct {
 	// MaxOperationsPerSocket caps the operations in flight on one
 	// websocket, subscriptions included.
 	MaxOperationsPerSocket int
+	// MaxUploadsPerAddress, MaxUploadsPerSession and MaxUploads cap the
+	// file uploads in flight on this replica: per client address, per
+	// session and in all; more are refused with 429 before a file is read.
+	MaxUploadsPerAddress, MaxUploadsPerSession, MaxUploads int
+	// MaxUploadSpoolBytes bounds the temporary files of all uploads in
+	// flight together.
+	MaxUploadSpoolBytes int64
 }
 
 // DefaultLimits are sized from real screens and tight for abuse. The
@@ -98,6 +105,13 @@ var DefaultLimits = Limits{
 	// A dashboard keeps one socket per open tab.
 	MaxSocketsPerSession:   20,
 	MaxOperationsPerSocket: 50,
+	// Uploads are KYC documents, a few per corporation: a person sends
+	// one at a time, an office a handful at once.
+	MaxUploadsPerAddress: 4,
+	MaxUploadsPerSession: 2,
+	MaxUploads:           16,
+	// Sixteen uploads of MaxUploadBytes, less what they keep in memory.
+	MaxUploadSpoolBytes: 160 << 20,
 }
 
 // HandlerConfig configures NewHandler.
@@ -137,6 +151,16 @@ type HandlerConfig struct {
 	// 15 s); WebsocketPeerTimeout how long a silent peer is kept (default
 	// twice the interval and 10 s). See GorillaWebsocket.
 	WebsocketKeepAlive, WebsocketPeerTimeout time.Duration
+	// UploadDir is where uploads beyond MaxUploadMemory are spooled, a
+	// directory of this process alone; "" is the system's temporary
+	// directory.
+	UploadDir string
+	// AuthorizeUpload, when set, checks an upload's operation against the
+	// request's session before any file is read (see UploadGate).
+	AuthorizeUpload func(context.Context, *ast.OperationDefinition) error
+	// SessionID names a request's session ("" without one), for the
+	// per-session upload cap.
+	SessionID func(*http.Request) string
 }
 
 // Close codes of the graphql-transport-ws protocol that the gateway sends.
@@ -358,8 +382,22 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *Handler {
 	// MaxUploadMemory go to temporary files removed when the request ends,
 	// so an upload is never held whole in memory. Resolvers bound each file
 	// again (KYC: MaxKYCFileBytes).
+	clientAddr := cfg.ClientAddr
+	if clientAddr == nil {
+		clientAddr = func(r *http.Request) string {
+			host, _, err := net.SplitHostPort(r.RemoteAddr)
+			if err != nil {
+				return r.RemoteAddr
+			}
+			return host
+		}
+	}
+	// The session, the operation's policy and the caps on uploads in
+	// flight are checked before any file part is read.
+	gate := &UploadGate{Dir: cfg.UploadDir, Authorize: cfg.AuthorizeUpload, ClientAddr: clientAddr, SessionID: cfg.SessionID,
+		PerAddress: l.MaxUploadsPerAddress, PerSession: l.MaxUploadsPerSession, Total: l.MaxUploads, SpoolBytes: l.MaxUploadSpoolBytes}
 	srv.AddTransport(Multipart{Schema: es.Schema(), MaxBytes: MaxUploadBytes, MaxOperationsBytes: l.MaxBodyBytes,
-		MaxMemory: MaxUploadMemory, MaxFiles: MaxUploadFiles, MaxPaths: MaxUploadPaths})
+		MaxMemory: MaxUploadMemory, MaxFiles: MaxUploadFiles, MaxPaths: MaxUploadPaths, Gate: gate})
 	srv.AddTransport(Unsupported{})
 
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
@@ -395,16 +433,6 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *Handler {
 		cfg.Logger.ErrorContext(ctx, "resolver panic", "panic", v)
 		return errInternal
 	})
-	clientAddr := cfg.ClientAddr
-	if clientAddr == nil {
-		clientAddr = func(r *http.Request) string {
-			host, _, err := net.SplitHostPort(r.RemoteAddr)
-			if err != nil {
-				return r.RemoteAddr
-			}
-			return host
-		}
-	}
 	return &Handler{srv: srv, readTimeout: l.ReadTimeout, maxPerAddr: l.MaxSocketsPerAddress, clientAddr: clientAddr, trackStream: cfg.TrackStream,
 		sockets: map[*socketSlot]struct{}{}, streams: map[*context.CancelFunc]struct{}{}, perAddr: map[string]int{}}
 }

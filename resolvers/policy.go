@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph"
@@ -111,6 +112,51 @@ func (p *Policy) Allows(ctx context.Context, role model.Role) error {
 		}
 	default:
 		return gqlerr.Forbiddenf("unknown role")
+	}
+	return nil
+}
+
+// AllowsOperation checks every root field of a validated operation against
+// its @requires role, for a transport that must refuse a request before it
+// reads the rest of it (a file upload, before its files): nil when the
+// request's session may run them all, else the error the directive would
+// give the first it may not.
+func (p *Policy) AllowsOperation(ctx context.Context, op *ast.OperationDefinition) error {
+	return p.allowsSelection(ctx, op.SelectionSet, 0)
+}
+
+// maxFragmentNesting bounds the fragments followed at the root; validation
+// has already refused cycles, this only keeps the walk finite regardless.
+const maxFragmentNesting = 16
+
+func (p *Policy) allowsSelection(ctx context.Context, set ast.SelectionSet, depth int) error {
+	if depth > maxFragmentNesting {
+		return gqlerr.BadInput("", "fragments nest too deep")
+	}
+	for _, sel := range set {
+		var err error
+		switch s := sel.(type) {
+		case *ast.Field:
+			if s.Definition == nil {
+				continue
+			}
+			if d := s.Definition.Directives.ForName("requires"); d != nil {
+				role := d.Arguments.ForName("role")
+				if role == nil || role.Value == nil {
+					return gqlerr.Forbiddenf("unknown role")
+				}
+				err = p.Allows(ctx, model.Role(role.Value.Raw))
+			}
+		case *ast.InlineFragment:
+			err = p.allowsSelection(ctx, s.SelectionSet, depth+1)
+		case *ast.FragmentSpread:
+			if s.Definition != nil {
+				err = p.allowsSelection(ctx, s.Definition.SelectionSet, depth+1)
+			}
+		}
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }
