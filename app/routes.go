@@ -27,6 +27,7 @@ import (
 	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/gqlhttp"
 	"github.com/fingraph/fingraph/graph"
+	"github.com/fingraph/fingraph/graph/model"
 	"github.com/fingraph/fingraph/idempotency"
 	"github.com/fingraph/fingraph/live"
 	"github.com/fingraph/fingraph/resolvers"
@@ -115,6 +116,10 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 		UploadDir:       d.cfg.uploadSpool,
 		AuthorizeUpload: policy.AllowsOperation,
 		SessionID:       session.IDOf,
+		Scalars: map[string]func(context.Context, any) error{
+			"Int":        func(ctx context.Context, v any) error { _, err := model.UnmarshalInt(ctx, v); return err },
+			"MinorUnits": func(ctx context.Context, v any) error { _, err := model.UnmarshalMinorUnits(ctx, v); return err },
+		},
 		Extensions: []graphql.HandlerExtension{loaders.PerOperation{Payments: d.payments, Banking: d.banking,
 			Options: []loaders.Option{loaders.WithWait(d.cfg.LoaderWait), loaders.WithWorkers(d.workers)}}},
 	})

@@ -161,6 +161,10 @@ type HandlerConfig struct {
 	// SessionID names a request's session ("" without one), for the
 	// per-session upload cap.
 	SessionID func(*http.Request) string
+	// Scalars are the gateway's readings of its scalars, by name, with
+	// which variables are checked before anything uses them (see
+	// VariableCheck).
+	Scalars map[string]func(context.Context, any) error
 }
 
 // Close codes of the graphql-transport-ws protocol that the gateway sends.
@@ -356,6 +360,7 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *Handler {
 			WriteBufferSize: 4096,
 			WriteBufferPool: &sync.Pool{},
 			CheckOrigin:     cfg.CheckOrigin,
+			Error:           refuseUpgrade,
 		},
 			// Keep-alive and dead-peer detection on a timer in the
 			// adapter, not in gqlgen's ping loop (a goroutine per socket):
@@ -419,6 +424,9 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *Handler {
 		MaxIntrospectionDepth: l.MaxIntrospectionDepth, MaxAliases: l.MaxAliases, MaxRootFields: l.MaxRootFields,
 		MaxSameName: l.MaxSameName, MaxDirectives: l.MaxDirectives, Introspection: cfg.Introspection,
 	})
+	// Variables are read by the gateway's scalar rules before the
+	// complexity limit reads the arguments it multiplies.
+	srv.Use(VariableCheck{Schema: es.Schema(), Scalars: cfg.Scalars})
 	srv.Use(extension.FixedComplexityLimit(l.MaxComplexity))
 	srv.AroundOperations(operationGuard(cfg))
 
@@ -435,6 +443,26 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *Handler {
 	})
 	return &Handler{srv: srv, readTimeout: l.ReadTimeout, maxPerAddr: l.MaxSocketsPerAddress, clientAddr: clientAddr, trackStream: cfg.TrackStream,
 		sockets: map[*socketSlot]struct{}{}, streams: map[*context.CancelFunc]struct{}{}, perAddr: map[string]int{}}
+}
+
+// refuseUpgrade answers a websocket upgrade gorilla refuses (an origin not
+// allowed, a malformed handshake) as every refusal outside GraphQL is
+// answered: one error with a code. gqlgen writes its own body without a
+// code after a failed upgrade; the writer is let go of so that only this
+// answer reaches the client.
+func refuseUpgrade(w http.ResponseWriter, _ *http.Request, status int, _ error) {
+	if dw, ok := w.(*detachedWriter); ok {
+		defer dw.detach()
+	}
+	w.Header().Set("Sec-Websocket-Version", "13")
+	switch {
+	case status == http.StatusForbidden:
+		gqlerr.WriteHTTP(w, status, gqlerr.Forbidden, "this origin may not open a websocket here")
+	case status >= 500:
+		gqlerr.WriteHTTP(w, status, gqlerr.Internal, gqlerr.InternalMessage)
+	default:
+		gqlerr.WriteHTTP(w, status, gqlerr.BadUserInput, "not a websocket handshake this server accepts (graphql-transport-ws or graphql-ws over websocket version 13)")
+	}
 }
 
 // operationGuard bounds each query and mutation by the operation timeout
