@@ -28,6 +28,7 @@ import (
 	"github.com/fingraph/fingraph/gqlhttp"
 	"github.com/fingraph/fingraph/idempotency"
 	"github.com/fingraph/fingraph/live"
+	"github.com/fingraph/fingraph/ratelimit"
 	"github.com/fingraph/fingraph/redact"
 	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/session"
@@ -193,6 +194,12 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 	if err != nil {
 		return nil, err
 	}
+	// Limits that protect accounts are shared by every replica on the
+	// stream: N replicas allow what one does.
+	limitsKV, err := a.engine.KeyValue(ctx, ratelimit.Bucket, ratelimit.BucketTTL)
+	if err != nil {
+		return nil, err
+	}
 
 	bgCtx, stop := context.WithCancel(context.Background())
 	a.stop = stop
@@ -217,6 +224,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 		payments:   pay,
 		banking:    bank,
 		sessions:   sessions,
+		limits:     limitsKV,
 		sockets:    sockets,
 		attempts:   idempotency.New(attemptsKV, idempotency.WithLogger(logger)),
 		bus:        a.bus,

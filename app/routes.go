@@ -20,6 +20,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/go-chi/cors"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/fingraph/fingraph/downloads"
@@ -47,6 +48,8 @@ type routeDeps struct {
 	payments *payments.Client
 	banking  *banking.Client
 	sessions session.Store
+	// limits is the JetStream bucket of the shared rate limits.
+	limits   jetstream.KeyValue
 	sockets  *session.Sockets
 	trusted  *gqlhttp.TrustedDocuments
 	unknown  *events.Unknown
@@ -79,6 +82,9 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 		sessions.Anonymous = &session.Anonymous{Store: d.sessions, SignIn: demoAPIClient(d.banking)}
 	}
 	policy := resolvers.NewPolicy(d.cfg.PaymentsOperators, d.cfg.PublicRateLimit)
+	if d.limits != nil {
+		policy.ShareLimits(d.limits)
+	}
 	reportLinks := downloads.NewSigner([]byte(d.cfg.DownloadKey), downloads.DefaultTTL)
 	es := graph.NewExecutableSchema(graph.Config{
 		Resolvers: &resolvers.Resolver{

@@ -131,3 +131,28 @@ func TestSignOutOnOneReplicaClosesSocketsOnAnother(t *testing.T) {
 		}
 	}
 }
+
+// TestTwoReplicasShareTheLimitsThatProtectAccounts: failed sign-ins and
+// card credential reads count against one allowance whichever replica
+// serves them, so two replicas allow what one does: the sixth failed
+// sign-in of an account from one address, and a person's sixth credential
+// read in a minute, are refused though each replica saw only three.
+func TestTwoReplicasShareTheLimitsThatProtectAccounts(t *testing.T) {
+	a, b := twoReplicas(t)
+	replicas := []*testGateway{a, b}
+	anna := a.signInPerson(t, "anna@demo.test")
+	card := a.as(anna).issueCard(t, issueInput())
+	for i := range 6 {
+		r := replicas[i%2].as(anna).query(t, revealMutation, map[string]any{"id": card.ID})
+		if limited := r.code() == "RATE_LIMITED"; limited != (i == 5) {
+			t.Errorf("credential read %d (replica %d): %+v", i+1, i%2, r.Errors)
+		}
+	}
+
+	for i := range 6 {
+		r := signInAttempt(t, replicas[i%2], "anna@demo.test", "")
+		if limited := r.code() == "RATE_LIMITED"; limited != (i == 5) {
+			t.Errorf("failed sign-in %d (replica %d): %+v", i+1, i%2, r.Errors)
+		}
+	}
+}

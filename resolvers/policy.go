@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/fingraph/fingraph/gqlerr"
@@ -24,17 +25,20 @@ import (
 // @requires(role) and @rateLimited before a resolver (and so before any
 // upstream call) runs.
 type Policy struct {
-	operators map[session.Kind]bool
-	public    *ratelimit.Keyed
+	operators       map[session.Kind]bool
+	publicPerMinute int
+	public          ratelimit.Limiter
 	// accounts limits failed sign-in and two-factor attempts (and every
 	// recovery request) per account, across all addresses: guessing from
 	// many addresses against one account is slowed as much as from one.
-	accounts *ratelimit.Keyed
+	accounts ratelimit.Limiter
 	// pairs limits failed sign-ins per account and client address, and
 	// addresses failed sign-ins per address over all accounts: they stop
 	// one guessing client long before it could empty the account's bucket,
 	// so that its guesses never lock the owner out.
-	pairs, addresses *ratelimit.Keyed
+	pairs, addresses ratelimit.Limiter
+	// credentials limits card credential reads per person (cards.go).
+	credentials ratelimit.Limiter
 }
 
 // Sign-in limits (see docs/identity.md, "Sign-in limits"). Only failures
@@ -56,14 +60,27 @@ const (
 // operate the merchant's payments, and public operations are limited to
 // perMinute calls per client address (with a burst of the same size).
 func NewPolicy(operators []string, perMinute int) *Policy {
-	p := &Policy{operators: map[session.Kind]bool{}, public: ratelimit.PerMinute(perMinute),
-		accounts:  ratelimit.New(float64(accountPerMinute)/60, accountBurst),
-		pairs:     ratelimit.New(float64(pairPerMinute)/60, pairBurst),
-		addresses: ratelimit.New(float64(addressFailsPerMin)/60, addressFailBurst)}
+	p := &Policy{operators: map[session.Kind]bool{}, publicPerMinute: perMinute, public: ratelimit.PerMinute(perMinute),
+		accounts:    ratelimit.New(float64(accountPerMinute)/60, accountBurst),
+		pairs:       ratelimit.New(float64(pairPerMinute)/60, pairBurst),
+		addresses:   ratelimit.New(float64(addressFailsPerMin)/60, addressFailBurst),
+		credentials: ratelimit.PerMinute(credentialReadsPerMinute)}
 	for _, k := range operators {
 		p.operators[session.Kind(k)] = true
 	}
 	return p
+}
+
+// ShareLimits keeps the public, sign-in, recovery and credential-read
+// limits in kv, a JetStream bucket every replica uses, so that N replicas
+// allow what one does; until it is called each replica keeps its own. Call
+// it before the policy serves.
+func (p *Policy) ShareLimits(kv jetstream.KeyValue) {
+	p.public = ratelimit.SharedPerMinute(kv, "public", p.publicPerMinute)
+	p.accounts = ratelimit.NewShared(kv, "account", float64(accountPerMinute)/60, accountBurst)
+	p.pairs = ratelimit.NewShared(kv, "pair", float64(pairPerMinute)/60, pairBurst)
+	p.addresses = ratelimit.NewShared(kv, "address", float64(addressFailsPerMin)/60, addressFailBurst)
+	p.credentials = ratelimit.SharedPerMinute(kv, "credentials", credentialReadsPerMinute)
 }
 
 // MayOperatePayments reports whether a session of kind k may use the
@@ -187,7 +204,7 @@ func (p *Policy) rateLimited(ctx context.Context, obj any, next graphql.Resolver
 		}
 	}
 	for _, c := range []struct {
-		lim *ratelimit.Keyed
+		lim ratelimit.Limiter
 		key string
 		msg string
 	}{
