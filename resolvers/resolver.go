@@ -41,7 +41,6 @@ type Resolver struct {
 	OutcomeSettle time.Duration
 	// Now is the clock; tests may fix it.
 	Now func() time.Time
-
 }
 
 func (r *Resolver) now() time.Time {
