@@ -31,6 +31,7 @@ import (
 	"github.com/fingraph/fingraph/graph/model"
 	"github.com/fingraph/fingraph/idempotency"
 	"github.com/fingraph/fingraph/live"
+	"github.com/fingraph/fingraph/ratelimit"
 	"github.com/fingraph/fingraph/resolvers"
 	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/session"
@@ -69,6 +70,26 @@ type routeDeps struct {
 	enricher   *events.Enricher
 	reconciler *events.Reconciler
 	workers    *loaders.Workers
+}
+
+// uploadCaps keeps the per-address and per-session caps on uploads in
+// flight in the shared limits bucket: a bucket that never refills, whose
+// tokens are only claimed while an upload runs, is a cap on uploads at
+// once across every replica.
+func uploadCaps(kv jetstream.KeyValue) func(int, int) (ratelimit.Limiter, ratelimit.Limiter) {
+	if kv == nil {
+		return nil
+	}
+	return func(perAddress, perSession int) (ratelimit.Limiter, ratelimit.Limiter) {
+		var byAddress, bySession ratelimit.Limiter
+		if perAddress > 0 {
+			byAddress = ratelimit.NewShared(kv, "uploads-address", 0, perAddress)
+		}
+		if perSession > 0 {
+			bySession = ratelimit.NewShared(kv, "uploads-session", 0, perSession)
+		}
+		return byAddress, bySession
+	}
 }
 
 // newRouter maps every route of the gateway, in one place. It also returns
@@ -122,6 +143,7 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 		UploadDir:       d.cfg.uploadSpool,
 		AuthorizeUpload: policy.AllowsOperation,
 		SessionID:       session.IDOf,
+		UploadCaps:      uploadCaps(d.limits),
 		Scalars: map[string]func(context.Context, any) error{
 			"Int":        func(ctx context.Context, v any) error { _, err := model.UnmarshalInt(ctx, v); return err },
 			"MinorUnits": func(ctx context.Context, v any) error { _, err := model.UnmarshalMinorUnits(ctx, v); return err },

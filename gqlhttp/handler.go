@@ -26,6 +26,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/fingraph/fingraph/gqlerr"
+	"github.com/fingraph/fingraph/ratelimit"
 )
 
 // Limits bound what one request may ask for. Every one is checked before the
@@ -161,6 +162,10 @@ type HandlerConfig struct {
 	// SessionID names a request's session ("" without one), for the
 	// per-session upload cap.
 	SessionID func(*http.Request) string
+	// UploadCaps, when set, makes the limiters that count uploads in
+	// flight per address and per session across replicas, from the caps
+	// (see UploadGate.ByAddress).
+	UploadCaps func(perAddress, perSession int) (byAddress, bySession ratelimit.Limiter)
 	// Scalars are the gateway's readings of its scalars, by name, with
 	// which variables are checked before anything uses them (see
 	// VariableCheck).
@@ -401,6 +406,9 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *Handler {
 	// flight are checked before any file part is read.
 	gate := &UploadGate{Dir: cfg.UploadDir, Authorize: cfg.AuthorizeUpload, ClientAddr: clientAddr, SessionID: cfg.SessionID,
 		PerAddress: l.MaxUploadsPerAddress, PerSession: l.MaxUploadsPerSession, Total: l.MaxUploads, SpoolBytes: l.MaxUploadSpoolBytes}
+	if cfg.UploadCaps != nil {
+		gate.ByAddress, gate.BySession = cfg.UploadCaps(l.MaxUploadsPerAddress, l.MaxUploadsPerSession)
+	}
 	srv.AddTransport(Multipart{Schema: es.Schema(), MaxBytes: MaxUploadBytes, MaxOperationsBytes: l.MaxBodyBytes,
 		MaxMemory: MaxUploadMemory, MaxFiles: MaxUploadFiles, MaxPaths: MaxUploadPaths, Gate: gate})
 	srv.AddTransport(Unsupported{})

@@ -141,10 +141,11 @@ func (t Multipart) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 	if !ok {
 		return
 	}
-	defer release()
-
 	files := &spool{maxMemory: t.MaxMemory, gate: t.Gate}
 	defer files.remove()
+	// Its place is given back before its files are removed, so that
+	// whoever sees the files gone finds the place free.
+	defer release()
 	for {
 		part, err := mr.NextPart()
 		if errors.Is(err, io.EOF) {

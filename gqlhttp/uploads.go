@@ -11,6 +11,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/fingraph/fingraph/gqlerr"
+	"github.com/fingraph/fingraph/ratelimit"
 )
 
 // UploadGate admits multipart uploads. A file part is the one part of a
@@ -38,6 +39,12 @@ type UploadGate struct {
 	// SpoolBytes bounds the bytes of all requests' temporary files
 	// together; 0 is no bound.
 	SpoolBytes int64
+	// ByAddress and BySession, when set, count the uploads in flight per
+	// address and per session in place of this replica's own counts (a
+	// claim of their Take is an upload in flight, ended without
+	// counting): kept across replicas, so that N replicas admit what one
+	// does. Total stays this replica's: it guards this replica's disk.
+	ByAddress, BySession ratelimit.Limiter
 
 	mu      sync.Mutex
 	perAddr map[string]int
@@ -59,6 +66,12 @@ func (g *UploadGate) admit(w http.ResponseWriter, r *http.Request) (release func
 	if g.SessionID != nil {
 		sess = g.SessionID(r)
 	}
+	const (
+		tooManyInAll     = "the gateway is taking too many uploads; try again shortly"
+		tooManyByAddress = "too many uploads in flight from this address; wait for one to finish"
+		tooManyBySession = "too many uploads in flight for this session; wait for one to finish"
+	)
+	localAddr, localSess := g.ByAddress == nil && g.PerAddress > 0, g.BySession == nil && g.PerSession > 0 && sess != ""
 	g.mu.Lock()
 	if g.perAddr == nil {
 		g.perAddr, g.perSess = map[string]int{}, map[string]int{}
@@ -66,16 +79,18 @@ func (g *UploadGate) admit(w http.ResponseWriter, r *http.Request) (release func
 	msg := ""
 	switch {
 	case g.Total > 0 && g.total >= g.Total:
-		msg = "the gateway is taking too many uploads; try again shortly"
-	case g.PerAddress > 0 && g.perAddr[addr] >= g.PerAddress:
-		msg = "too many uploads in flight from this address; wait for one to finish"
-	case g.PerSession > 0 && sess != "" && g.perSess[sess] >= g.PerSession:
-		msg = "too many uploads in flight for this session; wait for one to finish"
+		msg = tooManyInAll
+	case localAddr && g.perAddr[addr] >= g.PerAddress:
+		msg = tooManyByAddress
+	case localSess && g.perSess[sess] >= g.PerSession:
+		msg = tooManyBySession
 	}
 	if msg == "" {
 		g.total++
-		g.perAddr[addr]++
-		if sess != "" {
+		if localAddr {
+			g.perAddr[addr]++
+		}
+		if localSess {
 			g.perSess[sess]++
 		}
 	}
@@ -84,22 +99,46 @@ func (g *UploadGate) admit(w http.ResponseWriter, r *http.Request) (release func
 		refuseUpload(w, http.StatusTooManyRequests, gqlerr.RateLimited, msg)
 		return nil, false
 	}
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			g.mu.Lock()
-			defer g.mu.Unlock()
-			g.total--
+	var ends []func(bool)
+	uncount := func() {
+		for _, end := range ends {
+			end(false)
+		}
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		g.total--
+		if localAddr {
 			if g.perAddr[addr]--; g.perAddr[addr] <= 0 {
 				delete(g.perAddr, addr)
 			}
-			if sess != "" {
-				if g.perSess[sess]--; g.perSess[sess] <= 0 {
-					delete(g.perSess, sess)
-				}
+		}
+		if localSess {
+			if g.perSess[sess]--; g.perSess[sess] <= 0 {
+				delete(g.perSess, sess)
 			}
-		})
-	}, true
+		}
+	}
+	for _, c := range []struct {
+		lim ratelimit.Limiter
+		key string
+		msg string
+	}{
+		{g.ByAddress, addr, tooManyByAddress},
+		{g.BySession, sess, tooManyBySession},
+	} {
+		if c.lim == nil || c.key == "" {
+			continue
+		}
+		ok, _, end := c.lim.Take(c.key)
+		if !ok {
+			uncount()
+			refuseUpload(w, http.StatusTooManyRequests, gqlerr.RateLimited, c.msg)
+			return nil, false
+		}
+		ends = append(ends, end)
+	}
+	var once sync.Once
+	return func() { once.Do(uncount) }, true
 }
 
 // errSpoolFull marks a file refused because the temporary space of all
