@@ -3,6 +3,7 @@ package gqlhttp
 import (
 	"context"
 	"strconv"
+	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -11,14 +12,16 @@ import (
 	"github.com/fingraph/fingraph/gqlerr"
 )
 
-// VariableCheck reads every variable of an operation through the gateway's
-// own scalar rules before anything else uses them. The validator lets a
-// string of digits through for an Int, which the gateway's Int refuses;
-// the complexity limit, which reads arguments before execution does, then
-// could not read the page size it multiplies by and refused the operation
-// with an astronomical complexity instead of naming the variable. This
-// runs before the complexity limit and refuses such a value as
-// BAD_USER_INPUT naming the variable.
+// VariableCheck reads the variables of scalar type (and lists of them)
+// through the gateway's own scalar rules before anything else uses them.
+// The validator lets a string of digits through for an Int, which the
+// gateway's Int refuses; the complexity limit, which reads arguments
+// before execution does, then could not read the page size it multiplies
+// by and refused the operation with an astronomical complexity instead of
+// naming the variable. This runs before the complexity limit and refuses
+// such a value as BAD_USER_INPUT naming the variable. Input objects are
+// left to execution, which names the input field that is wrong; the
+// complexity of a field reads none of their scalars.
 type VariableCheck struct {
 	// Schema declares the variables' types.
 	Schema *ast.Schema
@@ -55,12 +58,12 @@ func (v VariableCheck) MutateOperationContext(ctx context.Context, oc *graphql.O
 	return nil
 }
 
-// maxInputNesting bounds the walk through nested inputs; the document and
+// maxListNesting bounds the walk through nested lists; the document and
 // body limits already bound what a variable can hold.
-const maxInputNesting = 64
+const maxListNesting = 64
 
 func (v VariableCheck) check(ctx context.Context, schema *ast.Schema, t *ast.Type, val any, path string, depth int) *gqlerror.Error {
-	if val == nil || depth > maxInputNesting {
+	if val == nil || depth > maxListNesting {
 		return nil
 	}
 	if t.Elem != nil {
@@ -93,19 +96,7 @@ func (v VariableCheck) check(ctx context.Context, schema *ast.Schema, t *ast.Typ
 			}
 			return &gqlerror.Error{
 				Message:    "variable " + path + ": " + msg,
-				Extensions: map[string]any{"code": string(gqlerr.BadUserInput), "variable": path},
-			}
-		}
-	case ast.InputObject:
-		fields, ok := val.(map[string]any)
-		if !ok {
-			return nil
-		}
-		for _, f := range def.Fields {
-			if fv, ok := fields[f.Name]; ok {
-				if err := v.check(ctx, schema, f.Type, fv, path+"."+f.Name, depth+1); err != nil {
-					return err
-				}
+				Extensions: map[string]any{"code": string(gqlerr.BadUserInput), "variable": path, "field": strings.TrimPrefix(path, "$")},
 			}
 		}
 	}
