@@ -191,3 +191,21 @@ func TestUploadsInFlightAreCapped(t *testing.T) {
 		t.Fatalf("an upload after the others ended: %+v", r.Errors)
 	}
 }
+
+// TestUploadSpoolIsBounded: the temporary space of all uploads together is
+// bounded; an upload that would pass the bound is refused RATE_LIMITED
+// while it is read, and its file is removed.
+func TestUploadSpoolIsBounded(t *testing.T) {
+	dir := t.TempDir()
+	g := startGateway(t, "-upload-dir", dir, "-limits", "uploadSpoolBytes=2097152")
+	anna := g.signInPerson(t, bankingsim.AnnaEmail)
+	h := g.holdUpload(t, anna, 4<<20)
+	if a := awaitAnswer(t, h, dir); a.status != http.StatusServiceUnavailable || a.code != "RATE_LIMITED" {
+		t.Errorf("an upload past the temporary space: %d %q %v, want 503 RATE_LIMITED", a.status, a.code, a.err)
+	}
+	waitFor(t, "the refused upload's file removed", func() bool { n, _ := spooled(t, dir); return n == 0 })
+	// The space is given back: a small upload is taken and judged.
+	if r := g.as(anna).uploadKYC(t, "small.pdf", []byte("%PDF-1.7\n%%EOF\n")); r.code() == "RATE_LIMITED" {
+		t.Fatalf("an upload after the refused one: %+v", r.Errors)
+	}
+}
