@@ -34,11 +34,18 @@ type heldAnswer struct {
 // abort. The answer arrives on answer whenever the gateway sends one.
 func (g *testGateway) holdUpload(t *testing.T, token string, size int) *heldUpload {
 	t.Helper()
+	return g.holdUploadOf(t, uploadMutation, token, size)
+}
+
+// holdUploadOf is holdUpload with an operation of the caller's that takes
+// $input: UploadKycDocumentInput!.
+func (g *testGateway) holdUploadOf(t *testing.T, query, token string, size int) *heldUpload {
+	t.Helper()
 	pr, pw := io.Pipe()
 	mw := multipart.NewWriter(pw)
 	release := make(chan struct{})
 	go func() {
-		ops, _ := json.Marshal(map[string]any{"query": uploadMutation, "variables": map[string]any{"input": map[string]any{"file": nil}}})
+		ops, _ := json.Marshal(map[string]any{"query": query, "variables": map[string]any{"input": map[string]any{"file": nil}}})
 		_ = mw.WriteField("operations", string(ops))
 		_ = mw.WriteField("map", `{"0": ["variables.input.file"]}`)
 		fw, err := mw.CreateFormFile("0", "scan.pdf")
@@ -127,9 +134,17 @@ func awaitAnswer(t *testing.T, h *heldUpload, dir string) heldAnswer {
 func TestAnonymousUploadsWriteNothing(t *testing.T) {
 	dir := t.TempDir()
 	g := startGateway(t, "-upload-dir", dir)
+	// The upload field reached through a fragment at the root is checked
+	// as well as one written out.
+	const throughFragment = `mutation($input: UploadKycDocumentInput!) { ...Up }
+fragment Up on Mutation { ... on Mutation { uploadKycDocument(input: $input) { id } } }`
 	var held []*heldUpload
-	for range 8 {
-		held = append(held, g.holdUpload(t, "", 6<<20))
+	for i := range 8 {
+		q := uploadMutation
+		if i%2 == 1 {
+			q = throughFragment
+		}
+		held = append(held, g.holdUploadOf(t, q, "", 6<<20))
 	}
 	for i, h := range held {
 		a := awaitAnswer(t, h, dir)
