@@ -23,9 +23,10 @@ import (
 // the request ended), keeps a chunked body of any size in memory, and
 // answers its refusals 422 without a code. This one reads operations and
 // map first and bounds them, finds the operation and checks that every
-// path of the map names one of its Upload inputs, and only then reads the
-// files: each at most once, into memory within MaxMemory and beyond it
-// into one temporary file, shared by its paths.
+// path of the map names one of its Upload inputs, asks its Gate whether
+// the session may run it and whether an upload more may run now, and only
+// then reads the files: each at most once, into memory within MaxMemory
+// and beyond it into one temporary file, shared by its paths.
 type Multipart struct {
 	// Schema is the schema the map's paths are checked against.
 	Schema *ast.Schema
