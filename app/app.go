@@ -5,6 +5,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -14,6 +15,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,6 +28,7 @@ import (
 	"github.com/fingraph/fingraph/gqlhttp"
 	"github.com/fingraph/fingraph/idempotency"
 	"github.com/fingraph/fingraph/live"
+	"github.com/fingraph/fingraph/ratelimit"
 	"github.com/fingraph/fingraph/redact"
 	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/session"
@@ -143,6 +147,8 @@ type App struct {
 	bg   sync.WaitGroup
 	// dirLock holds the data directory of the embedded JetStream.
 	dirLock *dataDirLock
+	// uploadSpool is where uploads are spooled, removed at shutdown.
+	uploadSpool string
 	// draining is set when the gateway is about to stop (Drain).
 	draining *atomic.Bool
 	// closedSockets is closed once every websocket has been sent its 1012
@@ -195,6 +201,12 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 	if err != nil {
 		return nil, err
 	}
+	// Limits that protect accounts are shared by every replica on the
+	// stream: N replicas allow what one does.
+	limitsKV, err := a.engine.KeyValue(ctx, ratelimit.Bucket, ratelimit.BucketTTL)
+	if err != nil {
+		return nil, err
+	}
 
 	bgCtx, stop := context.WithCancel(context.Background())
 	a.stop = stop
@@ -219,6 +231,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 		payments:   pay,
 		banking:    bank,
 		sessions:   sessions,
+		limits:     limitsKV,
 		sockets:    sockets,
 		attempts:   idempotency.New(attemptsKV, idempotency.WithLogger(logger)),
 		bus:        a.bus,
@@ -241,6 +254,29 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 	return a, nil
 }
 
+// uploadSpool makes the directory this process spools uploads to, empty:
+// uploads/ of the locked data directory (what a killed process left there
+// is removed), or a directory of its own under FINGRAPH_UPLOAD_DIR or the
+// system's temporary directory, which may be shared.
+func uploadSpool(cfg Config) (string, error) {
+	if cfg.UploadDir == "" && cfg.DataDir != "" && cfg.NATSURL == "" {
+		dir := filepath.Join(cfg.DataDir, "uploads")
+		if err := gqlhttp.PrepareUploadDir(dir); err != nil {
+			return "", fmt.Errorf("FINGRAPH_UPLOAD_DIR: cannot prepare %s: %w", dir, err)
+		}
+		return dir, nil
+	}
+	parent := cmp.Or(cfg.UploadDir, os.TempDir())
+	if err := os.MkdirAll(parent, 0o700); err != nil {
+		return "", fmt.Errorf("FINGRAPH_UPLOAD_DIR: cannot create %s: %w", parent, err)
+	}
+	dir, err := os.MkdirTemp(parent, "fingraph-uploads-")
+	if err != nil {
+		return "", fmt.Errorf("FINGRAPH_UPLOAD_DIR: cannot create a directory in %s: %w", parent, err)
+	}
+	return dir, nil
+}
+
 // lockAndStartSandbox comes first: the data directory is locked before
 // anything reads or writes it, and in sandbox mode the in-process sandbox
 // must listen before the upstream clients are pointed at it (cfg gets its
@@ -256,6 +292,10 @@ func (a *App) lockAndStartSandbox(ctx context.Context, cfg *Config) (dataDir str
 			return "", err
 		}
 	}
+	if cfg.uploadSpool, err = uploadSpool(*cfg); err != nil {
+		return "", err
+	}
+	a.uploadSpool = cfg.uploadSpool
 	if cfg.sandboxMode() {
 		a.sandbox, a.sbSrv, a.sbAddr, err = startInProcessSandbox(*cfg, logger)
 		if err != nil {
@@ -699,6 +739,10 @@ func (a *App) Shutdown() error {
 	}
 	if a.engine != nil {
 		a.engine.Close()
+	}
+	if a.uploadSpool != "" {
+		// Requests have ended, and with them their files.
+		errs = append(errs, os.RemoveAll(a.uploadSpool))
 	}
 	errs = append(errs, a.dirLock.Unlock())
 	if a.tracing != nil {

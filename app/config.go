@@ -175,6 +175,13 @@ type Config struct {
 	// outside the gateway (package live).
 	LivePollInterval    time.Duration
 	livePollIntervalRaw string
+	// UploadDir is where uploads beyond the memory bound are spooled: each
+	// gateway a directory of its own under it. Empty is uploads/ in the
+	// data directory, or the system's temporary directory without one.
+	UploadDir string
+	// uploadSpool is the directory this process spools to, resolved at
+	// start.
+	uploadSpool string
 	// wrapUpstream, set by benchmarks only, wraps each upstream client's
 	// transport (name is "payments" or "banking").
 	wrapUpstream func(name string, rt http.RoundTripper) http.RoundTripper
@@ -230,7 +237,7 @@ func (c *Config) settings() []setting {
 		{"enricher-workers", "FINGRAPH_ENRICHER_WORKERS", "8", "upstream event reads in flight behind the webhook intake, at most", &c.enricherWorkersRaw},
 		{"enricher-busy-workers", "FINGRAPH_ENRICHER_BUSY_WORKERS", "1", "upstream event reads in flight during a burst of webhooks, at most (enrichment yields to the acknowledgements, for at most 2 s per webhook); the enricher-workers value turns that off", &c.enricherBusyWorkersRaw},
 		{"trusted-documents", "FINGRAPH_TRUSTED_DOCUMENTS", "", "manifest of the only operations to run (Apollo persisted query manifest or Relay map of sha256 to text); empty runs any operation within the limits", &c.TrustedDocuments},
-		{"limits", "FINGRAPH_LIMITS", "", "operation limits to change, e.g. depth=8,fields=600 (tokens, fields, depth, introspectionDepth, aliases, rootFields, sameName, directives, complexity, bodyBytes, socketsPerAddress, socketsPerSession, operationsPerSocket)", &c.limitsRaw},
+		{"limits", "FINGRAPH_LIMITS", "", "operation limits to change, e.g. depth=8,fields=600 (tokens, fields, depth, introspectionDepth, aliases, rootFields, sameName, directives, complexity, bodyBytes, socketsPerAddress, socketsPerSession, operationsPerSocket, uploadsPerAddress, uploadsPerSession, uploads, uploadSpoolBytes)", &c.limitsRaw},
 		{"metrics-addr", "FINGRAPH_METRICS_ADDR", "", "listen address of /metrics on its own listener (e.g. 127.0.0.1:9100); empty serves it on the gateway's address", &c.MetricsAddr},
 		{"tls-cert", "FINGRAPH_TLS_CERT", "", "PEM certificate file; with FINGRAPH_TLS_KEY the gateway serves HTTPS", &c.TLSCert},
 		{"tls-key", "FINGRAPH_TLS_KEY", "", "PEM private key file of FINGRAPH_TLS_CERT", &c.TLSKey},
@@ -245,8 +252,9 @@ func (c *Config) settings() []setting {
 		{"payments-timeout", "FINGRAPH_PAYMENTS_TIMEOUT", "", "deadline of one payments call; empty uses the upstream timeout", &c.paymentsTimeoutRaw},
 		{"shutdown-drain", "FINGRAPH_SHUTDOWN_DRAIN", "0s", "on SIGTERM, how long to answer /readyz with 503 while still serving, before closing: longer than the load balancer's health-check interval (e.g. 2s); 0 stops at once", &c.shutdownDrainRaw},
 		{"pprof-addr", "FINGRAPH_PPROF_ADDR", "", "loopback address serving Go profiles (net/http/pprof), e.g. 127.0.0.1:6060; empty serves none", &c.PprofAddr},
-		{"live-poll-interval", "FINGRAPH_LIVE_POLL_INTERVAL", "10s", "how often the banking listings of each corporation with a live subscriber are polled for changes made outside the gateway, 1s or more", &c.livePollIntervalRaw},
+		{"live-poll-interval", "FINGRAPH_LIVE_POLL_INTERVAL", "10s", "how often the banking listings of each corporation with a live subscriber are polled for changes made outside the gateway, 1s to 1h", &c.livePollIntervalRaw},
 		{"banking-timeout", "FINGRAPH_BANKING_TIMEOUT", "", "deadline of one banking call; empty uses the upstream timeout", &c.bankingTimeoutRaw},
+		{"upload-dir", "FINGRAPH_UPLOAD_DIR", "", "where file uploads beyond 1 MiB are kept while they are read (bounded by the uploadSpoolBytes limit): a directory of each gateway's own under it, removed when it stops; default: uploads/ in the data directory, emptied at start, else the system's temporary directory", &c.UploadDir},
 	}
 }
 
@@ -269,7 +277,7 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 	}
 	register := fs.String("register-webhook", getenv("FINGRAPH_REGISTER_WEBHOOK"), "register FINGRAPH_PUBLIC_URL/webhooks/payments as the webhook on start: true or false ($FINGRAPH_REGISTER_WEBHOOK)")
 	anonymous := fs.String("sandbox-anonymous", getenv("FINGRAPH_SANDBOX_ANONYMOUS"), "sandbox mode: requests without a session act as the demo API client: true or false (default true in sandbox mode) ($FINGRAPH_SANDBOX_ANONYMOUS)")
-	reconcile := fs.String("reconcile-interval", getenv("FINGRAPH_RECONCILE_INTERVAL"), "how often to poll the upstream event listing for missed webhooks; 0 turns it off (default 30s) ($FINGRAPH_RECONCILE_INTERVAL)")
+	reconcile := fs.String("reconcile-interval", getenv("FINGRAPH_RECONCILE_INTERVAL"), "how often to poll the upstream event listing for missed webhooks, 10ms to 1h; 0 turns it off (default 30s) ($FINGRAPH_RECONCILE_INTERVAL)")
 	introspection := fs.String("introspection", getenv("FINGRAPH_INTROSPECTION"), "answer introspection and suggest field names in errors: true or false (default true in sandbox mode, false with real upstreams) ($FINGRAPH_INTROSPECTION)")
 	strict := fs.String("sandbox-strict", getenv("FINGRAPH_SANDBOX_STRICT"), "sandbox mode: serve only what the upstream specs show (no event or individuals listing, no order-token JWKS, no offset paging) and run the gateway without what needs them: true or false ($FINGRAPH_SANDBOX_STRICT)")
 	origins := fs.String("allowed-origins", getenv("FINGRAPH_ALLOWED_ORIGINS"), "comma-separated origins of web frontends: allowed by CORS (with credentials) and to open websockets, besides the gateway's own ($FINGRAPH_ALLOWED_ORIGINS)")
@@ -342,8 +350,8 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 	c.ReconcileInterval = 30 * time.Second
 	if *reconcile != "" {
 		d, err := time.ParseDuration(*reconcile)
-		if err != nil || d < 0 || (d > 0 && d < 10*time.Millisecond) {
-			return c, fmt.Errorf("FINGRAPH_RECONCILE_INTERVAL: %q is not a duration such as 30s (0 turns polling off)", *reconcile)
+		if err != nil || d < 0 || (d > 0 && d < 10*time.Millisecond) || d > maxPollInterval {
+			return c, fmt.Errorf("FINGRAPH_RECONCILE_INTERVAL: %q is not a duration from 10ms to 1h such as 30s (0 turns polling off)", *reconcile)
 		}
 		c.ReconcileInterval = d
 	}
@@ -361,8 +369,8 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 		return c, fmt.Errorf("FINGRAPH_NATS_REPLICAS: %d copies need a NATS cluster (FINGRAPH_NATS_URL); the embedded JetStream is one server", n)
 	}
 	c.NATSReplicas = n
-	if d, err := time.ParseDuration(c.livePollIntervalRaw); err != nil || d < time.Second {
-		return c, fmt.Errorf("FINGRAPH_LIVE_POLL_INTERVAL: %q is not a duration of 1s or more, such as 10s", c.livePollIntervalRaw)
+	if d, err := time.ParseDuration(c.livePollIntervalRaw); err != nil || d < time.Second || d > maxPollInterval {
+		return c, fmt.Errorf("FINGRAPH_LIVE_POLL_INTERVAL: %q is not a duration from 1s to 1h, such as 10s", c.livePollIntervalRaw)
 	} else {
 		c.LivePollInterval = d
 	}
@@ -604,6 +612,13 @@ func defaultDataDir(getenv func(string) string) (string, error) {
 	return filepath.Join(d, "fingraph", "jetstream"), nil
 }
 
+// maxPollInterval bounds the polling intervals: a poll further apart than
+// this announces changes too late to be live.
+const maxPollInterval = time.Hour
+
+// maxBodyBytes bounds the bodyBytes limit.
+const maxBodyBytes = 16 << 20
+
 // parseLimits applies FINGRAPH_LIMITS, "name=value" pairs, to the default
 // limits; an unknown name or a value that is not a positive number is
 // refused.
@@ -616,6 +631,9 @@ func (c *Config) parseLimits() error {
 		"complexity": &c.Limits.MaxComplexity, "socketsPerAddress": &c.Limits.MaxSocketsPerAddress,
 		"socketsPerSession":   &c.Limits.MaxSocketsPerSession,
 		"operationsPerSocket": &c.Limits.MaxOperationsPerSocket,
+		"uploadsPerAddress":   &c.Limits.MaxUploadsPerAddress,
+		"uploadsPerSession":   &c.Limits.MaxUploadsPerSession,
+		"uploads":             &c.Limits.MaxUploads,
 	}
 	for _, pair := range strings.Split(c.limitsRaw, ",") {
 		if pair = strings.TrimSpace(pair); pair == "" {
@@ -627,13 +645,22 @@ func (c *Config) parseLimits() error {
 		if err != nil || n <= 0 {
 			return fmt.Errorf("FINGRAPH_LIMITS: %q is not name=positive number", pair)
 		}
-		if name == "bodyBytes" {
+		switch name {
+		case "bodyBytes":
+			// A JSON body is read whole before it is parsed: its bound is
+			// memory per request.
+			if n > maxBodyBytes {
+				return fmt.Errorf("FINGRAPH_LIMITS: bodyBytes=%d is more than %d (16 MiB)", n, maxBodyBytes)
+			}
 			c.Limits.MaxBodyBytes = int64(n)
+			continue
+		case "uploadSpoolBytes":
+			c.Limits.MaxUploadSpoolBytes = int64(n)
 			continue
 		}
 		dst, ok := fields[name]
 		if !ok {
-			return fmt.Errorf("FINGRAPH_LIMITS: %q is not a limit (tokens, fields, depth, introspectionDepth, aliases, rootFields, sameName, directives, complexity, bodyBytes, socketsPerAddress, socketsPerSession, operationsPerSocket)", name)
+			return fmt.Errorf("FINGRAPH_LIMITS: %q is not a limit (tokens, fields, depth, introspectionDepth, aliases, rootFields, sameName, directives, complexity, bodyBytes, socketsPerAddress, socketsPerSession, operationsPerSocket, uploadsPerAddress, uploadsPerSession, uploads, uploadSpoolBytes)", name)
 		}
 		*dst = n
 	}

@@ -107,6 +107,7 @@ func TestParseConfigReadsEveryVariable(t *testing.T) {
 		"FINGRAPH_TLS_KEY":               "/etc/fingraph/key.pem",
 		"FINGRAPH_PPROF_ADDR":            "127.0.0.1:6060",
 		"FINGRAPH_LIVE_POLL_INTERVAL":    "3s",
+		"FINGRAPH_UPLOAD_DIR":            "/srv/uploads",
 	} {
 		e[k] = v
 	}
@@ -159,6 +160,7 @@ func TestParseConfigReadsEveryVariable(t *testing.T) {
 		"FINGRAPH_PPROF_ADDR":            {c.PprofAddr, "127.0.0.1:6060"},
 		"FINGRAPH_BANKING_TIMEOUT":       {c.BankingTimeout, 9 * time.Second},
 		"FINGRAPH_LIVE_POLL_INTERVAL":    {c.LivePollInterval, 3 * time.Second},
+		"FINGRAPH_UPLOAD_DIR":            {c.UploadDir, "/srv/uploads"},
 	}
 	for name, ch := range checks {
 		assert.Equal(t, ch.want, ch.got, name)
@@ -281,6 +283,9 @@ func TestInvalidValuesAreRefusedNamingTheSetting(t *testing.T) {
 		{"replicas past five", map[string]string{"FINGRAPH_NATS_URL": "nats://n:4222", "FINGRAPH_NATS_REPLICAS": "7"}, nil, "FINGRAPH_NATS_REPLICAS"},
 		{"replicas of the embedded server", map[string]string{"FINGRAPH_NATS_REPLICAS": "3"}, nil, "need a NATS cluster"},
 		{"a NATS URL of a cluster with a bad node", map[string]string{"FINGRAPH_NATS_URL": "nats://a:4222,http://b:4222"}, nil, "FINGRAPH_NATS_URL"},
+		{"a live poll interval of a million hours", map[string]string{"FINGRAPH_LIVE_POLL_INTERVAL": "1000000h"}, nil, "FINGRAPH_LIVE_POLL_INTERVAL"},
+		{"a reconcile interval of a million hours", nil, []string{"-reconcile-interval", "1000000h"}, "FINGRAPH_RECONCILE_INTERVAL"},
+		{"an unbounded body", map[string]string{"FINGRAPH_LIMITS": "bodyBytes=2147483647"}, nil, "bodyBytes"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

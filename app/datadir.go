@@ -44,18 +44,102 @@ func lockDataDir(dir string) (*dataDirLock, error) {
 		_ = l.Unlock()
 		return nil, fmt.Errorf("FINGRAPH_DATA_DIR: cannot write %s: %w", path, err)
 	}
+	// A directory inside or around another gateway's is that gateway's
+	// too: its JetStream store, or the sandbox's store it empties at each
+	// start. The check comes after this lock is taken, so that of two
+	// gateways starting at once on nested directories at least one sees
+	// the other (both may refuse; neither runs on the other's store).
+	if err := nestedHolder(dir, path); err != nil {
+		_ = l.Unlock()
+		return nil, err
+	}
 	return &dataDirLock{lock: l}, nil
+}
+
+// maxLockWalk bounds the entries looked at for locks below a data
+// directory, so that a data directory set to a large tree still starts.
+const maxLockWalk = 100_000
+
+// nestedHolder refuses dir when a directory above it or below it holds a
+// lock another gateway has (own is this gateway's lock file).
+func nestedHolder(dir, own string) error {
+	abs, err := filepath.Abs(dir)
+	if err == nil {
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			abs = real
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("FINGRAPH_DATA_DIR: cannot resolve %s: %w", dir, err)
+	}
+	for p := filepath.Dir(abs); ; p = filepath.Dir(p) {
+		if held(filepath.Join(p, lockFile)) {
+			return fmt.Errorf("FINGRAPH_DATA_DIR: %s is inside %s, the data directory of another gateway (%s); give this one a directory apart",
+				dir, p, holderOf(filepath.Join(p, lockFile)))
+		}
+		if filepath.Dir(p) == p {
+			break
+		}
+	}
+	ownAbs := filepath.Join(abs, lockFile)
+	seen := 0
+	var found string
+	_ = filepath.WalkDir(abs, func(p string, d os.DirEntry, err error) error {
+		if seen++; err != nil || seen > maxLockWalk || found != "" {
+			return filepath.SkipAll
+		}
+		if d.IsDir() {
+			// The embedded JetStream's own files hold no gateway's lock.
+			if p != abs && d.Name() == "jetstream" && filepath.Dir(p) == abs {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Name() == lockFile && p != ownAbs && p != own && held(p) {
+			found = p
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	if found != "" {
+		return fmt.Errorf("FINGRAPH_DATA_DIR: %s contains %s, the data directory of another gateway (%s); give this one a directory apart",
+			dir, filepath.Dir(found), holderOf(found))
+	}
+	return nil
+}
+
+// held reports whether another open lock holds the lock file at path. A
+// lock of this process on another descriptor counts (flock locks belong to
+// the open file, not to the process).
+func held(path string) bool {
+	if _, err := os.Stat(path); err != nil {
+		return false
+	}
+	l := flock.New(path, flock.SetFlag(os.O_RDONLY))
+	ok, err := l.TryLock()
+	if err != nil {
+		return false
+	}
+	if ok {
+		_ = l.Unlock()
+		return false
+	}
+	return true
+}
+
+// holderOf names the process that wrote the lock file at path.
+func holderOf(path string) string {
+	if raw, err := os.ReadFile(path); err == nil {
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(raw))); err == nil && pid > 0 {
+			return "process " + strconv.Itoa(pid)
+		}
+	}
+	return "another process"
 }
 
 // errInUse names the directory and, when the holder wrote it, its process.
 func errInUse(dir, path string) error {
-	holder := "another process"
-	if raw, err := os.ReadFile(path); err == nil {
-		if pid, err := strconv.Atoi(strings.TrimSpace(string(raw))); err == nil && pid > 0 {
-			holder = "process " + strconv.Itoa(pid)
-		}
-	}
-	return fmt.Errorf("FINGRAPH_DATA_DIR: %s is in use by another gateway (%s); stop it, or give this one its own -data-dir", dir, holder)
+	return fmt.Errorf("FINGRAPH_DATA_DIR: %s is in use by another gateway (%s); stop it, or give this one its own -data-dir", dir, holderOf(path))
 }
 
 // Unlock releases the directory; the file stays, so that the next holder

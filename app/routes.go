@@ -20,6 +20,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/go-chi/cors"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/fingraph/fingraph/downloads"
@@ -27,8 +28,10 @@ import (
 	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/gqlhttp"
 	"github.com/fingraph/fingraph/graph"
+	"github.com/fingraph/fingraph/graph/model"
 	"github.com/fingraph/fingraph/idempotency"
 	"github.com/fingraph/fingraph/live"
+	"github.com/fingraph/fingraph/ratelimit"
 	"github.com/fingraph/fingraph/resolvers"
 	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/session"
@@ -46,6 +49,8 @@ type routeDeps struct {
 	payments *payments.Client
 	banking  *banking.Client
 	sessions session.Store
+	// limits is the JetStream bucket of the shared rate limits.
+	limits   jetstream.KeyValue
 	sockets  *session.Sockets
 	trusted  *gqlhttp.TrustedDocuments
 	unknown  *events.Unknown
@@ -67,6 +72,26 @@ type routeDeps struct {
 	workers    *loaders.Workers
 }
 
+// uploadCaps keeps the per-address and per-session caps on uploads in
+// flight in the shared limits bucket: a bucket that never refills, whose
+// tokens are only claimed while an upload runs, is a cap on uploads at
+// once across every replica.
+func uploadCaps(kv jetstream.KeyValue) func(int, int) (ratelimit.Limiter, ratelimit.Limiter) {
+	if kv == nil {
+		return nil
+	}
+	return func(perAddress, perSession int) (ratelimit.Limiter, ratelimit.Limiter) {
+		var byAddress, bySession ratelimit.Limiter
+		if perAddress > 0 {
+			byAddress = ratelimit.NewShared(kv, "uploads-address", 0, perAddress)
+		}
+		if perSession > 0 {
+			bySession = ratelimit.NewShared(kv, "uploads-session", 0, perSession)
+		}
+		return byAddress, bySession
+	}
+}
+
 // newRouter maps every route of the gateway, in one place. It also returns
 // the GraphQL handler, whose long-lived connections shutdown ends.
 func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
@@ -78,6 +103,9 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 		sessions.Anonymous = &session.Anonymous{Store: d.sessions, SignIn: demoAPIClient(d.banking)}
 	}
 	policy := resolvers.NewPolicy(d.cfg.PaymentsOperators, d.cfg.PaymentsCorporations, d.cfg.PublicRateLimit)
+	if d.limits != nil {
+		policy.ShareLimits(d.limits)
+	}
 	reportLinks := downloads.NewSigner([]byte(d.cfg.DownloadKey), downloads.DefaultTTL)
 	es := graph.NewExecutableSchema(graph.Config{
 		Resolvers: &resolvers.Resolver{
@@ -102,16 +130,24 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 	}
 	limits.ReadTimeout, limits.OperationTimeout = d.cfg.ReadTimeout, d.cfg.OperationTimeout
 	gql := gqlhttp.NewHandler(es, gqlhttp.HandlerConfig{
-		Logger:         d.logger,
-		Limits:         limits,
-		Introspection:  d.cfg.Introspection,
-		Trusted:        d.trusted,
-		CheckOrigin:    originChecker(d.cfg.AllowedOrigins, sessions.ForwardedProto),
-		WebsocketInit:  websocketInit(sessions),
-		RecheckSession: sessions.Recheck,
-		TrackStream:    sessions.TrackSocket,
-		ClientAddr:     func(r *http.Request) string { return session.ClientAddr(r.Context()) },
-		Tracer:         d.tracing.tracer(),
+		Logger:          d.logger,
+		Limits:          limits,
+		Introspection:   d.cfg.Introspection,
+		Trusted:         d.trusted,
+		CheckOrigin:     originChecker(d.cfg.AllowedOrigins, sessions.ForwardedProto),
+		WebsocketInit:   websocketInit(sessions),
+		RecheckSession:  sessions.Recheck,
+		TrackStream:     sessions.TrackSocket,
+		ClientAddr:      func(r *http.Request) string { return session.ClientAddr(r.Context()) },
+		Tracer:          d.tracing.tracer(),
+		UploadDir:       d.cfg.uploadSpool,
+		AuthorizeUpload: policy.AllowsOperation,
+		SessionID:       session.IDOf,
+		UploadCaps:      uploadCaps(d.limits),
+		Scalars: map[string]func(context.Context, any) error{
+			"Int":        func(ctx context.Context, v any) error { _, err := model.UnmarshalInt(ctx, v); return err },
+			"MinorUnits": func(ctx context.Context, v any) error { _, err := model.UnmarshalMinorUnits(ctx, v); return err },
+		},
 		Extensions: []graphql.HandlerExtension{loaders.PerOperation{Payments: d.payments, Banking: d.banking,
 			Options: []loaders.Option{loaders.WithWait(d.cfg.LoaderWait), loaders.WithWorkers(d.workers)}}},
 	})

@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 
 	"github.com/fingraph/fingraph/gqlerr"
@@ -39,6 +40,7 @@ const sandboxCreditBody = `send a JSON body: {"walletId": "<Wallet id>", "amount
 // wallet of another corporation NOT_FOUND (it says nothing about whether
 // the wallet exists). The control API stays on the sandbox's loopback
 // address: the validated request goes to the in-process handler directly.
+// The answer is the wallet's global id and new balance (creditAnswer).
 func sandboxCredit(sb http.Handler, bank *banking.Client) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		sess := session.From(r.Context())
@@ -97,6 +99,39 @@ func sandboxCredit(sb http.Handler, bank *banking.Client) http.HandlerFunc {
 			return
 		}
 		req.Header.Set("Content-Type", "application/json")
-		sb.ServeHTTP(w, req)
+		rec := httptest.NewRecorder()
+		sb.ServeHTTP(rec, req)
+		writeCredited(w, rec, sess.CorporationID)
 	}
+}
+
+// creditAnswer is what POST /sandbox/credit answers: the wallet by its
+// global id and its balance after the credit. The sandbox's own answer is
+// its raw wallet (the staff member who created it, internal ids, bank
+// details), more than the caller's graph shows; none of it is passed on.
+type creditAnswer struct {
+	WalletID string `json:"walletId"`
+	Balance  struct {
+		Amount   int64  `json:"amount"`
+		Currency string `json:"currency"`
+	} `json:"balance"`
+}
+
+// writeCredited answers from the sandbox's reply to the credit: only the
+// wallet's id and balance, or a code when the sandbox refused it.
+func writeCredited(w http.ResponseWriter, rec *httptest.ResponseRecorder, corporationID string) {
+	var wl banking.Wallet
+	switch {
+	case rec.Code == http.StatusBadRequest || rec.Code == http.StatusUnprocessableEntity:
+		gqlerr.WriteHTTP(w, http.StatusBadRequest, gqlerr.BadUserInput, "the sandbox refused this credit (the balance would pass its bound)")
+		return
+	case rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &wl) != nil || wl.ID == "":
+		gqlerr.WriteHTTP(w, http.StatusBadGateway, gqlerr.UpstreamUnavailable, "the sandbox did not book the credit")
+		return
+	}
+	var out creditAnswer
+	out.WalletID = relay.ID(relay.Wallet, corporationID, wl.ID)
+	out.Balance.Amount, out.Balance.Currency = wl.Amount, wl.Currency
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(out)
 }

@@ -20,6 +20,7 @@
 package downloads
 
 import (
+	"bytes"
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
@@ -207,9 +208,45 @@ func Handler(s *Signer, upstream Opener, sessionOf func(*http.Request) string, l
 		w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name}))
 		w.Header().Set("Cache-Control", "no-store")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
+		if resp.ContentLength <= MaxRangeBytes {
+			// A link is reusable so that an interrupted download can
+			// resume: a file not known to be larger than the bound is
+			// served in ranges.
+			w.Header().Set("Accept-Ranges", "bytes")
+			if r.Header.Get("Range") != "" {
+				serveRange(w, r, resp, logger)
+				return
+			}
+		}
 		if resp.ContentLength >= 0 {
 			w.Header().Set("Content-Length", strconv.FormatInt(resp.ContentLength, 10))
 		}
 		_, _ = io.Copy(w, resp.Body)
 	}
+}
+
+// MaxRangeBytes bounds the files served in ranges: a range is cut from the
+// whole file, read into memory, since the upstream serves whole files only.
+// A larger file is served whole whatever the Range header asks (which
+// HTTP allows).
+const MaxRangeBytes = 16 << 20
+
+// serveRange answers a Range request from the whole upstream file, with
+// http.ServeContent (206 with the ranges asked, 416 for ranges outside the
+// file, If-Range against the upstream's Last-Modified).
+func serveRange(w http.ResponseWriter, r *http.Request, resp *http.Response, logger *slog.Logger) {
+	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxRangeBytes+1))
+	if err != nil || (resp.ContentLength >= 0 && int64(len(body)) != resp.ContentLength) {
+		logger.WarnContext(r.Context(), "report download cut short", "err_kind", fmt.Sprintf("%T", err))
+		w.Header().Del("Accept-Ranges")
+		gqlerr.WriteHTTP(w, http.StatusBadGateway, gqlerr.UpstreamUnavailable, "the report is not available")
+		return
+	}
+	if len(body) > MaxRangeBytes {
+		w.Header().Del("Accept-Ranges")
+		_, _ = io.Copy(w, io.MultiReader(bytes.NewReader(body), resp.Body))
+		return
+	}
+	modified, _ := http.ParseTime(resp.Header.Get("Last-Modified"))
+	http.ServeContent(w, r, "", modified, bytes.NewReader(body))
 }

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -117,6 +119,36 @@ func TestTwoGatewaysOnOneDataDirectory(t *testing.T) {
 	err := startErr(t, "-data-dir", dir)
 	if err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "is in use by another gateway (process ") {
 		t.Fatalf("a second gateway on %s: %v", dir, err)
+	}
+}
+
+// TestGatewaysOnNestedDataDirectories: a gateway is refused a data
+// directory inside or around one another gateway holds, before it touches
+// anything there: the one inside would run a second JetStream on the
+// other's store (a sandbox-mode gateway keeps its store in sandbox/), the
+// one around would empty the other's store at its sandbox-mode start.
+func TestGatewaysOnNestedDataDirectories(t *testing.T) {
+	d := t.TempDir()
+	if err := startErr(t, "-data-dir", d); err != nil {
+		t.Fatal(err)
+	}
+	err := startErr(t, "-data-dir", filepath.Join(d, "sandbox"))
+	if err == nil || !strings.Contains(err.Error(), "FINGRAPH_DATA_DIR") || !strings.Contains(err.Error(), "is inside "+d) {
+		t.Fatalf("a gateway inside another's data directory: %v", err)
+	}
+
+	e := t.TempDir()
+	inner := filepath.Join(e, "sandbox")
+	if err := startErr(t, "-data-dir", inner); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadDir(filepath.Join(inner, "sandbox"))
+	err = startErr(t, "-data-dir", e)
+	if err == nil || !strings.Contains(err.Error(), "contains "+inner) {
+		t.Fatalf("a gateway around another's data directory: %v", err)
+	}
+	if after, _ := os.ReadDir(filepath.Join(inner, "sandbox")); len(before) == 0 || len(after) != len(before) {
+		t.Errorf("the inner gateway's store changed: %d entries, was %d", len(after), len(before))
 	}
 }
 

@@ -93,7 +93,7 @@ func startNATS(t *testing.T) *natsserver.Server {
 
 // twoReplicas starts two gateways on one external JetStream and one
 // upstream (a sandbox of their own), as a deployment that outgrew one machine.
-func twoReplicas(t *testing.T) (*testGateway, *testGateway) {
+func twoReplicas(t *testing.T, extraArgs ...string) (*testGateway, *testGateway) {
 	t.Helper()
 	ns := startNATS(t)
 	sb := sandbox.New(sandbox.Config{})
@@ -102,10 +102,10 @@ func twoReplicas(t *testing.T) (*testGateway, *testGateway) {
 	t.Cleanup(func() { up.Close(); sb.Close() })
 
 	replica := func() *testGateway {
-		g := startGateway(t, "-nats-url", ns.ClientURL(),
-			"-payments-url", up.URL+"/payments", "-banking-url", up.URL+"/banking", "-payments-corporations", demoCorpID,
+		g := startGateway(t, append([]string{"-nats-url", ns.ClientURL(),
+			"-payments-url", up.URL + "/payments", "-banking-url", up.URL + "/banking", "-payments-corporations", demoCorpID,
 			"-payments-private-key", paymentsim.PrivateKey, "-payments-public-key", paymentsim.PublicKey,
-			"-payments-access-token", paymentsim.AccessToken)
+			"-payments-access-token", paymentsim.AccessToken}, extraArgs...)...)
 		g.SandboxURL = up.URL
 		return g
 	}
@@ -129,5 +129,46 @@ func TestSignOutOnOneReplicaClosesSocketsOnAnother(t *testing.T) {
 		if m.Type == "next" {
 			t.Errorf("an event reached an ended session: %s", m.Payload)
 		}
+	}
+}
+
+// TestTwoReplicasShareTheLimitsThatProtectAccounts: failed sign-ins and
+// card credential reads count against one allowance whichever replica
+// serves them, so two replicas allow what one does: the sixth failed
+// sign-in of an account from one address, and a person's sixth credential
+// read in a minute, are refused though each replica saw only three.
+func TestTwoReplicasShareTheLimitsThatProtectAccounts(t *testing.T) {
+	a, b := twoReplicas(t)
+	replicas := []*testGateway{a, b}
+	anna := a.signInPerson(t, "anna@demo.test")
+	card := a.as(anna).issueCard(t, issueInput())
+	for i := range 6 {
+		r := replicas[i%2].as(anna).query(t, revealMutation, map[string]any{"id": card.ID})
+		if limited := r.code() == "RATE_LIMITED"; limited != (i == 5) {
+			t.Errorf("credential read %d (replica %d): %+v", i+1, i%2, r.Errors)
+		}
+	}
+
+	for i := range 6 {
+		r := signInAttempt(t, replicas[i%2], "anna@demo.test", "")
+		if limited := r.code() == "RATE_LIMITED"; limited != (i == 5) {
+			t.Errorf("failed sign-in %d (replica %d): %+v", i+1, i%2, r.Errors)
+		}
+	}
+}
+
+// TestTwoReplicasShareTheUploadCaps: a session's uploads in flight are
+// capped across replicas: with two held open on one replica, a third on
+// the other is refused before its file is read.
+func TestTwoReplicasShareTheUploadCaps(t *testing.T) {
+	dir := t.TempDir()
+	a, b := twoReplicas(t, "-upload-dir", dir, "-limits", "uploadsPerSession=2")
+	anna := a.signInPerson(t, "anna@demo.test")
+	a.holdUpload(t, anna, 3<<20)
+	a.holdUpload(t, anna, 3<<20)
+	waitFor(t, "two uploads spooled on replica A", func() bool { n, _ := spooled(t, dir); return n == 2 })
+	h := b.holdUpload(t, anna, 3<<20)
+	if r := awaitAnswer(t, h, dir); r.status != http.StatusTooManyRequests || r.code != "RATE_LIMITED" {
+		t.Errorf("the session's third upload, on replica B: %d %q %v, want 429 RATE_LIMITED", r.status, r.code, r.err)
 	}
 }

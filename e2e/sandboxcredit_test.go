@@ -95,6 +95,25 @@ func TestSandboxCreditRoute(t *testing.T) {
 	if got := balance(anna, own); got != before+1000 {
 		t.Errorf("balance after a credit of 1000: %d, want %d", got, before+1000)
 	}
+	// The answer is what Anna may see of the wallet, its id and balance,
+	// not the sandbox's raw wallet (its creator, internal ids).
+	req, _ := http.NewRequest(http.MethodPost, g.URL+"/sandbox/credit", bytes.NewBufferString(body(own, 1)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+anna)
+	resp, err := g.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var answer map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&answer)
+	resp.Body.Close()
+	if len(answer) != 2 || answer["walletId"] != own {
+		t.Errorf("the credit's answer: %v, want only walletId %s and balance", answer, own)
+	}
+	if b, _ := answer["balance"].(map[string]any); b["amount"] != float64(before+1001) || b["currency"] != "USD" {
+		t.Errorf("the credit's balance: %v, want %d USD", answer["balance"], before+1001)
+	}
+	before++
 
 	// Refused: another corporation's wallet, by its true id and by an id
 	// forged to name Anna's corporation.

@@ -26,6 +26,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/fingraph/fingraph/gqlerr"
+	"github.com/fingraph/fingraph/ratelimit"
 )
 
 // Limits bound what one request may ask for. Every one is checked before the
@@ -72,6 +73,13 @@ type Limits struct {
 	// MaxOperationsPerSocket caps the operations in flight on one
 	// websocket, subscriptions included.
 	MaxOperationsPerSocket int
+	// MaxUploadsPerAddress, MaxUploadsPerSession and MaxUploads cap the
+	// file uploads in flight on this replica: per client address, per
+	// session and in all; more are refused with 429 before a file is read.
+	MaxUploadsPerAddress, MaxUploadsPerSession, MaxUploads int
+	// MaxUploadSpoolBytes bounds the temporary files of all uploads in
+	// flight together.
+	MaxUploadSpoolBytes int64
 }
 
 // DefaultLimits are sized from real screens and tight for abuse. The
@@ -98,6 +106,13 @@ var DefaultLimits = Limits{
 	// A dashboard keeps one socket per open tab.
 	MaxSocketsPerSession:   20,
 	MaxOperationsPerSocket: 50,
+	// Uploads are KYC documents, a few per corporation: a person sends
+	// one at a time, an office a handful at once.
+	MaxUploadsPerAddress: 4,
+	MaxUploadsPerSession: 2,
+	MaxUploads:           16,
+	// Sixteen uploads of MaxUploadBytes, less what they keep in memory.
+	MaxUploadSpoolBytes: 160 << 20,
 }
 
 // HandlerConfig configures NewHandler.
@@ -137,6 +152,24 @@ type HandlerConfig struct {
 	// 15 s); WebsocketPeerTimeout how long a silent peer is kept (default
 	// twice the interval and 10 s). See GorillaWebsocket.
 	WebsocketKeepAlive, WebsocketPeerTimeout time.Duration
+	// UploadDir is where uploads beyond MaxUploadMemory are spooled, a
+	// directory of this process alone; "" is the system's temporary
+	// directory.
+	UploadDir string
+	// AuthorizeUpload, when set, checks an upload's operation against the
+	// request's session before any file is read (see UploadGate).
+	AuthorizeUpload func(context.Context, *ast.OperationDefinition) error
+	// SessionID names a request's session ("" without one), for the
+	// per-session upload cap.
+	SessionID func(*http.Request) string
+	// UploadCaps, when set, makes the limiters that count uploads in
+	// flight per address and per session across replicas, from the caps
+	// (see UploadGate.ByAddress).
+	UploadCaps func(perAddress, perSession int) (byAddress, bySession ratelimit.Limiter)
+	// Scalars are the gateway's readings of its scalars, by name, with
+	// which variables are checked before anything uses them (see
+	// VariableCheck).
+	Scalars map[string]func(context.Context, any) error
 }
 
 // Close codes of the graphql-transport-ws protocol that the gateway sends.
@@ -332,6 +365,7 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *Handler {
 			WriteBufferSize: 4096,
 			WriteBufferPool: &sync.Pool{},
 			CheckOrigin:     cfg.CheckOrigin,
+			Error:           refuseUpgrade,
 		},
 			// Keep-alive and dead-peer detection on a timer in the
 			// adapter, not in gqlgen's ping loop (a goroutine per socket):
@@ -358,8 +392,25 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *Handler {
 	// MaxUploadMemory go to temporary files removed when the request ends,
 	// so an upload is never held whole in memory. Resolvers bound each file
 	// again (KYC: MaxKYCFileBytes).
+	clientAddr := cfg.ClientAddr
+	if clientAddr == nil {
+		clientAddr = func(r *http.Request) string {
+			host, _, err := net.SplitHostPort(r.RemoteAddr)
+			if err != nil {
+				return r.RemoteAddr
+			}
+			return host
+		}
+	}
+	// The session, the operation's policy and the caps on uploads in
+	// flight are checked before any file part is read.
+	gate := &UploadGate{Dir: cfg.UploadDir, Authorize: cfg.AuthorizeUpload, ClientAddr: clientAddr, SessionID: cfg.SessionID,
+		PerAddress: l.MaxUploadsPerAddress, PerSession: l.MaxUploadsPerSession, Total: l.MaxUploads, SpoolBytes: l.MaxUploadSpoolBytes}
+	if cfg.UploadCaps != nil {
+		gate.ByAddress, gate.BySession = cfg.UploadCaps(l.MaxUploadsPerAddress, l.MaxUploadsPerSession)
+	}
 	srv.AddTransport(Multipart{Schema: es.Schema(), MaxBytes: MaxUploadBytes, MaxOperationsBytes: l.MaxBodyBytes,
-		MaxMemory: MaxUploadMemory, MaxFiles: MaxUploadFiles, MaxPaths: MaxUploadPaths})
+		MaxMemory: MaxUploadMemory, MaxFiles: MaxUploadFiles, MaxPaths: MaxUploadPaths, Gate: gate})
 	srv.AddTransport(Unsupported{})
 
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
@@ -381,6 +432,9 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *Handler {
 		MaxIntrospectionDepth: l.MaxIntrospectionDepth, MaxAliases: l.MaxAliases, MaxRootFields: l.MaxRootFields,
 		MaxSameName: l.MaxSameName, MaxDirectives: l.MaxDirectives, Introspection: cfg.Introspection,
 	})
+	// Variables are read by the gateway's scalar rules before the
+	// complexity limit reads the arguments it multiplies.
+	srv.Use(VariableCheck{Schema: es.Schema(), Scalars: cfg.Scalars})
 	srv.Use(extension.FixedComplexityLimit(l.MaxComplexity))
 	srv.AroundOperations(operationGuard(cfg))
 
@@ -395,18 +449,28 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *Handler {
 		cfg.Logger.ErrorContext(ctx, "resolver panic", "panic", v)
 		return errInternal
 	})
-	clientAddr := cfg.ClientAddr
-	if clientAddr == nil {
-		clientAddr = func(r *http.Request) string {
-			host, _, err := net.SplitHostPort(r.RemoteAddr)
-			if err != nil {
-				return r.RemoteAddr
-			}
-			return host
-		}
-	}
 	return &Handler{srv: srv, readTimeout: l.ReadTimeout, maxPerAddr: l.MaxSocketsPerAddress, clientAddr: clientAddr, trackStream: cfg.TrackStream,
 		sockets: map[*socketSlot]struct{}{}, streams: map[*context.CancelFunc]struct{}{}, perAddr: map[string]int{}}
+}
+
+// refuseUpgrade answers a websocket upgrade gorilla refuses (an origin not
+// allowed, a malformed handshake) as every refusal outside GraphQL is
+// answered: one error with a code. gqlgen writes its own body without a
+// code after a failed upgrade; the writer is let go of so that only this
+// answer reaches the client.
+func refuseUpgrade(w http.ResponseWriter, _ *http.Request, status int, _ error) {
+	if dw, ok := w.(*detachedWriter); ok {
+		defer dw.detach()
+	}
+	w.Header().Set("Sec-Websocket-Version", "13")
+	switch {
+	case status == http.StatusForbidden:
+		gqlerr.WriteHTTP(w, status, gqlerr.Forbidden, "this origin may not open a websocket here")
+	case status >= 500:
+		gqlerr.WriteHTTP(w, status, gqlerr.Internal, gqlerr.InternalMessage)
+	default:
+		gqlerr.WriteHTTP(w, status, gqlerr.BadUserInput, "not a websocket handshake this server accepts (graphql-transport-ws or graphql-ws over websocket version 13)")
+	}
 }
 
 // operationGuard bounds each query and mutation by the operation timeout

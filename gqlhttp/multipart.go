@@ -23,9 +23,10 @@ import (
 // the request ended), keeps a chunked body of any size in memory, and
 // answers its refusals 422 without a code. This one reads operations and
 // map first and bounds them, finds the operation and checks that every
-// path of the map names one of its Upload inputs, and only then reads the
-// files: each at most once, into memory within MaxMemory and beyond it
-// into one temporary file, shared by its paths.
+// path of the map names one of its Upload inputs, asks its Gate whether
+// the session may run it and whether an upload more may run now, and only
+// then reads the files: each at most once, into memory within MaxMemory
+// and beyond it into one temporary file, shared by its paths.
 type Multipart struct {
 	// Schema is the schema the map's paths are checked against.
 	Schema *ast.Schema
@@ -39,6 +40,10 @@ type Multipart struct {
 	// MaxFiles bounds the files of one request, MaxPaths the paths of the
 	// map, all files together.
 	MaxFiles, MaxPaths int
+	// Gate, when set, admits a request once its operation is known and
+	// before its files are read, and bounds where and how much they are
+	// spooled.
+	Gate *UploadGate
 }
 
 var _ graphql.Transport = Multipart{}
@@ -128,9 +133,20 @@ func (t Multipart) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 		writeOperationErrors(w, r, exec, oc, errs)
 		return
 	}
-
-	files := &spool{maxMemory: t.MaxMemory}
+	// Whatever would refuse the operation at execution refuses it now,
+	// before a byte of its files is read or kept.
+	if !t.Gate.authorize(w, r, oc.Operation) {
+		return
+	}
+	release, ok := t.Gate.admit(w, r)
+	if !ok {
+		return
+	}
+	files := &spool{maxMemory: t.MaxMemory, gate: t.Gate}
 	defer files.remove()
+	// Its place is given back before its files are removed, so that
+	// whoever sees the files gone finds the place free.
+	defer release()
 	for {
 		part, err := mr.NextPart()
 		if errors.Is(err, io.EOF) {
@@ -147,6 +163,10 @@ func (t Multipart) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 		}
 		delete(fileMap, part.FormName())
 		f, err := files.add(part)
+		if errors.Is(err, errSpoolFull) {
+			refuseUpload(w, http.StatusServiceUnavailable, gqlerr.RateLimited, "the gateway is holding too many uploads; try again shortly")
+			return
+		}
 		if errors.Is(err, errSpool) {
 			gqlerr.WriteHTTP(w, http.StatusInternalServerError, gqlerr.Internal, "the upload could not be stored; try again")
 			return
@@ -306,6 +326,10 @@ type spool struct {
 	maxMemory int64
 	used      int64
 	temp      []*os.File
+	// gate bounds the bytes on disk of all requests; reserved is what this
+	// request took of it.
+	gate     *UploadGate
+	reserved int64
 }
 
 // stored is one file of the request, in memory or in a temporary file.
@@ -340,14 +364,17 @@ func (s *spool) add(part *multipart.Part) (stored, error) {
 		st.data, st.size = head, int64(len(head))
 		return st, nil
 	}
-	f, err := os.CreateTemp("", "fingraph-upload-")
+	f, err := os.CreateTemp(s.gate.dir(), "fingraph-upload-")
 	if err != nil {
 		return st, errors.Join(errSpool, err)
 	}
 	s.temp = append(s.temp, f)
 	st.file = f
 	src := &readErr{r: io.MultiReader(bytes.NewReader(head), part)}
-	st.size, err = io.Copy(f, src)
+	st.size, err = io.Copy(&reservingWriter{f: f, s: s}, src)
+	if errors.Is(err, errSpoolFull) {
+		return st, err
+	}
 	if err != nil && src.err == nil {
 		// Not the request's body: a write to the temporary file failed.
 		err = errors.Join(errSpool, err)
@@ -372,10 +399,28 @@ func (r *readErr) Read(p []byte) (int, error) {
 // errSpool marks a failure of the temporary file, not of the request.
 var errSpool = errors.New("gqlhttp: the upload could not be spooled")
 
-// remove closes and deletes the temporary files.
+// reservingWriter writes to a temporary file what the gate's bound on
+// temporary space lets it.
+type reservingWriter struct {
+	f *os.File
+	s *spool
+}
+
+func (w *reservingWriter) Write(p []byte) (int, error) {
+	if err := w.s.gate.reserve(int64(len(p))); err != nil {
+		return 0, err
+	}
+	w.s.reserved += int64(len(p))
+	return w.f.Write(p)
+}
+
+// remove closes and deletes the temporary files, and gives their space
+// back to the gate.
 func (s *spool) remove() {
 	for _, f := range s.temp {
 		_ = f.Close()
 		_ = os.Remove(f.Name())
 	}
+	s.gate.unreserve(s.reserved)
+	s.reserved = 0
 }

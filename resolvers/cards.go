@@ -4,12 +4,10 @@ import (
 	"context"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/gqlhttp"
 	"github.com/fingraph/fingraph/graph/model"
-	"github.com/fingraph/fingraph/ratelimit"
 	"github.com/fingraph/fingraph/relay"
 	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/session"
@@ -18,28 +16,20 @@ import (
 
 // Card credential reads per person and minute (a burst of as many): enough
 // for a person to look at a card's number, far too few to harvest numbers.
-// The limit is kept per replica.
+// The limit is kept with the policy's others (Policy.ShareLimits).
 const credentialReadsPerMinute = 5
 
-// credentialLimiter limits credential reads per person, made on first use so
-// that Resolver needs no constructor. Per person, not per session: signing
-// in again is free, so a per-session allowance is no limit at all.
-type credentialLimiter struct {
-	once sync.Once
-	lim  *ratelimit.Keyed
-}
-
-func (c *credentialLimiter) allow(s *session.Session) bool {
-	c.once.Do(func() { c.lim = ratelimit.PerMinute(credentialReadsPerMinute) })
-	key := "session:" + s.ID
+// credentialReadKey names whose allowance a credential read takes from:
+// the person's, not the session's, since signing in again is free and a
+// per-session allowance would be no limit at all.
+func credentialReadKey(s *session.Session) string {
 	switch {
 	case s.PersonID != "":
-		key = "person:" + s.PersonID
+		return "person:" + s.PersonID
 	case s.PrincipalID != "":
-		key = string(s.Kind) + ":" + s.PrincipalID
+		return string(s.Kind) + ":" + s.PrincipalID
 	}
-	ok, _ := c.lim.Allow(key)
-	return ok
+	return "session:" + s.ID
 }
 
 // Gateway event names of cards and KYC documents.
@@ -136,7 +126,7 @@ func (r *Resolver) revealCredentials(ctx context.Context, cardID string) (*model
 	if v.err != nil {
 		return nil, v.err
 	}
-	if !r.credentialReads.allow(s) {
+	if ok, _ := r.Policy.credentials.Allow(credentialReadKey(s)); !ok {
 		return nil, &gqlerr.Error{Code: gqlerr.RateLimited, Message: "too many card credential reads; try again in a minute"}
 	}
 	gqlhttp.MarkNoStore(ctx)

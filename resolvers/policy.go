@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph"
@@ -27,17 +29,20 @@ type Policy struct {
 	// corporations are the merchant's: their principals of the operator
 	// kinds operate payments (staff whatever their corporation); "*" is
 	// any corporation.
-	corporations map[string]bool
-	public       *ratelimit.Keyed
+	corporations    map[string]bool
+	publicPerMinute int
+	public          ratelimit.Limiter
 	// accounts limits failed sign-in and two-factor attempts (and every
 	// recovery request) per account, across all addresses: guessing from
 	// many addresses against one account is slowed as much as from one.
-	accounts *ratelimit.Keyed
+	accounts ratelimit.Limiter
 	// pairs limits failed sign-ins per account and client address, and
 	// addresses failed sign-ins per address over all accounts: they stop
 	// one guessing client long before it could empty the account's bucket,
 	// so that its guesses never lock the owner out.
-	pairs, addresses *ratelimit.Keyed
+	pairs, addresses ratelimit.Limiter
+	// credentials limits card credential reads per person (cards.go).
+	credentials ratelimit.Limiter
 }
 
 // Sign-in limits (see docs/identity.md, "Sign-in limits"). Only failures
@@ -60,10 +65,11 @@ const (
 // corporations (the merchant's), and public operations are limited to
 // perMinute calls per client address (with a burst of the same size).
 func NewPolicy(operators, corporations []string, perMinute int) *Policy {
-	p := &Policy{operators: map[session.Kind]bool{}, corporations: map[string]bool{}, public: ratelimit.PerMinute(perMinute),
-		accounts:  ratelimit.New(float64(accountPerMinute)/60, accountBurst),
-		pairs:     ratelimit.New(float64(pairPerMinute)/60, pairBurst),
-		addresses: ratelimit.New(float64(addressFailsPerMin)/60, addressFailBurst)}
+	p := &Policy{operators: map[session.Kind]bool{}, corporations: map[string]bool{}, publicPerMinute: perMinute, public: ratelimit.PerMinute(perMinute),
+		accounts:    ratelimit.New(float64(accountPerMinute)/60, accountBurst),
+		pairs:       ratelimit.New(float64(pairPerMinute)/60, pairBurst),
+		addresses:   ratelimit.New(float64(addressFailsPerMin)/60, addressFailBurst),
+		credentials: ratelimit.PerMinute(credentialReadsPerMinute)}
 	for _, k := range operators {
 		p.operators[session.Kind(k)] = true
 	}
@@ -71,6 +77,18 @@ func NewPolicy(operators, corporations []string, perMinute int) *Policy {
 		p.corporations[c] = true
 	}
 	return p
+}
+
+// ShareLimits keeps the public, sign-in, recovery and credential-read
+// limits in kv, a JetStream bucket every replica uses, so that N replicas
+// allow what one does; until it is called each replica keeps its own. Call
+// it before the policy serves.
+func (p *Policy) ShareLimits(kv jetstream.KeyValue) {
+	p.public = ratelimit.SharedPerMinute(kv, "public", p.publicPerMinute)
+	p.accounts = ratelimit.NewShared(kv, "account", float64(accountPerMinute)/60, accountBurst)
+	p.pairs = ratelimit.NewShared(kv, "pair", float64(pairPerMinute)/60, pairBurst)
+	p.addresses = ratelimit.NewShared(kv, "address", float64(addressFailsPerMin)/60, addressFailBurst)
+	p.credentials = ratelimit.SharedPerMinute(kv, "credentials", credentialReadsPerMinute)
 }
 
 // MayOperatePayments reports whether session s may use the merchant's
@@ -130,6 +148,51 @@ func (p *Policy) Allows(ctx context.Context, role model.Role) error {
 	return nil
 }
 
+// AllowsOperation checks every root field of a validated operation against
+// its @requires role, for a transport that must refuse a request before it
+// reads the rest of it (a file upload, before its files): nil when the
+// request's session may run them all, else the error the directive would
+// give the first it may not.
+func (p *Policy) AllowsOperation(ctx context.Context, op *ast.OperationDefinition) error {
+	return p.allowsSelection(ctx, op.SelectionSet, 0)
+}
+
+// maxFragmentNesting bounds the fragments followed at the root; validation
+// has already refused cycles, this only keeps the walk finite regardless.
+const maxFragmentNesting = 16
+
+func (p *Policy) allowsSelection(ctx context.Context, set ast.SelectionSet, depth int) error {
+	if depth > maxFragmentNesting {
+		return gqlerr.BadInput("", "fragments nest too deep")
+	}
+	for _, sel := range set {
+		var err error
+		switch s := sel.(type) {
+		case *ast.Field:
+			if s.Definition == nil {
+				continue
+			}
+			if d := s.Definition.Directives.ForName("requires"); d != nil {
+				role := d.Arguments.ForName("role")
+				if role == nil || role.Value == nil {
+					return gqlerr.Forbiddenf("unknown role")
+				}
+				err = p.Allows(ctx, model.Role(role.Value.Raw))
+			}
+		case *ast.InlineFragment:
+			err = p.allowsSelection(ctx, s.SelectionSet, depth+1)
+		case *ast.FragmentSpread:
+			if s.Definition != nil {
+				err = p.allowsSelection(ctx, s.Definition.SelectionSet, depth+1)
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (p *Policy) rateLimited(ctx context.Context, obj any, next graphql.Resolver) (any, error) {
 	addr := session.ClientAddr(ctx)
 	if ok, wait := p.public.Allow(addr); !ok {
@@ -156,7 +219,7 @@ func (p *Policy) rateLimited(ctx context.Context, obj any, next graphql.Resolver
 		}
 	}
 	for _, c := range []struct {
-		lim *ratelimit.Keyed
+		lim ratelimit.Limiter
 		key string
 		msg string
 	}{

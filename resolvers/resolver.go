@@ -41,9 +41,6 @@ type Resolver struct {
 	OutcomeSettle time.Duration
 	// Now is the clock; tests may fix it.
 	Now func() time.Time
-
-	// credentialReads limits card credential reads per session (cards.go).
-	credentialReads credentialLimiter
 }
 
 func (r *Resolver) now() time.Time {

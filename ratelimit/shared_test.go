@@ -1,0 +1,125 @@
+package ratelimit_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/fingraph/fingraph/ratelimit"
+)
+
+// twoReplicas returns two shared limiters on one JetStream bucket, each
+// with a connection of its own, as two gateway replicas have.
+func twoReplicas(t *testing.T, perSecond float64, burst int) (a, b *ratelimit.Shared) {
+	t.Helper()
+	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoSigs: true, NoLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Start()
+	t.Cleanup(ns.Shutdown)
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("NATS did not start")
+	}
+	replica := func() *ratelimit.Shared {
+		nc, err := nats.Connect(ns.ClientURL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		js, err := jetstream.New(nc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kv, err := js.CreateOrUpdateKeyValue(context.Background(), jetstream.KeyValueConfig{Bucket: ratelimit.Bucket, TTL: ratelimit.BucketTTL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ratelimit.NewShared(kv, "test", perSecond, burst)
+	}
+	return replica(), replica()
+}
+
+// Two replicas allow what one does: counted attempts on either take from
+// one bucket, and the one past the burst is refused wherever it lands.
+func TestSharedBucketsHoldAcrossReplicas(t *testing.T) {
+	a, b := twoReplicas(t, 0.001, 3)
+	for i, l := range []*ratelimit.Shared{a, b, a} {
+		ok, _, done := l.Take("acct")
+		if !ok {
+			t.Fatalf("counted attempt %d within the burst refused", i+1)
+		}
+		done(true)
+	}
+	if ok, wait, _ := b.Take("acct"); ok || wait <= 0 {
+		t.Fatalf("the fourth counted attempt, on the other replica: allowed %v, wait %s", ok, wait)
+	}
+	if ok, _ := b.Allow("acct"); ok {
+		t.Fatal("Allow on the other replica took a token the first one's attempts used")
+	}
+	if ok, _ := a.Allow("another"); !ok {
+		t.Error("another key shares the first one's bucket")
+	}
+}
+
+// Attempts in flight on different replicas claim the same tokens, and a
+// refusal meanwhile spoils nothing: once they end without counting, the
+// bucket is whole again.
+func TestSharedAttemptsInFlightClaimAcrossReplicas(t *testing.T) {
+	a, b := twoReplicas(t, 0.001, 2)
+	_, _, endA := a.Take("k")
+	_, _, endB := b.Take("k")
+	if ok, wait, _ := a.Take("k"); ok || wait <= 0 {
+		t.Fatalf("a third attempt at once: allowed %v, wait %s", ok, wait)
+	}
+	if ok, _ := b.Allow("k"); ok {
+		t.Fatal("Allow took a token claimed by an attempt in flight on the other replica")
+	}
+	endA(false)
+	endB(false)
+	endB(true) // a second end counts nothing more
+	for i, l := range []*ratelimit.Shared{b, a} {
+		ok, _, done := l.Take("k")
+		if !ok {
+			t.Fatalf("attempt %d refused after both in flight ended without counting", i+1)
+		}
+		defer done(false)
+	}
+}
+
+// Attempts that overlap across replicas and all turn out not to count
+// never add up to a refusal.
+func TestSharedOverlappingRefundedAttemptsNeverDrainTheBucket(t *testing.T) {
+	const workers, each = 8, 20
+	a, b := twoReplicas(t, 0.001, workers)
+	var refused atomic.Int64
+	var wg sync.WaitGroup
+	for w := range workers {
+		l := a
+		if w%2 == 1 {
+			l = b
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range each {
+				ok, _, done := l.Take("office")
+				if !ok {
+					refused.Add(1)
+					continue
+				}
+				done(false)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := refused.Load(); n > 0 {
+		t.Errorf("%d of %d attempts refused although none counted", n, workers*each)
+	}
+}
