@@ -29,6 +29,7 @@ import (
 	"github.com/fingraph/fingraph/graph"
 	"github.com/fingraph/fingraph/idempotency"
 	"github.com/fingraph/fingraph/live"
+	"github.com/fingraph/fingraph/livequery"
 	"github.com/fingraph/fingraph/resolvers"
 	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/session"
@@ -79,20 +80,21 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 	}
 	policy := resolvers.NewPolicy(d.cfg.PaymentsOperators, d.cfg.PublicRateLimit)
 	reportLinks := downloads.NewSigner([]byte(d.cfg.DownloadKey), downloads.DefaultTTL)
+	res := &resolvers.Resolver{
+		Payments:  d.payments,
+		Banking:   d.banking,
+		Policy:    policy,
+		Attempts:  d.attempts,
+		Events:    d.bus,
+		Live:      d.live,
+		Logger:    d.logger,
+		Downloads: reportLinks,
+		SpecOnly:  d.cfg.SandboxStrict,
+		// Zero is resolvers.DefaultOutcomeSettle.
+		OutcomeSettle: d.cfg.OutcomeSettle,
+	}
 	es := graph.NewExecutableSchema(graph.Config{
-		Resolvers: &resolvers.Resolver{
-			Payments:  d.payments,
-			Banking:   d.banking,
-			Policy:    policy,
-			Attempts:  d.attempts,
-			Events:    d.bus,
-			Live:      d.live,
-			Logger:    d.logger,
-			Downloads: reportLinks,
-			SpecOnly:  d.cfg.SandboxStrict,
-			// Zero is resolvers.DefaultOutcomeSettle.
-			OutcomeSettle: d.cfg.OutcomeSettle,
-		},
+		Resolvers:  res,
 		Directives: policy.Directives(),
 		Complexity: resolvers.Complexity(),
 	})
@@ -101,6 +103,8 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 		limits = gqlhttp.DefaultLimits
 	}
 	limits.ReadTimeout, limits.OperationTimeout = d.cfg.ReadTimeout, d.cfg.OperationTimeout
+	liveQueries := livequery.New(livequery.Config{Changes: resolvers.LiveChanges{Resolver: res}})
+	d.metrics.watchLiveQueries(liveQueries)
 	gql := gqlhttp.NewHandler(es, gqlhttp.HandlerConfig{
 		Logger:         d.logger,
 		Limits:         limits,
@@ -112,6 +116,13 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 		TrackStream:    sessions.TrackSocket,
 		ClientAddr:     func(r *http.Request) string { return session.ClientAddr(r.Context()) },
 		Tracer:         d.tracing.tracer(),
+		Live:           liveQueries,
+		LiveSession: func(ctx context.Context) string {
+			if s := session.From(ctx); s != nil {
+				return s.ID
+			}
+			return ""
+		},
 		Extensions: []graphql.HandlerExtension{loaders.PerOperation{Payments: d.payments, Banking: d.banking,
 			Options: []loaders.Option{loaders.WithWait(d.cfg.LoaderWait), loaders.WithWorkers(d.workers)}}},
 	})
