@@ -231,7 +231,12 @@ func (g *testGateway) postStream(t *testing.T, accept, query string, vars map[st
 	if g.bearer != "" {
 		req.Header.Set("Authorization", "Bearer "+g.bearer)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	// The headers of a stream come at once; a server that holds them
+	// (answering a subscription's first event as JSON) fails the test
+	// instead of hanging it.
+	client := &http.Client{Transport: &http.Transport{ResponseHeaderTimeout: 30 * time.Second}}
+	t.Cleanup(client.CloseIdleConnections)
+	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatalf("POST /graphql: %v", err)
 	}
