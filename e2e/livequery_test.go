@@ -523,4 +523,11 @@ func TestLiveQueriesCappedPerSession(t *testing.T) {
 	if refused != 1 {
 		t.Errorf("%d of 51 live queries refused, want 1 (cap 50)", refused)
 	}
+	if n := g.metric(t, "fingraph_live_queries"); n != 50 {
+		t.Errorf("%v live queries running, want 50", n)
+	}
+	// Their sockets closed, nothing of them stays.
+	ws.close()
+	ws2.close()
+	g.waitMetric(t, "fingraph_live_queries", equal(0))
 }
