@@ -531,3 +531,26 @@ func TestLiveQueriesCappedPerSession(t *testing.T) {
 	ws2.close()
 	g.waitMetric(t, "fingraph_live_queries", equal(0))
 }
+
+// TestLiveQueryAcrossReplicas: a live query on one replica follows a
+// mutation served by another (the change feed is in JetStream).
+func TestLiveQueryAcrossReplicas(t *testing.T) {
+	a, b := twoReplicas(t)
+	token := a.signInPerson(t, "anna@demo.test")
+	a, b = a.as(token), b.as(token)
+	ws := b.dialWS(t, nil, nil)
+	ws.subscribe("1", liveWallets, nil)
+	var first liveWalletsData
+	ws.answer("1", 30*time.Second, &first)
+	usd := first.balance(t, bankingsim.DemoCorporationID, demoUSDWalletID)
+
+	res, r := a.convert(t, map[string]any{"sourceWalletId": demoUSDWalletID, "amount": 10000, "currency": "EUR"})
+	if res.Typename != "Conversion" {
+		t.Fatalf("conversion: %+v %+v", res, r.Errors)
+	}
+	var next liveWalletsData
+	ws.answer("1", liveWait, &next)
+	if got := next.balance(t, bankingsim.DemoCorporationID, demoUSDWalletID); got >= usd {
+		t.Errorf("USD balance on the other replica after the conversion: %d, want below %d", got, usd)
+	}
+}
