@@ -31,6 +31,7 @@ import (
 	"github.com/fingraph/fingraph/graph/model"
 	"github.com/fingraph/fingraph/idempotency"
 	"github.com/fingraph/fingraph/live"
+	"github.com/fingraph/fingraph/livequery"
 	"github.com/fingraph/fingraph/ratelimit"
 	"github.com/fingraph/fingraph/resolvers"
 	"github.com/fingraph/fingraph/resolvers/loaders"
@@ -107,20 +108,21 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 		policy.ShareLimits(d.limits)
 	}
 	reportLinks := downloads.NewSigner([]byte(d.cfg.DownloadKey), downloads.DefaultTTL)
+	res := &resolvers.Resolver{
+		Payments:  d.payments,
+		Banking:   d.banking,
+		Policy:    policy,
+		Attempts:  d.attempts,
+		Events:    d.bus,
+		Live:      d.live,
+		Logger:    d.logger,
+		Downloads: reportLinks,
+		SpecOnly:  d.cfg.SandboxStrict,
+		// Zero is resolvers.DefaultOutcomeSettle.
+		OutcomeSettle: d.cfg.OutcomeSettle,
+	}
 	es := graph.NewExecutableSchema(graph.Config{
-		Resolvers: &resolvers.Resolver{
-			Payments:  d.payments,
-			Banking:   d.banking,
-			Policy:    policy,
-			Attempts:  d.attempts,
-			Events:    d.bus,
-			Live:      d.live,
-			Logger:    d.logger,
-			Downloads: reportLinks,
-			SpecOnly:  d.cfg.SandboxStrict,
-			// Zero is resolvers.DefaultOutcomeSettle.
-			OutcomeSettle: d.cfg.OutcomeSettle,
-		},
+		Resolvers:  res,
 		Directives: policy.Directives(),
 		Complexity: resolvers.Complexity(),
 	})
@@ -129,6 +131,8 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 		limits = gqlhttp.DefaultLimits
 	}
 	limits.ReadTimeout, limits.OperationTimeout = d.cfg.ReadTimeout, d.cfg.OperationTimeout
+	liveQueries := livequery.New(livequery.Config{Changes: resolvers.LiveChanges{Resolver: res}})
+	d.metrics.watchLiveQueries(liveQueries)
 	gql := gqlhttp.NewHandler(es, gqlhttp.HandlerConfig{
 		Logger:          d.logger,
 		Limits:          limits,
@@ -147,6 +151,13 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 		Scalars: map[string]func(context.Context, any) error{
 			"Int":        func(ctx context.Context, v any) error { _, err := model.UnmarshalInt(ctx, v); return err },
 			"MinorUnits": func(ctx context.Context, v any) error { _, err := model.UnmarshalMinorUnits(ctx, v); return err },
+		},
+		Live: liveQueries,
+		LiveSession: func(ctx context.Context) string {
+			if s := session.From(ctx); s != nil {
+				return s.ID
+			}
+			return ""
 		},
 		Extensions: []graphql.HandlerExtension{loaders.PerOperation{Payments: d.payments, Banking: d.banking,
 			Options: []loaders.Option{loaders.WithWait(d.cfg.LoaderWait), loaders.WithWorkers(d.workers)}}},

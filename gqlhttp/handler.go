@@ -26,6 +26,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/fingraph/fingraph/gqlerr"
+	"github.com/fingraph/fingraph/livequery"
 	"github.com/fingraph/fingraph/ratelimit"
 )
 
@@ -170,6 +171,15 @@ type HandlerConfig struct {
 	// which variables are checked before anything uses them (see
 	// VariableCheck).
 	Scalars map[string]func(context.Context, any) error
+	// Live, when set, keeps @live queries live over the streaming
+	// transports; without it they answer once.
+	Live *livequery.Engine
+	// LiveSession names the session of a request, for the per-session
+	// cap of live queries.
+	LiveSession func(context.Context) string
+	// MultipartHeartbeat is the interval of the empty parts that keep a
+	// multipart subscription open (default 5 s, as Apollo's router).
+	MultipartHeartbeat time.Duration
 }
 
 // Close codes of the graphql-transport-ws protocol that the gateway sends.
@@ -237,7 +247,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// gorilla clears the read deadline on upgrade.
 		addr := h.clientAddr(r)
 		slot := &socketSlot{}
-		r = r.WithContext(context.WithValue(r.Context(), slotKey{}, slot))
+		ctx := context.WithValue(context.WithValue(r.Context(), slotKey{}, slot), addrKey{}, addr)
+		r = r.WithContext(ctx)
 		if !h.admit(w, addr) {
 			return
 		}
@@ -251,9 +262,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.leave(addr)
 		})
 		return
-	case strings.Contains(r.Header.Get("Accept"), "text/event-stream"):
-		// A stream is a long-lived connection like a websocket, under the
-		// same caps: per client address and per session.
+	case strings.Contains(r.Header.Get("Accept"), "text/event-stream") || multipartSubscription(r):
+		// A stream (server-sent events, a multipart subscription) is a
+		// long-lived connection like a websocket, under the same caps: per
+		// client address and per session.
 		addr := h.clientAddr(r)
 		if !h.admit(w, addr) {
 			return
@@ -270,7 +282,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			defer untrack()
 		}
-		r = r.WithContext(ctx)
+		r = r.WithContext(context.WithValue(context.WithValue(ctx, streamKey{}, true), addrKey{}, addr))
 		key := &cancel
 		h.mu.Lock()
 		h.streams[key] = struct{}{}
@@ -382,6 +394,9 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *Handler {
 	// SSE before POST: both accept a JSON POST, and the first transport that
 	// supports a request serves it; SSE asks for Accept: text/event-stream.
 	srv.AddTransport(SSE{MaxBodyBytes: l.MaxBodyBytes})
+	// Apollo's multipart subscriptions, before the incremental-delivery
+	// transport, which serves the other multipart/mixed requests.
+	srv.AddTransport(MultipartSubscription{MaxBodyBytes: l.MaxBodyBytes, Heartbeat: cfg.MultipartHeartbeat})
 	// Incremental delivery (@defer) for clients that accept multipart/mixed,
 	// before POST for the same reason.
 	srv.AddTransport(MultipartMixed{MaxBodyBytes: l.MaxBodyBytes})
@@ -505,7 +520,12 @@ func operationGuard(cfg HandlerConfig) graphql.OperationMiddleware {
 		oc := graphql.GetOperationContext(ctx)
 		subscription := oc.Operation != nil && oc.Operation.Operation == ast.Subscription
 		var h graphql.ResponseHandler
-		if subscription {
+		if liveOperation(ctx, cfg, oc) {
+			// Lives as long as its stream, as a subscription does; each
+			// run is bounded by the timeout (startLive).
+			subscription = true
+			h = startLive(ctx, cfg, oc, next)
+		} else if subscription {
 			// A subscription the server ends (a slow subscriber dropped)
 			// says why before it completes.
 			h = endWithReason(ctx, next)

@@ -38,7 +38,7 @@ var _ graphql.Transport = MultipartMixed{}
 
 // Supports implements graphql.Transport: a JSON POST whose Accept names
 // multipart/mixed for incremental delivery (not the multipart subscription
-// protocol, which this gateway serves over websockets and SSE).
+// protocol: MultipartSubscription).
 func (MultipartMixed) Supports(r *http.Request) bool {
 	if r.Method != http.MethodPost || r.Header.Get("Upgrade") != "" || mediaType(r) != mediaJSON {
 		return false

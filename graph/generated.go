@@ -5607,6 +5607,18 @@ input SendFeedbackInput {
   captcha: String!
 }
 `, BuiltIn: false},
+	{Name: "../schema/live.graphqls", Input: `"""
+Keeps a query's answer true: the first answer comes at once, then a new whole answer each time a
+change touches a Node of the last one (a payments webhook, a banking change found by the poller, or
+one of the gateway's own mutations), for the caller's scope only. Bursts are coalesced, and an
+answer equal to the last is not sent. Over websockets (graphql-transport-ws), server-sent events
+and multipart HTTP (subscriptionSpec="1.0"); a plain POST or GET answers once. docs/live.md.
+"""
+directive @live(
+  "When false, the query answers once, as if @live were absent."
+  if: Boolean = true
+) on QUERY
+`, BuiltIn: false},
 	{Name: "../schema/payments.graphqls", Input: `# Payments: the merchant's customers, stored cards and orders.
 
 extend type Query {

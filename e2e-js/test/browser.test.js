@@ -173,7 +173,7 @@ test('the dashboard resumes its feed after a dropped connection, without loss or
   });
   await page.goto(`${gw.url}/dashboard`);
   await page.getByTestId('feed-status').getByText('live').waitFor();
-  // The wallets come first, each wallet's cards in its deferred part.
+  // The wallets and their cards, from the live query's first answer.
   await page.locator('#wallets td', { hasText: 'EUR' }).first().waitFor();
   await page.locator('#cards td', { hasText: '·' }).first().waitFor();
   const events = page.getByTestId('events').locator('li');
@@ -227,7 +227,8 @@ test('the dashboard as a person shows the new balance live after its credit butt
   await gw.livePolled(1);
 
   // The button books the transfer in the sandbox, outside the gateway; the
-  // page changes nothing itself: the new balance is the event's subject.
+  // page changes nothing itself: the new balance is the live query's next
+  // answer.
   await row.getByRole('button', { name: 'Credit 10.00' }).click();
   await page.getByTestId('credit-result').getByText(/credited 10\.00/).waitFor();
   await balance.getByText(after).waitFor({ timeout: 30_000 });

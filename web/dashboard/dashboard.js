@@ -15,14 +15,13 @@
 //     again instead of reconnecting in a loop;
 //   - the corporation's wallets, its cards and their latest transactions,
 //     for principals that have them (persons and API clients of a
-//     corporation), kept up to date by the same feed: every event names
-//     its subject (a Node: the wallet, card or card transaction it is
-//     about), selected with the fields the screen shows, and a small
-//     normalised store (one object per global id, as Apollo Client's or
-//     urql's caches keep them) merges it, so the entity changes in place
-//     wherever the screen shows it, with no refetch;
+//     corporation), as a live query (@live) that the gateway answers again
+//     whenever one of them changes; every event of the feed names its
+//     subject (a Node), and a small normalised store (one object per
+//     global id, as Apollo Client's or urql's caches keep them) holds both;
 //   - a "Credit 10.00" button that books a transfer on a wallet in the
-//     sandbox, outside the gateway: the new balance arrives as an event.
+//     sandbox, outside the gateway: the new balance arrives as the live
+//     query's next answer, and the feed shows the event.
 import { createClient } from './vendor/graphql-ws.js';
 
 const $ = (sel) => document.querySelector(sel);
@@ -254,40 +253,35 @@ async function refresh(viewer) {
     }
   }
   startFeed(state.cursor ?? history.pageInfo.startCursor);
-  // The banking half is read on the feed's socket, after the subscription:
-  // one connection carries both in the order the gateway sends them, so an
-  // event that follows the wallets' answer is newer than it, and its
-  // subject replaces what the answer said.
+  // The banking half is a live query on the feed's socket: one connection
+  // carries the feed and the live answers.
   optionalSections().catch(() => {});
 }
 
 // --- wallets and cards --------------------------------------------------
 
-// The banking half of the screen: the corporation's wallets at once and
-// each wallet's cards, with their latest transactions, as they come. The
-// cards (and their cardholders and transactions) are in a @defer fragment:
-// the gateway sends the wallets in a first part and each wallet's cards in
-// a later one (over the page's websocket here; over HTTP, a client
-// accepting multipart/mixed gets the same parts, as Apollo Client does), so
-// the slowest upstream reads no longer hold the section. Every edge is
-// batched by the gateway (a fixed number of upstream calls however many
-// there are, deferred or not). Principals without a corporation (staff, a
-// payments-only API client) get an error for these fields, and the
-// sections stay hidden.
-const WALLETS = `query Wallets {
+// The banking half of the screen: the corporation's wallets, each wallet's
+// cards and their latest transactions, as one live query (@live): the
+// gateway answers at once, then again, whole, whenever a change touches a
+// wallet or card of the answer (a transfer credited outside the gateway,
+// found by its banking poller; a card issued; the gateway's own mutations),
+// and sends nothing when the answer did not change. The page merges no event
+// into these views by hand: it draws each answer. Every edge is batched by
+// the gateway (a fixed number of upstream calls however many there are).
+// Principals without a corporation (staff, a payments-only API client) get
+// an error for these fields, and the sections stay hidden.
+const WALLETS = `query Wallets @live {
   currentCorporation {
     name
     wallets {
       id name currency purpose balance { amount currency }
-      ... @defer(label: "cards") {
-        cards {
-          id displayName status
-          maskedPan { lastFour }
-          availableBalance { amount currency }
-          cardholder { firstName lastName }
-          transactions(first: 5) {
-            edges { node { id amount { amount currency } status description createdAt } }
-          }
+      cards {
+        id displayName status
+        maskedPan { lastFour }
+        availableBalance { amount currency }
+        cardholder { firstName lastName }
+        transactions(first: 5) {
+          edges { node { id amount { amount currency } status description createdAt } }
         }
       }
     }
@@ -355,32 +349,27 @@ function showCardTransactions() {
 
 /**
  * Runs the banking half on the page's websocket (graphql-transport-ws): a
- * query with @defer arrives there as several next payloads, the first with
- * the wallets, then one per wallet with its cards ({ data, path, label }).
+ * live query arrives there as one next payload per answer, each whole.
  * Every Node is merged into the store; the views keep ids.
  */
 function optionalSections() {
   return new Promise((resolve) => {
     state.client.subscribe({ query: WALLETS }, {
-      next: (part) => {
-        if (!part.path) {
-          const corp = part.data?.currentCorporation;
-          if (!corp) return;
-          state.walletIds = corp.wallets.map(({ cards, ...w }) => put(w).id);
-          state.cardIds.clear();
-          $('#wallets-corp').textContent = corp.name;
-          showWallets();
-          $('#wallets-card').hidden = false;
-          showCards();
-          showCardTransactions();
-          return;
-        }
-        const w = state.walletIds?.[part.path[2]];
-        if (!w) return;
-        const cards = part.data?.cards ?? [];
-        state.cardIds.set(w, cards.map(({ transactions, ...c }) => put(c).id));
-        const txIds = cards.flatMap((c) => c.transactions?.edges ?? []).map((e) => put(e.node).id);
+      next: (answer) => {
+        const corp = answer.data?.currentCorporation;
+        if (!corp) return;
+        state.cardIds.clear();
+        state.walletIds = corp.wallets.map(({ cards, ...w }) => {
+          const id = put(w).id;
+          state.cardIds.set(id, (cards ?? []).map(({ transactions, ...c }) => put(c).id));
+          return id;
+        });
+        const txIds = corp.wallets.flatMap((w) => w.cards ?? [])
+          .flatMap((c) => c.transactions?.edges ?? []).map((e) => put(e.node).id);
         addCardTransactions(txIds);
+        $('#wallets-corp').textContent = corp.name;
+        showWallets();
+        $('#wallets-card').hidden = false;
         showCards();
         showCardTransactions();
       },
@@ -391,22 +380,15 @@ function optionalSections() {
 }
 
 /**
- * An event's subject is merged into the store and the views that show it
- * are drawn again: the entity changes in place. A new card transaction
- * joins the list; a wallet not yet listed (WalletCreated) joins its table.
+ * An event's subject is merged into the store, for the feed's lines. The
+ * wallets and cards follow their live query; a new card transaction, which
+ * no answer held yet, joins the list at once.
  */
 function applySubject(aliased) {
   const subject = unalias(aliased);
   if (!subject?.id) return;
   put(subject);
   switch (subject.__typename) {
-    case 'Wallet':
-      if (state.walletIds && !state.walletIds.includes(subject.id)) state.walletIds.push(subject.id);
-      showWallets();
-      break;
-    case 'Card':
-      if (state.walletIds) showCards();
-      break;
     case 'CardTransaction':
       if (!state.walletIds) break;
       addCardTransactions([subject.id]);
@@ -432,7 +414,7 @@ async function creditWallet(walletId) {
   });
   if (res.status === 404 && !res.headers.get('Content-Type')?.includes('json')) out.textContent = 'Only in sandbox mode.';
   else if (!res.ok) out.textContent = (await res.json()).errors?.[0]?.message ?? `HTTP ${res.status}`;
-  else out.textContent = `credited 10.00 to ${store.get(walletId)?.name ?? 'the wallet'}: the new balance arrives as an event`;
+  else out.textContent = `credited 10.00 to ${store.get(walletId)?.name ?? 'the wallet'}: the new balance arrives with the live wallets`;
 }
 
 // --- live events ---------------------------------------------------------

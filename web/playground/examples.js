@@ -103,10 +103,25 @@ query CorporationCards {
 }
 `;
 
+const liveWallets = `# A live query: answered at once, then again whenever a wallet or card of
+# the answer changes (a transfer from outside, found by the banking poller;
+# a card issued; a conversion through the gateway). Nothing is sent while
+# the answer stays the same. Sign in as a person of a corporation first
+# (anna@demo.test), run it, then credit a wallet from outside:
+#   curl -XPOST <sandbox>/_sandbox/banking/wallets/<upstreamId>/credit -d '{"amount":1000}'
+query LiveWallets @live {
+  currentCorporation {
+    name
+    wallets { id upstreamId name balance { amount currency } }
+    cards { id displayName status availableBalance { amount currency } }
+  }
+}
+`;
+
 /**
  * The default tabs: the README's first query (the tab the playground opens
- * on), sign in, the dashboard query, a mutation, live events, and a query
- * with its slow part deferred.
+ * on), sign in, the dashboard query, a mutation, live events, a query
+ * with its slow part deferred, and a live query.
  */
 export const examples = [
   { query: customers },
@@ -125,4 +140,5 @@ export const examples = [
   },
   { query: events },
   { query: deferredCards },
+  { query: liveWallets },
 ];

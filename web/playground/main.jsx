@@ -65,8 +65,55 @@ function operationNameIn(query, name) {
   return ops.length === 1 ? ops[0].name?.value : name;
 }
 
-const fetcher = (params, opts) =>
-  baseFetcher({ ...params, operationName: operationNameIn(params.query, params.operationName) }, opts);
+// A live query (@live) is a query to GraphiQL's fetcher, which would POST
+// it and get one answer: it goes over the socket instead, where the gateway
+// answers again whenever the answer changes.
+function isLive(query, name) {
+  let doc;
+  try {
+    doc = parse(query);
+  } catch {
+    return false;
+  }
+  const ops = doc.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION);
+  const op = ops.find((o) => o.name?.value === name) ?? (ops.length === 1 ? ops[0] : null);
+  return op?.operation === 'query' && (op.directives ?? []).some((d) => d.name.value === 'live');
+}
+
+/** The answers of an operation on the socket, as the async iterable GraphiQL reads. */
+function overSocket(params) {
+  const queue = [];
+  let wake = () => {};
+  let done = false;
+  let failure = null;
+  const dispose = wsClient.subscribe(params, {
+    next: (v) => { queue.push(v); wake(); },
+    error: (e) => {
+      failure = e instanceof Error ? e : new Error(`socket closed: ${e?.code ?? ''} ${e?.reason ?? ''}`.trim());
+      done = true;
+      wake();
+    },
+    complete: () => { done = true; wake(); },
+  });
+  return {
+    [Symbol.asyncIterator]() { return this; },
+    async next() {
+      while (!queue.length && !done) await new Promise((r) => { wake = r; });
+      if (queue.length) return { value: queue.shift(), done: false };
+      if (failure) throw failure;
+      return { value: undefined, done: true };
+    },
+    async return() {
+      dispose();
+      return { value: undefined, done: true };
+    },
+  };
+}
+
+const fetcher = (params, opts) => {
+  const p = { ...params, operationName: operationNameIn(params.query, params.operationName) };
+  return isLive(p.query, p.operationName) ? overSocket(p) : baseFetcher(p, opts);
+};
 
 function Playground() {
   return (

@@ -1,0 +1,94 @@
+package gqlhttp
+
+import (
+	"context"
+	"errors"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/fingraph/fingraph/gqlerr"
+	"github.com/fingraph/fingraph/livequery"
+)
+
+// Live queries (@live, package livequery) ride on the streaming transports:
+// a websocket, server-sent events and multipart subscriptions read an
+// operation's responses until there are none, so a live query is an
+// operation whose response handler gives its first answer, then each new
+// one. A transport that reads one response (POST, GET) answers once, as if
+// @live were absent: the engine is never started for it.
+
+type (
+	// streamKey marks a request served as a stream (server-sent events,
+	// multipart subscriptions); a websocket has its socketSlot.
+	streamKey struct{}
+	// addrKey carries the client address of a long-lived connection, for
+	// the per-address cap of live queries.
+	addrKey struct{}
+)
+
+// streaming reports whether the operation of ctx can send more than one
+// response.
+func streaming(ctx context.Context) bool {
+	if _, ok := ctx.Value(slotKey{}).(*socketSlot); ok {
+		return true
+	}
+	return ctx.Value(streamKey{}) != nil
+}
+
+// liveOperation reports whether the operation of oc is a live query that
+// this transport can keep live.
+func liveOperation(ctx context.Context, cfg HandlerConfig, oc *graphql.OperationContext) bool {
+	return cfg.Live != nil && oc != nil && livequery.Live(oc.Operation, oc.Variables) && streaming(ctx)
+}
+
+// startLive starts the live query of oc: each run of it goes through next
+// (the operation's own middleware: a fresh read cache, tracing) as its
+// caller, bounded by the operation timeout, its deferred parts merged in.
+func startLive(ctx context.Context, cfg HandlerConfig, oc *graphql.OperationContext, next graphql.OperationHandler) graphql.ResponseHandler {
+	oc.ResolverMiddleware = livequery.WatchFields(oc.ResolverMiddleware)
+	timeout := cfg.Limits.OperationTimeout
+	exec := func(rctx context.Context) *graphql.Response {
+		if timeout > 0 {
+			var cancel context.CancelFunc
+			rctx, cancel = context.WithTimeout(rctx, timeout)
+			defer cancel()
+		}
+		h := next(rctx)
+		return collect(rctx, h(rctx), h)
+	}
+	caller := livequery.Caller{}
+	caller.Address, _ = ctx.Value(addrKey{}).(string)
+	if cfg.LiveSession != nil {
+		caller.Session = cfg.LiveSession(ctx)
+	}
+	answer, ended, err := cfg.Live.Start(ctx, caller, exec)
+	if err != nil {
+		return graphql.OneShot(liveError(err))
+	}
+	return func(rctx context.Context) *graphql.Response {
+		if r := answer(rctx); r != nil {
+			return r
+		}
+		if err := ended(); err != nil && rctx.Err() == nil {
+			// Said once, as a subscription the server ends says why.
+			ended = func() error { return nil }
+			return liveError(err)
+		}
+		return nil
+	}
+}
+
+// liveError is the errors-only response of a live query refused or ended.
+func liveError(err error) *graphql.Response {
+	e, ok := gqlerr.As(err)
+	switch {
+	case errors.Is(err, livequery.ErrTooMany):
+		e = gqlerr.New(gqlerr.RateLimited, "too many live queries for this session or address; end some first")
+	case !ok:
+		e = gqlerr.New(gqlerr.UpstreamUnavailable, "the live query ended: the change feed is unavailable; send it again")
+	}
+	return &graphql.Response{Errors: gqlerror.List{{
+		Message: e.Message, Extensions: map[string]any{"code": string(e.Code)},
+	}}}
+}
