@@ -52,6 +52,11 @@ func (v VariableCheck) MutateOperationContext(ctx context.Context, oc *graphql.O
 			continue
 		}
 		if err := v.check(ctx, v.Schema, def.Type, val, "$"+def.Variable, 0); err != nil {
+			// Clients mark the input they bound the variable to, as
+			// execution names it: the argument, not the variable.
+			if field := argumentOf(oc.Doc, oc.Operation.SelectionSet, def.Variable); field != "" {
+				err.Extensions["field"] = field
+			}
 			return err
 		}
 	}
@@ -101,4 +106,70 @@ func (v VariableCheck) check(ctx context.Context, schema *ast.Schema, t *ast.Typ
 		}
 	}
 	return nil
+}
+
+// argumentOf names the first argument (or input field of one, as a dotted
+// path) whose value is the variable name, walking fragments once each;
+// "" when the variable feeds no argument.
+func argumentOf(doc *ast.QueryDocument, set ast.SelectionSet, name string) string {
+	seen := map[string]bool{}
+	var walk func(ast.SelectionSet) string
+	walk = func(set ast.SelectionSet) string {
+		for _, sel := range set {
+			switch s := sel.(type) {
+			case *ast.Field:
+				for _, a := range s.Arguments {
+					if p := valueFeeds(a.Value, name, a.Name, 0); p != "" {
+						return p
+					}
+				}
+				if p := walk(s.SelectionSet); p != "" {
+					return p
+				}
+			case *ast.InlineFragment:
+				if p := walk(s.SelectionSet); p != "" {
+					return p
+				}
+			case *ast.FragmentSpread:
+				if seen[s.Name] || doc == nil {
+					continue
+				}
+				seen[s.Name] = true
+				if f := doc.Fragments.ForName(s.Name); f != nil {
+					if p := walk(f.SelectionSet); p != "" {
+						return p
+					}
+				}
+			}
+		}
+		return ""
+	}
+	return walk(set)
+}
+
+// valueFeeds reports the path at which v uses the variable name, "" when
+// it does not.
+func valueFeeds(v *ast.Value, name, path string, depth int) string {
+	if v == nil || depth > maxListNesting {
+		return ""
+	}
+	switch v.Kind {
+	case ast.Variable:
+		if v.Raw == name {
+			return path
+		}
+	case ast.ObjectValue:
+		for _, c := range v.Children {
+			if p := valueFeeds(c.Value, name, path+"."+c.Name, depth+1); p != "" {
+				return p
+			}
+		}
+	case ast.ListValue:
+		for _, c := range v.Children {
+			if p := valueFeeds(c.Value, name, path, depth+1); p != "" {
+				return p
+			}
+		}
+	}
+	return ""
 }
