@@ -3,7 +3,7 @@ package app
 import (
 	"net/http"
 
-	"github.com/fingraph/fingraph/live"
+	"github.com/fingraph/fingraph/bankpoll"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -50,7 +50,7 @@ func newMetrics() *metrics {
 
 // watchLive exports the live poller's counters: how many corporations
 // this replica polls now, and its polls, changes and failures.
-func (m *metrics) watchLive(s *live.Stats) {
+func (m *metrics) watchLive(s *bankpoll.Stats) {
 	gauge := func(name, help string, v func() float64) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, v)
 	}

@@ -22,13 +22,13 @@ import (
 	"github.com/go-chi/cors"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/fingraph/fingraph/bankpoll"
 	"github.com/fingraph/fingraph/downloads"
 	"github.com/fingraph/fingraph/engine"
 	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/gqlhttp"
 	"github.com/fingraph/fingraph/graph"
 	"github.com/fingraph/fingraph/idempotency"
-	"github.com/fingraph/fingraph/live"
 	"github.com/fingraph/fingraph/resolvers"
 	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/session"
@@ -61,7 +61,7 @@ type routeDeps struct {
 	metrics    *metrics
 	tracing    *tracing
 	bus        *events.Bus
-	live       *live.Poller
+	live       *bankpoll.Poller
 	enricher   *events.Enricher
 	reconciler *events.Reconciler
 	workers    *loaders.Workers

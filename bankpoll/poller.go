@@ -1,4 +1,4 @@
-// Package live finds the banking changes made outside the gateway and
+// Package bankpoll finds the banking changes made outside the gateway and
 // announces them on the event bus. The banking upstream sends no webhooks,
 // so for every corporation with at least one live subscriber the gateway
 // reads the listings that change (wallets, wallet transactions, cards and
@@ -19,7 +19,7 @@
 // every announcement's id is events.ChangeID(subject, version), the id the
 // gateway's own mutations give the same change, and the stream's duplicate
 // window drops a repeat.
-package live
+package bankpoll
 
 import (
 	"context"
