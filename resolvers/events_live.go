@@ -17,10 +17,10 @@ import (
 // EventStream is where subscriptions read live events from.
 type EventStream interface {
 	SubscribeSink(ctx context.Context, f events.Filter, cursor string, sink events.Sink) error
-	Cursor(ctx context.Context) (string, error)
+	CursorFor(ctx context.Context, f events.Filter) (string, error)
 	History(ctx context.Context, f events.Filter, before string, limit int) (*events.History, error)
 	Publish(ctx context.Context, e events.Event) error
-	Lookup(ctx context.Context, seq uint64, source, id string) (*events.Event, error)
+	Lookup(ctx context.Context, cursor, source, id string) (*events.Event, error)
 }
 
 var _ EventStream = (*events.Bus)(nil)
@@ -55,15 +55,11 @@ func (r *Resolver) subscribe(ctx context.Context, sc *eventScope, f events.Filte
 		return nil, gqlerr.BadInput("names", "at most %d names", maxNames)
 	}
 	f.Match = sc.match(f.Match)
-	// A scope of some corporations only (a person, an introducer, an API
-	// client that is no payments operator): the fan-out offers it those
+	// The bus reads only the scope's subjects for a resume, and the
+	// fan-out offers a scope of some corporations only (a person, an
+	// introducer, an API client that is no payments operator) those
 	// corporations' events alone, rather than checking it for every event.
-	if !sc.payments && !sc.allCorporations {
-		f.Corporations = make([]string, 0, len(sc.corporations))
-		for c := range sc.corporations {
-			f.Corporations = append(f.Corporations, c)
-		}
-	}
+	f.Scope = sc.busScope()
 	out := make(chan *model.LiveEvent, liveChanBuffer)
 	if err := r.Events.SubscribeSink(ctx, f, deref(after), &liveSink{ctx: ctx, out: out, r: r}); err != nil {
 		return nil, streamArgError(err)
@@ -237,8 +233,9 @@ func toLiveEvent(e *events.Event) (*model.LiveEvent, error) {
 		return nil, err
 	}
 	if events.BankingSide(e.Source) {
-		ev.GatewaySeq = e.Seq()
+		ev.GatewayCursor = e.Cursor
 	}
+	ev.Shared = &sharedSubject{}
 	ev.Prefetched = true
 	ev.PrefetchedPendingActions = []*model.PendingAction{}
 	if e.PendingAction != nil {
