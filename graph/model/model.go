@@ -73,7 +73,7 @@ type Event struct {
 	GatewayCursor string
 	// Shared, on an event streamed to subscribers, holds what is resolved
 	// once for all of them (its subject); nil otherwise.
-	Shared any
+	Shared       any
 	Name         string
 	Payload      map[string]any
 	CreatedAt    time.Time
