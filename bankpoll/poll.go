@@ -414,7 +414,7 @@ func personListing(corpID string, persons []*banking.Person) listing {
 		}
 		subject := relay.ID(relay.Person, ps.ID)
 		payload := func() map[string]any {
-			return map[string]any{"person_id": ps.ID, "is_blocked": ps.IsBlocked}
+			return map[string]any{"person_id": ps.ID, "is_blocked": events.IsPersonBlocked(ps)}
 		}
 		d := events.PersonVersion(ps)
 		l.add(ps.ID, d, events.PersonCreated, events.PersonUpdated, subject, payload)

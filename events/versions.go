@@ -95,7 +95,18 @@ func LimitVersion(l *banking.Limit) string {
 		v(s.WeeklyLimitAmount), v(s.MonthlyLimitAmount), Stamp(l.UpdatedAt))
 }
 
-// PersonVersion is a person's version.
+// PersonVersion is a person's version, from the fields a person read by id
+// and a person in the listing both carry (the listing has no updated_at
+// and no is_blocked), so that a mutation's announcement and a poll's of the
+// same change share one id: a block is the time it was made (deleted_at).
 func PersonVersion(p *banking.Person) string {
-	return Digest(p.FirstName, p.LastName, p.Email, p.IsBlocked, p.DeletedAt != nil, Stamp(p.UpdatedAt))
+	blocked := "-"
+	if p.DeletedAt != nil {
+		blocked = Stamp(*p.DeletedAt)
+	}
+	return Digest(p.FirstName, p.LastName, p.Email, IsPersonBlocked(p), blocked)
 }
+
+// IsPersonBlocked reports whether a person is blocked, as both of its shapes
+// say it: is_blocked where it is shown, deleted_at everywhere.
+func IsPersonBlocked(p *banking.Person) bool { return p.IsBlocked || p.DeletedAt != nil }
