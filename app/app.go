@@ -399,6 +399,7 @@ func (a *App) openLive(ctx context.Context, cfg Config, bank *banking.Client, m 
 	a.live = &bankpoll.Poller{Banking: bank, Bus: a.bus, Leases: leases, Snapshots: snapshots,
 		Interval: cfg.LivePollInterval, Logger: a.logger.With("component", "live")}
 	m.watchLive(a.live.Stats())
+	m.watchEventReads(a.bus)
 	return nil
 }
 

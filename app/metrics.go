@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/fingraph/fingraph/bankpoll"
+	"github.com/fingraph/fingraph/events"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -71,6 +72,15 @@ func (m *metrics) watchLive(s *bankpoll.Stats) {
 		counter("fingraph_live_lease_takeovers_total", "Poll leases taken over from a replica that stopped renewing them.",
 			func() float64 { return float64(s.Takeovers.Load()) }),
 	)
+}
+
+// watchEventReads exports the messages read from the event stream for
+// readers (history pages, lookups, resumes): what tenants' reads cost, which
+// grows with their own events, not with the stream.
+func (m *metrics) watchEventReads(b *events.Bus) {
+	m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fingraph_event_reads_total",
+		Help: "Messages read from the event stream for readers (history, lookups by id, resumes), not for the live fan-out."},
+		func() float64 { return float64(b.Reads()) }))
 }
 
 // instrument wraps an upstream's transport so that its calls are counted
