@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -88,17 +89,30 @@ func (b *Bus) History(ctx context.Context, f Filter, before string, limit int) (
 			return nil, err
 		}
 	}
-	h := &History{}
-	if before == "" {
+	h, err := b.history(ctx, f, names, from, limit, pos)
+	if err != nil {
+		return nil, err
+	}
+	if before == "" && len(h.Events) == 0 {
 		if h.Head, err = b.CursorFor(ctx, f); err != nil {
 			return nil, err
 		}
 	}
+	return h, nil
+}
+
+func (b *Bus) history(ctx context.Context, f Filter, names map[string]struct{}, from uint64, limit int, pos position) (*History, error) {
+	h := &History{}
 	subjects := f.subjects(names)
 	if len(subjects) == 0 || from <= 1 {
 		return h, nil
 	}
-	heads, err := b.lastBefore(ctx, subjects, from-1, pos)
+	rd, err := b.newReader(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("events: history: %w", err)
+	}
+	defer rd.close()
+	heads, err := rd.lastBefore(subjects, from-1, pos)
 	if errors.Is(err, errTooManySubjects) {
 		return b.historyByPosition(ctx, f, names, subjects, from, limit, pos, h)
 	}
@@ -124,7 +138,7 @@ func (b *Bus) History(ctx context.Context, f Filter, before string, limit int) (
 		if top.seq <= pos.first {
 			continue
 		}
-		prev, err := b.lastBefore(ctx, []string{top.subject}, top.seq-1, pos)
+		prev, err := rd.lastBefore([]string{top.subject}, top.seq-1, pos)
 		if err != nil {
 			return nil, fmt.Errorf("events: history: %w", err)
 		}
@@ -166,11 +180,38 @@ func (q *headQueue) Pop() any {
 
 var errTooManySubjects = errors.New("events: more subjects than one read answers")
 
+// reader reads the stream directly (JetStream's direct get), every
+// answer on one inbox of its own.
+type reader struct {
+	b   *Bus
+	ctx context.Context
+	sub *nats.Subscription
+}
+
+func (b *Bus) newReader(ctx context.Context) (*reader, error) {
+	sub, err := b.js.Conn().SubscribeSync(b.js.Conn().NewInbox())
+	if err != nil {
+		return nil, err
+	}
+	return &reader{b: b, ctx: ctx, sub: sub}, nil
+}
+
+func (rd *reader) close() { _ = rd.sub.Unsubscribe() }
+
 // lastBefore reads the newest event at or before position upTo of each
 // subject matching subjects (wildcards allowed), with one direct read of
 // the stream: the server looks them up by subject, and answers nothing of
 // any other subject.
 func (b *Bus) lastBefore(ctx context.Context, subjects []string, upTo uint64, pos position) ([]*head, error) {
+	rd, err := b.newReader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer rd.close()
+	return rd.lastBefore(subjects, upTo, pos)
+}
+
+func (rd *reader) lastBefore(subjects []string, upTo uint64, pos position) ([]*head, error) {
 	if upTo == 0 || upTo < pos.first {
 		return nil, nil
 	}
@@ -181,21 +222,14 @@ func (b *Bus) lastBefore(ctx context.Context, subjects []string, upTo uint64, po
 	if err != nil {
 		return nil, err
 	}
-	nc := b.js.Conn()
-	inbox := nc.NewInbox()
-	sub, err := nc.SubscribeSync(inbox)
-	if err != nil {
+	if err := rd.b.js.Conn().PublishRequest("$JS.API.DIRECT.GET."+EventsStream, rd.sub.Subject, req); err != nil {
 		return nil, err
 	}
-	defer func() { _ = sub.Unsubscribe() }()
-	if err := nc.PublishRequest("$JS.API.DIRECT.GET."+EventsStream, inbox, req); err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	ctx, cancel := context.WithTimeout(rd.ctx, 5*time.Second)
 	defer cancel()
 	var out []*head
 	for {
-		msg, err := sub.NextMsgWithContext(ctx)
+		msg, err := rd.sub.NextMsgWithContext(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -214,7 +248,7 @@ func (b *Bus) lastBefore(ctx context.Context, subjects []string, upTo uint64, po
 		if err != nil {
 			return nil, fmt.Errorf("events: stream read without a sequence")
 		}
-		b.reads.Add(1)
+		rd.b.reads.Add(1)
 		out = append(out, &head{seq: seq, subject: msg.Header.Get(jetstream.SubjectHeader), data: msg.Data})
 	}
 }
