@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"regexp"
 	"slices"
-	"strings"
 )
 
 // The EVENTS stream's subjects say whose an event is, so that a reader
@@ -132,9 +131,4 @@ func (f Filter) corporations() []string {
 		return []string{""} // sees no corporation: indexed under none
 	}
 	return sc.Corporations
-}
-
-// nameOf is the name token of a stored event's subject.
-func nameOf(subject string) string {
-	return subject[strings.LastIndexByte(subject, '.')+1:]
 }
