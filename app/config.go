@@ -164,7 +164,7 @@ type Config struct {
 	PprofAddr string
 	// LivePollInterval is how often the banking listings of each
 	// corporation with a live subscriber are polled for changes made
-	// outside the gateway (package live).
+	// outside the gateway (package bankpoll).
 	LivePollInterval    time.Duration
 	livePollIntervalRaw string
 	// wrapUpstream, set by benchmarks only, wraps each upstream client's

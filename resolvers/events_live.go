@@ -27,7 +27,7 @@ var _ EventStream = (*events.Bus)(nil)
 
 // LiveDemand is told of every live subscriber with a corporation, so that
 // the banking changes made outside the gateway are polled for while one
-// listens (live.Poller). Watch keeps ctx, whose session's credentials the
+// listens (bankpoll.Poller). Watch keeps ctx, whose session's credentials the
 // polls may use, until it ends.
 type LiveDemand interface {
 	Watch(ctx context.Context, corporationID string)

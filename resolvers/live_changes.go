@@ -11,8 +11,8 @@ import (
 )
 
 // The gateway's banking mutations announce their change under the id the
-// live poller gives the same change when a poll finds it
-// (events.ChangeID(subject, version), versions from package live), so that
+// banking poller gives the same change when a poll finds it
+// (events.ChangeID(subject, version), versions from events/versions.go), so that
 // the stream keeps one announcement.
 
 // walletCreatedID is the event id of the announcement of new wallets: the
