@@ -97,13 +97,11 @@ func (p *Poller) pollOnce(ctx context.Context, corpID string, cred context.Conte
 			continue // one change seen in two listings (a transfer between two wallets)
 		}
 		sent[id] = true
-		c.payload[events.PayloadCorporation] = corpID
-		c.payload[events.PayloadSubject] = c.subject
-		body, err := json.Marshal(c.payload)
+		e, err := events.NewChange(events.SourceBanking, id, c.name, corpID, c.subject, c.payload, time.Now())
 		if err != nil {
 			return err
 		}
-		if err := p.Bus.Publish(ctx, events.Event{Source: events.SourceBanking, ID: id, Name: c.name, Payload: body, CreatedAt: time.Now().UTC()}); err != nil {
+		if err := p.Bus.Publish(ctx, e); err != nil {
 			return err
 		}
 		p.stats.Changes.Add(1)

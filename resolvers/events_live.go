@@ -2,7 +2,6 @@ package resolvers
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"sync"
 
@@ -270,16 +269,8 @@ func (r *Resolver) publishGatewayEventID(ctx context.Context, id, name, corpID, 
 // newGatewayEvent is the event announcing the gateway's change: payload with
 // the corporation, the subject and the kind of principal that made it.
 func (r *Resolver) newGatewayEvent(ctx context.Context, id, name, corpID, subject string, payload map[string]any) (events.Event, error) {
-	payload[events.PayloadCorporation] = corpID
-	if subject != "" {
-		payload[events.PayloadSubject] = subject
-	}
 	if s := session.From(ctx); s != nil {
 		payload["by_kind"] = string(s.Kind)
 	}
-	body, err := json.Marshal(payload)
-	if err != nil {
-		return events.Event{}, err
-	}
-	return events.Event{Source: events.SourceGateway, ID: id, Name: name, Payload: body, CreatedAt: r.now().UTC()}, nil
+	return events.NewChange(events.SourceGateway, id, name, corpID, subject, payload, r.now())
 }
