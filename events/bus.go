@@ -239,38 +239,21 @@ func migrateLayout(ctx context.Context, js jetstream.JetStream) error {
 	if err != nil {
 		return err
 	}
-	if st.CachedInfo().State.Msgs > 0 {
-		cons, err := js.OrderedConsumer(ctx, EventsStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{old}})
+	for seq := max(st.CachedInfo().State.FirstSeq, 1); ; {
+		msg, err := st.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(old))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			break
+		}
 		if err != nil {
 			return err
 		}
-		for {
-			batch, err := cons.FetchNoWait(500)
-			if err != nil {
+		var e Event
+		if json.Unmarshal(msg.Data, &e) == nil && tokenRe.MatchString(e.Source) && tokenRe.MatchString(e.Name) {
+			if _, err := js.Publish(ctx, subjectOf(&e), msg.Data, jetstream.WithMsgID(fmt.Sprintf("layout:%d", msg.Sequence))); err != nil {
 				return err
-			}
-			n := 0
-			for msg := range batch.Messages() {
-				n++
-				md, err := msg.Metadata()
-				if err != nil {
-					return err
-				}
-				var e Event
-				if json.Unmarshal(msg.Data(), &e) != nil || !tokenRe.MatchString(e.Source) || !tokenRe.MatchString(e.Name) {
-					continue
-				}
-				if _, err := js.Publish(ctx, subjectOf(&e), msg.Data(), jetstream.WithMsgID(fmt.Sprintf("layout:%d", md.Sequence.Stream))); err != nil {
-					return err
-				}
-			}
-			if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) {
-				return err
-			}
-			if n == 0 {
-				break
 			}
 		}
+		seq = msg.Sequence + 1
 	}
 	return st.Purge(ctx, jetstream.WithPurgeSubject(old))
 }
