@@ -23,11 +23,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fingraph/fingraph/bankpoll"
 	"github.com/fingraph/fingraph/engine"
 	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/gqlhttp"
 	"github.com/fingraph/fingraph/idempotency"
-	"github.com/fingraph/fingraph/live"
 	"github.com/fingraph/fingraph/ratelimit"
 	"github.com/fingraph/fingraph/redact"
 	"github.com/fingraph/fingraph/resolvers/loaders"
@@ -136,7 +136,7 @@ type App struct {
 	reconciler *events.Reconciler
 	// live polls the banking changes of corporations with live
 	// subscribers.
-	live    *live.Poller
+	live    *bankpoll.Poller
 	tracing *tracing
 	// workers run the upstream reads operations start ahead of their
 	// resolvers (loaders.Workers).
@@ -435,17 +435,18 @@ func (a *App) startEvents(ctx, bgCtx context.Context, cfg Config, pay *payments.
 // buckets) before any subscription can ask for it; it polls nothing until
 // one does.
 func (a *App) openLive(ctx context.Context, cfg Config, bank *banking.Client, m *metrics) error {
-	leases, err := a.engine.KeyValue(ctx, live.LeaseBucket, 0)
+	leases, err := a.engine.KeyValue(ctx, bankpoll.LeaseBucket, 0)
 	if err != nil {
 		return err
 	}
-	snapshots, err := a.engine.KeyValue(ctx, live.SnapshotBucket, 0)
+	snapshots, err := a.engine.KeyValue(ctx, bankpoll.SnapshotBucket, 0)
 	if err != nil {
 		return err
 	}
-	a.live = &live.Poller{Banking: bank, Bus: a.bus, Leases: leases, Snapshots: snapshots,
+	a.live = &bankpoll.Poller{Banking: bank, Bus: a.bus, Leases: leases, Snapshots: snapshots,
 		Interval: cfg.LivePollInterval, Logger: a.logger.With("component", "live")}
 	m.watchLive(a.live.Stats())
+	m.watchEventReads(a.bus)
 	return nil
 }
 

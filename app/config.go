@@ -172,7 +172,7 @@ type Config struct {
 	PprofAddr string
 	// LivePollInterval is how often the banking listings of each
 	// corporation with a live subscriber are polled for changes made
-	// outside the gateway (package live).
+	// outside the gateway (package bankpoll).
 	LivePollInterval    time.Duration
 	livePollIntervalRaw string
 	// UploadDir is where uploads beyond the memory bound are spooled: each

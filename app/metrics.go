@@ -7,7 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fingraph/fingraph/live"
+	"github.com/fingraph/fingraph/bankpoll"
+	"github.com/fingraph/fingraph/events"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -54,7 +55,7 @@ func newMetrics() *metrics {
 
 // watchLive exports the live poller's counters: how many corporations
 // this replica polls now, and its polls, changes and failures.
-func (m *metrics) watchLive(s *live.Stats) {
+func (m *metrics) watchLive(s *bankpoll.Stats) {
 	gauge := func(name, help string, v func() float64) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, v)
 	}
@@ -75,6 +76,15 @@ func (m *metrics) watchLive(s *live.Stats) {
 		counter("fingraph_live_lease_takeovers_total", "Poll leases taken over from a replica that stopped renewing them.",
 			func() float64 { return float64(s.Takeovers.Load()) }),
 	)
+}
+
+// watchEventReads exports the messages read from the event stream for
+// readers (history pages, lookups, resumes): what tenants' reads cost, which
+// grows with their own events, not with the stream.
+func (m *metrics) watchEventReads(b *events.Bus) {
+	m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fingraph_event_reads_total",
+		Help: "Messages read from the event stream for readers (history, lookups by id, resumes), not for the live fan-out."},
+		func() float64 { return float64(b.Reads()) }))
 }
 
 // instrument wraps an upstream's transport so that its calls are counted

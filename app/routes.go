@@ -23,6 +23,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/fingraph/fingraph/bankpoll"
 	"github.com/fingraph/fingraph/downloads"
 	"github.com/fingraph/fingraph/engine"
 	"github.com/fingraph/fingraph/events"
@@ -30,7 +31,6 @@ import (
 	"github.com/fingraph/fingraph/graph"
 	"github.com/fingraph/fingraph/graph/model"
 	"github.com/fingraph/fingraph/idempotency"
-	"github.com/fingraph/fingraph/live"
 	"github.com/fingraph/fingraph/livequery"
 	"github.com/fingraph/fingraph/ratelimit"
 	"github.com/fingraph/fingraph/resolvers"
@@ -67,7 +67,7 @@ type routeDeps struct {
 	metrics    *metrics
 	tracing    *tracing
 	bus        *events.Bus
-	live       *live.Poller
+	live       *bankpoll.Poller
 	enricher   *events.Enricher
 	reconciler *events.Reconciler
 	workers    *loaders.Workers

@@ -18,8 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -134,7 +132,19 @@ type Bus struct {
 	// a burst of webhooks, during which the enricher yields.
 	storing atomic.Int64
 	burstAt atomic.Int64
+
+	// codecs is the cursor codec of the stream's epoch, kept while the
+	// epoch stays.
+	codecs atomic.Pointer[cursorCodec]
+	// reads counts the messages read from the stream for readers (history,
+	// lookups, resumes), not the replica's one live fan-out.
+	reads atomic.Int64
 }
+
+// Reads is how many messages the bus has read from the stream for readers
+// (history pages, lookups by id, resumes from a cursor), not counting the
+// replica's one live fan-out: what a tenant's reads cost.
+func (b *Bus) Reads() int64 { return b.reads.Load() }
 
 // Dedupe is how long an event id is remembered: longer than the upstream's
 // whole retry schedule (31 s) and than a reconciliation gap.
@@ -181,28 +191,71 @@ func NewBus(ctx context.Context, js jetstream.JetStream, opts ...BusOption) (*Bu
 // no stream and draw an epoch; the first to create it wins, and the others,
 // refused because their configuration differs (its epoch), read the
 // winner's epoch and update with it, so that every replica hands out
-// cursors of one epoch.
+// cursors of one epoch. A stream an older version laid out by name only is
+// laid out anew first (migrateLayout).
 func createEvents(ctx context.Context, js jetstream.JetStream, replicas int) error {
 	for tries := 0; ; tries++ {
-		epoch, err := streamEpoch(ctx, js)
+		epoch, laidOut, err := streamEpoch(ctx, js)
 		if err != nil {
 			return err
 		}
+		if !laidOut {
+			if err := migrateLayout(ctx, js); err != nil {
+				return err
+			}
+		}
 		_, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-			Name:       EventsStream,
-			Subjects:   []string{eventSubject + ">"},
-			Retention:  jetstream.LimitsPolicy,
-			Storage:    jetstream.FileStorage,
-			Duplicates: Dedupe,
-			MaxAge:     Retention,
-			Replicas:   replicas,
-			Metadata:   map[string]string{epochKey: epoch},
+			Name:        EventsStream,
+			Subjects:    []string{eventSubject + ">"},
+			Retention:   jetstream.LimitsPolicy,
+			Storage:     jetstream.FileStorage,
+			Duplicates:  Dedupe,
+			MaxAge:      Retention,
+			Replicas:    replicas,
+			AllowDirect: true,
+			Metadata:    map[string]string{epochKey: epoch, layoutKey: layoutScoped},
 		})
 		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) && tries < 3 {
 			continue // created meanwhile by another replica: take its epoch
 		}
 		return err
 	}
+}
+
+// migrateLayout moves the events an older version stored under
+// "fingraph.events.<source>.<name>" to the scoped subjects
+// (subjectOf), then removes them. They get new positions after every event
+// already there; their cursors, like every cursor of the older form, are
+// refused as stale (the epoch is drawn anew with the layout), so a client
+// reads state again rather than resuming at a wrong place. Each copy carries
+// a message id of its old position, so replicas migrating at once copy
+// each event once.
+func migrateLayout(ctx context.Context, js jetstream.JetStream) error {
+	const old = eventSubject + "*.*"
+	st, err := js.Stream(ctx, EventsStream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for seq := max(st.CachedInfo().State.FirstSeq, 1); ; {
+		msg, err := st.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(old))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		var e Event
+		if json.Unmarshal(msg.Data, &e) == nil && tokenRe.MatchString(e.Source) && tokenRe.MatchString(e.Name) {
+			if _, err := js.Publish(ctx, subjectOf(&e), msg.Data, jetstream.WithMsgID(fmt.Sprintf("layout:%d", msg.Sequence))); err != nil {
+				return err
+			}
+		}
+		seq = msg.Sequence + 1
+	}
+	return st.Purge(ctx, jetstream.WithPurgeSubject(old))
 }
 
 // msgID is the stream's dedupe key of an event. The banking-side sources
@@ -262,34 +315,61 @@ func (b *Bus) PublishNew(ctx context.Context, e Event) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	ack, err := b.js.Publish(ctx, eventSubject+e.Source+"."+e.Name, data, jetstream.WithMsgID(msgID(e.Source, e.ID)))
+	ack, err := b.js.Publish(ctx, subjectOf(&e), data, jetstream.WithMsgID(msgID(e.Source, e.ID)))
 	if err != nil {
 		return false, err
 	}
 	return !ack.Duplicate, nil
 }
 
-// A cursor is "<sequence>.<epoch>": the stream sequence of an event, and
-// the epoch of the stream that numbered it (drawn when the stream was
-// created, kept in its metadata). A stream that
-// is reset (deleted, or replaced by a new cluster) starts numbering again, so
-// a cursor from the old stream is refused rather than silently matched
-// against unrelated events or a position the new stream has not reached.
-
-// Cursor returns the cursor of the newest event (sequence 0 when there is
-// none). A client that reads state and then subscribes with after: this
-// cursor misses nothing in between.
+// Cursor returns the cursor of the newest event of the whole stream (a
+// position before every event when there is none). A client that reads
+// state and then subscribes with after: this cursor misses nothing in
+// between. A tenant's reader asks CursorFor, which says nothing of the
+// other tenants' events.
 func (b *Bus) Cursor(ctx context.Context) (string, error) {
 	pos, err := b.position(ctx)
 	if err != nil {
 		return "", fmt.Errorf("events: cursor: %w", err)
 	}
-	return formatCursor(pos.last, pos.epoch), nil
+	return pos.codec.format(pos.last), nil
+}
+
+// CursorFor returns the cursor of the newest event f's scope sees (names
+// aside), or of a position before every event when it sees none: resuming
+// after it misses none of its events, and it moves only when one of them
+// arrives.
+func (b *Bus) CursorFor(ctx context.Context, f Filter) (string, error) {
+	pos, err := b.position(ctx)
+	if err != nil {
+		return "", fmt.Errorf("events: cursor: %w", err)
+	}
+	if f.scope() == nil {
+		return pos.codec.format(pos.last), nil
+	}
+	subjects := Filter{Scope: f.scope()}.subjects(nil)
+	var last uint64
+	if len(subjects) > 0 {
+		heads, err := b.lastBefore(ctx, subjects, pos.last, pos)
+		if err != nil && !errors.Is(err, errTooManySubjects) {
+			return "", fmt.Errorf("events: cursor: %w", err)
+		}
+		if err != nil {
+			// More owners than one read answers (staff): all the
+			// stream is theirs to see.
+			last = pos.last
+		}
+		for _, h := range heads {
+			last = max(last, h.seq)
+		}
+	}
+	return pos.codec.format(last), nil
 }
 
 type position struct {
-	epoch string
+	codec *cursorCodec
 	last  uint64
+	first uint64
 }
 
 func (b *Bus) position(ctx context.Context) (position, error) {
@@ -298,62 +378,51 @@ func (b *Bus) position(ctx context.Context) (position, error) {
 		return position{}, err
 	}
 	info := st.CachedInfo() // js.Stream has just read it
-	return position{epoch: epochOf(info), last: info.State.LastSeq}, nil
+	return position{codec: b.codec(epochOf(info)), last: info.State.LastSeq, first: info.State.FirstSeq}, nil
 }
 
-// epochKey names the stream metadata entry holding the epoch of its
-// cursors.
-const epochKey = "fingraph_cursor_epoch"
+// codec returns the cursor codec of epoch, made once per epoch.
+func (b *Bus) codec(epoch string) *cursorCodec {
+	if c := b.codecs.Load(); c != nil && c.epoch == epoch {
+		return c
+	}
+	c := newCursorCodec(epoch)
+	b.codecs.Store(c)
+	return c
+}
+
+// Stream metadata: epochKey names the entry holding the epoch of its
+// cursors, layoutKey the layout of its subjects.
+const (
+	epochKey     = "fingraph_cursor_epoch"
+	layoutKey    = "fingraph_subject_layout"
+	layoutScoped = "source.owner.name"
+)
 
 // streamEpoch is the epoch the EVENTS stream's cursors carry: the one it
-// already has, or a new one when the stream is new. It is kept in the
-// stream's metadata because the stream's creation time, which older
-// versions used, is not stable: the server rewrites it when the stream is
-// updated at start, and every restart after the first would then refuse
-// every cursor as "stream was reset". A stream from an older version keeps
-// the creation time it shows now, so the cursors handed out since its last
-// start stay valid.
-func streamEpoch(ctx context.Context, js jetstream.JetStream) (string, error) {
+// already has, or a new one when the stream is new or laid out by an older
+// version (laidOut false: it must be migrated, and its older cursors,
+// which showed their epoch, are refused from now on). It is kept in the
+// stream's metadata because the stream's creation time is not stable: the
+// server rewrites it when the stream is updated at start.
+func streamEpoch(ctx context.Context, js jetstream.JetStream) (epoch string, laidOut bool, err error) {
 	st, err := js.Stream(ctx, EventsStream)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		return strconv.FormatInt(time.Now().UnixNano(), 36), nil
+		return newEpoch(), true, nil
 	}
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
-	return epochOf(st.CachedInfo()), nil
+	info := st.CachedInfo()
+	if info.Config.Metadata[layoutKey] != layoutScoped {
+		return newEpoch(), false, nil
+	}
+	return epochOf(info), true, nil
 }
 
-// epochOf is the epoch part of the stream's cursors: the one its metadata
-// holds, or, for a stream an older version created, its creation time.
+// epochOf is the epoch of the stream's cursors.
 func epochOf(info *jetstream.StreamInfo) string {
-	if e := info.Config.Metadata[epochKey]; e != "" {
-		return e
-	}
-	return strconv.FormatInt(info.Created.UnixNano(), 36)
-}
-
-func formatCursor(seq uint64, epoch string) string {
-	return strconv.FormatUint(seq, 10) + "." + epoch
-}
-
-// parseCursor checks a cursor against the stream's position.
-func parseCursor(c string, pos position) (uint64, error) {
-	seqStr, epoch, ok := strings.Cut(c, ".")
-	if !ok || epoch == "" {
-		return 0, ErrBadCursor
-	}
-	seq, err := strconv.ParseUint(seqStr, 10, 64)
-	if err != nil {
-		return 0, ErrBadCursor
-	}
-	if epoch != pos.epoch {
-		return 0, ErrStaleCursor
-	}
-	if seq > pos.last {
-		return 0, ErrFutureCursor
-	}
-	return seq, nil
+	return info.Config.Metadata[epochKey]
 }
 
 var (

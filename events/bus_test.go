@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"strings"
 	"testing"
 	"time"
 
@@ -116,22 +115,25 @@ func TestCursorsPastTheEndOrFromAResetStreamAreRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seq, epoch, _ := strings.Cut(now, ".")
-	if seq != "3" || epoch == "" {
-		t.Fatalf("cursor %q, want sequence 3 with an epoch", now)
+	h, err := bus.History(ctx, events.Filter{}, "", 3)
+	if err != nil || len(h.Events) != 3 {
+		t.Fatalf("history: %v %v", h, err)
+	}
+	if h.Events[0].Cursor != now {
+		t.Fatalf("the stream's cursor %q is not its newest event's %q", now, h.Events[0].Cursor)
 	}
 	for _, tc := range []struct {
 		cursor string
 		want   error
 	}{
 		{now, nil},
-		{"0." + epoch, nil},
-		{"4." + epoch, events.ErrFutureCursor},
-		{"99999999999." + epoch, events.ErrFutureCursor},
+		{h.Events[2].Cursor, nil},
+		{"3.epoch", events.ErrStaleCursor}, // the older form
 		{"99999999999", events.ErrBadCursor},
-		{"x." + epoch, events.ErrBadCursor},
+		{"x.y", events.ErrBadCursor},
 		{"1.", events.ErrBadCursor},
-		{"1.zzzzzz", events.ErrStaleCursor},
+		{"AAAAAAAAAAAAAAAAAAAAAA", events.ErrStaleCursor},
+		{now + "A", events.ErrBadCursor},
 	} {
 		sctx, scancel := context.WithCancel(ctx)
 		_, err := bus.Subscribe(sctx, events.Filter{}, tc.cursor)
@@ -141,7 +143,8 @@ func TestCursorsPastTheEndOrFromAResetStreamAreRefused(t *testing.T) {
 		}
 	}
 
-	// Reset the stream: the old cursor's epoch no longer matches.
+	// Reset the stream: the old cursors are refused, whether or not the
+	// new stream has reached their position.
 	if err := e.JetStream().DeleteStream(ctx, events.EventsStream); err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +152,12 @@ func TestCursorsPastTheEndOrFromAResetStreamAreRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := bus.Subscribe(ctx, events.Filter{}, "0."+epoch); !errors.Is(err, events.ErrStaleCursor) {
+	for i := range 5 {
+		if err := bus.Publish(ctx, events.Event{Source: events.SourcePayments, ID: fmt.Sprintf("d-%d", i), Name: "IndividualActivated"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := bus.Subscribe(ctx, events.Filter{}, h.Events[2].Cursor); !errors.Is(err, events.ErrStaleCursor) {
 		t.Errorf("a cursor of the reset stream: %v, want ErrStaleCursor", err)
 	}
 }

@@ -1,6 +1,11 @@
 package events
 
-import "github.com/google/uuid"
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/google/uuid"
+)
 
 // SourceBanking is the source of the changes the gateway finds by polling
 // the banking upstream, which announces nothing itself. Like the gateway's
@@ -32,4 +37,21 @@ const (
 // derives the same id, and the stream keeps the first.
 func ChangeID(subject, version string) string {
 	return uuid.NewSHA1(uuid.NameSpaceURL, []byte("fingraph:change:"+subject+"@"+version)).String()
+}
+
+// NewChange is the event announcing a banking-side change (source
+// SourceGateway or SourceBanking) under id: the change of corporation
+// corporationID (its visibility) to the entity with global id subject
+// (Event.subject; "" when there is none to show). payload gets the two
+// keys every banking-side event carries; it is kept as the event's payload.
+func NewChange(source, id, name, corporationID, subject string, payload map[string]any, at time.Time) (Event, error) {
+	payload[PayloadCorporation] = corporationID
+	if subject != "" {
+		payload[PayloadSubject] = subject
+	}
+	body, err := json.Marshal(payload)
+	if err != nil {
+		return Event{}, err
+	}
+	return Event{Source: source, ID: id, Name: name, Payload: body, CreatedAt: at.UTC()}, nil
 }

@@ -56,13 +56,13 @@ func TestBankingChangesShareTheGatewaysIDsAndFlowLikeThem(t *testing.T) {
 	}
 
 	banking := h.Events[0]
-	if e, err := bus.Lookup(ctx, banking.Seq(), events.SourceBanking, next); err != nil || e == nil || e.Source != events.SourceBanking {
+	if e, err := bus.Lookup(ctx, banking.Cursor, events.SourceBanking, next); err != nil || e == nil || e.Source != events.SourceBanking {
 		t.Fatalf("lookup as banking: %v %v", e, err)
 	}
-	if e, err := bus.Lookup(ctx, banking.Seq(), events.SourceGateway, next); err != nil || e == nil {
+	if e, err := bus.Lookup(ctx, banking.Cursor, events.SourceGateway, next); err != nil || e == nil {
 		t.Fatalf("lookup by a gateway event id: %v %v", e, err)
 	}
-	if e, err := bus.Lookup(ctx, banking.Seq(), events.SourcePayments, next); err != nil || e != nil {
+	if e, err := bus.Lookup(ctx, banking.Cursor, events.SourcePayments, next); err != nil || e != nil {
 		t.Fatalf("a payments lookup found a banking event: %v %v", e, err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -38,6 +39,11 @@ type Filter struct {
 	// introducer): the fan-out then offers it only those, instead of
 	// checking it for every event of the stream.
 	Corporations []string
+	// Scope, when set, is what the subscriber may see: its reads of the
+	// stream (history, a resume, the newest cursor) name only its
+	// subjects, so that they never read another tenant's events. Nil with
+	// Corporations empty reads the whole stream.
+	Scope *Scope
 }
 
 // nameSet is f's names as a set, nil for every name; a name that cannot be
@@ -146,8 +152,10 @@ func (s *subscriber) wants(e *Event) bool {
 // fanout reads the EVENTS stream once for the replica, through one ordered
 // consumer, and hands each event to the subscribers that want it.
 type fanout struct {
-	epoch string
+	codec *cursorCodec
 	done  chan struct{}
+	// reads is the bus's count of messages read for readers.
+	reads *atomic.Int64
 
 	mu   sync.Mutex
 	subs map[*subscriber]struct{}
@@ -193,10 +201,7 @@ func (b *Bus) subscribe(ctx context.Context, f Filter, cursor string, sink Sink)
 	if err != nil {
 		return nil, err
 	}
-	var subjects []string
-	for n := range names {
-		subjects = append(subjects, eventSubject+"*."+n)
-	}
+	subjects := f.subjects(names)
 	var from uint64
 	if cursor != "" {
 		pos, err := b.position(ctx)
@@ -211,7 +216,7 @@ func (b *Bus) subscribe(ctx context.Context, f Filter, cursor string, sink Sink)
 	if err != nil {
 		return nil, fmt.Errorf("events: subscribe: %w", err)
 	}
-	s := &subscriber{fan: fan, names: names, match: f.Match, corps: f.Corporations, sink: sink, after: from}
+	s := &subscriber{fan: fan, names: names, match: f.Match, corps: f.corporations(), sink: sink, after: from}
 
 	fan.mu.Lock()
 	if fan.failed {
@@ -219,7 +224,7 @@ func (b *Bus) subscribe(ctx context.Context, f Filter, cursor string, sink Sink)
 		return nil, fmt.Errorf("events: subscribe: %w", ErrBusClosed)
 	}
 	live := fan.last
-	s.catching = cursor != "" && from < live
+	s.catching = cursor != "" && from < live && len(subjects) > 0
 	fan.add(s)
 	fan.mu.Unlock()
 
@@ -319,6 +324,7 @@ func (s *subscriber) replay(ctx context.Context, js jetstream.JetStream, subject
 		if md.Sequence.Stream > live {
 			return nil // the live fan-out has it
 		}
+		s.fan.reads.Add(1)
 		if e, ok := s.fan.decode(msg.Data(), md.Sequence.Stream); ok && (s.match == nil || s.match(e)) {
 			if err := s.sink.Send(ctx, e); err != nil {
 				return err
@@ -331,17 +337,18 @@ func (s *subscriber) replay(ctx context.Context, js jetstream.JetStream, subject
 }
 
 func (f *fanout) decode(data []byte, seq uint64) (*Event, bool) {
-	return decodeAt(data, seq, f.epoch)
+	return decodeAt(data, seq, f.codec)
 }
 
-// decodeAt decodes the event stored at seq of the stream of that epoch.
-func decodeAt(data []byte, seq uint64, epoch string) (*Event, bool) {
+// decodeAt decodes the event stored at seq of the stream whose cursors
+// codec seals.
+func decodeAt(data []byte, seq uint64, codec *cursorCodec) (*Event, bool) {
 	e := &Event{}
 	if json.Unmarshal(data, e) != nil {
 		return nil, false
 	}
 	e.seq = seq
-	e.Cursor = formatCursor(seq, epoch)
+	e.Cursor = codec.format(seq)
 	e.payload = &payloadFields{}
 	return e, true
 }
@@ -375,7 +382,7 @@ func (b *Bus) fanout(ctx context.Context) (*fanout, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &fanout{epoch: pos.epoch, done: make(chan struct{}), subs: map[*subscriber]struct{}{},
+	f := &fanout{codec: pos.codec, reads: &b.reads, done: make(chan struct{}), subs: map[*subscriber]struct{}{},
 		open: map[*subscriber]struct{}{}, byCorp: map[string]map[*subscriber]struct{}{}, last: pos.last}
 	stop := context.AfterFunc(b.ctx, it.Stop)
 	go func() {

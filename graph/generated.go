@@ -4492,9 +4492,10 @@ extend type Query {
   ): [Individual!]
     @requires(role: PAYMENTS_OPERATOR)
   """
-  The cursor of the newest live event. Read state, read this, then subscribe
-  with after: it, and no event falls in the gap between the two. Every session
-  kind but a payments customer (FORBIDDEN).
+  The cursor of the newest live event this session may see. Read state, read
+  this, then subscribe with after: it, and no event falls in the gap between
+  the two. Cursors are opaque: they show nothing of other tenants' events.
+  Every session kind but a payments customer (FORBIDDEN).
   """
   eventsCursor: String!
     @requires(role: SIGNED_IN)
@@ -4506,11 +4507,12 @@ extend type Query {
   operators that are staff or API clients). Edge
   cursors are the subscription's cursors: read the newest page, then
   subscribe to events with after: pageInfo.startCursor, and no event falls
-  in between (on an empty newest page startCursor is the stream's position,
-  like eventsCursor). after is an endCursor of an earlier page and reads
-  older events. first is 1 to 100 (default 20). One page looks at no more
-  than 5000 events of the stream: a filter that selects few events can give
-  a short page, with hasNextPage true and endCursor where reading stopped.
+  in between (on an empty newest page startCursor is eventsCursor). after is
+  an endCursor of an earlier page and reads older events. first is 1 to 100
+  (default 20). A page reads the session's own events only, whatever the
+  stream holds besides; a page that stops at its bound has hasNextPage true
+  and endCursor where reading stopped. A cursor of an earlier event stream
+  is refused (BAD_USER_INPUT).
   """
   eventHistory(
     "How many events to return, 1 to 100."

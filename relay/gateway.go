@@ -1,36 +1,30 @@
 package relay
 
-import (
-	"strconv"
-	"strings"
-)
+import "strings"
 
 // gatewayEventPrefix starts the raw id of an Event the gateway made itself
 // (a card issued, a conversion created): no upstream can read such an event
-// back, so its raw id says where it is in the gateway's event stream. No
+// back, so its raw id says where it is in the gateway's event stream, by
+// its cursor (opaque: it shows nothing of the stream's other events). No
 // upstream event id has this prefix (they are UUIDs).
 const gatewayEventPrefix = "gw~"
 
-// GatewayEventRaw is the raw Event id of the gateway's event id at stream
-// position seq.
-func GatewayEventRaw(seq uint64, id string) string {
-	return gatewayEventPrefix + strconv.FormatUint(seq, 10) + "~" + id
+// GatewayEventRaw is the raw Event id of the gateway's event id at the
+// stream position of cursor.
+func GatewayEventRaw(cursor, id string) string {
+	return gatewayEventPrefix + cursor + "~" + id
 }
 
 // ParseGatewayEventRaw reads a raw Event id made by GatewayEventRaw; ok is
 // false for an upstream event's id.
-func ParseGatewayEventRaw(raw string) (seq uint64, id string, ok bool) {
+func ParseGatewayEventRaw(raw string) (cursor, id string, ok bool) {
 	rest, found := strings.CutPrefix(raw, gatewayEventPrefix)
 	if !found {
-		return 0, "", false
+		return "", "", false
 	}
-	s, id, found := strings.Cut(rest, "~")
-	if !found || id == "" {
-		return 0, "", false
+	cursor, id, found = strings.Cut(rest, "~")
+	if !found || id == "" || cursor == "" {
+		return "", "", false
 	}
-	seq, err := strconv.ParseUint(s, 10, 64)
-	if err != nil || seq == 0 {
-		return 0, "", false
-	}
-	return seq, id, true
+	return cursor, id, true
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/gqlhttp"
 	"github.com/fingraph/fingraph/graph/model"
@@ -31,13 +32,6 @@ func credentialReadKey(s *session.Session) string {
 	}
 	return "session:" + s.ID
 }
-
-// Gateway event names of cards and KYC documents.
-const (
-	EventCardIssued             = "CardIssued"
-	EventCardSimulation         = "CardTransactionSimulated"
-	EventKYCDocumentStatusMoved = "KycDocumentStatusChanged"
-)
 
 // viewerCorporation is the corporation every card a session sees belongs
 // to: its own for persons and API clients, "" for staff (who see all).
@@ -191,7 +185,7 @@ func (r *Resolver) simulate(ctx context.Context, in model.SimulateCardTransactio
 	if name == "" {
 		name = "UNKNOWN"
 	}
-	r.publishGatewayEvent(ctx, EventCardSimulation, corpID, relay.ID(relay.Card, in.CardID), map[string]any{"card_id": in.CardID,
+	r.publishGatewayEvent(ctx, events.CardTransactionSimulated, corpID, relay.ID(relay.Card, in.CardID), map[string]any{"card_id": in.CardID,
 		"authorised": a.Authorised, "code": a.Code, "amount": in.Amount, "currency": in.Currency})
 	if a.Authorised {
 		return &model.CardAuthorised{Card: card, Code: a.Code, Name: name,

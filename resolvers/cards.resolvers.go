@@ -8,9 +8,9 @@ package resolvers
 import (
 	"context"
 
+	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/graph"
 	"github.com/fingraph/fingraph/graph/model"
-	"github.com/fingraph/fingraph/live"
 	"github.com/fingraph/fingraph/relay"
 	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/upstream/banking"
@@ -119,7 +119,7 @@ func (r *mutationResolver) IssueCard(ctx context.Context, input model.IssueCardI
 		return nil, moneyError(err)
 	}
 	if fresh {
-		r.announceChange(ctx, EventCardIssued, corpID, relay.ID(relay.Card, id), live.Created, map[string]any{"card_id": id,
+		r.announceChange(ctx, events.CardIssued, corpID, relay.ID(relay.Card, id), events.Created, map[string]any{"card_id": id,
 			"cardholder_id": input.CardholderID, "funding_wallet_id": input.FundingWalletID})
 	}
 	c, err := r.Banking.Cards.Get(ctx, id)

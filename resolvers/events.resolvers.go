@@ -92,8 +92,8 @@ func (r *queryResolver) Event(ctx context.Context, id string) (*model.Event, err
 	if err := checkText("id", id, true); err != nil {
 		return nil, err
 	}
-	if seq, eid, ok := relay.ParseGatewayEventRaw(id); ok {
-		return r.gatewayEvent(ctx, seq, eid)
+	if cursor, eid, ok := relay.ParseGatewayEventRaw(id); ok {
+		return r.gatewayEvent(ctx, cursor, eid)
 	}
 	if s := session.From(ctx); s != nil && s.Kind == session.Customer {
 		return nil, errCustomerEvents()
@@ -165,10 +165,7 @@ func (r *queryResolver) Individuals(ctx context.Context, status *model.Individua
 }
 
 func (r *queryResolver) EventsCursor(ctx context.Context) (string, error) {
-	if s := session.From(ctx); s != nil && s.Kind == session.Customer {
-		return "", errCustomerEvents()
-	}
-	return r.Events.Cursor(ctx)
+	return r.eventsCursor(ctx)
 }
 
 func (r *queryResolver) EventHistory(ctx context.Context, first *int64, after *string, names []string) (*model.EventConnection, error) {

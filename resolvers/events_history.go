@@ -22,7 +22,7 @@ func (r *Resolver) eventHistory(ctx context.Context, first *int64, after *string
 	if err != nil {
 		return nil, err
 	}
-	f := events.Filter{Names: names, Match: sc.match(nil)}
+	f := events.Filter{Names: names, Match: sc.match(nil), Scope: sc.busScope()}
 	h, err := r.Events.History(ctx, f, deref(after), limit)
 	if err != nil {
 		return nil, streamArgError(err)
@@ -54,8 +54,8 @@ func (r *Resolver) eventHistory(ctx context.Context, first *int64, after *string
 // gatewayEvent reads back a banking-side event (made by the gateway or
 // found by polling) from the event stream, when the session may see it, as
 // the events subscription would show it; nil otherwise.
-func (r *Resolver) gatewayEvent(ctx context.Context, seq uint64, id string) (*model.Event, error) {
-	e, err := r.Events.Lookup(ctx, seq, events.SourceGateway, id)
+func (r *Resolver) gatewayEvent(ctx context.Context, cursor, id string) (*model.Event, error) {
+	e, err := r.Events.Lookup(ctx, cursor, events.SourceGateway, id)
 	if err != nil || e == nil {
 		return nil, err
 	}

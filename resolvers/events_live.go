@@ -2,7 +2,6 @@ package resolvers
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"sync"
 
@@ -17,17 +16,17 @@ import (
 // EventStream is where subscriptions read live events from.
 type EventStream interface {
 	SubscribeSink(ctx context.Context, f events.Filter, cursor string, sink events.Sink) error
-	Cursor(ctx context.Context) (string, error)
+	CursorFor(ctx context.Context, f events.Filter) (string, error)
 	History(ctx context.Context, f events.Filter, before string, limit int) (*events.History, error)
 	Publish(ctx context.Context, e events.Event) error
-	Lookup(ctx context.Context, seq uint64, source, id string) (*events.Event, error)
+	Lookup(ctx context.Context, cursor, source, id string) (*events.Event, error)
 }
 
 var _ EventStream = (*events.Bus)(nil)
 
 // LiveDemand is told of every live subscriber with a corporation, so that
 // the banking changes made outside the gateway are polled for while one
-// listens (live.Poller). Watch keeps ctx, whose session's credentials the
+// listens (bankpoll.Poller). Watch keeps ctx, whose session's credentials the
 // polls may use, until it ends.
 type LiveDemand interface {
 	Watch(ctx context.Context, corporationID string)
@@ -55,15 +54,11 @@ func (r *Resolver) subscribe(ctx context.Context, sc *eventScope, f events.Filte
 		return nil, gqlerr.BadInput("names", "at most %d names", maxNames)
 	}
 	f.Match = sc.match(f.Match)
-	// A scope of some corporations only (a person, an introducer, an API
-	// client that is no payments operator): the fan-out offers it those
+	// The bus reads only the scope's subjects for a resume, and the
+	// fan-out offers a scope of some corporations only (a person, an
+	// introducer, an API client that is no payments operator) those
 	// corporations' events alone, rather than checking it for every event.
-	if !sc.payments && !sc.allCorporations {
-		f.Corporations = make([]string, 0, len(sc.corporations))
-		for c := range sc.corporations {
-			f.Corporations = append(f.Corporations, c)
-		}
-	}
+	f.Scope = sc.busScope()
 	out := make(chan *model.LiveEvent, liveChanBuffer)
 	if err := r.Events.SubscribeSink(ctx, f, deref(after), &liveSink{ctx: ctx, out: out, r: r}); err != nil {
 		return nil, streamArgError(err)
@@ -237,8 +232,9 @@ func toLiveEvent(e *events.Event) (*model.LiveEvent, error) {
 		return nil, err
 	}
 	if events.BankingSide(e.Source) {
-		ev.GatewaySeq = e.Seq()
+		ev.GatewayCursor = e.Cursor
 	}
+	ev.Shared = &sharedSubject{}
 	ev.Prefetched = true
 	ev.PrefetchedPendingActions = []*model.PendingAction{}
 	if e.PendingAction != nil {
@@ -273,16 +269,8 @@ func (r *Resolver) publishGatewayEventID(ctx context.Context, id, name, corpID, 
 // newGatewayEvent is the event announcing the gateway's change: payload with
 // the corporation, the subject and the kind of principal that made it.
 func (r *Resolver) newGatewayEvent(ctx context.Context, id, name, corpID, subject string, payload map[string]any) (events.Event, error) {
-	payload[events.PayloadCorporation] = corpID
-	if subject != "" {
-		payload[events.PayloadSubject] = subject
-	}
 	if s := session.From(ctx); s != nil {
 		payload["by_kind"] = string(s.Kind)
 	}
-	body, err := json.Marshal(payload)
-	if err != nil {
-		return events.Event{}, err
-	}
-	return events.Event{Source: events.SourceGateway, ID: id, Name: name, Payload: body, CreatedAt: r.now().UTC()}, nil
+	return events.NewChange(events.SourceGateway, id, name, corpID, subject, payload, r.now())
 }

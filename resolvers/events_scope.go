@@ -3,6 +3,8 @@ package resolvers
 import (
 	"context"
 	"errors"
+	"slices"
+	"sync"
 
 	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/gqlerr"
@@ -90,6 +92,29 @@ func (sc *eventScope) sees(e *events.Event) bool {
 	return false
 }
 
+// busScope is the scope as the bus reads it: the subjects of its events.
+func (sc *eventScope) busScope() *events.Scope {
+	out := &events.Scope{Payments: sc.payments, AllCorporations: sc.allCorporations}
+	if !sc.allCorporations {
+		out.Corporations = make([]string, 0, len(sc.corporations))
+		for c := range sc.corporations {
+			out.Corporations = append(out.Corporations, c)
+		}
+		slices.Sort(out.Corporations)
+	}
+	return out
+}
+
+// eventsCursor is Query.eventsCursor: the cursor of the newest event the
+// session's scope sees, which moves only with its own events.
+func (r *Resolver) eventsCursor(ctx context.Context) (string, error) {
+	sc, err := r.eventScope(ctx)
+	if err != nil {
+		return "", err
+	}
+	return r.Events.CursorFor(ctx, events.Filter{Scope: sc.busScope()})
+}
+
 // match narrows a filter's match to the scope.
 func (sc *eventScope) match(match func(*events.Event) bool) func(*events.Event) bool {
 	return func(e *events.Event) bool {
@@ -165,14 +190,29 @@ func (r *Resolver) paymentsScope(ctx context.Context) (*eventScope, error) {
 	return sc, nil
 }
 
+// sharedSubject is an event's subject as read once for every subscriber
+// that gets the event (model.Event.Shared): one upstream read per change
+// on a replica, whatever the number of subscriptions, sockets and sessions.
+type sharedSubject struct {
+	mu   sync.Mutex
+	done bool
+	node model.Node
+}
+
 // eventSubject is Event.subject: the payload's subject (a global id) of a
 // banking-side event, the order of a payments event, read through the
-// node path with the caller's scope; nil when there is none or the caller
-// may not see it.
+// node path; nil when there is none or the caller may not see it.
+//
+// A streamed event's subject is read once, with the credentials of the
+// first of its subscribers to ask, and shown to each of the others through
+// its own access check, which needs no upstream call: the event reached
+// it, so its scope sees the event's corporation (or the merchant's
+// payments), and its role must be one the node's kind allows. A read that
+// fails is not kept: the next subscriber reads again.
 func (r *Resolver) eventSubject(ctx context.Context, e *model.Event) (model.Node, error) {
 	var id string
 	switch {
-	case e.GatewaySeq != 0:
+	case e.GatewayCursor != "":
 		id, _ = e.Payload[events.PayloadSubject].(string)
 	case e.OrderID != nil:
 		id = relay.ID(relay.Order, *e.OrderID)
@@ -187,6 +227,24 @@ func (r *Resolver) eventSubject(ctx context.Context, e *model.Event) (model.Node
 	if r.Policy != nil && r.Policy.Allows(ctx, nodeRoles[ref.Kind]) != nil {
 		return nil, nil
 	}
+	shared, _ := e.Shared.(*sharedSubject)
+	if shared == nil {
+		return r.readSubject(ctx, ref)
+	}
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.done {
+		return shared.node, nil
+	}
+	n, err := r.readSubject(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	shared.node, shared.done = n, true
+	return n, nil
+}
+
+func (r *Resolver) readSubject(ctx context.Context, ref relay.Ref) (model.Node, error) {
 	n, err := r.loadNode(ctx, ref)
 	if hidesExistence(err) {
 		return nil, nil

@@ -9,10 +9,10 @@ import (
 	"context"
 	"strings"
 
+	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph"
 	"github.com/fingraph/fingraph/graph/model"
-	"github.com/fingraph/fingraph/live"
 	"github.com/fingraph/fingraph/relay"
 	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/session"
@@ -141,7 +141,7 @@ func (r *mutationResolver) CreatePerson(ctx context.Context, input model.CreateP
 		}
 		return toPerson(p), nil
 	}
-	r.announceChange(ctx, "PersonCreated", loaders.CorporationOf(p), relay.ID(relay.Person, p.ID), live.Created, map[string]any{"person_id": p.ID})
+	r.announceChange(ctx, events.PersonCreated, loaders.CorporationOf(p), relay.ID(relay.Person, p.ID), events.Created, map[string]any{"person_id": p.ID})
 	return toPerson(p), nil
 }
 
@@ -173,7 +173,7 @@ func (r *mutationResolver) BlockPerson(ctx context.Context, input model.PersonID
 	if err := upstreamIDs(arg(relay.Person, &input.ID)); err != nil {
 		return nil, err
 	}
-	return r.personTransition(ctx, input.ID, "PersonBlocked", r.Banking.Persons.Block)
+	return r.personTransition(ctx, input.ID, events.PersonBlocked, r.Banking.Persons.Block)
 }
 
 // RestorePerson is the resolver for the restorePerson field.
@@ -181,7 +181,7 @@ func (r *mutationResolver) RestorePerson(ctx context.Context, input model.Person
 	if err := upstreamIDs(arg(relay.Person, &input.ID)); err != nil {
 		return nil, err
 	}
-	return r.personTransition(ctx, input.ID, "PersonRestored", r.Banking.Persons.Restore)
+	return r.personTransition(ctx, input.ID, events.PersonRestored, r.Banking.Persons.Restore)
 }
 
 // UpdateMe is the resolver for the updateMe field.

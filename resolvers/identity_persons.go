@@ -3,9 +3,9 @@ package resolvers
 import (
 	"context"
 
+	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph/model"
-	"github.com/fingraph/fingraph/live"
 	"github.com/fingraph/fingraph/relay"
 	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/session"
@@ -34,7 +34,7 @@ func (r *Resolver) personTransition(ctx context.Context, id, event string, move 
 	if err != nil {
 		return nil, err
 	}
-	r.announceChange(ctx, event, loaders.CorporationOf(p), relay.ID(relay.Person, p.ID), live.PersonVersion(p), map[string]any{"person_id": p.ID})
+	r.announceChange(ctx, event, loaders.CorporationOf(p), relay.ID(relay.Person, p.ID), events.PersonVersion(p), map[string]any{"person_id": p.ID, "is_blocked": events.IsPersonBlocked(p)})
 	return toPerson(p), nil
 }
 

@@ -5,9 +5,9 @@ import (
 	"io"
 	"strings"
 
+	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph/model"
-	"github.com/fingraph/fingraph/live"
 	"github.com/fingraph/fingraph/relay"
 	"github.com/fingraph/fingraph/session"
 	"github.com/fingraph/fingraph/upstream/banking"
@@ -130,7 +130,7 @@ func (r *Resolver) updateKYC(ctx context.Context, in model.UpdateKycDocumentInpu
 		return nil, err
 	}
 	if in.Status != nil {
-		r.announceChange(ctx, EventKYCDocumentStatusMoved, corpID, relay.ID(relay.KycDocument, corpID, doc.ID), live.KYCDocumentVersion(doc),
+		r.announceChange(ctx, events.KycDocumentStatusChanged, corpID, relay.ID(relay.KycDocument, corpID, doc.ID), events.KYCDocumentVersion(doc),
 			map[string]any{"document_id": doc.ID, "status": doc.VerifyingStatus})
 	}
 	return toKYCDocument(doc, corpID), nil

@@ -6,31 +6,30 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/fingraph/fingraph/events"
-	"github.com/fingraph/fingraph/live"
 	"github.com/fingraph/fingraph/relay"
 	"github.com/fingraph/fingraph/upstream/banking"
 )
 
 // The gateway's banking mutations announce their change under the id the
-// live poller gives the same change when a poll finds it
-// (events.ChangeID(subject, version), versions from package live), so that
+// banking poller gives the same change when a poll finds it
+// (events.ChangeID(subject, version), versions from events/versions.go), so that
 // the stream keeps one announcement.
 
 // walletCreatedID is the event id of the announcement of new wallets: the
 // id a poll that finds the one wallet among them whose creation it
-// announces (live.AnnouncesCreation) gives it, so that it is announced
+// announces (events.AnnouncesCreation) gives it, so that it is announced
 // once. Several such wallets at once have no single such id.
 func walletCreatedID(corporationID string, list []*banking.Wallet) string {
 	var real []string
 	for _, w := range list {
-		if live.AnnouncesCreation(w) {
+		if events.AnnouncesCreation(w) {
 			real = append(real, w.ID)
 		}
 	}
 	if len(real) != 1 {
 		return uuid.NewString()
 	}
-	return events.ChangeID(relay.ID(relay.Wallet, corporationID, real[0]), live.Created)
+	return events.ChangeID(relay.ID(relay.Wallet, corporationID, real[0]), events.Created)
 }
 
 // newPublisher is the bus's Publish that says whether the stream took the
@@ -49,7 +48,7 @@ type newPublisher interface {
 func (r *Resolver) announceChange(ctx context.Context, name, corpID, subject, version string, payload map[string]any) {
 	id := events.ChangeID(subject, version)
 	pub, ok := r.Events.(newPublisher)
-	if version == live.Created || !ok {
+	if version == events.Created || !ok {
 		r.publishGatewayEventID(ctx, id, name, corpID, subject, payload)
 		return
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph"
 	"github.com/fingraph/fingraph/graph/model"
-	"github.com/fingraph/fingraph/live"
 	"github.com/fingraph/fingraph/relay"
 	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/session"
@@ -125,7 +124,7 @@ func (r *mutationResolver) CreateWallet(ctx context.Context, input model.CreateW
 	if len(ids) > 0 {
 		subject = relay.ID(relay.Wallet, input.CorporationID, ids[0])
 	}
-	r.publishGatewayEventID(ctx, walletCreatedID(input.CorporationID, list), "WalletCreated", input.CorporationID, subject, map[string]any{"wallet_ids": ids, "adapter": req.Adapter})
+	r.publishGatewayEventID(ctx, walletCreatedID(input.CorporationID, list), events.WalletCreated, input.CorporationID, subject, map[string]any{"wallet_ids": ids, "adapter": req.Adapter})
 	return &model.CreateWalletPayload{Wallets: toWallets(list, input.CorporationID)}, nil
 }
 
@@ -230,9 +229,9 @@ func (r *mutationResolver) CreateConversion(ctx context.Context, input model.Cre
 	// The subject is the source wallet, whose balance moved (transactions
 	// are not nodes).
 	// The id a poll that finds this transaction gives it: announced once.
-	changeID := events.ChangeID(relay.ID(relay.Wallet, s.CorporationID, live.TransactionWallet(t.SourceCounterpartyID, t.TargetCounterpartyID, nil)),
-		live.TransactionCreatedVersion(t.ID))
-	r.publishGatewayEventID(ctx, changeID, "ConversionCreated", s.CorporationID,
+	changeID := events.ChangeID(relay.ID(relay.Wallet, s.CorporationID, events.TransactionWallet(t.SourceCounterpartyID, t.TargetCounterpartyID, nil)),
+		events.TransactionCreatedVersion(t.ID))
+	r.publishGatewayEventID(ctx, changeID, events.ConversionCreated, s.CorporationID,
 		relay.ID(relay.Wallet, s.CorporationID, req.SourceID), map[string]any{"transaction_id": t.ID,
 			"source_wallet_id": c.SourceWalletID, "target_wallet_id": deref(c.TargetWalletID),
 			"amount": t.TargetAmount, "currency": t.TargetCurrency, "status": string(c.Status)})
@@ -251,7 +250,7 @@ func (r *mutationResolver) UpdateLimit(ctx context.Context, input model.UpdateLi
 	if err != nil {
 		return nil, err
 	}
-	r.announceChange(ctx, "LimitUpdated", input.CorporationID, relay.ID(relay.Limit, input.CorporationID, l.ID), live.LimitVersion(l), map[string]any{"limit_id": l.ID,
+	r.announceChange(ctx, events.LimitUpdated, input.CorporationID, relay.ID(relay.Limit, input.CorporationID, l.ID), events.LimitVersion(l), map[string]any{"limit_id": l.ID,
 		"payment_method": l.PaymentMethod, "transaction_type": l.TransactionType})
 	return toLimit(l, input.CorporationID, r.corporationCurrencyOf(ctx, input.CorporationID)), nil
 }
@@ -270,7 +269,7 @@ func (r *mutationResolver) DeleteLimit(ctx context.Context, input model.DeleteLi
 	if err != nil {
 		return nil, err
 	}
-	r.announceChange(ctx, "LimitDeleted", input.CorporationID, relay.ID(relay.Limit, input.CorporationID, l.ID), live.Deleted, map[string]any{"limit_id": l.ID})
+	r.announceChange(ctx, events.LimitDeleted, input.CorporationID, relay.ID(relay.Limit, input.CorporationID, l.ID), events.Deleted, map[string]any{"limit_id": l.ID})
 	return toLimit(l, input.CorporationID, r.corporationCurrencyOf(ctx, input.CorporationID)), nil
 }
 

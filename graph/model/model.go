@@ -67,10 +67,13 @@ type OrderChangePayload struct {
 // Event is an upstream event.
 type Event struct {
 	ID string
-	// GatewaySeq, for an event the gateway made, is its position in the
-	// event stream: what its global id refetches it by. 0 for an upstream
-	// event.
-	GatewaySeq   uint64
+	// GatewayCursor, for a banking-side event (made by the gateway or
+	// found by polling), is its cursor in the event stream: what its
+	// global id refetches it by. "" for an upstream event.
+	GatewayCursor string
+	// Shared, on an event streamed to subscribers, holds what is resolved
+	// once for all of them (its subject); nil otherwise.
+	Shared       any
 	Name         string
 	Payload      map[string]any
 	CreatedAt    time.Time

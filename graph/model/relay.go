@@ -38,8 +38,8 @@ func (w *Wallet) GetID() string { return w.GlobalID() }
 // GlobalID is the event's global id (Event.id): an event the gateway made
 // is found again by its position in the event stream.
 func (e *Event) GlobalID() string {
-	if e.GatewaySeq != 0 {
-		return relay.ID(relay.Event, relay.GatewayEventRaw(e.GatewaySeq, e.ID))
+	if e.GatewayCursor != "" {
+		return relay.ID(relay.Event, relay.GatewayEventRaw(e.GatewayCursor, e.ID))
 	}
 	return relay.ID(relay.Event, e.ID)
 }

@@ -1,4 +1,4 @@
-package live
+package events
 
 import (
 	"crypto/sha256"
@@ -20,8 +20,8 @@ const (
 	Deleted = "deleted"
 )
 
-// digest is an opaque, short digest of the fields that make a version.
-func digest(fields ...any) string {
+// Digest is an opaque, short digest of the fields that make a version.
+func Digest(fields ...any) string {
 	h := sha256.New()
 	for _, f := range fields {
 		fmt.Fprintf(h, "%v\x00", f)
@@ -29,7 +29,7 @@ func digest(fields ...any) string {
 	return hex.EncodeToString(h.Sum(nil)[:12])
 }
 
-func stamp(t banking.Timestamp) string { return t.UTC().Format(time.RFC3339Nano) }
+func Stamp(t banking.Timestamp) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // WalletVersion is a wallet's version: its balances as of its last update.
 func WalletVersion(w *banking.Wallet) string {
@@ -37,7 +37,7 @@ func WalletVersion(w *banking.Wallet) string {
 	if w.Pending != nil {
 		pending = w.Pending.Amount
 	}
-	return digest(w.Amount, pending, stamp(w.UpdatedAt))
+	return Digest(w.Amount, pending, Stamp(w.UpdatedAt))
 }
 
 // TransactionWallet is the wallet a wallet transaction's events are about
@@ -55,21 +55,21 @@ func TransactionWallet(sourceWalletID, targetWalletID string, ours map[string]bo
 // TransactionCreatedVersion is the version, under its wallet's subject, of
 // the first sighting of wallet transaction id: a conversion the gateway
 // made and the poller's find of it share it.
-func TransactionCreatedVersion(id string) string { return transactionVersion(id, Created) }
+func TransactionCreatedVersion(id string) string { return TransactionVersion(id, Created) }
 
-// transactionVersion is the version, under its wallet's subject, of wallet
+// TransactionVersion is the version, under its wallet's subject, of wallet
 // transaction id reaching v: the wallet's subject carries its own versions
 // and every transaction's, kept apart by the transaction's id.
-func transactionVersion(id, v string) string { return "transaction " + id + " " + v }
+func TransactionVersion(id, v string) string { return "transaction " + id + " " + v }
 
 // AnnouncesCreation reports whether a wallet's first sighting is announced
 // (WalletCreated): a real wallet's only, as a pending wallet comes with its
 // real one.
 func AnnouncesCreation(w *banking.Wallet) bool { return w.Type == banking.WalletTypeReal }
 
-func transactionDigest(t *banking.Transaction) string {
+func TransactionDigest(t *banking.Transaction) string {
 	code, _ := t.StatusCode()
-	return digest(code, t.SourceAmount, t.TargetAmount, stamp(t.UpdatedAt))
+	return Digest(code, t.SourceAmount, t.TargetAmount, Stamp(t.UpdatedAt))
 }
 
 // KYCDocumentVersion is a KYC document's version.
@@ -78,7 +78,7 @@ func KYCDocumentVersion(d *banking.KYCDocument) string {
 	if d.ExpirationAt != nil {
 		exp = *d.ExpirationAt
 	}
-	return digest(d.VerifyingStatus, d.Name, exp, stamp(d.UpdatedAt))
+	return Digest(d.VerifyingStatus, d.Name, exp, Stamp(d.UpdatedAt))
 }
 
 // LimitVersion is a corporation limit's version.
@@ -90,12 +90,23 @@ func LimitVersion(l *banking.Limit) string {
 		}
 		return fmt.Sprint(*p)
 	}
-	return digest(v(s.DailySuccessfulVelocity), v(s.WeeklySuccessfulVelocity), v(s.MonthlySuccessfulVelocity),
+	return Digest(v(s.DailySuccessfulVelocity), v(s.WeeklySuccessfulVelocity), v(s.MonthlySuccessfulVelocity),
 		v(s.AttemptVelocityPerHour), v(s.MinimumAmount), v(s.MaximumAmount), v(s.DailyLimitAmount),
-		v(s.WeeklyLimitAmount), v(s.MonthlyLimitAmount), stamp(l.UpdatedAt))
+		v(s.WeeklyLimitAmount), v(s.MonthlyLimitAmount), Stamp(l.UpdatedAt))
 }
 
-// PersonVersion is a person's version.
+// PersonVersion is a person's version, from the fields a person read by id
+// and a person in the listing both carry (the listing has no updated_at
+// and no is_blocked), so that a mutation's announcement and a poll's of the
+// same change share one id: a block is the time it was made (deleted_at).
 func PersonVersion(p *banking.Person) string {
-	return digest(p.FirstName, p.LastName, p.Email, p.IsBlocked, p.DeletedAt != nil, stamp(p.UpdatedAt))
+	blocked := "-"
+	if p.DeletedAt != nil {
+		blocked = Stamp(*p.DeletedAt)
+	}
+	return Digest(p.FirstName, p.LastName, p.Email, IsPersonBlocked(p), blocked)
 }
+
+// IsPersonBlocked reports whether a person is blocked, as both of its shapes
+// say it: is_blocked where it is shown, deleted_at everywhere.
+func IsPersonBlocked(p *banking.Person) bool { return p.IsBlocked || p.DeletedAt != nil }

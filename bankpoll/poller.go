@@ -1,4 +1,4 @@
-// Package live finds the banking changes made outside the gateway and
+// Package bankpoll finds the banking changes made outside the gateway and
 // announces them on the event bus. The banking upstream sends no webhooks,
 // so for every corporation with at least one live subscriber the gateway
 // reads the listings that change (wallets, wallet transactions, cards and
@@ -19,7 +19,7 @@
 // every announcement's id is events.ChangeID(subject, version), the id the
 // gateway's own mutations give the same change, and the stream's duplicate
 // window drops a repeat.
-package live
+package bankpoll
 
 import (
 	"context"
@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/bits"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -370,15 +371,19 @@ func (p *Poller) renew(ctx context.Context, lost context.CancelFunc, key string,
 	}
 }
 
-// pollLoop polls at once, then on a fixed schedule: at the start of the
-// holding plus a whole number of intervals, so that a corporation is read
+// pollLoop polls at once, then on a fixed schedule: at a random offset
+// within the first interval of the holding plus a whole number of intervals, so that a corporation is read
 // every interval however long its polls take. A poll that overruns its
 // slot is followed by the next slot still ahead, never by polls bunched to
 // catch up. After a failure it backs off (doubling, up to maxBackoff
 // intervals) to the first slot after the back-off. It ends when ctx ends
 // or no credential is left.
 func (p *Poller) pollLoop(ctx context.Context, corp *corporation) {
-	sched := schedule{start: time.Now(), every: p.interval()}
+	// The first poll is at once; the timetable after it starts at a
+	// random point of the interval, so that corporations whose leases are
+	// taken together (a replica's start, a hand-over) are not polled, and
+	// do not call the upstream, in step.
+	sched := schedule{start: time.Now().Add(rand.N(p.interval())), every: p.interval()}
 	slot := int64(0)
 	failures := 0
 	for {

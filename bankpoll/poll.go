@@ -1,4 +1,4 @@
-package live
+package bankpoll
 
 import (
 	"context"
@@ -13,27 +13,6 @@ import (
 	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/relay"
 	"github.com/fingraph/fingraph/upstream/banking"
-)
-
-// Event names the poller announces (docs/events.md lists them).
-const (
-	WalletCreated            = "WalletCreated"
-	WalletBalanceChanged     = "WalletBalanceChanged"
-	WalletTransactionCreated = "WalletTransactionCreated"
-	WalletTransactionUpdated = "WalletTransactionUpdated"
-	CardCreated              = "CardCreated"
-	CardUpdated              = "CardUpdated"
-	CardTransactionCreated   = "CardTransactionCreated"
-	CardTransactionUpdated   = "CardTransactionUpdated"
-	KycDocumentCreated       = "KycDocumentCreated"
-	KycDocumentUpdated       = "KycDocumentUpdated"
-	LimitCreated             = "LimitCreated"
-	LimitUpdated             = "LimitUpdated"
-	LimitDeleted             = "LimitDeleted"
-	InvoiceCreated           = "InvoiceCreated"
-	InvoiceUpdated           = "InvoiceUpdated"
-	PersonCreated            = "PersonCreated"
-	PersonUpdated            = "PersonUpdated"
 )
 
 // pageSize is how many of the newest transactions a poll reads per wallet
@@ -77,7 +56,7 @@ type listing struct {
 // whose change as updated (under version d), both about subject.
 func (l *listing) add(id, d, created, updated, subject string, payload func() map[string]any) {
 	l.items = append(l.items, item{id: id, digest: d,
-		created: func() change { return change{created, subject, Created, payload()} },
+		created: func() change { return change{created, subject, events.Created, payload()} },
 		updated: func() change { return change{updated, subject, d, payload()} },
 	})
 }
@@ -118,13 +97,11 @@ func (p *Poller) pollOnce(ctx context.Context, corpID string, cred context.Conte
 			continue // one change seen in two listings (a transfer between two wallets)
 		}
 		sent[id] = true
-		c.payload[events.PayloadCorporation] = corpID
-		c.payload[events.PayloadSubject] = c.subject
-		body, err := json.Marshal(c.payload)
+		e, err := events.NewChange(events.SourceBanking, id, c.name, corpID, c.subject, c.payload, time.Now())
 		if err != nil {
 			return err
 		}
-		if err := p.Bus.Publish(ctx, events.Event{Source: events.SourceBanking, ID: id, Name: c.name, Payload: body, CreatedAt: time.Now().UTC()}); err != nil {
+		if err := p.Bus.Publish(ctx, e); err != nil {
 			return err
 		}
 		p.stats.Changes.Add(1)
@@ -318,12 +295,12 @@ func walletListing(corpID string, wallets []*banking.Wallet) listing {
 			}
 			return m
 		}
-		d := WalletVersion(w)
+		d := events.WalletVersion(w)
 		it := item{id: w.ID, digest: d,
-			updated: func() change { return change{WalletBalanceChanged, subject, d, payload()} },
+			updated: func() change { return change{events.WalletBalanceChanged, subject, d, payload()} },
 		}
-		if AnnouncesCreation(w) {
-			it.created = func() change { return change{WalletCreated, subject, Created, payload()} }
+		if events.AnnouncesCreation(w) {
+			it.created = func() change { return change{events.WalletCreated, subject, events.Created, payload()} }
 		}
 		l.items = append(l.items, it)
 	}
@@ -333,7 +310,7 @@ func walletListing(corpID string, wallets []*banking.Wallet) listing {
 func transactionListing(corpID, key string, txs []*banking.Transaction, ours map[string]bool) listing {
 	l := listing{key: key}
 	for _, t := range txs {
-		walletID := TransactionWallet(t.SourceCounterpartyID, t.TargetCounterpartyID, ours)
+		walletID := events.TransactionWallet(t.SourceCounterpartyID, t.TargetCounterpartyID, ours)
 		subject := relay.ID(relay.Wallet, corpID, walletID)
 		payload := func() map[string]any {
 			code, _ := t.StatusCode()
@@ -341,13 +318,13 @@ func transactionListing(corpID, key string, txs []*banking.Transaction, ours map
 				"status": banking.TransactionStatusName(code), "source_wallet_id": t.SourceCounterpartyID,
 				"target_wallet_id": t.TargetCounterpartyID, "amount": t.TargetAmount, "currency": t.TargetCurrency}
 		}
-		d := transactionDigest(t)
+		d := events.TransactionDigest(t)
 		l.items = append(l.items, item{id: t.ID, digest: d,
 			created: func() change {
-				return change{WalletTransactionCreated, subject, TransactionCreatedVersion(t.ID), payload()}
+				return change{events.WalletTransactionCreated, subject, events.TransactionCreatedVersion(t.ID), payload()}
 			},
 			updated: func() change {
-				return change{WalletTransactionUpdated, subject, transactionVersion(t.ID, d), payload()}
+				return change{events.WalletTransactionUpdated, subject, events.TransactionVersion(t.ID, d), payload()}
 			},
 		})
 	}
@@ -361,8 +338,8 @@ func cardListing(cards []*banking.Card) listing {
 		payload := func() map[string]any {
 			return map[string]any{"card_id": c.ID, "status": c.Status, "available_balance": c.AvailableBalance, "currency": c.Currency}
 		}
-		d := digest(c.Status, c.AvailableBalance, c.DisplayName, stamp(c.ModifiedAt))
-		l.add(c.ID, d, CardCreated, CardUpdated, subject, payload)
+		d := events.Digest(c.Status, c.AvailableBalance, c.DisplayName, events.Stamp(c.ModifiedAt))
+		l.add(c.ID, d, events.CardCreated, events.CardUpdated, subject, payload)
 	}
 	return l
 }
@@ -379,8 +356,8 @@ func cardTransactionListing(key, cardID string, txs []*banking.CardTransaction) 
 			return map[string]any{"card_id": cardID, "transaction_id": t.ID, "type": t.Type, "status": status.Name,
 				"amount": t.SourceAmount, "currency": t.SourceCurrency}
 		}
-		d := digest(string(t.Status), t.SourceAmount, t.TargetAmount, stamp(t.UpdatedAt))
-		l.add(t.ID, d, CardTransactionCreated, CardTransactionUpdated, subject, payload)
+		d := events.Digest(string(t.Status), t.SourceAmount, t.TargetAmount, events.Stamp(t.UpdatedAt))
+		l.add(t.ID, d, events.CardTransactionCreated, events.CardTransactionUpdated, subject, payload)
 	}
 	return l
 }
@@ -392,8 +369,8 @@ func kycListing(corpID string, docs []*banking.KYCDocument) listing {
 		payload := func() map[string]any {
 			return map[string]any{"document_id": doc.ID, "status": doc.VerifyingStatus}
 		}
-		d := KYCDocumentVersion(doc)
-		l.add(doc.ID, d, KycDocumentCreated, KycDocumentUpdated, subject, payload)
+		d := events.KYCDocumentVersion(doc)
+		l.add(doc.ID, d, events.KycDocumentCreated, events.KycDocumentUpdated, subject, payload)
 	}
 	return l
 }
@@ -405,11 +382,11 @@ func limitListing(corpID string, limits []*banking.Limit) listing {
 		payload := func() map[string]any {
 			return map[string]any{"limit_id": lim.ID, "payment_method": lim.PaymentMethod, "transaction_type": lim.TransactionType}
 		}
-		d := LimitVersion(lim)
-		l.add(lim.ID, d, LimitCreated, LimitUpdated, subject, payload)
+		d := events.LimitVersion(lim)
+		l.add(lim.ID, d, events.LimitCreated, events.LimitUpdated, subject, payload)
 	}
 	l.deleted = func(id string) change {
-		return change{LimitDeleted, relay.ID(relay.Limit, corpID, id), Deleted, map[string]any{"limit_id": id}}
+		return change{events.LimitDeleted, relay.ID(relay.Limit, corpID, id), events.Deleted, map[string]any{"limit_id": id}}
 	}
 	return l
 }
@@ -421,8 +398,8 @@ func invoiceListing(corpID string, invoices []*banking.Invoice) listing {
 		payload := func() map[string]any {
 			return map[string]any{"invoice_id": inv.ID, "is_paid": inv.IsPaid, "unpaid_amount": inv.UnpaidAmount, "currency": inv.Currency}
 		}
-		d := digest(inv.IsPaid, inv.Amount, inv.UnpaidAmount, len(inv.Repayments), stamp(inv.UpdatedAt))
-		l.add(inv.ID, d, InvoiceCreated, InvoiceUpdated, subject, payload)
+		d := events.Digest(inv.IsPaid, inv.Amount, inv.UnpaidAmount, len(inv.Repayments), events.Stamp(inv.UpdatedAt))
+		l.add(inv.ID, d, events.InvoiceCreated, events.InvoiceUpdated, subject, payload)
 	}
 	return l
 }
@@ -435,10 +412,10 @@ func personListing(corpID string, persons []*banking.Person) listing {
 		}
 		subject := relay.ID(relay.Person, ps.ID)
 		payload := func() map[string]any {
-			return map[string]any{"person_id": ps.ID, "is_blocked": ps.IsBlocked}
+			return map[string]any{"person_id": ps.ID, "is_blocked": events.IsPersonBlocked(ps)}
 		}
-		d := PersonVersion(ps)
-		l.add(ps.ID, d, PersonCreated, PersonUpdated, subject, payload)
+		d := events.PersonVersion(ps)
+		l.add(ps.ID, d, events.PersonCreated, events.PersonUpdated, subject, payload)
 	}
 	return l
 }

@@ -1,8 +1,10 @@
-package live
+package bankpoll
 
 import (
 	"testing"
 	"time"
+
+	"github.com/fingraph/fingraph/events"
 )
 
 func mkListing(key string, fresh bool, items map[string]string) listing {
@@ -62,7 +64,7 @@ func TestDiffFreshAndKeptListings(t *testing.T) {
 func TestDiffDeleted(t *testing.T) {
 	old := snapshot{Lists: map[string]map[string]string{"limits": {"l1": "1", "l2": "1"}, "page": {"p1": "1"}}}
 	limits := mkListing("limits", false, map[string]string{"l1": "1"})
-	limits.deleted = func(id string) change { return change{name: "Deleted", subject: id, version: Deleted} }
+	limits.deleted = func(id string) change { return change{name: "Deleted", subject: id, version: events.Deleted} }
 	cs, _ := diff(old, []listing{limits, mkListing("page", false, nil)}, nil)
 	if got := names(cs); len(got) != 1 || got["l2"] != "Deleted" {
 		t.Fatalf("changes %v", got)

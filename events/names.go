@@ -1,0 +1,36 @@
+package events
+
+// Names of the banking-side events: the gateway's own announcements of the
+// changes its mutations made (SourceGateway) and the poller's of the
+// changes it found (SourceBanking). This is their one list; docs/events.md
+// describes each. A change the gateway made and a poll then found carries
+// one id (ChangeID), whichever name announced it first.
+const (
+	// Announced by the gateway's mutations.
+	CardIssued               = "CardIssued"
+	CardTransactionSimulated = "CardTransactionSimulated"
+	KycDocumentStatusChanged = "KycDocumentStatusChanged"
+	ConversionCreated        = "ConversionCreated"
+	PersonBlocked            = "PersonBlocked"
+	PersonRestored           = "PersonRestored"
+
+	// Announced by the poller (and, for some, by the mutation that made
+	// the change: WalletCreated, PersonCreated, LimitUpdated, LimitDeleted).
+	WalletCreated            = "WalletCreated"
+	WalletBalanceChanged     = "WalletBalanceChanged"
+	WalletTransactionCreated = "WalletTransactionCreated"
+	WalletTransactionUpdated = "WalletTransactionUpdated"
+	CardCreated              = "CardCreated"
+	CardUpdated              = "CardUpdated"
+	CardTransactionCreated   = "CardTransactionCreated"
+	CardTransactionUpdated   = "CardTransactionUpdated"
+	KycDocumentCreated       = "KycDocumentCreated"
+	KycDocumentUpdated       = "KycDocumentUpdated"
+	LimitCreated             = "LimitCreated"
+	LimitUpdated             = "LimitUpdated"
+	LimitDeleted             = "LimitDeleted"
+	InvoiceCreated           = "InvoiceCreated"
+	InvoiceUpdated           = "InvoiceUpdated"
+	PersonCreated            = "PersonCreated"
+	PersonUpdated            = "PersonUpdated"
+)
