@@ -193,20 +193,23 @@ func (r *Resolver) paymentsScope(ctx context.Context) (*eventScope, error) {
 // sharedSubject is an event's subject as read once for every subscriber
 // that gets the event (model.Event.Shared): one upstream read per change
 // on a replica, whatever the number of subscriptions, sockets and sessions.
+//
+// The read is kept per kind of principal: what one kind cannot see (an
+// upstream 404 or 403 for its credentials) is never shown as null to
+// another kind, nor what one kind can see to another without its own read.
 type sharedSubject struct {
-	mu   sync.Mutex
-	done bool
-	node model.Node
+	mu    sync.Mutex
+	nodes map[session.Kind]model.Node
 }
 
 // eventSubject is Event.subject: the payload's subject (a global id) of a
 // banking-side event, the order of a payments event, read through the
 // node path; nil when there is none or the caller may not see it.
 //
-// A streamed event's subject is read once, with the credentials of the
-// first of its subscribers to ask, and shown to each of the others through
-// its own access check, which needs no upstream call: the event reached
-// it, so its scope sees the event's corporation (or the merchant's
+// A streamed event's subject is read once per kind of principal, with the
+// credentials of the first of its subscribers of that kind to ask, and
+// shown to each of the others of that kind through its own access check,
+// which needs no upstream call: the event reached it, so its scope sees the event's corporation (or the merchant's
 // payments), and its role must be one the node's kind allows. A read that
 // fails is not kept: the next subscriber reads again.
 func (r *Resolver) eventSubject(ctx context.Context, e *model.Event) (model.Node, error) {
@@ -231,16 +234,23 @@ func (r *Resolver) eventSubject(ctx context.Context, e *model.Event) (model.Node
 	if shared == nil {
 		return r.readSubject(ctx, ref)
 	}
+	var kind session.Kind
+	if s := session.From(ctx); s != nil {
+		kind = s.Kind
+	}
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
-	if shared.done {
-		return shared.node, nil
+	if n, ok := shared.nodes[kind]; ok {
+		return n, nil
 	}
 	n, err := r.readSubject(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
-	shared.node, shared.done = n, true
+	if shared.nodes == nil {
+		shared.nodes = map[session.Kind]model.Node{}
+	}
+	shared.nodes[kind] = n
 	return n, nil
 }
 
