@@ -106,9 +106,8 @@ var dashboardCalls = map[string]int{
 
 // TestDashboardBankingCallsAreOneLevel: the corporation dashboard
 // (bench/floor/dashboard.graphql) sends its 5 banking calls all at once,
-// for a person and for an API client. It used to read
-// /corporations/current first and start the other four with its id, so
-// the gate below never saw more than one call in flight: a REST client
+// for a person and for an API client, none waiting for
+// /corporations/current to learn the corporation's id: a REST client
 // that signed in knows the id, and so does the session.
 func TestDashboardBankingCallsAreOneLevel(t *testing.T) {
 	t.Parallel()

@@ -90,8 +90,8 @@ func (o *overlapWatch) counts() (maxRunning, refused, calls int) {
 }
 
 // TestSessionBankingCallsOverlapAndSurviveTheGrace: the banking calls of
-// one request of one session reach the upstream at the same time (they
-// used to queue behind a per-session lock), and although their answers
+// one request of one session reach the upstream at the same time (none
+// queues behind a per-session lock), and although their answers
 // arrive out of issue order, the session still works after the sandbox's
 // grace for superseded tokens has passed.
 func TestSessionBankingCallsOverlapAndSurviveTheGrace(t *testing.T) {

@@ -19,8 +19,8 @@ import (
 // Multipart serves file uploads (the GraphQL multipart request spec:
 // operations, map, then the files). gqlgen's transport reads every file
 // before it looks at the operation, opens its temporary file once per path
-// of the map (one file mapped to 10,000 paths held 10,000 descriptors until
-// the request ended), keeps a chunked body of any size in memory, and
+// of the map (one file mapped to many paths holds as many descriptors until
+// the request ends), keeps a chunked body of any size in memory, and
 // answers its refusals 422 without a code. This one reads operations and
 // map first and bounds them, finds the operation and checks that every
 // path of the map names one of its Upload inputs, asks its Gate whether

@@ -16,8 +16,8 @@ import (
 // mapped in that resolver.
 
 // personBlock is a person with everything it points to, in one
-// allocation: persons come in listings, and a pointer per optional field
-// made ~15 allocations of each.
+// allocation: persons come in listings, where a pointer per optional field
+// would multiply the allocations of each.
 type personBlock struct {
 	person model.Person
 	strs   [11]string

@@ -21,10 +21,10 @@ type Loader[K comparable, V any] struct {
 	wait  time.Duration
 }
 
-// inputCapacity is the queue between Load and a batch: dataloader's default
-// of 1,000 slots was made for every batch of every loader, and is a large
-// share of the bytes of an operation whose batches hold a page of keys at
-// most. A fuller queue only makes Load wait for the batch to read it.
+// inputCapacity is the queue between Load and a batch. dataloader's
+// default is sized for any batch of any loader, and is a large share of
+// the bytes of an operation whose batches hold a page of keys at most; a
+// fuller queue only makes Load wait for the batch to read it.
 const inputCapacity = 64
 
 // init sets the batch function and window the loader will be made with.

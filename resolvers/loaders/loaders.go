@@ -234,8 +234,8 @@ func listOrders(ctx context.Context, p *payments.Client, w Window) (*OrderListin
 }
 
 // byCustomer groups a listing's orders by customer, in listing order, in
-// one block: appending them customer by customer grew a slice per customer
-// (an order is ~300 bytes), ~6% of a README query's bytes.
+// one block: appending them customer by customer would grow a slice per
+// customer, and orders are large.
 func byCustomer(orders []payments.Order) map[string][]payments.Order {
 	counts := map[string]int{}
 	n := 0

@@ -116,11 +116,10 @@ const minPruneAt = 1024
 // ended, from the front of s.superseded: the grace is one length for all,
 // so they end in the order they were superseded. Every token is pushed and
 // popped at most once, so each issue pays for what it forgets, and no call
-// waits behind a scan of the map under s.mu. (The scans alone, when the map
-// had doubled, held s.mu ~11 ms for ~58k tokens every ~10 s under 16 busy
-// clients, BenchmarkTokenMapScan: a stall of every call in flight, the
-// floor's p99.) A token met here that is not yet dead stops the walk: a
-// clock set back can only delay forgetting, never hasten it.
+// waits behind a scan of the map under s.mu (a scan under the lock stalls
+// every call in flight: BenchmarkTokenMapScan measures it). A token met
+// here that is not yet dead stops the walk: a clock set back can only
+// delay forgetting, never hasten it.
 func (s *Sim) forgetSupersededLocked(now time.Time) {
 	for jti, ok := s.superseded.front(); ok; jti, ok = s.superseded.front() {
 		if st := s.tokens[jti]; st != nil {
