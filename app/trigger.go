@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/upstream/sandbox/bankingsim"
 	"github.com/fingraph/fingraph/upstream/sandbox/paymentsim"
 )
@@ -122,7 +123,7 @@ type gqlStep struct {
 	id    string // the path of the id to pass on: "issueCard"
 }
 
-var gatewayTriggerOrder = []string{"CardIssued", "CardTransactionSimulated", "ConversionCreated"}
+var gatewayTriggerOrder = []string{events.CardIssued, events.CardTransactionSimulated, events.ConversionCreated}
 
 var issueStep = gqlStep{
 	query: `mutation($input: IssueCardInput!) { issueCard(input: $input) { id } }`,
@@ -134,7 +135,7 @@ var issueStep = gqlStep{
 }
 
 var gatewayTriggers = map[string]gatewayTrigger{
-	"ConversionCreated": {
+	events.ConversionCreated: {
 		description: "the demo person converts 10.00 EUR from the demo USD wallet, and the sandbox settles it at once",
 		person:      true,
 		steps: []gqlStep{{
@@ -146,8 +147,8 @@ var gatewayTriggers = map[string]gatewayTrigger{
 		}},
 		settle: "/_sandbox/banking/transactions/%s/settle",
 	},
-	"CardIssued": {description: "a virtual card is issued to a demo person on the demo card wallet", steps: []gqlStep{issueStep}},
-	"CardTransactionSimulated": {description: "a card is issued, then a 9.99 EUR card authorisation is simulated on it", steps: []gqlStep{issueStep, {
+	events.CardIssued: {description: "a virtual card is issued to a demo person on the demo card wallet", steps: []gqlStep{issueStep}},
+	events.CardTransactionSimulated: {description: "a card is issued, then a 9.99 EUR card authorisation is simulated on it", steps: []gqlStep{issueStep, {
 		query: `mutation($input: SimulateCardTransactionInput!) { simulateCardTransaction(input: $input) { __typename } }`,
 		vars: func(card string) map[string]any {
 			return map[string]any{"input": map[string]any{"cardId": card, "amount": 999, "currency": "EUR"}}
