@@ -76,7 +76,7 @@ test('the playground loads offline, runs a query and shows a subscription event'
   await page.locator('.graphiql-container').waitFor();
   const tabs = page.locator('.graphiql-tab');
   assert.deepEqual(await tabs.allInnerTexts().then((t) => t.map((s) => s.trim())),
-    ['Customers', 'SignIn', 'Dashboard', 'CreateOrder', 'LiveEvents', 'CorporationCards'], 'the example operations open as tabs');
+    ['Customers', 'SignIn', 'Dashboard', 'CreateOrder', 'LiveEvents', 'CorporationCards', 'LiveWallets'], 'the example operations open as tabs');
 
   // It opens on the README's first query, which runs as it is.
   const result = page.locator('.graphiql-response');
