@@ -44,9 +44,16 @@ const claimTTL = 2 * time.Minute
 // sharedTries bounds the compare-and-set retries of one change; sharedWait
 // bounds the time JetStream is waited for. Past either, the replica's own
 // buckets decide.
+//
+// Ending a claim gets more of both: a claim left behind holds a token
+// until claimTTL, so under contention (many attempts of one address at
+// once, each writing the same entry) giving up on an end would leak
+// tokens until the limit refused attempts that never failed.
 const (
 	sharedTries = 16
 	sharedWait  = 2 * time.Second
+	endTries    = 256
+	endWait     = 10 * time.Second
 )
 
 // Shared is Keyed with its buckets kept in a JetStream key-value bucket,
@@ -121,10 +128,15 @@ var errContended = errors.New("ratelimit: the shared bucket changed under every 
 // write), and writes it back if nobody wrote it meanwhile, else tries
 // again. f may run more than once.
 func (s *Shared) change(key string, f func(st *sharedState, now time.Time) bool) error {
-	ctx, cancel := context.WithTimeout(context.Background(), sharedWait)
+	return s.changeWithin(key, sharedTries, sharedWait, f)
+}
+
+// changeWithin is change with its own bounds on tries and time.
+func (s *Shared) changeWithin(key string, tries int, within time.Duration, f func(st *sharedState, now time.Time) bool) error {
+	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
 	k := s.key(key)
-	for try := range sharedTries {
+	for try := range tries {
 		now := time.Now()
 		st := sharedState{Tokens: s.burst, At: now.UnixNano()}
 		var rev uint64
@@ -220,7 +232,7 @@ func (s *Shared) Take(key string) (ok bool, wait time.Duration, done func(counts
 	var once sync.Once
 	return true, 0, func(counts bool) {
 		once.Do(func() {
-			err := s.change(key, func(st *sharedState, _ time.Time) bool {
+			err := s.changeWithin(key, endTries, endWait, func(st *sharedState, _ time.Time) bool {
 				_, claimed := st.Claims[id]
 				delete(st.Claims, id)
 				if counts {

@@ -123,3 +123,39 @@ func TestSharedOverlappingRefundedAttemptsNeverDrainTheBucket(t *testing.T) {
 		t.Errorf("%d of %d attempts refused although none counted", n, workers*each)
 	}
 }
+
+// Many attempts of one key at once all write its one entry: every end of
+// a claim must land however contended, or the claims left behind hold
+// tokens until they expire and attempts that never failed are refused.
+func TestSharedClaimsAreEndedUnderContention(t *testing.T) {
+	const workers, each = 32, 10
+	a, b := twoReplicas(t, 0.001, workers)
+	var refused atomic.Int64
+	var wg sync.WaitGroup
+	for w := range workers {
+		l := a
+		if w%2 == 1 {
+			l = b
+		}
+		wg.Go(func() {
+			for range each {
+				ok, _, done := l.Take("office")
+				if !ok {
+					refused.Add(1)
+					continue
+				}
+				done(false)
+			}
+		})
+	}
+	wg.Wait()
+	if n := refused.Load(); n > 0 {
+		t.Errorf("%d of %d attempts refused although none counted", n, workers*each)
+	}
+	// No claim is left: the whole burst is there for attempts that count.
+	for i := range workers {
+		if ok, _ := a.Allow("office"); !ok {
+			t.Fatalf("token %d of %d refused: claims were left behind", i+1, workers)
+		}
+	}
+}
