@@ -94,13 +94,14 @@ func TestMain(m *testing.M) {
 
 // stdLog takes what libraries write to the standard logger (gqlgen logs a
 // websocket upgrade it refused there): the refusals tests provoke on
-// purpose (a foreign origin) join the gateways' logs, which the suite scans;
-// anything else goes to stderr, where no refusal stands beside a failure
-// looking like its cause.
+// purpose (a foreign origin, a malformed handshake) join the gateways'
+// logs, which the suite scans; anything else goes to stderr, where no
+// refusal stands beside a failure looking like its cause.
 type stdLog struct{ stderr io.Writer }
 
 func (l stdLog) Write(p []byte) (int, error) {
-	if bytes.Contains(p, []byte("websocket: request origin not allowed")) {
+	if bytes.Contains(p, []byte("websocket: request origin not allowed")) ||
+		bytes.Contains(p, []byte("websocket: not a websocket handshake")) {
 		return allLogs.Write(p)
 	}
 	return l.stderr.Write(p)
