@@ -115,7 +115,7 @@ func (p *Poller) pollOnce(ctx context.Context, corpID string, cred context.Conte
 	} else {
 		_, err = p.Snapshots.Update(ctx, key, data, rev)
 	}
-	if rev == 0 && errors.Is(err, jetstream.ErrKeyExists) {
+	if rev == 0 && isConflict(err) {
 		// Another reader took the baseline meanwhile (a subscriber's
 		// Baseline, another replica): this reading announced nothing
 		// either, and the next poll compares with the one kept.

@@ -18,7 +18,9 @@
 // lease, so that a restart or a hand-over never announces a change twice;
 // every announcement's id is events.ChangeID(subject, version), the id the
 // gateway's own mutations give the same change, and the stream's duplicate
-// window drops a repeat.
+// window drops a repeat. A corporation's first reading announces nothing,
+// so it is taken (Baseline) before a session of it is given a point to
+// follow the events from.
 package bankpoll
 
 import (
