@@ -182,14 +182,24 @@ func TestCreditOutsideTheGatewayReachesItsCorporationOnce(t *testing.T) {
 }
 
 // TestChangeBeforeTheFirstPollIsAnnounced: in a corporation never polled,
-// a person takes a starting point (eventsCursor) and a credit is made
-// through the sandbox's control API at once, before any subscription or
-// poll; the subscription from that cursor receives the credit exactly once
-// (a sentinel credit after two more polls closes the count).
+// a person takes a starting point (eventsCursor, or the newest history
+// page's startCursor) and a credit is made through the sandbox's control
+// API at once, before any subscription or poll; the subscription from that
+// cursor receives the credit exactly once (a sentinel credit after two more
+// polls closes the count).
 func TestChangeBeforeTheFirstPollIsAnnounced(t *testing.T) {
+	for name, start := range map[string]func(t *testing.T, g *testGateway) string{
+		"eventsCursor": func(t *testing.T, g *testGateway) string { return g.cursorNow(t) },
+		"eventHistory": func(t *testing.T, g *testGateway) string { return *g.history(t, 1, nil, nil).PageInfo.StartCursor },
+	} {
+		t.Run(name, func(t *testing.T) { changeBeforeTheFirstPoll(t, start) })
+	}
+}
+
+func changeBeforeTheFirstPoll(t *testing.T, start func(t *testing.T, g *testGateway) string) {
 	g := startGateway(t, livePollArgs...)
 	anna := g.as(g.signInPerson(t, "anna@demo.test"))
-	cursor := anna.cursorNow(t)
+	cursor := start(t, anna)
 	balance := g.credit(t, demoEURWalletID, 4321)
 	ws := anna.dialWS(t, nil, nil)
 	ws.subscribe("1", allEvents, map[string]any{"after": cursor})
