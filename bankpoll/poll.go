@@ -115,6 +115,12 @@ func (p *Poller) pollOnce(ctx context.Context, corpID string, cred context.Conte
 	} else {
 		_, err = p.Snapshots.Update(ctx, key, data, rev)
 	}
+	if rev == 0 && isConflict(err) {
+		// Another reader took the baseline meanwhile (a subscriber's
+		// Baseline, another replica): this reading announced nothing
+		// either, and the next poll compares with the one kept.
+		err = nil
+	}
 	if err != nil {
 		// Another holder saved meanwhile (a hand-over): the next poll
 		// starts from its snapshot; what both announced shares its ids.

@@ -18,7 +18,9 @@
 // lease, so that a restart or a hand-over never announces a change twice;
 // every announcement's id is events.ChangeID(subject, version), the id the
 // gateway's own mutations give the same change, and the stream's duplicate
-// window drops a repeat.
+// window drops a repeat. A corporation's first reading announces nothing,
+// so it is taken (Baseline) before a session of it is given a point to
+// follow the events from.
 package bankpoll
 
 import (
@@ -81,6 +83,9 @@ type Poller struct {
 	corps  map[string]*corporation
 	closed bool
 	wg     sync.WaitGroup
+	// baselines are the baseline reads under way, by corporation, so
+	// that concurrent requests wait for one read.
+	baselines map[string]*baselineRead
 
 	stats Stats
 }
@@ -129,15 +134,7 @@ func (p *Poller) Watch(ctx context.Context, corporationID string) {
 		p.mu.Unlock()
 		return
 	}
-	if p.corps == nil {
-		p.corps = map[string]*corporation{}
-		if p.replica == "" {
-			p.replica = uuid.NewString()
-		}
-		if p.Logger == nil {
-			p.Logger = slog.New(slog.DiscardHandler)
-		}
-	}
+	p.init()
 	corp := p.corps[corporationID]
 	if corp == nil {
 		lctx, cancel := context.WithCancel(context.Background())
@@ -150,6 +147,72 @@ func (p *Poller) Watch(ctx context.Context, corporationID string) {
 	p.stats.Subscribers.Add(1)
 	p.mu.Unlock()
 	context.AfterFunc(ctx, func() { p.leave(corp, c) })
+}
+
+// init sets the defaults; p.mu is held.
+func (p *Poller) init() {
+	if p.corps == nil {
+		p.corps = map[string]*corporation{}
+		p.baselines = map[string]*baselineRead{}
+		if p.replica == "" {
+			p.replica = uuid.NewString()
+		}
+		if p.Logger == nil {
+			p.Logger = slog.New(slog.DiscardHandler)
+		}
+	}
+}
+
+type baselineRead struct {
+	done chan struct{}
+}
+
+// Baseline makes sure corporationID has a snapshot for its next poll to
+// compare with, reading one now with the session of ctx when the
+// corporation was never polled: a poll's first reading of a corporation
+// announces nothing, so whatever changes after Baseline returns is
+// announced by a later poll. The gateway calls it before it gives a
+// client a starting point (eventsCursor) or starts a subscription's
+// delivery. A corporation with a snapshot costs one bucket read; a
+// failed read is logged and left to the poll loop, which then starts from
+// its own baseline.
+func (p *Poller) Baseline(ctx context.Context, corporationID string) {
+	if corporationID == "" {
+		return
+	}
+	key := leaseKey(corporationID)
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return
+	}
+	p.init()
+	if b := p.baselines[corporationID]; b != nil {
+		p.mu.Unlock()
+		select {
+		case <-b.done:
+		case <-ctx.Done():
+		}
+		return
+	}
+	b := &baselineRead{done: make(chan struct{})}
+	p.baselines[corporationID] = b
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		delete(p.baselines, corporationID)
+		p.mu.Unlock()
+		close(b.done)
+	}()
+	if _, err := p.Snapshots.Get(ctx, key); err == nil {
+		return
+	} else if !errors.Is(err, jetstream.ErrKeyNotFound) {
+		p.Logger.Warn("live: a corporation's snapshot could not be read", "err", err)
+		return
+	}
+	if err := p.pollOnce(ctx, corporationID, ctx); err != nil && ctx.Err() == nil {
+		p.Logger.Warn("live: a corporation's baseline could not be read; its first poll takes it", "err", logSafe(err))
+	}
 }
 
 // leave removes one subscriber's credential; the last one stops the loop.

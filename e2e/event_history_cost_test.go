@@ -89,3 +89,47 @@ func TestPersonsHistoryCostsItsOwnEventsOnly(t *testing.T) {
 			busyReads, quietReads, busyNewest, quietNewest)
 	}
 }
+
+// aliasedHistory is a request of n aliased eventHistory(first: 1).
+func aliasedHistory(n int) string {
+	var q strings.Builder
+	q.WriteString("{")
+	for i := range n {
+		fmt.Fprintf(&q, " h%d: eventHistory(first: 1) { edges { cursor node { id name } } pageInfo { hasNextPage } }", i)
+	}
+	q.WriteString(" }")
+	return q.String()
+}
+
+// TestAliasedEventHistoryCountsWhatItReads: the complexity limit counts
+// each page's fixed reads (the newest event of each subject of the scope),
+// so with the limit at 1,000 a person's five aliased eventHistory(first: 1)
+// pass and twenty are refused before a message of the stream is read
+// (fingraph_event_reads_total does not move).
+func TestAliasedEventHistoryCountsWhatItReads(t *testing.T) {
+	g := startGateway(t, "-limits", "complexity=1000")
+	ben := g.as(g.signInPerson(t, "ben@second.test"))
+	ben.query(t, blockPerson, map[string]any{"id": bankingsim.KatiID}).decode(t, &map[string]any{})
+	ben.query(t, restorePerson, map[string]any{"id": bankingsim.KatiID}).decode(t, &map[string]any{})
+
+	before := g.metric(t, "fingraph_event_reads_total")
+	var d map[string]struct {
+		Edges []struct{ Cursor string } `json:"edges"`
+	}
+	ben.query(t, aliasedHistory(5), nil).decode(t, &d)
+	if len(d["h4"].Edges) != 1 {
+		t.Fatalf("five pages: %+v", d)
+	}
+	if g.metric(t, "fingraph_event_reads_total") == before {
+		t.Fatal("five pages read nothing from the stream")
+	}
+
+	before = g.metric(t, "fingraph_event_reads_total")
+	r := ben.query(t, aliasedHistory(20), nil)
+	if r.code() != "BAD_USER_INPUT" || r.Errors[0].Extensions["reason"] != "COMPLEXITY_LIMIT_EXCEEDED" {
+		t.Errorf("twenty pages: want COMPLEXITY_LIMIT_EXCEEDED, got %+v", r.Errors)
+	}
+	if n := g.metric(t, "fingraph_event_reads_total") - before; n != 0 {
+		t.Errorf("a refused request read %.0f messages from the event stream", n)
+	}
+}

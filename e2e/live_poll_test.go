@@ -181,6 +181,46 @@ func TestCreditOutsideTheGatewayReachesItsCorporationOnce(t *testing.T) {
 	}
 }
 
+// TestChangeBeforeTheFirstPollIsAnnounced: in a corporation never polled,
+// a person takes a starting point (eventsCursor, or the newest history
+// page's startCursor) and a credit is made through the sandbox's control
+// API at once, before any subscription or poll; the subscription from that
+// cursor receives the credit exactly once (a sentinel credit after two more
+// polls closes the count).
+func TestChangeBeforeTheFirstPollIsAnnounced(t *testing.T) {
+	for name, start := range map[string]func(t *testing.T, g *testGateway) string{
+		"eventsCursor": func(t *testing.T, g *testGateway) string { return g.cursorNow(t) },
+		"eventHistory": func(t *testing.T, g *testGateway) string { return *g.history(t, 1, nil, nil).PageInfo.StartCursor },
+	} {
+		t.Run(name, func(t *testing.T) { changeBeforeTheFirstPoll(t, start) })
+	}
+}
+
+func changeBeforeTheFirstPoll(t *testing.T, start func(t *testing.T, g *testGateway) string) {
+	g := startGateway(t, livePollArgs...)
+	anna := g.as(g.signInPerson(t, "anna@demo.test"))
+	cursor := start(t, anna)
+	balance := g.credit(t, demoEURWalletID, 4321)
+	ws := anna.dialWS(t, nil, nil)
+	ws.subscribe("1", allEvents, map[string]any{"after": cursor})
+	g.waitMetric(t, "fingraph_live_subscribers", equal(1))
+	polls := g.metric(t, "fingraph_live_polls_total")
+	g.waitMetric(t, "fingraph_live_polls_total", atLeast(polls+2))
+	sentinel := g.credit(t, demoUSDWalletID, 500)
+	got := ws.until("1", balanceEvent(demoUSDWalletID, sentinel))
+
+	if n := count(got, balanceEvent(demoEURWalletID, balance)); n != 1 {
+		t.Errorf("the credit made before the first poll was announced %d times, want once: %+v", n, got)
+	}
+	credited := func(e liveEvent) bool {
+		return e.Event.Name == "WalletTransactionCreated" && e.Event.Payload["type"] == "transfer-incoming" &&
+			e.Event.Payload["wallet_id"] == demoEURWalletID
+	}
+	if n := count(got, credited); n != 1 {
+		t.Errorf("its incoming transfer was announced %d times, want once: %+v", n, got)
+	}
+}
+
 // TestConversionThroughTheGatewayIsAnnouncedOnce: the mutation announces
 // the conversion at once (ConversionCreated); the poll that then finds the
 // transaction derives the same change id, so the stream keeps one
@@ -243,7 +283,6 @@ func TestPollCostGrowsWithCorporationsNotSubscribers(t *testing.T) {
 	for i := range tokens {
 		tokens[i] = g.signInPerson(t, "anna@demo.test")
 	}
-	gate.on.Store(true)
 	release := func() { gate.tickets <- struct{}{} }
 	// onePoll counts the upstream calls of exactly one poll: the next one
 	// is held at its first call until the counters are read.
@@ -262,10 +301,13 @@ func TestPollCostGrowsWithCorporationsNotSubscribers(t *testing.T) {
 	}
 
 	a := g.as(tokens[0])
-	a.dialWS(t, nil, nil).subscribeFromNow(a, "1", allEvents, nil)
+	start := a.cursorNow(t) // takes the corporation's baseline
+	gate.on.Store(true)
+	a.dialWS(t, nil, nil).subscribe("1", allEvents, map[string]any{"after": start})
 	g.waitMetric(t, "fingraph_live_subscribers", equal(1))
-	release() // the baseline
-	g.waitMetric(t, "fingraph_live_polls_total", atLeast(1))
+	baseline := g.metric(t, "fingraph_live_polls_total")
+	release() // the poll loop's first poll
+	g.waitMetric(t, "fingraph_live_polls_total", atLeast(baseline+1))
 	one := onePoll()
 
 	for _, tok := range tokens[1:] {

@@ -36,6 +36,23 @@ const MaxHistoryLimit = 500
 // and says where to go on.
 func HistoryReads(limit int) int { return maxLastSubjects + limit + 1 + historySkips }
 
+// HistoryFixedReads is what a page of one corporation's scope reads
+// before its first event, whatever its size: the newest event of each of
+// the scope's subjects (one per banking-side source and event name: the
+// names asked for, or every banking-side name when names is 0), plus one.
+// It is known before anything is read, so the complexity limit counts it
+// for every page of a request, aliases included.
+func HistoryFixedReads(names int) int {
+	if names <= 0 {
+		names = len(bankingSideNames)
+	}
+	return 1 + bankingSideSources*min(names, maxLastSubjects)
+}
+
+// bankingSideSources are the sources a corporation's events are stored
+// under (SourceGateway, SourceBanking).
+const bankingSideSources = 2
+
 // historySkips bounds the events of a page's scope that its Match turns
 // away.
 const historySkips = 64

@@ -34,3 +34,12 @@ const (
 	PersonCreated            = "PersonCreated"
 	PersonUpdated            = "PersonUpdated"
 )
+
+// bankingSideNames are the names above, for bounds that depend on how
+// many subjects a corporation's events may be stored under.
+var bankingSideNames = []string{
+	CardIssued, CardTransactionSimulated, KycDocumentStatusChanged, ConversionCreated, PersonBlocked, PersonRestored,
+	WalletCreated, WalletBalanceChanged, WalletTransactionCreated, WalletTransactionUpdated, CardCreated, CardUpdated,
+	CardTransactionCreated, CardTransactionUpdated, KycDocumentCreated, KycDocumentUpdated, LimitCreated, LimitUpdated,
+	LimitDeleted, InvoiceCreated, InvoiceUpdated, PersonCreated, PersonUpdated,
+}

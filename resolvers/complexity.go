@@ -3,6 +3,7 @@ package resolvers
 import (
 	"math"
 
+	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/graph"
 	"github.com/fingraph/fingraph/graph/model"
 )
@@ -28,8 +29,15 @@ func Complexity() graph.ComplexityRoot {
 		return paged(child, first, defaultFirst)
 	}
 	c.CardTransactionConnection.Edges = perItem
-	c.Query.EventHistory = func(child int, first *int64, _ *string, _ []string) int {
-		return paged(child, first, defaultFirst)
+	// A page of events also reads, before its events, the newest event of
+	// each subject of the caller's scope: that fixed cost counts per
+	// page, so aliased pages of one event cost what they read.
+	c.Query.EventHistory = func(child int, first *int64, _ *string, names []string) int {
+		p := paged(child, first, defaultFirst)
+		if p == math.MaxInt {
+			return p
+		}
+		return p + events.HistoryFixedReads(len(names))
 	}
 	c.EventConnection.Edges = perItem
 	// nodes(ids:) reads as many objects as the client names.

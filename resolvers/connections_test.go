@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/graph/model"
 	"github.com/fingraph/fingraph/upstream/banking"
 )
@@ -129,11 +130,31 @@ func TestConnectionsComplexityWeighsFirst(t *testing.T) {
 		"transactions": func(f *int64) int {
 			return c.Card.Transactions(c.CardTransactionConnection.Edges(9)+perPage, f, nil, nil)
 		},
-		"eventHistory": func(f *int64) int { return c.Query.EventHistory(c.EventConnection.Edges(9)+perPage, f, nil, nil) },
+		"eventHistory": func(f *int64) int {
+			return c.Query.EventHistory(c.EventConnection.Edges(9)+perPage, f, nil, nil) - events.HistoryFixedReads(0)
+		},
 	} {
 		assert.Equal(t, 1+100*10+perPage, cost(ptr[int64](100)), name)
 		assert.Equal(t, 1+20*10+perPage, cost(nil), name)
 	}
 	// A selection whose cost saturates stays saturated, never wraps.
 	assert.Equal(t, math.MaxInt, c.Card.Transactions(c.CardTransactionConnection.Edges(math.MaxInt), ptr[int64](100), nil, nil))
+}
+
+// TestEventHistoryComplexityCountsItsFixedReads: a page of events costs,
+// besides its events, the fixed reads of its scope's subjects (one per
+// banking-side source and name asked for, every name when none is), so
+// that pages of one event are not nearly free.
+func TestEventHistoryComplexityCountsItsFixedReads(t *testing.T) {
+	c := Complexity()
+	one := ptr[int64](1)
+	edges := c.EventConnection.Edges(3) // cursor, node { id name }
+	page := 1                           // pageInfo { hasNextPage }
+	all := c.Query.EventHistory(edges+page, one, nil, nil)
+	assert.Equal(t, 1+4+page+events.HistoryFixedReads(0), all)
+	assert.Greater(t, events.HistoryFixedReads(0), 2*20, "every banking-side name, under the gateway's and the poller's source")
+	two := c.Query.EventHistory(edges+page, one, nil, []string{"WalletCreated", "PersonUpdated"})
+	assert.Equal(t, 1+4+page+1+2*2, two)
+	assert.Greater(t, all, 20, "a page of one event reads more than it shows")
+	assert.Equal(t, math.MaxInt, c.Query.EventHistory(math.MaxInt, one, nil, nil))
 }

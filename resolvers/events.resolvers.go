@@ -177,6 +177,7 @@ func (r *subscriptionResolver) Events(ctx context.Context, names []string, after
 	if err != nil {
 		return nil, err
 	}
+	r.liveBaseline(ctx)
 	ch, err := r.subscribe(ctx, sc, events.Filter{Names: names}, after)
 	if err == nil {
 		r.watchLive(ctx)

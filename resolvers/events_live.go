@@ -30,6 +30,22 @@ var _ EventStream = (*events.Bus)(nil)
 // polls may use, until it ends.
 type LiveDemand interface {
 	Watch(ctx context.Context, corporationID string)
+	// Baseline returns once the corporation's banking listings were read
+	// at least once, so that any change after it is announced.
+	Baseline(ctx context.Context, corporationID string)
+}
+
+// liveBaseline makes sure the banking changes of the session's corporation
+// are announced from now on: before a client is given a starting point
+// (eventsCursor) or a subscription starts receiving, the corporation's
+// first reading (which announces nothing) has been taken.
+func (r *Resolver) liveBaseline(ctx context.Context) {
+	if r.Live == nil {
+		return
+	}
+	if s := session.From(ctx); s != nil && s.CorporationID != "" {
+		r.Live.Baseline(ctx, s.CorporationID)
+	}
 }
 
 // watchLive registers the subscriber of ctx, when its session belongs to a
