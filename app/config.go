@@ -25,6 +25,7 @@ import (
 	"github.com/fingraph/fingraph/gqlhttp"
 	"github.com/fingraph/fingraph/upstream/sandbox"
 	"github.com/fingraph/fingraph/upstream/sandbox/bankingsim"
+	"github.com/fingraph/fingraph/upstream/sandbox/paymentsim"
 )
 
 // Config is the gateway's configuration, from flags and FINGRAPH_*
@@ -485,9 +486,12 @@ func (c *Config) parseIdentity() error {
 			c.PaymentsCorporations = append(c.PaymentsCorporations, id)
 		}
 	}
-	if len(c.PaymentsCorporations) == 0 && c.sandboxMode() {
+	if len(c.PaymentsCorporations) == 0 && (c.sandboxMode() || c.PaymentsPrivate == paymentsim.PrivateKey) {
 		// The sandbox's merchant is its demo corporation, whose API client
-		// (demo-api-key) the README's queries sign in as.
+		// (demo-api-key) the README's queries sign in as. The sandbox's
+		// own merchant key names it too: a gateway before a standalone
+		// sandbox (`fingraph sandbox`, the side-by-side recipe) operates
+		// the same merchant. No real merchant's key is that test key.
 		c.PaymentsCorporations = []string{bankingsim.DemoCorporationID}
 	}
 	if c.BankingVersion != "v2" && c.BankingVersion != "v3" {

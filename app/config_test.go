@@ -59,6 +59,14 @@ func TestParseConfigDefaults(t *testing.T) {
 	assert.False(t, real.RegisterWebhook, "with real upstreams registration is asked for, never assumed")
 	assert.Empty(t, real.PaymentsCorporations, "with real upstreams the merchant's corporation is named, never assumed")
 	assert.False(t, real.SandboxAnonymous, "with real upstreams every request signs in")
+
+	// A standalone sandbox as the upstream: its merchant key names its
+	// merchant, the demo corporation, as in sandbox mode.
+	standalone := realUpstreams()
+	standalone["FINGRAPH_PAYMENTS_PRIVATE_KEY"] = "sk_sandbox_demo"
+	sb, err := ParseConfig(nil, env(standalone), io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"c0000000-0000-4000-8000-000000000001"}, sb.PaymentsCorporations, "the sandbox's key operates the sandbox's merchant")
 }
 
 // TestParseConfigReadsEveryVariable sets every FINGRAPH_* variable to a
