@@ -93,43 +93,10 @@ func TestSharedAttemptsInFlightClaimAcrossReplicas(t *testing.T) {
 	}
 }
 
-// Attempts that overlap across replicas and all turn out not to count
-// never add up to a refusal.
-func TestSharedOverlappingRefundedAttemptsNeverDrainTheBucket(t *testing.T) {
-	const workers, each = 8, 20
-	a, b := twoReplicas(t, 0.001, workers)
-	var refused atomic.Int64
-	var wg sync.WaitGroup
-	for w := range workers {
-		l := a
-		if w%2 == 1 {
-			l = b
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range each {
-				ok, _, done := l.Take("office")
-				if !ok {
-					refused.Add(1)
-					continue
-				}
-				done(false)
-			}
-		}()
-	}
-	wg.Wait()
-	if n := refused.Load(); n > 0 {
-		t.Errorf("%d of %d attempts refused although none counted", n, workers*each)
-	}
-}
-
-// Many attempts of one key at once all write its one entry: every end of
-// a claim must land however contended, or the claims left behind hold
-// tokens until they expire and attempts that never failed are refused.
-func TestSharedClaimsAreEndedUnderContention(t *testing.T) {
-	const workers, each = 32, 10
-	a, b := twoReplicas(t, 0.001, workers)
+// refundedAttempts runs workers goroutines, alternating between a and b,
+// each taking and refunding each attempts on one key, and returns how many
+// were refused.
+func refundedAttempts(a, b *ratelimit.Shared, workers, each int) int64 {
 	var refused atomic.Int64
 	var wg sync.WaitGroup
 	for w := range workers {
@@ -149,7 +116,26 @@ func TestSharedClaimsAreEndedUnderContention(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if n := refused.Load(); n > 0 {
+	return refused.Load()
+}
+
+// Attempts that overlap across replicas and all turn out not to count
+// never add up to a refusal.
+func TestSharedOverlappingRefundedAttemptsNeverDrainTheBucket(t *testing.T) {
+	const workers, each = 8, 20
+	a, b := twoReplicas(t, 0.001, workers)
+	if n := refundedAttempts(a, b, workers, each); n > 0 {
+		t.Errorf("%d of %d attempts refused although none counted", n, workers*each)
+	}
+}
+
+// Many attempts of one key at once all write its one entry: every end of
+// a claim must land however contended, or the claims left behind hold
+// tokens until they expire and attempts that never failed are refused.
+func TestSharedClaimsAreEndedUnderContention(t *testing.T) {
+	const workers, each = 32, 10
+	a, b := twoReplicas(t, 0.001, workers)
+	if n := refundedAttempts(a, b, workers, each); n > 0 {
 		t.Errorf("%d of %d attempts refused although none counted", n, workers*each)
 	}
 	// No claim is left: the whole burst is there for attempts that count.
