@@ -162,10 +162,14 @@ func (e *Engine) Start(ctx context.Context, caller Caller, exec Exec) (next func
 func (e *Engine) admit(c Caller) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.perSession[c.Session] >= e.cfg.MaxPerSession || e.perAddress[c.Address] >= e.cfg.MaxPerAddress {
+	// A caller without a session is bounded by its address alone: one
+	// shared "" entry would let a few such callers refuse all the others.
+	if (c.Session != "" && e.perSession[c.Session] >= e.cfg.MaxPerSession) || e.perAddress[c.Address] >= e.cfg.MaxPerAddress {
 		return false
 	}
-	e.perSession[c.Session]++
+	if c.Session != "" {
+		e.perSession[c.Session]++
+	}
 	e.perAddress[c.Address]++
 	return true
 }
@@ -173,8 +177,10 @@ func (e *Engine) admit(c Caller) bool {
 func (e *Engine) leave(c Caller) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.perSession[c.Session]--; e.perSession[c.Session] <= 0 {
-		delete(e.perSession, c.Session)
+	if c.Session != "" {
+		if e.perSession[c.Session]--; e.perSession[c.Session] <= 0 {
+			delete(e.perSession, c.Session)
+		}
 	}
 	if e.perAddress[c.Address]--; e.perAddress[c.Address] <= 0 {
 		delete(e.perAddress, c.Address)

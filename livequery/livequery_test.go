@@ -250,6 +250,13 @@ func TestCaps(t *testing.T) {
 	if err := start(ctx, "s1", "c"); err != nil {
 		t.Errorf("after one ended: %v", err)
 	}
+	// Callers without a session share no session entry: each address is
+	// bounded on its own.
+	for _, a := range []string{"d", "d", "e", "e", "f"} {
+		if err := start(ctx, "", a); err != nil {
+			t.Errorf("a sessionless caller at %s: %v", a, err)
+		}
+	}
 }
 
 // TestIdleMemory reports the heap an idle live query holds (its engine
