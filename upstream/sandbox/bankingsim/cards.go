@@ -617,9 +617,8 @@ func (s *Sim) controlCardStatus(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c := s.cards[chi.URLParam(r, "id")]
+	c := s.controlCardLocked(w, r)
 	if c == nil {
-		notFound(w, "card")
 		return
 	}
 	c.Status, c.ModifiedAt = st, s.now()
@@ -642,9 +641,8 @@ func (s *Sim) controlCardLimit(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c := s.cards[chi.URLParam(r, "id")]
+	c := s.controlCardLocked(w, r)
 	if c == nil {
-		notFound(w, "card")
 		return
 	}
 	c.Limit, c.ModifiedAt = int64(n), s.now()
@@ -755,9 +753,8 @@ func (s *Sim) controlCardTransaction(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c := s.cards[chi.URLParam(r, "id")]
+	c := s.controlCardLocked(w, r)
 	if c == nil {
-		notFound(w, "card")
 		return
 	}
 	now := s.now()
@@ -773,9 +770,8 @@ func (s *Sim) controlCardTransaction(w http.ResponseWriter, r *http.Request) {
 func (s *Sim) controlReverseCardTransaction(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c := s.cards[chi.URLParam(r, "id")]
+	c := s.controlCardLocked(w, r)
 	if c == nil {
-		notFound(w, "card")
 		return
 	}
 	var t *cardTx
@@ -799,4 +795,14 @@ func (s *Sim) controlReverseCardTransaction(w http.ResponseWriter, r *http.Reque
 	t.Status = StatusRefunded
 	c.ModifiedAt = now
 	writeJSON(w, http.StatusOK, c.txJSON(t))
+}
+
+// controlCardLocked is the card a control route names by its {id}, or nil
+// once it has answered 404. s.mu must be held.
+func (s *Sim) controlCardLocked(w http.ResponseWriter, r *http.Request) *card {
+	c := s.cards[chi.URLParam(r, "id")]
+	if c == nil {
+		notFound(w, "card")
+	}
+	return c
 }
