@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/fingraph/fingraph/events"
+	"github.com/fingraph/fingraph/upstream/banking"
 )
 
 func mkListing(key string, fresh bool, items map[string]string) listing {
@@ -82,5 +83,36 @@ func TestBackoffIsCapped(t *testing.T) {
 	}
 	if prev != maxBackoff*time.Second {
 		t.Fatalf("back-off tops out at %v", prev)
+	}
+}
+
+// A poll names a person's change as the gateway's mutations do: a block
+// PersonBlocked, a restore PersonRestored, an edit of an active or of a
+// blocked person PersonUpdated. The block's version is the one blockPerson
+// announces under, so the stream keeps one of the two.
+func TestPersonChangesAreNamedAsTheMutationsNameThem(t *testing.T) {
+	poll := func(old snapshot, ps *banking.Person) ([]change, snapshot) {
+		return diff(old, []listing{personListing("c", []*banking.Person{ps})}, nil)
+	}
+	p := &banking.Person{ID: "p", FirstName: "Dace", Email: "dace@demo.test"}
+	_, snap := poll(snapshot{}, p)
+	at := banking.Timestamp{Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	steps := []struct {
+		change func()
+		want   string
+	}{
+		{func() { p.FirstName = "Dana" }, events.PersonUpdated},
+		{func() { p.IsBlocked, p.DeletedAt = true, &at }, events.PersonBlocked},
+		{func() { p.LastName = "Ozola" }, events.PersonUpdated},
+		{func() { p.IsBlocked, p.DeletedAt = false, nil }, events.PersonRestored},
+	}
+	for i, s := range steps {
+		s.change()
+		var cs []change
+		cs, snap = poll(snap, p)
+		if len(cs) != 1 || cs[0].name != s.want || cs[0].version != events.PersonVersion(p) ||
+			cs[0].payload["is_blocked"] != events.IsPersonBlocked(p) {
+			t.Fatalf("step %d: %+v, want one %s under the person's version", i, cs, s.want)
+		}
 	}
 }

@@ -29,9 +29,11 @@ type snapshot struct {
 // item is one entity as a listing shows it now.
 type item struct {
 	id, digest string
-	// created and updated build the announcement of a first sighting
-	// and of a change; nil announces nothing.
-	created, updated func() change
+	// created builds the announcement of a first sighting, and updated
+	// that of a change from the digest the last poll stored (was); nil
+	// announces nothing.
+	created func() change
+	updated func(was string) change
 }
 
 // change is one announcement.
@@ -57,7 +59,7 @@ type listing struct {
 func (l *listing) add(id, d, created, updated, subject string, payload func() map[string]any) {
 	l.items = append(l.items, item{id: id, digest: d,
 		created: func() change { return change{created, subject, events.Created, payload()} },
-		updated: func() change { return change{updated, subject, d, payload()} },
+		updated: func(string) change { return change{updated, subject, d, payload()} },
 	})
 }
 
@@ -156,7 +158,7 @@ func diff(old snapshot, lists []listing, kept []string) ([]change, snapshot) {
 				}
 			case was != it.digest:
 				if it.updated != nil {
-					out = append(out, it.updated())
+					out = append(out, it.updated(was))
 				}
 			}
 		}
@@ -303,7 +305,7 @@ func walletListing(corpID string, wallets []*banking.Wallet) listing {
 		}
 		d := events.WalletVersion(w)
 		it := item{id: w.ID, digest: d,
-			updated: func() change { return change{events.WalletBalanceChanged, subject, d, payload()} },
+			updated: func(string) change { return change{events.WalletBalanceChanged, subject, d, payload()} },
 		}
 		if events.AnnouncesCreation(w) {
 			it.created = func() change { return change{events.WalletCreated, subject, events.Created, payload()} }
@@ -329,7 +331,7 @@ func transactionListing(corpID, key string, txs []*banking.Transaction, ours map
 			created: func() change {
 				return change{events.WalletTransactionCreated, subject, events.TransactionCreatedVersion(t.ID), payload()}
 			},
-			updated: func() change {
+			updated: func(string) change {
 				return change{events.WalletTransactionUpdated, subject, events.TransactionVersion(t.ID, d), payload()}
 			},
 		})
@@ -417,11 +419,42 @@ func personListing(corpID string, persons []*banking.Person) listing {
 			continue
 		}
 		subject := relay.ID(relay.Person, ps.ID)
+		blocked := events.IsPersonBlocked(ps)
 		payload := func() map[string]any {
-			return map[string]any{"person_id": ps.ID, "is_blocked": events.IsPersonBlocked(ps)}
+			return map[string]any{"person_id": ps.ID, "is_blocked": blocked}
 		}
 		d := events.PersonVersion(ps)
-		l.add(ps.ID, d, events.PersonCreated, events.PersonUpdated, subject, payload)
+		l.items = append(l.items, item{id: ps.ID, digest: personDigest(d, blocked),
+			created: func() change { return change{events.PersonCreated, subject, events.Created, payload()} },
+			updated: func(was string) change {
+				return change{personChange(was, blocked), subject, d, payload()}
+			},
+		})
 	}
 	return l
+}
+
+// blockedMark ends the stored digest of a blocked person, so that the next
+// poll knows the state a change left.
+const blockedMark = "+blocked"
+
+func personDigest(version string, blocked bool) string {
+	if blocked {
+		return version + blockedMark
+	}
+	return version
+}
+
+// personChange names a person's change as the gateway's own mutations do:
+// a block or a restore by its name, anything else PersonUpdated. Both
+// announcers of one change then agree on its name as on its identity, so a
+// subscription filtered by name gets it whichever announced it first.
+func personChange(was string, blocked bool) string {
+	switch wasBlocked := strings.HasSuffix(was, blockedMark); {
+	case blocked && !wasBlocked:
+		return events.PersonBlocked
+	case !blocked && wasBlocked:
+		return events.PersonRestored
+	}
+	return events.PersonUpdated
 }

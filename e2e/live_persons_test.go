@@ -137,14 +137,11 @@ func TestPersonEventsCarryTheirSubjectAndStayInTheirCorporation(t *testing.T) {
 }
 
 // announcesBlockOf reports whether an event of name and payload announces
-// that person is blocked. A
-// change has one identity whoever finds it first: the gateway's own
-// PersonBlocked, or the poller's PersonUpdated when its poll read the
-// block before the mutation announced it. Either carries the state after
-// the change.
+// that person is blocked. Whoever finds the change first, the gateway's
+// blockPerson or a poll that read the block before the mutation announced
+// it, names it PersonBlocked and carries the state after it.
 func announcesBlockOf(name string, payload map[string]any, person string) bool {
-	return (name == "PersonBlocked" || name == "PersonUpdated") &&
-		payload["person_id"] == person && payload["is_blocked"] == true
+	return name == "PersonBlocked" && payload["person_id"] == person && payload["is_blocked"] == true
 }
 
 // TestPersonNeverSeesPaymentsEvents: even with persons made payments
@@ -259,14 +256,12 @@ func TestPersonEventHistoryAndReplay(t *testing.T) {
 		t.Fatalf("anna's history holds %d events, want her %d", len(d.H.Edges), len(made))
 	}
 	for i, e := range d.H.Edges {
-		// A change is named by its first announcer: the gateway's, or the
-		// poller's PersonUpdated carrying the same state.
+		// The gateway and the poller name a block or a restore alike.
 		want, blocked := "PersonRestored", false
 		if i%2 == 1 {
 			want, blocked = "PersonBlocked", true
 		}
-		named := e.Node.Name == want || (e.Node.Name == "PersonUpdated" && e.Node.Payload["is_blocked"] == blocked)
-		if !named || e.Node.Payload["corporation_id"] != bankingsim.DemoCorporationID ||
+		if e.Node.Name != want || e.Node.Payload["is_blocked"] != blocked || e.Node.Payload["corporation_id"] != bankingsim.DemoCorporationID ||
 			e.Node.Subject == nil || e.Node.Subject.Email != "dace@demo.test" {
 			t.Errorf("anna's history, event %d: %+v, want %s of dace", i, e.Node, want)
 		}

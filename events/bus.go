@@ -300,26 +300,39 @@ func (b *Bus) storeWebhook(ctx context.Context, w webhook) error {
 // Publish puts an enriched event on the EVENTS stream, deduplicated by id.
 // Gateway mutations publish their own events through it too.
 func (b *Bus) Publish(ctx context.Context, e Event) error {
-	_, err := b.PublishNew(ctx, e)
+	_, _, err := b.PublishNew(ctx, e)
 	return err
 }
 
-// PublishNew is Publish that reports whether the stream took the event:
-// false when it already held an event with its id (within Dedupe) and
-// dropped this one.
-func (b *Bus) PublishNew(ctx context.Context, e Event) (bool, error) {
+// PublishNew is Publish that reports whether the stream took the event.
+// When it already held an event with its id (within Dedupe) and dropped
+// this one, held is when the stream stored the one it holds, or the zero
+// time if that event is gone or cannot be read.
+func (b *Bus) PublishNew(ctx context.Context, e Event) (taken bool, held time.Time, err error) {
 	if !tokenRe.MatchString(e.Source) || !tokenRe.MatchString(e.Name) || e.ID == "" {
-		return false, fmt.Errorf("events: bad event source %q, name %q or id", e.Source, e.Name)
+		return false, time.Time{}, fmt.Errorf("events: bad event source %q, name %q or id", e.Source, e.Name)
 	}
 	data, err := json.Marshal(e)
 	if err != nil {
-		return false, err
+		return false, time.Time{}, err
 	}
 	ack, err := b.js.Publish(ctx, subjectOf(&e), data, jetstream.WithMsgID(msgID(e.Source, e.ID)))
 	if err != nil {
-		return false, err
+		return false, time.Time{}, err
 	}
-	return !ack.Duplicate, nil
+	if !ack.Duplicate {
+		return true, time.Time{}, nil
+	}
+	// A duplicate's acknowledgement names the sequence of the one held.
+	st, err := b.js.Stream(ctx, EventsStream)
+	if err != nil {
+		return false, time.Time{}, nil
+	}
+	m, err := st.GetMsg(ctx, ack.Sequence)
+	if err != nil {
+		return false, time.Time{}, nil
+	}
+	return false, m.Time, nil
 }
 
 // Cursor returns the cursor of the newest event of the whole stream (a

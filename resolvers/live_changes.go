@@ -2,7 +2,9 @@ package resolvers
 
 import (
 	"context"
+	"time"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/google/uuid"
 
 	"github.com/fingraph/fingraph/events"
@@ -33,18 +35,20 @@ func walletCreatedID(corporationID string, list []*banking.Wallet) string {
 }
 
 // newPublisher is the bus's Publish that says whether the stream took the
-// event or already held one with its id.
+// event or already held one with its id, and since when.
 type newPublisher interface {
-	PublishNew(ctx context.Context, e events.Event) (bool, error)
+	PublishNew(ctx context.Context, e events.Event) (taken bool, held time.Time, err error)
 }
 
 // announceChange is publishGatewayEvent under the change's id: the entity
 // with global id subject reached version. A creation is announced once,
 // whoever announces it first. Any other version can come back (a person
 // blocked, restored and blocked again within the upstream's one-second
-// timestamps): when the stream already holds an announcement under the id,
-// the mutation's change is announced again under an id of its own, so that
-// none of the gateway's own changes goes unannounced.
+// timestamps): when the stream already holds an announcement under the id
+// stored before this operation began, the mutation's change is announced
+// again under an id of its own, so that none of the gateway's own changes
+// goes unannounced. One stored since is this very change, read by a poll
+// between the upstream's answer and this announcement: it stands alone.
 func (r *Resolver) announceChange(ctx context.Context, name, corpID, subject, version string, payload map[string]any) {
 	id := events.ChangeID(subject, version)
 	pub, ok := r.Events.(newPublisher)
@@ -57,12 +61,25 @@ func (r *Resolver) announceChange(ctx context.Context, name, corpID, subject, ve
 		r.Logger.WarnContext(ctx, "could not publish a gateway event", "name", name, "err", err)
 		return
 	}
-	fresh, err := pub.PublishNew(ctx, e)
-	if err == nil && !fresh {
+	taken, held, err := pub.PublishNew(ctx, e)
+	if err == nil && !taken && !announcedSinceStart(ctx, held) {
 		e.ID = uuid.NewString()
-		_, err = pub.PublishNew(ctx, e)
+		_, _, err = pub.PublishNew(ctx, e)
 	}
 	if err != nil {
 		r.Logger.WarnContext(ctx, "could not publish a gateway event", "name", name, "err", err)
 	}
+}
+
+// announcedSinceStart reports whether held, when an announcement the
+// stream holds was stored, is not before ctx's operation began: nothing
+// but a poll that read this operation's change can have announced its
+// version since. The stream's clock is compared with the gateway's; on a
+// cluster a skew of more than the few milliseconds between a change and its
+// announcement only costs a second announcement of the same state.
+func announcedSinceStart(ctx context.Context, held time.Time) bool {
+	if held.IsZero() || !graphql.HasOperationContext(ctx) {
+		return false
+	}
+	return !held.Before(graphql.GetOperationContext(ctx).Stats.OperationStart)
 }
