@@ -434,7 +434,7 @@ func (p *Poller) renew(ctx context.Context, lost context.CancelFunc, key string,
 	}
 }
 
-// pollLoop polls at once, then on a fixed schedule: at a random offset
+// pollLoop polls at once (or once its last reading is an interval old), then on a fixed schedule: at a random offset
 // within the first interval of the holding plus a whole number of intervals, so that a corporation is read
 // every interval however long its polls take. A poll that overruns its
 // slot is followed by the next slot still ahead, never by polls bunched to
@@ -442,10 +442,24 @@ func (p *Poller) renew(ctx context.Context, lost context.CancelFunc, key string,
 // intervals) to the first slot after the back-off. It ends when ctx ends
 // or no credential is left.
 func (p *Poller) pollLoop(ctx context.Context, corp *corporation) {
-	// The first poll is at once; the timetable after it starts at a
-	// random point of the interval, so that corporations whose leases are
-	// taken together (a replica's start, a hand-over) are not polled, and
-	// do not call the upstream, in step.
+	// The first poll is at once, unless the corporation was read less
+	// than an interval ago (the Baseline of the subscriber that started
+	// this loop, or the last poll of a holder that just handed over): then
+	// one interval after that reading, so that a new subscriber does not
+	// cost a second reading of every listing straight after its baseline.
+	// The timetable after it starts at a random point of the interval, so
+	// that corporations whose leases are taken together (a replica's
+	// start, a hand-over) are not polled, and do not call the upstream, in
+	// step.
+	if due := p.nextReading(ctx, corp.id); due > 0 {
+		t := time.NewTimer(due)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
 	sched := schedule{start: time.Now().Add(rand.N(p.interval())), every: p.interval()}
 	slot := int64(0)
 	failures := 0
@@ -479,6 +493,17 @@ func (p *Poller) pollLoop(ctx context.Context, corp *corporation) {
 		case <-t.C:
 		}
 	}
+}
+
+// nextReading is how long until corporationID's snapshot is an interval
+// old: 0 when there is none, or it cannot be read (the poll then reads at
+// once and reports what failed).
+func (p *Poller) nextReading(ctx context.Context, corporationID string) time.Duration {
+	e, err := p.Snapshots.Get(ctx, leaseKey(corporationID))
+	if err != nil {
+		return 0
+	}
+	return max(0, time.Until(e.Created().Add(p.interval())))
 }
 
 // schedule is a poll loop's fixed timetable: slot k starts at
