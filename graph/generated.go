@@ -9258,138 +9258,42 @@ func (ec *executionContext) fieldContext_AddPaymentMethodPayload_orders(_ contex
 }
 
 func (ec *executionContext) _Address_street(ctx context.Context, field graphql.CollectedField, obj *model.Address) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Address_street(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Street, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Street)
 }
 func (ec *executionContext) fieldContext_Address_street(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Address", field, false, false, "String")
 }
 
 func (ec *executionContext) _Address_zipCode(ctx context.Context, field graphql.CollectedField, obj *model.Address) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Address_zipCode(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ZipCode, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.ZipCode)
 }
 func (ec *executionContext) fieldContext_Address_zipCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Address", field, false, false, "String")
 }
 
 func (ec *executionContext) _Address_city(ctx context.Context, field graphql.CollectedField, obj *model.Address) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Address_city(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.City, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.City)
 }
 func (ec *executionContext) fieldContext_Address_city(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Address", field, false, false, "String")
 }
 
 func (ec *executionContext) _Address_countryCode(ctx context.Context, field graphql.CollectedField, obj *model.Address) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Address_countryCode(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.CountryCode, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.CountryCode)
 }
 func (ec *executionContext) fieldContext_Address_countryCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Address", field, false, false, "String")
 }
 
 func (ec *executionContext) _ApiKey_id(ctx context.Context, field graphql.CollectedField, obj *model.APIKey) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ApiKey_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNID2string(ctx, field.Selections, obj.ID)
 }
 func (ec *executionContext) fieldContext_ApiKey_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ApiKey", field, false, false, "ID")
 }
 
 func (ec *executionContext) _ApiKey_name(ctx context.Context, field graphql.CollectedField, obj *model.APIKey) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ApiKey_name(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Name)
 }
 func (ec *executionContext) fieldContext_ApiKey_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ApiKey", field, false, false, "String")
@@ -9419,161 +9323,49 @@ func (ec *executionContext) fieldContext_Card_id(_ context.Context, field graphq
 }
 
 func (ec *executionContext) _Card_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Card_upstreamId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.ID)
 }
 func (ec *executionContext) fieldContext_Card_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Card", field, false, false, "String")
 }
 
 func (ec *executionContext) _Card_status(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Card_status(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Status, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v model.CardStatus) graphql.Marshaler {
-			return ec.marshalNCardStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardStatus(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNCardStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardStatus(ctx, field.Selections, obj.Status)
 }
 func (ec *executionContext) fieldContext_Card_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Card", field, false, false, "CardStatus")
 }
 
 func (ec *executionContext) _Card_displayName(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Card_displayName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DisplayName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.DisplayName)
 }
 func (ec *executionContext) fieldContext_Card_displayName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Card", field, false, false, "String")
 }
 
 func (ec *executionContext) _Card_type(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Card_type(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Type, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v model.CardType) graphql.Marshaler {
-			return ec.marshalNCardType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNCardType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardType(ctx, field.Selections, obj.Type)
 }
 func (ec *executionContext) fieldContext_Card_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Card", field, false, false, "CardType")
 }
 
 func (ec *executionContext) _Card_brand(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Card_brand(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Brand, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v model.CardBrand) graphql.Marshaler {
-			return ec.marshalNCardBrand2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardBrand(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNCardBrand2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardBrand(ctx, field.Selections, obj.Brand)
 }
 func (ec *executionContext) fieldContext_Card_brand(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Card", field, false, false, "CardBrand")
 }
 
 func (ec *executionContext) _Card_region(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Card_region(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Region, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Region)
 }
 func (ec *executionContext) fieldContext_Card_region(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Card", field, false, false, "String")
 }
 
 func (ec *executionContext) _Card_currency(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Card_currency(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Currency, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Currency)
 }
 func (ec *executionContext) fieldContext_Card_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Card", field, false, false, "String")
@@ -9690,23 +9482,7 @@ func (ec *executionContext) fieldContext_Card_maskedPan(_ context.Context, field
 }
 
 func (ec *executionContext) _Card_embossedName(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Card_embossedName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EmbossedName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.EmbossedName)
 }
 func (ec *executionContext) fieldContext_Card_embossedName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Card", field, false, false, "String")
@@ -10032,46 +9808,14 @@ func (ec *executionContext) fieldContext_CardAuthorised_card(_ context.Context, 
 }
 
 func (ec *executionContext) _CardAuthorised_code(ctx context.Context, field graphql.CollectedField, obj *model.CardAuthorised) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CardAuthorised_code(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Code, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Code)
 }
 func (ec *executionContext) fieldContext_CardAuthorised_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CardAuthorised", field, false, false, "String")
 }
 
 func (ec *executionContext) _CardAuthorised_name(ctx context.Context, field graphql.CollectedField, obj *model.CardAuthorised) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CardAuthorised_name(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Name)
 }
 func (ec *executionContext) fieldContext_CardAuthorised_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CardAuthorised", field, false, false, "String")
@@ -10133,46 +9877,14 @@ func (ec *executionContext) fieldContext_CardCredentials_cardId(_ context.Contex
 }
 
 func (ec *executionContext) _CardCredentials_pan(ctx context.Context, field graphql.CollectedField, obj *model.CardCredentials) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CardCredentials_pan(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Pan, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Pan)
 }
 func (ec *executionContext) fieldContext_CardCredentials_pan(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CardCredentials", field, false, false, "String")
 }
 
 func (ec *executionContext) _CardCredentials_cvc(ctx context.Context, field graphql.CollectedField, obj *model.CardCredentials) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CardCredentials_cvc(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Cvc, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Cvc)
 }
 func (ec *executionContext) fieldContext_CardCredentials_cvc(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CardCredentials", field, false, false, "String")
@@ -10234,138 +9946,42 @@ func (ec *executionContext) fieldContext_CardDeclined_card(_ context.Context, fi
 }
 
 func (ec *executionContext) _CardDeclined_code(ctx context.Context, field graphql.CollectedField, obj *model.CardDeclined) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CardDeclined_code(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Code, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Code)
 }
 func (ec *executionContext) fieldContext_CardDeclined_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CardDeclined", field, false, false, "String")
 }
 
 func (ec *executionContext) _CardDeclined_name(ctx context.Context, field graphql.CollectedField, obj *model.CardDeclined) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CardDeclined_name(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Name)
 }
 func (ec *executionContext) fieldContext_CardDeclined_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CardDeclined", field, false, false, "String")
 }
 
 func (ec *executionContext) _CardPayment_type(ctx context.Context, field graphql.CollectedField, obj *model.CardPayment) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CardPayment_type(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Type, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Type)
 }
 func (ec *executionContext) fieldContext_CardPayment_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CardPayment", field, false, false, "String")
 }
 
 func (ec *executionContext) _CardPayment_scheme(ctx context.Context, field graphql.CollectedField, obj *model.CardPayment) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CardPayment_scheme(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Scheme, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Scheme)
 }
 func (ec *executionContext) fieldContext_CardPayment_scheme(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CardPayment", field, false, false, "String")
 }
 
 func (ec *executionContext) _CardPayment_iin(ctx context.Context, field graphql.CollectedField, obj *model.CardPayment) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CardPayment_iin(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Iin, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Iin)
 }
 func (ec *executionContext) fieldContext_CardPayment_iin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CardPayment", field, false, false, "String")
 }
 
 func (ec *executionContext) _CardPayment_last4(ctx context.Context, field graphql.CollectedField, obj *model.CardPayment) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CardPayment_last4(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Last4, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Last4)
 }
 func (ec *executionContext) fieldContext_CardPayment_last4(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CardPayment", field, false, false, "String")
@@ -10418,92 +10034,28 @@ func (ec *executionContext) fieldContext_CardPayment_expiresYear(_ context.Conte
 }
 
 func (ec *executionContext) _CardPayment_acquirer(ctx context.Context, field graphql.CollectedField, obj *model.CardPayment) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CardPayment_acquirer(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Acquirer, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Acquirer)
 }
 func (ec *executionContext) fieldContext_CardPayment_acquirer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CardPayment", field, false, false, "String")
 }
 
 func (ec *executionContext) _CardTransaction_id(ctx context.Context, field graphql.CollectedField, obj *model.CardTransaction) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CardTransaction_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.GlobalID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNID2string(ctx, field.Selections, obj.GlobalID)
 }
 func (ec *executionContext) fieldContext_CardTransaction_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, "ID")
 }
 
 func (ec *executionContext) _CardTransaction_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.CardTransaction) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CardTransaction_upstreamId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.ID)
 }
 func (ec *executionContext) fieldContext_CardTransaction_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, "String")
 }
 
 func (ec *executionContext) _CardTransaction_type(ctx context.Context, field graphql.CollectedField, obj *model.CardTransaction) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CardTransaction_type(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Type, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Type)
 }
 func (ec *executionContext) fieldContext_CardTransaction_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, "String")
@@ -10542,46 +10094,14 @@ func (ec *executionContext) fieldContext_CardTransaction_amount(_ context.Contex
 }
 
 func (ec *executionContext) _CardTransaction_status(ctx context.Context, field graphql.CollectedField, obj *model.CardTransaction) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CardTransaction_status(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Status, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Status)
 }
 func (ec *executionContext) fieldContext_CardTransaction_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, "String")
 }
 
 func (ec *executionContext) _CardTransaction_state(ctx context.Context, field graphql.CollectedField, obj *model.CardTransaction) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CardTransaction_state(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.State, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v model.TransactionStatus) graphql.Marshaler {
-			return ec.marshalNTransactionStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐTransactionStatus(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNTransactionStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐTransactionStatus(ctx, field.Selections, obj.State)
 }
 func (ec *executionContext) fieldContext_CardTransaction_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, "TransactionStatus")
@@ -10611,46 +10131,14 @@ func (ec *executionContext) fieldContext_CardTransaction_statusCode(_ context.Co
 }
 
 func (ec *executionContext) _CardTransaction_authorisationCode(ctx context.Context, field graphql.CollectedField, obj *model.CardTransaction) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CardTransaction_authorisationCode(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.AuthorisationCode, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.AuthorisationCode)
 }
 func (ec *executionContext) fieldContext_CardTransaction_authorisationCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, "String")
 }
 
 func (ec *executionContext) _CardTransaction_authorisationName(ctx context.Context, field graphql.CollectedField, obj *model.CardTransaction) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CardTransaction_authorisationName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.AuthorisationName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.AuthorisationName)
 }
 func (ec *executionContext) fieldContext_CardTransaction_authorisationName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, "String")
@@ -10680,46 +10168,14 @@ func (ec *executionContext) fieldContext_CardTransaction_errorCode(_ context.Con
 }
 
 func (ec *executionContext) _CardTransaction_errorName(ctx context.Context, field graphql.CollectedField, obj *model.CardTransaction) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CardTransaction_errorName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ErrorName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.ErrorName)
 }
 func (ec *executionContext) fieldContext_CardTransaction_errorName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, "String")
 }
 
 func (ec *executionContext) _CardTransaction_description(ctx context.Context, field graphql.CollectedField, obj *model.CardTransaction) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CardTransaction_description(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Description, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Description)
 }
 func (ec *executionContext) fieldContext_CardTransaction_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CardTransaction", field, false, false, "String")
@@ -10836,23 +10292,7 @@ func (ec *executionContext) fieldContext_CardTransactionConnection_totalCount(_ 
 }
 
 func (ec *executionContext) _CardTransactionEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.CardTransactionEdge) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CardTransactionEdge_cursor(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Cursor, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Cursor)
 }
 func (ec *executionContext) fieldContext_CardTransactionEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CardTransactionEdge", field, false, false, "String")
@@ -10914,115 +10354,35 @@ func (ec *executionContext) fieldContext_Contact_type(_ context.Context, field g
 }
 
 func (ec *executionContext) _Contact_identityNumber(ctx context.Context, field graphql.CollectedField, obj *model.Contact) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Contact_identityNumber(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IdentityNumber, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.IdentityNumber)
 }
 func (ec *executionContext) fieldContext_Contact_identityNumber(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Contact", field, false, false, "String")
 }
 
 func (ec *executionContext) _Contact_id(ctx context.Context, field graphql.CollectedField, obj *model.Contact) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Contact_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.ID)
 }
 func (ec *executionContext) fieldContext_Contact_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Contact", field, false, false, "String")
 }
 
 func (ec *executionContext) _Contact_name(ctx context.Context, field graphql.CollectedField, obj *model.Contact) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Contact_name(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Name)
 }
 func (ec *executionContext) fieldContext_Contact_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Contact", field, false, false, "String")
 }
 
 func (ec *executionContext) _Contact_email(ctx context.Context, field graphql.CollectedField, obj *model.Contact) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Contact_email(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Email, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Email)
 }
 func (ec *executionContext) fieldContext_Contact_email(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Contact", field, false, false, "String")
 }
 
 func (ec *executionContext) _Contact_phone(ctx context.Context, field graphql.CollectedField, obj *model.Contact) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Contact_phone(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Phone, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Phone)
 }
 func (ec *executionContext) fieldContext_Contact_phone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Contact", field, false, false, "String")
@@ -11061,46 +10421,14 @@ func (ec *executionContext) fieldContext_Contact_address(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Conversion_id(ctx context.Context, field graphql.CollectedField, obj *model.Conversion) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Conversion_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNID2string(ctx, field.Selections, obj.ID)
 }
 func (ec *executionContext) fieldContext_Conversion_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Conversion", field, false, false, "ID")
 }
 
 func (ec *executionContext) _Conversion_status(ctx context.Context, field graphql.CollectedField, obj *model.Conversion) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Conversion_status(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Status, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v model.TransactionStatus) graphql.Marshaler {
-			return ec.marshalNTransactionStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐTransactionStatus(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNTransactionStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐTransactionStatus(ctx, field.Selections, obj.Status)
 }
 func (ec *executionContext) fieldContext_Conversion_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Conversion", field, false, false, "TransactionStatus")
@@ -11414,23 +10742,7 @@ func (ec *executionContext) fieldContext_Conversion_createdAt(_ context.Context,
 }
 
 func (ec *executionContext) _ConversionRefused_reason(ctx context.Context, field graphql.CollectedField, obj *model.ConversionRefused) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ConversionRefused_reason(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Reason, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v model.ConversionRefusal) graphql.Marshaler {
-			return ec.marshalNConversionRefusal2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐConversionRefusal(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNConversionRefusal2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐConversionRefusal(ctx, field.Selections, obj.Reason)
 }
 func (ec *executionContext) fieldContext_ConversionRefused_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ConversionRefused", field, false, false, "ConversionRefusal")
@@ -11460,299 +10772,91 @@ func (ec *executionContext) fieldContext_ConversionRefused_code(_ context.Contex
 }
 
 func (ec *executionContext) _ConversionRefused_name(ctx context.Context, field graphql.CollectedField, obj *model.ConversionRefused) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ConversionRefused_name(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Name)
 }
 func (ec *executionContext) fieldContext_ConversionRefused_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ConversionRefused", field, false, false, "String")
 }
 
 func (ec *executionContext) _ConversionRefused_message(ctx context.Context, field graphql.CollectedField, obj *model.ConversionRefused) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ConversionRefused_message(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Message, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Message)
 }
 func (ec *executionContext) fieldContext_ConversionRefused_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ConversionRefused", field, false, false, "String")
 }
 
 func (ec *executionContext) _Corporation_id(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Corporation_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.GlobalID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNID2string(ctx, field.Selections, obj.GlobalID)
 }
 func (ec *executionContext) fieldContext_Corporation_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Corporation", field, false, false, "ID")
 }
 
 func (ec *executionContext) _Corporation_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Corporation_upstreamId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.ID)
 }
 func (ec *executionContext) fieldContext_Corporation_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Corporation", field, false, false, "String")
 }
 
 func (ec *executionContext) _Corporation_name(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Corporation_name(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Name)
 }
 func (ec *executionContext) fieldContext_Corporation_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Corporation", field, false, false, "String")
 }
 
 func (ec *executionContext) _Corporation_email(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Corporation_email(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Email, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Email)
 }
 func (ec *executionContext) fieldContext_Corporation_email(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Corporation", field, false, false, "String")
 }
 
 func (ec *executionContext) _Corporation_address(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Corporation_address(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Address, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Address)
 }
 func (ec *executionContext) fieldContext_Corporation_address(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Corporation", field, false, false, "String")
 }
 
 func (ec *executionContext) _Corporation_city(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Corporation_city(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.City, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.City)
 }
 func (ec *executionContext) fieldContext_Corporation_city(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Corporation", field, false, false, "String")
 }
 
 func (ec *executionContext) _Corporation_region(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Corporation_region(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Region, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Region)
 }
 func (ec *executionContext) fieldContext_Corporation_region(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Corporation", field, false, false, "String")
 }
 
 func (ec *executionContext) _Corporation_postCode(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Corporation_postCode(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.PostCode, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.PostCode)
 }
 func (ec *executionContext) fieldContext_Corporation_postCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Corporation", field, false, false, "String")
 }
 
 func (ec *executionContext) _Corporation_country(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Corporation_country(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Country, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Country)
 }
 func (ec *executionContext) fieldContext_Corporation_country(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Corporation", field, false, false, "String")
 }
 
 func (ec *executionContext) _Corporation_currency(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Corporation_currency(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Currency, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Currency)
 }
 func (ec *executionContext) fieldContext_Corporation_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Corporation", field, false, false, "String")
 }
 
 func (ec *executionContext) _Corporation_isOnboarded(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Corporation_isOnboarded(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IsOnboarded, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.IsOnboarded)
 }
 func (ec *executionContext) fieldContext_Corporation_isOnboarded(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Corporation", field, false, false, "Boolean")
@@ -11782,46 +10886,14 @@ func (ec *executionContext) fieldContext_Corporation_onboardedAt(_ context.Conte
 }
 
 func (ec *executionContext) _Corporation_isKycVerified(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Corporation_isKycVerified(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IsKycVerified, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.IsKycVerified)
 }
 func (ec *executionContext) fieldContext_Corporation_isKycVerified(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Corporation", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _Corporation_isQuestionnaireFilled(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Corporation_isQuestionnaireFilled(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IsQuestionnaireFilled, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.IsQuestionnaireFilled)
 }
 func (ec *executionContext) fieldContext_Corporation_isQuestionnaireFilled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Corporation", field, false, false, "Boolean")
@@ -12361,23 +11433,7 @@ func (ec *executionContext) fieldContext_CorporationConnection_totalCount(_ cont
 }
 
 func (ec *executionContext) _CorporationEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.CorporationEdge) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CorporationEdge_cursor(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Cursor, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Cursor)
 }
 func (ec *executionContext) fieldContext_CorporationEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CorporationEdge", field, false, false, "String")
@@ -12416,23 +11472,7 @@ func (ec *executionContext) fieldContext_CorporationEdge_node(_ context.Context,
 }
 
 func (ec *executionContext) _CorporationScreening_underReview(ctx context.Context, field graphql.CollectedField, obj *model.CorporationScreening) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CorporationScreening_underReview(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.UnderReview, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.UnderReview)
 }
 func (ec *executionContext) fieldContext_CorporationScreening_underReview(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CorporationScreening", field, false, false, "Boolean")
@@ -12668,161 +11708,49 @@ func (ec *executionContext) fieldContext_CreateWalletPayload_wallets(_ context.C
 }
 
 func (ec *executionContext) _CreatedApiKey_id(ctx context.Context, field graphql.CollectedField, obj *model.CreatedAPIKey) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CreatedApiKey_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNID2string(ctx, field.Selections, obj.ID)
 }
 func (ec *executionContext) fieldContext_CreatedApiKey_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CreatedApiKey", field, false, false, "ID")
 }
 
 func (ec *executionContext) _CreatedApiKey_name(ctx context.Context, field graphql.CollectedField, obj *model.CreatedAPIKey) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CreatedApiKey_name(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Name)
 }
 func (ec *executionContext) fieldContext_CreatedApiKey_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CreatedApiKey", field, false, false, "String")
 }
 
 func (ec *executionContext) _CreatedApiKey_isActive(ctx context.Context, field graphql.CollectedField, obj *model.CreatedAPIKey) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CreatedApiKey_isActive(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IsActive, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.IsActive)
 }
 func (ec *executionContext) fieldContext_CreatedApiKey_isActive(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CreatedApiKey", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _CreatedApiKey_privateKey(ctx context.Context, field graphql.CollectedField, obj *model.CreatedAPIKey) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CreatedApiKey_privateKey(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.PrivateKey, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.PrivateKey)
 }
 func (ec *executionContext) fieldContext_CreatedApiKey_privateKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CreatedApiKey", field, false, false, "String")
 }
 
 func (ec *executionContext) _Customer_id(ctx context.Context, field graphql.CollectedField, obj *model.Customer) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Customer_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.GlobalID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNID2string(ctx, field.Selections, obj.GlobalID)
 }
 func (ec *executionContext) fieldContext_Customer_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Customer", field, false, false, "ID")
 }
 
 func (ec *executionContext) _Customer_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.Customer) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Customer_upstreamId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.ID)
 }
 func (ec *executionContext) fieldContext_Customer_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Customer", field, false, false, "String")
 }
 
 func (ec *executionContext) _Customer_number(ctx context.Context, field graphql.CollectedField, obj *model.Customer) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Customer_number(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Number, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Number)
 }
 func (ec *executionContext) fieldContext_Customer_number(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Customer", field, false, false, "String")
@@ -12861,46 +11789,14 @@ func (ec *executionContext) fieldContext_Customer_contact(_ context.Context, fie
 }
 
 func (ec *executionContext) _Customer_status(ctx context.Context, field graphql.CollectedField, obj *model.Customer) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Customer_status(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Status, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Status)
 }
 func (ec *executionContext) fieldContext_Customer_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Customer", field, false, false, "String")
 }
 
 func (ec *executionContext) _Customer_currency(ctx context.Context, field graphql.CollectedField, obj *model.Customer) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Customer_currency(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Currency, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Currency)
 }
 func (ec *executionContext) fieldContext_Customer_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Customer", field, false, false, "String")
@@ -13093,23 +11989,7 @@ func (ec *executionContext) resolveBatch_Customer_orders(ctx context.Context, fi
 }
 
 func (ec *executionContext) _CustomerBalance_currency(ctx context.Context, field graphql.CollectedField, obj *model.CustomerBalance) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CustomerBalance_currency(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Currency, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Currency)
 }
 func (ec *executionContext) fieldContext_CustomerBalance_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CustomerBalance", field, false, false, "String")
@@ -13162,23 +12042,7 @@ func (ec *executionContext) fieldContext_CustomerBalance_raw(_ context.Context, 
 }
 
 func (ec *executionContext) _CustomerSubscription_id(ctx context.Context, field graphql.CollectedField, obj *model.CustomerSubscription) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CustomerSubscription_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.ID)
 }
 func (ec *executionContext) fieldContext_CustomerSubscription_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CustomerSubscription", field, false, false, "String")
@@ -13263,115 +12127,35 @@ func (ec *executionContext) fieldContext_CustomerSubscription_items(_ context.Co
 }
 
 func (ec *executionContext) _CustomerSubscription_currency(ctx context.Context, field graphql.CollectedField, obj *model.CustomerSubscription) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CustomerSubscription_currency(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Currency, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Currency)
 }
 func (ec *executionContext) fieldContext_CustomerSubscription_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CustomerSubscription", field, false, false, "String")
 }
 
 func (ec *executionContext) _CustomerSubscription_callback(ctx context.Context, field graphql.CollectedField, obj *model.CustomerSubscription) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CustomerSubscription_callback(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Callback, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Callback)
 }
 func (ec *executionContext) fieldContext_CustomerSubscription_callback(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CustomerSubscription", field, false, false, "String")
 }
 
 func (ec *executionContext) _DeleteKycDocumentPayload_id(ctx context.Context, field graphql.CollectedField, obj *model.DeleteKycDocumentPayload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DeleteKycDocumentPayload_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNID2string(ctx, field.Selections, obj.ID)
 }
 func (ec *executionContext) fieldContext_DeleteKycDocumentPayload_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DeleteKycDocumentPayload", field, false, false, "ID")
 }
 
 func (ec *executionContext) _DeleteWebhookPayload_deletedId(ctx context.Context, field graphql.CollectedField, obj *model.DeleteWebhookPayload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DeleteWebhookPayload_deletedId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DeletedID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNID2string(ctx, field.Selections, obj.DeletedID)
 }
 func (ec *executionContext) fieldContext_DeleteWebhookPayload_deletedId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DeleteWebhookPayload", field, false, false, "ID")
 }
 
 func (ec *executionContext) _DeletedWalletRequisites_id(ctx context.Context, field graphql.CollectedField, obj *model.DeletedWalletRequisites) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DeletedWalletRequisites_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNID2string(ctx, field.Selections, obj.ID)
 }
 func (ec *executionContext) fieldContext_DeletedWalletRequisites_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DeletedWalletRequisites", field, false, false, "ID")
@@ -13401,46 +12185,14 @@ func (ec *executionContext) fieldContext_Event_id(_ context.Context, field graph
 }
 
 func (ec *executionContext) _Event_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Event_upstreamId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.ID)
 }
 func (ec *executionContext) fieldContext_Event_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Event", field, false, false, "String")
 }
 
 func (ec *executionContext) _Event_name(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Event_name(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Name)
 }
 func (ec *executionContext) fieldContext_Event_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Event", field, false, false, "String")
@@ -13493,23 +12245,7 @@ func (ec *executionContext) fieldContext_Event_createdAt(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Event_individualId(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Event_individualId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IndividualID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOID2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOID2ᚖstring(ctx, field.Selections, obj.IndividualID)
 }
 func (ec *executionContext) fieldContext_Event_individualId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Event", field, false, false, "ID")
@@ -13667,46 +12403,14 @@ func (ec *executionContext) fieldContext_EventConnection_pageInfo(_ context.Cont
 }
 
 func (ec *executionContext) _EventEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.EventEdge) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_EventEdge_cursor(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Cursor, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Cursor)
 }
 func (ec *executionContext) fieldContext_EventEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("EventEdge", field, false, false, "String")
 }
 
 func (ec *executionContext) _EventEdge_source(ctx context.Context, field graphql.CollectedField, obj *model.EventEdge) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_EventEdge_source(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Source, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Source)
 }
 func (ec *executionContext) fieldContext_EventEdge_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("EventEdge", field, false, false, "String")
@@ -13745,46 +12449,14 @@ func (ec *executionContext) fieldContext_EventEdge_node(_ context.Context, field
 }
 
 func (ec *executionContext) _Individual_id(ctx context.Context, field graphql.CollectedField, obj *model.Individual) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Individual_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNID2string(ctx, field.Selections, obj.ID)
 }
 func (ec *executionContext) fieldContext_Individual_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Individual", field, false, false, "ID")
 }
 
 func (ec *executionContext) _Individual_status(ctx context.Context, field graphql.CollectedField, obj *model.Individual) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Individual_status(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Status, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v model.IndividualStatus) graphql.Marshaler {
-			return ec.marshalNIndividualStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐIndividualStatus(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNIndividualStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐIndividualStatus(ctx, field.Selections, obj.Status)
 }
 func (ec *executionContext) fieldContext_Individual_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Individual", field, false, false, "IndividualStatus")
@@ -13814,115 +12486,35 @@ func (ec *executionContext) fieldContext_Individual_createdAt(_ context.Context,
 }
 
 func (ec *executionContext) _Individual_formUrl(ctx context.Context, field graphql.CollectedField, obj *model.Individual) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Individual_formUrl(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.FormURL, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.FormURL)
 }
 func (ec *executionContext) fieldContext_Individual_formUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Individual", field, false, false, "String")
 }
 
 func (ec *executionContext) _Invoice_id(ctx context.Context, field graphql.CollectedField, obj *model.Invoice) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Invoice_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.GlobalID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNID2string(ctx, field.Selections, obj.GlobalID)
 }
 func (ec *executionContext) fieldContext_Invoice_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Invoice", field, false, false, "ID")
 }
 
 func (ec *executionContext) _Invoice_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.Invoice) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Invoice_upstreamId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.ID)
 }
 func (ec *executionContext) fieldContext_Invoice_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Invoice", field, false, false, "String")
 }
 
 func (ec *executionContext) _Invoice_type(ctx context.Context, field graphql.CollectedField, obj *model.Invoice) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Invoice_type(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Type, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v model.InvoiceType) graphql.Marshaler {
-			return ec.marshalNInvoiceType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐInvoiceType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNInvoiceType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐInvoiceType(ctx, field.Selections, obj.Type)
 }
 func (ec *executionContext) fieldContext_Invoice_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Invoice", field, false, false, "InvoiceType")
 }
 
 func (ec *executionContext) _Invoice_isPaid(ctx context.Context, field graphql.CollectedField, obj *model.Invoice) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Invoice_isPaid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IsPaid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.IsPaid)
 }
 func (ec *executionContext) fieldContext_Invoice_isPaid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Invoice", field, false, false, "Boolean")
@@ -13993,23 +12585,7 @@ func (ec *executionContext) fieldContext_Invoice_unpaidAmount(_ context.Context,
 }
 
 func (ec *executionContext) _Invoice_paymentTransactionId(ctx context.Context, field graphql.CollectedField, obj *model.Invoice) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Invoice_paymentTransactionId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.PaymentTransactionID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOID2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOID2ᚖstring(ctx, field.Selections, obj.PaymentTransactionID)
 }
 func (ec *executionContext) fieldContext_Invoice_paymentTransactionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Invoice", field, false, false, "ID")
@@ -14071,23 +12647,7 @@ func (ec *executionContext) fieldContext_Invoice_createdAt(_ context.Context, fi
 }
 
 func (ec *executionContext) _InvoiceRepayment_id(ctx context.Context, field graphql.CollectedField, obj *model.InvoiceRepayment) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_InvoiceRepayment_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNID2string(ctx, field.Selections, obj.ID)
 }
 func (ec *executionContext) fieldContext_InvoiceRepayment_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("InvoiceRepayment", field, false, false, "ID")
@@ -14126,161 +12686,49 @@ func (ec *executionContext) fieldContext_InvoiceRepayment_amount(_ context.Conte
 }
 
 func (ec *executionContext) _InvoiceRepayment_type(ctx context.Context, field graphql.CollectedField, obj *model.InvoiceRepayment) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_InvoiceRepayment_type(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Type, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Type)
 }
 func (ec *executionContext) fieldContext_InvoiceRepayment_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("InvoiceRepayment", field, false, false, "String")
 }
 
 func (ec *executionContext) _KycDocument_id(ctx context.Context, field graphql.CollectedField, obj *model.KycDocument) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_KycDocument_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.GlobalID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNID2string(ctx, field.Selections, obj.GlobalID)
 }
 func (ec *executionContext) fieldContext_KycDocument_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("KycDocument", field, false, false, "ID")
 }
 
 func (ec *executionContext) _KycDocument_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.KycDocument) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_KycDocument_upstreamId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.ID)
 }
 func (ec *executionContext) fieldContext_KycDocument_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("KycDocument", field, false, false, "String")
 }
 
 func (ec *executionContext) _KycDocument_name(ctx context.Context, field graphql.CollectedField, obj *model.KycDocument) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_KycDocument_name(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Name)
 }
 func (ec *executionContext) fieldContext_KycDocument_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("KycDocument", field, false, false, "String")
 }
 
 func (ec *executionContext) _KycDocument_status(ctx context.Context, field graphql.CollectedField, obj *model.KycDocument) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_KycDocument_status(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Status, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v model.KycDocumentStatus) graphql.Marshaler {
-			return ec.marshalNKycDocumentStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐKycDocumentStatus(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNKycDocumentStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐKycDocumentStatus(ctx, field.Selections, obj.Status)
 }
 func (ec *executionContext) fieldContext_KycDocument_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("KycDocument", field, false, false, "KycDocumentStatus")
 }
 
 func (ec *executionContext) _KycDocument_type(ctx context.Context, field graphql.CollectedField, obj *model.KycDocument) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_KycDocument_type(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Type, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Type)
 }
 func (ec *executionContext) fieldContext_KycDocument_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("KycDocument", field, false, false, "String")
 }
 
 func (ec *executionContext) _KycDocument_path(ctx context.Context, field graphql.CollectedField, obj *model.KycDocument) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_KycDocument_path(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Path, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Path)
 }
 func (ec *executionContext) fieldContext_KycDocument_path(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("KycDocument", field, false, false, "String")
@@ -14379,92 +12827,28 @@ func (ec *executionContext) fieldContext_KycDocument_corporationId(_ context.Con
 }
 
 func (ec *executionContext) _Limit_id(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Limit_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.GlobalID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNID2string(ctx, field.Selections, obj.GlobalID)
 }
 func (ec *executionContext) fieldContext_Limit_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Limit", field, false, false, "ID")
 }
 
 func (ec *executionContext) _Limit_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Limit_upstreamId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.ID)
 }
 func (ec *executionContext) fieldContext_Limit_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Limit", field, false, false, "String")
 }
 
 func (ec *executionContext) _Limit_paymentMethod(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Limit_paymentMethod(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.PaymentMethod, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.PaymentMethod)
 }
 func (ec *executionContext) fieldContext_Limit_paymentMethod(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Limit", field, false, false, "String")
 }
 
 func (ec *executionContext) _Limit_transactionType(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Limit_transactionType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.TransactionType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.TransactionType)
 }
 func (ec *executionContext) fieldContext_Limit_transactionType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Limit", field, false, false, "String")
@@ -14746,46 +13130,14 @@ func (ec *executionContext) fieldContext_Limit_updatedAt(_ context.Context, fiel
 }
 
 func (ec *executionContext) _LiveEvent_cursor(ctx context.Context, field graphql.CollectedField, obj *model.LiveEvent) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_LiveEvent_cursor(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Cursor, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Cursor)
 }
 func (ec *executionContext) fieldContext_LiveEvent_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("LiveEvent", field, false, false, "String")
 }
 
 func (ec *executionContext) _LiveEvent_source(ctx context.Context, field graphql.CollectedField, obj *model.LiveEvent) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_LiveEvent_source(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Source, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Source)
 }
 func (ec *executionContext) fieldContext_LiveEvent_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("LiveEvent", field, false, false, "String")
@@ -14824,46 +13176,14 @@ func (ec *executionContext) fieldContext_LiveEvent_event(_ context.Context, fiel
 }
 
 func (ec *executionContext) _MaskedPan_bin(ctx context.Context, field graphql.CollectedField, obj *model.MaskedPan) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_MaskedPan_bin(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Bin, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Bin)
 }
 func (ec *executionContext) fieldContext_MaskedPan_bin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("MaskedPan", field, false, false, "String")
 }
 
 func (ec *executionContext) _MaskedPan_lastFour(ctx context.Context, field graphql.CollectedField, obj *model.MaskedPan) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_MaskedPan_lastFour(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.LastFour, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.LastFour)
 }
 func (ec *executionContext) fieldContext_MaskedPan_lastFour(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("MaskedPan", field, false, false, "String")
@@ -14893,23 +13213,7 @@ func (ec *executionContext) fieldContext_Money_amount(_ context.Context, field g
 }
 
 func (ec *executionContext) _Money_currency(ctx context.Context, field graphql.CollectedField, obj *model.Money) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Money_currency(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Currency, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Currency)
 }
 func (ec *executionContext) fieldContext_Money_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Money", field, false, false, "String")
@@ -17581,46 +15885,14 @@ func (ec *executionContext) fieldContext_Order_id(_ context.Context, field graph
 }
 
 func (ec *executionContext) _Order_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Order_upstreamId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.ID)
 }
 func (ec *executionContext) fieldContext_Order_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Order", field, false, false, "String")
 }
 
 func (ec *executionContext) _Order_number(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Order_number(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Number, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Number)
 }
 func (ec *executionContext) fieldContext_Order_number(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Order", field, false, false, "String")
@@ -17650,23 +15922,7 @@ func (ec *executionContext) fieldContext_Order_created(_ context.Context, field 
 }
 
 func (ec *executionContext) _Order_status(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Order_status(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Status, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v model.OrderStatus) graphql.Marshaler {
-			return ec.marshalNOrderStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrderStatus(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNOrderStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrderStatus(ctx, field.Selections, obj.Status)
 }
 func (ec *executionContext) fieldContext_Order_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Order", field, false, false, "OrderStatus")
@@ -17801,23 +16057,7 @@ func (ec *executionContext) fieldContext_Order_items(_ context.Context, field gr
 }
 
 func (ec *executionContext) _Order_charge(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Order_charge(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Charge, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Charge)
 }
 func (ec *executionContext) fieldContext_Order_charge(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Order", field, false, false, "String")
@@ -17943,23 +16183,7 @@ func (ec *executionContext) fieldContext_OrderChangePayload_orderId(_ context.Co
 }
 
 func (ec *executionContext) _OrderChangePayload_applied(ctx context.Context, field graphql.CollectedField, obj *model.OrderChangePayload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_OrderChangePayload_applied(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Applied, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Applied)
 }
 func (ec *executionContext) fieldContext_OrderChangePayload_applied(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OrderChangePayload", field, false, false, "String")
@@ -18021,69 +16245,21 @@ func (ec *executionContext) fieldContext_OrderFailed_orderId(_ context.Context, 
 }
 
 func (ec *executionContext) _OrderFailed_code(ctx context.Context, field graphql.CollectedField, obj *model.OrderFailed) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_OrderFailed_code(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Code, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Code)
 }
 func (ec *executionContext) fieldContext_OrderFailed_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OrderFailed", field, false, false, "String")
 }
 
 func (ec *executionContext) _OrderFailed_message(ctx context.Context, field graphql.CollectedField, obj *model.OrderFailed) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_OrderFailed_message(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Message, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Message)
 }
 func (ec *executionContext) fieldContext_OrderFailed_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OrderFailed", field, false, false, "String")
 }
 
 func (ec *executionContext) _OrderItem_name(ctx context.Context, field graphql.CollectedField, obj *model.OrderItem) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_OrderItem_name(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Name)
 }
 func (ec *executionContext) fieldContext_OrderItem_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OrderItem", field, false, false, "String")
@@ -18136,23 +16312,7 @@ func (ec *executionContext) fieldContext_OrderItem_quantity(_ context.Context, f
 }
 
 func (ec *executionContext) _OrderItems_shape(ctx context.Context, field graphql.CollectedField, obj *model.OrderItems) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_OrderItems_shape(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Shape, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v model.ItemsShape) graphql.Marshaler {
-			return ec.marshalNItemsShape2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐItemsShape(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNItemsShape2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐItemsShape(ctx, field.Selections, obj.Shape)
 }
 func (ec *executionContext) fieldContext_OrderItems_shape(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OrderItems", field, false, false, "ItemsShape")
@@ -18214,207 +16374,63 @@ func (ec *executionContext) fieldContext_OrderItems_items(_ context.Context, fie
 }
 
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PageInfo_hasNextPage(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.HasNextPage, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.HasNextPage)
 }
 func (ec *executionContext) fieldContext_PageInfo_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _PageInfo_hasPreviousPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.HasPreviousPage, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.HasPreviousPage)
 }
 func (ec *executionContext) fieldContext_PageInfo_hasPreviousPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PageInfo_startCursor(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.StartCursor, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.StartCursor)
 }
 func (ec *executionContext) fieldContext_PageInfo_startCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "String")
 }
 
 func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PageInfo_endCursor(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EndCursor, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.EndCursor)
 }
 func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "String")
 }
 
 func (ec *executionContext) _PaymentMethod_token(ctx context.Context, field graphql.CollectedField, obj *model.PaymentMethod) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PaymentMethod_token(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Token, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNID2string(ctx, field.Selections, obj.Token)
 }
 func (ec *executionContext) fieldContext_PaymentMethod_token(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PaymentMethod", field, false, false, "ID")
 }
 
 func (ec *executionContext) _PaymentMethod_type(ctx context.Context, field graphql.CollectedField, obj *model.PaymentMethod) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PaymentMethod_type(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Type, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Type)
 }
 func (ec *executionContext) fieldContext_PaymentMethod_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PaymentMethod", field, false, false, "String")
 }
 
 func (ec *executionContext) _PaymentMethod_scheme(ctx context.Context, field graphql.CollectedField, obj *model.PaymentMethod) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PaymentMethod_scheme(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Scheme, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Scheme)
 }
 func (ec *executionContext) fieldContext_PaymentMethod_scheme(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PaymentMethod", field, false, false, "String")
 }
 
 func (ec *executionContext) _PaymentMethod_iin(ctx context.Context, field graphql.CollectedField, obj *model.PaymentMethod) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PaymentMethod_iin(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Iin, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Iin)
 }
 func (ec *executionContext) fieldContext_PaymentMethod_iin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PaymentMethod", field, false, false, "String")
 }
 
 func (ec *executionContext) _PaymentMethod_last4(ctx context.Context, field graphql.CollectedField, obj *model.PaymentMethod) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PaymentMethod_last4(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Last4, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Last4)
 }
 func (ec *executionContext) fieldContext_PaymentMethod_last4(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PaymentMethod", field, false, false, "String")
@@ -18467,23 +16483,7 @@ func (ec *executionContext) fieldContext_PaymentMethod_expiresYear(_ context.Con
 }
 
 func (ec *executionContext) _PaymentMethod_acquirer(ctx context.Context, field graphql.CollectedField, obj *model.PaymentMethod) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PaymentMethod_acquirer(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Acquirer, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Acquirer)
 }
 func (ec *executionContext) fieldContext_PaymentMethod_acquirer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PaymentMethod", field, false, false, "String")
@@ -18513,46 +16513,14 @@ func (ec *executionContext) fieldContext_PaymentMethod_created(_ context.Context
 }
 
 func (ec *executionContext) _PendingAction_id(ctx context.Context, field graphql.CollectedField, obj *model.PendingAction) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PendingAction_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNID2string(ctx, field.Selections, obj.ID)
 }
 func (ec *executionContext) fieldContext_PendingAction_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PendingAction", field, false, false, "ID")
 }
 
 func (ec *executionContext) _PendingAction_individualId(ctx context.Context, field graphql.CollectedField, obj *model.PendingAction) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PendingAction_individualId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IndividualID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNID2string(ctx, field.Selections, obj.IndividualID)
 }
 func (ec *executionContext) fieldContext_PendingAction_individualId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PendingAction", field, false, false, "ID")
@@ -18582,46 +16550,14 @@ func (ec *executionContext) fieldContext_PendingAction_eventId(_ context.Context
 }
 
 func (ec *executionContext) _PendingAction_type(ctx context.Context, field graphql.CollectedField, obj *model.PendingAction) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PendingAction_type(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Type, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Type)
 }
 func (ec *executionContext) fieldContext_PendingAction_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PendingAction", field, false, false, "String")
 }
 
 func (ec *executionContext) _PendingAction_status(ctx context.Context, field graphql.CollectedField, obj *model.PendingAction) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PendingAction_status(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Status, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v model.PendingActionStatus) graphql.Marshaler {
-			return ec.marshalNPendingActionStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPendingActionStatus(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNPendingActionStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPendingActionStatus(ctx, field.Selections, obj.Status)
 }
 func (ec *executionContext) fieldContext_PendingAction_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PendingAction", field, false, false, "PendingActionStatus")
@@ -18674,161 +16610,49 @@ func (ec *executionContext) fieldContext_PendingAction_completedAt(_ context.Con
 }
 
 func (ec *executionContext) _Person_id(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Person_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.GlobalID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNID2string(ctx, field.Selections, obj.GlobalID)
 }
 func (ec *executionContext) fieldContext_Person_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Person", field, false, false, "ID")
 }
 
 func (ec *executionContext) _Person_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Person_upstreamId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.ID)
 }
 func (ec *executionContext) fieldContext_Person_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Person", field, false, false, "String")
 }
 
 func (ec *executionContext) _Person_firstName(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Person_firstName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.FirstName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.FirstName)
 }
 func (ec *executionContext) fieldContext_Person_firstName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Person", field, false, false, "String")
 }
 
 func (ec *executionContext) _Person_lastName(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Person_lastName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.LastName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.LastName)
 }
 func (ec *executionContext) fieldContext_Person_lastName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Person", field, false, false, "String")
 }
 
 func (ec *executionContext) _Person_email(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Person_email(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Email, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Email)
 }
 func (ec *executionContext) fieldContext_Person_email(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Person", field, false, false, "String")
 }
 
 func (ec *executionContext) _Person_phone(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Person_phone(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Phone, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Phone)
 }
 func (ec *executionContext) fieldContext_Person_phone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Person", field, false, false, "String")
 }
 
 func (ec *executionContext) _Person_otherPhone(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Person_otherPhone(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.OtherPhone, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.OtherPhone)
 }
 func (ec *executionContext) fieldContext_Person_otherPhone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Person", field, false, false, "String")
@@ -18881,207 +16705,63 @@ func (ec *executionContext) fieldContext_Person_gender(_ context.Context, field 
 }
 
 func (ec *executionContext) _Person_country(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Person_country(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Country, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Country)
 }
 func (ec *executionContext) fieldContext_Person_country(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Person", field, false, false, "String")
 }
 
 func (ec *executionContext) _Person_nationality(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Person_nationality(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Nationality, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Nationality)
 }
 func (ec *executionContext) fieldContext_Person_nationality(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Person", field, false, false, "String")
 }
 
 func (ec *executionContext) _Person_street(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Person_street(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Street, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Street)
 }
 func (ec *executionContext) fieldContext_Person_street(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Person", field, false, false, "String")
 }
 
 func (ec *executionContext) _Person_city(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Person_city(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.City, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.City)
 }
 func (ec *executionContext) fieldContext_Person_city(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Person", field, false, false, "String")
 }
 
 func (ec *executionContext) _Person_region(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Person_region(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Region, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Region)
 }
 func (ec *executionContext) fieldContext_Person_region(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Person", field, false, false, "String")
 }
 
 func (ec *executionContext) _Person_postCode(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Person_postCode(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.PostCode, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.PostCode)
 }
 func (ec *executionContext) fieldContext_Person_postCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Person", field, false, false, "String")
 }
 
 func (ec *executionContext) _Person_type(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Person_type(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Type, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v model.PersonType) graphql.Marshaler {
-			return ec.marshalNPersonType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNPersonType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonType(ctx, field.Selections, obj.Type)
 }
 func (ec *executionContext) fieldContext_Person_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Person", field, false, false, "PersonType")
 }
 
 func (ec *executionContext) _Person_isUbo(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Person_isUbo(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IsUbo, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.IsUbo)
 }
 func (ec *executionContext) fieldContext_Person_isUbo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Person", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _Person_isDirector(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Person_isDirector(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IsDirector, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.IsDirector)
 }
 func (ec *executionContext) fieldContext_Person_isDirector(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Person", field, false, false, "Boolean")
@@ -19111,92 +16791,28 @@ func (ec *executionContext) fieldContext_Person_ownership(_ context.Context, fie
 }
 
 func (ec *executionContext) _Person_position(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Person_position(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Position, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Position)
 }
 func (ec *executionContext) fieldContext_Person_position(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Person", field, false, false, "String")
 }
 
 func (ec *executionContext) _Person_isPoliticallyExposed(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Person_isPoliticallyExposed(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IsPoliticallyExposed, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.IsPoliticallyExposed)
 }
 func (ec *executionContext) fieldContext_Person_isPoliticallyExposed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Person", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _Person_isTaxResident(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Person_isTaxResident(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IsTaxResident, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.IsTaxResident)
 }
 func (ec *executionContext) fieldContext_Person_isTaxResident(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Person", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _Person_isBlocked(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Person_isBlocked(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IsBlocked, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.IsBlocked)
 }
 func (ec *executionContext) fieldContext_Person_isBlocked(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Person", field, false, false, "Boolean")
@@ -19226,46 +16842,14 @@ func (ec *executionContext) fieldContext_Person_blockedAt(_ context.Context, fie
 }
 
 func (ec *executionContext) _Person_isInvitationAccepted(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Person_isInvitationAccepted(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IsInvitationAccepted, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.IsInvitationAccepted)
 }
 func (ec *executionContext) fieldContext_Person_isInvitationAccepted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Person", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _Person_isTwoFactorEnabled(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Person_isTwoFactorEnabled(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IsTwoFactorEnabled, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
-			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOBoolean2ᚖbool(ctx, field.Selections, obj.IsTwoFactorEnabled)
 }
 func (ec *executionContext) fieldContext_Person_isTwoFactorEnabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Person", field, false, false, "Boolean")
@@ -19396,69 +16980,21 @@ func (ec *executionContext) fieldContext_Person_roles(_ context.Context, field g
 }
 
 func (ec *executionContext) _Person_isQuestionnaireFilled(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Person_isQuestionnaireFilled(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IsQuestionnaireFilled, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
-			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOBoolean2ᚖbool(ctx, field.Selections, obj.IsQuestionnaireFilled)
 }
 func (ec *executionContext) fieldContext_Person_isQuestionnaireFilled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Person", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _Person_politicalInstitution(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Person_politicalInstitution(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.PoliticalInstitution, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.PoliticalInstitution)
 }
 func (ec *executionContext) fieldContext_Person_politicalInstitution(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Person", field, false, false, "String")
 }
 
 func (ec *executionContext) _Person_positionInPoliticalInstitution(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Person_positionInPoliticalInstitution(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.PositionInPoliticalInstitution, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.PositionInPoliticalInstitution)
 }
 func (ec *executionContext) fieldContext_Person_positionInPoliticalInstitution(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Person", field, false, false, "String")
@@ -19616,23 +17152,7 @@ func (ec *executionContext) fieldContext_PersonConnection_totalCount(_ context.C
 }
 
 func (ec *executionContext) _PersonEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.PersonEdge) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PersonEdge_cursor(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Cursor, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Cursor)
 }
 func (ec *executionContext) fieldContext_PersonEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PersonEdge", field, false, false, "String")
@@ -19671,46 +17191,14 @@ func (ec *executionContext) fieldContext_PersonEdge_node(_ context.Context, fiel
 }
 
 func (ec *executionContext) _PersonScreening_underReview(ctx context.Context, field graphql.CollectedField, obj *model.PersonScreening) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PersonScreening_underReview(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.UnderReview, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
-			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOBoolean2ᚖbool(ctx, field.Selections, obj.UnderReview)
 }
 func (ec *executionContext) fieldContext_PersonScreening_underReview(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PersonScreening", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _PersonScreening_status(ctx context.Context, field graphql.CollectedField, obj *model.PersonScreening) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PersonScreening_status(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Status, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Status)
 }
 func (ec *executionContext) fieldContext_PersonScreening_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PersonScreening", field, false, false, "String")
@@ -21079,46 +18567,14 @@ func (ec *executionContext) fieldContext_RegisterWebhookPayload_webhook(_ contex
 }
 
 func (ec *executionContext) _ReportFile_url(ctx context.Context, field graphql.CollectedField, obj *model.ReportFile) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ReportFile_url(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.URL, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.URL)
 }
 func (ec *executionContext) fieldContext_ReportFile_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ReportFile", field, false, false, "String")
 }
 
 func (ec *executionContext) _ReportFile_fileName(ctx context.Context, field graphql.CollectedField, obj *model.ReportFile) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ReportFile_fileName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.FileName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.FileName)
 }
 func (ec *executionContext) fieldContext_ReportFile_fileName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ReportFile", field, false, false, "String")
@@ -21148,92 +18604,28 @@ func (ec *executionContext) fieldContext_ReportFile_expiresAt(_ context.Context,
 }
 
 func (ec *executionContext) _ScreeningProfile_politicallyExposed(ctx context.Context, field graphql.CollectedField, obj *model.ScreeningProfile) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ScreeningProfile_politicallyExposed(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.PoliticallyExposed, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.PoliticallyExposed)
 }
 func (ec *executionContext) fieldContext_ScreeningProfile_politicallyExposed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ScreeningProfile", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _ScreeningProfile_sanctionsListsEntity(ctx context.Context, field graphql.CollectedField, obj *model.ScreeningProfile) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ScreeningProfile_sanctionsListsEntity(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.SanctionsListsEntity, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.SanctionsListsEntity)
 }
 func (ec *executionContext) fieldContext_ScreeningProfile_sanctionsListsEntity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ScreeningProfile", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _ScreeningProfile_relativeOrCloseAssociate(ctx context.Context, field graphql.CollectedField, obj *model.ScreeningProfile) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ScreeningProfile_relativeOrCloseAssociate(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.RelativeOrCloseAssociate, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.RelativeOrCloseAssociate)
 }
 func (ec *executionContext) fieldContext_ScreeningProfile_relativeOrCloseAssociate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ScreeningProfile", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _ScreeningProfile_boardMember(ctx context.Context, field graphql.CollectedField, obj *model.ScreeningProfile) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ScreeningProfile_boardMember(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.BoardMember, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.BoardMember)
 }
 func (ec *executionContext) fieldContext_ScreeningProfile_boardMember(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ScreeningProfile", field, false, false, "Boolean")
@@ -21272,69 +18664,21 @@ func (ec *executionContext) fieldContext_SetPaymentMethodsPayload_customer(_ con
 }
 
 func (ec *executionContext) _SignUpCorporationPayload_id(ctx context.Context, field graphql.CollectedField, obj *model.SignUpCorporationPayload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_SignUpCorporationPayload_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNID2string(ctx, field.Selections, obj.ID)
 }
 func (ec *executionContext) fieldContext_SignUpCorporationPayload_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SignUpCorporationPayload", field, false, false, "ID")
 }
 
 func (ec *executionContext) _SignedIn_sessionToken(ctx context.Context, field graphql.CollectedField, obj *model.SignedIn) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_SignedIn_sessionToken(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.SessionToken, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.SessionToken)
 }
 func (ec *executionContext) fieldContext_SignedIn_sessionToken(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SignedIn", field, false, false, "String")
 }
 
 func (ec *executionContext) _SignedIn_csrfToken(ctx context.Context, field graphql.CollectedField, obj *model.SignedIn) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_SignedIn_csrfToken(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.CsrfToken, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.CsrfToken)
 }
 func (ec *executionContext) fieldContext_SignedIn_csrfToken(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SignedIn", field, false, false, "String")
@@ -21373,23 +18717,7 @@ func (ec *executionContext) fieldContext_SignedIn_viewer(_ context.Context, fiel
 }
 
 func (ec *executionContext) _SignedOrder_token(ctx context.Context, field graphql.CollectedField, obj *model.SignedOrder) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_SignedOrder_token(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Token, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Token)
 }
 func (ec *executionContext) fieldContext_SignedOrder_token(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SignedOrder", field, false, false, "String")
@@ -21614,46 +18942,14 @@ func (ec *executionContext) fieldContext_Subscription_onboarding(ctx context.Con
 }
 
 func (ec *executionContext) _TwoFactorChallenge_maskedPhone(ctx context.Context, field graphql.CollectedField, obj *model.TwoFactorChallenge) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TwoFactorChallenge_maskedPhone(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.MaskedPhone, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.MaskedPhone)
 }
 func (ec *executionContext) fieldContext_TwoFactorChallenge_maskedPhone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TwoFactorChallenge", field, false, false, "String")
 }
 
 func (ec *executionContext) _TwoFactorChallenge_challengeId(ctx context.Context, field graphql.CollectedField, obj *model.TwoFactorChallenge) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TwoFactorChallenge_challengeId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ChallengeID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.ChallengeID)
 }
 func (ec *executionContext) fieldContext_TwoFactorChallenge_challengeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TwoFactorChallenge", field, false, false, "String")
@@ -21738,69 +19034,21 @@ func (ec *executionContext) fieldContext_VerificationRequired_orderId(_ context.
 }
 
 func (ec *executionContext) _VerificationRequired_verificationUrl(ctx context.Context, field graphql.CollectedField, obj *model.VerificationRequired) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_VerificationRequired_verificationUrl(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.VerificationURL, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.VerificationURL)
 }
 func (ec *executionContext) fieldContext_VerificationRequired_verificationUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("VerificationRequired", field, false, false, "String")
 }
 
 func (ec *executionContext) _VerificationRequired_message(ctx context.Context, field graphql.CollectedField, obj *model.VerificationRequired) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_VerificationRequired_message(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Message, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Message)
 }
 func (ec *executionContext) fieldContext_VerificationRequired_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("VerificationRequired", field, false, false, "String")
 }
 
 func (ec *executionContext) _Viewer_kind(ctx context.Context, field graphql.CollectedField, obj *model.Viewer) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Viewer_kind(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Kind, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v model.PrincipalKind) graphql.Marshaler {
-			return ec.marshalNPrincipalKind2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPrincipalKind(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNPrincipalKind2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPrincipalKind(ctx, field.Selections, obj.Kind)
 }
 func (ec *executionContext) fieldContext_Viewer_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Viewer", field, false, false, "PrincipalKind")
@@ -21926,23 +19174,7 @@ func (ec *executionContext) fieldContext_Viewer_permissions(_ context.Context, f
 }
 
 func (ec *executionContext) _Viewer_csrfToken(ctx context.Context, field graphql.CollectedField, obj *model.Viewer) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Viewer_csrfToken(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.CsrfToken, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.CsrfToken)
 }
 func (ec *executionContext) fieldContext_Viewer_csrfToken(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Viewer", field, false, false, "String")
@@ -21972,69 +19204,21 @@ func (ec *executionContext) fieldContext_Wallet_id(_ context.Context, field grap
 }
 
 func (ec *executionContext) _Wallet_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.Wallet) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Wallet_upstreamId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.ID)
 }
 func (ec *executionContext) fieldContext_Wallet_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Wallet", field, false, false, "String")
 }
 
 func (ec *executionContext) _Wallet_name(ctx context.Context, field graphql.CollectedField, obj *model.Wallet) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Wallet_name(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Name)
 }
 func (ec *executionContext) fieldContext_Wallet_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Wallet", field, false, false, "String")
 }
 
 func (ec *executionContext) _Wallet_currency(ctx context.Context, field graphql.CollectedField, obj *model.Wallet) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Wallet_currency(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Currency, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Currency)
 }
 func (ec *executionContext) fieldContext_Wallet_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Wallet", field, false, false, "String")
@@ -22073,46 +19257,14 @@ func (ec *executionContext) fieldContext_Wallet_balance(_ context.Context, field
 }
 
 func (ec *executionContext) _Wallet_type(ctx context.Context, field graphql.CollectedField, obj *model.Wallet) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Wallet_type(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Type, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v model.WalletType) graphql.Marshaler {
-			return ec.marshalNWalletType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNWalletType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletType(ctx, field.Selections, obj.Type)
 }
 func (ec *executionContext) fieldContext_Wallet_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Wallet", field, false, false, "WalletType")
 }
 
 func (ec *executionContext) _Wallet_purpose(ctx context.Context, field graphql.CollectedField, obj *model.Wallet) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Wallet_purpose(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Purpose, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Purpose)
 }
 func (ec *executionContext) fieldContext_Wallet_purpose(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Wallet", field, false, false, "String")
@@ -22293,115 +19445,35 @@ func (ec *executionContext) fieldContext_Wallet_pending(_ context.Context, field
 }
 
 func (ec *executionContext) _WalletRequisites_id(ctx context.Context, field graphql.CollectedField, obj *model.WalletRequisites) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_WalletRequisites_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.GlobalID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNID2string(ctx, field.Selections, obj.GlobalID)
 }
 func (ec *executionContext) fieldContext_WalletRequisites_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("WalletRequisites", field, false, false, "ID")
 }
 
 func (ec *executionContext) _WalletRequisites_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.WalletRequisites) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_WalletRequisites_upstreamId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.ID)
 }
 func (ec *executionContext) fieldContext_WalletRequisites_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("WalletRequisites", field, false, false, "String")
 }
 
 func (ec *executionContext) _WalletRequisites_number(ctx context.Context, field graphql.CollectedField, obj *model.WalletRequisites) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_WalletRequisites_number(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Number, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Number)
 }
 func (ec *executionContext) fieldContext_WalletRequisites_number(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("WalletRequisites", field, false, false, "String")
 }
 
 func (ec *executionContext) _WalletRequisites_code(ctx context.Context, field graphql.CollectedField, obj *model.WalletRequisites) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_WalletRequisites_code(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Code, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Code)
 }
 func (ec *executionContext) fieldContext_WalletRequisites_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("WalletRequisites", field, false, false, "String")
 }
 
 func (ec *executionContext) _WalletRequisites_type(ctx context.Context, field graphql.CollectedField, obj *model.WalletRequisites) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_WalletRequisites_type(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Type, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v model.RequisitesType) graphql.Marshaler {
-			return ec.marshalNRequisitesType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRequisitesType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNRequisitesType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRequisitesType(ctx, field.Selections, obj.Type)
 }
 func (ec *executionContext) fieldContext_WalletRequisites_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("WalletRequisites", field, false, false, "RequisitesType")
@@ -22431,46 +19503,14 @@ func (ec *executionContext) fieldContext_WalletRequisites_createdAt(_ context.Co
 }
 
 func (ec *executionContext) _Webhook_id(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Webhook_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNID2string(ctx, field.Selections, obj.ID)
 }
 func (ec *executionContext) fieldContext_Webhook_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Webhook", field, false, false, "ID")
 }
 
 func (ec *executionContext) _Webhook_url(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Webhook_url(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.URL, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.URL)
 }
 func (ec *executionContext) fieldContext_Webhook_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Webhook", field, false, false, "String")
@@ -22500,23 +19540,7 @@ func (ec *executionContext) fieldContext_Webhook_createdAt(_ context.Context, fi
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Directive_name(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Name)
 }
 func (ec *executionContext) fieldContext___Directive_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Directive", field, false, false, "String")
@@ -22546,23 +19570,7 @@ func (ec *executionContext) fieldContext___Directive_description(_ context.Conte
 }
 
 func (ec *executionContext) ___Directive_isRepeatable(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Directive_isRepeatable(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IsRepeatable, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.IsRepeatable)
 }
 func (ec *executionContext) fieldContext___Directive_isRepeatable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Directive", field, false, false, "Boolean")
@@ -22636,23 +19644,7 @@ func (ec *executionContext) fieldContext___Directive_args(ctx context.Context, f
 }
 
 func (ec *executionContext) ___EnumValue_name(ctx context.Context, field graphql.CollectedField, obj *introspection.EnumValue) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___EnumValue_name(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Name)
 }
 func (ec *executionContext) fieldContext___EnumValue_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__EnumValue", field, false, false, "String")
@@ -22728,23 +19720,7 @@ func (ec *executionContext) fieldContext___EnumValue_deprecationReason(_ context
 }
 
 func (ec *executionContext) ___Field_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Field_name(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Name)
 }
 func (ec *executionContext) fieldContext___Field_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Field", field, false, false, "String")
@@ -22896,23 +19872,7 @@ func (ec *executionContext) fieldContext___Field_deprecationReason(_ context.Con
 }
 
 func (ec *executionContext) ___InputValue_name(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___InputValue_name(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Name)
 }
 func (ec *executionContext) fieldContext___InputValue_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__InputValue", field, false, false, "String")
@@ -22974,23 +19934,7 @@ func (ec *executionContext) fieldContext___InputValue_type(_ context.Context, fi
 }
 
 func (ec *executionContext) ___InputValue_defaultValue(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___InputValue_defaultValue(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DefaultValue, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.DefaultValue)
 }
 func (ec *executionContext) fieldContext___InputValue_defaultValue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__InputValue", field, false, false, "String")

@@ -1,6 +1,9 @@
-// Command gqlinline rewrites gqlgen's generated list marshalling so that the
-// elements of a list are marshalled one after another on the calling
-// goroutine, wherever that cannot hold up a resolver's I/O.
+// Command gqlinline rewrites two things in gqlgen's generated executor: list
+// marshalling, so that the elements of a list are marshalled one after
+// another on the calling goroutine wherever that cannot hold up a
+// resolver's I/O; and plain leaves, struct-field scalars whose field
+// function then calls its marshaller directly (leaves.go says why that is
+// safe).
 //
 // gqlgen marshals every list of two or more elements with
 // graphql.MarshalSliceConcurrently: one goroutine per element, each growing
@@ -24,8 +27,8 @@
 // keep a list concurrent.
 //
 // The rewrite is anchored on the exact shape gqlgen generates; when it finds
-// no list marshaller of that shape, or a call it cannot account for, it
-// fails, so a gqlgen upgrade that changes the shape fails `go generate`
+// no list marshaller or no plain leaf of that shape, or a call it cannot
+// account for, it fails, so a gqlgen upgrade that changes the shape fails `go generate`
 // instead of silently dropping the rewrite.
 package main
 

@@ -100,7 +100,7 @@ func Rewrite(src []byte) (out, table []byte, err error) {
 	}
 	var edits []edit
 	used := map[string]bool{}
-	rewritten, kept, groups := 0, 0, 0
+	rewritten, kept, groups, leaves := 0, 0, 0, 0
 	for _, d := range file.Decls {
 		fn, ok := d.(*ast.FuncDecl)
 		if !ok || fn.Recv == nil || fn.Body == nil {
@@ -130,6 +130,15 @@ func Rewrite(src []byte) (out, table []byte, err error) {
 					return nil, nil, fmt.Errorf("%s: %s: deferred is not graphql.NewDeferredGroup(ctx)", fset.Position(as.Pos()), fn.Name.Name)
 				}
 			}
+		}
+		if from, to, text, ok := leafEdit(fset, fn, funcs); ok {
+			edits = append(edits, edit{from: from, to: to, text: text})
+			leaves++
+			continue
+		}
+		if rewrittenLeaf(fn, funcs) {
+			leaves++
+			continue
 		}
 		var ferr error
 		ast.Inspect(fn.Body, func(n ast.Node) bool {
@@ -187,6 +196,9 @@ func Rewrite(src []byte) (out, table []byte, err error) {
 	}
 	if rewritten == 0 {
 		return nil, nil, fmt.Errorf("no list marshaller of gqlgen's shape (graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx, i) ...)) found (%d kept concurrent)", kept)
+	}
+	if leaves == 0 {
+		return nil, nil, errors.New("no plain leaf of gqlgen's shape (return graphql.ResolveField(ctx, ec.OperationContext, field, …, func(ctx) (any, error) { return obj.F, nil }, nil, …)) found")
 	}
 	if groups == 0 {
 		return nil, nil, errors.New("no object marshaller of gqlgen's shape (deferred := graphql.NewDeferredGroup(ctx)) found")

@@ -14,6 +14,31 @@ import (
 // anchors on.
 const gqlgenListCall = "ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {"
 
+// A plain leaf's field function as gqlgen generates it.
+const gqlgenLeaf = `return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)`
+
+// fieldMiddleware is the middleware argument gqlgen's own test server
+// passes every field (its schema puts a directive on all of them).
+const fieldMiddleware = `func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			return ec._fieldMiddleware(ctx, obj, next)
+		},`
+
 // The checked-in executor is rewritten and its table current: running the
 // command again changes neither file, and the lists the README query walks
 // (customers, and each customer's orders) marshal inline unless their
@@ -44,6 +69,15 @@ func TestGeneratedIsRewritten(t *testing.T) {
 	if n := bytes.Count(gen, []byte("deferred := "+deferredFunc+"(ctx, fields)")); n == 0 || bytes.Contains(gen, []byte("graphql.NewDeferredGroup(")) {
 		t.Errorf("%d deferred groups rewritten to %s, and gqlgen's left: %v", n, deferredFunc, bytes.Contains(gen, []byte("graphql.NewDeferredGroup(")))
 	}
+	for _, leaf := range []string{
+		"return ec.marshalNString2string(ctx, field.Selections, obj.Number)",                                                    // Customer.number
+		"return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Email)",                                                    // Contact.email
+		"return ec.marshalNOrderStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrderStatus(ctx, field.Selections, obj.Status)", // Order.status
+	} {
+		if !bytes.Contains(gen, []byte(leaf)) {
+			t.Errorf("the plain leaf %q is not rewritten", leaf)
+		}
+	}
 	if !regexp.MustCompile(`(?s)inlineOrder\.fields = map\[string\]\*inlineType\{\s*"customer": nil,`).Match(tbl) {
 		t.Errorf("inline_gen.go does not mark Order.customer as waiting:\n%s", tbl)
 	}
@@ -69,9 +103,16 @@ func TestPinnedGqlgenGeneratesTheRewrittenShape(t *testing.T) {
 	if n == 0 {
 		t.Fatalf("gqlgen's generated code no longer has %q", gqlgenListCall)
 	}
+	// Its schema puts a directive on every field, so none is a plain leaf:
+	// without the directive's middleware its struct-field leaves are, and
+	// Rewrite must find them.
+	src = bytes.ReplaceAll(src, []byte(fieldMiddleware), []byte("nil,"))
 	out, _, err := Rewrite(src)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if bytes.Count(out, []byte("(ctx, field.Selections, obj.")) == 0 {
+		t.Error("no plain leaf of gqlgen's test server rewritten")
 	}
 	left := bytes.Count(out, []byte("graphql.MarshalSliceConcurrently("))
 	rewritten := bytes.Count(out, []byte(inlineFunc+"(ctx, ec.OperationContext, sel, "))
@@ -103,8 +144,17 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 	return out
 }
 
-func (ec *executionContext) _Order_id(ctx context.Context, field graphql.CollectedField, obj *Order) graphql.Marshaler {
-	return nil
+func (ec *executionContext) _Order_id(ctx context.Context, field graphql.CollectedField, obj *Order) (ret graphql.Marshaler) {
+	LEAF
+}
+
+func (ec *executionContext) marshalNID2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalID(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "ID!")
+	}
+	return res
 }
 
 func (ec *executionContext) marshalNOrder2ᚕ(ctx context.Context, sel ast.SelectionSet, v []*Order) graphql.Marshaler {
@@ -114,6 +164,7 @@ func (ec *executionContext) marshalNOrder2ᚕ(ctx context.Context, sel ast.Selec
 	return ret
 }
 `
+	base = strings.Replace(base, "LEAF", gqlgenLeaf, 1)
 	good := strings.Replace(base, "CALL", gqlgenListCall, 1)
 	out, table, err := Rewrite([]byte(good))
 	if err != nil {
@@ -125,6 +176,12 @@ func (ec *executionContext) marshalNOrder2ᚕ(ctx context.Context, sel ast.Selec
 	if !bytes.Contains(out, []byte("deferred := "+deferredFunc+"(ctx, fields)")) {
 		t.Errorf("the deferred group is not rewritten:\n%s", out)
 	}
+	if !bytes.Contains(out, []byte("return ec.marshalNID2string(ctx, field.Selections, obj.ID)")) {
+		t.Errorf("the plain leaf is not rewritten:\n%s", out)
+	}
+	if again, _, err := Rewrite(out); err != nil || !bytes.Equal(again, out) {
+		t.Errorf("a second rewrite changes the first: %v\n%s", err, again)
+	}
 	if bytes.Contains(table, []byte("inlineOrder")) {
 		t.Errorf("a type with no waiting field has a table:\n%s", table)
 	}
@@ -133,6 +190,7 @@ func (ec *executionContext) marshalNOrder2ᚕ(ctx context.Context, sel ast.Selec
 		"no panic handler": strings.Replace(base, "CALL", strings.Replace(gqlgenListCall, "0, false", "0, true", 1), 1),
 		"deferred group":   strings.Replace(strings.Replace(base, "CALL", gqlgenListCall, 1), "NewDeferredGroup(ctx)", "NewDeferredGroup(ctx, 1)", 1),
 		"no list":          strings.Replace(base, "CALL", "ret := marshalEach(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {", 1),
+		"no plain leaf":    strings.Replace(strings.Replace(base, "CALL", gqlgenListCall, 1), "return obj.ID, nil", "return obj.GlobalID(), nil", 1),
 	} {
 		if _, _, err := Rewrite([]byte(src)); err == nil {
 			t.Errorf("%s: rewritten without an error", name)

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+)
+
+// Plain leaves: gqlgen resolves every field through graphql.ResolveField,
+// which for a field that only reads a struct field of a scalar still makes
+// a field context, a context holding it, a closure for the middleware chain
+// and an interface holding the value, and calls the operation's field
+// middleware with it. For a leaf whose value is a struct field (no resolver,
+// no directive) and whose marshaller cannot fail (a built-in String, ID,
+// Int or Boolean, or an enum), none of that can matter:
+//
+//   - reading a field of the non-nil object gqlgen passes cannot panic;
+//   - the marshaller only wraps the value; it is written later, outside
+//     ResolveField, whichever way it was made;
+//   - the field middleware sees a scalar, never a Node (the only field
+//     middleware, livequery.WatchFields, watches Nodes), and no extension in
+//     the gateway intercepts fields (gqlhttp adds none; the rewrite test
+//     keeps it so);
+//   - a leaf has no children to read the field context's Result.
+//
+// Such a field function is rewritten to call its marshaller directly.
+
+// safeMarshals are the graphql package's marshallers of built-in scalars:
+// they never return graphql.Null for a value, so the generated null check
+// after them, which reads the field context, never runs.
+var safeMarshals = map[string]bool{
+	"MarshalString": true, "MarshalID": true, "MarshalInt": true, "MarshalInt32": true,
+	"MarshalInt64": true, "MarshalBoolean": true,
+}
+
+// leafEdit returns the rewrite of fn when it is a plain leaf's field
+// function of gqlgen's shape:
+//
+//	return graphql.ResolveField(ctx, ec.OperationContext, field,
+//		func(ctx, field) (*graphql.FieldContext, error) { ... },
+//		func(ctx context.Context) (any, error) { return obj.F, nil },
+//		nil,
+//		func(ctx context.Context, selections ast.SelectionSet, v T) graphql.Marshaler {
+//			return ec.marshalX(ctx, selections, v)
+//		},
+//		true, nonNull)
+func leafEdit(fset *token.FileSet, fn *ast.FuncDecl, funcs map[string]*ast.FuncDecl) (from, to int, text string, ok bool) {
+	if len(fn.Body.List) != 1 || !hasParam(fn, "obj") || !hasParam(fn, "field") {
+		return 0, 0, "", false
+	}
+	ret, isRet := fn.Body.List[0].(*ast.ReturnStmt)
+	if !isRet || len(ret.Results) != 1 {
+		return 0, 0, "", false
+	}
+	call, isCall := ret.Results[0].(*ast.CallExpr)
+	if !isCall || !isSel(call.Fun, "graphql", "ResolveField") || len(call.Args) != 9 ||
+		!isIdent(call.Args[0], "ctx") || !isSel(call.Args[1], "ec", "OperationContext") || !isIdent(call.Args[2], "field") ||
+		!isIdent(call.Args[5], "nil") || !isIdent(call.Args[7], "true") {
+		return 0, 0, "", false
+	}
+	fieldName, isField := readsObjField(call.Args[4])
+	if !isField {
+		return 0, 0, "", false
+	}
+	marshal, isSafe := safeMarshaller(call.Args[6], funcs)
+	if !isSafe {
+		return 0, 0, "", false
+	}
+	return fset.Position(call.Pos()).Offset, fset.Position(call.End()).Offset,
+		fmt.Sprintf("ec.%s(ctx, field.Selections, obj.%s)", marshal, fieldName), true
+}
+
+// readsObjField reports whether e is func(ctx context.Context) (any, error)
+// { return obj.F, nil }, and F.
+func readsObjField(e ast.Expr) (string, bool) {
+	lit, ok := e.(*ast.FuncLit)
+	if !ok || len(lit.Body.List) != 1 {
+		return "", false
+	}
+	ret, ok := lit.Body.List[0].(*ast.ReturnStmt)
+	if !ok || len(ret.Results) != 2 || !isIdent(ret.Results[1], "nil") {
+		return "", false
+	}
+	sel, ok := ret.Results[0].(*ast.SelectorExpr)
+	if !ok || !isIdent(sel.X, "obj") {
+		return "", false
+	}
+	return sel.Sel.Name, true
+}
+
+// safeMarshaller reports whether e is func(ctx, selections, v T)
+// graphql.Marshaler { return ec.marshalX(ctx, selections, v) } and
+// marshalX is safe (safeMarshal).
+func safeMarshaller(e ast.Expr, funcs map[string]*ast.FuncDecl) (string, bool) {
+	lit, ok := e.(*ast.FuncLit)
+	if !ok || len(lit.Body.List) != 1 || len(lit.Type.Params.List) != 3 {
+		return "", false
+	}
+	ret, ok := lit.Body.List[0].(*ast.ReturnStmt)
+	if !ok || len(ret.Results) != 1 {
+		return "", false
+	}
+	call, ok := ret.Results[0].(*ast.CallExpr)
+	if !ok || len(call.Args) != 3 || !isIdent(call.Args[0], "ctx") || !isIdent(call.Args[1], "selections") || !isIdent(call.Args[2], "v") {
+		return "", false
+	}
+	name, ok := ecMethod(call.Fun)
+	if !ok {
+		return "", false
+	}
+	return name, safeMarshal(name, funcs)
+}
+
+// rewrittenLeaf reports whether fn is a plain leaf this command already
+// rewrote: return ec.marshalX(ctx, field.Selections, obj.F), marshalX safe.
+func rewrittenLeaf(fn *ast.FuncDecl, funcs map[string]*ast.FuncDecl) bool {
+	if len(fn.Body.List) != 1 {
+		return false
+	}
+	ret, ok := fn.Body.List[0].(*ast.ReturnStmt)
+	if !ok || len(ret.Results) != 1 {
+		return false
+	}
+	call, ok := ret.Results[0].(*ast.CallExpr)
+	if !ok || len(call.Args) != 3 || !isIdent(call.Args[0], "ctx") || !isSel(call.Args[1], "field", "Selections") {
+		return false
+	}
+	if sel, ok := call.Args[2].(*ast.SelectorExpr); !ok || !isIdent(sel.X, "obj") {
+		return false
+	}
+	name, ok := ecMethod(call.Fun)
+	return ok && safeMarshal(name, funcs)
+}
+
+// safeMarshal reports whether the marshaller name cannot fail: it returns
+// its enum value (return v, the value's own MarshalGQL writing it later) or
+// a safeMarshals result.
+func safeMarshal(name string, funcs map[string]*ast.FuncDecl) bool {
+	fn := funcs[name]
+	if fn == nil {
+		return false
+	}
+	body := fn.Body.List
+	if len(body) == 1 {
+		// An enum: return v, its type from the model package.
+		r, ok := body[0].(*ast.ReturnStmt)
+		ptype := fn.Type.Params.List[len(fn.Type.Params.List)-1].Type
+		sel, isSelType := ptype.(*ast.SelectorExpr)
+		return ok && len(r.Results) == 1 && isIdent(r.Results[0], "v") && isSelType && isIdent(sel.X, "model")
+	}
+	// A built-in scalar: blank uses of sel and ctx, a nil check of a
+	// pointer, res := graphql.MarshalX(v or *v), the null check that
+	// follows it, return res; nothing else.
+	marshalled := false
+	for _, st := range body {
+		switch st := st.(type) {
+		case *ast.AssignStmt:
+			if len(st.Lhs) != 1 || len(st.Rhs) != 1 {
+				return false
+			}
+			if isIdent(st.Lhs[0], "_") && (isIdent(st.Rhs[0], "sel") || isIdent(st.Rhs[0], "ctx")) {
+				continue
+			}
+			c, ok := st.Rhs[0].(*ast.CallExpr)
+			if !ok || !isIdent(st.Lhs[0], "res") || len(c.Args) != 1 || !isValue(c.Args[0]) {
+				return false
+			}
+			s, ok := c.Fun.(*ast.SelectorExpr)
+			if !ok || !isIdent(s.X, "graphql") || !safeMarshals[s.Sel.Name] {
+				return false
+			}
+			marshalled = true
+		case *ast.IfStmt:
+			if !nullCheck(st) {
+				return false
+			}
+		case *ast.ReturnStmt:
+			if len(st.Results) != 1 || !isIdent(st.Results[0], "res") {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return marshalled
+}
+
+// isValue reports whether e is v or *v.
+func isValue(e ast.Expr) bool {
+	if s, ok := e.(*ast.StarExpr); ok {
+		e = s.X
+	}
+	return isIdent(e, "v")
+}
+
+// nullCheck recognises `if v == nil { return graphql.Null }` and `if res ==
+// graphql.Null { … }`: the first answers null for a nil pointer, as the
+// field's null does; the second never runs after a safeMarshals call.
+func nullCheck(st *ast.IfStmt) bool {
+	b, ok := st.Cond.(*ast.BinaryExpr)
+	if !ok || b.Op != token.EQL || st.Init != nil || st.Else != nil {
+		return false
+	}
+	switch {
+	case isIdent(b.X, "v") && isIdent(b.Y, "nil"):
+		if len(st.Body.List) != 1 {
+			return false
+		}
+		r, ok := st.Body.List[0].(*ast.ReturnStmt)
+		return ok && len(r.Results) == 1 && isSel(r.Results[0], "graphql", "Null")
+	case isIdent(b.X, "res") && isSel(b.Y, "graphql", "Null"):
+		return true
+	}
+	return false
+}
