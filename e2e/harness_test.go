@@ -91,6 +91,14 @@ func startGatewayWith(t testing.TB, configure func(*app.Config), extraArgs ...st
 		// call the upstream in the background, and most tests count calls.
 		"-register-webhook", "false",
 		"-reconcile-interval", "0",
+		// No poll after a live subscriber's baseline unless a test asks
+		// for polling (livePollArgs): a poll that reads a change before
+		// the mutation that made it announces it names it first, with
+		// its own source, and tests of the gateway's own announcements
+		// would depend on when polls happen to run.
+		// TestAPollThatReadsTheBlockFirstNamesItAsTheMutationDoes covers
+		// that race on purpose.
+		"-live-poll-interval", "1h",
 		// Tests sign in as they need; the anonymous demo session is tested
 		// on its own.
 		"-sandbox-anonymous", "false",
