@@ -365,26 +365,37 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *Handler {
 	}
 	l := cfg.Limits
 	srv := handler.New(es)
+	// Idle subscriptions are the common case. A read buffer of its own,
+	// and a small one (client messages are small; larger ones are read
+	// through it in pieces): the HTTP server's reader would keep the whole
+	// HTTP connection, its 4 KB writer included, alive after the upgrade
+	// (see Handler.serveSocket). A write buffer is borrowed only while
+	// writing. docs/performance.md.
+	socket := GorillaWebsocket{Upgrader: websocket.Upgrader{
+		ReadBufferSize:  1024,
+		WriteBufferSize: 4096,
+		WriteBufferPool: &sync.Pool{},
+		CheckOrigin:     cfg.CheckOrigin,
+		Error:           refuseUpgrade,
+	},
+		// Keep-alive and dead-peer detection on a timer in the adapter,
+		// not in a ping loop (a goroutine per socket): see
+		// GorillaWebsocket.
+		KeepAlive:   cmp.Or(cfg.WebsocketKeepAlive, 15*time.Second),
+		PeerTimeout: cfg.WebsocketPeerTimeout,
+	}
+	// graphql-transport-ws on the gateway's own transport (one goroutine
+	// per socket, see TransportWS); the legacy graphql-ws subprotocol on
+	// gqlgen's, after it.
+	srv.AddTransport(TransportWS{
+		Socket:      socket,
+		InitFunc:    cfg.WebsocketInit,
+		CloseFunc:   runSocketCleanup,
+		InitTimeout: 3 * time.Second,
+		ReadLimit:   l.WebsocketReadLimit,
+	})
 	srv.AddTransport(transport.Websocket{
-		// Idle subscriptions are the common case. A read buffer of its
-		// own, and a small one (client messages are small; larger ones
-		// are read through it in pieces): the HTTP server's reader would
-		// keep the whole HTTP connection, its 4 KB writer included, alive
-		// after the upgrade (see Handler.serveSocket). A write buffer is
-		// borrowed only while writing. docs/performance.md.
-		Implementation: GorillaWebsocket{Upgrader: websocket.Upgrader{
-			ReadBufferSize:  1024,
-			WriteBufferSize: 4096,
-			WriteBufferPool: &sync.Pool{},
-			CheckOrigin:     cfg.CheckOrigin,
-			Error:           refuseUpgrade,
-		},
-			// Keep-alive and dead-peer detection on a timer in the
-			// adapter, not in gqlgen's ping loop (a goroutine per socket):
-			// see GorillaWebsocket.
-			KeepAlive:   cmp.Or(cfg.WebsocketKeepAlive, 15*time.Second),
-			PeerTimeout: cfg.WebsocketPeerTimeout,
-		},
+		Implementation:   socket,
 		InitFunc:         cfg.WebsocketInit,
 		CloseFunc:        runSocketCleanup,
 		InitTimeout:      3 * time.Second,

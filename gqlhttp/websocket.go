@@ -271,6 +271,15 @@ func (c *gorillaConn) WriteJSON(v any) error {
 	return c.conn.WriteJSON(v)
 }
 
+// writeText writes one text message, under the same lock and deadline as
+// WriteJSON; gorilla borrows its write buffer only for the call.
+func (c *gorillaConn) writeText(b []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_ = c.conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	return c.conn.WriteMessage(websocket.TextMessage, b)
+}
+
 func (c *gorillaConn) WriteClose(code int, message string) error {
 	err := c.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, message), time.Now().Add(time.Second))
 	if errors.Is(err, websocket.ErrCloseSent) {
