@@ -337,16 +337,23 @@ func (h *Handler) leave(addr string) {
 // no body (an upgrade has none; net/http's body reader would hold the
 // connection), with a ResponseWriter that lets go of the real one once the
 // upgrade is done (gqlgen's recover keeps the writer in scope). done runs
-// when the connection ends.
+// when the connection ends: when the request's handler returns, or, when
+// the transport hands the connection to a goroutine of its own (see
+// TransportWS.Do), when that goroutine ends.
 func (h *Handler) serveSocket(w http.ResponseWriter, r *http.Request, slot *socketSlot, done func()) {
 	dw := &detachedWriter{w: w}
 	slot.upgraded = make(chan struct{})
+	slot.done = done
 	r = r.WithContext(context.WithoutCancel(r.Context()))
 	r.Body = http.NoBody
 	ended := make(chan struct{})
 	go func() {
 		defer close(ended)
-		defer done()
+		defer func() {
+			if done := slot.takeDone(); done != nil {
+				done()
+			}
+		}()
 		h.srv.ServeHTTP(dw, r)
 	}()
 	select {

@@ -116,20 +116,34 @@ func (t TransportWS) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 	if t.ReadLimit > 0 {
 		gc.conn.SetReadLimit(t.ReadLimit)
 	}
-	c := &wsConn{t: &t, exec: exec, gc: gc, headers: r.Header, ctx: r.Context(), ops: map[string]*wsOp{}}
+	c := &wsConn{initFunc: t.InitFunc, closeFunc: t.CloseFunc, exec: exec, gc: gc, headers: r.Header, ctx: r.Context(), ops: map[string]*wsOp{}}
 	if t.InitTimeout > 0 {
 		c.initTimer = time.AfterFunc(t.InitTimeout, c.initExpired)
 	}
-	code, reason := c.read()
-	c.end(code, reason)
+	// The read loop lives as long as the connection: on a goroutine of its
+	// own, its stack holds its own frames alone, not those of the HTTP
+	// server, the upgrade and gqlgen's handler beneath it, so that it stays
+	// small while it waits (the runtime shrinks an idle stack at a
+	// collection when it uses under a quarter of it).
+	if slot, ok := r.Context().Value(slotKey{}).(*socketSlot); ok {
+		if done := slot.takeDone(); done != nil {
+			go func() {
+				defer done()
+				c.end(c.read())
+			}()
+			return
+		}
+	}
+	c.end(c.read())
 }
 
 // wsConn is one graphql-transport-ws connection.
 type wsConn struct {
-	t       *TransportWS
-	exec    graphql.GraphExecutor
-	gc      *gorillaConn
-	headers http.Header
+	initFunc  transport.WebsocketInitFunc
+	closeFunc transport.WebsocketCloseFunc
+	exec      graphql.GraphExecutor
+	gc        *gorillaConn
+	headers   http.Header
 	// ctx is the upgrade request's until connection_init is accepted,
 	// then the init function's. Written by the read loop before any
 	// operation starts.
@@ -221,6 +235,7 @@ func (c *wsConn) initialise(payload json.RawMessage) (int, string) {
 	}
 	if c.initTimer != nil {
 		c.initTimer.Stop()
+		c.initTimer = nil
 	}
 	var p transport.InitPayload
 	if len(payload) > 0 && !bytes.Equal(payload, []byte("null")) {
@@ -229,8 +244,8 @@ func (c *wsConn) initialise(payload json.RawMessage) (int, string) {
 		}
 	}
 	var ack *transport.InitPayload
-	if c.t.InitFunc != nil {
-		ctx, a, err := c.t.InitFunc(c.ctx, p)
+	if c.initFunc != nil {
+		ctx, a, err := c.callInit(p)
 		if err != nil {
 			if ctx != nil {
 				if r, ok := ctx.Value(initRefusalKey{}).(initRefusal); ok {
@@ -252,6 +267,30 @@ func (c *wsConn) initialise(payload json.RawMessage) (int, string) {
 	c.acked = true
 	c.send(msg)
 	return 0, ""
+}
+
+// callInit runs the init function on a short-lived goroutine and waits for
+// it: the session look-up behind it grows a deep stack, which the read
+// loop's stack would keep for the connection's life.
+func (c *wsConn) callInit(p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
+	type result struct {
+		ctx context.Context
+		ack *transport.InitPayload
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		var r result
+		defer func() {
+			if v := recover(); v != nil {
+				r = result{err: errors.New("gqlhttp: connection_init panicked")}
+			}
+			ch <- r
+		}()
+		r.ctx, r.ack, r.err = c.initFunc(c.ctx, p)
+	}()
+	r := <-ch
+	return r.ctx, r.ack, r.err
 }
 
 // initExpired runs on the init timer: no connection_init in time.
@@ -313,8 +352,8 @@ func (c *wsConn) end(code int, reason string) {
 	for _, op := range ops {
 		op.stop()
 	}
-	if c.t.CloseFunc != nil {
-		c.t.CloseFunc(c.ctx, code)
+	if c.closeFunc != nil {
+		c.closeFunc(c.ctx, code)
 	}
 }
 
