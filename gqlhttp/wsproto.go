@@ -116,7 +116,7 @@ func (t TransportWS) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 	if t.ReadLimit > 0 {
 		gc.conn.SetReadLimit(t.ReadLimit)
 	}
-	c := &wsConn{initFunc: t.InitFunc, closeFunc: t.CloseFunc, exec: exec, gc: gc, headers: r.Header, ctx: r.Context(), ops: map[string]*wsOp{}}
+	c := &wsConn{initFunc: t.InitFunc, closeFunc: t.CloseFunc, exec: exec, gc: gc, ctx: r.Context(), ops: map[string]*wsOp{}}
 	if t.InitTimeout > 0 {
 		c.initTimer = time.AfterFunc(t.InitTimeout, c.initExpired)
 	}
@@ -143,7 +143,6 @@ type wsConn struct {
 	closeFunc transport.WebsocketCloseFunc
 	exec      graphql.GraphExecutor
 	gc        *gorillaConn
-	headers   http.Header
 	// ctx is the upgrade request's until connection_init is accepted,
 	// then the init function's. Written by the read loop before any
 	// operation starts.
@@ -395,7 +394,10 @@ func (op *wsOp) start(payload json.RawMessage, read graphql.TraceTiming) {
 		op.finish(false)
 		return
 	}
-	params.Headers = op.c.headers
+	// No Headers: the upgrade request's served the session at the
+	// upgrade and at connection_init, and keeping them for the
+	// connection's operations would keep them for its whole life; nothing
+	// in the gateway reads an operation's headers.
 	params.ReadTime = read
 	ctx := graphql.StartOperationTrace(op.ctx)
 	oc, errs := exec.CreateOperationContext(ctx, params)
