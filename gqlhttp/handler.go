@@ -379,7 +379,7 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *Handler {
 	// (see Handler.serveSocket). A write buffer is borrowed only while
 	// writing. docs/performance.md.
 	socket := GorillaWebsocket{Upgrader: websocket.Upgrader{
-		ReadBufferSize:  1024,
+		ReadBufferSize:  512,
 		WriteBufferSize: 4096,
 		WriteBufferPool: &sync.Pool{},
 		CheckOrigin:     cfg.CheckOrigin,

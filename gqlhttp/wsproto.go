@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -116,7 +117,7 @@ func (t TransportWS) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 	if t.ReadLimit > 0 {
 		gc.conn.SetReadLimit(t.ReadLimit)
 	}
-	c := &wsConn{initFunc: t.InitFunc, closeFunc: t.CloseFunc, exec: exec, gc: gc, ctx: r.Context(), ops: map[string]*wsOp{}}
+	c := &wsConn{initFunc: t.InitFunc, closeFunc: t.CloseFunc, exec: exec, gc: gc, ctx: r.Context()}
 	if t.InitTimeout > 0 {
 		c.initTimer = time.AfterFunc(t.InitTimeout, c.initExpired)
 	}
@@ -154,8 +155,10 @@ type wsConn struct {
 	init  atomic.Int32
 	acked bool // read loop only
 
-	mu     sync.Mutex
-	ops    map[string]*wsOp
+	mu sync.Mutex
+	// ops are the operations running, a handful at most (the operations
+	// in flight are capped per connection): a slice, smaller than a map.
+	ops    []*wsOp
 	closed bool
 }
 
@@ -210,7 +213,7 @@ func (c *wsConn) read() (int, string) {
 			go op.start(m.Payload, graphql.TraceTiming{Start: start, End: graphql.Now()})
 		case "complete":
 			c.mu.Lock()
-			op := c.ops[m.ID]
+			op := c.op(m.ID)
 			c.mu.Unlock()
 			if op != nil {
 				op.stop()
@@ -313,13 +316,23 @@ func (c *wsConn) pong(payload json.RawMessage) {
 func (c *wsConn) add(id string) *wsOp {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, dup := c.ops[id]; dup {
+	if c.op(id) != nil {
 		return nil
 	}
 	op := &wsOp{c: c, id: id}
 	op.ctx, op.cancel = context.WithCancel(c.ctx)
-	c.ops[id] = op
+	c.ops = append(c.ops, op)
 	return op
+}
+
+// op returns the running operation id, or nil. Call with mu held.
+func (c *wsConn) op(id string) *wsOp {
+	for _, op := range c.ops {
+		if op.id == id {
+			return op
+		}
+	}
+	return nil
 }
 
 // send writes one text message; a connection that cannot take it (the
@@ -343,10 +356,8 @@ func (c *wsConn) end(code int, reason string) {
 	}
 	c.mu.Lock()
 	c.closed = true
-	ops := make([]*wsOp, 0, len(c.ops))
-	for _, op := range c.ops {
-		ops = append(ops, op)
-	}
+	ops := c.ops
+	c.ops = nil
 	c.mu.Unlock()
 	for _, op := range ops {
 		op.stop()
@@ -545,8 +556,11 @@ func (op *wsOp) finish(complete bool) {
 	op.cancel()
 	c := op.c
 	c.mu.Lock()
-	if c.ops[op.id] == op {
-		delete(c.ops, op.id)
+	for i, o := range c.ops {
+		if o == op {
+			c.ops = slices.Delete(c.ops, i, i+1)
+			break
+		}
 	}
 	open := !c.closed
 	c.mu.Unlock()
