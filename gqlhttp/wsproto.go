@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
+	"io"
 	"net/http"
 	"slices"
 	"sync"
@@ -121,21 +121,19 @@ func (t TransportWS) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 	if t.InitTimeout > 0 {
 		c.initTimer = time.AfterFunc(t.InitTimeout, c.initExpired)
 	}
-	// The read loop lives as long as the connection: on a goroutine of its
-	// own, its stack holds its own frames alone, not those of the HTTP
-	// server, the upgrade and gqlgen's handler beneath it, so that it stays
-	// small while it waits (the runtime shrinks an idle stack at a
-	// collection when it uses under a quarter of it).
+	// The connection is read on goroutines of its own (see read), and
+	// the request's handler returns at once when the gateway's socket slot
+	// takes the connection's end; else it waits for the end.
 	if slot, ok := r.Context().Value(slotKey{}).(*socketSlot); ok {
-		if done := slot.takeDone(); done != nil {
-			go func() {
-				defer done()
-				c.end(c.read())
-			}()
+		if c.done = slot.takeDone(); c.done != nil {
+			go c.read()
 			return
 		}
 	}
-	c.end(c.read())
+	ended := make(chan struct{})
+	c.done = func() { close(ended) }
+	go c.read()
+	<-ended
 }
 
 // wsConn is one graphql-transport-ws connection.
@@ -145,15 +143,17 @@ type wsConn struct {
 	exec      graphql.GraphExecutor
 	gc        *gorillaConn
 	// ctx is the upgrade request's until connection_init is accepted,
-	// then the init function's. Written by the read loop before any
-	// operation starts.
+	// then the init function's. Written while connection_init is handled,
+	// before any operation starts; messages are handled one at a time.
 	ctx context.Context
 
+	// done runs once the connection has ended.
+	done      func()
 	initTimer *time.Timer
 	// init is 0 until connection_init arrives or the init timeout
 	// expires, then 1 (arrived) or 2 (expired).
 	init  atomic.Int32
-	acked bool // read loop only
+	acked bool // the reader's only
 
 	mu sync.Mutex
 	// ops are the operations running, a handful at most (the operations
@@ -169,62 +169,90 @@ type wsIn struct {
 	Payload json.RawMessage `json:"payload"`
 }
 
-// read is the connection's read loop, the one goroutine it keeps. It
-// returns the close code and reason to end the connection with, or 0 when
-// the connection is already gone (the peer left, the read deadline or
-// limit was hit, or it was closed from outside).
-func (c *wsConn) read() (int, string) {
-	for {
-		_, rd, err := c.gc.conn.NextReader()
-		if err != nil {
-			return 0, ""
-		}
+// read is the connection's reader: it waits for the next message, handles
+// it, and hands the reading on to a new goroutine, so that the one
+// goroutine an idle connection holds has only ever waited. Reading a
+// message, decoding it, the init function and the writes grow a stack past
+// what waiting needs, and the runtime shrinks a stack only while its
+// goroutine uses under a quarter of it: a reader that had read would keep
+// the larger stack for the connection's life. Client messages are few
+// (connection_init, subscribe, complete, a pong per keep-alive tick).
+// When the connection is gone or must close, read ends it.
+func (c *wsConn) read() {
+	_, rd, err := c.gc.conn.NextReader()
+	if err == nil {
 		start := graphql.Now()
 		if c.gc.keepAlive > 0 {
 			c.gc.alive()
 		}
-		var m wsIn
-		if err := json.NewDecoder(rd).Decode(&m); err != nil {
-			if isReadLimit(err) {
-				return 0, ""
+		var msg []byte
+		if msg, err = io.ReadAll(rd); err == nil {
+			if v := c.handle(msg, start); v.code != 0 {
+				c.end(v.code, v.reason)
+				c.done()
+				return
 			}
-			return closeBadMessage, "Invalid message received"
-		}
-		switch m.Type {
-		case "connection_init":
-			if code, reason := c.initialise(m.Payload); code != 0 {
-				return code, reason
-			}
-		case "ping":
-			c.pong(m.Payload)
-		case "pong":
-			// The peer was heard from: the read deadline moved above.
-		case "subscribe":
-			if !c.acked {
-				return CloseUnauthorized, "Unauthorized"
-			}
-			if m.ID == "" {
-				return closeBadMessage, "Invalid message received: subscribe without an id"
-			}
-			op := c.add(m.ID)
-			if op == nil {
-				return closeDuplicateID, "Subscriber for the id already exists"
-			}
-			go op.start(m.Payload, graphql.TraceTiming{Start: start, End: graphql.Now()})
-		case "complete":
-			c.mu.Lock()
-			op := c.op(m.ID)
-			c.mu.Unlock()
-			if op != nil {
-				op.stop()
-			}
-		default:
-			return closeBadMessage, "Invalid message received: unknown type"
+			go c.read()
+			return
 		}
 	}
+	// The peer left, the read deadline passed, gorilla refused an
+	// oversized message with 1009, or the connection was closed from
+	// outside.
+	c.end(0, "")
+	c.done()
 }
 
-func isReadLimit(err error) bool { return errors.Is(err, websocket.ErrReadLimit) }
+// wsVerdict is what handling a message decided: a close code and reason,
+// or 0 to read on.
+type wsVerdict struct {
+	code   int
+	reason string
+}
+
+// handle handles one message from the client (see read).
+func (c *wsConn) handle(msg []byte, start time.Time) (v wsVerdict) {
+	defer func() {
+		if p := recover(); p != nil {
+			v = wsVerdict{websocket.CloseInternalServerErr, "Internal error"}
+		}
+	}()
+	var m wsIn
+	if err := json.Unmarshal(msg, &m); err != nil {
+		return wsVerdict{closeBadMessage, "Invalid message received"}
+	}
+	switch m.Type {
+	case "connection_init":
+		v.code, v.reason = c.initialise(m.Payload)
+	case "ping":
+		c.pong(m.Payload)
+	case "pong":
+		// The peer was heard from: the read deadline moved on reading.
+	case "subscribe":
+		switch {
+		case !c.acked:
+			v = wsVerdict{CloseUnauthorized, "Unauthorized"}
+		case m.ID == "":
+			v = wsVerdict{closeBadMessage, "Invalid message received: subscribe without an id"}
+		default:
+			op := c.add(m.ID)
+			if op == nil {
+				return wsVerdict{closeDuplicateID, "Subscriber for the id already exists"}
+			}
+			go op.start(m.Payload, graphql.TraceTiming{Start: start, End: graphql.Now()})
+		}
+	case "complete":
+		c.mu.Lock()
+		op := c.op(m.ID)
+		c.mu.Unlock()
+		if op != nil {
+			op.stop()
+		}
+	default:
+		v = wsVerdict{closeBadMessage, "Invalid message received: unknown type"}
+	}
+	return v
+}
 
 // initialise answers connection_init; a non-zero code closes the
 // connection.
@@ -247,7 +275,7 @@ func (c *wsConn) initialise(payload json.RawMessage) (int, string) {
 	}
 	var ack *transport.InitPayload
 	if c.initFunc != nil {
-		ctx, a, err := c.callInit(p)
+		ctx, a, err := c.initFunc(c.ctx, p)
 		if err != nil {
 			if ctx != nil {
 				if r, ok := ctx.Value(initRefusalKey{}).(initRefusal); ok {
@@ -269,30 +297,6 @@ func (c *wsConn) initialise(payload json.RawMessage) (int, string) {
 	c.acked = true
 	c.send(msg)
 	return 0, ""
-}
-
-// callInit runs the init function on a short-lived goroutine and waits for
-// it: the session look-up behind it grows a deep stack, which the read
-// loop's stack would keep for the connection's life.
-func (c *wsConn) callInit(p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
-	type result struct {
-		ctx context.Context
-		ack *transport.InitPayload
-		err error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		var r result
-		defer func() {
-			if v := recover(); v != nil {
-				r = result{err: errors.New("gqlhttp: connection_init panicked")}
-			}
-			ch <- r
-		}()
-		r.ctx, r.ack, r.err = c.initFunc(c.ctx, p)
-	}()
-	r := <-ch
-	return r.ctx, r.ack, r.err
 }
 
 // initExpired runs on the init timer: no connection_init in time.
