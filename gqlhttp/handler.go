@@ -2,6 +2,14 @@
 // handler around gqlgen's generated schema (package graph) with its
 // transports, query limits, the error presenter, tracing and the gorilla
 // websocket adapter. It is written by hand; graph/ is generated.
+//
+// graphql-transport-ws has a transport of its own here (TransportWS):
+// gqlgen's holds three goroutines per socket and subscription (its read
+// loop, a goroutine waiting for the connection's end, and an operation loop
+// blocked until the next value), whose stacks were most of what an idle
+// subscription cost; TransportWS holds one per socket, and subscription
+// producers signal it (ClaimStream) instead of a goroutine waiting on them.
+// gqlgen's transport still serves the legacy graphql-ws subprotocol.
 package gqlhttp
 
 import (
