@@ -304,3 +304,35 @@ func TestWebsocketProtocolCloseCodes(t *testing.T) {
 
 	want("no connection_init", raw(), 4408)
 }
+
+// A legacy client (subscriptions-transport-ws, subprotocol graphql-ws) is
+// still served, by gqlgen's transport, with the same session and answers.
+func TestLegacyGraphQLWSClientIsServed(t *testing.T) {
+	g := startGateway(t)
+	g = g.as(g.signInAPI(t))
+	d := websocket.Dialer{Subprotocols: []string{"graphql-ws"}, HandshakeTimeout: 5 * time.Second}
+	conn, resp, err := d.Dial(strings.Replace(g.URL, "http://", "ws://", 1)+"/graphql", nil)
+	if resp != nil && resp.Body != nil {
+		resp.Body.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if p := conn.Subprotocol(); p != "graphql-ws" {
+		t.Fatalf("negotiated %q, want graphql-ws", p)
+	}
+	c := &wsClient{t: t, conn: conn}
+	c.send(wsMessage{Type: "connection_init", Payload: []byte(`{"sessionToken":"` + g.bearer + `"}`)})
+	c.send(wsMessage{ID: "1", Type: "start", Payload: []byte(`{"query":"{ viewer { kind } }"}`)})
+	for {
+		m := c.read()
+		if m.Type == "connection_ack" || m.Type == "ka" {
+			continue
+		}
+		if m.Type != "data" || m.ID != "1" || !strings.Contains(string(m.Payload), "API_CLIENT") {
+			t.Fatalf("want the query's data, got %s %s %s", m.Type, m.ID, m.Payload)
+		}
+		break
+	}
+}

@@ -22,11 +22,11 @@ import (
 
 // TransportWS serves the graphql-transport-ws subprotocol on the gorilla
 // adapter with one goroutine per socket while its subscriptions are idle:
-// the socket's read loop. gqlgen's own websocket transport holds three per
-// socket and subscription (its read loop, a goroutine that waits for the
-// connection's end, and per subscription a loop blocked in the response
-// handler until the next value), and their stacks were most of what an idle
-// subscription cost.
+// the socket's reader (see wsConn.read). gqlgen's own websocket transport
+// holds three per socket and subscription (its read loop, a goroutine that
+// waits for the connection's end, and per subscription a loop blocked in
+// the response handler until the next value), and their stacks were most
+// of what an idle subscription cost.
 //
 // Operations go through gqlgen's executor as gqlgen's transport sends them
 // (CreateOperationContext, DispatchOperation, the error presenter), so every
@@ -104,7 +104,9 @@ func RefuseInit(ctx context.Context, code int, reason string) context.Context {
 	return context.WithValue(ctx, initRefusalKey{}, initRefusal{code: code, reason: reason})
 }
 
-// Do implements graphql.Transport. It returns when the connection ends.
+// Do implements graphql.Transport. It returns once the connection is handed
+// to its reader when the request has the gateway's socket slot (see
+// Handler.serveSocket), else when the connection ends.
 func (t TransportWS) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	wc, err := t.Socket.Accept(w, r, transport.WebsocketAcceptOptions{
 		ResponseHeader: http.Header{},
