@@ -5,10 +5,12 @@
 // It opens every socket on one session, so the gateway's socket caps (20
 // per session by default) must be raised for a large -n:
 //
-//	go build -o /tmp/fingraph . && FINGRAPH_LIMITS=socketsPerAddress=20000,socketsPerSession=20000 \
+//	go build -o /tmp/fingraph . && FINGRAPH_PPROF_ADDR=127.0.0.1:18473 \
+//	  FINGRAPH_LIMITS=socketsPerAddress=20000,socketsPerSession=20000 \
 //	  /tmp/fingraph -addr 127.0.0.1:18471 -sandbox-addr 127.0.0.1:18472 -data-dir /tmp/fg-data \
 //	  -log-level warn -register-webhook true &
-//	go run ./bench/idlesubs -url http://127.0.0.1:18471 -sandbox http://127.0.0.1:18472 -n 10000
+//	go run ./bench/idlesubs -url http://127.0.0.1:18471 -sandbox http://127.0.0.1:18472 \
+//	  -pprof http://127.0.0.1:18473 -n 10000
 package main
 
 import (
