@@ -76,8 +76,13 @@ type testWS struct {
 
 func dialTransportWS(t *testing.T, exec *signalExec) *testWS {
 	t.Helper()
+	return dialTransport(t, TransportWS{}, exec)
+}
+
+func dialTransport(t *testing.T, tr TransportWS, exec *signalExec) *testWS {
+	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		TransportWS{}.Do(w, r, exec)
+		tr.Do(w, r, exec)
 	}))
 	t.Cleanup(srv.Close)
 	d := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}}
@@ -202,4 +207,17 @@ func TestCompleteReleasesAWaitingSubscription(t *testing.T) {
 	if m := c.read(); m.ID != "1" || m.Type != "next" {
 		t.Fatalf("the id after its complete: %+v", m)
 	}
+}
+
+// A peer that stops answering is dropped once it has been silent for the
+// peer timeout, subscriptions and all: the keep-alive timer pings it, and
+// the reader's deadline ends the connection, which ends its operations.
+func TestSilentPeerIsDroppedWithItsSubscriptions(t *testing.T) {
+	exec := &signalExec{opened: make(chan *testStream, 1)}
+	tr := TransportWS{Socket: GorillaWebsocket{KeepAlive: 20 * time.Millisecond, PeerTimeout: 200 * time.Millisecond}}
+	c := dialTransport(t, tr, exec)
+	c.send(`{"id":"1","type":"subscribe","payload":{"query":"claim"}}`)
+	s := <-exec.opened
+	// The client reads nothing from now on, so answers no ping.
+	waitFor(t, "the silent peer's subscription ended", s.released.Load)
 }
