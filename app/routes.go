@@ -288,18 +288,14 @@ func websocketInit(sessions *session.Handler) transport.WebsocketInitFunc {
 	return func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
 		authed, err := sessions.WebsocketInit(ctx, p)
 		if err != nil {
-			ctx = transport.WithWebsocketCloseCode(ctx, gqlhttp.CloseForbidden)
-			ctx = transport.AppendCloseReason(ctx, "forbidden: unknown or ended session")
-			return ctx, nil, err
+			return gqlhttp.RefuseInit(ctx, gqlhttp.CloseForbidden, "forbidden: unknown or ended session"), nil, err
 		}
 		connCtx := authed
 		untrack, err := sessions.TrackSocket(authed, func() {
 			gqlhttp.CloseSocket(connCtx, gqlhttp.CloseUnauthorized, "session ended")
 		})
 		if err != nil {
-			ctx = transport.WithWebsocketCloseCode(ctx, gqlhttp.CloseTooMany)
-			ctx = transport.AppendCloseReason(ctx, "too many connections for this session")
-			return ctx, nil, err
+			return gqlhttp.RefuseInit(ctx, gqlhttp.CloseTooMany, "too many connections for this session"), nil, err
 		}
 		return gqlhttp.WithSocketCleanup(authed, untrack), nil, nil
 	}

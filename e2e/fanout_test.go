@@ -11,10 +11,11 @@ import (
 // TestIdleSubscriptionGoroutines counts the goroutines that idle websocket
 // subscriptions cost the gateway (which runs in this process): every
 // subscription shares the replica's one stream consumer and the resolver
-// hands events straight to gqlgen's channel, so what is left is the
-// transport's own: per socket its read loop and close-on-cancel goroutines
-// (keep-alive runs on a timer), per subscription gqlgen's operation loop. Each subscription is
-// proven live by an event before counting.
+// hands events straight to the subscription's channel, signalling the
+// websocket transport (gqlhttp.TransportWS), which writes each event from a
+// short-lived goroutine: what is left is one goroutine per socket, its read
+// loop (keep-alive runs on a timer), however many subscriptions it holds.
+// Each subscription is proven live by an event before counting.
 func TestIdleSubscriptionGoroutines(t *testing.T) {
 	g := liveGateway(t)
 	g = g.as(g.signInAPI(t))
@@ -53,15 +54,15 @@ func TestIdleSubscriptionGoroutines(t *testing.T) {
 	added := runtime.NumGoroutine() - before
 	perSub := float64(added) / float64(sockets*perSocket)
 	t.Logf("%d sockets x %d subscriptions: %d goroutines (%.2f per subscription)", sockets, perSocket, added, perSub)
-	// Per socket: gqlgen's read loop and close-on-cancel (keep-alive runs
-	// on a timer, gqlhttp.GorillaWebsocket); per subscription: gqlgen's
-	// operation loop. A consumer or an adapter per subscription would add
-	// at least one per subscription more, a keep-alive loop one per socket.
-	// The slack is for HTTP keep-alive connections (3 goroutines each) that
-	// the sandbox's webhook sender and the test's client may open or close
-	// meanwhile.
+	// Per socket: its read loop (keep-alive runs on a timer,
+	// gqlhttp.GorillaWebsocket); per subscription: none. A goroutine per
+	// subscription waiting for its next event (gqlgen's transport has one,
+	// and a close-on-cancel goroutine per socket) would add 57, a consumer
+	// or an adapter per subscription as many. The slack is for HTTP
+	// keep-alive connections (3 goroutines each) that the sandbox's webhook
+	// sender and the test's client may open or close meanwhile.
 	const slack = 9
-	if max := sockets*2 + sockets*perSocket + slack; added > max {
+	if max := sockets + slack; added > max {
 		t.Fatalf("%d goroutines for %d idle subscriptions on %d sockets, want at most %d", added, sockets*perSocket, sockets, max)
 	}
 }

@@ -246,3 +246,93 @@ func TestWebsocketCapsPerSessionConnectionAndAddress(t *testing.T) {
 		t.Errorf("201st connection from one address: %v", err)
 	}
 }
+
+// The close codes graphql-transport-ws gives a client that breaks the
+// protocol: a subscribe before connection_ack (4401), a second
+// connection_init (4429), an id that is already running (4409), a message
+// that is not the protocol's (4400), no connection_init in time (4408). A
+// ping is answered with a pong, before connection_init too.
+func TestWebsocketProtocolCloseCodes(t *testing.T) {
+	g := startGateway(t)
+	g = g.as(g.signInAPI(t))
+	raw := func() *wsClient {
+		c, err := g.tryDialWS(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.t = t
+		t.Cleanup(c.close)
+		return c
+	}
+	want := func(what string, c *wsClient, code int) {
+		t.Helper()
+		if got, _ := c.closeCode(); got != code {
+			t.Errorf("%s: close code %d, want %d", what, got, code)
+		}
+	}
+
+	c := raw()
+	c.send(wsMessage{Type: "ping"})
+	var m wsMessage
+	_ = c.conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	if err := c.conn.ReadJSON(&m); err != nil || m.Type != "pong" {
+		t.Errorf("a ping before connection_init: %+v %v, want a pong", m, err)
+	}
+	c.subscribe("1", `{ viewer { kind } }`, nil)
+	want("subscribe before connection_init", c, 4401)
+
+	c = g.dialWS(t, nil, nil)
+	c.send(wsMessage{Type: "connection_init", Payload: []byte(`{"sessionToken":"` + g.bearer + `"}`)})
+	want("a second connection_init", c, 4429)
+
+	c = g.dialWS(t, nil, nil)
+	after := g.cursorNow(t)
+	sub := `subscription($after: String) { events(after: $after) { cursor } }`
+	c.subscribe("1", sub, map[string]any{"after": after})
+	c.subscribe("1", sub, map[string]any{"after": after})
+	want("an id already running", c, 4409)
+
+	c = g.dialWS(t, nil, nil)
+	c.send(wsMessage{ID: "1", Type: "next"})
+	want("a server's message type from the client", c, 4400)
+
+	c = g.dialWS(t, nil, nil)
+	if err := c.conn.WriteMessage(websocket.TextMessage, []byte(`{"type":`)); err != nil {
+		t.Fatal(err)
+	}
+	want("a message that is not JSON", c, 4400)
+
+	want("no connection_init", raw(), 4408)
+}
+
+// A legacy client (subscriptions-transport-ws, subprotocol graphql-ws) is
+// still served, by gqlgen's transport, with the same session and answers.
+func TestLegacyGraphQLWSClientIsServed(t *testing.T) {
+	g := startGateway(t)
+	g = g.as(g.signInAPI(t))
+	d := websocket.Dialer{Subprotocols: []string{"graphql-ws"}, HandshakeTimeout: 5 * time.Second}
+	conn, resp, err := d.Dial(strings.Replace(g.URL, "http://", "ws://", 1)+"/graphql", nil)
+	if resp != nil && resp.Body != nil {
+		resp.Body.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if p := conn.Subprotocol(); p != "graphql-ws" {
+		t.Fatalf("negotiated %q, want graphql-ws", p)
+	}
+	c := &wsClient{t: t, conn: conn}
+	c.send(wsMessage{Type: "connection_init", Payload: []byte(`{"sessionToken":"` + g.bearer + `"}`)})
+	c.send(wsMessage{ID: "1", Type: "start", Payload: []byte(`{"query":"{ viewer { kind } }"}`)})
+	for {
+		m := c.read()
+		if m.Type == "connection_ack" || m.Type == "ka" {
+			continue
+		}
+		if m.Type != "data" || m.ID != "1" || !strings.Contains(string(m.Payload), "API_CLIENT") {
+			t.Fatalf("want the query's data, got %s %s %s", m.Type, m.ID, m.Payload)
+		}
+		break
+	}
+}

@@ -2,6 +2,14 @@
 // handler around gqlgen's generated schema (package graph) with its
 // transports, query limits, the error presenter, tracing and the gorilla
 // websocket adapter. It is written by hand; graph/ is generated.
+//
+// graphql-transport-ws has a transport of its own here (TransportWS):
+// gqlgen's holds three goroutines per socket and subscription (its read
+// loop, a goroutine waiting for the connection's end, and an operation loop
+// blocked until the next value), whose stacks were most of what an idle
+// subscription cost; TransportWS holds one per socket, and subscription
+// producers signal it (ClaimStream) instead of a goroutine waiting on them.
+// gqlgen's transport still serves the legacy graphql-ws subprotocol.
 package gqlhttp
 
 import (
@@ -337,16 +345,23 @@ func (h *Handler) leave(addr string) {
 // no body (an upgrade has none; net/http's body reader would hold the
 // connection), with a ResponseWriter that lets go of the real one once the
 // upgrade is done (gqlgen's recover keeps the writer in scope). done runs
-// when the connection ends.
+// when the connection ends: when the request's handler returns, or, when
+// the transport hands the connection to a goroutine of its own (see
+// TransportWS.Do), when that goroutine ends.
 func (h *Handler) serveSocket(w http.ResponseWriter, r *http.Request, slot *socketSlot, done func()) {
 	dw := &detachedWriter{w: w}
 	slot.upgraded = make(chan struct{})
+	slot.done = done
 	r = r.WithContext(context.WithoutCancel(r.Context()))
 	r.Body = http.NoBody
 	ended := make(chan struct{})
 	go func() {
 		defer close(ended)
-		defer done()
+		defer func() {
+			if done := slot.takeDone(); done != nil {
+				done()
+			}
+		}()
 		h.srv.ServeHTTP(dw, r)
 	}()
 	select {
@@ -365,26 +380,37 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *Handler {
 	}
 	l := cfg.Limits
 	srv := handler.New(es)
+	// Idle subscriptions are the common case. A read buffer of its own,
+	// and a small one (client messages are small; larger ones are read
+	// through it in pieces): the HTTP server's reader would keep the whole
+	// HTTP connection, its 4 KB writer included, alive after the upgrade
+	// (see Handler.serveSocket). A write buffer is borrowed only while
+	// writing. docs/performance.md.
+	socket := GorillaWebsocket{Upgrader: websocket.Upgrader{
+		ReadBufferSize:  512,
+		WriteBufferSize: 4096,
+		WriteBufferPool: &sync.Pool{},
+		CheckOrigin:     cfg.CheckOrigin,
+		Error:           refuseUpgrade,
+	},
+		// Keep-alive and dead-peer detection on a timer in the adapter,
+		// not in a ping loop (a goroutine per socket): see
+		// GorillaWebsocket.
+		KeepAlive:   cmp.Or(cfg.WebsocketKeepAlive, 15*time.Second),
+		PeerTimeout: cfg.WebsocketPeerTimeout,
+	}
+	// graphql-transport-ws on the gateway's own transport (one goroutine
+	// per socket, see TransportWS); the legacy graphql-ws subprotocol on
+	// gqlgen's, after it.
+	srv.AddTransport(TransportWS{
+		Socket:      socket,
+		InitFunc:    cfg.WebsocketInit,
+		CloseFunc:   runSocketCleanup,
+		InitTimeout: 3 * time.Second,
+		ReadLimit:   l.WebsocketReadLimit,
+	})
 	srv.AddTransport(transport.Websocket{
-		// Idle subscriptions are the common case. A read buffer of its
-		// own, and a small one (client messages are small; larger ones
-		// are read through it in pieces): the HTTP server's reader would
-		// keep the whole HTTP connection, its 4 KB writer included, alive
-		// after the upgrade (see Handler.serveSocket). A write buffer is
-		// borrowed only while writing. docs/performance.md.
-		Implementation: GorillaWebsocket{Upgrader: websocket.Upgrader{
-			ReadBufferSize:  1024,
-			WriteBufferSize: 4096,
-			WriteBufferPool: &sync.Pool{},
-			CheckOrigin:     cfg.CheckOrigin,
-			Error:           refuseUpgrade,
-		},
-			// Keep-alive and dead-peer detection on a timer in the
-			// adapter, not in gqlgen's ping loop (a goroutine per socket):
-			// see GorillaWebsocket.
-			KeepAlive:   cmp.Or(cfg.WebsocketKeepAlive, 15*time.Second),
-			PeerTimeout: cfg.WebsocketPeerTimeout,
-		},
+		Implementation:   socket,
 		InitFunc:         cfg.WebsocketInit,
 		CloseFunc:        runSocketCleanup,
 		InitTimeout:      3 * time.Second,

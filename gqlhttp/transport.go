@@ -323,7 +323,7 @@ func responseType(r *http.Request) string {
 // JSON by construction, so it is copied as it is: encoding/json would scan
 // and compact it once more, a cost on every answer. The rest is
 // small and goes through encoding/json, in gqlgen's order of the members.
-func writeResponse(w http.ResponseWriter, resp *graphql.Response) {
+func writeResponse(w io.Writer, resp *graphql.Response) {
 	var rest, errs []byte
 	var err error
 	if resp.Label != "" || len(resp.Path) > 0 || resp.HasNext != nil || len(resp.Extensions) > 0 {

@@ -85,8 +85,22 @@ type (
 		// upgraded, when set, is closed once the connection is upgraded
 		// (see Handler.serveSocket).
 		upgraded chan struct{}
+		// done, when set, runs once the connection has ended; a transport
+		// that serves the connection on a goroutine of its own takes it
+		// (takeDone), else it runs when the request's handler returns.
+		done func()
 	}
 )
+
+// takeDone hands the slot's done to the caller, which runs it when the
+// connection ends; nil when there is none or it was taken.
+func (s *socketSlot) takeDone() func() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := s.done
+	s.done = nil
+	return d
+}
 
 // detachedWriter is the ResponseWriter of a websocket request served on its
 // own goroutine: it passes everything to net/http's writer until the
@@ -269,6 +283,15 @@ func (c *gorillaConn) WriteJSON(v any) error {
 	defer c.wmu.Unlock()
 	_ = c.conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
 	return c.conn.WriteJSON(v)
+}
+
+// writeText writes one text message, under the same lock and deadline as
+// WriteJSON; gorilla borrows its write buffer only for the call.
+func (c *gorillaConn) writeText(b []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_ = c.conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	return c.conn.WriteMessage(websocket.TextMessage, b)
 }
 
 func (c *gorillaConn) WriteClose(code int, message string) error {

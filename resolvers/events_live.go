@@ -9,6 +9,7 @@ import (
 
 	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/gqlerr"
+	"github.com/fingraph/fingraph/gqlhttp"
 	"github.com/fingraph/fingraph/graph/model"
 	"github.com/fingraph/fingraph/session"
 )
@@ -76,7 +77,12 @@ func (r *Resolver) subscribe(ctx context.Context, sc *eventScope, f events.Filte
 	// corporations' events alone, rather than checking it for every event.
 	f.Scope = sc.busScope()
 	out := make(chan *model.LiveEvent, liveChanBuffer)
-	if err := r.Events.SubscribeSink(ctx, f, deref(after), &liveSink{ctx: ctx, out: out, r: r}); err != nil {
+	// On the gateway's websocket transport the sink tells the transport
+	// of each event it puts into the channel, so that no goroutine waits
+	// on the channel between events.
+	sink := &liveSink{ctx: ctx, out: out, r: r, signal: gqlhttp.ClaimStream(ctx)}
+	if err := r.Events.SubscribeSink(ctx, f, deref(after), sink); err != nil {
+		sink.signal.Unclaim()
 		return nil, streamArgError(err)
 	}
 	return out, nil
@@ -108,10 +114,14 @@ func streamArgError(err error) error {
 // needs it, moved into the channel by a goroutine that lives while there
 // is a backlog. A subscriber is still dropped when SubscriberBuffer events
 // wait for it, channel and backlog together.
+//
+// With a stream signal (gqlhttp.ClaimStream), every value put into the
+// channel, and its close, is signalled after it happened.
 type liveSink struct {
-	ctx context.Context
-	out chan *model.LiveEvent
-	r   *Resolver
+	ctx    context.Context
+	out    chan *model.LiveEvent
+	r      *Resolver
+	signal *gqlhttp.StreamSignal
 
 	mu      sync.Mutex
 	backlog []*model.LiveEvent
@@ -151,6 +161,7 @@ func (s *liveSink) Offer(e *events.Event) bool {
 	if !s.pumping {
 		select {
 		case s.out <- ev:
+			s.signal.Sent()
 			return true
 		default:
 		}
@@ -182,6 +193,7 @@ func (s *liveSink) pump() {
 		s.mu.Unlock()
 		select {
 		case s.out <- ev:
+			s.signal.Sent()
 			s.mu.Lock()
 			s.backlog[0] = nil
 			s.backlog = s.backlog[1:]
@@ -201,6 +213,7 @@ func (s *liveSink) stopPumping() {
 	s.backlog, s.pumping = nil, false
 	if s.closing {
 		close(s.out)
+		s.signal.Closed()
 	}
 }
 
@@ -212,6 +225,7 @@ func (s *liveSink) Send(ctx context.Context, e *events.Event) error {
 	}
 	select {
 	case s.out <- ev:
+		s.signal.Sent()
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -232,6 +246,7 @@ func (s *liveSink) Close(err error) {
 		return
 	}
 	close(s.out)
+	s.signal.Closed()
 }
 
 // endReason is the client's error for a subscription the bus ended.

@@ -5,10 +5,12 @@
 // It opens every socket on one session, so the gateway's socket caps (20
 // per session by default) must be raised for a large -n:
 //
-//	go build -o /tmp/fingraph . && FINGRAPH_LIMITS=socketsPerAddress=20000,socketsPerSession=20000 \
+//	go build -o /tmp/fingraph . && FINGRAPH_PPROF_ADDR=127.0.0.1:18473 \
+//	  FINGRAPH_LIMITS=socketsPerAddress=20000,socketsPerSession=20000 \
 //	  /tmp/fingraph -addr 127.0.0.1:18471 -sandbox-addr 127.0.0.1:18472 -data-dir /tmp/fg-data \
 //	  -log-level warn -register-webhook true &
-//	go run ./bench/idlesubs -url http://127.0.0.1:18471 -sandbox http://127.0.0.1:18472 -n 10000
+//	go run ./bench/idlesubs -url http://127.0.0.1:18471 -sandbox http://127.0.0.1:18472 \
+//	  -pprof http://127.0.0.1:18473 -n 10000
 package main
 
 import (
@@ -18,6 +20,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"sort"
@@ -37,25 +40,30 @@ func main() {
 	n := flag.Int("n", 10000, "subscriptions to hold, one per websocket")
 	parallel := flag.Int("parallel", 50, "sockets opened at once")
 	hold := flag.Duration("hold", 0, "keep the subscriptions open this long after measuring (to profile the gateway meanwhile)")
+	pprof := flag.String("pprof", "", "the gateway's FINGRAPH_PPROF_ADDR as a URL; when set, the gateway collects its garbage twice before each reading, and the live heap and stacks per subscription are printed too")
 	flag.Parse()
-	if err := run(*url, *sandbox, *n, *parallel, *hold); err != nil {
+	if err := run(*url, *sandbox, *pprof, *n, *parallel, *hold); err != nil {
 		fmt.Fprintln(os.Stderr, "idlesubs:", err)
 		os.Exit(1)
 	}
 }
 
-type metrics struct{ goroutines, heapInuse, rss float64 }
+// metrics are the gateway's figures from /metrics: heapAlloc the live heap
+// (after a collection, what is reachable), stacks the goroutines' stacks
+// (outside the heap figures), heapInuse the heap's spans in use.
+type metrics struct{ goroutines, heapAlloc, heapInuse, stacks, rss float64 }
 
 func (m metrics) String() string {
-	return fmt.Sprintf("goroutines %.0f, heap in use %.1f MB, resident %.1f MB", m.goroutines, m.heapInuse/1e6, m.rss/1e6)
+	return fmt.Sprintf("goroutines %.0f, live heap %.1f MB, stacks %.1f MB, heap in use %.1f MB, resident %.1f MB",
+		m.goroutines, m.heapAlloc/1e6, m.stacks/1e6, m.heapInuse/1e6, m.rss/1e6)
 }
 
-func run(url, sandbox string, n, parallel int, hold time.Duration) error {
+func run(url, sandbox, pprof string, n, parallel int, hold time.Duration) error {
 	token, err := signIn(url)
 	if err != nil {
 		return err
 	}
-	base, err := readMetrics(url)
+	base, err := readMetrics(url, pprof)
 	if err != nil {
 		return err
 	}
@@ -88,13 +96,18 @@ func run(url, sandbox string, n, parallel int, hold time.Duration) error {
 	}
 	fmt.Printf("opened %d subscriptions in %s\n", n, time.Since(start).Round(time.Millisecond))
 	time.Sleep(2 * time.Second) // let the server's side finish setting up
-	held, err := readMetrics(url)
+	held, err := readMetrics(url, pprof)
 	if err != nil {
 		return err
 	}
 	fmt.Println("holding:", held)
+	per := func(a, b float64) float64 { return (a - b) / float64(n) / 1e3 }
 	fmt.Printf("per subscription: %.2f goroutines, %.1f KB heap, %.1f KB resident\n",
-		(held.goroutines-base.goroutines)/float64(n), (held.heapInuse-base.heapInuse)/float64(n)/1e3, (held.rss-base.rss)/float64(n)/1e3)
+		(held.goroutines-base.goroutines)/float64(n), per(held.heapInuse, base.heapInuse), per(held.rss, base.rss))
+	if pprof != "" {
+		fmt.Printf("per subscription after two collections: %.1f KB held (live heap %.1f KB + stacks %.1f KB)\n",
+			per(held.heapAlloc+held.stacks, base.heapAlloc+base.stacks), per(held.heapAlloc, base.heapAlloc), per(held.stacks, base.stacks))
+	}
 
 	time.Sleep(hold)
 	if sandbox != "" {
@@ -197,8 +210,21 @@ func subscribe(wsURL, token, id string) (*websocket.Conn, error) {
 	return c, nil
 }
 
-// readMetrics reads the gateway's Go runtime figures from /metrics.
-func readMetrics(url string) (metrics, error) {
+// readMetrics reads the gateway's Go runtime figures from /metrics; with
+// pprof set it first has the gateway collect garbage twice (GET
+// /debug/pprof/heap?gc=1): what sync.Pools hold survives one collection,
+// and the second also shrinks goroutine stacks grown deep once and idle
+// since.
+func readMetrics(url, pprof string) (metrics, error) {
+	for i := 0; pprof != "" && i < 2; i++ {
+		res, err := http.Get(pprof + "/debug/pprof/heap?gc=1")
+		if err != nil {
+			return metrics{}, err
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+	}
 	v, err := benchkit.Metrics(http.DefaultClient, url)
-	return metrics{goroutines: v["go_goroutines"], heapInuse: v["go_memstats_heap_inuse_bytes"], rss: v["process_resident_memory_bytes"]}, err
+	return metrics{goroutines: v["go_goroutines"], heapAlloc: v["go_memstats_heap_alloc_bytes"], heapInuse: v["go_memstats_heap_inuse_bytes"],
+		stacks: v["go_memstats_stack_inuse_bytes"], rss: v["process_resident_memory_bytes"]}, err
 }
