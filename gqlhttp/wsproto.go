@@ -483,10 +483,14 @@ func (op *wsOp) run() {
 		op.mu.Unlock()
 		switch {
 		case stopped:
-			// The operation's context has ended: each call returns at
-			// once, and the last (nil) releases its place on the
-			// connection. A reason the producer left is not sent.
-			for range 3 {
+			// The operation's context has ended, so the producer adds
+			// nothing and each call returns at once: with a value still
+			// in the channel (gqlgen's select picks at random between it
+			// and the context's end) or nil, which releases the
+			// operation's place on the connection. Calls go on until
+			// that nil; values and a reason the producer left are not
+			// sent.
+			for range maxDrain {
 				if op.h(op.hctx) == nil {
 					break
 				}
@@ -511,6 +515,11 @@ func (op *wsOp) run() {
 		}
 	}
 }
+
+// maxDrain bounds the calls that drain a stopped subscription's channel:
+// far more than a channel and its backlog hold, a bound only against a
+// producer that would go on sending after its context ended.
+const maxDrain = 4096
 
 // stop ends the operation early: the client's complete or the
 // connection's end.

@@ -221,3 +221,27 @@ func TestSilentPeerIsDroppedWithItsSubscriptions(t *testing.T) {
 	// The client reads nothing from now on, so answers no ping.
 	waitFor(t, "the silent peer's subscription ended", s.released.Load)
 }
+
+// A complete that arrives while values wait in the channel still releases
+// the operation: gqlgen's select picks at random between a waiting value
+// and the context's end, so the handler is called until it says the end,
+// however many values come first.
+func TestCompleteWithValuesWaitingReleasesTheSubscription(t *testing.T) {
+	exec := &signalExec{opened: make(chan *testStream, 1)}
+	c := dialTransportWS(t, exec)
+	for i := range 40 {
+		id := fmt.Sprint(i)
+		c.send(`{"id":"` + id + `","type":"subscribe","payload":{"query":"claim"}}`)
+		s := <-exec.opened
+		for range cap(s.ch) {
+			s.ch <- "waiting" // in the channel, not yet signalled
+		}
+		c.send(`{"id":"` + id + `","type":"complete"}`)
+		if m := c.read(); m.ID != id || m.Type != "complete" {
+			t.Fatalf("round %d: want complete, got %+v", i, m)
+		}
+		if !s.released.Load() {
+			t.Fatalf("round %d: the response handler never said the end, so the operation's place was kept", i)
+		}
+	}
+}
