@@ -525,31 +525,30 @@ const maxDrain = 4096
 // connection's end.
 func (op *wsOp) stop() {
 	op.cancel()
-	op.mu.Lock()
-	if op.finished {
-		op.mu.Unlock()
-		return
-	}
-	op.stopped = true
-	kick := op.ready && !op.running
-	op.running = op.running || kick
-	op.mu.Unlock()
-	if kick {
-		go op.run()
-	}
+	op.note(func() { op.stopped = true })
 }
 
+// signal records a value sent (closed false) or the channel's close.
 func (op *wsOp) signal(closed bool) {
+	op.note(func() {
+		if closed {
+			op.closed = true
+		} else {
+			op.pending++
+		}
+	})
+}
+
+// note records what happened (record runs under mu) unless the operation
+// has finished, and starts a goroutine to handle it when the operation
+// runs on signals and none is handling them.
+func (op *wsOp) note(record func()) {
 	op.mu.Lock()
 	if op.finished {
 		op.mu.Unlock()
 		return
 	}
-	if closed {
-		op.closed = true
-	} else {
-		op.pending++
-	}
+	record()
 	kick := op.ready && !op.running
 	op.running = op.running || kick
 	op.mu.Unlock()
