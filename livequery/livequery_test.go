@@ -136,31 +136,48 @@ func TestRunsFollowWatchers(t *testing.T) {
 	t.Logf("n=%d live queries, k=%d show the changed node: %d runs", n, k, runs.Load()-n)
 }
 
-// TestUnchangedAnswerNotSent: a change that leaves the answer equal runs
-// the query but sends nothing; the next answer sent is a different one.
-func TestUnchangedAnswerNotSent(t *testing.T) {
-	f := newFeed()
-	e := livequery.New(livequery.Config{Changes: f, Interval: time.Millisecond})
+// oneLive starts one live query of Node "w" (value 0) on an engine with
+// interval: its feed, its values to change, its run count, its answers
+// (the first already read) and the cancel that ends it.
+type oneLive struct {
+	f      *feed
+	e      *livequery.Engine
+	values *sync.Map
+	runs   *atomic.Int64
+	out    <-chan *graphql.Response
+	cancel context.CancelFunc
+}
+
+func startOneLive(t *testing.T, interval time.Duration) *oneLive {
+	t.Helper()
+	l := &oneLive{f: newFeed(), values: &sync.Map{}, runs: &atomic.Int64{}}
+	l.e = livequery.New(livequery.Config{Changes: l.f, Interval: interval})
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	values := &sync.Map{}
-	values.Store("w", 0)
-	var runs atomic.Int64
-	next, _, err := e.Start(ctx, livequery.Caller{}, nodeQuery("w", values, &runs))
+	t.Cleanup(cancel)
+	l.cancel = cancel
+	l.values.Store("w", 0)
+	next, _, err := l.e.Start(ctx, livequery.Caller{}, nodeQuery("w", l.values, l.runs))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := answers(ctx, next)
-	<-out
-	f.change("w") // same value
-	waitFor(t, "a second run", func() bool { return runs.Load() == 2 })
-	values.Store("w", 2)
-	f.change("w")
-	r := <-out
+	l.out = answers(ctx, next)
+	<-l.out
+	return l
+}
+
+// TestUnchangedAnswerNotSent: a change that leaves the answer equal runs
+// the query but sends nothing; the next answer sent is a different one.
+func TestUnchangedAnswerNotSent(t *testing.T) {
+	l := startOneLive(t, time.Millisecond)
+	l.f.change("w") // same value
+	waitFor(t, "a second run", func() bool { return l.runs.Load() == 2 })
+	l.values.Store("w", 2)
+	l.f.change("w")
+	r := <-l.out
 	if string(r.Data) != `{"node":{"id":"w","value":2}}` {
 		t.Errorf("next answer %s, want the changed one", r.Data)
 	}
-	if s := e.Stats(); s.Answers != 2 || s.Runs != 3 {
+	if s := l.e.Stats(); s.Answers != 2 || s.Runs != 3 {
 		t.Errorf("stats %+v, want 3 runs and 2 answers", s)
 	}
 }
@@ -168,29 +185,17 @@ func TestUnchangedAnswerNotSent(t *testing.T) {
 // TestBurstCoalesced: a burst of changes within the interval costs at most
 // one run after the first answer's.
 func TestBurstCoalesced(t *testing.T) {
-	f := newFeed()
-	e := livequery.New(livequery.Config{Changes: f, Interval: time.Hour})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	values := &sync.Map{}
-	values.Store("w", 0)
-	var runs atomic.Int64
-	next, _, err := e.Start(ctx, livequery.Caller{}, nodeQuery("w", values, &runs))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := answers(ctx, next)
-	<-out
+	l := startOneLive(t, time.Hour)
 	for i := range 100 {
-		values.Store("w", i+1)
-		f.change("w")
+		l.values.Store("w", i+1)
+		l.f.change("w")
 	}
 	// Within the hour nothing more runs; cancelling ends the query.
-	cancel()
-	for range out {
+	l.cancel()
+	for range l.out {
 		t.Error("an answer within the interval")
 	}
-	if got := runs.Load(); got != 1 {
+	if got := l.runs.Load(); got != 1 {
 		t.Errorf("%d runs, want 1", got)
 	}
 }
@@ -198,22 +203,14 @@ func TestBurstCoalesced(t *testing.T) {
 // TestUnwatchedChangeIgnored: a change to a Node not in the answer runs
 // nothing.
 func TestUnwatchedChangeIgnored(t *testing.T) {
-	f := newFeed()
-	e := livequery.New(livequery.Config{Changes: f, Interval: time.Millisecond})
-	ctx, cancel := context.WithCancel(context.Background())
-	values := &sync.Map{}
-	values.Store("w", 0)
-	var runs atomic.Int64
-	next, _, _ := e.Start(ctx, livequery.Caller{}, nodeQuery("w", values, &runs))
-	out := answers(ctx, next)
-	<-out
+	l := startOneLive(t, time.Millisecond)
 	for range 50 {
-		f.change("other")
+		l.f.change("other")
 	}
-	cancel()
-	for range out {
+	l.cancel()
+	for range l.out {
 	}
-	if got := runs.Load(); got != 1 {
+	if got := l.runs.Load(); got != 1 {
 		t.Errorf("%d runs for changes to other Nodes, want 1", got)
 	}
 }
