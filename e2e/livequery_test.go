@@ -150,13 +150,21 @@ func TestLiveQueryOverWebsocketFollowsOutsideCredit(t *testing.T) {
 func TestLiveQueryFollowsGatewayMutation(t *testing.T) {
 	g := startGateway(t)
 	anna := g.as(g.signInPerson(t, "anna@demo.test"))
-	ws := anna.dialWS(t, nil, nil)
+	liveAnswerFollowsConversion(t, anna, anna)
+}
+
+// liveAnswerFollowsConversion holds liveWallets @live on watcher's socket,
+// converts from the demo USD wallet through converter, and checks that the
+// next answer shows the USD balance lower.
+func liveAnswerFollowsConversion(t *testing.T, watcher, converter *testGateway) {
+	t.Helper()
+	ws := watcher.dialWS(t, nil, nil)
 	ws.subscribe("1", liveWallets, nil)
 	var first liveWalletsData
 	ws.answer("1", 30*time.Second, &first)
 	usd := first.balance(t, bankingsim.DemoCorporationID, demoUSDWalletID)
 
-	res, r := anna.convert(t, map[string]any{"sourceWalletId": demoUSDWalletID, "amount": 10000, "currency": "EUR"})
+	res, r := converter.convert(t, map[string]any{"sourceWalletId": demoUSDWalletID, "amount": 10000, "currency": "EUR"})
 	if res.Typename != "Conversion" {
 		t.Fatalf("conversion: %+v %+v", res, r.Errors)
 	}
@@ -537,20 +545,5 @@ func TestLiveQueriesCappedPerSession(t *testing.T) {
 func TestLiveQueryAcrossReplicas(t *testing.T) {
 	a, b := twoReplicas(t)
 	token := a.signInPerson(t, "anna@demo.test")
-	a, b = a.as(token), b.as(token)
-	ws := b.dialWS(t, nil, nil)
-	ws.subscribe("1", liveWallets, nil)
-	var first liveWalletsData
-	ws.answer("1", 30*time.Second, &first)
-	usd := first.balance(t, bankingsim.DemoCorporationID, demoUSDWalletID)
-
-	res, r := a.convert(t, map[string]any{"sourceWalletId": demoUSDWalletID, "amount": 10000, "currency": "EUR"})
-	if res.Typename != "Conversion" {
-		t.Fatalf("conversion: %+v %+v", res, r.Errors)
-	}
-	var next liveWalletsData
-	ws.answer("1", liveWait, &next)
-	if got := next.balance(t, bankingsim.DemoCorporationID, demoUSDWalletID); got >= usd {
-		t.Errorf("USD balance on the other replica after the conversion: %d, want below %d", got, usd)
-	}
+	liveAnswerFollowsConversion(t, b.as(token), a.as(token))
 }
