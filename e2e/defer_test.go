@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -470,22 +469,13 @@ func TestDeferredOverSSEAndWebsocket(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	var sse []incrementalPart
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(nil, 1<<20)
-	event := ""
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "event: "):
-			event = strings.TrimPrefix(line, "event: ")
-		case strings.HasPrefix(line, "data: ") && event == "next":
-			var p incrementalPart
-			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &p); err != nil {
-				t.Fatalf("SSE data %q: %v", line, err)
-			}
-			sse = append(sse, p)
+	event := readSSE(resp.Body, func(data string) {
+		var p incrementalPart
+		if err := json.Unmarshal([]byte(data), &p); err != nil {
+			t.Fatalf("SSE data %q: %v", data, err)
 		}
-	}
+		sse = append(sse, p)
+	})
 	if event != "complete" {
 		t.Errorf("the SSE stream ended after %q, want complete", event)
 	}

@@ -262,20 +262,27 @@ func (g *testGateway) sse(t *testing.T, query string) *sseStream {
 	s := &sseStream{t: t, resp: resp, data: make(chan json.RawMessage, 16)}
 	go func() {
 		defer close(s.data)
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(nil, 1<<20)
-		event := ""
-		for sc.Scan() {
-			line := sc.Text()
-			switch {
-			case strings.HasPrefix(line, "event: "):
-				event = strings.TrimPrefix(line, "event: ")
-			case strings.HasPrefix(line, "data: ") && event == "next":
-				s.data <- json.RawMessage(strings.TrimPrefix(line, "data: "))
-			}
-		}
+		readSSE(resp.Body, func(data string) { s.data <- json.RawMessage(data) })
 	}()
 	return s
+}
+
+// readSSE reads a graphql-sse stream to its end, calling next with the
+// data of each next event, and returns the last event's name (complete
+// when the server ended the stream).
+func readSSE(body io.Reader, next func(data string)) (event string) {
+	sc := bufio.NewScanner(body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			event = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: ") && event == "next":
+			next(strings.TrimPrefix(line, "data: "))
+		}
+	}
+	return event
 }
 
 // next reads the next answer within d into v.
