@@ -9300,23 +9300,7 @@ func (ec *executionContext) fieldContext_ApiKey_name(_ context.Context, field gr
 }
 
 func (ec *executionContext) _Card_id(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Card_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.GlobalID(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNID2string(ctx, field.Selections, obj.GlobalID())
 }
 func (ec *executionContext) fieldContext_Card_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Card", field, true, false, "ID")
@@ -9590,23 +9574,7 @@ func (ec *executionContext) fieldContext_Card_fundingWallet(_ context.Context, f
 }
 
 func (ec *executionContext) _Card_cardholderId(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Card_cardholderId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.CardholderGlobalID(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNID2string(ctx, field.Selections, obj.CardholderGlobalID())
 }
 func (ec *executionContext) fieldContext_Card_cardholderId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Card", field, true, false, "ID")
@@ -10641,46 +10609,14 @@ func (ec *executionContext) fieldContext_Conversion_chargeEquivalents(_ context.
 }
 
 func (ec *executionContext) _Conversion_sourceWalletId(ctx context.Context, field graphql.CollectedField, obj *model.Conversion) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Conversion_sourceWalletId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.SourceWalletGlobalID(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNID2string(ctx, field.Selections, obj.SourceWalletGlobalID())
 }
 func (ec *executionContext) fieldContext_Conversion_sourceWalletId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Conversion", field, true, false, "ID")
 }
 
 func (ec *executionContext) _Conversion_targetWalletId(ctx context.Context, field graphql.CollectedField, obj *model.Conversion) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Conversion_targetWalletId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.TargetWalletGlobalID(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOID2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOID2ᚖstring(ctx, field.Selections, obj.TargetWalletGlobalID())
 }
 func (ec *executionContext) fieldContext_Conversion_targetWalletId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Conversion", field, true, false, "ID")
@@ -12162,23 +12098,7 @@ func (ec *executionContext) fieldContext_DeletedWalletRequisites_id(_ context.Co
 }
 
 func (ec *executionContext) _Event_id(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Event_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.GlobalID(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNID2string(ctx, field.Selections, obj.GlobalID())
 }
 func (ec *executionContext) fieldContext_Event_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Event", field, true, false, "ID")
@@ -12252,23 +12172,7 @@ func (ec *executionContext) fieldContext_Event_individualId(_ context.Context, f
 }
 
 func (ec *executionContext) _Event_orderId(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Event_orderId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.OrderGlobalID(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOID2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOID2ᚖstring(ctx, field.Selections, obj.OrderGlobalID())
 }
 func (ec *executionContext) fieldContext_Event_orderId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Event", field, true, false, "ID")
@@ -15862,23 +15766,7 @@ func (ec *executionContext) fieldContext_OnboardIndividualPayload_individual(_ c
 }
 
 func (ec *executionContext) _Order_id(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Order_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.GlobalID(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNID2string(ctx, field.Selections, obj.GlobalID())
 }
 func (ec *executionContext) fieldContext_Order_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Order", field, true, false, "ID")
@@ -16160,23 +16048,7 @@ func (ec *executionContext) fieldContext_Order_contact(_ context.Context, field 
 }
 
 func (ec *executionContext) _OrderChangePayload_orderId(ctx context.Context, field graphql.CollectedField, obj *model.OrderChangePayload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_OrderChangePayload_orderId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.OrderGlobalID(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNID2string(ctx, field.Selections, obj.OrderGlobalID())
 }
 func (ec *executionContext) fieldContext_OrderChangePayload_orderId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OrderChangePayload", field, true, false, "ID")
@@ -19181,23 +19053,7 @@ func (ec *executionContext) fieldContext_Viewer_csrfToken(_ context.Context, fie
 }
 
 func (ec *executionContext) _Wallet_id(ctx context.Context, field graphql.CollectedField, obj *model.Wallet) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Wallet_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.GlobalID(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNID2string(ctx, field.Selections, obj.GlobalID())
 }
 func (ec *executionContext) fieldContext_Wallet_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Wallet", field, true, false, "ID")
@@ -24737,7 +24593,7 @@ func (ec *executionContext) _AddPaymentMethodPayload(ctx context.Context, sel as
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var addressImplementors = []string{"Address"}
@@ -24785,7 +24641,7 @@ func (ec *executionContext) _Address(ctx context.Context, sel ast.SelectionSet, 
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var apiKeyImplementors = []string{"ApiKey"}
@@ -24823,7 +24679,7 @@ func (ec *executionContext) _ApiKey(ctx context.Context, sel ast.SelectionSet, o
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var cardImplementors = []string{"Card", "Node"}
@@ -24967,7 +24823,7 @@ func (ec *executionContext) _Card(ctx context.Context, sel ast.SelectionSet, obj
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var cardAuthorisedImplementors = []string{"CardAuthorised", "CardSimulationResult"}
@@ -25015,7 +24871,7 @@ func (ec *executionContext) _CardAuthorised(ctx context.Context, sel ast.Selecti
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var cardCredentialsImplementors = []string{"CardCredentials"}
@@ -25059,7 +24915,7 @@ func (ec *executionContext) _CardCredentials(ctx context.Context, sel ast.Select
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var cardDeclinedImplementors = []string{"CardDeclined", "CardSimulationResult"}
@@ -25108,7 +24964,7 @@ func (ec *executionContext) _CardDeclined(ctx context.Context, sel ast.Selection
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var cardPaymentImplementors = []string{"CardPayment"}
@@ -25171,7 +25027,7 @@ func (ec *executionContext) _CardPayment(ctx context.Context, sel ast.SelectionS
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var cardTransactionImplementors = []string{"CardTransaction", "Node"}
@@ -25264,7 +25120,7 @@ func (ec *executionContext) _CardTransaction(ctx context.Context, sel ast.Select
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var cardTransactionConnectionImplementors = []string{"CardTransactionConnection"}
@@ -25307,7 +25163,7 @@ func (ec *executionContext) _CardTransactionConnection(ctx context.Context, sel 
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var cardTransactionEdgeImplementors = []string{"CardTransactionEdge"}
@@ -25345,7 +25201,7 @@ func (ec *executionContext) _CardTransactionEdge(ctx context.Context, sel ast.Se
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var contactImplementors = []string{"Contact"}
@@ -25408,7 +25264,7 @@ func (ec *executionContext) _Contact(ctx context.Context, sel ast.SelectionSet, 
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var conversionImplementors = []string{"Conversion", "CreateConversionResult"}
@@ -25502,7 +25358,7 @@ func (ec *executionContext) _Conversion(ctx context.Context, sel ast.SelectionSe
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var conversionRefusedImplementors = []string{"ConversionRefused", "CreateConversionResult"}
@@ -25550,7 +25406,7 @@ func (ec *executionContext) _ConversionRefused(ctx context.Context, sel ast.Sele
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var corporationImplementors = []string{"Corporation", "Node"}
@@ -25723,7 +25579,7 @@ func (ec *executionContext) _Corporation(ctx context.Context, sel ast.SelectionS
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var corporationConnectionImplementors = []string{"CorporationConnection"}
@@ -25766,7 +25622,7 @@ func (ec *executionContext) _CorporationConnection(ctx context.Context, sel ast.
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var corporationEdgeImplementors = []string{"CorporationEdge"}
@@ -25804,7 +25660,7 @@ func (ec *executionContext) _CorporationEdge(ctx context.Context, sel ast.Select
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var corporationScreeningImplementors = []string{"CorporationScreening"}
@@ -25847,7 +25703,7 @@ func (ec *executionContext) _CorporationScreening(ctx context.Context, sel ast.S
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var corporationSettingsImplementors = []string{"CorporationSettings"}
@@ -25891,7 +25747,7 @@ func (ec *executionContext) _CorporationSettings(ctx context.Context, sel ast.Se
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var createCustomerPayloadImplementors = []string{"CreateCustomerPayload"}
@@ -25929,7 +25785,7 @@ func (ec *executionContext) _CreateCustomerPayload(ctx context.Context, sel ast.
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var createWalletPayloadImplementors = []string{"CreateWalletPayload"}
@@ -25962,7 +25818,7 @@ func (ec *executionContext) _CreateWalletPayload(ctx context.Context, sel ast.Se
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var createdApiKeyImplementors = []string{"CreatedApiKey"}
@@ -26010,7 +25866,7 @@ func (ec *executionContext) _CreatedApiKey(ctx context.Context, sel ast.Selectio
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var customerImplementors = []string{"Customer", "Node"}
@@ -26094,7 +25950,7 @@ func (ec *executionContext) _Customer(ctx context.Context, sel ast.SelectionSet,
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var customerBalanceImplementors = []string{"CustomerBalance"}
@@ -26137,7 +25993,7 @@ func (ec *executionContext) _CustomerBalance(ctx context.Context, sel ast.Select
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var customerSubscriptionImplementors = []string{"CustomerSubscription"}
@@ -26195,7 +26051,7 @@ func (ec *executionContext) _CustomerSubscription(ctx context.Context, sel ast.S
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var deleteKycDocumentPayloadImplementors = []string{"DeleteKycDocumentPayload"}
@@ -26228,7 +26084,7 @@ func (ec *executionContext) _DeleteKycDocumentPayload(ctx context.Context, sel a
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var deleteWebhookPayloadImplementors = []string{"DeleteWebhookPayload"}
@@ -26261,7 +26117,7 @@ func (ec *executionContext) _DeleteWebhookPayload(ctx context.Context, sel ast.S
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var deletedWalletRequisitesImplementors = []string{"DeletedWalletRequisites"}
@@ -26294,7 +26150,7 @@ func (ec *executionContext) _DeletedWalletRequisites(ctx context.Context, sel as
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var eventImplementors = []string{"Event", "Node"}
@@ -26369,7 +26225,7 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var eventConnectionImplementors = []string{"EventConnection"}
@@ -26407,7 +26263,7 @@ func (ec *executionContext) _EventConnection(ctx context.Context, sel ast.Select
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var eventEdgeImplementors = []string{"EventEdge"}
@@ -26450,7 +26306,7 @@ func (ec *executionContext) _EventEdge(ctx context.Context, sel ast.SelectionSet
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var individualImplementors = []string{"Individual"}
@@ -26498,7 +26354,7 @@ func (ec *executionContext) _Individual(ctx context.Context, sel ast.SelectionSe
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var invoiceImplementors = []string{"Invoice", "Node"}
@@ -26571,7 +26427,7 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var invoiceRepaymentImplementors = []string{"InvoiceRepayment"}
@@ -26614,7 +26470,7 @@ func (ec *executionContext) _InvoiceRepayment(ctx context.Context, sel ast.Selec
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var kycDocumentImplementors = []string{"KycDocument", "Node"}
@@ -26693,7 +26549,7 @@ func (ec *executionContext) _KycDocument(ctx context.Context, sel ast.SelectionS
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var limitImplementors = []string{"Limit", "Node"}
@@ -26791,7 +26647,7 @@ func (ec *executionContext) _Limit(ctx context.Context, sel ast.SelectionSet, ob
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var liveEventImplementors = []string{"LiveEvent"}
@@ -26834,7 +26690,7 @@ func (ec *executionContext) _LiveEvent(ctx context.Context, sel ast.SelectionSet
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var maskedPanImplementors = []string{"MaskedPan"}
@@ -26872,7 +26728,7 @@ func (ec *executionContext) _MaskedPan(ctx context.Context, sel ast.SelectionSet
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var moneyImplementors = []string{"Money"}
@@ -26910,7 +26766,7 @@ func (ec *executionContext) _Money(ctx context.Context, sel ast.SelectionSet, ob
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var mutationImplementors = []string{"Mutation"}
@@ -27254,7 +27110,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var onboardIndividualPayloadImplementors = []string{"OnboardIndividualPayload"}
@@ -27287,7 +27143,7 @@ func (ec *executionContext) _OnboardIndividualPayload(ctx context.Context, sel a
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var orderImplementors = []string{"Order", "Node", "CreateOrderResult"}
@@ -27381,7 +27237,7 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var orderChangePayloadImplementors = []string{"OrderChangePayload"}
@@ -27425,7 +27281,7 @@ func (ec *executionContext) _OrderChangePayload(ctx context.Context, sel ast.Sel
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var orderFailedImplementors = []string{"OrderFailed", "CreateOrderResult"}
@@ -27469,7 +27325,7 @@ func (ec *executionContext) _OrderFailed(ctx context.Context, sel ast.SelectionS
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var orderItemImplementors = []string{"OrderItem"}
@@ -27512,7 +27368,7 @@ func (ec *executionContext) _OrderItem(ctx context.Context, sel ast.SelectionSet
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var orderItemsImplementors = []string{"OrderItems"}
@@ -27555,7 +27411,7 @@ func (ec *executionContext) _OrderItems(ctx context.Context, sel ast.SelectionSe
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var pageInfoImplementors = []string{"PageInfo"}
@@ -27603,7 +27459,7 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var paymentMethodImplementors = []string{"PaymentMethod"}
@@ -27676,7 +27532,7 @@ func (ec *executionContext) _PaymentMethod(ctx context.Context, sel ast.Selectio
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var pendingActionImplementors = []string{"PendingAction"}
@@ -27740,7 +27596,7 @@ func (ec *executionContext) _PendingAction(ctx context.Context, sel ast.Selectio
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var personImplementors = []string{"Person", "Node", "ChangeMyPhoneResult"}
@@ -27952,7 +27808,7 @@ func (ec *executionContext) _Person(ctx context.Context, sel ast.SelectionSet, o
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var personConnectionImplementors = []string{"PersonConnection"}
@@ -27995,7 +27851,7 @@ func (ec *executionContext) _PersonConnection(ctx context.Context, sel ast.Selec
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var personEdgeImplementors = []string{"PersonEdge"}
@@ -28033,7 +27889,7 @@ func (ec *executionContext) _PersonEdge(ctx context.Context, sel ast.SelectionSe
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var personScreeningImplementors = []string{"PersonScreening"}
@@ -28076,7 +27932,7 @@ func (ec *executionContext) _PersonScreening(ctx context.Context, sel ast.Select
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var queryImplementors = []string{"Query"}
@@ -28264,7 +28120,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var registerWebhookPayloadImplementors = []string{"RegisterWebhookPayload"}
@@ -28297,7 +28153,7 @@ func (ec *executionContext) _RegisterWebhookPayload(ctx context.Context, sel ast
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var reportFileImplementors = []string{"ReportFile"}
@@ -28340,7 +28196,7 @@ func (ec *executionContext) _ReportFile(ctx context.Context, sel ast.SelectionSe
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var screeningProfileImplementors = []string{"ScreeningProfile"}
@@ -28388,7 +28244,7 @@ func (ec *executionContext) _ScreeningProfile(ctx context.Context, sel ast.Selec
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var setPaymentMethodsPayloadImplementors = []string{"SetPaymentMethodsPayload"}
@@ -28421,7 +28277,7 @@ func (ec *executionContext) _SetPaymentMethodsPayload(ctx context.Context, sel a
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var signUpCorporationPayloadImplementors = []string{"SignUpCorporationPayload"}
@@ -28454,7 +28310,7 @@ func (ec *executionContext) _SignUpCorporationPayload(ctx context.Context, sel a
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var signedInImplementors = []string{"SignedIn", "SignInResult"}
@@ -28497,7 +28353,7 @@ func (ec *executionContext) _SignedIn(ctx context.Context, sel ast.SelectionSet,
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var signedOrderImplementors = []string{"SignedOrder"}
@@ -28535,7 +28391,7 @@ func (ec *executionContext) _SignedOrder(ctx context.Context, sel ast.SelectionS
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var subscriptionImplementors = []string{"Subscription"}
@@ -28602,7 +28458,7 @@ func (ec *executionContext) _TwoFactorChallenge(ctx context.Context, sel ast.Sel
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var updateCustomerContactPayloadImplementors = []string{"UpdateCustomerContactPayload"}
@@ -28635,7 +28491,7 @@ func (ec *executionContext) _UpdateCustomerContactPayload(ctx context.Context, s
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var verificationRequiredImplementors = []string{"VerificationRequired", "CreateOrderResult"}
@@ -28679,7 +28535,7 @@ func (ec *executionContext) _VerificationRequired(ctx context.Context, sel ast.S
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var viewerImplementors = []string{"Viewer"}
@@ -28741,7 +28597,7 @@ func (ec *executionContext) _Viewer(ctx context.Context, sel ast.SelectionSet, o
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var walletImplementors = []string{"Wallet", "Node"}
@@ -28838,7 +28694,7 @@ func (ec *executionContext) _Wallet(ctx context.Context, sel ast.SelectionSet, o
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var walletRequisitesImplementors = []string{"WalletRequisites", "Node"}
@@ -28896,7 +28752,7 @@ func (ec *executionContext) _WalletRequisites(ctx context.Context, sel ast.Selec
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var webhookImplementors = []string{"Webhook"}
@@ -28939,7 +28795,7 @@ func (ec *executionContext) _Webhook(ctx context.Context, sel ast.SelectionSet, 
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var __DirectiveImplementors = []string{"__Directive"}
@@ -28992,7 +28848,7 @@ func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionS
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var __EnumValueImplementors = []string{"__EnumValue"}
@@ -29040,7 +28896,7 @@ func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionS
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var __FieldImplementors = []string{"__Field"}
@@ -29098,7 +28954,7 @@ func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, 
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var __InputValueImplementors = []string{"__InputValue"}
@@ -29156,7 +29012,7 @@ func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.Selection
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var __SchemaImplementors = []string{"__Schema"}
@@ -29214,7 +29070,7 @@ func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet,
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 var __TypeImplementors = []string{"__Type"}
@@ -29297,7 +29153,7 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return writeFields(out, fields)
 }
 
 // endregion **************************** object.gotpl ****************************

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"io"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -73,4 +74,64 @@ func newDeferredGroup(ctx context.Context, fields []graphql.CollectedField) grap
 		}
 	}
 	return graphql.DeferredGroup{}
+}
+
+// writeFields is what internal/gqlinline makes each object marshaller of
+// generated.go return in place of its *graphql.FieldSet. The object is
+// written as gqlgen's FieldSet.MarshalGQL writes it: every field in order,
+// an alias written twice only the first time. gqlgen's makes a map of the
+// aliases written and a heap copy of every field for each object; this
+// scans the aliases before it, or keeps a map past a few dozen fields, so
+// that a selection of many aliases costs no more than gqlgen's (a GraphQL
+// name needs no escaping).
+func writeFields(out *graphql.FieldSet, fields []graphql.CollectedField) graphql.Marshaler {
+	return &fieldsWriter{values: out.Values, fields: fields}
+}
+
+// scanAliases is the most fields an object's aliases are scanned for
+// repeats; past it, a map.
+const scanAliases = 32
+
+type fieldsWriter struct {
+	values []graphql.Marshaler
+	fields []graphql.CollectedField
+}
+
+func (w *fieldsWriter) MarshalGQL(wr io.Writer) {
+	_, _ = io.WriteString(wr, "{")
+	var written map[string]bool
+	if len(w.fields) > scanAliases {
+		written = make(map[string]bool, len(w.fields))
+	}
+	first := true
+	for i := range w.fields {
+		alias := w.fields[i].Alias
+		if written != nil {
+			if written[alias] {
+				continue
+			}
+			written[alias] = true
+		} else if writtenBefore(w.fields[:i], alias) {
+			continue
+		}
+		if first {
+			first = false
+			_, _ = io.WriteString(wr, `"`)
+		} else {
+			_, _ = io.WriteString(wr, `,"`)
+		}
+		_, _ = io.WriteString(wr, alias)
+		_, _ = io.WriteString(wr, `":`)
+		w.values[i].MarshalGQL(wr)
+	}
+	_, _ = io.WriteString(wr, "}")
+}
+
+func writtenBefore(before []graphql.CollectedField, alias string) bool {
+	for i := range before {
+		if before[i].Alias == alias {
+			return true
+		}
+	}
+	return false
 }

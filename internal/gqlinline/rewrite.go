@@ -20,6 +20,7 @@ import (
 const (
 	inlineFunc   = "marshalSliceInline"
 	deferredFunc = "newDeferredGroup"
+	writerFunc   = "writeFields"
 	tablePrefix  = "inline"
 )
 
@@ -100,7 +101,7 @@ func Rewrite(src []byte) (out, table []byte, err error) {
 	}
 	var edits []edit
 	used := map[string]bool{}
-	rewritten, kept, groups, leaves := 0, 0, 0, 0
+	rewritten, kept, groups, leaves, writers := 0, 0, 0, 0, 0
 	for _, d := range file.Decls {
 		fn, ok := d.(*ast.FuncDecl)
 		if !ok || fn.Recv == nil || fn.Body == nil {
@@ -128,6 +129,22 @@ func Rewrite(src []byte) (out, table []byte, err error) {
 					groups++
 				default:
 					return nil, nil, fmt.Errorf("%s: %s: deferred is not graphql.NewDeferredGroup(ctx)", fset.Position(as.Pos()), fn.Name.Name)
+				}
+			}
+			// The object's field set, written without gqlgen's map of
+			// written aliases and copy of each field (graph/inline.go,
+			// writeFields).
+			if ret, ok := fn.Body.List[len(fn.Body.List)-1].(*ast.ReturnStmt); ok && len(ret.Results) == 1 {
+				switch r := ret.Results[0]; {
+				case isIdent(r, "out"):
+					edits = append(edits, edit{
+						from: fset.Position(r.Pos()).Offset,
+						to:   fset.Position(r.End()).Offset,
+						text: writerFunc + "(out, fields)",
+					})
+					writers++
+				case isWriterCall(r):
+					writers++
 				}
 			}
 		}
@@ -202,6 +219,9 @@ func Rewrite(src []byte) (out, table []byte, err error) {
 	}
 	if groups == 0 {
 		return nil, nil, errors.New("no object marshaller of gqlgen's shape (deferred := graphql.NewDeferredGroup(ctx)) found")
+	}
+	if writers == 0 {
+		return nil, nil, errors.New("no object marshaller of gqlgen's shape (ending in return out) found")
 	}
 	var buf bytes.Buffer
 	last := 0
@@ -486,6 +506,13 @@ func inlineShape(call *ast.CallExpr) (*ast.FuncLit, error) {
 		return nil, errors.New(inlineFunc + " without a function literal")
 	}
 	return fl, nil
+}
+
+// isWriterCall recognises the return this command writes in an object
+// marshaller: writeFields(out, fields).
+func isWriterCall(e ast.Expr) bool {
+	call, ok := e.(*ast.CallExpr)
+	return ok && isIdent(call.Fun, writerFunc) && len(call.Args) == 2 && isIdent(call.Args[0], "out") && isIdent(call.Args[1], "fields")
 }
 
 func tableVar(typeName string) string {

@@ -2,6 +2,10 @@ package main
 
 import (
 	"bytes"
+	"go/ast"
+	"go/parser"
+	"go/printer"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -73,10 +77,15 @@ func TestGeneratedIsRewritten(t *testing.T) {
 		"return ec.marshalNString2string(ctx, field.Selections, obj.Number)",                                                    // Customer.number
 		"return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Email)",                                                    // Contact.email
 		"return ec.marshalNOrderStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrderStatus(ctx, field.Selections, obj.Status)", // Order.status
+		"return ec.marshalNID2string(ctx, field.Selections, obj.GlobalID())",                                                     // Order.id and the other nodes'
 	} {
 		if !bytes.Contains(gen, []byte(leaf)) {
 			t.Errorf("the plain leaf %q is not rewritten", leaf)
 		}
+	}
+	objects := bytes.Count(gen, []byte("out := graphql.NewFieldSet(fields)"))
+	if n := bytes.Count(gen, []byte("return "+writerFunc+"(out, fields)\n")); n == 0 || n != objects || bytes.Contains(gen, []byte("\treturn out\n")) {
+		t.Errorf("%d of %d object marshallers return %s, and gqlgen's return out is left: %v", n, objects, writerFunc, bytes.Contains(gen, []byte("\treturn out\n")))
 	}
 	if !regexp.MustCompile(`(?s)inlineOrder\.fields = map\[string\]\*inlineType\{\s*"customer": nil,`).Match(tbl) {
 		t.Errorf("inline_gen.go does not mark Order.customer as waiting:\n%s", tbl)
@@ -122,6 +131,10 @@ func TestPinnedGqlgenGeneratesTheRewrittenShape(t *testing.T) {
 	groups := bytes.Count(src, []byte("deferred := graphql.NewDeferredGroup(ctx)"))
 	if groups == 0 || bytes.Count(out, []byte("deferred := "+deferredFunc+"(ctx, fields)")) != groups {
 		t.Errorf("of gqlgen's %d deferred groups, %d rewritten", groups, bytes.Count(out, []byte(deferredFunc+"(ctx, fields)")))
+	}
+	objects := bytes.Count(src, []byte("out := graphql.NewFieldSet(fields)"))
+	if n := bytes.Count(out, []byte("return "+writerFunc+"(out, fields)\n")); objects == 0 || n != objects {
+		t.Errorf("of gqlgen's %d object marshallers, %d return %s", objects, n, writerFunc)
 	}
 }
 
@@ -179,6 +192,9 @@ func (ec *executionContext) marshalNOrder2ᚕ(ctx context.Context, sel ast.Selec
 	if !bytes.Contains(out, []byte("return ec.marshalNID2string(ctx, field.Selections, obj.ID)")) {
 		t.Errorf("the plain leaf is not rewritten:\n%s", out)
 	}
+	if !bytes.Contains(out, []byte("return "+writerFunc+"(out, fields)")) {
+		t.Errorf("the object's field set is not rewritten:\n%s", out)
+	}
 	if again, _, err := Rewrite(out); err != nil || !bytes.Equal(again, out) {
 		t.Errorf("a second rewrite changes the first: %v\n%s", err, again)
 	}
@@ -190,10 +206,63 @@ func (ec *executionContext) marshalNOrder2ᚕ(ctx context.Context, sel ast.Selec
 		"no panic handler": strings.Replace(base, "CALL", strings.Replace(gqlgenListCall, "0, false", "0, true", 1), 1),
 		"deferred group":   strings.Replace(strings.Replace(base, "CALL", gqlgenListCall, 1), "NewDeferredGroup(ctx)", "NewDeferredGroup(ctx, 1)", 1),
 		"no list":          strings.Replace(base, "CALL", "ret := marshalEach(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {", 1),
-		"no plain leaf":    strings.Replace(strings.Replace(base, "CALL", gqlgenListCall, 1), "return obj.ID, nil", "return obj.GlobalID(), nil", 1),
+		"no plain leaf":    strings.Replace(strings.Replace(base, "CALL", gqlgenListCall, 1), "return obj.ID, nil", "return obj.Total(), nil", 1),
+		"no field set":     strings.Replace(strings.Replace(base, "CALL", gqlgenListCall, 1), "return out\n", "return nil\n", 1),
 	} {
 		if _, _, err := Rewrite([]byte(src)); err == nil {
 			t.Errorf("%s: rewritten without an error", name)
 		}
 	}
+}
+
+// Every method of the model package whose name ends in GlobalID, which the
+// plain-leaf rewrite calls without gqlgen's panic recovery, only formats
+// ids: its statements are relay.ID calls, returns of them or of nil, an
+// address of the id it made, and ifs on its own fields. A method that does
+// more (a lookup, a map read, an index) fails here.
+func TestGlobalIDMethodsOnlyFormatIDs(t *testing.T) {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, "../../graph/model", nil, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, pkg := range pkgs {
+		for _, f := range pkg.Files {
+			for _, d := range f.Decls {
+				fn, ok := d.(*ast.FuncDecl)
+				if !ok || fn.Recv == nil || !strings.HasSuffix(fn.Name.Name, "GlobalID") {
+					continue
+				}
+				found++
+				recv := fn.Recv.List[0].Names[0].Name
+				ast.Inspect(fn.Body, func(n ast.Node) bool {
+					switch n := n.(type) {
+					case *ast.CallExpr:
+						if !isSel(n.Fun, "relay", "ID") && !isSel(n.Fun, "relay", "GatewayEventRaw") {
+							t.Errorf("%s: %s calls %s", fset.Position(n.Pos()), fn.Name.Name, exprString(n.Fun))
+						}
+					case *ast.IndexExpr, *ast.SliceExpr, *ast.TypeAssertExpr, *ast.FuncLit, *ast.GoStmt, *ast.DeferStmt:
+						t.Errorf("%s: %s does more than format ids", fset.Position(n.Pos()), fn.Name.Name)
+					case *ast.StarExpr:
+						// A nil check comes first: *recv.F is read only after it.
+					case *ast.SelectorExpr:
+						if id, ok := n.X.(*ast.Ident); ok && id.Name != recv && id.Name != "relay" {
+							t.Errorf("%s: %s reads %s.%s", fset.Position(n.Pos()), fn.Name.Name, id.Name, n.Sel.Name)
+						}
+					}
+					return true
+				})
+			}
+		}
+	}
+	if found < 4 {
+		t.Fatalf("found %d GlobalID methods in graph/model, expected the nodes' and the references'", found)
+	}
+}
+
+func exprString(e ast.Expr) string {
+	var b bytes.Buffer
+	_ = printer.Fprint(&b, token.NewFileSet(), e)
+	return b.String()
 }
