@@ -77,7 +77,7 @@ func TestGeneratedIsRewritten(t *testing.T) {
 		"return ec.marshalNString2string(ctx, field.Selections, obj.Number)",                                                    // Customer.number
 		"return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Email)",                                                    // Contact.email
 		"return ec.marshalNOrderStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrderStatus(ctx, field.Selections, obj.Status)", // Order.status
-		"return ec.marshalNID2string(ctx, field.Selections, obj.GlobalID())",                                                     // Order.id and the other nodes'
+		"return ec.marshalNID2string(ctx, field.Selections, obj.GlobalID())",                                                    // Order.id and the other nodes'
 	} {
 		if !bytes.Contains(gen, []byte(leaf)) {
 			t.Errorf("the plain leaf %q is not rewritten", leaf)
