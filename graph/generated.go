@@ -11770,7 +11770,7 @@ func (ec *executionContext) _Customer_paymentMethods(ctx context.Context, field 
 			return ec.fieldContext_Customer_paymentMethods(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.PaymentMethods, nil
+			return obj.PaymentMethods(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.PaymentMethod) graphql.Marshaler {
@@ -11784,7 +11784,7 @@ func (ec *executionContext) fieldContext_Customer_paymentMethods(_ context.Conte
 	fc = &graphql.FieldContext{
 		Object:     "Customer",
 		Field:      field,
-		IsMethod:   false,
+		IsMethod:   true,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_PaymentMethod(ctx, field)
@@ -11802,7 +11802,7 @@ func (ec *executionContext) _Customer_balance(ctx context.Context, field graphql
 			return ec.fieldContext_Customer_balance(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Balance, nil
+			return obj.Balance(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.CustomerBalance) graphql.Marshaler {
@@ -11816,7 +11816,7 @@ func (ec *executionContext) fieldContext_Customer_balance(_ context.Context, fie
 	fc = &graphql.FieldContext{
 		Object:     "Customer",
 		Field:      field,
-		IsMethod:   false,
+		IsMethod:   true,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_CustomerBalance(ctx, field)
@@ -11834,7 +11834,7 @@ func (ec *executionContext) _Customer_subscription(ctx context.Context, field gr
 			return ec.fieldContext_Customer_subscription(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Subscription, nil
+			return obj.Subscription(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.CustomerSubscription) graphql.Marshaler {
@@ -11848,7 +11848,7 @@ func (ec *executionContext) fieldContext_Customer_subscription(_ context.Context
 	fc = &graphql.FieldContext{
 		Object:     "Customer",
 		Field:      field,
-		IsMethod:   false,
+		IsMethod:   true,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_CustomerSubscription(ctx, field)

@@ -18,27 +18,36 @@ func toCustomer(c *payments.Customer) *model.Customer {
 		return nil
 	}
 	// One allocation for the customer and its optional currency, one for
-	// its contact, two for all its payment methods: a listing converts
-	// every customer, so a pointer per optional field would multiply its
-	// allocations.
+	// its contact. Its cards, balance and subscriptions are converted from
+	// c when a query selects them (customerExtras); c is the operation's
+	// own copy of the upstream answer, which nothing changes after it is
+	// decoded.
 	b := new(struct {
 		customer model.Customer
 		currency string
 	})
 	b.currency = c.Currency
 	b.customer = model.Customer{
-		GlobalID:       relay.ID(relay.Customer, c.ID),
-		ID:             c.ID,
-		Number:         c.Number,
-		Contact:        toContact(&c.Contact),
-		Status:         c.Status,
-		Currency:       optional(&b.currency),
-		Total:          c.Total,
-		PaymentMethods: toPaymentMethods(c.Method),
-		Balance:        toCustomerBalance(c.Balance),
-		Subscription:   toSubscriptions(c.Subscription),
+		GlobalID: relay.ID(relay.Customer, c.ID),
+		ID:       c.ID,
+		Number:   c.Number,
+		Contact:  toContact(&c.Contact),
+		Status:   c.Status,
+		Currency: optional(&b.currency),
+		Total:    c.Total,
+		Extras:   customerExtras{c},
 	}
 	return &b.customer
+}
+
+// customerExtras converts a customer's lists when they are read
+// (model.CustomerExtras).
+type customerExtras struct{ c *payments.Customer }
+
+func (e customerExtras) PaymentMethods() []*model.PaymentMethod { return toPaymentMethods(e.c.Method) }
+func (e customerExtras) Balance() []*model.CustomerBalance       { return toCustomerBalance(e.c.Balance) }
+func (e customerExtras) Subscription() []*model.CustomerSubscription {
+	return toSubscriptions(e.c.Subscription)
 }
 
 // toCustomerBalance reads each balance entry as an object with currency and

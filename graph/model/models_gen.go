@@ -678,40 +678,6 @@ type CrossBorderRequisitesInput struct {
 	Bic string `json:"bic"`
 }
 
-// A customer record of the merchant.
-type Customer struct {
-	// The global id (Node): opaque; pass it back to node, nodes and Customer arguments.
-	GlobalID string `json:"id"`
-	// The id the upstream uses: for support and REST consoles.
-	ID string `json:"upstreamId"`
-	// The merchant's own customer identifier.
-	Number string `json:"number"`
-	// Who the customer is and how to reach them.
-	Contact *Contact `json:"contact"`
-	// `active` for a new customer.
-	Status string `json:"status"`
-	// The customer's currency (ISO 4217); null when the upstream gives none.
-	Currency *string `json:"currency,omitempty"`
-	// The customer's total as the payments upstream reports it (0 for a new customer); the spec
-	// gives no unit, so show it as a plain number.
-	Total float64 `json:"total"`
-	// Stored cards, in priority order.
-	PaymentMethods []*PaymentMethod `json:"paymentMethods"`
-	// The customer's balance entries; empty for a new customer.
-	Balance []*CustomerBalance `json:"balance"`
-	// The customer's subscriptions, as the spec names the array; empty when there are none.
-	Subscription []*CustomerSubscription `json:"subscription"`
-	// The customer's orders created between start and end (inclusive dates, UTC;
-	// end defaults to today, start to 30 days before end). Batched: any number of
-	// customers costs one upstream order listing per distinct date range.
-	Orders []*Order `json:"orders,omitempty"`
-}
-
-func (Customer) IsNode() {}
-
-// The global id: opaque; do not parse it or build it.
-func (this Customer) GetID() string { return this.GlobalID }
-
 // One entry of a customer's balance. The payments spec does not show an entry's shape; the
 // sandbox's is {currency, amount} (docs/sandbox.md). An entry of another shape keeps currency and
 // amount null and is readable in raw.
