@@ -52,7 +52,13 @@ func marshalSliceInline(ctx context.Context, op *graphql.OperationContext, sel a
 }
 
 func marshalOne(ctx context.Context, i int, marshalElement func(ctx context.Context, i int) graphql.Marshaler) (m graphql.Marshaler) {
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &i})
+	// The field context and the index it points to in one allocation.
+	el := &struct {
+		fc    graphql.FieldContext
+		index int
+	}{index: i}
+	el.fc.Index = &el.index
+	ctx = graphql.WithFieldContext(ctx, &el.fc)
 	defer func() {
 		if r := recover(); r != nil {
 			graphql.AddError(ctx, graphql.Recover(ctx, r))
