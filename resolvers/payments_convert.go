@@ -45,7 +45,7 @@ func toCustomer(c *payments.Customer) *model.Customer {
 type customerExtras struct{ c *payments.Customer }
 
 func (e customerExtras) PaymentMethods() []*model.PaymentMethod { return toPaymentMethods(e.c.Method) }
-func (e customerExtras) Balance() []*model.CustomerBalance       { return toCustomerBalance(e.c.Balance) }
+func (e customerExtras) Balance() []*model.CustomerBalance      { return toCustomerBalance(e.c.Balance) }
 func (e customerExtras) Subscription() []*model.CustomerSubscription {
 	return toSubscriptions(e.c.Subscription)
 }
