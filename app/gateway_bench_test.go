@@ -69,6 +69,9 @@ func BenchmarkGatewayCost(b *testing.B) {
 	}{
 		// The README's query, as the anonymous demo session.
 		{"readme-query", "", `{ customers { id number contact { name email } orders { id } } }`, nil},
+		// The query ../shared/peers/run.sh sends every gateway side by side.
+		{"side-by-side-query", api, `{ customers { id number contact { name email }
+			orders(start: "2026-08-01", end: "2026-11-30") { id status amount { amount currency } } } }`, nil},
 		{"corporation-dashboard", person, `{ currentCorporation { id name isOnboarded settings { allowedPersonTypes }
 			persons { id } wallets { id requisites { id } } cards { id } } }`, nil},
 		{"mutation", api, `mutation($input: UpdateCustomerContactInput!) { updateCustomerContact(input: $input) { contact { name email } } }`,

@@ -9194,23 +9194,19 @@ func (ec *executionContext) field___Type_inputFields_args(ctx context.Context, r
 // region    **************************** field.gotpl *****************************
 
 func (ec *executionContext) _AddPaymentMethodPayload_paymentMethod(ctx context.Context, field graphql.CollectedField, obj *model.AddPaymentMethodPayload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AddPaymentMethodPayload_paymentMethod(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.PaymentMethod, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.PaymentMethod) graphql.Marshaler {
-			return ec.marshalNPaymentMethod2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPaymentMethod(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	fc, err := ec.fieldContext_AddPaymentMethodPayload_paymentMethod(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.PaymentMethod
+	return ec.marshalNPaymentMethod2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPaymentMethod(ctx, field.Selections, obj.PaymentMethod)
 }
 func (ec *executionContext) fieldContext_AddPaymentMethodPayload_paymentMethod(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9356,23 +9352,19 @@ func (ec *executionContext) fieldContext_Card_currency(_ context.Context, field 
 }
 
 func (ec *executionContext) _Card_availableBalance(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Card_availableBalance(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.AvailableBalance, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
-			return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	fc, err := ec.fieldContext_Card_availableBalance(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.AvailableBalance
+	return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, field.Selections, obj.AvailableBalance)
 }
 func (ec *executionContext) fieldContext_Card_availableBalance(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9434,23 +9426,19 @@ func (ec *executionContext) fieldContext_Card_expiryYear(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Card_maskedPan(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Card_maskedPan(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.MaskedPan, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.MaskedPan) graphql.Marshaler {
-			return ec.marshalNMaskedPan2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMaskedPan(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	fc, err := ec.fieldContext_Card_maskedPan(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.MaskedPan
+	return ec.marshalNMaskedPan2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMaskedPan(ctx, field.Selections, obj.MaskedPan)
 }
 func (ec *executionContext) fieldContext_Card_maskedPan(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9790,23 +9778,19 @@ func (ec *executionContext) fieldContext_CardAuthorised_name(_ context.Context, 
 }
 
 func (ec *executionContext) _CardAuthorised_amount(ctx context.Context, field graphql.CollectedField, obj *model.CardAuthorised) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CardAuthorised_amount(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Amount, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
-			return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	fc, err := ec.fieldContext_CardAuthorised_amount(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.Amount
+	return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, field.Selections, obj.Amount)
 }
 func (ec *executionContext) fieldContext_CardAuthorised_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10030,23 +10014,19 @@ func (ec *executionContext) fieldContext_CardTransaction_type(_ context.Context,
 }
 
 func (ec *executionContext) _CardTransaction_amount(ctx context.Context, field graphql.CollectedField, obj *model.CardTransaction) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CardTransaction_amount(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Amount, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
-			return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	fc, err := ec.fieldContext_CardTransaction_amount(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.Amount
+	return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, field.Selections, obj.Amount)
 }
 func (ec *executionContext) fieldContext_CardTransaction_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10205,23 +10185,19 @@ func (ec *executionContext) fieldContext_CardTransactionConnection_edges(_ conte
 }
 
 func (ec *executionContext) _CardTransactionConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.CardTransactionConnection) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CardTransactionConnection_pageInfo(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.PageInfo, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
-			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	fc, err := ec.fieldContext_CardTransactionConnection_pageInfo(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.PageInfo
+	return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPageInfo(ctx, field.Selections, obj.PageInfo)
 }
 func (ec *executionContext) fieldContext_CardTransactionConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10357,23 +10333,19 @@ func (ec *executionContext) fieldContext_Contact_phone(_ context.Context, field 
 }
 
 func (ec *executionContext) _Contact_address(ctx context.Context, field graphql.CollectedField, obj *model.Contact) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Contact_address(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Address, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.Address) graphql.Marshaler {
-			return ec.marshalOAddress2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐAddress(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	fc, err := ec.fieldContext_Contact_address(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.Address
+	return ec.marshalOAddress2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐAddress(ctx, field.Selections, obj.Address)
 }
 func (ec *executionContext) fieldContext_Contact_address(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10426,23 +10398,19 @@ func (ec *executionContext) fieldContext_Conversion_statusCode(_ context.Context
 }
 
 func (ec *executionContext) _Conversion_source(ctx context.Context, field graphql.CollectedField, obj *model.Conversion) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Conversion_source(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Source, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
-			return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	fc, err := ec.fieldContext_Conversion_source(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.Source
+	return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, field.Selections, obj.Source)
 }
 func (ec *executionContext) fieldContext_Conversion_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10458,23 +10426,19 @@ func (ec *executionContext) fieldContext_Conversion_source(_ context.Context, fi
 }
 
 func (ec *executionContext) _Conversion_target(ctx context.Context, field graphql.CollectedField, obj *model.Conversion) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Conversion_target(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Target, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
-			return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	fc, err := ec.fieldContext_Conversion_target(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.Target
+	return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, field.Selections, obj.Target)
 }
 func (ec *executionContext) fieldContext_Conversion_target(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10490,23 +10454,19 @@ func (ec *executionContext) fieldContext_Conversion_target(_ context.Context, fi
 }
 
 func (ec *executionContext) _Conversion_charge(ctx context.Context, field graphql.CollectedField, obj *model.Conversion) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Conversion_charge(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Charge, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
-			return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	fc, err := ec.fieldContext_Conversion_charge(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.Charge
+	return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, field.Selections, obj.Charge)
 }
 func (ec *executionContext) fieldContext_Conversion_charge(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -11314,23 +11274,19 @@ func (ec *executionContext) fieldContext_CorporationConnection_edges(_ context.C
 }
 
 func (ec *executionContext) _CorporationConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.CorporationConnection) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CorporationConnection_pageInfo(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.PageInfo, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
-			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	fc, err := ec.fieldContext_CorporationConnection_pageInfo(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.PageInfo
+	return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPageInfo(ctx, field.Selections, obj.PageInfo)
 }
 func (ec *executionContext) fieldContext_CorporationConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -11415,23 +11371,19 @@ func (ec *executionContext) fieldContext_CorporationScreening_underReview(_ cont
 }
 
 func (ec *executionContext) _CorporationScreening_corporationProfile(ctx context.Context, field graphql.CollectedField, obj *model.CorporationScreening) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CorporationScreening_corporationProfile(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.CorporationProfile, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.ScreeningProfile) graphql.Marshaler {
-			return ec.marshalOScreeningProfile2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐScreeningProfile(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	fc, err := ec.fieldContext_CorporationScreening_corporationProfile(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.CorporationProfile
+	return ec.marshalOScreeningProfile2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐScreeningProfile(ctx, field.Selections, obj.CorporationProfile)
 }
 func (ec *executionContext) fieldContext_CorporationScreening_corporationProfile(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -11447,23 +11399,19 @@ func (ec *executionContext) fieldContext_CorporationScreening_corporationProfile
 }
 
 func (ec *executionContext) _CorporationScreening_corporateUsersProfile(ctx context.Context, field graphql.CollectedField, obj *model.CorporationScreening) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CorporationScreening_corporateUsersProfile(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.CorporateUsersProfile, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.ScreeningProfile) graphql.Marshaler {
-			return ec.marshalOScreeningProfile2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐScreeningProfile(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	fc, err := ec.fieldContext_CorporationScreening_corporateUsersProfile(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.CorporateUsersProfile
+	return ec.marshalOScreeningProfile2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐScreeningProfile(ctx, field.Selections, obj.CorporateUsersProfile)
 }
 func (ec *executionContext) fieldContext_CorporationScreening_corporateUsersProfile(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -11693,23 +11641,19 @@ func (ec *executionContext) fieldContext_Customer_number(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Customer_contact(ctx context.Context, field graphql.CollectedField, obj *model.Customer) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Customer_contact(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Contact, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.Contact) graphql.Marshaler {
-			return ec.marshalNContact2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐContact(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	fc, err := ec.fieldContext_Customer_contact(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.Contact
+	return ec.marshalNContact2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐContact(ctx, field.Selections, obj.Contact)
 }
 func (ec *executionContext) fieldContext_Customer_contact(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -12031,23 +11975,19 @@ func (ec *executionContext) fieldContext_CustomerSubscription_due(_ context.Cont
 }
 
 func (ec *executionContext) _CustomerSubscription_items(ctx context.Context, field graphql.CollectedField, obj *model.CustomerSubscription) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CustomerSubscription_items(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Items, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.OrderItems) graphql.Marshaler {
-			return ec.marshalOOrderItems2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrderItems(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	fc, err := ec.fieldContext_CustomerSubscription_items(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.Items
+	return ec.marshalOOrderItems2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrderItems(ctx, field.Selections, obj.Items)
 }
 func (ec *executionContext) fieldContext_CustomerSubscription_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -12275,23 +12215,19 @@ func (ec *executionContext) fieldContext_EventConnection_edges(_ context.Context
 }
 
 func (ec *executionContext) _EventConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.EventConnection) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_EventConnection_pageInfo(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.PageInfo, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
-			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	fc, err := ec.fieldContext_EventConnection_pageInfo(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.PageInfo
+	return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPageInfo(ctx, field.Selections, obj.PageInfo)
 }
 func (ec *executionContext) fieldContext_EventConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -12425,23 +12361,19 @@ func (ec *executionContext) fieldContext_Invoice_isPaid(_ context.Context, field
 }
 
 func (ec *executionContext) _Invoice_amount(ctx context.Context, field graphql.CollectedField, obj *model.Invoice) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Invoice_amount(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Amount, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
-			return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	fc, err := ec.fieldContext_Invoice_amount(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.Amount
+	return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, field.Selections, obj.Amount)
 }
 func (ec *executionContext) fieldContext_Invoice_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -12457,23 +12389,19 @@ func (ec *executionContext) fieldContext_Invoice_amount(_ context.Context, field
 }
 
 func (ec *executionContext) _Invoice_unpaidAmount(ctx context.Context, field graphql.CollectedField, obj *model.Invoice) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Invoice_unpaidAmount(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.UnpaidAmount, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
-			return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	fc, err := ec.fieldContext_Invoice_unpaidAmount(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.UnpaidAmount
+	return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, field.Selections, obj.UnpaidAmount)
 }
 func (ec *executionContext) fieldContext_Invoice_unpaidAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -12558,23 +12486,19 @@ func (ec *executionContext) fieldContext_InvoiceRepayment_id(_ context.Context, 
 }
 
 func (ec *executionContext) _InvoiceRepayment_amount(ctx context.Context, field graphql.CollectedField, obj *model.InvoiceRepayment) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_InvoiceRepayment_amount(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Amount, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
-			return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	fc, err := ec.fieldContext_InvoiceRepayment_amount(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.Amount
+	return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, field.Selections, obj.Amount)
 }
 func (ec *executionContext) fieldContext_InvoiceRepayment_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -12851,23 +12775,19 @@ func (ec *executionContext) fieldContext_Limit_attemptVelocityPerHour(_ context.
 }
 
 func (ec *executionContext) _Limit_minimumAmount(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Limit_minimumAmount(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.MinimumAmount, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
-			return ec.marshalOMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	fc, err := ec.fieldContext_Limit_minimumAmount(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.MinimumAmount
+	return ec.marshalOMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, field.Selections, obj.MinimumAmount)
 }
 func (ec *executionContext) fieldContext_Limit_minimumAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -12883,23 +12803,19 @@ func (ec *executionContext) fieldContext_Limit_minimumAmount(_ context.Context, 
 }
 
 func (ec *executionContext) _Limit_maximumAmount(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Limit_maximumAmount(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.MaximumAmount, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
-			return ec.marshalOMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	fc, err := ec.fieldContext_Limit_maximumAmount(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.MaximumAmount
+	return ec.marshalOMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, field.Selections, obj.MaximumAmount)
 }
 func (ec *executionContext) fieldContext_Limit_maximumAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -12915,23 +12831,19 @@ func (ec *executionContext) fieldContext_Limit_maximumAmount(_ context.Context, 
 }
 
 func (ec *executionContext) _Limit_dailyLimitAmount(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Limit_dailyLimitAmount(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DailyLimitAmount, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
-			return ec.marshalOMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	fc, err := ec.fieldContext_Limit_dailyLimitAmount(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.DailyLimitAmount
+	return ec.marshalOMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, field.Selections, obj.DailyLimitAmount)
 }
 func (ec *executionContext) fieldContext_Limit_dailyLimitAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -12947,23 +12859,19 @@ func (ec *executionContext) fieldContext_Limit_dailyLimitAmount(_ context.Contex
 }
 
 func (ec *executionContext) _Limit_weeklyLimitAmount(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Limit_weeklyLimitAmount(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.WeeklyLimitAmount, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
-			return ec.marshalOMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	fc, err := ec.fieldContext_Limit_weeklyLimitAmount(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.WeeklyLimitAmount
+	return ec.marshalOMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, field.Selections, obj.WeeklyLimitAmount)
 }
 func (ec *executionContext) fieldContext_Limit_weeklyLimitAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -12979,23 +12887,19 @@ func (ec *executionContext) fieldContext_Limit_weeklyLimitAmount(_ context.Conte
 }
 
 func (ec *executionContext) _Limit_monthlyLimitAmount(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Limit_monthlyLimitAmount(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.MonthlyLimitAmount, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
-			return ec.marshalOMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	fc, err := ec.fieldContext_Limit_monthlyLimitAmount(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.MonthlyLimitAmount
+	return ec.marshalOMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, field.Selections, obj.MonthlyLimitAmount)
 }
 func (ec *executionContext) fieldContext_Limit_monthlyLimitAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -15734,23 +15638,19 @@ func (ec *executionContext) fieldContext_Mutation_requestIntroducerFeeReport(ctx
 }
 
 func (ec *executionContext) _OnboardIndividualPayload_individual(ctx context.Context, field graphql.CollectedField, obj *model.OnboardIndividualPayload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_OnboardIndividualPayload_individual(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Individual, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.Individual) graphql.Marshaler {
-			return ec.marshalNIndividual2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐIndividual(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	fc, err := ec.fieldContext_OnboardIndividualPayload_individual(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.Individual
+	return ec.marshalNIndividual2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐIndividual(ctx, field.Selections, obj.Individual)
 }
 func (ec *executionContext) fieldContext_OnboardIndividualPayload_individual(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -15817,23 +15717,19 @@ func (ec *executionContext) fieldContext_Order_status(_ context.Context, field g
 }
 
 func (ec *executionContext) _Order_amount(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Order_amount(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Amount, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
-			return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	fc, err := ec.fieldContext_Order_amount(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.Amount
+	return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, field.Selections, obj.Amount)
 }
 func (ec *executionContext) fieldContext_Order_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -15849,23 +15745,19 @@ func (ec *executionContext) fieldContext_Order_amount(_ context.Context, field g
 }
 
 func (ec *executionContext) _Order_capturedAmount(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Order_capturedAmount(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.CapturedAmount, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
-			return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	fc, err := ec.fieldContext_Order_capturedAmount(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.CapturedAmount
+	return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, field.Selections, obj.CapturedAmount)
 }
 func (ec *executionContext) fieldContext_Order_capturedAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -15881,23 +15773,19 @@ func (ec *executionContext) fieldContext_Order_capturedAmount(_ context.Context,
 }
 
 func (ec *executionContext) _Order_refundedAmount(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Order_refundedAmount(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.RefundedAmount, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
-			return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	fc, err := ec.fieldContext_Order_refundedAmount(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.RefundedAmount
+	return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, field.Selections, obj.RefundedAmount)
 }
 func (ec *executionContext) fieldContext_Order_refundedAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -15913,23 +15801,19 @@ func (ec *executionContext) fieldContext_Order_refundedAmount(_ context.Context,
 }
 
 func (ec *executionContext) _Order_items(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Order_items(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Items, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.OrderItems) graphql.Marshaler {
-			return ec.marshalNOrderItems2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrderItems(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	fc, err := ec.fieldContext_Order_items(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.Items
+	return ec.marshalNOrderItems2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrderItems(ctx, field.Selections, obj.Items)
 }
 func (ec *executionContext) fieldContext_Order_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -15952,23 +15836,19 @@ func (ec *executionContext) fieldContext_Order_charge(_ context.Context, field g
 }
 
 func (ec *executionContext) _Order_payment(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Order_payment(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Payment, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.CardPayment) graphql.Marshaler {
-			return ec.marshalNCardPayment2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardPayment(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	fc, err := ec.fieldContext_Order_payment(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.Payment
+	return ec.marshalNCardPayment2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardPayment(ctx, field.Selections, obj.Payment)
 }
 func (ec *executionContext) fieldContext_Order_payment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -16016,23 +15896,19 @@ func (ec *executionContext) fieldContext_Order_customer(_ context.Context, field
 }
 
 func (ec *executionContext) _Order_contact(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Order_contact(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Contact, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.Contact) graphql.Marshaler {
-			return ec.marshalOContact2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐContact(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	fc, err := ec.fieldContext_Order_contact(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.Contact
+	return ec.marshalOContact2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐContact(ctx, field.Selections, obj.Contact)
 }
 func (ec *executionContext) fieldContext_Order_contact(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -16969,23 +16845,19 @@ func (ec *executionContext) fieldContext_PersonConnection_edges(_ context.Contex
 }
 
 func (ec *executionContext) _PersonConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.PersonConnection) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PersonConnection_pageInfo(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.PageInfo, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
-			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	fc, err := ec.fieldContext_PersonConnection_pageInfo(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.PageInfo
+	return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPageInfo(ctx, field.Selections, obj.PageInfo)
 }
 func (ec *executionContext) fieldContext_PersonConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -17077,23 +16949,19 @@ func (ec *executionContext) fieldContext_PersonScreening_status(_ context.Contex
 }
 
 func (ec *executionContext) _PersonScreening_profile(ctx context.Context, field graphql.CollectedField, obj *model.PersonScreening) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PersonScreening_profile(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Profile, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.ScreeningProfile) graphql.Marshaler {
-			return ec.marshalOScreeningProfile2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐScreeningProfile(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	fc, err := ec.fieldContext_PersonScreening_profile(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.Profile
+	return ec.marshalOScreeningProfile2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐScreeningProfile(ctx, field.Selections, obj.Profile)
 }
 func (ec *executionContext) fieldContext_PersonScreening_profile(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -18407,23 +18275,19 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 }
 
 func (ec *executionContext) _RegisterWebhookPayload_webhook(ctx context.Context, field graphql.CollectedField, obj *model.RegisterWebhookPayload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_RegisterWebhookPayload_webhook(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Webhook, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.Webhook) graphql.Marshaler {
-			return ec.marshalNWebhook2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWebhook(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	fc, err := ec.fieldContext_RegisterWebhookPayload_webhook(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.Webhook
+	return ec.marshalNWebhook2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWebhook(ctx, field.Selections, obj.Webhook)
 }
 func (ec *executionContext) fieldContext_RegisterWebhookPayload_webhook(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -18557,23 +18421,19 @@ func (ec *executionContext) fieldContext_SignedIn_csrfToken(_ context.Context, f
 }
 
 func (ec *executionContext) _SignedIn_viewer(ctx context.Context, field graphql.CollectedField, obj *model.SignedIn) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_SignedIn_viewer(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Viewer, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.Viewer) graphql.Marshaler {
-			return ec.marshalNViewer2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐViewer(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	fc, err := ec.fieldContext_SignedIn_viewer(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.Viewer
+	return ec.marshalNViewer2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐViewer(ctx, field.Selections, obj.Viewer)
 }
 func (ec *executionContext) fieldContext_SignedIn_viewer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -18851,23 +18711,19 @@ func (ec *executionContext) fieldContext_TwoFactorChallenge_expiresAt(_ context.
 }
 
 func (ec *executionContext) _UpdateCustomerContactPayload_contact(ctx context.Context, field graphql.CollectedField, obj *model.UpdateCustomerContactPayload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UpdateCustomerContactPayload_contact(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Contact, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.Contact) graphql.Marshaler {
-			return ec.marshalNContact2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐContact(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	fc, err := ec.fieldContext_UpdateCustomerContactPayload_contact(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.Contact
+	return ec.marshalNContact2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐContact(ctx, field.Selections, obj.Contact)
 }
 func (ec *executionContext) fieldContext_UpdateCustomerContactPayload_contact(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -19081,23 +18937,19 @@ func (ec *executionContext) fieldContext_Wallet_currency(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Wallet_balance(ctx context.Context, field graphql.CollectedField, obj *model.Wallet) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Wallet_balance(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Balance, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
-			return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	fc, err := ec.fieldContext_Wallet_balance(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.Balance
+	return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, field.Selections, obj.Balance)
 }
 func (ec *executionContext) fieldContext_Wallet_balance(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -19650,23 +19502,19 @@ func (ec *executionContext) fieldContext___Field_args(ctx context.Context, field
 }
 
 func (ec *executionContext) ___Field_type(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Field_type(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Type, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *introspection.Type) graphql.Marshaler {
-			return ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	fc, err := ec.fieldContext___Field_type(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.Type
+	return ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, field.Selections, obj.Type)
 }
 func (ec *executionContext) fieldContext___Field_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -19758,23 +19606,19 @@ func (ec *executionContext) fieldContext___InputValue_description(_ context.Cont
 }
 
 func (ec *executionContext) ___InputValue_type(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___InputValue_type(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Type, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *introspection.Type) graphql.Marshaler {
-			return ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	fc, err := ec.fieldContext___InputValue_type(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.Type
+	return ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, field.Selections, obj.Type)
 }
 func (ec *executionContext) fieldContext___InputValue_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -29623,7 +29467,7 @@ func (ec *executionContext) marshalNFloat2float64(ctx context.Context, sel ast.S
 	if res == graphql.Null {
 		graphql.AddInvalidNullFromMarshaler(ctx, "Float!")
 	}
-	return graphql.WrapContextMarshaler(ctx, res)
+	return nonNullContextMarshaler(ctx, res)
 }
 
 func (ec *executionContext) unmarshalNForgotPasswordInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐForgotPasswordInput(ctx context.Context, v any) (model.ForgotPasswordInput, error) {
@@ -29713,7 +29557,7 @@ func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.Selec
 	if res == graphql.Null {
 		graphql.AddInvalidNullFromMarshaler(ctx, "Int!")
 	}
-	return graphql.WrapContextMarshaler(ctx, res)
+	return nonNullContextMarshaler(ctx, res)
 }
 
 func (ec *executionContext) marshalNInvoice2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐInvoice(ctx context.Context, sel ast.SelectionSet, v *model.Invoice) graphql.Marshaler {
@@ -29859,7 +29703,7 @@ func (ec *executionContext) marshalNMinorUnits2int64(ctx context.Context, sel as
 	if res == graphql.Null {
 		graphql.AddInvalidNullFromMarshaler(ctx, "MinorUnits!")
 	}
-	return graphql.WrapContextMarshaler(ctx, res)
+	return nonNullContextMarshaler(ctx, res)
 }
 
 func (ec *executionContext) marshalNMoney2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoneyᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Money) graphql.Marshaler {

@@ -141,3 +141,15 @@ func writtenBefore(before []graphql.CollectedField, alias string) bool {
 	}
 	return false
 }
+
+// nonNullContextMarshaler is what internal/gqlinline puts in place of
+// graphql.WrapContextMarshaler in the non-null marshallers of context
+// scalars (MinorUnits, Int): a null stays graphql.Null, so that the object
+// holding the field counts it and is nulled in turn, as GraphQL's non-null
+// rule requires; gqlgen's wrapper hides it.
+func nonNullContextMarshaler(ctx context.Context, m graphql.ContextMarshaler) graphql.Marshaler {
+	if m == graphql.Null {
+		return graphql.Null
+	}
+	return graphql.WrapContextMarshaler(ctx, m)
+}

@@ -1,9 +1,19 @@
-// Command gqlinline rewrites two things in gqlgen's generated executor: list
-// marshalling, so that the elements of a list are marshalled one after
-// another on the calling goroutine wherever that cannot hold up a
-// resolver's I/O; and plain leaves, struct-field scalars whose field
-// function then calls its marshaller directly (leaves.go says why that is
-// safe).
+// Command gqlinline rewrites gqlgen's generated executor where gqlgen has
+// no option for what the gateway needs, each anchored on the exact shape
+// gqlgen generates:
+//
+//   - list marshalling, so that the elements of a list are marshalled one
+//     after another on the calling goroutine wherever that cannot hold up a
+//     resolver's I/O (below);
+//   - plain leaves, struct-field scalars and global ids, whose field function
+//     then calls its marshaller directly (leaves.go);
+//   - plain object fields, struct fields holding an object that is not a
+//     Node, resolved without ResolveField's closures and middleware call
+//     (objects.go);
+//   - each object's field set, written without gqlgen's per-object map
+//     (graph/inline.go, writeFields);
+//   - the non-null marshallers of context scalars, whose null gqlgen's
+//     wrapper hid from the parent's non-null check (nulls.go).
 //
 // gqlgen marshals every list of two or more elements with
 // graphql.MarshalSliceConcurrently: one goroutine per element, each growing
@@ -27,7 +37,7 @@
 // keep a list concurrent.
 //
 // The rewrite is anchored on the exact shape gqlgen generates; when it finds
-// no list marshaller or no plain leaf of that shape, or a call it cannot
+// none of one of these shapes, or a call it cannot
 // account for, it fails, so a gqlgen upgrade that changes the shape fails `go generate`
 // instead of silently dropping the rewrite.
 package main

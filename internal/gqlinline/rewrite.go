@@ -101,7 +101,7 @@ func Rewrite(src []byte) (out, table []byte, err error) {
 	}
 	var edits []edit
 	used := map[string]bool{}
-	rewritten, kept, groups, leaves, writers := 0, 0, 0, 0, 0
+	rewritten, kept, groups, leaves, writers, objectFields, nonNulls := 0, 0, 0, 0, 0, 0, 0
 	for _, d := range file.Decls {
 		fn, ok := d.(*ast.FuncDecl)
 		if !ok || fn.Recv == nil || fn.Body == nil {
@@ -148,6 +148,13 @@ func Rewrite(src []byte) (out, table []byte, err error) {
 				}
 			}
 		}
+		if from, to, text, ok, done := nonNullEdit(fset, fn); ok || done {
+			if ok {
+				edits = append(edits, edit{from: from, to: to, text: text})
+			}
+			nonNulls++
+			continue
+		}
 		if from, to, text, ok := leafEdit(fset, fn, funcs); ok {
 			edits = append(edits, edit{from: from, to: to, text: text})
 			leaves++
@@ -155,6 +162,15 @@ func Rewrite(src []byte) (out, table []byte, err error) {
 		}
 		if rewrittenLeaf(fn, funcs) {
 			leaves++
+			continue
+		}
+		if from, to, text, ok := a.objectFieldEdit(fset, fn); ok {
+			edits = append(edits, edit{from: from, to: to, text: text})
+			objectFields++
+			continue
+		}
+		if a.rewrittenObjectField(fn) {
+			objectFields++
 			continue
 		}
 		var ferr error
@@ -219,6 +235,12 @@ func Rewrite(src []byte) (out, table []byte, err error) {
 	}
 	if groups == 0 {
 		return nil, nil, errors.New("no object marshaller of gqlgen's shape (deferred := graphql.NewDeferredGroup(ctx)) found")
+	}
+	if nonNulls == 0 {
+		return nil, nil, errors.New("no non-null marshaller of a context scalar of gqlgen's shape (return graphql.WrapContextMarshaler(ctx, res)) found")
+	}
+	if objectFields == 0 {
+		return nil, nil, errors.New("no plain object field of gqlgen's shape (return graphql.ResolveField(ctx, ec.OperationContext, field, …, func(ctx) (any, error) { return obj.F, nil }, nil, func(…) { return ec.marshalNX(…) }, …) of an object that is not a Node) found")
 	}
 	if writers == 0 {
 		return nil, nil, errors.New("no object marshaller of gqlgen's shape (ending in return out) found")

@@ -37,6 +37,25 @@ const gqlgenLeaf = `return graphql.ResolveField(
 		true,
 	)`
 
+// A plain object field's function as gqlgen generates it.
+const gqlgenObjectField = `return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *Money) graphql.Marshaler {
+			return ec.marshalNMoney2ᚖMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)`
+
 // fieldMiddleware is the middleware argument gqlgen's own test server
 // passes every field (its schema puts a directive on all of them).
 const fieldMiddleware = `func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
@@ -82,6 +101,14 @@ func TestGeneratedIsRewritten(t *testing.T) {
 		if !bytes.Contains(gen, []byte(leaf)) {
 			t.Errorf("the plain leaf %q is not rewritten", leaf)
 		}
+	}
+	for _, f := range []string{"_Order_amount", "_Customer_contact"} {
+		if !regexp.MustCompile(`(?s)func \(ec \*executionContext\) ` + f + `\(ctx[^\n]*\n\tfc, err := ec\.fieldContext` + f).Match(gen) {
+			t.Errorf("the plain object field %s is not rewritten", f)
+		}
+	}
+	if n := bytes.Count(gen, []byte("return "+nonNullFunc+"(ctx, res)")); n < 2 || regexp.MustCompile(`(?s)func \(ec \*executionContext\) marshalN[^\n]*\n(?:\t[^\n]*\n)*?\treturn graphql\.WrapContextMarshaler`).Match(gen) {
+		t.Errorf("%d non-null context scalars return %s, or one still returns gqlgen's wrapper", n, nonNullFunc)
 	}
 	objects := bytes.Count(gen, []byte("out := graphql.NewFieldSet(fields)"))
 	if n := bytes.Count(gen, []byte("return "+writerFunc+"(out, fields)\n")); n == 0 || n != objects || bytes.Contains(gen, []byte("\treturn out\n")) {
@@ -152,9 +179,49 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 		switch field.Name {
 		case "id":
 			out.Values[i] = ec._Order_id(ctx, field, obj)
+		case "amount":
+			out.Values[i] = ec._Order_amount(ctx, field, obj)
 		}
 	}
 	return out
+}
+
+var moneyImplementors = []string{"Money"}
+
+func (ec *executionContext) _Money(ctx context.Context, sel ast.SelectionSet, obj *Money) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, moneyImplementors)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "currency":
+			out.Values[i] = ec._Money_currency(ctx, field, obj)
+		}
+	}
+	return out
+}
+
+func (ec *executionContext) _Money_currency(ctx context.Context, field graphql.CollectedField, obj *Money) (ret graphql.Marshaler) {
+	return ec.marshalNID2string(ctx, field.Selections, obj.Currency)
+}
+
+func (ec *executionContext) _Order_amount(ctx context.Context, field graphql.CollectedField, obj *Order) (ret graphql.Marshaler) {
+	OBJECTFIELD
+}
+
+func (ec *executionContext) marshalNMinorUnits2int64(ctx context.Context, sel ast.SelectionSet, v int64) graphql.Marshaler {
+	_ = sel
+	res := MarshalMinorUnits(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "MinorUnits!")
+	}
+	return graphql.WrapContextMarshaler(ctx, res)
+}
+
+func (ec *executionContext) marshalNMoney2ᚖMoney(ctx context.Context, sel ast.SelectionSet, v *Money) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Money(ctx, sel, v)
 }
 
 func (ec *executionContext) _Order_id(ctx context.Context, field graphql.CollectedField, obj *Order) (ret graphql.Marshaler) {
@@ -178,6 +245,7 @@ func (ec *executionContext) marshalNOrder2ᚕ(ctx context.Context, sel ast.Selec
 }
 `
 	base = strings.Replace(base, "LEAF", gqlgenLeaf, 1)
+	base = strings.Replace(base, "OBJECTFIELD", gqlgenObjectField, 1)
 	good := strings.Replace(base, "CALL", gqlgenListCall, 1)
 	out, table, err := Rewrite([]byte(good))
 	if err != nil {
@@ -191,6 +259,12 @@ func (ec *executionContext) marshalNOrder2ᚕ(ctx context.Context, sel ast.Selec
 	}
 	if !bytes.Contains(out, []byte("return ec.marshalNID2string(ctx, field.Selections, obj.ID)")) {
 		t.Errorf("the plain leaf is not rewritten:\n%s", out)
+	}
+	if !bytes.Contains(out, []byte("fc.Result = obj.Amount\n\treturn ec.marshalNMoney2ᚖMoney(ctx, field.Selections, obj.Amount)")) {
+		t.Errorf("the plain object field is not rewritten:\n%s", out)
+	}
+	if !bytes.Contains(out, []byte("return "+nonNullFunc+"(ctx, res)")) {
+		t.Errorf("the non-null context scalar is not rewritten:\n%s", out)
 	}
 	if !bytes.Contains(out, []byte("return "+writerFunc+"(out, fields)")) {
 		t.Errorf("the object's field set is not rewritten:\n%s", out)
@@ -206,8 +280,10 @@ func (ec *executionContext) marshalNOrder2ᚕ(ctx context.Context, sel ast.Selec
 		"no panic handler": strings.Replace(base, "CALL", strings.Replace(gqlgenListCall, "0, false", "0, true", 1), 1),
 		"deferred group":   strings.Replace(strings.Replace(base, "CALL", gqlgenListCall, 1), "NewDeferredGroup(ctx)", "NewDeferredGroup(ctx, 1)", 1),
 		"no list":          strings.Replace(base, "CALL", "ret := marshalEach(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {", 1),
-		"no plain leaf":    strings.Replace(strings.Replace(base, "CALL", gqlgenListCall, 1), "return obj.ID, nil", "return obj.Total(), nil", 1),
-		"no field set":     strings.Replace(strings.Replace(base, "CALL", gqlgenListCall, 1), "return out\n", "return nil\n", 1),
+		"no plain leaf": strings.Replace(strings.Replace(strings.Replace(base, "CALL", gqlgenListCall, 1),
+			"return obj.ID, nil", "return obj.Total(), nil", 1), "obj.Currency)", "obj.Currency())", 1),
+		"no field set":    strings.ReplaceAll(strings.Replace(base, "CALL", gqlgenListCall, 1), "return out\n", "return nil\n"),
+		"no object field": strings.Replace(strings.Replace(base, "CALL", gqlgenListCall, 1), "ResolveField(\n\t\tctx,\n\t\tec.OperationContext,\n\t\tfield,\n\t\tfunc(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {\n\t\t\treturn ec.fieldContext_Order_amount", "ResolveField(\n\t\tctx,\n\t\tec.OperationContext,\n\t\tfield,\n\t\tfunc(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {\n\t\t\treturn ec.newFieldContext_Order_amount", 1),
 	} {
 		if _, _, err := Rewrite([]byte(src)); err == nil {
 			t.Errorf("%s: rewritten without an error", name)
