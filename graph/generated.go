@@ -9380,6 +9380,9 @@ func (ec *executionContext) fieldContext_Card_availableBalance(_ context.Context
 }
 
 func (ec *executionContext) _Card_expiryMonth(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
+	if res := model.MarshalInt(obj.ExpiryMonth); res != graphql.Null {
+		return graphql.WrapContextMarshaler(ctx, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9403,6 +9406,9 @@ func (ec *executionContext) fieldContext_Card_expiryMonth(_ context.Context, fie
 }
 
 func (ec *executionContext) _Card_expiryYear(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
+	if res := model.MarshalInt(obj.ExpiryYear); res != graphql.Null {
+		return graphql.WrapContextMarshaler(ctx, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10213,6 +10219,9 @@ func (ec *executionContext) fieldContext_CardTransactionConnection_pageInfo(_ co
 }
 
 func (ec *executionContext) _CardTransactionConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.CardTransactionConnection) (ret graphql.Marshaler) {
+	if res := model.MarshalInt(obj.TotalCount); res != graphql.Null {
+		return graphql.WrapContextMarshaler(ctx, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10375,6 +10384,9 @@ func (ec *executionContext) fieldContext_Conversion_status(_ context.Context, fi
 }
 
 func (ec *executionContext) _Conversion_statusCode(ctx context.Context, field graphql.CollectedField, obj *model.Conversion) (ret graphql.Marshaler) {
+	if res := model.MarshalInt(obj.StatusCode); res != graphql.Null {
+		return graphql.WrapContextMarshaler(ctx, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10645,6 +10657,9 @@ func (ec *executionContext) fieldContext_ConversionRefused_reason(_ context.Cont
 }
 
 func (ec *executionContext) _ConversionRefused_code(ctx context.Context, field graphql.CollectedField, obj *model.ConversionRefused) (ret graphql.Marshaler) {
+	if res := model.MarshalInt(obj.Code); res != graphql.Null {
+		return graphql.WrapContextMarshaler(ctx, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11302,6 +11317,9 @@ func (ec *executionContext) fieldContext_CorporationConnection_pageInfo(_ contex
 }
 
 func (ec *executionContext) _CorporationConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.CorporationConnection) (ret graphql.Marshaler) {
+	if res := model.MarshalInt(obj.TotalCount); res != graphql.Null {
+		return graphql.WrapContextMarshaler(ctx, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12998,6 +13016,9 @@ func (ec *executionContext) fieldContext_MaskedPan_lastFour(_ context.Context, f
 }
 
 func (ec *executionContext) _Money_amount(ctx context.Context, field graphql.CollectedField, obj *model.Money) (ret graphql.Marshaler) {
+	if res := model.MarshalMinorUnits(obj.Amount); res != graphql.Null {
+		return graphql.WrapContextMarshaler(ctx, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16014,6 +16035,9 @@ func (ec *executionContext) fieldContext_OrderItem_name(_ context.Context, field
 }
 
 func (ec *executionContext) _OrderItem_amount(ctx context.Context, field graphql.CollectedField, obj *model.OrderItem) (ret graphql.Marshaler) {
+	if res := model.MarshalMinorUnits(obj.Amount); res != graphql.Null {
+		return graphql.WrapContextMarshaler(ctx, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16037,6 +16061,9 @@ func (ec *executionContext) fieldContext_OrderItem_amount(_ context.Context, fie
 }
 
 func (ec *executionContext) _OrderItem_quantity(ctx context.Context, field graphql.CollectedField, obj *model.OrderItem) (ret graphql.Marshaler) {
+	if res := model.MarshalInt(obj.Quantity); res != graphql.Null {
+		return graphql.WrapContextMarshaler(ctx, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16067,6 +16094,9 @@ func (ec *executionContext) fieldContext_OrderItems_shape(_ context.Context, fie
 }
 
 func (ec *executionContext) _OrderItems_total(ctx context.Context, field graphql.CollectedField, obj *model.OrderItems) (ret graphql.Marshaler) {
+	if res := model.MarshalMinorUnits(obj.Total); res != graphql.Null {
+		return graphql.WrapContextMarshaler(ctx, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16873,6 +16903,9 @@ func (ec *executionContext) fieldContext_PersonConnection_pageInfo(_ context.Con
 }
 
 func (ec *executionContext) _PersonConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.PersonConnection) (ret graphql.Marshaler) {
+	if res := model.MarshalInt(obj.TotalCount); res != graphql.Null {
+		return graphql.WrapContextMarshaler(ctx, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,

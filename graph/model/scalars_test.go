@@ -63,3 +63,21 @@ func TestOutputsOutOfRangeAreNull(t *testing.T) {
 	require.NoError(t, model.MarshalMinorUnits(-model.MaxMinorUnits).MarshalGQLContext(context.Background(), &b))
 	assert.Equal(t, "-9007199254740991", b.String())
 }
+
+// usedContext fails a test whose code reads the context it was given.
+type usedContext struct{ context.Context }
+
+func (usedContext) Value(any) any         { panic("the context was read") }
+func (usedContext) Done() <-chan struct{} { panic("the context was read") }
+func (usedContext) Err() error            { panic("the context was read") }
+
+// The model's context marshallers write their value without reading the
+// context: internal/gqlinline's guarded leaves wrap them with the parent's
+// context instead of the field's (its leaves.go).
+func TestModelContextMarshallersIgnoreTheirContext(t *testing.T) {
+	for _, m := range []graphql.ContextMarshaler{model.MarshalMinorUnits(-model.MaxMinorUnits), model.MarshalInt(math.MaxInt32)} {
+		var b bytes.Buffer
+		require.NoError(t, m.MarshalGQLContext(usedContext{}, &b))
+		assert.NotEmpty(t, b.String())
+	}
+}

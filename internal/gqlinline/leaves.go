@@ -235,3 +235,109 @@ func nullCheck(st *ast.IfStmt) bool {
 	}
 	return false
 }
+
+// Guarded leaves: a custom scalar of the model package whose marshaller
+// answers a value out of its range with null (MinorUnits beyond 2^53, Int
+// beyond 32 bits) needs the field context only for that null, which it
+// reports at the field's path. Its field function is rewritten to call the
+// model's marshaller first and return its value at once when it is not
+// null; a null goes on through gqlgen's ResolveField as before, so the
+// error, its path and the parent's nulling are unchanged. The value is
+// wrapped with the parent's context instead of the field's: the model's
+// context marshallers use the context for nothing (model.writeInt), which
+// TestModelContextMarshallersIgnoreTheirContext checks.
+//
+//	if res := model.MarshalX(obj.F); res != graphql.Null {
+//		return graphql.WrapContextMarshaler(ctx, res)
+//	}
+//	return graphql.ResolveField(…)
+
+// guardedLeafEdit returns the text to put before fn's ResolveField when fn
+// is a leaf of such a scalar, or done when it already has it.
+func guardedLeafEdit(fset *token.FileSet, fn *ast.FuncDecl, funcs map[string]*ast.FuncDecl) (at int, text string, ok, done bool) {
+	if !hasParam(fn, "obj") || !hasParam(fn, "field") || len(fn.Body.List) == 0 || len(fn.Body.List) > 2 {
+		return 0, "", false, false
+	}
+	ret, isRet := fn.Body.List[len(fn.Body.List)-1].(*ast.ReturnStmt)
+	if !isRet || len(ret.Results) != 1 {
+		return 0, "", false, false
+	}
+	call, isCall := ret.Results[0].(*ast.CallExpr)
+	if !isCall || !isSel(call.Fun, "graphql", "ResolveField") || len(call.Args) != 9 ||
+		!isIdent(call.Args[0], "ctx") || !isSel(call.Args[1], "ec", "OperationContext") || !isIdent(call.Args[2], "field") ||
+		!isIdent(call.Args[5], "nil") || !isIdent(call.Args[7], "true") {
+		return 0, "", false, false
+	}
+	fieldName, isField := readsObjField(call.Args[4])
+	if !isField || strings.HasSuffix(fieldName, ")") {
+		return 0, "", false, false
+	}
+	marshal, isMarshal := marshallerOf(call.Args[6])
+	if !isMarshal {
+		return 0, "", false, false
+	}
+	scalar, isScalar := modelContextScalar(funcs[marshal])
+	if !isScalar {
+		return 0, "", false, false
+	}
+	if len(fn.Body.List) == 2 {
+		return 0, "", false, isGuard(fn.Body.List[0], scalar, fieldName)
+	}
+	return fset.Position(ret.Pos()).Offset, fmt.Sprintf(`if res := model.%s(obj.%s); res != graphql.Null {
+		return graphql.WrapContextMarshaler(ctx, res)
+	}
+	`, scalar, fieldName), true, false
+}
+
+// modelContextScalar reports whether fn is a non-null marshaller of a
+// context scalar of the model package, as gqlgen writes it (or as nulls.go
+// rewrites it): res := model.MarshalX(v), the null check reporting it, and
+// the return of res wrapped; and MarshalX.
+func modelContextScalar(fn *ast.FuncDecl) (string, bool) {
+	if fn == nil || !strings.HasPrefix(fn.Name.Name, "marshalN") || len(fn.Body.List) != 4 {
+		return "", false
+	}
+	as, ok := fn.Body.List[1].(*ast.AssignStmt)
+	if !ok || len(as.Lhs) != 1 || !isIdent(as.Lhs[0], "res") || len(as.Rhs) != 1 {
+		return "", false
+	}
+	c, ok := as.Rhs[0].(*ast.CallExpr)
+	if !ok || len(c.Args) != 1 || !isIdent(c.Args[0], "v") {
+		return "", false
+	}
+	sel, ok := c.Fun.(*ast.SelectorExpr)
+	if !ok || !isIdent(sel.X, "model") {
+		return "", false
+	}
+	ifs, ok := fn.Body.List[2].(*ast.IfStmt)
+	if !ok || !nullCheck(ifs) {
+		return "", false
+	}
+	ret, ok := fn.Body.List[3].(*ast.ReturnStmt)
+	if !ok || len(ret.Results) != 1 {
+		return "", false
+	}
+	rc, ok := ret.Results[0].(*ast.CallExpr)
+	if !ok || !(isSel(rc.Fun, "graphql", "WrapContextMarshaler") || isIdent(rc.Fun, nonNullFunc)) {
+		return "", false
+	}
+	return sel.Sel.Name, true
+}
+
+// isGuard recognises the guard guardedLeafEdit writes.
+func isGuard(st ast.Stmt, scalar, fieldName string) bool {
+	ifs, ok := st.(*ast.IfStmt)
+	if !ok || ifs.Init == nil || len(ifs.Body.List) != 1 {
+		return false
+	}
+	as, ok := ifs.Init.(*ast.AssignStmt)
+	if !ok || len(as.Rhs) != 1 {
+		return false
+	}
+	c, ok := as.Rhs[0].(*ast.CallExpr)
+	if !ok || !isSel(c.Fun, "model", scalar) || len(c.Args) != 1 {
+		return false
+	}
+	f, ok := objRead(c.Args[0])
+	return ok && f == fieldName
+}

@@ -41,3 +41,14 @@ func nonNullEdit(fset *token.FileSet, fn *ast.FuncDecl) (from, to int, text stri
 	}
 	return fset.Position(call.Fun.Pos()).Offset, fset.Position(call.Fun.End()).Offset, nonNullFunc, true, false
 }
+
+// modelScalars reports whether some non-null marshaller is of a context
+// scalar of the model package (guardedLeafEdit's).
+func modelScalars(funcs map[string]*ast.FuncDecl) bool {
+	for _, fn := range funcs {
+		if _, ok := modelContextScalar(fn); ok {
+			return true
+		}
+	}
+	return false
+}

@@ -101,7 +101,7 @@ func Rewrite(src []byte) (out, table []byte, err error) {
 	}
 	var edits []edit
 	used := map[string]bool{}
-	rewritten, kept, groups, leaves, writers, objectFields, nonNulls := 0, 0, 0, 0, 0, 0, 0
+	rewritten, kept, groups, leaves, writers, objectFields, nonNulls, guarded := 0, 0, 0, 0, 0, 0, 0, 0
 	for _, d := range file.Decls {
 		fn, ok := d.(*ast.FuncDecl)
 		if !ok || fn.Recv == nil || fn.Body == nil {
@@ -162,6 +162,13 @@ func Rewrite(src []byte) (out, table []byte, err error) {
 		}
 		if rewrittenLeaf(fn, funcs) {
 			leaves++
+			continue
+		}
+		if at, text, ok, done := guardedLeafEdit(fset, fn, funcs); ok || done {
+			if ok {
+				edits = append(edits, edit{from: at, to: at, text: text})
+			}
+			guarded++
 			continue
 		}
 		if from, to, text, ok := a.objectFieldEdit(fset, fn); ok {
@@ -235,6 +242,9 @@ func Rewrite(src []byte) (out, table []byte, err error) {
 	}
 	if groups == 0 {
 		return nil, nil, errors.New("no object marshaller of gqlgen's shape (deferred := graphql.NewDeferredGroup(ctx)) found")
+	}
+	if guarded == 0 && nonNulls > 0 && modelScalars(funcs) {
+		return nil, nil, errors.New("a model context scalar's non-null marshaller, but no leaf of it of gqlgen's shape")
 	}
 	if nonNulls == 0 {
 		return nil, nil, errors.New("no non-null marshaller of a context scalar of gqlgen's shape (return graphql.WrapContextMarshaler(ctx, res)) found")

@@ -102,6 +102,9 @@ func TestGeneratedIsRewritten(t *testing.T) {
 			t.Errorf("the plain leaf %q is not rewritten", leaf)
 		}
 	}
+	if !bytes.Contains(gen, []byte("if res := model.MarshalMinorUnits(obj.Amount); res != graphql.Null {")) {
+		t.Error("Money.amount, a MinorUnits, is not a guarded leaf")
+	}
 	for _, f := range []string{"_Order_amount", "_Customer_contact"} {
 		if !regexp.MustCompile(`(?s)func \(ec \*executionContext\) ` + f + `\(ctx[^\n]*\n\tfc, err := ec\.fieldContext` + f).Match(gen) {
 			t.Errorf("the plain object field %s is not rewritten", f)
