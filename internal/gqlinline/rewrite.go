@@ -95,16 +95,19 @@ func Rewrite(src []byte) (out, table []byte, err error) {
 	a.settle()
 
 	// Rewrite the list marshallers, in source order.
-	type edit struct {
-		from, to int
-		text     string
-	}
 	var edits []edit
 	used := map[string]bool{}
 	rewritten, kept, groups, leaves, writers, objectFields, nonNulls, guarded := 0, 0, 0, 0, 0, 0, 0, 0
+	datas := 0
 	for _, d := range file.Decls {
 		fn, ok := d.(*ast.FuncDecl)
 		if !ok || fn.Recv == nil || fn.Body == nil {
+			continue
+		}
+		if fn.Name.Name == "Exec" {
+			found, done := dataEdits(fset, fn)
+			edits = append(edits, found...)
+			datas += len(found) + done
 			continue
 		}
 		// An object marshaller's group for @defer'd fields: gqlgen builds
@@ -246,6 +249,9 @@ func Rewrite(src []byte) (out, table []byte, err error) {
 	if guarded == 0 && nonNulls > 0 && modelScalars(funcs) {
 		return nil, nil, errors.New("a model context scalar's non-null marshaller, but no leaf of it of gqlgen's shape")
 	}
+	if datas == 0 {
+		return nil, nil, errors.New("no answer buffer of gqlgen's shape (var buf bytes.Buffer; data.MarshalGQL(&buf)) in Exec found")
+	}
 	if nonNulls == 0 {
 		return nil, nil, errors.New("no non-null marshaller of a context scalar of gqlgen's shape (return graphql.WrapContextMarshaler(ctx, res)) found")
 	}
@@ -255,6 +261,7 @@ func Rewrite(src []byte) (out, table []byte, err error) {
 	if writers == 0 {
 		return nil, nil, errors.New("no object marshaller of gqlgen's shape (ending in return out) found")
 	}
+	sort.Slice(edits, func(i, j int) bool { return edits[i].from < edits[j].from })
 	var buf bytes.Buffer
 	last := 0
 	for _, e := range edits {
@@ -269,6 +276,12 @@ func Rewrite(src []byte) (out, table []byte, err error) {
 	}
 	table, err = a.table(used, file.Name.Name)
 	return out, table, err
+}
+
+// edit replaces src[from:to] with text.
+type edit struct {
+	from, to int
+	text     string
 }
 
 type analysis struct {

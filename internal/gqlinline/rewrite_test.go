@@ -113,6 +113,9 @@ func TestGeneratedIsRewritten(t *testing.T) {
 	if n := bytes.Count(gen, []byte("return "+nonNullFunc+"(ctx, res)")); n < 2 || regexp.MustCompile(`(?s)func \(ec \*executionContext\) marshalN[^\n]*\n(?:\t[^\n]*\n)*?\treturn graphql\.WrapContextMarshaler`).Match(gen) {
 		t.Errorf("%d non-null context scalars return %s, or one still returns gqlgen's wrapper", n, nonNullFunc)
 	}
+	if n := bytes.Count(gen, []byte("buf := "+dataFunc+"(opCtx.Operation, data)\n")); n != 2 {
+		t.Errorf("%d answer buffers (query, mutation) rewritten to %s, want 2", n, dataFunc)
+	}
 	objects := bytes.Count(gen, []byte("out := graphql.NewFieldSet(fields)"))
 	if n := bytes.Count(gen, []byte("return "+writerFunc+"(out, fields)\n")); n == 0 || n != objects || bytes.Contains(gen, []byte("\treturn out\n")) {
 		t.Errorf("%d of %d object marshallers return %s, and gqlgen's return out is left: %v", n, objects, writerFunc, bytes.Contains(gen, []byte("\treturn out\n")))
@@ -187,6 +190,16 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 		}
 	}
 	return out
+}
+
+func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
+	opCtx := graphql.GetOperationContext(ctx)
+	return func(ctx context.Context) *graphql.Response {
+		data := ec._Order(ctx, opCtx.Operation.SelectionSet, nil)
+		var buf bytes.Buffer
+		data.MarshalGQL(&buf)
+		return &graphql.Response{Data: buf.Bytes()}
+	}
 }
 
 var moneyImplementors = []string{"Money"}
@@ -265,6 +278,9 @@ func (ec *executionContext) marshalNOrder2ᚕ(ctx context.Context, sel ast.Selec
 	}
 	if !bytes.Contains(out, []byte("fc.Result = obj.Amount\n\treturn ec.marshalNMoney2ᚖMoney(ctx, field.Selections, obj.Amount)")) {
 		t.Errorf("the plain object field is not rewritten:\n%s", out)
+	}
+	if !bytes.Contains(out, []byte("buf := "+dataFunc+"(opCtx.Operation, data)\n")) {
+		t.Errorf("the answer buffer is not rewritten:\n%s", out)
 	}
 	if !bytes.Contains(out, []byte("return "+nonNullFunc+"(ctx, res)")) {
 		t.Errorf("the non-null context scalar is not rewritten:\n%s", out)
