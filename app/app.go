@@ -63,7 +63,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	logger := cfg.logger(stdout)
-	tuneRuntime(getenv, logger)
+	tuneRuntime(getenv, logger, cfg.PprofAddr != "")
 	a, err := Start(ctx, cfg, logger)
 	if err != nil {
 		return err

@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime"
 	"runtime/debug"
 	runtimemetrics "runtime/metrics"
 	"sync"
@@ -51,7 +53,12 @@ func BenchmarkGatewayCost(b *testing.B) {
 	// keeps a GOGC the environment set by reading it from the runtime.
 	prevPercent, prevLimit := debug.SetGCPercent(-1), debug.SetMemoryLimit(-1)
 	debug.SetGCPercent(prevPercent)
-	tuneRuntime(os.Getenv, slog.New(slog.DiscardHandler))
+	// Allocations are sampled only when the run asks for a heap profile,
+	// as a gateway samples them only when it serves profiles.
+	memprofile := flag.Lookup("test.memprofile")
+	rate := runtime.MemProfileRate
+	tuneRuntime(os.Getenv, slog.New(slog.DiscardHandler), memprofile != nil && memprofile.Value.String() != "")
+	b.Cleanup(func() { runtime.MemProfileRate = rate })
 	b.Cleanup(func() { debug.SetGCPercent(prevPercent); debug.SetMemoryLimit(prevLimit) })
 
 	person := signInToken(b, h, map[string]any{"kind": "PERSON", "email": "anna@demo.test", "password": "demo-password", "deviceFingerprint": 1})

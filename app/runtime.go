@@ -2,6 +2,7 @@ package app
 
 import (
 	"log/slog"
+	"runtime"
 	"runtime/debug"
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
@@ -26,7 +27,16 @@ const memoryLimitRatio = 0.9
 // tuneRuntime sets the collector for a gateway process: gcPercent and a
 // memory limit from the cgroup (automemlimit), each only where the operator
 // has not set GOGC or GOMEMLIMIT. It returns what is in force.
-func tuneRuntime(getenv func(string) string, logger *slog.Logger) (percent int, limit int64) {
+//
+// Unless profiles are served (FINGRAPH_PPROF_ADDR), it also turns off the
+// runtime's sampling of allocations for heap profiles, which nothing would
+// read: at Go's default rate it unwinds a stack for every 512 KB allocated,
+// 1.6% of the gateway's CPU under load (docs/performance.md, "Settings
+// chosen by measurement").
+func tuneRuntime(getenv func(string) string, logger *slog.Logger, profiles bool) (percent int, limit int64) {
+	if !profiles {
+		runtime.MemProfileRate = 0
+	}
 	percent = debug.SetGCPercent(-1)
 	if getenv("GOGC") == "" {
 		percent = gcPercent
