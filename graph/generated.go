@@ -11730,7 +11730,7 @@ func (ec *executionContext) _Customer_paymentMethods(ctx context.Context, field 
 			return ec.fieldContext_Customer_paymentMethods(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.PaymentMethods(), nil
+			return obj.PaymentMethods()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.PaymentMethod) graphql.Marshaler {
@@ -11762,7 +11762,7 @@ func (ec *executionContext) _Customer_balance(ctx context.Context, field graphql
 			return ec.fieldContext_Customer_balance(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Balance(), nil
+			return obj.Balance()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.CustomerBalance) graphql.Marshaler {
@@ -11794,7 +11794,7 @@ func (ec *executionContext) _Customer_subscription(ctx context.Context, field gr
 			return ec.fieldContext_Customer_subscription(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Subscription(), nil
+			return obj.Subscription()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.CustomerSubscription) graphql.Marshaler {

@@ -3,6 +3,7 @@ package resolvers
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/fingraph/fingraph/graph/model"
@@ -41,13 +42,33 @@ func toCustomer(c *payments.Customer) *model.Customer {
 }
 
 // customerExtras converts a customer's lists when they are read
-// (model.CustomerExtras).
+// (model.CustomerExtras), its cards and subscriptions decoded then.
 type customerExtras struct{ c *payments.Customer }
 
-func (e customerExtras) PaymentMethods() []*model.PaymentMethod { return toPaymentMethods(e.c.Method) }
-func (e customerExtras) Balance() []*model.CustomerBalance      { return toCustomerBalance(e.c.Balance) }
-func (e customerExtras) Subscription() []*model.CustomerSubscription {
-	return toSubscriptions(e.c.Subscription)
+func (e customerExtras) PaymentMethods() ([]*model.PaymentMethod, error) {
+	methods, err := customerMethods(e.c)
+	return toPaymentMethods(methods), err
+}
+
+func (e customerExtras) Balance() ([]*model.CustomerBalance, error) {
+	return toCustomerBalance(e.c.Balance), nil
+}
+
+func (e customerExtras) Subscription() ([]*model.CustomerSubscription, error) {
+	subs, err := e.c.Subscription.Decode()
+	if err != nil {
+		return []*model.CustomerSubscription{}, fmt.Errorf("payments: customer %s: decode its subscription: %w", e.c.ID, err)
+	}
+	return toSubscriptions(subs), nil
+}
+
+// customerMethods decodes the customer's stored cards.
+func customerMethods(c *payments.Customer) ([]payments.PaymentMethod, error) {
+	methods, err := c.Method.Decode()
+	if err != nil {
+		return nil, fmt.Errorf("payments: customer %s: decode its stored cards: %w", c.ID, err)
+	}
+	return methods, nil
 }
 
 // toCustomerBalance reads each balance entry as an object with currency and

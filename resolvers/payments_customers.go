@@ -100,7 +100,11 @@ func (r *Resolver) savedCardPayment(ctx context.Context, req *payments.OrderCrea
 	if c == nil {
 		return gqlerr.BadInput("input.customerId", "there is no customer %q", req.Customer)
 	}
-	for _, m := range c.Method {
+	methods, err := customerMethods(c)
+	if err != nil {
+		return err
+	}
+	for _, m := range methods {
 		if m.Token == in.MethodToken {
 			ref := deref(in.Reference)
 			if ref == "" {
@@ -126,8 +130,12 @@ func newReference() string {
 // methodsInOrder builds the array for PUT /methods from the customer's
 // stored methods, in the order of tokens, unchanged in content.
 func methodsInOrder(c *payments.Customer, tokens []string) ([]payments.PaymentMethod, error) {
-	byToken := make(map[string]payments.PaymentMethod, len(c.Method))
-	for _, m := range c.Method {
+	methods, err := customerMethods(c)
+	if err != nil {
+		return nil, err
+	}
+	byToken := make(map[string]payments.PaymentMethod, len(methods))
+	for _, m := range methods {
 		byToken[m.Token] = m
 	}
 	seen := map[string]bool{}
@@ -283,9 +291,13 @@ func (r *Resolver) customerMethod(ctx context.Context, customerID, d string) (*p
 	if err != nil {
 		return nil, err
 	}
-	for i := range c.Method {
-		if tokenDigest(c.Method[i].Token) == d {
-			return &c.Method[i], nil
+	methods, err := customerMethods(c)
+	if err != nil {
+		return nil, err
+	}
+	for i := range methods {
+		if tokenDigest(methods[i].Token) == d {
+			return &methods[i], nil
 		}
 	}
 	return nil, gqlerr.NotFoundf("the payment method this idempotencyKey added is no longer the customer's")

@@ -19,11 +19,13 @@ type Customer struct {
 	Extras CustomerExtras
 }
 
-// CustomerExtras are a customer's lists, each converted when it is read.
+// CustomerExtras are a customer's lists, each converted when it is read;
+// an error is the upstream's part that could not be read, and fails that
+// field alone.
 type CustomerExtras interface {
-	PaymentMethods() []*PaymentMethod
-	Balance() []*CustomerBalance
-	Subscription() []*CustomerSubscription
+	PaymentMethods() ([]*PaymentMethod, error)
+	Balance() ([]*CustomerBalance, error)
+	Subscription() ([]*CustomerSubscription, error)
 }
 
 // IsNode marks Customer as a Node.
@@ -33,25 +35,25 @@ func (Customer) IsNode() {}
 func (c Customer) GetID() string { return c.GlobalID }
 
 // PaymentMethods are the customer's stored cards, in priority order.
-func (c *Customer) PaymentMethods() []*PaymentMethod {
+func (c *Customer) PaymentMethods() ([]*PaymentMethod, error) {
 	if c.Extras == nil {
-		return []*PaymentMethod{}
+		return []*PaymentMethod{}, nil
 	}
 	return c.Extras.PaymentMethods()
 }
 
 // Balance is the customer's balance entries.
-func (c *Customer) Balance() []*CustomerBalance {
+func (c *Customer) Balance() ([]*CustomerBalance, error) {
 	if c.Extras == nil {
-		return []*CustomerBalance{}
+		return []*CustomerBalance{}, nil
 	}
 	return c.Extras.Balance()
 }
 
 // Subscription is the customer's subscriptions.
-func (c *Customer) Subscription() []*CustomerSubscription {
+func (c *Customer) Subscription() ([]*CustomerSubscription, error) {
 	if c.Extras == nil {
-		return []*CustomerSubscription{}
+		return []*CustomerSubscription{}, nil
 	}
 	return c.Extras.Subscription()
 }

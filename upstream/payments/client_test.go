@@ -86,14 +86,21 @@ func TestReorderThatChangesAMethodIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	changed := append([]payments.PaymentMethod(nil), cust.Method...)
+	methods, err := cust.Method.Decode()
+	if err != nil || len(methods) != 2 {
+		t.Fatalf("methods %+v: %v", methods, err)
+	}
+	changed := append([]payments.PaymentMethod(nil), methods...)
 	changed[1].Last4 = "0000"
 	_, err = c.Customers.SetMethods(ctx, cust.ID, changed)
 	upstreamErr(t, err, http.StatusBadRequest, "method_changed")
 
-	reordered, err := c.Customers.SetMethods(ctx, cust.ID, []payments.PaymentMethod{cust.Method[1], cust.Method[0]})
-	if err != nil || reordered.Method[0].Token != cust.Method[1].Token {
-		t.Fatalf("reorder: %+v %v", reordered, err)
+	reordered, err := c.Customers.SetMethods(ctx, cust.ID, []payments.PaymentMethod{methods[1], methods[0]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := reordered.Method.Decode(); err != nil || len(got) != 2 || got[0].Token != methods[1].Token {
+		t.Fatalf("reorder: %+v %v", got, err)
 	}
 }
 

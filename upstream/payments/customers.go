@@ -14,17 +14,19 @@ type CustomersService service
 
 // Customer is a customer record of the merchant.
 type Customer struct {
-	ID      string          `json:"id"`
-	Number  string          `json:"number"`
-	Contact Contact         `json:"contact"`
-	Method  []PaymentMethod `json:"method"`
-	Status  string          `json:"status"`
-	Total   float64         `json:"total"`
+	ID      string  `json:"id"`
+	Number  string  `json:"number"`
+	Contact Contact `json:"contact"`
+	// Method and Subscription are decoded when they are read
+	// (roundtrip.Deferred): most reads of a listing use neither.
+	Method roundtrip.Deferred[[]PaymentMethod] `json:"method"`
+	Status string                              `json:"status"`
+	Total  float64                             `json:"total"`
 	// Balance entries are kept as sent: the spec shows an array without the
 	// shape of its items.
-	Balance      []json.RawMessage `json:"balance"`
-	Currency     string            `json:"currency"`
-	Subscription []Subscription    `json:"subscription,omitempty"`
+	Balance      []json.RawMessage                  `json:"balance"`
+	Currency     string                             `json:"currency"`
+	Subscription roundtrip.Deferred[[]Subscription] `json:"subscription,omitzero"`
 	// Order holds the signed order token(s) of a creation with orders.
 	Order OrderTokens `json:"order,omitzero"`
 }

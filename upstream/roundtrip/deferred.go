@@ -1,0 +1,76 @@
+package roundtrip
+
+import (
+	"bytes"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Deferred is a part of an upstream answer kept as its JSON and decoded
+// (by Unmarshal's rules) only when it is read: a listing decodes every
+// record, and most reads of it use few of each record's parts. A customer
+// listing's stored cards and subscriptions are most of its bytes; decoding
+// them as JSON values and not as structs halves the listing's decoding
+// (docs/performance.md).
+//
+// The answer is still checked to be JSON when it is decoded; only a part
+// of the wrong shape (a string where a list belongs) waits until the part is
+// read, and fails that read alone. The zero Deferred is an absent part
+// (JSON null), which decodes to T's zero value.
+type Deferred[T any] struct{ raw jsontext.Value }
+
+// DeferredOf is v as a Deferred, as an upstream would have sent it.
+func DeferredOf[T any](v T) (Deferred[T], error) {
+	raw, err := jsonv2.Marshal(v)
+	if err != nil {
+		return Deferred[T]{}, err
+	}
+	return Deferred[T]{raw: raw}, nil
+}
+
+// Decode decodes the part.
+func (d Deferred[T]) Decode() (T, error) {
+	var v T
+	if d.IsZero() {
+		return v, nil
+	}
+	err := Unmarshal(d.raw, &v)
+	return v, err
+}
+
+// IsZero reports whether the part was absent or null.
+func (d Deferred[T]) IsZero() bool { return len(d.raw) == 0 || bytes.Equal(d.raw, []byte("null")) }
+
+// UnmarshalJSONFrom keeps the part as it was sent, in a copy of its own:
+// the decoder's buffer is not the part's to keep.
+func (d *Deferred[T]) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	v, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	d.raw = v.Clone()
+	return nil
+}
+
+// UnmarshalJSON does the same for encoding/json.
+func (d *Deferred[T]) UnmarshalJSON(b []byte) error {
+	d.raw = bytes.Clone(b)
+	return nil
+}
+
+// MarshalJSONTo writes the part as it was sent.
+func (d Deferred[T]) MarshalJSONTo(enc *jsontext.Encoder) error {
+	if d.IsZero() {
+		return enc.WriteToken(jsontext.Null)
+	}
+	return enc.WriteValue(d.raw)
+}
+
+// MarshalJSON does the same for encoding/json.
+func (d Deferred[T]) MarshalJSON() ([]byte, error) {
+	if d.IsZero() {
+		return []byte("null"), nil
+	}
+	return d.raw, nil
+}
