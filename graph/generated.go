@@ -15820,25 +15820,29 @@ func (ec *executionContext) fieldContext_Order_refundedAmount(_ context.Context,
 }
 
 func (ec *executionContext) _Order_items(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_Order_items(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.Items
-	return ec.marshalNOrderItems2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrderItems(ctx, field.Selections, obj.Items)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items()
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OrderItems) graphql.Marshaler {
+			return ec.marshalNOrderItems2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrderItems(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_Order_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Order",
 		Field:      field,
-		IsMethod:   false,
+		IsMethod:   true,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_OrderItems(ctx, field)
@@ -15855,25 +15859,29 @@ func (ec *executionContext) fieldContext_Order_charge(_ context.Context, field g
 }
 
 func (ec *executionContext) _Order_payment(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_Order_payment(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.Payment
-	return ec.marshalNCardPayment2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardPayment(ctx, field.Selections, obj.Payment)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_payment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Payment()
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CardPayment) graphql.Marshaler {
+			return ec.marshalNCardPayment2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardPayment(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_Order_payment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Order",
 		Field:      field,
-		IsMethod:   false,
+		IsMethod:   true,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_CardPayment(ctx, field)

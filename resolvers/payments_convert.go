@@ -220,49 +220,78 @@ func toOrder(o *payments.Order) *model.Order {
 	if !ok {
 		status = model.OrderStatusUnknown
 	}
-	amount := o.Amount
-	if amount == 0 {
-		amount = o.Items.Total()
-	}
 	// One allocation for the order and everything it points to (a listing
 	// converts every order, and the README query asks only for ids: this
-	// was ~15 allocations per order). The strings are copied into the
-	// block (a string header copy, not its bytes), so nothing here aliases
-	// the loader's cached payments.Order.
+	// was ~15 allocations per order). Its items and card payment are
+	// decoded and converted when a query selects them (orderParts); o is
+	// the operation's own copy of the upstream answer, which nothing
+	// changes after it is decoded.
 	b := new(struct {
-		order   model.Order
-		money   [3]model.Money
-		payment model.CardPayment
-		expiry  [2]int64
-		strs    [6]string
+		order model.Order
+		money [3]model.Money
+		strs  [2]string
 	})
 	b.money = [3]model.Money{
-		{Amount: amount, Currency: o.Currency},
+		{Amount: o.Amount, Currency: o.Currency},
 		{Amount: o.CapturedAmount, Currency: o.Currency},
 		{Amount: o.RefundedAmount, Currency: o.Currency},
 	}
-	b.strs = [6]string{o.Number, o.Charge, o.Payment.Scheme, o.Payment.IIN, o.Payment.Last4, o.Payment.Acquirer}
-	opt := func(i int) *string { return optional(&b.strs[i]) }
-	b.payment = model.CardPayment{Type: o.Payment.Type, Scheme: opt(2), Iin: opt(3), Last4: opt(4), Acquirer: opt(5)}
-	if e := o.Payment.Expires; len(e) == 2 {
-		b.expiry = [2]int64{int64(e[0]), int64(e[1])}
-		b.payment.ExpiresMonth, b.payment.ExpiresYear = &b.expiry[0], &b.expiry[1]
-	}
+	b.strs = [2]string{o.Number, o.Charge}
 	b.order = model.Order{
 		ID:             o.ID,
-		Number:         opt(0),
+		Number:         optional(&b.strs[0]),
 		Created:        o.Created,
 		Status:         status,
 		Amount:         &b.money[0],
 		CapturedAmount: &b.money[1],
 		RefundedAmount: &b.money[2],
-		Items:          toItems(o.Items),
-		Charge:         opt(1),
-		Payment:        &b.payment,
+		Charge:         optional(&b.strs[1]),
 		CustomerID:     o.Customer.ID,
 		Contact:        toContact(o.Customer.Contact),
+		Parts:          orderParts{o},
+	}
+	if o.Amount == 0 {
+		// An order without an amount is worth its items; items that cannot
+		// be read leave no amount, and the non-null field says so.
+		if items, err := o.Items.Decode(); err == nil {
+			b.money[0].Amount = items.Total()
+		} else {
+			b.order.Amount = nil
+		}
 	}
 	return &b.order
+}
+
+// orderParts converts an order's items and card payment when they are read
+// (model.OrderParts).
+type orderParts struct{ o *payments.Order }
+
+func (p orderParts) Items() (*model.OrderItems, error) {
+	items, err := p.o.Items.Decode()
+	if err != nil {
+		return nil, fmt.Errorf("payments: order %s: decode its items: %w", p.o.ID, err)
+	}
+	return toItems(items), nil
+}
+
+func (p orderParts) Payment() (*model.CardPayment, error) {
+	card, err := p.o.Payment.Decode()
+	if err != nil {
+		return nil, fmt.Errorf("payments: order %s: decode its payment: %w", p.o.ID, err)
+	}
+	b := new(struct {
+		payment model.CardPayment
+		expiry  [2]int64
+		strs    [4]string
+	})
+	b.strs = [4]string{card.Scheme, card.IIN, card.Last4, card.Acquirer}
+	b.payment = model.CardPayment{Type: card.Type, Scheme: optional(&b.strs[0]), Iin: optional(&b.strs[1]),
+		Last4: optional(&b.strs[2]), Acquirer: optional(&b.strs[3])}
+	if e := card.Expires; len(e) == 2 {
+		b.expiry = [2]int64{int64(e[0]), int64(e[1])}
+		b.payment.ExpiresMonth, b.payment.ExpiresYear = &b.expiry[0], &b.expiry[1]
+	}
+	return &b.payment, nil
 }
 
 func toItems(it payments.Items) *model.OrderItems {

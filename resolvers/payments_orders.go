@@ -241,7 +241,7 @@ func (r *mutationResolver) findOrder(ctx context.Context, id, ref string, req pa
 		case id != "" && o.ID != id:
 			continue
 		case id == "" && (o.Number != req.Number || o.Currency != req.Currency || o.Customer.ID != req.Customer ||
-			o.Items.Total() != req.Items.Total() || o.Created.Before(from) || o.Created.After(to)):
+			itemsTotal(o) != req.Items.Total() || o.Created.Before(from) || o.Created.After(to)):
 			continue
 		}
 		b, err := json.Marshal(o)
@@ -274,4 +274,14 @@ func (r *mutationResolver) placeOrderAttempt(ctx context.Context, req payments.O
 		return nil, idempotency.Attempt{}, gqlerr.InternalError(err)
 	}
 	return toOrder(o), idempotency.Attempt{ID: o.ID, Succeeded: true, Result: b}, nil
+}
+
+// itemsTotal is what an order's items are worth, or -1 when they cannot be
+// read: no request's items are.
+func itemsTotal(o *payments.Order) int64 {
+	items, err := o.Items.Decode()
+	if err != nil {
+		return -1
+	}
+	return items.Total()
 }

@@ -46,13 +46,38 @@ type Order struct {
 	Amount         *Money
 	CapturedAmount *Money
 	RefundedAmount *Money
-	Items          *OrderItems
 	Charge         *string
-	Payment        *CardPayment
 	Contact        *Contact
+	// Parts converts the order's items and card payment when they are
+	// read (Order.Items, Order.Payment).
+	Parts OrderParts
 	// CustomerID is the id Order.customer resolves (batched); empty when the
 	// order carries inline contact data instead.
 	CustomerID string
+}
+
+// OrderParts are an order's items and card payment, each converted when it
+// is read; an error is the upstream's part that could not be read, and
+// fails that field alone.
+type OrderParts interface {
+	Items() (*OrderItems, error)
+	Payment() (*CardPayment, error)
+}
+
+// Items are what the order is for.
+func (o *Order) Items() (*OrderItems, error) {
+	if o.Parts == nil {
+		return nil, nil
+	}
+	return o.Parts.Items()
+}
+
+// Payment is the card the order was paid with.
+func (o *Order) Payment() (*CardPayment, error) {
+	if o.Parts == nil {
+		return nil, nil
+	}
+	return o.Parts.Payment()
 }
 
 // IsCreateOrderResult marks Order as a member of the CreateOrderResult union.

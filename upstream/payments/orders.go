@@ -170,10 +170,13 @@ type Order struct {
 	Created  time.Time     `json:"created"`
 	Number   string        `json:"number,omitempty"`
 	Customer OrderCustomer `json:"customer"`
-	Items    Items         `json:"items"`
-	Currency string        `json:"currency"`
-	Charge   string        `json:"charge,omitempty"`
-	Payment  CardDetails   `json:"payment"`
+	// Items and Payment are decoded when they are read
+	// (roundtrip.Deferred): a listing holds many orders, and most reads of
+	// it select neither.
+	Items    roundtrip.Deferred[Items]       `json:"items"`
+	Currency string                          `json:"currency"`
+	Charge   string                          `json:"charge,omitempty"`
+	Payment  roundtrip.Deferred[CardDetails] `json:"payment"`
 	// Status and the amounts are not named by the spec's Order table; the
 	// upstream documents them, and they are empty when it does not send them.
 	Status         string `json:"status,omitempty"`
