@@ -3907,6 +3907,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			if first {
 				first = false
 				ctx = graphql.WithLazyInputUnmarshalerIndex(ctx, inputUnmarshalers)
+				ctx = withArgsCache(ctx)
 				data = ec._Query(ctx, opCtx.Operation.SelectionSet)
 			} else {
 				if atomic.LoadInt32(&ec.PendingDeferred) > 0 {
@@ -3936,6 +3937,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			}
 			first = false
 			ctx = graphql.WithLazyInputUnmarshalerIndex(ctx, inputUnmarshalers)
+			ctx = withArgsCache(ctx)
 			data := ec._Mutation(ctx, opCtx.Operation.SelectionSet)
 			buf := marshalData(opCtx.Operation, data)
 
@@ -9696,7 +9698,7 @@ func (ec *executionContext) fieldContext_Card_transactions(ctx context.Context, 
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Card_transactions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = cachedArgs(ctx, ec, field, (*executionContext).field_Card_transactions_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -11151,7 +11153,7 @@ func (ec *executionContext) fieldContext_Corporation_wallet(ctx context.Context,
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Corporation_wallet_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = cachedArgs(ctx, ec, field, (*executionContext).field_Corporation_wallet_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -11853,7 +11855,7 @@ func (ec *executionContext) fieldContext_Customer_orders(ctx context.Context, fi
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Customer_orders_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = cachedArgs(ctx, ec, field, (*executionContext).field_Customer_orders_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -19383,7 +19385,7 @@ func (ec *executionContext) fieldContext___Directive_args(ctx context.Context, f
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field___Directive_args_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = cachedArgs(ctx, ec, field, (*executionContext).field___Directive_args_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -19533,7 +19535,7 @@ func (ec *executionContext) fieldContext___Field_args(ctx context.Context, field
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field___Field_args_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = cachedArgs(ctx, ec, field, (*executionContext).field___Field_args_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -20037,7 +20039,7 @@ func (ec *executionContext) fieldContext___Type_fields(ctx context.Context, fiel
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field___Type_fields_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = cachedArgs(ctx, ec, field, (*executionContext).field___Type_fields_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -20145,7 +20147,7 @@ func (ec *executionContext) fieldContext___Type_enumValues(ctx context.Context, 
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field___Type_enumValues_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = cachedArgs(ctx, ec, field, (*executionContext).field___Type_enumValues_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -20189,7 +20191,7 @@ func (ec *executionContext) fieldContext___Type_inputFields(ctx context.Context,
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field___Type_inputFields_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = cachedArgs(ctx, ec, field, (*executionContext).field___Type_inputFields_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}

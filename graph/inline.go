@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -179,4 +180,49 @@ func marshalData(op *ast.OperationDefinition, data graphql.Marshaler) *bytes.Buf
 	data.MarshalGQL(buf)
 	slot.Store(int32(min(buf.Len(), maxDataHint)))
 	return buf
+}
+
+type argsCacheKey struct{}
+
+// argsCache is an operation's arguments per field of its document.
+type argsCache struct {
+	mu sync.Mutex
+	m  map[*ast.Field]map[string]any
+}
+
+// withArgsCache is what internal/gqlinline adds to each operation's
+// context in Exec: the cache cachedArgs keeps.
+func withArgsCache(ctx context.Context) context.Context {
+	return context.WithValue(ctx, argsCacheKey{}, &argsCache{})
+}
+
+// cachedArgs is what internal/gqlinline puts in place of a field context
+// function's arguments call: the arguments the field's place in the
+// document resolved to the first time in this operation, or compute's
+// answer now. They depend on that place and the operation's variables
+// only; resolvers read them, never change them. An error is not kept, so
+// that every place of a field whose arguments fail reports it.
+func cachedArgs(ctx context.Context, ec *executionContext, field graphql.CollectedField,
+	compute func(*executionContext, context.Context, map[string]any) (map[string]any, error)) (map[string]any, error) {
+	c, _ := ctx.Value(argsCacheKey{}).(*argsCache)
+	if c == nil || field.Field == nil {
+		return compute(ec, ctx, field.ArgumentMap(ec.Variables))
+	}
+	c.mu.Lock()
+	args, ok := c.m[field.Field]
+	c.mu.Unlock()
+	if ok {
+		return args, nil
+	}
+	args, err := compute(ec, ctx, field.ArgumentMap(ec.Variables))
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = make(map[*ast.Field]map[string]any)
+	}
+	c.m[field.Field] = args
+	c.mu.Unlock()
+	return args, nil
 }

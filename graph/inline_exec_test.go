@@ -26,9 +26,28 @@ type root struct {
 
 func (r root) Query() graph.QueryResolver { return query{order: r.order} }
 
+func (r root) Customer() graph.CustomerResolver { return customer{} }
+
 type query struct {
 	graph.QueryResolver
 	order *model.Order
+}
+
+// Customers answers three customers.
+func (q query) Customers(context.Context) ([]*model.Customer, error) {
+	return []*model.Customer{{GlobalID: "c1", ID: "1"}, {GlobalID: "c2", ID: "2"}, {GlobalID: "c3", ID: "3"}}, nil
+}
+
+// customer answers each customer's orders with one order whose id is the
+// start date it was asked for.
+type customer struct{ graph.CustomerResolver }
+
+func (customer) Orders(_ context.Context, objs []*model.Customer, start, _ *model.Date) ([][]*model.Order, error) {
+	out := make([][]*model.Order, len(objs))
+	for i := range objs {
+		out[i] = []*model.Order{{ID: start.Format(model.DateLayout)}}
+	}
+	return out, nil
 }
 
 // Order answers the order the test gave.
@@ -39,11 +58,19 @@ func serve(t *testing.T, order *model.Order, q string) (data json.RawMessage, er
 	Path    []any
 }) {
 	t.Helper()
+	return serveVars(t, order, q, nil)
+}
+
+func serveVars(t *testing.T, order *model.Order, q string, vars map[string]any) (data json.RawMessage, errs []struct {
+	Message string
+	Path    []any
+}) {
+	t.Helper()
 	cfg := graph.Config{Resolvers: root{order: order}}
 	cfg.Directives.Requires = func(ctx context.Context, _ any, next graphql.Resolver, _ model.Role) (any, error) { return next(ctx) }
 	srv := handler.New(graph.NewExecutableSchema(cfg))
 	srv.AddTransport(transport.POST{})
-	body, _ := json.Marshal(map[string]string{"query": q})
+	body, _ := json.Marshal(map[string]any{"query": q, "variables": vars})
 	req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(string(body)))
 	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()
@@ -88,5 +115,32 @@ func TestRewrittenObjectFieldKeepsPathsAndNulls(t *testing.T) {
 	data, errs = serve(t, o, `{ order(id: "x") { amount { amount } } }`)
 	if string(data) != `{"order":null}` || len(errs) != 1 || fmt.Sprint(errs[0].Path) != "[order amount]" {
 		t.Errorf("a nil non-null object: data %s, errors %+v, want one error at [order amount]", data, errs)
+	}
+}
+
+// A field's arguments are worked out once per place in the operation
+// (internal/gqlinline's cachedArgs): every customer's orders get the
+// arguments of their own place, aliases with other arguments and a
+// variable get theirs, and arguments that fail fail at every customer.
+func TestArgumentsArePerPlaceInTheOperation(t *testing.T) {
+	data, errs := serveVars(t, nil, `query($s: Date) { customers { a: orders(start: "2026-01-02") { upstreamId }
+		b: orders(start: $s) { upstreamId } } }`, map[string]any{"s": "2026-03-04"})
+	want := `{"a":[{"upstreamId":"2026-01-02"}],"b":[{"upstreamId":"2026-03-04"}]}`
+	if string(data) != `{"customers":[`+want+","+want+","+want+`]}` || len(errs) != 0 {
+		t.Errorf("data %s, errors %+v", data, errs)
+	}
+
+	data, errs = serve(t, nil, `{ customers { orders(start: "not a date") { upstreamId } } }`)
+	if string(data) != `{"customers":[{"orders":null},{"orders":null},{"orders":null}]}` || len(errs) != 3 {
+		t.Fatalf("data %s, errors %+v; want three customers without orders and three errors", data, errs)
+	}
+	at := map[string]bool{}
+	for _, e := range errs {
+		at[fmt.Sprint(e.Path)] = true
+	}
+	for i := range 3 {
+		if p := fmt.Sprintf("[customers %d orders start]", i); !at[p] {
+			t.Errorf("no error at %s: %v", p, at)
+		}
 	}
 }

@@ -13,7 +13,13 @@
 //   - each object's field set, written without gqlgen's per-object map
 //     (graph/inline.go, writeFields);
 //   - the non-null marshallers of context scalars, whose null gqlgen's
-//     wrapper hid from the parent's non-null check (nulls.go).
+//     wrapper hid from the parent's non-null check (nulls.go), and the
+//     in-range values of the model's scalars, which skip ResolveField
+//     (leaves.go, guarded leaves);
+//   - an answer's buffer, started at the operation's last answer's size
+//     (buffers.go);
+//   - a field's arguments, worked out once per place in an operation
+//     instead of once per object of a list (args.go).
 //
 // gqlgen marshals every list of two or more elements with
 // graphql.MarshalSliceConcurrently: one goroutine per element, each growing

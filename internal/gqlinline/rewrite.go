@@ -98,7 +98,7 @@ func Rewrite(src []byte) (out, table []byte, err error) {
 	var edits []edit
 	used := map[string]bool{}
 	rewritten, kept, groups, leaves, writers, objectFields, nonNulls, guarded := 0, 0, 0, 0, 0, 0, 0, 0
-	datas := 0
+	datas, scopes, argCaches := 0, 0, 0
 	for _, d := range file.Decls {
 		fn, ok := d.(*ast.FuncDecl)
 		if !ok || fn.Recv == nil || fn.Body == nil {
@@ -108,6 +108,18 @@ func Rewrite(src []byte) (out, table []byte, err error) {
 			found, done := dataEdits(fset, fn)
 			edits = append(edits, found...)
 			datas += len(found) + done
+			found, done = argsScopeEdits(fset, fn)
+			edits = append(edits, found...)
+			scopes += len(found) + done
+			continue
+		}
+		if from, to, text, ok, done := argsEdit(fset, fn); ok || done {
+			if ok {
+				edits = append(edits, edit{from: from, to: to, text: text})
+			}
+			argCaches++
+			// A field context function is nothing else this command
+			// rewrites.
 			continue
 		}
 		// An object marshaller's group for @defer'd fields: gqlgen builds
@@ -248,6 +260,9 @@ func Rewrite(src []byte) (out, table []byte, err error) {
 	}
 	if guarded == 0 && nonNulls > 0 && modelScalars(funcs) {
 		return nil, nil, errors.New("a model context scalar's non-null marshaller, but no leaf of it of gqlgen's shape")
+	}
+	if scopes == 0 || argCaches == 0 {
+		return nil, nil, fmt.Errorf("%d operations given an arguments cache, %d field context functions using it: of gqlgen's shapes (ctx = graphql.WithLazyInputUnmarshalerIndex(ctx, inputUnmarshalers); ec.field_X_y_args(ctx, field.ArgumentMap(ec.Variables))) none found", scopes, argCaches)
 	}
 	if datas == 0 {
 		return nil, nil, errors.New("no answer buffer of gqlgen's shape (var buf bytes.Buffer; data.MarshalGQL(&buf)) in Exec found")

@@ -113,6 +113,10 @@ func TestGeneratedIsRewritten(t *testing.T) {
 	if n := bytes.Count(gen, []byte("return "+nonNullFunc+"(ctx, res)")); n < 2 || regexp.MustCompile(`(?s)func \(ec \*executionContext\) marshalN[^\n]*\n(?:\t[^\n]*\n)*?\treturn graphql\.WrapContextMarshaler`).Match(gen) {
 		t.Errorf("%d non-null context scalars return %s, or one still returns gqlgen's wrapper", n, nonNullFunc)
 	}
+	if !bytes.Contains(gen, []byte("fc.Args, err = "+argsFunc+"(ctx, ec, field, (*executionContext).field_Customer_orders_args)")) ||
+		bytes.Count(gen, []byte("ctx = "+argsScopeFunc+"(ctx)\n")) != 2 {
+		t.Error("Customer.orders's arguments are not cached per operation, or the query and the mutation have no cache")
+	}
 	if n := bytes.Count(gen, []byte("buf := "+dataFunc+"(opCtx.Operation, data)\n")); n != 2 {
 		t.Errorf("%d answer buffers (query, mutation) rewritten to %s, want 2", n, dataFunc)
 	}
@@ -195,11 +199,20 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	return func(ctx context.Context) *graphql.Response {
+		ctx = graphql.WithLazyInputUnmarshalerIndex(ctx, inputUnmarshalers)
 		data := ec._Order(ctx, opCtx.Operation.SelectionSet, nil)
 		var buf bytes.Buffer
 		data.MarshalGQL(&buf)
 		return &graphql.Response{Data: buf.Bytes()}
 	}
+}
+
+func (ec *executionContext) fieldContext_Order_amount(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{Object: "Order", Field: field}
+	if fc.Args, err = ec.field_Order_amount_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		return fc, err
+	}
+	return fc, nil
 }
 
 var moneyImplementors = []string{"Money"}
@@ -281,6 +294,10 @@ func (ec *executionContext) marshalNOrder2ᚕ(ctx context.Context, sel ast.Selec
 	}
 	if !bytes.Contains(out, []byte("buf := "+dataFunc+"(opCtx.Operation, data)\n")) {
 		t.Errorf("the answer buffer is not rewritten:\n%s", out)
+	}
+	if !bytes.Contains(out, []byte("ctx = graphql.WithLazyInputUnmarshalerIndex(ctx, inputUnmarshalers)\n\t\tctx = "+argsScopeFunc+"(ctx)\n")) ||
+		!bytes.Contains(out, []byte("fc.Args, err = "+argsFunc+"(ctx, ec, field, (*executionContext).field_Order_amount_args)")) {
+		t.Errorf("the arguments are not cached:\n%s", out)
 	}
 	if !bytes.Contains(out, []byte("return "+nonNullFunc+"(ctx, res)")) {
 		t.Errorf("the non-null context scalar is not rewritten:\n%s", out)
