@@ -54,17 +54,8 @@ var safeMarshals = map[string]bool{
 //		},
 //		true, nonNull)
 func leafEdit(fset *token.FileSet, fn *ast.FuncDecl, funcs map[string]*ast.FuncDecl) (from, to int, text string, ok bool) {
-	if len(fn.Body.List) != 1 || !hasParam(fn, "obj") || !hasParam(fn, "field") {
-		return 0, 0, "", false
-	}
-	ret, isRet := fn.Body.List[0].(*ast.ReturnStmt)
-	if !isRet || len(ret.Results) != 1 {
-		return 0, 0, "", false
-	}
-	call, isCall := ret.Results[0].(*ast.CallExpr)
-	if !isCall || !isSel(call.Fun, "graphql", "ResolveField") || len(call.Args) != 9 ||
-		!isIdent(call.Args[0], "ctx") || !isSel(call.Args[1], "ec", "OperationContext") || !isIdent(call.Args[2], "field") ||
-		!isIdent(call.Args[5], "nil") || !isIdent(call.Args[7], "true") {
+	_, call, isCall := resolveFieldCall(fn, 1)
+	if !isCall {
 		return 0, 0, "", false
 	}
 	fieldName, isField := readsObjField(call.Args[4])
@@ -77,6 +68,28 @@ func leafEdit(fset *token.FileSet, fn *ast.FuncDecl, funcs map[string]*ast.FuncD
 	}
 	return fset.Position(call.Pos()).Offset, fset.Position(call.End()).Offset,
 		fmt.Sprintf("ec.%s(ctx, field.Selections, obj.%s)", marshal, fieldName), true
+}
+
+// resolveFieldCall returns fn's final return and its graphql.ResolveField
+// call when fn is a field function of gqlgen's shape (obj and field
+// parameters, at most maxStmts statements) whose call has no middleware and
+// recovers panics: return graphql.ResolveField(ctx, ec.OperationContext,
+// field, …, nil, …, true, nonNull).
+func resolveFieldCall(fn *ast.FuncDecl, maxStmts int) (*ast.ReturnStmt, *ast.CallExpr, bool) {
+	if !hasParam(fn, "obj") || !hasParam(fn, "field") || len(fn.Body.List) == 0 || len(fn.Body.List) > maxStmts {
+		return nil, nil, false
+	}
+	ret, isRet := fn.Body.List[len(fn.Body.List)-1].(*ast.ReturnStmt)
+	if !isRet || len(ret.Results) != 1 {
+		return nil, nil, false
+	}
+	call, isCall := ret.Results[0].(*ast.CallExpr)
+	if !isCall || !isSel(call.Fun, "graphql", "ResolveField") || len(call.Args) != 9 ||
+		!isIdent(call.Args[0], "ctx") || !isSel(call.Args[1], "ec", "OperationContext") || !isIdent(call.Args[2], "field") ||
+		!isIdent(call.Args[5], "nil") || !isIdent(call.Args[7], "true") {
+		return nil, nil, false
+	}
+	return ret, call, true
 }
 
 // readsObjField reports whether e is func(ctx context.Context) (any, error)
@@ -255,17 +268,8 @@ func nullCheck(st *ast.IfStmt) bool {
 // guardedLeafEdit returns the text to put before fn's ResolveField when fn
 // is a leaf of such a scalar, or done when it already has it.
 func guardedLeafEdit(fset *token.FileSet, fn *ast.FuncDecl, funcs map[string]*ast.FuncDecl) (at int, text string, ok, done bool) {
-	if !hasParam(fn, "obj") || !hasParam(fn, "field") || len(fn.Body.List) == 0 || len(fn.Body.List) > 2 {
-		return 0, "", false, false
-	}
-	ret, isRet := fn.Body.List[len(fn.Body.List)-1].(*ast.ReturnStmt)
-	if !isRet || len(ret.Results) != 1 {
-		return 0, "", false, false
-	}
-	call, isCall := ret.Results[0].(*ast.CallExpr)
-	if !isCall || !isSel(call.Fun, "graphql", "ResolveField") || len(call.Args) != 9 ||
-		!isIdent(call.Args[0], "ctx") || !isSel(call.Args[1], "ec", "OperationContext") || !isIdent(call.Args[2], "field") ||
-		!isIdent(call.Args[5], "nil") || !isIdent(call.Args[7], "true") {
+	ret, call, isCall := resolveFieldCall(fn, 2)
+	if !isCall {
 		return 0, "", false, false
 	}
 	fieldName, isField := readsObjField(call.Args[4])

@@ -30,17 +30,8 @@ import (
 // objectFieldEdit returns the rewrite of fn's body when fn is a plain object
 // field's function of gqlgen's shape.
 func (a *analysis) objectFieldEdit(fset *token.FileSet, fn *ast.FuncDecl) (from, to int, text string, ok bool) {
-	if len(fn.Body.List) != 1 || !hasParam(fn, "obj") || !hasParam(fn, "field") {
-		return 0, 0, "", false
-	}
-	ret, isRet := fn.Body.List[0].(*ast.ReturnStmt)
-	if !isRet || len(ret.Results) != 1 {
-		return 0, 0, "", false
-	}
-	call, isCall := ret.Results[0].(*ast.CallExpr)
-	if !isCall || !isSel(call.Fun, "graphql", "ResolveField") || len(call.Args) != 9 ||
-		!isIdent(call.Args[0], "ctx") || !isSel(call.Args[1], "ec", "OperationContext") || !isIdent(call.Args[2], "field") ||
-		!isIdent(call.Args[5], "nil") || !isIdent(call.Args[7], "true") {
+	ret, call, isCall := resolveFieldCall(fn, 1)
+	if !isCall {
 		return 0, 0, "", false
 	}
 	fieldContext, isFC := callsFieldContext(call.Args[3])
