@@ -127,23 +127,8 @@ func objRead(e ast.Expr) (string, bool) {
 // graphql.Marshaler { return ec.marshalX(ctx, selections, v) } and
 // marshalX is safe (safeMarshal).
 func safeMarshaller(e ast.Expr, funcs map[string]*ast.FuncDecl) (string, bool) {
-	lit, ok := e.(*ast.FuncLit)
-	if !ok || len(lit.Body.List) != 1 || len(lit.Type.Params.List) != 3 {
-		return "", false
-	}
-	ret, ok := lit.Body.List[0].(*ast.ReturnStmt)
-	if !ok || len(ret.Results) != 1 {
-		return "", false
-	}
-	call, ok := ret.Results[0].(*ast.CallExpr)
-	if !ok || len(call.Args) != 3 || !isIdent(call.Args[0], "ctx") || !isIdent(call.Args[1], "selections") || !isIdent(call.Args[2], "v") {
-		return "", false
-	}
-	name, ok := ecMethod(call.Fun)
-	if !ok {
-		return "", false
-	}
-	return name, safeMarshal(name, funcs)
+	name, ok := marshallerOf(e)
+	return name, ok && safeMarshal(name, funcs)
 }
 
 // rewrittenLeaf reports whether fn is a plain leaf this command already
