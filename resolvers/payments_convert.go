@@ -220,9 +220,9 @@ func toOrder(o *payments.Order) *model.Order {
 	if !ok {
 		status = model.OrderStatusUnknown
 	}
-	// One allocation for the order and everything it points to (a listing
-	// converts every order, and the README query asks only for ids: this
-	// was ~15 allocations per order). Its items and card payment are
+	// One allocation for the order and everything it points to: a listing
+	// converts every order, and the README query asks only for ids. Its
+	// items and card payment are
 	// decoded and converted when a query selects them (orderParts); o is
 	// the operation's own copy of the upstream answer, which nothing
 	// changes after it is decoded.
