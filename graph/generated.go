@@ -29110,7 +29110,7 @@ func (ec *executionContext) unmarshalNCardBrand2githubᚗcomᚋfingraphᚋfingra
 }
 
 func (ec *executionContext) marshalNCardBrand2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardBrand(ctx context.Context, sel ast.SelectionSet, v model.CardBrand) graphql.Marshaler {
-	return v
+	return enumValue(v)
 }
 
 func (ec *executionContext) marshalNCardCredentials2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardCredentials(ctx context.Context, sel ast.SelectionSet, v *model.CardCredentials) graphql.Marshaler {
@@ -29144,7 +29144,7 @@ func (ec *executionContext) unmarshalNCardStatus2githubᚗcomᚋfingraphᚋfingr
 }
 
 func (ec *executionContext) marshalNCardStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardStatus(ctx context.Context, sel ast.SelectionSet, v model.CardStatus) graphql.Marshaler {
-	return v
+	return enumValue(v)
 }
 
 func (ec *executionContext) marshalNCardTransaction2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransaction(ctx context.Context, sel ast.SelectionSet, v *model.CardTransaction) graphql.Marshaler {
@@ -29186,7 +29186,7 @@ func (ec *executionContext) unmarshalNCardType2githubᚗcomᚋfingraphᚋfingrap
 }
 
 func (ec *executionContext) marshalNCardType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardType(ctx context.Context, sel ast.SelectionSet, v model.CardType) graphql.Marshaler {
-	return v
+	return enumValue(v)
 }
 
 func (ec *executionContext) unmarshalNCardholderType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardholderType(ctx context.Context, v any) (model.CardholderType, error) {
@@ -29196,7 +29196,7 @@ func (ec *executionContext) unmarshalNCardholderType2githubᚗcomᚋfingraphᚋf
 }
 
 func (ec *executionContext) marshalNCardholderType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardholderType(ctx context.Context, sel ast.SelectionSet, v model.CardholderType) graphql.Marshaler {
-	return v
+	return enumValue(v)
 }
 
 func (ec *executionContext) unmarshalNChangeMyPhoneInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐChangeMyPhoneInput(ctx context.Context, v any) (model.ChangeMyPhoneInput, error) {
@@ -29232,7 +29232,7 @@ func (ec *executionContext) unmarshalNConversionRefusal2githubᚗcomᚋfingraph�
 }
 
 func (ec *executionContext) marshalNConversionRefusal2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐConversionRefusal(ctx context.Context, sel ast.SelectionSet, v model.ConversionRefusal) graphql.Marshaler {
-	return v
+	return enumValue(v)
 }
 
 func (ec *executionContext) marshalNCorporation2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporation(ctx context.Context, sel ast.SelectionSet, v *model.Corporation) graphql.Marshaler {
@@ -29523,7 +29523,7 @@ func (ec *executionContext) unmarshalNGender2githubᚗcomᚋfingraphᚋfingraph�
 }
 
 func (ec *executionContext) marshalNGender2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐGender(ctx context.Context, sel ast.SelectionSet, v model.Gender) graphql.Marshaler {
-	return v
+	return enumValue(v)
 }
 
 func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {
@@ -29584,7 +29584,7 @@ func (ec *executionContext) unmarshalNIndividualStatus2githubᚗcomᚋfingraph�
 }
 
 func (ec *executionContext) marshalNIndividualStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐIndividualStatus(ctx context.Context, sel ast.SelectionSet, v model.IndividualStatus) graphql.Marshaler {
-	return v
+	return enumValue(v)
 }
 
 func (ec *executionContext) unmarshalNInt2int64(ctx context.Context, v any) (int64, error) {
@@ -29640,7 +29640,7 @@ func (ec *executionContext) unmarshalNInvoiceType2githubᚗcomᚋfingraphᚋfing
 }
 
 func (ec *executionContext) marshalNInvoiceType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐInvoiceType(ctx context.Context, sel ast.SelectionSet, v model.InvoiceType) graphql.Marshaler {
-	return v
+	return enumValue(v)
 }
 
 func (ec *executionContext) unmarshalNIssueCardInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐIssueCardInput(ctx context.Context, v any) (model.IssueCardInput, error) {
@@ -29655,7 +29655,7 @@ func (ec *executionContext) unmarshalNItemsShape2githubᚗcomᚋfingraphᚋfingr
 }
 
 func (ec *executionContext) marshalNItemsShape2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐItemsShape(ctx context.Context, sel ast.SelectionSet, v model.ItemsShape) graphql.Marshaler {
-	return v
+	return enumValue(v)
 }
 
 func (ec *executionContext) unmarshalNJSON2map(ctx context.Context, v any) (map[string]any, error) {
@@ -29691,7 +29691,7 @@ func (ec *executionContext) unmarshalNKycDocumentStatus2githubᚗcomᚋfingraph�
 }
 
 func (ec *executionContext) marshalNKycDocumentStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐKycDocumentStatus(ctx context.Context, sel ast.SelectionSet, v model.KycDocumentStatus) graphql.Marshaler {
-	return v
+	return enumValue(v)
 }
 
 func (ec *executionContext) unmarshalNKycDocumentType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐKycDocumentType(ctx context.Context, v any) (model.KycDocumentType, error) {
@@ -29701,7 +29701,7 @@ func (ec *executionContext) unmarshalNKycDocumentType2githubᚗcomᚋfingraphᚋ
 }
 
 func (ec *executionContext) marshalNKycDocumentType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐKycDocumentType(ctx context.Context, sel ast.SelectionSet, v model.KycDocumentType) graphql.Marshaler {
-	return v
+	return enumValue(v)
 }
 
 func (ec *executionContext) marshalNLimit2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐLimit(ctx context.Context, sel ast.SelectionSet, v *model.Limit) graphql.Marshaler {
@@ -29889,7 +29889,7 @@ func (ec *executionContext) unmarshalNOrderStatus2githubᚗcomᚋfingraphᚋfing
 }
 
 func (ec *executionContext) marshalNOrderStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrderStatus(ctx context.Context, sel ast.SelectionSet, v model.OrderStatus) graphql.Marshaler {
-	return v
+	return enumValue(v)
 }
 
 func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
@@ -29944,7 +29944,7 @@ func (ec *executionContext) unmarshalNPendingActionStatus2githubᚗcomᚋfingrap
 }
 
 func (ec *executionContext) marshalNPendingActionStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPendingActionStatus(ctx context.Context, sel ast.SelectionSet, v model.PendingActionStatus) graphql.Marshaler {
-	return v
+	return enumValue(v)
 }
 
 func (ec *executionContext) marshalNPerson2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPerson(ctx context.Context, sel ast.SelectionSet, v *model.Person) graphql.Marshaler {
@@ -29991,7 +29991,7 @@ func (ec *executionContext) unmarshalNPersonType2githubᚗcomᚋfingraphᚋfingr
 }
 
 func (ec *executionContext) marshalNPersonType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonType(ctx context.Context, sel ast.SelectionSet, v model.PersonType) graphql.Marshaler {
-	return v
+	return enumValue(v)
 }
 
 func (ec *executionContext) unmarshalNPersonType2ᚕgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonTypeᚄ(ctx context.Context, v any) ([]model.PersonType, error) {
@@ -30031,7 +30031,7 @@ func (ec *executionContext) unmarshalNPrincipalKind2githubᚗcomᚋfingraphᚋfi
 }
 
 func (ec *executionContext) marshalNPrincipalKind2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPrincipalKind(ctx context.Context, sel ast.SelectionSet, v model.PrincipalKind) graphql.Marshaler {
-	return v
+	return enumValue(v)
 }
 
 func (ec *executionContext) unmarshalNRecoverPasswordInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRecoverPasswordInput(ctx context.Context, v any) (model.RecoverPasswordInput, error) {
@@ -30082,7 +30082,7 @@ func (ec *executionContext) unmarshalNRequisitesType2githubᚗcomᚋfingraphᚋf
 }
 
 func (ec *executionContext) marshalNRequisitesType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRequisitesType(ctx context.Context, sel ast.SelectionSet, v model.RequisitesType) graphql.Marshaler {
-	return v
+	return enumValue(v)
 }
 
 func (ec *executionContext) unmarshalNRevealCardCredentialsInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRevealCardCredentialsInput(ctx context.Context, v any) (model.RevealCardCredentialsInput, error) {
@@ -30097,7 +30097,7 @@ func (ec *executionContext) unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋ
 }
 
 func (ec *executionContext) marshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx context.Context, sel ast.SelectionSet, v model.Role) graphql.Marshaler {
-	return v
+	return enumValue(v)
 }
 
 func (ec *executionContext) unmarshalNSendFeedbackInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSendFeedbackInput(ctx context.Context, v any) (model.SendFeedbackInput, error) {
@@ -30135,7 +30135,7 @@ func (ec *executionContext) unmarshalNSignInKind2githubᚗcomᚋfingraphᚋfingr
 }
 
 func (ec *executionContext) marshalNSignInKind2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSignInKind(ctx context.Context, sel ast.SelectionSet, v model.SignInKind) graphql.Marshaler {
-	return v
+	return enumValue(v)
 }
 
 func (ec *executionContext) marshalNSignInResult2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSignInResult(ctx context.Context, sel ast.SelectionSet, v model.SignInResult) graphql.Marshaler {
@@ -30203,7 +30203,7 @@ func (ec *executionContext) unmarshalNStatementFormat2githubᚗcomᚋfingraphᚋ
 }
 
 func (ec *executionContext) marshalNStatementFormat2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐStatementFormat(ctx context.Context, sel ast.SelectionSet, v model.StatementFormat) graphql.Marshaler {
-	return v
+	return enumValue(v)
 }
 
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
@@ -30270,7 +30270,7 @@ func (ec *executionContext) unmarshalNTransactionStatus2githubᚗcomᚋfingraph�
 }
 
 func (ec *executionContext) marshalNTransactionStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐTransactionStatus(ctx context.Context, sel ast.SelectionSet, v model.TransactionStatus) graphql.Marshaler {
-	return v
+	return enumValue(v)
 }
 
 func (ec *executionContext) unmarshalNUpdateCorporationInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐUpdateCorporationInput(ctx context.Context, v any) (model.UpdateCorporationInput, error) {
@@ -30374,7 +30374,7 @@ func (ec *executionContext) unmarshalNWalletAdapter2githubᚗcomᚋfingraphᚋfi
 }
 
 func (ec *executionContext) marshalNWalletAdapter2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletAdapter(ctx context.Context, sel ast.SelectionSet, v model.WalletAdapter) graphql.Marshaler {
-	return v
+	return enumValue(v)
 }
 
 func (ec *executionContext) marshalNWalletRequisites2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletRequisitesᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.WalletRequisites) graphql.Marshaler {
@@ -30408,7 +30408,7 @@ func (ec *executionContext) unmarshalNWalletType2githubᚗcomᚋfingraphᚋfingr
 }
 
 func (ec *executionContext) marshalNWalletType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletType(ctx context.Context, sel ast.SelectionSet, v model.WalletType) graphql.Marshaler {
-	return v
+	return enumValue(v)
 }
 
 func (ec *executionContext) marshalNWebhook2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWebhook(ctx context.Context, sel ast.SelectionSet, v *model.Webhook) graphql.Marshaler {

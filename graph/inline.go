@@ -226,3 +226,50 @@ func cachedArgs(ctx context.Context, ec *executionContext, field graphql.Collect
 	c.mu.Unlock()
 	return args, nil
 }
+
+// enumValue is what internal/gqlinline makes gqlgen's non-null enum
+// marshallers return in place of the value itself: the value as its type's
+// MarshalGQL writes it (gqlgen's template: strconv.Quote of the name),
+// from a table of the values written so far, so that answering one costs
+// neither fmt nor an allocation. A GraphQL name needs no escaping; a value
+// outside the enum is left to its type.
+func enumValue[E interface {
+	~string
+	IsValid() bool
+	graphql.Marshaler
+}](v E) graphql.Marshaler {
+	if !v.IsValid() {
+		return v
+	}
+	if m, ok := (*enumWritten.Load())[string(v)]; ok {
+		return m
+	}
+	enumMu.Lock()
+	defer enumMu.Unlock()
+	old := *enumWritten.Load()
+	if m, ok := old[string(v)]; ok {
+		return m
+	}
+	m := writtenEnum(`"` + string(v) + `"`)
+	next := make(map[string]graphql.Marshaler, len(old)+1)
+	for k, w := range old {
+		next[k] = w
+	}
+	next[string(v)] = m
+	enumWritten.Store(&next)
+	return m
+}
+
+// enumWritten is enumValue's table, replaced whole when a value is added
+// (the schema's enums bound it); enumMu orders the additions.
+var (
+	enumWritten atomic.Pointer[map[string]graphql.Marshaler]
+	enumMu      sync.Mutex
+)
+
+func init() { enumWritten.Store(&map[string]graphql.Marshaler{}) }
+
+// writtenEnum is an enum value as written, quotes included.
+type writtenEnum string
+
+func (w writtenEnum) MarshalGQL(wr io.Writer) { _, _ = io.WriteString(wr, string(w)) }

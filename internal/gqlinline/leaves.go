@@ -162,11 +162,12 @@ func safeMarshal(name string, funcs map[string]*ast.FuncDecl) bool {
 	}
 	body := fn.Body.List
 	if len(body) == 1 {
-		// An enum: return v, its type from the model package.
+		// An enum: return v (or enums.go's enumValue(v)), its type from
+		// the model package.
 		r, ok := body[0].(*ast.ReturnStmt)
 		ptype := fn.Type.Params.List[len(fn.Type.Params.List)-1].Type
 		sel, isSelType := ptype.(*ast.SelectorExpr)
-		return ok && len(r.Results) == 1 && isIdent(r.Results[0], "v") && isSelType && isIdent(sel.X, "model")
+		return ok && len(r.Results) == 1 && (isIdent(r.Results[0], "v") || isEnumCall(r.Results[0])) && isSelType && isIdent(sel.X, "model")
 	}
 	// A built-in scalar: blank uses of sel and ctx, a nil check of a
 	// pointer, res := graphql.MarshalX(v or *v), the null check that

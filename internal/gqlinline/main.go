@@ -19,7 +19,8 @@
 //   - an answer's buffer, started at the operation's last answer's size
 //     (buffers.go);
 //   - a field's arguments, worked out once per place in an operation
-//     instead of once per object of a list (args.go).
+//     instead of once per object of a list (args.go);
+//   - enum values, written from a table instead of through fmt (enums.go).
 //
 // gqlgen marshals every list of two or more elements with
 // graphql.MarshalSliceConcurrently: one goroutine per element, each growing

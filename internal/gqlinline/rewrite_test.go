@@ -380,3 +380,56 @@ func exprString(e ast.Expr) string {
 	_ = printer.Fprint(&b, token.NewFileSet(), e)
 	return b.String()
 }
+
+// Every enum type of graph/model writes itself as gqlgen's template does,
+// strconv.Quote of its String, which is the value itself: what enumValue
+// writes for a value of the enum (enums.go). A hand-written enum with a
+// MarshalGQL of its own fails here, and would need leaving out.
+func TestEnumsAreGqlgens(t *testing.T) {
+	gen, err := os.ReadFile("../../graph/generated.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	enums := enumNames(gen)
+	if len(enums) == 0 {
+		t.Fatal("no enum in the schema generated.go embeds")
+	}
+	// Enums only ever read (arguments, inputs) have no marshaller.
+	if n := bytes.Count(gen, []byte("return "+enumFunc+"(v)\n")); n == 0 || n > len(enums) ||
+		!regexp.MustCompile(`marshalNOrderStatus2[^\n]*\n\treturn `+enumFunc+`\(v\)\n`).Match(gen) {
+		t.Errorf("%d enum marshallers return %s (the schema has %d enums), or Order.status's does not", n, enumFunc, len(enums))
+	}
+	files, err := filepath.Glob("../../graph/model/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	bodies := map[string]string{}
+	for _, name := range files {
+		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Recv == nil || (fn.Name.Name != "MarshalGQL" && fn.Name.Name != "String") {
+				continue
+			}
+			recv, ok := fn.Recv.List[0].Type.(*ast.Ident)
+			if !ok || !enums[recv.Name] {
+				continue
+			}
+			var b bytes.Buffer
+			_ = printer.Fprint(&b, fset, fn.Body)
+			bodies[recv.Name+"."+fn.Name.Name] = strings.Join(strings.Fields(b.String()), " ")
+		}
+	}
+	for e := range enums {
+		if got := bodies[e+".MarshalGQL"]; got != "{ _, _ = fmt.Fprint(w, strconv.Quote(e.String())) }" {
+			t.Errorf("%s.MarshalGQL is %q, not gqlgen's", e, got)
+		}
+		if got := bodies[e+".String"]; got != "{ return string(e) }" {
+			t.Errorf("%s.String is %q, not gqlgen's", e, got)
+		}
+	}
+}
