@@ -112,7 +112,11 @@ func TestFaultsAreSurvived(t *testing.T) {
 
 	g.sandbox(t, http.MethodPost, "/_sandbox/faults", map[string]any{"route": "*", "error_rate": 0}, nil)
 	g.http.CloseIdleConnections()
-	deadline := time.Now().Add(10 * time.Second) // bounds a hung test only
+	// Read workers started while faults slowed the reads (more of them at
+	// once than the warm-up needed) exit only after idling 10 s, and the
+	// pool looks for idle ones every 10 s (loaders.Workers): the count may
+	// take up to 20 s to come back. Beyond that it bounds a hung test only.
+	deadline := time.Now().Add(25 * time.Second)
 	for runtime.NumGoroutine() > baseline && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
