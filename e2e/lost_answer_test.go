@@ -1,12 +1,18 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -224,10 +230,14 @@ func wantOneOrder(t *testing.T, answers []gqlResponse, upstream []map[string]any
 	}
 }
 
+// The retry finds the order the lost attempt made, and the record the key
+// keeps of it holds no card token: the upstream's order carries the stored
+// card's token in its payment, which the gateway's records leave out.
 func TestLostOrderAnswerOnStoredCardChargesOnce(t *testing.T) {
 	t.Parallel()
 	l := newLossy()
-	g := startGatewayWith(t, sandboxBehind(l.wrap))
+	dir := t.TempDir()
+	g := startGatewayWith(t, sandboxBehind(l.wrap), "-data-dir", dir)
 	g = g.as(g.signInAPI(t))
 	customerID, methods := createCustomer(t, g, uniq("tok_ok_"))
 	in := map[string]any{"idempotencyKey": uniq("lost-order-"), "currency": "EUR", "customerId": customerID, "autoCharge": true,
@@ -242,10 +252,47 @@ func TestLostOrderAnswerOnStoredCardChargesOnce(t *testing.T) {
 	for range 3 {
 		answers = append(answers, g.query(t, createOrderMutation, map[string]any{"input": in}))
 	}
-	wantOneOrder(t, answers, upstreamOrders(t, g.SandboxURL, rawID(customerID)))
+	orders := upstreamOrders(t, g.SandboxURL, rawID(customerID))
+	wantOneOrder(t, answers, orders)
 	if len(answers[0].Errors) > 0 {
 		t.Errorf("the retry did not find the order the lost attempt made: %+v", answers[0].Errors)
 	}
+	if len(orders) != 1 || !strings.Contains(fmt.Sprint(orders[0]["payment"]), methods[0]) {
+		t.Fatalf("the upstream's order does not carry the card's token, so this proves nothing: %+v", orders)
+	}
+	// The key's record reaches the store's files (the order's id is in it)
+	// before they are searched for the token.
+	id := orders[0]["id"].(string)
+	for deadline := time.Now().Add(10 * time.Second); !filesHold(t, dir, id) && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !filesHold(t, dir, id) {
+		t.Fatal("the key's record of the order never reached the data directory")
+	}
+	if filesHold(t, dir, methods[0]) {
+		t.Error("the data directory holds the stored card's token")
+	}
+}
+
+// filesHold reports whether a file under dir contains s.
+func filesHold(t *testing.T, dir, s string) bool {
+	t.Helper()
+	found := false
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || found {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil // a file removed while walking
+		}
+		found = bytes.Contains(b, []byte(s))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found
 }
 
 // A replica that lost the answer stops; a new one, sharing JetStream and

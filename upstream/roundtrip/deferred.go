@@ -2,6 +2,7 @@ package roundtrip
 
 import (
 	"bytes"
+	"encoding/json"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -59,12 +60,19 @@ func (d *Deferred[T]) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// MarshalJSONTo writes the part as it was sent.
+// MarshalJSONTo writes the part as T holds it, never the bytes as sent: an
+// answer can carry fields T leaves out on purpose (an order's payment
+// carries the stored card's token, which CardDetails has no place for),
+// and what the gateway writes (an idempotency record) must not gain them.
 func (d Deferred[T]) MarshalJSONTo(enc *jsontext.Encoder) error {
 	if d.IsZero() {
 		return enc.WriteToken(jsontext.Null)
 	}
-	return enc.WriteValue(d.raw)
+	v, err := d.Decode()
+	if err != nil {
+		return err
+	}
+	return jsonv2.MarshalEncode(enc, v)
 }
 
 // MarshalJSON does the same for encoding/json.
@@ -72,5 +80,16 @@ func (d Deferred[T]) MarshalJSON() ([]byte, error) {
 	if d.IsZero() {
 		return []byte("null"), nil
 	}
-	return d.raw, nil
+	v, err := d.Decode()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
 }
+
+// String keeps the bytes as sent out of anything printed with fmt (a
+// record logged with %+v): they can hold what T leaves out.
+func (d Deferred[T]) String() string { return "(deferred JSON)" }
+
+// GoString does the same for %#v.
+func (d Deferred[T]) GoString() string { return d.String() }
