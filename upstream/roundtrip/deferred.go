@@ -21,15 +21,6 @@ import (
 // (JSON null), which decodes to T's zero value.
 type Deferred[T any] struct{ raw jsontext.Value }
 
-// DeferredOf is v as a Deferred, as an upstream would have sent it.
-func DeferredOf[T any](v T) (Deferred[T], error) {
-	raw, err := jsonv2.Marshal(v)
-	if err != nil {
-		return Deferred[T]{}, err
-	}
-	return Deferred[T]{raw: raw}, nil
-}
-
 // Decode decodes the part.
 func (d Deferred[T]) Decode() (T, error) {
 	var v T
