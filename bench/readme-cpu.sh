@@ -17,7 +17,10 @@
 #   SYSCALLS=1                also counts the gateway's system calls per
 #                             request (strace -c, Debian package strace); it
 #                             slows the gateway, so its CPU figure then does
-#                             not count.
+#                             not count;
+#   SCRIPT=bench/side-by-side-query.lua
+#                             sends another wrk script's query instead (that
+#                             one is the query ../shared/peers/run.sh sends).
 default_port=18911
 # shellcheck source=bench/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -41,7 +44,8 @@ export FINGRAPH_SESSION
 [ -n "$FINGRAPH_SESSION" ] || { echo "sign-in failed" >&2; exit 1; }
 
 url="http://127.0.0.1:$port/graphql"
-wrk -t2 -c16 -d3s -s "$here/readme-query.lua" "$url" >/dev/null
+script=$(realpath "${SCRIPT:-$here/readme-query.lua}")
+wrk -t2 -c16 -d3s -s "$script" "$url" >/dev/null
 cpu() { awk '{print $14 + $15}' "/proc/${1:-$gw}/stat"; }
 side=()
 if [ -n "${PROFILE:-}" ]; then
@@ -53,7 +57,7 @@ if [ "${SYSCALLS:-}" = 1 ]; then
   side+=($!)
 fi
 t0=$(cpu); s0=$(cpu "$sb")
-out=$(wrk -t2 -c16 -d10s --latency -s "$here/readme-query.lua" "$url")
+out=$(wrk -t2 -c16 -d10s --latency -s "$script" "$url")
 t1=$(cpu); s1=$(cpu "$sb")
 if [ ${#side[@]} -gt 0 ]; then wait "${side[@]}" || true; fi
 echo "$out"
