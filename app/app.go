@@ -386,6 +386,7 @@ func (a *App) openUpstreams(ctx context.Context, cfg *Config, m *metrics) (*paym
 	if err != nil {
 		return nil, nil, fmt.Errorf("FINGRAPH_PAYMENTS_URL: %w", err)
 	}
+	m.watchSharedReads("payments", pay.SharedAnswers)
 
 	bank, err := banking.NewClient(cfg.BankingURL, banking.WithVersion(cfg.BankingVersion), roundtrip.WithTransport(upstream("banking", roundtrip.NewTransport())),
 		roundtrip.WithTimeout(cfg.BankingTimeout), roundtrip.WithLogger(logger.With("upstream", "banking")))

@@ -87,6 +87,15 @@ func (m *metrics) watchEventReads(b *events.Bus) {
 		func() float64 { return float64(b.Reads()) }))
 }
 
+// watchSharedReads exports the reads of an upstream answered by a call
+// another operation made (roundtrip.ShareFrom) instead of one of their own.
+func (m *metrics) watchSharedReads(upstream string, shared func() uint64) {
+	m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fingraph_upstream_shared_reads_total",
+		Help:        "Upstream reads answered by a call another operation made at the same time, not by a call of their own.",
+		ConstLabels: prometheus.Labels{"upstream": upstream}},
+		func() float64 { return float64(shared()) }))
+}
+
 // instrument wraps an upstream's transport so that its calls are counted
 // and timed; labels carry no URL, so no id or token reaches the metrics.
 // The series are promhttp's instrumented round-tripper's (method and code

@@ -20,9 +20,11 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/graph-gophers/dataloader/v7"
+	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/fingraph/fingraph/upstream/banking"
 	"github.com/fingraph/fingraph/upstream/payments"
+	"github.com/fingraph/fingraph/upstream/roundtrip"
 )
 
 // Wait is how long the Customer loader gathers keys before it calls the
@@ -142,8 +144,25 @@ func (e PerOperation) InterceptResponse(ctx context.Context, next graphql.Respon
 	return next(e.fresh(ctx))
 }
 
+// A query's reads, and each subscription event's, may share an upstream
+// call another operation began after they began (roundtrip.ShareFrom): the
+// answer then holds everything written before they started. A mutation's
+// reads never share: one that checks what its own write did (was the order
+// made?) must see that write, which a call begun before it could miss.
 func (e PerOperation) fresh(ctx context.Context) context.Context {
+	if readOnly(ctx) {
+		ctx = roundtrip.ShareFrom(ctx, time.Now())
+	}
 	return context.WithValue(ctx, ctxKey{}, &lazy{p: e.Payments, b: e.Banking, opts: e.Options})
+}
+
+// readOnly reports whether ctx runs a query or a subscription.
+func readOnly(ctx context.Context) bool {
+	if !graphql.HasOperationContext(ctx) {
+		return false
+	}
+	op := graphql.GetOperationContext(ctx).Operation
+	return op != nil && op.Operation != ast.Mutation
 }
 
 // lazy makes an operation's read cache on first use.

@@ -14,6 +14,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/upstream/banking"
@@ -530,4 +531,25 @@ func TestAPersonPastTheFirstPageIsReadOnceAcrossBatches(t *testing.T) {
 	assert.Same(t, first[0], second[0])
 	assert.Same(t, first[0], loaded)
 	assert.Equal(t, 1, u.received(dace), "one read of Dace in the operation")
+}
+
+// A query's reads, and each subscription event's, may share upstream calls
+// begun after they started; a mutation's never do, so that a read that
+// checks what the mutation wrote sees it.
+func TestOnlyReadsOfQueriesAndEventsShareCalls(t *testing.T) {
+	for op, shares := range map[ast.Operation]bool{ast.Query: true, ast.Subscription: true, ast.Mutation: false} {
+		ctx := graphql.WithOperationContext(context.Background(),
+			&graphql.OperationContext{Operation: &ast.OperationDefinition{Operation: op}})
+		before := time.Now()
+		var from time.Time
+		var ok bool
+		loaders.PerOperation{}.InterceptResponse(ctx, func(ctx context.Context) *graphql.Response {
+			from, ok = roundtrip.SharesFrom(ctx)
+			return nil
+		})
+		assert.Equal(t, shares, ok, "%s", op)
+		if shares {
+			assert.False(t, from.Before(before), "%s: shares calls begun before it started", op)
+		}
+	}
 }

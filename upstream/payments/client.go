@@ -131,7 +131,7 @@ func NewClient(baseURL string, keys Keys, opts ...roundtrip.Option) (*Client, er
 	}
 	c := &Client{baseURL: u, keys: keys}
 	c.jwksURL = u.JoinPath(".well-known", "jwks.json").String()
-	if c.send, err = roundtrip.New(roundtrip.Upstream{Name: upstreamName, BasePath: u.Path, Check: CheckResponse}, c, opts...); err != nil {
+	if c.send, err = roundtrip.New(roundtrip.Upstream{Name: upstreamName, BasePath: u.Path, Check: CheckResponse, Shared: true}, c, opts...); err != nil {
 		return nil, err
 	}
 	s := service{client: c}
@@ -284,6 +284,11 @@ func listHint[T any](c *Client) *atomic.Int32 {
 // BreakerState reports the circuit breakers' worst state ("closed", "half-open",
 // "open") for readiness probes.
 func (c *Client) BreakerState() string { return c.send.BreakerState() }
+
+// SharedAnswers counts the reads answered by another caller's call to the
+// same route with the same key (roundtrip.ShareFrom), not by a call of
+// their own.
+func (c *Client) SharedAnswers() uint64 { return c.send.SharedAnswers() }
 
 // EventsBreakerState reports the state of the breaker of the event routes
 // alone, which webhook enrichment depends on: other routes failing does not

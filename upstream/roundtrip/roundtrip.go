@@ -105,6 +105,11 @@ type Upstream struct {
 	// (Stream) is never resent. When no other credential is accepted, the
 	// call's outcome is its first refusal, unchanged.
 	Refused func(*http.Request, *http.Response) (refused, again bool)
+	// Shared says that a request of this upstream, as its client builds
+	// it, decides the answer: no hook above adds anything of the caller's.
+	// Its GETs may then share one call among callers whose contexts allow
+	// it (ShareFrom; share.go has the rules).
+	Shared bool
 }
 
 // settings are the shared knobs, set by Options.
@@ -270,6 +275,10 @@ type Sender struct {
 	breakers map[string]*gobreaker.CircuitBreaker[*http.Response]
 	// wait sleeps between attempts; tests record instead of sleeping.
 	wait func(ctx context.Context, d time.Duration) error
+	// flights are the calls in flight that callers may share (share.go),
+	// sharedAnswers counts the callers that shared one.
+	flights       flights
+	sharedAnswers atomic.Uint64
 }
 
 // New applies opts (the shared ones to the Sender, a client's own to
@@ -432,8 +441,6 @@ func (e *prepareError) Unwrap() error { return e.err }
 // a non-2xx answer, *UnavailableError when the upstream could not answer,
 // and an error wrapping context.Canceled when the caller gave up.
 func (s *Sender) Do(req *http.Request, v any) error {
-	ctx, cancel := context.WithTimeout(req.Context(), s.cfg.timeout)
-	defer cancel()
 	var body []byte
 	if req.Body != nil && req.Body != http.NoBody {
 		b, err := io.ReadAll(req.Body)
@@ -443,7 +450,7 @@ func (s *Sender) Do(req *http.Request, v any) error {
 		}
 		body = b
 	}
-	resp, err := s.exchange(ctx, req, body)
+	resp, err := s.call(req, body)
 	if err != nil {
 		return s.failure(req, err)
 	}
@@ -451,6 +458,17 @@ func (s *Sender) Do(req *http.Request, v any) error {
 		return err
 	}
 	return s.decode(req, resp, v)
+}
+
+// call gets req's answer: from a call it may share (share.go), or from a
+// call of its own under the call's deadline.
+func (s *Sender) call(req *http.Request, body []byte) (*http.Response, error) {
+	if from, ok := s.shareable(req, body); ok {
+		return s.share(req, from)
+	}
+	ctx, cancel := context.WithTimeout(req.Context(), s.cfg.timeout)
+	defer cancel()
+	return s.exchange(ctx, req, body)
 }
 
 // exchange makes the attempts of one call, between the upstream's Begin and
