@@ -379,10 +379,14 @@ func (a *App) openUpstreams(ctx context.Context, cfg *Config, m *metrics) (*paym
 		}
 		return a.tracing.transport(m.instrument(name, rt))
 	}
+	payOpts := []roundtrip.Option{roundtrip.WithTimeout(cfg.PaymentsTimeout), roundtrip.WithShareWindow(cfg.ShareWindow),
+		roundtrip.WithLogger(logger.With("upstream", "payments")), roundtrip.WithTransport(upstream("payments", roundtrip.NewTransport()))}
+	if cfg.NoSharing {
+		payOpts = append(payOpts, roundtrip.WithoutSharing())
+	}
 	pay, err := payments.NewClient(cfg.PaymentsURL, payments.Keys{
 		Public: cfg.PaymentsPublic, Private: cfg.PaymentsPrivate, AccessToken: cfg.PaymentsAccess,
-	}, roundtrip.WithTimeout(cfg.PaymentsTimeout), roundtrip.WithLogger(logger.With("upstream", "payments")),
-		roundtrip.WithTransport(upstream("payments", roundtrip.NewTransport())))
+	}, payOpts...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("FINGRAPH_PAYMENTS_URL: %w", err)
 	}

@@ -102,6 +102,12 @@ type Config struct {
 	// batch goes upstream: longer batches more on a slow machine, shorter
 	// adds less latency.
 	LoaderWait time.Duration
+	// ShareWindow is how long a payments read that others are sending at
+	// the same time waits, before it goes upstream, for more of them to
+	// share it (roundtrip.WithShareWindow). NoSharing ("off") makes every
+	// read a call of its own.
+	ShareWindow time.Duration
+	NoSharing   bool
 	// OutcomeSettle is how long after a money movement whose answer was
 	// lost its absence upstream proves it had no effect; zero is
 	// resolvers.DefaultOutcomeSettle. Tests whose faults never delay the
@@ -114,6 +120,7 @@ type Config struct {
 	BankingTimeout     time.Duration
 	upstreamTimeoutRaw string
 	loaderWaitRaw      string
+	shareWindowRaw     string
 	paymentsTimeoutRaw string
 	bankingTimeoutRaw  string
 
@@ -249,6 +256,7 @@ func (c *Config) settings() []setting {
 		{"sandbox-faults", "FINGRAPH_SANDBOX_FAULTS", "", `sandbox: faults to start with, a JSON array as POST /_sandbox/faults takes, e.g. [{"route":"GET /payments/v1/customer","latency_ms":100,"latency_max_ms":900,"error_rate":0.1,"status":502,"drop_rate":0.01}]`, &c.sandboxFaultsRaw},
 		{"sandbox-token-grace", "FINGRAPH_SANDBOX_TOKEN_GRACE", "10s", "in-process sandbox: how long a superseded banking token keeps working", &c.sandboxTokenGraceRaw},
 		{"loader-wait", "FINGRAPH_LOADER_WAIT", "1ms", "how long the customer loader gathers ids before it calls the upstream (100us to 50ms)", &c.loaderWaitRaw},
+		{"share-window", "FINGRAPH_SHARE_WINDOW", "1ms", "how long a payments read that other queries are sending at the same moment waits for more of them to share its call: 0 to 10ms (0 sends it at once), or off to share no call", &c.shareWindowRaw},
 		{"upstream-timeout", "FINGRAPH_UPSTREAM_TIMEOUT", "10s", "deadline of one upstream call, retries included", &c.upstreamTimeoutRaw},
 		{"payments-timeout", "FINGRAPH_PAYMENTS_TIMEOUT", "", "deadline of one payments call; empty uses the upstream timeout", &c.paymentsTimeoutRaw},
 		{"shutdown-drain", "FINGRAPH_SHUTDOWN_DRAIN", "0s", "on SIGTERM, how long to answer /readyz with 503 while still serving, before closing: longer than the load balancer's health-check interval (e.g. 2s); 0 stops at once", &c.shutdownDrainRaw},
@@ -400,6 +408,11 @@ func (c *Config) parseTimeouts() error {
 	}
 	if c.LoaderWait, err = time.ParseDuration(c.loaderWaitRaw); err != nil || c.LoaderWait < 100*time.Microsecond || c.LoaderWait > 50*time.Millisecond {
 		return fmt.Errorf("FINGRAPH_LOADER_WAIT: %q is not a duration from 100us to 50ms, such as 1ms", c.loaderWaitRaw)
+	}
+	if c.NoSharing = c.shareWindowRaw == "off"; !c.NoSharing {
+		if c.ShareWindow, err = time.ParseDuration(c.shareWindowRaw); err != nil || c.ShareWindow < 0 || c.ShareWindow > 10*time.Millisecond {
+			return fmt.Errorf("FINGRAPH_SHARE_WINDOW: %q is not a duration from 0 to 10ms, such as 1ms, or off", c.shareWindowRaw)
+		}
 	}
 	c.PaymentsTimeout, c.BankingTimeout = c.UpstreamTimeout, c.UpstreamTimeout
 	if c.paymentsTimeoutRaw != "" {

@@ -49,6 +49,8 @@ func TestParseConfigDefaults(t *testing.T) {
 	assert.Equal(t, 30*time.Second, c.ReconcileInterval)
 	assert.Equal(t, 10*time.Second, c.ShutdownTimeout)
 	assert.Equal(t, 10*time.Second, c.UpstreamTimeout)
+	assert.Equal(t, time.Millisecond, c.ShareWindow)
+	assert.False(t, c.NoSharing, "queries share concurrent reads unless told not to")
 	assert.True(t, c.RegisterWebhook, "sandbox mode registers its own webhook")
 	assert.True(t, c.SandboxAnonymous, "sandbox mode answers a first query without sign-in")
 	assert.Empty(t, c.AllowedOrigins)
@@ -104,6 +106,7 @@ func TestParseConfigReadsEveryVariable(t *testing.T) {
 		"FINGRAPH_OPERATION_TIMEOUT":     "12s",
 		"FINGRAPH_UPSTREAM_TIMEOUT":      "7s",
 		"FINGRAPH_LOADER_WAIT":           "250us",
+		"FINGRAPH_SHARE_WINDOW":          "3ms",
 		"FINGRAPH_BANKING_TIMEOUT":       "9s",
 		"FINGRAPH_PAYMENTS_TIMEOUT":      "8s",
 		"FINGRAPH_DOWNLOAD_KEY":          "download-secret",
@@ -157,6 +160,7 @@ func TestParseConfigReadsEveryVariable(t *testing.T) {
 		"FINGRAPH_OPERATION_TIMEOUT":     {c.OperationTimeout, 12 * time.Second},
 		"FINGRAPH_UPSTREAM_TIMEOUT":      {c.UpstreamTimeout, 7 * time.Second},
 		"FINGRAPH_LOADER_WAIT":           {c.LoaderWait, 250 * time.Microsecond},
+		"FINGRAPH_SHARE_WINDOW":          {c.ShareWindow, 3 * time.Millisecond},
 		"FINGRAPH_PAYMENTS_TIMEOUT":      {c.PaymentsTimeout, 8 * time.Second},
 		"FINGRAPH_DOWNLOAD_KEY":          {c.DownloadKey, "download-secret"},
 		"FINGRAPH_METRICS_ADDR":          {c.MetricsAddr, "127.0.0.1:9100"},
@@ -215,6 +219,12 @@ func TestFlagWinsOverVariable(t *testing.T) {
 	assert.Equal(t, 2*time.Hour, c.SessionTTL)
 	assert.Equal(t, time.Minute, c.ReconcileInterval)
 	assert.Equal(t, []string{"https://b.example"}, c.AllowedOrigins)
+}
+
+func TestSharingTurnsOff(t *testing.T) {
+	c, err := ParseConfig([]string{"-share-window", "off"}, env(nil), io.Discard)
+	require.NoError(t, err)
+	assert.True(t, c.NoSharing)
 }
 
 func TestInvalidValuesAreRefusedNamingTheSetting(t *testing.T) {
@@ -285,6 +295,9 @@ func TestInvalidValuesAreRefusedNamingTheSetting(t *testing.T) {
 		{"operation timeout", nil, []string{"-operation-timeout", "soon"}, "FINGRAPH_OPERATION_TIMEOUT"},
 		{"loader wait too long", nil, []string{"-loader-wait", "1s"}, "FINGRAPH_LOADER_WAIT"},
 		{"loader wait zero", map[string]string{"FINGRAPH_LOADER_WAIT": "0"}, nil, "FINGRAPH_LOADER_WAIT"},
+		{"share window too long", nil, []string{"-share-window", "1s"}, "FINGRAPH_SHARE_WINDOW"},
+		{"share window negative", map[string]string{"FINGRAPH_SHARE_WINDOW": "-1ms"}, nil, "FINGRAPH_SHARE_WINDOW"},
+		{"share window neither on nor off", map[string]string{"FINGRAPH_SHARE_WINDOW": "no"}, nil, "FINGRAPH_SHARE_WINDOW"},
 		{"stray argument", nil, []string{"serve"}, `unexpected argument "serve"`},
 		{"drain not a duration", map[string]string{"FINGRAPH_SHUTDOWN_DRAIN": "soon"}, nil, "FINGRAPH_SHUTDOWN_DRAIN"},
 		{"replicas not a number", map[string]string{"FINGRAPH_NATS_REPLICAS": "three"}, nil, "FINGRAPH_NATS_REPLICAS"},

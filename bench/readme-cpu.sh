@@ -3,8 +3,8 @@
 # a gateway binary in real-upstream mode against a sandbox in a process of
 # its own, loaded by wrk with 16 connections; the gateway process's CPU time
 # (user + system, /proc/<pid>/stat) over the requests of a 10 s run after a
-# 3 s warm-up, and the sandbox's over the same run (its two upstream calls per
-# request), with the ratio of the two.
+# 3 s warm-up, and the sandbox's over the same run (the upstream calls the
+# gateway made), with the ratio of the two and the calls per request.
 #
 #   go build -o /tmp/fingraph . && bench/readme-cpu.sh /tmp/fingraph 18911
 #
@@ -20,7 +20,11 @@
 #                             not count;
 #   SCRIPT=bench/side-by-side-query.lua
 #                             sends another wrk script's query instead (that
-#                             one is the query ../shared/peers/run.sh sends).
+#                             one is the query ../shared/peers/run.sh sends);
+#   FINGRAPH_SHARE_WINDOW=off makes every request its own two upstream
+#                             calls (the gateway reads its environment).
+#
+# The gateway serves its metrics on PORT+3, for the calls per request.
 default_port=18911
 # shellcheck source=bench/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -72,15 +76,14 @@ reqs=$(echo "$out" | awk '/requests in/ {print $1}')
 ticks=$(getconf CLK_TCK)
 awk -v d=$((t1 - t0)) -v n="$reqs" -v hz="$ticks" \
   'BEGIN { printf "gateway CPU per request: %.0f µs over %d requests\n", d * 1e6 / hz / n, n }'
-# The sandbox answers the gateway's upstream calls. Each request reads two
-# answers; under load some are shared with another request's call
-# (docs/performance.md), so the gateway's CPU is set against what the
-# sandbox spends on two calls: what the gateway adds over the work it
-# stands for.
+# The sandbox answers the gateway's upstream calls: two per request, unless
+# requests at the same time share them (FINGRAPH_SHARE_WINDOW; set it to
+# off and every request makes its two). The gateway's CPU against the
+# sandbox's is what the gateway adds over the work it stands for.
 awk -v c=$((c1 - c0)) -v r=$((r1 - r0)) -v n="$reqs" \
   'BEGIN { printf "upstream calls per request: %.2f; reads shared per request: %.2f\n", c / n, r / n }'
-awk -v d=$((t1 - t0)) -v s=$((s1 - s0)) -v c=$((c1 - c0)) -v n="$reqs" -v hz="$ticks" \
-  'BEGIN { per = (c > 0 ? s * 1e6 / hz / c : 0); printf "sandbox CPU per request: %.0f µs, per upstream call: %.0f µs; gateway / sandbox for two calls: %.2fx\n", s * 1e6 / hz / n, per, (per > 0 ? d * 1e6 / hz / n / (2 * per) : 0) }'
+awk -v d=$((t1 - t0)) -v s=$((s1 - s0)) -v n="$reqs" -v hz="$ticks" \
+  'BEGIN { printf "sandbox CPU per request: %.0f µs; gateway / sandbox: %.2fx\n", s * 1e6 / hz / n, (s > 0 ? d / s : 0) }'
 if [ "${SYSCALLS:-}" = 1 ]; then
   awk -v n="$reqs" 'NR > 2 && $NF ~ /^(read|write|futex|epoll_pwait)$/ {printf "%s: %.2f per request\n", $NF, $4 / n}' "$dir/strace"
 fi

@@ -14,19 +14,23 @@ import (
 // Sharing an answer: when several callers send the same read at once (a
 // dashboard's listing, asked by every open tab of a tenant), one call goes
 // upstream and every caller gets its answer, each decoding its own copy.
-// Three rules keep that invisible to the callers:
+// These rules keep that invisible to the callers:
 //
 //   - Only a call whose request, as built, decides its answer is shared:
 //     a GET without a body, of an upstream that says so (Upstream.Shared:
 //     no Prepare, Begin or Refused hook adds anything of the caller's), with
 //     the same URL and the same header values (so the same credential).
 //     Two callers that would have sent different bytes never share.
-//   - A caller shares only a call that began at or after the moment its
-//     context names (ShareFrom): a GraphQL query's reads start when the
-//     query does, so an answer shared with it was asked for after every write
-//     its client had finished; it reads its own writes. A context that names
-//     no moment (a mutation's reads, the pollers, webhook enrichment) never
-//     shares.
+//   - A caller shares only a call not sent yet, or sent at or after the
+//     moment its context names (ShareFrom): a GraphQL query's reads start
+//     when the query does, so an answer shared with it was asked for after
+//     every write its client had finished; it reads its own writes. A
+//     context that names no moment (a mutation's reads, the pollers,
+//     webhook enrichment) never shares.
+//   - A read in demand (a call of it is in flight that a new reader may not
+//     share) waits the share window (WithShareWindow) before it is sent, so
+//     that the readers arriving meanwhile share it. A read nobody else is
+//     sending goes at once.
 //   - A caller that gives up stops waiting, and the call is cancelled once
 //     no caller waits for it; the call runs under its own deadline
 //     (WithTimeout), not the first caller's cancellation.
@@ -37,8 +41,8 @@ import (
 // shareKey carries the moment from which a context's reads may share calls.
 type shareKey struct{}
 
-// ShareFrom lets the reads of ctx share an upstream call another caller
-// began at or after from (see Upstream.Shared). Give it the moment the
+// ShareFrom lets the reads of ctx share an upstream call of another caller
+// that is not sent yet or was sent at or after from (see Upstream.Shared). Give it the moment the
 // work that reads began, such as the start of a GraphQL query: everything
 // its client wrote before is then in what it reads.
 func ShareFrom(ctx context.Context, from time.Time) context.Context {
@@ -54,7 +58,8 @@ func SharesFrom(ctx context.Context) (time.Time, bool) {
 
 // flight is a shared call in flight and, once done is closed, its outcome.
 type flight struct {
-	key    [sha256.Size]byte
+	key [sha256.Size]byte
+	// begun is when the call was sent; zero while it waits to be.
 	begun  time.Time
 	done   chan struct{}
 	cancel context.CancelFunc
@@ -72,7 +77,7 @@ type flights struct {
 
 // shareable reports whether req may share a call (see the rules above).
 func (s *Sender) shareable(req *http.Request, body []byte) (time.Time, bool) {
-	if !s.up.Shared || req.Method != http.MethodGet || body != nil {
+	if !s.up.Shared || s.cfg.noSharing || req.Method != http.MethodGet || body != nil {
 		return time.Time{}, false
 	}
 	return SharesFrom(req.Context())
@@ -115,7 +120,7 @@ func (s *Sender) share(req *http.Request, from time.Time) (*http.Response, error
 	if s.flights.m == nil {
 		s.flights.m = map[[sha256.Size]byte]*flight{}
 	}
-	if f := s.flights.m[key]; f != nil && !f.begun.Before(from) {
+	if f := s.flights.m[key]; f != nil && (f.begun.IsZero() || !f.begun.Before(from)) {
 		f.waiters++
 		s.flights.mu.Unlock()
 		s.sharedAnswers.Add(1)
@@ -128,13 +133,22 @@ func (s *Sender) share(req *http.Request, from time.Time) (*http.Response, error
 		}
 	}
 	// Begin a call: one begun before from, still in flight, goes on for
-	// the callers it has and is no longer joined.
+	// the callers it has and is no longer joined. Other readers join this
+	// one until it is sent; when the read is in demand (a call of it is in
+	// flight now), it waits the share window for them first.
 	callCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.timeout)
-	f := &flight{key: key, begun: time.Now(), done: make(chan struct{}), cancel: cancel, waiters: 1}
+	f := &flight{key: key, done: make(chan struct{}), cancel: cancel, waiters: 1}
+	inDemand := s.flights.m[key] != nil
 	s.flights.m[key] = f
 	s.flights.mu.Unlock()
 
 	stop := context.AfterFunc(ctx, func() { s.leave(f) })
+	if inDemand && s.cfg.shareWindow > 0 {
+		_ = s.wait(callCtx, s.cfg.shareWindow)
+	}
+	s.flights.mu.Lock()
+	f.begun = time.Now()
+	s.flights.mu.Unlock()
 	f.resp, f.err = s.exchange(callCtx, req, nil)
 	stop()
 	s.flights.mu.Lock()

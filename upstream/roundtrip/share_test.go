@@ -145,8 +145,9 @@ func TestACallBegunBeforeTheReaderStartedIsNotShared(t *testing.T) {
 }
 
 // Only a call that would have sent the same bytes is shared: another URL,
-// another credential, another method, a context that allows no sharing, or
-// an upstream whose hooks add the caller's own credential each get a call.
+// another credential, another method, a context that allows no sharing, an
+// upstream whose hooks add the caller's own credential, or one whose client
+// turned sharing off each get a call.
 func TestOnlyTheSameReadIsShared(t *testing.T) {
 	h := newHeldUpstream(t)
 	s := sharedSender(t)
@@ -156,12 +157,15 @@ func TestOnlyTheSameReadIsShared(t *testing.T) {
 	arrive(t, h)
 	unshared, err := New(Upstream{Name: "test", Check: check}, nil, WithRetries(0))
 	require.NoError(t, err)
+	turnedOff, err := New(Upstream{Name: "test", Check: check, Shared: true}, nil, WithRetries(0), WithoutSharing())
+	require.NoError(t, err)
 	rest := []<-chan answer{
 		get(s, ctx, http.MethodGet, h.srv.URL+"/list?page=2", "Bearer k"),
 		get(s, ctx, http.MethodGet, h.srv.URL+"/list", "Bearer other"),
 		get(s, ctx, http.MethodDelete, h.srv.URL+"/list", "Bearer k"),
 		get(s, context.Background(), http.MethodGet, h.srv.URL+"/list", "Bearer k"),
 		get(unshared, ctx, http.MethodGet, h.srv.URL+"/list", "Bearer k"),
+		get(turnedOff, ctx, http.MethodGet, h.srv.URL+"/list", "Bearer k"),
 	}
 	for range rest {
 		arrive(t, h)
@@ -170,7 +174,7 @@ func TestOnlyTheSameReadIsShared(t *testing.T) {
 	for _, c := range append(rest, first) {
 		require.NoError(t, (<-c).err)
 	}
-	assert.EqualValues(t, 6, h.calls.Load())
+	assert.EqualValues(t, 7, h.calls.Load())
 	assert.Zero(t, s.SharedAnswers())
 }
 
@@ -243,4 +247,40 @@ func TestCallKeysTellRequestsApart(t *testing.T) {
 	} {
 		assert.NotEqual(t, base, callKey(other), "%s %s %v", other.Method, other.URL, other.Header)
 	}
+}
+
+// A read in demand (a call of it is in flight that a new reader may not
+// share) waits the share window before it is sent, and any reader that
+// comes meanwhile shares it, whenever it started: the call is sent after
+// it came. A read nobody else is sending does not wait.
+func TestAReadInDemandWaitsForMoreReaders(t *testing.T) {
+	h := newHeldUpstream(t)
+	s, err := New(Upstream{Name: "test", Check: check, Shared: true}, nil, WithRetries(0), WithShareWindow(3*time.Millisecond))
+	require.NoError(t, err)
+	windows, endWindow := make(chan time.Duration, 1), make(chan struct{})
+	s.wait = func(ctx context.Context, d time.Duration) error {
+		windows <- d
+		<-endWindow
+		return nil
+	}
+	first := get(s, ShareFrom(context.Background(), time.Now()), http.MethodGet, h.srv.URL+"/list", "Bearer k")
+	arrive(t, h)
+	assert.Empty(t, windows, "a read nobody else sends waited")
+
+	second := get(s, ShareFrom(context.Background(), time.Now()), http.MethodGet, h.srv.URL+"/list", "Bearer k")
+	select {
+	case d := <-windows:
+		assert.Equal(t, 3*time.Millisecond, d)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the read in demand did not wait")
+	}
+	third := get(s, ShareFrom(context.Background(), time.Now()), http.MethodGet, h.srv.URL+"/list", "Bearer k")
+	require.Eventually(t, func() bool { return s.SharedAnswers() == 1 }, 5*time.Second, time.Millisecond)
+	close(endWindow)
+	arrive(t, h)
+	close(h.release)
+	a, b, c := <-first, <-second, <-third
+	require.NoError(t, errors.Join(a.err, b.err, c.err))
+	assert.Equal(t, []int{1, 2, 2}, []int{a.n, b.n, c.n})
+	assert.EqualValues(t, 2, h.calls.Load())
 }
