@@ -87,15 +87,26 @@ func (s *Sender) shareable(req *http.Request, body []byte) (time.Time, bool) {
 // header's values, names in order, each part prefixed by its length so
 // that no two requests write the same bytes.
 func callKey(req *http.Request) [sha256.Size]byte {
-	b := make([]byte, 0, 512)
+	var buf [1024]byte
+	b := buf[:0]
 	str := func(v string) {
 		b = binary.AppendUvarint(b, uint64(len(v)))
 		b = append(b, v...)
 	}
 	str(req.Method)
-	str(req.URL.String())
+	str(req.URL.Scheme)
+	str(req.URL.Opaque)
+	if u := req.URL.User; u != nil {
+		str("@" + u.String()) // sent as a header: the call's credential
+	} else {
+		str("")
+	}
+	str(req.URL.Host)
+	str(req.URL.EscapedPath())
+	str(req.URL.RawQuery)
 	str(req.Host)
-	names := make([]string, 0, len(req.Header))
+	var few [8]string
+	names := few[:0]
 	for name := range req.Header {
 		names = append(names, name)
 	}

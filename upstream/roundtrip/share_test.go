@@ -229,8 +229,8 @@ func TestCallKeysTellRequestsApart(t *testing.T) {
 		}
 		return r
 	}
-	base := callKey(req("GET", "http://u/x?a=1", "Authorization", "k", "Accept", "application/json"))
-	assert.Equal(t, base, callKey(req("GET", "http://u/x?a=1", "Accept", "application/json", "Authorization", "k")),
+	base := callKey(req("GET", "http://u/x/y?a=1", "Authorization", "k", "Accept", "application/json"))
+	assert.Equal(t, base, callKey(req("GET", "http://u/x/y?a=1", "Accept", "application/json", "Authorization", "k")),
 		"header order does not matter")
 	// Names and values cannot run into each other.
 	a, b := req("GET", "http://u/x"), req("GET", "http://u/x")
@@ -238,12 +238,14 @@ func TestCallKeysTellRequestsApart(t *testing.T) {
 	b.Header["A"], b.Header["B"] = []string{"x"}, nil
 	assert.NotEqual(t, callKey(a), callKey(b))
 	for _, other := range []*http.Request{
-		req("GET", "http://u/x?a=2", "Authorization", "k", "Accept", "application/json"),
-		req("GET", "http://v/x?a=1", "Authorization", "k", "Accept", "application/json"),
-		req("HEAD", "http://u/x?a=1", "Authorization", "k", "Accept", "application/json"),
-		req("GET", "http://u/x?a=1", "Authorization", "k2", "Accept", "application/json"),
-		req("GET", "http://u/x?a=1", "Authorization", "k", "Accept", "application/json", "Accept", "text/plain"),
-		req("GET", "http://u/x?a=1", "Authorization", "k", "Accept", "application/json", "B", ""),
+		req("GET", "http://u/x/y?a=2", "Authorization", "k", "Accept", "application/json"),
+		req("GET", "http://v/x/y?a=1", "Authorization", "k", "Accept", "application/json"),
+		req("GET", "http://user:pw@u/x/y?a=1", "Authorization", "k", "Accept", "application/json"),
+		req("GET", "http://u/x%2Fy?a=1", "Authorization", "k", "Accept", "application/json"),
+		req("HEAD", "http://u/x/y?a=1", "Authorization", "k", "Accept", "application/json"),
+		req("GET", "http://u/x/y?a=1", "Authorization", "k2", "Accept", "application/json"),
+		req("GET", "http://u/x/y?a=1", "Authorization", "k", "Accept", "application/json", "Accept", "text/plain"),
+		req("GET", "http://u/x/y?a=1", "Authorization", "k", "Accept", "application/json", "B", ""),
 	} {
 		assert.NotEqual(t, base, callKey(other), "%s %s %v", other.Method, other.URL, other.Header)
 	}
