@@ -145,8 +145,9 @@ func (e PerOperation) InterceptResponse(ctx context.Context, next graphql.Respon
 }
 
 // A query's reads, and each subscription event's, may share an upstream
-// call another operation began after they began (roundtrip.ShareFrom): the
-// answer then holds everything written before they started. A mutation's
+// call of another operation that is not sent yet or was sent after they
+// began (roundtrip.ShareFrom): the answer then holds everything written
+// before they started. A mutation's
 // reads never share: one that checks what its own write did (was the order
 // made?) must see that write, which a call begun before it could miss.
 func (e PerOperation) fresh(ctx context.Context) context.Context {

@@ -3,7 +3,8 @@
 // tuned for one busy host, a deadline on every call, retries of idempotent
 // calls with full-jitter backoff that honours Retry-After, resending a call
 // whose credential was refused while its holder has another (Upstream.Refused),
-// one circuit breaker per route group of an upstream, the "upstream could not answer" error
+// one circuit breaker per route group of an upstream, one call for the same
+// read of readers at the same time (share.go), the "upstream could not answer" error
 // (UnavailableError), and the shape in which an upstream's refusal reaches
 // the gateway's edge (Rejection).
 //
