@@ -28,9 +28,9 @@ import (
 //     context that names no moment (a mutation's reads, the pollers,
 //     webhook enrichment) never shares.
 //   - A read in demand (a call of it is in flight that a new reader may not
-//     share) waits the share window (WithShareWindow) before it is sent, so
-//     that the readers arriving meanwhile share it. A read nobody else is
-//     sending goes at once.
+//     share, and its last reader came less than a share window ago) waits
+//     the share window (WithShareWindow) before it is sent, so that the
+//     readers arriving meanwhile share it. Any other read goes at once.
 //   - A caller that gives up stops waiting, and the call is cancelled once
 //     no caller waits for it; the call runs under its own deadline
 //     (WithTimeout), not the first caller's cancellation.
@@ -60,9 +60,11 @@ func SharesFrom(ctx context.Context) (time.Time, bool) {
 type flight struct {
 	key [sha256.Size]byte
 	// begun is when the call was sent; zero while it waits to be.
-	begun  time.Time
-	done   chan struct{}
-	cancel context.CancelFunc
+	begun time.Time
+	// arrived is when its last reader came; guarded by flights.mu.
+	arrived time.Time
+	done    chan struct{}
+	cancel  context.CancelFunc
 	// waiters counts the callers still waiting; guarded by flights.mu.
 	waiters int
 	resp    *http.Response
@@ -131,8 +133,11 @@ func (s *Sender) share(req *http.Request, from time.Time) (*http.Response, error
 	if s.flights.m == nil {
 		s.flights.m = map[[sha256.Size]byte]*flight{}
 	}
-	if f := s.flights.m[key]; f != nil && (f.begun.IsZero() || !f.begun.Before(from)) {
+	now := time.Now()
+	prev := s.flights.m[key]
+	if f := prev; f != nil && (f.begun.IsZero() || !f.begun.Before(from)) {
 		f.waiters++
+		f.arrived = now
 		s.flights.mu.Unlock()
 		s.sharedAnswers.Add(1)
 		select {
@@ -145,11 +150,13 @@ func (s *Sender) share(req *http.Request, from time.Time) (*http.Response, error
 	}
 	// Begin a call: one begun before from, still in flight, goes on for
 	// the callers it has and is no longer joined. Other readers join this
-	// one until it is sent; when the read is in demand (a call of it is in
-	// flight now), it waits the share window for them first.
+	// one until it is sent. When the read is in demand (its last reader
+	// came less than a share window ago), it waits the window for more
+	// first; a read asked for less often goes at once, as waiting would
+	// add latency and gather nobody.
 	callCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.timeout)
-	f := &flight{key: key, done: make(chan struct{}), cancel: cancel, waiters: 1}
-	inDemand := s.flights.m[key] != nil
+	f := &flight{key: key, arrived: now, done: make(chan struct{}), cancel: cancel, waiters: 1}
+	inDemand := prev != nil && now.Sub(prev.arrived) < s.cfg.shareWindow
 	s.flights.m[key] = f
 	s.flights.mu.Unlock()
 

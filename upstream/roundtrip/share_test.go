@@ -252,13 +252,14 @@ func TestCallKeysTellRequestsApart(t *testing.T) {
 }
 
 // A read in demand (a call of it is in flight that a new reader may not
-// share) waits the share window before it is sent, and any reader that
-// comes meanwhile shares it, whenever it started: the call is sent after
-// it came. A read nobody else is sending does not wait.
+// share, its last reader came less than a window ago) waits the share
+// window before it is sent, and any reader that comes meanwhile shares it,
+// whenever it started: the call is sent after it came. A read nobody else
+// is sending, or one asked for less often than the window, does not wait.
 func TestAReadInDemandWaitsForMoreReaders(t *testing.T) {
 	h := newHeldUpstream(t)
-	s, err := New(Upstream{Name: "test", Check: check, Shared: true}, nil, WithRetries(0), WithShareWindow(3*time.Millisecond))
-	require.NoError(t, err)
+	s := sharedSender(t)
+	s.cfg.shareWindow = time.Minute // every reader of this test comes within it
 	windows, endWindow := make(chan time.Duration, 1), make(chan struct{})
 	s.wait = func(ctx context.Context, d time.Duration) error {
 		windows <- d
@@ -272,7 +273,7 @@ func TestAReadInDemandWaitsForMoreReaders(t *testing.T) {
 	second := get(s, ShareFrom(context.Background(), time.Now()), http.MethodGet, h.srv.URL+"/list", "Bearer k")
 	select {
 	case d := <-windows:
-		assert.Equal(t, 3*time.Millisecond, d)
+		assert.Equal(t, time.Minute, d)
 	case <-time.After(5 * time.Second):
 		t.Fatal("the read in demand did not wait")
 	}
@@ -284,5 +285,22 @@ func TestAReadInDemandWaitsForMoreReaders(t *testing.T) {
 	a, b, c := <-first, <-second, <-third
 	require.NoError(t, errors.Join(a.err, b.err, c.err))
 	assert.Equal(t, []int{1, 2, 2}, []int{a.n, b.n, c.n})
+	assert.EqualValues(t, 2, h.calls.Load())
+}
+
+func TestAReadAskedLessOftenThanTheWindowGoesAtOnce(t *testing.T) {
+	h := newHeldUpstream(t)
+	s := sharedSender(t)
+	s.cfg.shareWindow = time.Nanosecond // shorter than any gap between two readers
+	s.wait = func(context.Context, time.Duration) error {
+		t.Error("a read asked for less often than the window waited")
+		return nil
+	}
+	first := get(s, ShareFrom(context.Background(), time.Now()), http.MethodGet, h.srv.URL+"/list", "Bearer k")
+	arrive(t, h)
+	second := get(s, ShareFrom(context.Background(), time.Now()), http.MethodGet, h.srv.URL+"/list", "Bearer k")
+	arrive(t, h)
+	close(h.release)
+	require.NoError(t, errors.Join((<-first).err, (<-second).err))
 	assert.EqualValues(t, 2, h.calls.Load())
 }
