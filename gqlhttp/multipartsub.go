@@ -140,7 +140,9 @@ func (t MultipartSubscription) Do(w http.ResponseWriter, r *http.Request, exec g
 		if resp == nil {
 			break
 		}
+		// The part that ends the stream is its last: no heartbeat after it.
 		if ended(resp) {
+			stopBeat()
 			pw.part(transportError(resp.Errors))
 			break
 		}
@@ -148,6 +150,7 @@ func (t MultipartSubscription) Do(w http.ResponseWriter, r *http.Request, exec g
 			Payload *graphql.Response `json:"payload"`
 		}{resp})
 		if err != nil {
+			stopBeat()
 			pw.part(transportError(gqlerror.List{{Message: gqlerr.InternalMessage,
 				Extensions: map[string]any{"code": string(gqlerr.Internal)}}}))
 			break
@@ -213,7 +216,8 @@ func (p *partWriter) part(body []byte) bool {
 }
 
 // heartbeat writes {} every interval until ctx ends or the returned stop
-// is called; stop returns once no heartbeat is being written.
+// is called; stop, which may be called more than once, returns once no
+// heartbeat is being written.
 func (p *partWriter) heartbeat(ctx context.Context, every time.Duration) (stop func()) {
 	done := make(chan struct{})
 	finished := make(chan struct{})
@@ -234,8 +238,9 @@ func (p *partWriter) heartbeat(ctx context.Context, every time.Duration) (stop f
 			}
 		}
 	}()
+	var once sync.Once
 	return func() {
-		close(done)
+		once.Do(func() { close(done) })
 		<-finished
 	}
 }
