@@ -71,7 +71,11 @@ type flight struct {
 	err     error
 }
 
-// flights are an upstream's shared calls in flight.
+// flights are an upstream's shared calls in flight. Not
+// golang.org/x/sync/singleflight: a reader here joins a call only under a
+// condition on when it was sent, a newer call replaces an older one for
+// new readers while the older serves its own, and a call is cancelled when
+// its last reader leaves.
 type flights struct {
 	mu sync.Mutex
 	m  map[[sha256.Size]byte]*flight

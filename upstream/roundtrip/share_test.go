@@ -21,12 +21,13 @@ type heldUpstream struct {
 	arrived   chan struct{}
 	release   chan struct{}
 	cancelled atomic.Int32
-	status    int
+	// status answers call n (1 for the first); 200 when nil.
+	status func(n int32) int
 }
 
 func newHeldUpstream(t *testing.T) *heldUpstream {
 	t.Helper()
-	h := &heldUpstream{arrived: make(chan struct{}, 16), release: make(chan struct{}), status: http.StatusOK}
+	h := &heldUpstream{arrived: make(chan struct{}, 16), release: make(chan struct{})}
 	var n atomic.Int32
 	h.upstream = newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 		call := n.Add(1)
@@ -38,7 +39,11 @@ func newHeldUpstream(t *testing.T) *heldUpstream {
 			return
 		case <-time.After(10 * time.Second):
 		}
-		w.WriteHeader(h.status)
+		status := http.StatusOK
+		if h.status != nil {
+			status = h.status(call)
+		}
+		w.WriteHeader(status)
 		_, _ = w.Write([]byte(`{"n":` + strconv.Itoa(int(call)) + `}`))
 	})
 	return h
@@ -107,7 +112,7 @@ func TestConcurrentReadsShareOneCall(t *testing.T) {
 
 func TestASharedRefusalIsEveryCallersError(t *testing.T) {
 	h := newHeldUpstream(t)
-	h.status = http.StatusNotFound
+	h.status = func(int32) int { return http.StatusNotFound }
 	s := sharedSender(t)
 	ctx := ShareFrom(context.Background(), time.Now())
 	first := get(s, ctx, http.MethodGet, h.srv.URL+"/x", "Bearer k")
@@ -121,6 +126,32 @@ func TestASharedRefusalIsEveryCallersError(t *testing.T) {
 		assert.Equal(t, http.StatusNotFound, se.status)
 	}
 	assert.EqualValues(t, 1, h.calls.Load())
+}
+
+// A shared call whose first answer is lost (a 503) is retried once for all
+// its readers, and every reader gets the retry's answer: no reader sends a
+// call of its own, none gets the failure.
+func TestASharedCallIsRetriedForEveryReader(t *testing.T) {
+	h := newHeldUpstream(t)
+	h.status = func(n int32) int {
+		if n == 1 {
+			return http.StatusServiceUnavailable
+		}
+		return http.StatusOK
+	}
+	s, err := New(Upstream{Name: "test", Check: check, Shared: true}, nil, WithRetries(1), WithBackoff(time.Millisecond, time.Millisecond))
+	require.NoError(t, err)
+	ctx := ShareFrom(context.Background(), time.Now())
+	first := get(s, ctx, http.MethodGet, h.srv.URL+"/list", "Bearer k")
+	arrive(t, h)
+	second := get(s, ctx, http.MethodGet, h.srv.URL+"/list", "Bearer k")
+	require.Eventually(t, func() bool { return s.SharedAnswers() == 1 }, 5*time.Second, time.Millisecond)
+	close(h.release)
+	arrive(t, h) // the retry
+	a, b := <-first, <-second
+	require.NoError(t, errors.Join(a.err, b.err))
+	assert.Equal(t, []int{2, 2}, []int{a.n, b.n})
+	assert.EqualValues(t, 2, h.calls.Load())
 }
 
 // A reader shares no call begun before the moment its context names: a
