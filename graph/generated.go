@@ -57,6 +57,12 @@ type DirectiveRoot struct {
 }
 
 type ComplexityRoot struct {
+	Actor struct {
+		FullName   func(childComplexity int) int
+		Kind       func(childComplexity int) int
+		UpstreamID func(childComplexity int) int
+	}
+
 	AddPaymentMethodPayload struct {
 		Orders        func(childComplexity int) int
 		PaymentMethod func(childComplexity int) int
@@ -74,29 +80,40 @@ type ComplexityRoot struct {
 		Name func(childComplexity int) int
 	}
 
+	BankAddress struct {
+		City     func(childComplexity int) int
+		Country  func(childComplexity int) int
+		Name     func(childComplexity int) int
+		PostCode func(childComplexity int) int
+		Street   func(childComplexity int) int
+	}
+
 	Card struct {
-		AvailableBalance   func(childComplexity int) int
-		Brand              func(childComplexity int) int
-		Cardholder         func(childComplexity int) int
-		CardholderGlobalID func(childComplexity int) int
-		Corporation        func(childComplexity int) int
-		CreatedAt          func(childComplexity int) int
-		Credentials        func(childComplexity int) int
-		Currency           func(childComplexity int) int
-		DisplayName        func(childComplexity int) int
-		EmbossedName       func(childComplexity int) int
-		ExpiryMonth        func(childComplexity int) int
-		ExpiryYear         func(childComplexity int) int
-		FundingWallet      func(childComplexity int) int
-		FundingWalletID    func(childComplexity int) int
-		GlobalID           func(childComplexity int) int
-		ID                 func(childComplexity int) int
-		MaskedPan          func(childComplexity int) int
-		Region             func(childComplexity int) int
-		Status             func(childComplexity int) int
-		Transactions       func(childComplexity int, first *int64, after *string, sortDirection *model.SortDirection) int
-		Type               func(childComplexity int) int
-		UpdatedAt          func(childComplexity int) int
+		Address             func(childComplexity int) int
+		AvailableBalance    func(childComplexity int) int
+		Brand               func(childComplexity int) int
+		Cardholder          func(childComplexity int) int
+		CardholderGlobalID  func(childComplexity int) int
+		Corporation         func(childComplexity int) int
+		CreatedAt           func(childComplexity int) int
+		Credentials         func(childComplexity int) int
+		Currency            func(childComplexity int) int
+		DisplayName         func(childComplexity int) int
+		EmbossedCompanyName func(childComplexity int) int
+		EmbossedName        func(childComplexity int) int
+		ExpiryMonth         func(childComplexity int) int
+		ExpiryYear          func(childComplexity int) int
+		FundingWallet       func(childComplexity int) int
+		FundingWalletID     func(childComplexity int) int
+		GlobalID            func(childComplexity int) int
+		ID                  func(childComplexity int) int
+		IssuerCardholderID  func(childComplexity int) int
+		MaskedPan           func(childComplexity int) int
+		Region              func(childComplexity int) int
+		Status              func(childComplexity int) int
+		Transactions        func(childComplexity int, first *int64, after *string, sortDirection *model.SortDirection) int
+		Type                func(childComplexity int) int
+		UpdatedAt           func(childComplexity int) int
 	}
 
 	CardAuthorised struct {
@@ -190,33 +207,41 @@ type ComplexityRoot struct {
 	}
 
 	Corporation struct {
-		APIKeys               func(childComplexity int) int
-		Address               func(childComplexity int) int
-		BlockedAt             func(childComplexity int) int
-		Cards                 func(childComplexity int) int
-		City                  func(childComplexity int) int
-		Country               func(childComplexity int) int
-		CreatedAt             func(childComplexity int) int
-		Currency              func(childComplexity int) int
-		Email                 func(childComplexity int) int
-		GlobalID              func(childComplexity int) int
-		ID                    func(childComplexity int) int
-		Invoices              func(childComplexity int) int
-		IsKycVerified         func(childComplexity int) int
-		IsOnboarded           func(childComplexity int) int
-		IsQuestionnaireFilled func(childComplexity int) int
-		KycDocuments          func(childComplexity int) int
-		Limits                func(childComplexity int) int
-		Name                  func(childComplexity int) int
-		OnboardedAt           func(childComplexity int) int
-		OverallScreeningInfo  func(childComplexity int) int
-		Persons               func(childComplexity int) int
-		PostCode              func(childComplexity int) int
-		Region                func(childComplexity int) int
-		Settings              func(childComplexity int) int
-		Wallet                func(childComplexity int, id string) int
-		WalletRequisites      func(childComplexity int) int
-		Wallets               func(childComplexity int) int
+		APIKeys                    func(childComplexity int) int
+		AccountID                  func(childComplexity int) int
+		Address                    func(childComplexity int) int
+		BlockedAt                  func(childComplexity int) int
+		Cards                      func(childComplexity int) int
+		City                       func(childComplexity int) int
+		Country                    func(childComplexity int) int
+		CreatedAt                  func(childComplexity int) int
+		CreatedBy                  func(childComplexity int) int
+		Currency                   func(childComplexity int) int
+		Email                      func(childComplexity int) int
+		GlobalID                   func(childComplexity int) int
+		HasAnotherBankAccount      func(childComplexity int) int
+		ID                         func(childComplexity int) int
+		IdentityID                 func(childComplexity int) int
+		Invoices                   func(childComplexity int) int
+		IsInitialApplicationFilled func(childComplexity int) int
+		IsKycVerified              func(childComplexity int) int
+		IsOnboarded                func(childComplexity int) int
+		IsQuestionnaireFilled      func(childComplexity int) int
+		KycDataProvidedByID        func(childComplexity int) int
+		KycDataProvider            func(childComplexity int) int
+		KycDocuments               func(childComplexity int) int
+		Limits                     func(childComplexity int) int
+		Name                       func(childComplexity int) int
+		OnboardedAt                func(childComplexity int) int
+		OverallScreeningInfo       func(childComplexity int) int
+		Persons                    func(childComplexity int) int
+		PostCode                   func(childComplexity int) int
+		Region                     func(childComplexity int) int
+		Settings                   func(childComplexity int) int
+		UpdatedBy                  func(childComplexity int) int
+		Wallet                     func(childComplexity int, id string) int
+		WalletRequisites           func(childComplexity int) int
+		Wallets                    func(childComplexity int) int
 	}
 
 	CorporationConnection struct {
@@ -239,6 +264,7 @@ type ComplexityRoot struct {
 	CorporationSettings struct {
 		AllowedPersonTypes func(childComplexity int) int
 		CorporationID      func(childComplexity int) int
+		CreatedAt          func(childComplexity int) int
 		UpdatedAt          func(childComplexity int) int
 	}
 
@@ -339,6 +365,7 @@ type ComplexityRoot struct {
 		Repayments           func(childComplexity int) int
 		Type                 func(childComplexity int) int
 		UnpaidAmount         func(childComplexity int) int
+		UpdatedAt            func(childComplexity int) int
 	}
 
 	InvoiceRepayment struct {
@@ -347,21 +374,32 @@ type ComplexityRoot struct {
 		Type   func(childComplexity int) int
 	}
 
+	KycDataProvider struct {
+		FirstName  func(childComplexity int) int
+		LastName   func(childComplexity int) int
+		UpstreamID func(childComplexity int) int
+	}
+
 	KycDocument struct {
-		CorporationID func(childComplexity int) int
-		CreatedAt     func(childComplexity int) int
-		ExpiresAt     func(childComplexity int) int
-		GlobalID      func(childComplexity int) int
-		ID            func(childComplexity int) int
-		Name          func(childComplexity int) int
-		Path          func(childComplexity int) int
-		Status        func(childComplexity int) int
-		Type          func(childComplexity int) int
-		UpdatedAt     func(childComplexity int) int
+		CorporationID    func(childComplexity int) int
+		CreatedAt        func(childComplexity int) int
+		CreatedBy        func(childComplexity int) int
+		CreatedByLoginID func(childComplexity int) int
+		ExpiresAt        func(childComplexity int) int
+		GlobalID         func(childComplexity int) int
+		ID               func(childComplexity int) int
+		Name             func(childComplexity int) int
+		Path             func(childComplexity int) int
+		Status           func(childComplexity int) int
+		Type             func(childComplexity int) int
+		UpdatedAt        func(childComplexity int) int
+		UpdatedBy        func(childComplexity int) int
+		UpdatedByLoginID func(childComplexity int) int
 	}
 
 	Limit struct {
 		AttemptVelocityPerHour    func(childComplexity int) int
+		CreatedAt                 func(childComplexity int) int
 		DailyLimitAmount          func(childComplexity int) int
 		DailySuccessfulVelocity   func(childComplexity int) int
 		GlobalID                  func(childComplexity int) int
@@ -521,6 +559,7 @@ type ComplexityRoot struct {
 		CorporationID                  func(childComplexity int) int
 		Country                        func(childComplexity int) int
 		CreatedAt                      func(childComplexity int) int
+		CreatedBy                      func(childComplexity int) int
 		DateOfBirth                    func(childComplexity int) int
 		Email                          func(childComplexity int) int
 		FirstName                      func(childComplexity int) int
@@ -530,6 +569,7 @@ type ComplexityRoot struct {
 		IsBlocked                      func(childComplexity int) int
 		IsDirector                     func(childComplexity int) int
 		IsInvitationAccepted           func(childComplexity int) int
+		IsPersonLimitsDisabled         func(childComplexity int) int
 		IsPoliticallyExposed           func(childComplexity int) int
 		IsQuestionnaireFilled          func(childComplexity int) int
 		IsTaxResident                  func(childComplexity int) int
@@ -544,12 +584,15 @@ type ComplexityRoot struct {
 		Position                       func(childComplexity int) int
 		PositionInPoliticalInstitution func(childComplexity int) int
 		PostCode                       func(childComplexity int) int
+		PrimaryCurrency                func(childComplexity int) int
+		ProfileLevel                   func(childComplexity int) int
 		Region                         func(childComplexity int) int
 		Roles                          func(childComplexity int) int
 		ScreeningInfo                  func(childComplexity int) int
 		Street                         func(childComplexity int) int
 		Type                           func(childComplexity int) int
 		UpdatedAt                      func(childComplexity int) int
+		UpdatedBy                      func(childComplexity int) int
 	}
 
 	PersonConnection struct {
@@ -567,6 +610,14 @@ type ComplexityRoot struct {
 		Profile     func(childComplexity int) int
 		Status      func(childComplexity int) int
 		UnderReview func(childComplexity int) int
+	}
+
+	PostalAddress struct {
+		City     func(childComplexity int) int
+		Country  func(childComplexity int) int
+		PostCode func(childComplexity int) int
+		Region   func(childComplexity int) int
+		Street   func(childComplexity int) int
 	}
 
 	Query struct {
@@ -663,19 +714,24 @@ type ComplexityRoot struct {
 	}
 
 	Wallet struct {
-		Adapter     func(childComplexity int) int
-		Balance     func(childComplexity int) int
-		Cards       func(childComplexity int) int
-		Corporation func(childComplexity int) int
-		CreatedAt   func(childComplexity int) int
-		Currency    func(childComplexity int) int
-		GlobalID    func(childComplexity int) int
-		ID          func(childComplexity int) int
-		Name        func(childComplexity int) int
-		Pending     func(childComplexity int) int
-		Purpose     func(childComplexity int) int
-		Requisites  func(childComplexity int) int
-		Type        func(childComplexity int) int
+		Adapter          func(childComplexity int) int
+		Balance          func(childComplexity int) int
+		BankAddress      func(childComplexity int) int
+		Cards            func(childComplexity int) int
+		Corporation      func(childComplexity int) int
+		CreatedAt        func(childComplexity int) int
+		CreatedBy        func(childComplexity int) int
+		CreatedByLoginID func(childComplexity int) int
+		Currency         func(childComplexity int) int
+		GlobalID         func(childComplexity int) int
+		ID               func(childComplexity int) int
+		Name             func(childComplexity int) int
+		Pending          func(childComplexity int) int
+		Purpose          func(childComplexity int) int
+		Requisites       func(childComplexity int) int
+		Transactions     func(childComplexity int, first *int64, after *string, sortDirection *model.SortDirection) int
+		Type             func(childComplexity int) int
+		UpdatedAt        func(childComplexity int) int
 	}
 
 	WalletRequisites struct {
@@ -685,6 +741,43 @@ type ComplexityRoot struct {
 		ID        func(childComplexity int) int
 		Number    func(childComplexity int) int
 		Type      func(childComplexity int) int
+		UpdatedAt func(childComplexity int) int
+	}
+
+	WalletTransaction struct {
+		AmountEquivalents  func(childComplexity int) int
+		Charge             func(childComplexity int) int
+		ChargeEquivalents  func(childComplexity int) int
+		ChargeExchangeRate func(childComplexity int) int
+		CreatedAt          func(childComplexity int) int
+		CreatedBy          func(childComplexity int) int
+		DeletedAt          func(childComplexity int) int
+		Direction          func(childComplexity int) int
+		ErrorCode          func(childComplexity int) int
+		ErrorName          func(childComplexity int) int
+		ExchangeRate       func(childComplexity int) int
+		ID                 func(childComplexity int) int
+		Score              func(childComplexity int) int
+		ScoreRangeID       func(childComplexity int) int
+		Source             func(childComplexity int) int
+		SourceWalletID     func(childComplexity int) int
+		Status             func(childComplexity int) int
+		StatusCode         func(childComplexity int) int
+		Target             func(childComplexity int) int
+		TargetWalletID     func(childComplexity int) int
+		Type               func(childComplexity int) int
+		UpdatedAt          func(childComplexity int) int
+	}
+
+	WalletTransactionConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	WalletTransactionEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	Webhook struct {
@@ -722,6 +815,7 @@ type CorporationResolver interface {
 	Settings(ctx context.Context, obj *model.Corporation) (*model.CorporationSettings, error)
 	Cards(ctx context.Context, obj *model.Corporation) ([]*model.Card, error)
 	KycDocuments(ctx context.Context, obj *model.Corporation) ([]*model.KycDocument, error)
+
 	Wallets(ctx context.Context, obj *model.Corporation) ([]*model.Wallet, error)
 	Wallet(ctx context.Context, obj *model.Corporation, id string) (*model.Wallet, error)
 	WalletRequisites(ctx context.Context, obj *model.Corporation) ([]*model.WalletRequisites, error)
@@ -805,6 +899,10 @@ type PersonResolver interface {
 
 	ScreeningInfo(ctx context.Context, obj *model.Person) (*model.PersonScreening, error)
 	Cards(ctx context.Context, obj *model.Person) ([]*model.Card, error)
+
+	ProfileLevel(ctx context.Context, obj *model.Person) (*string, error)
+	PrimaryCurrency(ctx context.Context, obj *model.Person) (*string, error)
+	IsPersonLimitsDisabled(ctx context.Context, obj *model.Person) (*bool, error)
 }
 type QueryResolver interface {
 	Ok(ctx context.Context) (bool, error)
@@ -848,6 +946,8 @@ type ViewerResolver interface {
 type WalletResolver interface {
 	Corporation(ctx context.Context, obj *model.Wallet) (*model.Corporation, error)
 	Cards(ctx context.Context, obj *model.Wallet) ([]*model.Card, error)
+
+	Transactions(ctx context.Context, obj *model.Wallet, first *int64, after *string, sortDirection *model.SortDirection) (*model.WalletTransactionConnection, error)
 	Requisites(ctx context.Context, obj *model.Wallet) ([]*model.WalletRequisites, error)
 	Pending(ctx context.Context, obj *model.Wallet) (*model.Wallet, error)
 }
@@ -869,6 +969,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	ec := newExecutionContext(nil, e, nil)
 	_ = ec
 	switch typeName + "." + field {
+
+	case "Actor.fullName":
+		if e.ComplexityRoot.Actor.FullName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Actor.FullName(childComplexity), true
+	case "Actor.kind":
+		if e.ComplexityRoot.Actor.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Actor.Kind(childComplexity), true
+	case "Actor.upstreamId":
+		if e.ComplexityRoot.Actor.UpstreamID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Actor.UpstreamID(childComplexity), true
 
 	case "AddPaymentMethodPayload.orders":
 		if e.ComplexityRoot.AddPaymentMethodPayload.Orders == nil {
@@ -921,6 +1040,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ApiKey.Name(childComplexity), true
 
+	case "BankAddress.city":
+		if e.ComplexityRoot.BankAddress.City == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BankAddress.City(childComplexity), true
+	case "BankAddress.country":
+		if e.ComplexityRoot.BankAddress.Country == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BankAddress.Country(childComplexity), true
+	case "BankAddress.name":
+		if e.ComplexityRoot.BankAddress.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BankAddress.Name(childComplexity), true
+	case "BankAddress.postCode":
+		if e.ComplexityRoot.BankAddress.PostCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BankAddress.PostCode(childComplexity), true
+	case "BankAddress.street":
+		if e.ComplexityRoot.BankAddress.Street == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BankAddress.Street(childComplexity), true
+
+	case "Card.address":
+		if e.ComplexityRoot.Card.Address == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Card.Address(childComplexity), true
 	case "Card.availableBalance":
 		if e.ComplexityRoot.Card.AvailableBalance == nil {
 			break
@@ -975,6 +1131,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Card.DisplayName(childComplexity), true
+	case "Card.embossedCompanyName":
+		if e.ComplexityRoot.Card.EmbossedCompanyName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Card.EmbossedCompanyName(childComplexity), true
 	case "Card.embossedName":
 		if e.ComplexityRoot.Card.EmbossedName == nil {
 			break
@@ -1017,6 +1179,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Card.ID(childComplexity), true
+	case "Card.issuerCardholderId":
+		if e.ComplexityRoot.Card.IssuerCardholderID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Card.IssuerCardholderID(childComplexity), true
 	case "Card.maskedPan":
 		if e.ComplexityRoot.Card.MaskedPan == nil {
 			break
@@ -1435,6 +1603,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Corporation.APIKeys(childComplexity), true
+	case "Corporation.accountId":
+		if e.ComplexityRoot.Corporation.AccountID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Corporation.AccountID(childComplexity), true
 	case "Corporation.address":
 		if e.ComplexityRoot.Corporation.Address == nil {
 			break
@@ -1471,6 +1645,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Corporation.CreatedAt(childComplexity), true
+	case "Corporation.createdBy":
+		if e.ComplexityRoot.Corporation.CreatedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Corporation.CreatedBy(childComplexity), true
 	case "Corporation.currency":
 		if e.ComplexityRoot.Corporation.Currency == nil {
 			break
@@ -1489,18 +1669,36 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Corporation.GlobalID(childComplexity), true
+	case "Corporation.hasAnotherBankAccount":
+		if e.ComplexityRoot.Corporation.HasAnotherBankAccount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Corporation.HasAnotherBankAccount(childComplexity), true
 	case "Corporation.upstreamId":
 		if e.ComplexityRoot.Corporation.ID == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Corporation.ID(childComplexity), true
+	case "Corporation.identityId":
+		if e.ComplexityRoot.Corporation.IdentityID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Corporation.IdentityID(childComplexity), true
 	case "Corporation.invoices":
 		if e.ComplexityRoot.Corporation.Invoices == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Corporation.Invoices(childComplexity), true
+	case "Corporation.isInitialApplicationFilled":
+		if e.ComplexityRoot.Corporation.IsInitialApplicationFilled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Corporation.IsInitialApplicationFilled(childComplexity), true
 	case "Corporation.isKycVerified":
 		if e.ComplexityRoot.Corporation.IsKycVerified == nil {
 			break
@@ -1519,6 +1717,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Corporation.IsQuestionnaireFilled(childComplexity), true
+	case "Corporation.kycDataProvidedById":
+		if e.ComplexityRoot.Corporation.KycDataProvidedByID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Corporation.KycDataProvidedByID(childComplexity), true
+	case "Corporation.kycDataProvider":
+		if e.ComplexityRoot.Corporation.KycDataProvider == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Corporation.KycDataProvider(childComplexity), true
 	case "Corporation.kycDocuments":
 		if e.ComplexityRoot.Corporation.KycDocuments == nil {
 			break
@@ -1573,6 +1783,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Corporation.Settings(childComplexity), true
+	case "Corporation.updatedBy":
+		if e.ComplexityRoot.Corporation.UpdatedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Corporation.UpdatedBy(childComplexity), true
 	case "Corporation.wallet":
 		if e.ComplexityRoot.Corporation.Wallet == nil {
 			break
@@ -1660,6 +1876,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CorporationSettings.CorporationID(childComplexity), true
+	case "CorporationSettings.createdAt":
+		if e.ComplexityRoot.CorporationSettings.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CorporationSettings.CreatedAt(childComplexity), true
 	case "CorporationSettings.updatedAt":
 		if e.ComplexityRoot.CorporationSettings.UpdatedAt == nil {
 			break
@@ -2027,6 +2249,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Invoice.UnpaidAmount(childComplexity), true
+	case "Invoice.updatedAt":
+		if e.ComplexityRoot.Invoice.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Invoice.UpdatedAt(childComplexity), true
 
 	case "InvoiceRepayment.amount":
 		if e.ComplexityRoot.InvoiceRepayment.Amount == nil {
@@ -2047,6 +2275,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.InvoiceRepayment.Type(childComplexity), true
 
+	case "KycDataProvider.firstName":
+		if e.ComplexityRoot.KycDataProvider.FirstName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KycDataProvider.FirstName(childComplexity), true
+	case "KycDataProvider.lastName":
+		if e.ComplexityRoot.KycDataProvider.LastName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KycDataProvider.LastName(childComplexity), true
+	case "KycDataProvider.upstreamId":
+		if e.ComplexityRoot.KycDataProvider.UpstreamID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KycDataProvider.UpstreamID(childComplexity), true
+
 	case "KycDocument.corporationId":
 		if e.ComplexityRoot.KycDocument.CorporationID == nil {
 			break
@@ -2059,6 +2306,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.KycDocument.CreatedAt(childComplexity), true
+	case "KycDocument.createdBy":
+		if e.ComplexityRoot.KycDocument.CreatedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KycDocument.CreatedBy(childComplexity), true
+	case "KycDocument.createdByLoginId":
+		if e.ComplexityRoot.KycDocument.CreatedByLoginID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KycDocument.CreatedByLoginID(childComplexity), true
 	case "KycDocument.expiresAt":
 		if e.ComplexityRoot.KycDocument.ExpiresAt == nil {
 			break
@@ -2107,6 +2366,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.KycDocument.UpdatedAt(childComplexity), true
+	case "KycDocument.updatedBy":
+		if e.ComplexityRoot.KycDocument.UpdatedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KycDocument.UpdatedBy(childComplexity), true
+	case "KycDocument.updatedByLoginId":
+		if e.ComplexityRoot.KycDocument.UpdatedByLoginID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KycDocument.UpdatedByLoginID(childComplexity), true
 
 	case "Limit.attemptVelocityPerHour":
 		if e.ComplexityRoot.Limit.AttemptVelocityPerHour == nil {
@@ -2114,6 +2385,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Limit.AttemptVelocityPerHour(childComplexity), true
+	case "Limit.createdAt":
+		if e.ComplexityRoot.Limit.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Limit.CreatedAt(childComplexity), true
 	case "Limit.dailyLimitAmount":
 		if e.ComplexityRoot.Limit.DailyLimitAmount == nil {
 			break
@@ -3040,6 +3317,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Person.CreatedAt(childComplexity), true
+	case "Person.createdBy":
+		if e.ComplexityRoot.Person.CreatedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Person.CreatedBy(childComplexity), true
 	case "Person.dateOfBirth":
 		if e.ComplexityRoot.Person.DateOfBirth == nil {
 			break
@@ -3094,6 +3377,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Person.IsInvitationAccepted(childComplexity), true
+	case "Person.isPersonLimitsDisabled":
+		if e.ComplexityRoot.Person.IsPersonLimitsDisabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Person.IsPersonLimitsDisabled(childComplexity), true
 	case "Person.isPoliticallyExposed":
 		if e.ComplexityRoot.Person.IsPoliticallyExposed == nil {
 			break
@@ -3178,6 +3467,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Person.PostCode(childComplexity), true
+	case "Person.primaryCurrency":
+		if e.ComplexityRoot.Person.PrimaryCurrency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Person.PrimaryCurrency(childComplexity), true
+	case "Person.profileLevel":
+		if e.ComplexityRoot.Person.ProfileLevel == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Person.ProfileLevel(childComplexity), true
 	case "Person.region":
 		if e.ComplexityRoot.Person.Region == nil {
 			break
@@ -3214,6 +3515,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Person.UpdatedAt(childComplexity), true
+	case "Person.updatedBy":
+		if e.ComplexityRoot.Person.UpdatedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Person.UpdatedBy(childComplexity), true
 
 	case "PersonConnection.edges":
 		if e.ComplexityRoot.PersonConnection.Edges == nil {
@@ -3265,6 +3572,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PersonScreening.UnderReview(childComplexity), true
+
+	case "PostalAddress.city":
+		if e.ComplexityRoot.PostalAddress.City == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostalAddress.City(childComplexity), true
+	case "PostalAddress.country":
+		if e.ComplexityRoot.PostalAddress.Country == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostalAddress.Country(childComplexity), true
+	case "PostalAddress.postCode":
+		if e.ComplexityRoot.PostalAddress.PostCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostalAddress.PostCode(childComplexity), true
+	case "PostalAddress.region":
+		if e.ComplexityRoot.PostalAddress.Region == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostalAddress.Region(childComplexity), true
+	case "PostalAddress.street":
+		if e.ComplexityRoot.PostalAddress.Street == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostalAddress.Street(childComplexity), true
 
 	case "Query.card":
 		if e.ComplexityRoot.Query.Card == nil {
@@ -3706,6 +4044,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Wallet.Balance(childComplexity), true
+	case "Wallet.bankAddress":
+		if e.ComplexityRoot.Wallet.BankAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Wallet.BankAddress(childComplexity), true
 	case "Wallet.cards":
 		if e.ComplexityRoot.Wallet.Cards == nil {
 			break
@@ -3724,6 +4068,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Wallet.CreatedAt(childComplexity), true
+	case "Wallet.createdBy":
+		if e.ComplexityRoot.Wallet.CreatedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Wallet.CreatedBy(childComplexity), true
+	case "Wallet.createdByLoginId":
+		if e.ComplexityRoot.Wallet.CreatedByLoginID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Wallet.CreatedByLoginID(childComplexity), true
 	case "Wallet.currency":
 		if e.ComplexityRoot.Wallet.Currency == nil {
 			break
@@ -3766,12 +4122,29 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Wallet.Requisites(childComplexity), true
+	case "Wallet.transactions":
+		if e.ComplexityRoot.Wallet.Transactions == nil {
+			break
+		}
+
+		args, err := ec.field_Wallet_transactions_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Wallet.Transactions(childComplexity, args["first"].(*int64), args["after"].(*string), args["sortDirection"].(*model.SortDirection)), true
 	case "Wallet.type":
 		if e.ComplexityRoot.Wallet.Type == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Wallet.Type(childComplexity), true
+	case "Wallet.updatedAt":
+		if e.ComplexityRoot.Wallet.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Wallet.UpdatedAt(childComplexity), true
 
 	case "WalletRequisites.code":
 		if e.ComplexityRoot.WalletRequisites.Code == nil {
@@ -3809,6 +4182,177 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.WalletRequisites.Type(childComplexity), true
+	case "WalletRequisites.updatedAt":
+		if e.ComplexityRoot.WalletRequisites.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletRequisites.UpdatedAt(childComplexity), true
+
+	case "WalletTransaction.amountEquivalents":
+		if e.ComplexityRoot.WalletTransaction.AmountEquivalents == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletTransaction.AmountEquivalents(childComplexity), true
+	case "WalletTransaction.charge":
+		if e.ComplexityRoot.WalletTransaction.Charge == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletTransaction.Charge(childComplexity), true
+	case "WalletTransaction.chargeEquivalents":
+		if e.ComplexityRoot.WalletTransaction.ChargeEquivalents == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletTransaction.ChargeEquivalents(childComplexity), true
+	case "WalletTransaction.chargeExchangeRate":
+		if e.ComplexityRoot.WalletTransaction.ChargeExchangeRate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletTransaction.ChargeExchangeRate(childComplexity), true
+	case "WalletTransaction.createdAt":
+		if e.ComplexityRoot.WalletTransaction.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletTransaction.CreatedAt(childComplexity), true
+	case "WalletTransaction.createdBy":
+		if e.ComplexityRoot.WalletTransaction.CreatedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletTransaction.CreatedBy(childComplexity), true
+	case "WalletTransaction.deletedAt":
+		if e.ComplexityRoot.WalletTransaction.DeletedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletTransaction.DeletedAt(childComplexity), true
+	case "WalletTransaction.direction":
+		if e.ComplexityRoot.WalletTransaction.Direction == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletTransaction.Direction(childComplexity), true
+	case "WalletTransaction.errorCode":
+		if e.ComplexityRoot.WalletTransaction.ErrorCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletTransaction.ErrorCode(childComplexity), true
+	case "WalletTransaction.errorName":
+		if e.ComplexityRoot.WalletTransaction.ErrorName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletTransaction.ErrorName(childComplexity), true
+	case "WalletTransaction.exchangeRate":
+		if e.ComplexityRoot.WalletTransaction.ExchangeRate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletTransaction.ExchangeRate(childComplexity), true
+	case "WalletTransaction.id":
+		if e.ComplexityRoot.WalletTransaction.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletTransaction.ID(childComplexity), true
+	case "WalletTransaction.score":
+		if e.ComplexityRoot.WalletTransaction.Score == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletTransaction.Score(childComplexity), true
+	case "WalletTransaction.scoreRangeId":
+		if e.ComplexityRoot.WalletTransaction.ScoreRangeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletTransaction.ScoreRangeID(childComplexity), true
+	case "WalletTransaction.source":
+		if e.ComplexityRoot.WalletTransaction.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletTransaction.Source(childComplexity), true
+	case "WalletTransaction.sourceWalletId":
+		if e.ComplexityRoot.WalletTransaction.SourceWalletID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletTransaction.SourceWalletID(childComplexity), true
+	case "WalletTransaction.status":
+		if e.ComplexityRoot.WalletTransaction.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletTransaction.Status(childComplexity), true
+	case "WalletTransaction.statusCode":
+		if e.ComplexityRoot.WalletTransaction.StatusCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletTransaction.StatusCode(childComplexity), true
+	case "WalletTransaction.target":
+		if e.ComplexityRoot.WalletTransaction.Target == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletTransaction.Target(childComplexity), true
+	case "WalletTransaction.targetWalletId":
+		if e.ComplexityRoot.WalletTransaction.TargetWalletID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletTransaction.TargetWalletID(childComplexity), true
+	case "WalletTransaction.type":
+		if e.ComplexityRoot.WalletTransaction.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletTransaction.Type(childComplexity), true
+	case "WalletTransaction.updatedAt":
+		if e.ComplexityRoot.WalletTransaction.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletTransaction.UpdatedAt(childComplexity), true
+
+	case "WalletTransactionConnection.edges":
+		if e.ComplexityRoot.WalletTransactionConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletTransactionConnection.Edges(childComplexity), true
+	case "WalletTransactionConnection.pageInfo":
+		if e.ComplexityRoot.WalletTransactionConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletTransactionConnection.PageInfo(childComplexity), true
+	case "WalletTransactionConnection.totalCount":
+		if e.ComplexityRoot.WalletTransactionConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletTransactionConnection.TotalCount(childComplexity), true
+
+	case "WalletTransactionEdge.cursor":
+		if e.ComplexityRoot.WalletTransactionEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletTransactionEdge.Cursor(childComplexity), true
+	case "WalletTransactionEdge.node":
+		if e.ComplexityRoot.WalletTransactionEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletTransactionEdge.Node(childComplexity), true
 
 	case "Webhook.createdAt":
 		if e.ComplexityRoot.Webhook.CreatedAt == nil {
@@ -4454,6 +4998,244 @@ type PageInfo {
   empty page (eventHistory says where it differs).
   """
   endCursor: String
+}
+`, BuiltIn: false},
+	{Name: "../schema/details.graphqls", Input: `# What the specs show of a record beyond the domain files: who created and
+# changed it, a wallet's bank and history, a card's address, a corporation's
+# onboarding progress, and the back-office fields only staff see. Kept in one
+# file of additions so that it merges apart from the domain files; the
+# coverage table of docs/schema.md says where each spec field is shown, or why
+# it is not.
+
+"Whether a staff member or a person did something."
+enum ActorKind {
+  "A staff member of the bank."
+  STAFF
+  "A person of a corporation."
+  PERSON
+  "A kind this gateway does not know yet."
+  OTHER
+}
+
+"Who created or last changed a record, as the upstream recorded it (the spec's CreatedBy / UpdatedBy)."
+type Actor {
+  "The upstream id of the staff member or person: for support and REST consoles."
+  upstreamId: String!
+  "Staff member or person."
+  kind: ActorKind!
+  "The name as the upstream recorded it at the time."
+  fullName: String!
+}
+
+"The bank that keeps a wallet's account: what a payer needs beside the IBAN."
+type BankAddress {
+  "The bank's name."
+  name: String!
+  "Street and number."
+  street: String!
+  "Post code, as the bank writes it (e.g. LV-1010)."
+  postCode: String!
+  "City."
+  city: String!
+  "Two-letter country code."
+  country: String!
+}
+
+"A postal address."
+type PostalAddress {
+  "Street and number."
+  street: String!
+  "City."
+  city: String!
+  "Region or state; null when not given."
+  region: String
+  "Post code."
+  postCode: String!
+  "Two-letter country code."
+  country: String!
+}
+
+extend type Wallet {
+  "The bank that keeps the wallet's account, shown beside its IBAN; null when the upstream does not say."
+  bankAddress: BankAddress
+  "When the wallet last changed, a movement of its balance included; null when the upstream does not say."
+  updatedAt: Time
+  "Who created the wallet; null when the upstream does not say."
+  createdBy: Actor
+  "The login id of whoever created the wallet; null when the upstream does not say."
+  createdByLoginId: String
+  """
+  Transfers and conversions from or to the wallet, newest first by default: a
+  Relay connection. first is 1 to 100 (default 20); after is the endCursor of
+  the previous page of this wallet's transactions with the same
+  sortDirection. The banking spec shows no such listing: with an upstream that
+  does not serve one (the strict sandbox) this field answers
+  UPSTREAM_UNAVAILABLE with extensions.reason NOT_OFFERED, never an empty page.
+  """
+  transactions(
+    "How many transactions to return, 1 to 100."
+    first: Int = 20
+    "The endCursor of the previous page; omitted for the first page."
+    after: String
+    "Newest first (DESC) when omitted."
+    sortDirection: SortDirection
+  ): WalletTransactionConnection
+}
+
+"Whether money left or reached the wallet a transaction is listed under."
+enum TransactionDirection {
+  "The wallet is the transaction's source."
+  OUTGOING
+  "The wallet is the transaction's target."
+  INCOMING
+}
+
+"A transfer, conversion or invoice payment from or to a wallet."
+type WalletTransaction {
+  "The upstream's transaction id."
+  id: ID!
+  "The upstream's type: transfer-outgoing, transfer-incoming, convert, invoice-payment, ..."
+  type: String!
+  "Whether money left or reached the wallet this listing belongs to."
+  direction: TransactionDirection!
+  "The transaction's state, from its authorisation code; UNKNOWN when the code is not one the gateway knows."
+  status: TransactionStatus!
+  "The upstream's authorisation code (0 approved, 40 pending, ...); null when not given."
+  statusCode: Int
+  "Why the transaction failed: a transaction error code of the spec, e.g. -117; null when none."
+  errorCode: Int
+  "The error code's name in the spec's table, e.g. CORPORATION_AMOUNT_REACHED; null when none or unknown."
+  errorName: String
+  "What the source gives, the charge included; null when there is no source wallet (an incoming transfer)."
+  source: Money
+  "What the target receives; null when the upstream does not say."
+  target: Money
+  "The charge, in the source currency; null when the upstream gives no source currency."
+  charge: Money
+  "Target units per source unit; null when not a conversion."
+  exchangeRate: Float
+  "The amount in the equivalent of each of the six currencies."
+  amountEquivalents: [Money!]!
+  "The charge in the equivalent of each of the six currencies."
+  chargeEquivalents: [Money!]!
+  "Global id of the wallet debited; null when not a wallet of the corporation (an incoming transfer)."
+  sourceWalletId: ID
+  "Global id of the wallet credited; null when not a wallet of the corporation (an outgoing transfer)."
+  targetWalletId: ID
+  "Who made the transaction; null when the upstream does not say."
+  createdBy: Actor
+  "When the transaction was made."
+  createdAt: Time
+  "When the transaction last changed, e.g. its status."
+  updatedAt: Time
+  "When the transaction was deleted; null while it stands."
+  deletedAt: Time
+  "Staff only (null for others): the score the bank's scoring rules gave the transaction."
+  score: Float
+  "Staff only (null for others): the scoring range the score falls in."
+  scoreRangeId: String
+  "Staff only (null for others): the rate the charge was converted at."
+  chargeExchangeRate: Float
+}
+
+"A page of a wallet's transactions."
+type WalletTransactionConnection {
+  "The transactions of this page, in order."
+  edges: [WalletTransactionEdge!]!
+  "Where this page is in the connection: pass endCursor as after for the next one."
+  pageInfo: PageInfo!
+  "The wallet's transactions in all, as the upstream counts them (number_of_records)."
+  totalCount: Int!
+}
+
+"A wallet transaction and where it is in the wallet's listing."
+type WalletTransactionEdge {
+  "Opaque; pass it as after to continue after this transaction."
+  cursor: String!
+  "The transaction itself."
+  node: WalletTransaction!
+}
+
+extend type WalletRequisites {
+  "When the requisites last changed; null when the upstream does not say."
+  updatedAt: Time
+}
+
+extend type Card {
+  "The card's address as the issuer keeps it; null when the issuer gives none."
+  address: PostalAddress
+  "The company name embossed on the card; null when none."
+  embossedCompanyName: String
+  "The card issuer's own id of the cardholder record (not a Person id): for support."
+  issuerCardholderId: String
+}
+
+"The person who provided a corporation's KYC data."
+type KycDataProvider {
+  "The upstream id of the person: for support and REST consoles."
+  upstreamId: String!
+  "First name."
+  firstName: String!
+  "Last name."
+  lastName: String!
+}
+
+extend type Corporation {
+  "The id of the account the corporation is connected to: for support and REST consoles."
+  accountId: String
+  "The upstream id of the corporation's identity, which the upstream's identity_id fields name."
+  identityId: String
+  "Onboarding: whether the initial application is filled in."
+  isInitialApplicationFilled: Boolean!
+  "Onboarding: whether the corporation has a bank account in the EU besides this one."
+  hasAnotherBankAccount: Boolean!
+  "Onboarding: the upstream id of whoever provided the KYC data; null until someone has."
+  kycDataProvidedById: String
+  "Onboarding: who provided the KYC data; null until someone has, and when the upstream does not say."
+  kycDataProvider: KycDataProvider
+  "Who created the corporation; null when the upstream does not say."
+  createdBy: Actor
+  "Who last changed the corporation; null when the upstream does not say."
+  updatedBy: Actor
+}
+
+extend type KycDocument {
+  "Who uploaded the document; null when the upstream does not say."
+  createdBy: Actor
+  "Who last changed the document, e.g. verified it; null when the upstream does not say."
+  updatedBy: Actor
+  "The login id of whoever uploaded the document; null when the upstream does not say."
+  createdByLoginId: String
+  "The login id of whoever last changed the document; null when the upstream does not say."
+  updatedByLoginId: String
+}
+
+extend type Invoice {
+  "When the invoice last changed, e.g. a repayment; null when the upstream does not say."
+  updatedAt: Time
+}
+
+extend type Limit {
+  "When the limit was created; null when the upstream does not say."
+  createdAt: Time
+}
+
+extend type CorporationSettings {
+  "When the settings were created; null when the upstream does not say."
+  createdAt: Time
+}
+
+extend type Person {
+  "Who created the person; null when the upstream does not say."
+  createdBy: Actor
+  "Who last changed the person; null when the upstream does not say."
+  updatedBy: Actor
+  "Staff only (null for others): the person's profile level as the bank keeps it."
+  profileLevel: String
+  "Staff only (null for others): the person's primary currency, an ISO 4217 code."
+  primaryCurrency: String
+  "Staff only (null for others): whether the person's own limits are switched off."
+  isPersonLimitsDisabled: Boolean
 }
 `, BuiltIn: false},
 	{Name: "../schema/events.graphqls", Input: `# Payments events, webhooks, individual onboarding and pending actions.
@@ -6953,6 +7735,18 @@ var parsedSchema = gqlparser.MustLoadSchema(sources...)
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
 
+func (ec *executionContext) childFields_Actor(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "upstreamId":
+		return ec.fieldContext_Actor_upstreamId(ctx, field)
+	case "kind":
+		return ec.fieldContext_Actor_kind(ctx, field)
+	case "fullName":
+		return ec.fieldContext_Actor_fullName(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Actor", field.Name)
+}
+
 func (ec *executionContext) childFields_AddPaymentMethodPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "paymentMethod":
@@ -6985,6 +7779,22 @@ func (ec *executionContext) childFields_ApiKey(ctx context.Context, field graphq
 		return ec.fieldContext_ApiKey_name(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ApiKey", field.Name)
+}
+
+func (ec *executionContext) childFields_BankAddress(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_BankAddress_name(ctx, field)
+	case "street":
+		return ec.fieldContext_BankAddress_street(ctx, field)
+	case "postCode":
+		return ec.fieldContext_BankAddress_postCode(ctx, field)
+	case "city":
+		return ec.fieldContext_BankAddress_city(ctx, field)
+	case "country":
+		return ec.fieldContext_BankAddress_country(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BankAddress", field.Name)
 }
 
 func (ec *executionContext) childFields_Card(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7033,6 +7843,12 @@ func (ec *executionContext) childFields_Card(ctx context.Context, field graphql.
 		return ec.fieldContext_Card_transactions(ctx, field)
 	case "credentials":
 		return ec.fieldContext_Card_credentials(ctx, field)
+	case "address":
+		return ec.fieldContext_Card_address(ctx, field)
+	case "embossedCompanyName":
+		return ec.fieldContext_Card_embossedCompanyName(ctx, field)
+	case "issuerCardholderId":
+		return ec.fieldContext_Card_issuerCardholderId(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Card", field.Name)
 }
@@ -7189,6 +8005,22 @@ func (ec *executionContext) childFields_Corporation(ctx context.Context, field g
 		return ec.fieldContext_Corporation_cards(ctx, field)
 	case "kycDocuments":
 		return ec.fieldContext_Corporation_kycDocuments(ctx, field)
+	case "accountId":
+		return ec.fieldContext_Corporation_accountId(ctx, field)
+	case "identityId":
+		return ec.fieldContext_Corporation_identityId(ctx, field)
+	case "isInitialApplicationFilled":
+		return ec.fieldContext_Corporation_isInitialApplicationFilled(ctx, field)
+	case "hasAnotherBankAccount":
+		return ec.fieldContext_Corporation_hasAnotherBankAccount(ctx, field)
+	case "kycDataProvidedById":
+		return ec.fieldContext_Corporation_kycDataProvidedById(ctx, field)
+	case "kycDataProvider":
+		return ec.fieldContext_Corporation_kycDataProvider(ctx, field)
+	case "createdBy":
+		return ec.fieldContext_Corporation_createdBy(ctx, field)
+	case "updatedBy":
+		return ec.fieldContext_Corporation_updatedBy(ctx, field)
 	case "wallets":
 		return ec.fieldContext_Corporation_wallets(ctx, field)
 	case "wallet":
@@ -7245,6 +8077,8 @@ func (ec *executionContext) childFields_CorporationSettings(ctx context.Context,
 		return ec.fieldContext_CorporationSettings_allowedPersonTypes(ctx, field)
 	case "updatedAt":
 		return ec.fieldContext_CorporationSettings_updatedAt(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_CorporationSettings_createdAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CorporationSettings", field.Name)
 }
@@ -7443,6 +8277,8 @@ func (ec *executionContext) childFields_Invoice(ctx context.Context, field graph
 		return ec.fieldContext_Invoice_repayments(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_Invoice_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Invoice_updatedAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Invoice", field.Name)
 }
@@ -7457,6 +8293,18 @@ func (ec *executionContext) childFields_InvoiceRepayment(ctx context.Context, fi
 		return ec.fieldContext_InvoiceRepayment_type(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type InvoiceRepayment", field.Name)
+}
+
+func (ec *executionContext) childFields_KycDataProvider(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "upstreamId":
+		return ec.fieldContext_KycDataProvider_upstreamId(ctx, field)
+	case "firstName":
+		return ec.fieldContext_KycDataProvider_firstName(ctx, field)
+	case "lastName":
+		return ec.fieldContext_KycDataProvider_lastName(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type KycDataProvider", field.Name)
 }
 
 func (ec *executionContext) childFields_KycDocument(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7481,6 +8329,14 @@ func (ec *executionContext) childFields_KycDocument(ctx context.Context, field g
 		return ec.fieldContext_KycDocument_updatedAt(ctx, field)
 	case "corporationId":
 		return ec.fieldContext_KycDocument_corporationId(ctx, field)
+	case "createdBy":
+		return ec.fieldContext_KycDocument_createdBy(ctx, field)
+	case "updatedBy":
+		return ec.fieldContext_KycDocument_updatedBy(ctx, field)
+	case "createdByLoginId":
+		return ec.fieldContext_KycDocument_createdByLoginId(ctx, field)
+	case "updatedByLoginId":
+		return ec.fieldContext_KycDocument_updatedByLoginId(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type KycDocument", field.Name)
 }
@@ -7515,6 +8371,8 @@ func (ec *executionContext) childFields_Limit(ctx context.Context, field graphql
 		return ec.fieldContext_Limit_monthlyLimitAmount(ctx, field)
 	case "updatedAt":
 		return ec.fieldContext_Limit_updatedAt(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Limit_createdAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Limit", field.Name)
 }
@@ -7759,6 +8617,16 @@ func (ec *executionContext) childFields_Person(ctx context.Context, field graphq
 		return ec.fieldContext_Person_screeningInfo(ctx, field)
 	case "cards":
 		return ec.fieldContext_Person_cards(ctx, field)
+	case "createdBy":
+		return ec.fieldContext_Person_createdBy(ctx, field)
+	case "updatedBy":
+		return ec.fieldContext_Person_updatedBy(ctx, field)
+	case "profileLevel":
+		return ec.fieldContext_Person_profileLevel(ctx, field)
+	case "primaryCurrency":
+		return ec.fieldContext_Person_primaryCurrency(ctx, field)
+	case "isPersonLimitsDisabled":
+		return ec.fieldContext_Person_isPersonLimitsDisabled(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Person", field.Name)
 }
@@ -7795,6 +8663,22 @@ func (ec *executionContext) childFields_PersonScreening(ctx context.Context, fie
 		return ec.fieldContext_PersonScreening_profile(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PersonScreening", field.Name)
+}
+
+func (ec *executionContext) childFields_PostalAddress(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "street":
+		return ec.fieldContext_PostalAddress_street(ctx, field)
+	case "city":
+		return ec.fieldContext_PostalAddress_city(ctx, field)
+	case "region":
+		return ec.fieldContext_PostalAddress_region(ctx, field)
+	case "postCode":
+		return ec.fieldContext_PostalAddress_postCode(ctx, field)
+	case "country":
+		return ec.fieldContext_PostalAddress_country(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PostalAddress", field.Name)
 }
 
 func (ec *executionContext) childFields_RegisterWebhookPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7919,6 +8803,16 @@ func (ec *executionContext) childFields_Wallet(ctx context.Context, field graphq
 		return ec.fieldContext_Wallet_corporation(ctx, field)
 	case "cards":
 		return ec.fieldContext_Wallet_cards(ctx, field)
+	case "bankAddress":
+		return ec.fieldContext_Wallet_bankAddress(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Wallet_updatedAt(ctx, field)
+	case "createdBy":
+		return ec.fieldContext_Wallet_createdBy(ctx, field)
+	case "createdByLoginId":
+		return ec.fieldContext_Wallet_createdByLoginId(ctx, field)
+	case "transactions":
+		return ec.fieldContext_Wallet_transactions(ctx, field)
 	case "requisites":
 		return ec.fieldContext_Wallet_requisites(ctx, field)
 	case "pending":
@@ -7941,8 +8835,82 @@ func (ec *executionContext) childFields_WalletRequisites(ctx context.Context, fi
 		return ec.fieldContext_WalletRequisites_type(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_WalletRequisites_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_WalletRequisites_updatedAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type WalletRequisites", field.Name)
+}
+
+func (ec *executionContext) childFields_WalletTransaction(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_WalletTransaction_id(ctx, field)
+	case "type":
+		return ec.fieldContext_WalletTransaction_type(ctx, field)
+	case "direction":
+		return ec.fieldContext_WalletTransaction_direction(ctx, field)
+	case "status":
+		return ec.fieldContext_WalletTransaction_status(ctx, field)
+	case "statusCode":
+		return ec.fieldContext_WalletTransaction_statusCode(ctx, field)
+	case "errorCode":
+		return ec.fieldContext_WalletTransaction_errorCode(ctx, field)
+	case "errorName":
+		return ec.fieldContext_WalletTransaction_errorName(ctx, field)
+	case "source":
+		return ec.fieldContext_WalletTransaction_source(ctx, field)
+	case "target":
+		return ec.fieldContext_WalletTransaction_target(ctx, field)
+	case "charge":
+		return ec.fieldContext_WalletTransaction_charge(ctx, field)
+	case "exchangeRate":
+		return ec.fieldContext_WalletTransaction_exchangeRate(ctx, field)
+	case "amountEquivalents":
+		return ec.fieldContext_WalletTransaction_amountEquivalents(ctx, field)
+	case "chargeEquivalents":
+		return ec.fieldContext_WalletTransaction_chargeEquivalents(ctx, field)
+	case "sourceWalletId":
+		return ec.fieldContext_WalletTransaction_sourceWalletId(ctx, field)
+	case "targetWalletId":
+		return ec.fieldContext_WalletTransaction_targetWalletId(ctx, field)
+	case "createdBy":
+		return ec.fieldContext_WalletTransaction_createdBy(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_WalletTransaction_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_WalletTransaction_updatedAt(ctx, field)
+	case "deletedAt":
+		return ec.fieldContext_WalletTransaction_deletedAt(ctx, field)
+	case "score":
+		return ec.fieldContext_WalletTransaction_score(ctx, field)
+	case "scoreRangeId":
+		return ec.fieldContext_WalletTransaction_scoreRangeId(ctx, field)
+	case "chargeExchangeRate":
+		return ec.fieldContext_WalletTransaction_chargeExchangeRate(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WalletTransaction", field.Name)
+}
+
+func (ec *executionContext) childFields_WalletTransactionConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_WalletTransactionConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_WalletTransactionConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_WalletTransactionConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WalletTransactionConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_WalletTransactionEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_WalletTransactionEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_WalletTransactionEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WalletTransactionEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_Webhook(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -9119,6 +10087,36 @@ func (ec *executionContext) field_Subscription_orderUpdates_args(ctx context.Con
 	return args, nil
 }
 
+func (ec *executionContext) field_Wallet_transactions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "sortDirection",
+		func(ctx context.Context, v any) (*model.SortDirection, error) {
+			return ec.unmarshalOSortDirection2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSortDirection(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sortDirection"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field___Directive_args_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -9192,6 +10190,27 @@ func (ec *executionContext) field___Type_inputFields_args(ctx context.Context, r
 // endregion ***************************** args.gotpl *****************************
 
 // region    **************************** field.gotpl *****************************
+
+func (ec *executionContext) _Actor_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.Actor) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.UpstreamID)
+}
+func (ec *executionContext) fieldContext_Actor_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Actor", field, false, false, "String")
+}
+
+func (ec *executionContext) _Actor_kind(ctx context.Context, field graphql.CollectedField, obj *model.Actor) (ret graphql.Marshaler) {
+	return ec.marshalNActorKind2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐActorKind(ctx, field.Selections, obj.Kind)
+}
+func (ec *executionContext) fieldContext_Actor_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Actor", field, false, false, "ActorKind")
+}
+
+func (ec *executionContext) _Actor_fullName(ctx context.Context, field graphql.CollectedField, obj *model.Actor) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.FullName)
+}
+func (ec *executionContext) fieldContext_Actor_fullName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Actor", field, false, false, "String")
+}
 
 func (ec *executionContext) _AddPaymentMethodPayload_paymentMethod(ctx context.Context, field graphql.CollectedField, obj *model.AddPaymentMethodPayload) (ret graphql.Marshaler) {
 	fc, err := ec.fieldContext_AddPaymentMethodPayload_paymentMethod(ctx, field)
@@ -9293,6 +10312,41 @@ func (ec *executionContext) _ApiKey_name(ctx context.Context, field graphql.Coll
 }
 func (ec *executionContext) fieldContext_ApiKey_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ApiKey", field, false, false, "String")
+}
+
+func (ec *executionContext) _BankAddress_name(ctx context.Context, field graphql.CollectedField, obj *model.BankAddress) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.Name)
+}
+func (ec *executionContext) fieldContext_BankAddress_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BankAddress", field, false, false, "String")
+}
+
+func (ec *executionContext) _BankAddress_street(ctx context.Context, field graphql.CollectedField, obj *model.BankAddress) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.Street)
+}
+func (ec *executionContext) fieldContext_BankAddress_street(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BankAddress", field, false, false, "String")
+}
+
+func (ec *executionContext) _BankAddress_postCode(ctx context.Context, field graphql.CollectedField, obj *model.BankAddress) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.PostCode)
+}
+func (ec *executionContext) fieldContext_BankAddress_postCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BankAddress", field, false, false, "String")
+}
+
+func (ec *executionContext) _BankAddress_city(ctx context.Context, field graphql.CollectedField, obj *model.BankAddress) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.City)
+}
+func (ec *executionContext) fieldContext_BankAddress_city(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BankAddress", field, false, false, "String")
+}
+
+func (ec *executionContext) _BankAddress_country(ctx context.Context, field graphql.CollectedField, obj *model.BankAddress) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.Country)
+}
+func (ec *executionContext) fieldContext_BankAddress_country(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BankAddress", field, false, false, "String")
 }
 
 func (ec *executionContext) _Card_id(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
@@ -9735,6 +10789,48 @@ func (ec *executionContext) fieldContext_Card_credentials(_ context.Context, fie
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Card_address(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
+	fc, err := ec.fieldContext_Card_address(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.Address
+	return ec.marshalOPostalAddress2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPostalAddress(ctx, field.Selections, obj.Address)
+}
+func (ec *executionContext) fieldContext_Card_address(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Card",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PostalAddress(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Card_embossedCompanyName(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.EmbossedCompanyName)
+}
+func (ec *executionContext) fieldContext_Card_embossedCompanyName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Card", field, false, false, "String")
+}
+
+func (ec *executionContext) _Card_issuerCardholderId(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.IssuerCardholderID)
+}
+func (ec *executionContext) fieldContext_Card_issuerCardholderId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Card", field, false, false, "String")
 }
 
 func (ec *executionContext) _CardAuthorised_card(ctx context.Context, field graphql.CollectedField, obj *model.CardAuthorised) (ret graphql.Marshaler) {
@@ -11084,6 +12180,125 @@ func (ec *executionContext) fieldContext_Corporation_kycDocuments(_ context.Cont
 	return fc, nil
 }
 
+func (ec *executionContext) _Corporation_accountId(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.AccountID)
+}
+func (ec *executionContext) fieldContext_Corporation_accountId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Corporation", field, false, false, "String")
+}
+
+func (ec *executionContext) _Corporation_identityId(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.IdentityID)
+}
+func (ec *executionContext) fieldContext_Corporation_identityId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Corporation", field, false, false, "String")
+}
+
+func (ec *executionContext) _Corporation_isInitialApplicationFilled(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
+	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.IsInitialApplicationFilled)
+}
+func (ec *executionContext) fieldContext_Corporation_isInitialApplicationFilled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Corporation", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _Corporation_hasAnotherBankAccount(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
+	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.HasAnotherBankAccount)
+}
+func (ec *executionContext) fieldContext_Corporation_hasAnotherBankAccount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Corporation", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _Corporation_kycDataProvidedById(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.KycDataProvidedByID)
+}
+func (ec *executionContext) fieldContext_Corporation_kycDataProvidedById(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Corporation", field, false, false, "String")
+}
+
+func (ec *executionContext) _Corporation_kycDataProvider(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
+	fc, err := ec.fieldContext_Corporation_kycDataProvider(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.KycDataProvider
+	return ec.marshalOKycDataProvider2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐKycDataProvider(ctx, field.Selections, obj.KycDataProvider)
+}
+func (ec *executionContext) fieldContext_Corporation_kycDataProvider(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Corporation",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KycDataProvider(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Corporation_createdBy(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
+	fc, err := ec.fieldContext_Corporation_createdBy(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.CreatedBy
+	return ec.marshalOActor2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐActor(ctx, field.Selections, obj.CreatedBy)
+}
+func (ec *executionContext) fieldContext_Corporation_createdBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Corporation",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Actor(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Corporation_updatedBy(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
+	fc, err := ec.fieldContext_Corporation_updatedBy(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.UpdatedBy
+	return ec.marshalOActor2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐActor(ctx, field.Selections, obj.UpdatedBy)
+}
+func (ec *executionContext) fieldContext_Corporation_updatedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Corporation",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Actor(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Corporation_wallets(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11510,6 +12725,29 @@ func (ec *executionContext) _CorporationSettings_updatedAt(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_CorporationSettings_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CorporationSettings", field, false, false, "Time")
+}
+
+func (ec *executionContext) _CorporationSettings_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.CorporationSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CorporationSettings_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CorporationSettings_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CorporationSettings", field, false, false, "Time")
 }
 
@@ -12496,6 +13734,29 @@ func (ec *executionContext) fieldContext_Invoice_createdAt(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Invoice", field, false, false, "Time")
 }
 
+func (ec *executionContext) _Invoice_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.Invoice) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Invoice_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Invoice_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Invoice", field, false, false, "Time")
+}
+
 func (ec *executionContext) _InvoiceRepayment_id(ctx context.Context, field graphql.CollectedField, obj *model.InvoiceRepayment) (ret graphql.Marshaler) {
 	return ec.marshalNID2string(ctx, field.Selections, obj.ID)
 }
@@ -12536,6 +13797,27 @@ func (ec *executionContext) _InvoiceRepayment_type(ctx context.Context, field gr
 }
 func (ec *executionContext) fieldContext_InvoiceRepayment_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("InvoiceRepayment", field, false, false, "String")
+}
+
+func (ec *executionContext) _KycDataProvider_upstreamId(ctx context.Context, field graphql.CollectedField, obj *model.KycDataProvider) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.UpstreamID)
+}
+func (ec *executionContext) fieldContext_KycDataProvider_upstreamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KycDataProvider", field, false, false, "String")
+}
+
+func (ec *executionContext) _KycDataProvider_firstName(ctx context.Context, field graphql.CollectedField, obj *model.KycDataProvider) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.FirstName)
+}
+func (ec *executionContext) fieldContext_KycDataProvider_firstName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KycDataProvider", field, false, false, "String")
+}
+
+func (ec *executionContext) _KycDataProvider_lastName(ctx context.Context, field graphql.CollectedField, obj *model.KycDataProvider) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.LastName)
+}
+func (ec *executionContext) fieldContext_KycDataProvider_lastName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KycDataProvider", field, false, false, "String")
 }
 
 func (ec *executionContext) _KycDocument_id(ctx context.Context, field graphql.CollectedField, obj *model.KycDocument) (ret graphql.Marshaler) {
@@ -12670,6 +13952,76 @@ func (ec *executionContext) _KycDocument_corporationId(ctx context.Context, fiel
 }
 func (ec *executionContext) fieldContext_KycDocument_corporationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("KycDocument", field, true, true, "ID")
+}
+
+func (ec *executionContext) _KycDocument_createdBy(ctx context.Context, field graphql.CollectedField, obj *model.KycDocument) (ret graphql.Marshaler) {
+	fc, err := ec.fieldContext_KycDocument_createdBy(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.CreatedBy
+	return ec.marshalOActor2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐActor(ctx, field.Selections, obj.CreatedBy)
+}
+func (ec *executionContext) fieldContext_KycDocument_createdBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "KycDocument",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Actor(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _KycDocument_updatedBy(ctx context.Context, field graphql.CollectedField, obj *model.KycDocument) (ret graphql.Marshaler) {
+	fc, err := ec.fieldContext_KycDocument_updatedBy(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.UpdatedBy
+	return ec.marshalOActor2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐActor(ctx, field.Selections, obj.UpdatedBy)
+}
+func (ec *executionContext) fieldContext_KycDocument_updatedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "KycDocument",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Actor(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _KycDocument_createdByLoginId(ctx context.Context, field graphql.CollectedField, obj *model.KycDocument) (ret graphql.Marshaler) {
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.CreatedByLoginID)
+}
+func (ec *executionContext) fieldContext_KycDocument_createdByLoginId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KycDocument", field, false, false, "String")
+}
+
+func (ec *executionContext) _KycDocument_updatedByLoginId(ctx context.Context, field graphql.CollectedField, obj *model.KycDocument) (ret graphql.Marshaler) {
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.UpdatedByLoginID)
+}
+func (ec *executionContext) fieldContext_KycDocument_updatedByLoginId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KycDocument", field, false, false, "String")
 }
 
 func (ec *executionContext) _Limit_id(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
@@ -12952,6 +14304,29 @@ func (ec *executionContext) _Limit_updatedAt(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Limit_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Limit", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Limit_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Limit_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Limit_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Limit", field, false, false, "Time")
 }
 
@@ -16850,6 +18225,131 @@ func (ec *executionContext) fieldContext_Person_cards(_ context.Context, field g
 	return fc, nil
 }
 
+func (ec *executionContext) _Person_createdBy(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
+	fc, err := ec.fieldContext_Person_createdBy(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.CreatedBy
+	return ec.marshalOActor2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐActor(ctx, field.Selections, obj.CreatedBy)
+}
+func (ec *executionContext) fieldContext_Person_createdBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Person",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Actor(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Person_updatedBy(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
+	fc, err := ec.fieldContext_Person_updatedBy(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.UpdatedBy
+	return ec.marshalOActor2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐActor(ctx, field.Selections, obj.UpdatedBy)
+}
+func (ec *executionContext) fieldContext_Person_updatedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Person",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Actor(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Person_profileLevel(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Person_profileLevel(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Person().ProfileLevel(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Person_profileLevel(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Person", field, true, true, "String")
+}
+
+func (ec *executionContext) _Person_primaryCurrency(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Person_primaryCurrency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Person().PrimaryCurrency(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Person_primaryCurrency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Person", field, true, true, "String")
+}
+
+func (ec *executionContext) _Person_isPersonLimitsDisabled(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Person_isPersonLimitsDisabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Person().IsPersonLimitsDisabled(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Person_isPersonLimitsDisabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Person", field, true, true, "Boolean")
+}
+
 func (ec *executionContext) _PersonConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.PersonConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17015,6 +18515,41 @@ func (ec *executionContext) fieldContext_PersonScreening_profile(_ context.Conte
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _PostalAddress_street(ctx context.Context, field graphql.CollectedField, obj *model.PostalAddress) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.Street)
+}
+func (ec *executionContext) fieldContext_PostalAddress_street(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PostalAddress", field, false, false, "String")
+}
+
+func (ec *executionContext) _PostalAddress_city(ctx context.Context, field graphql.CollectedField, obj *model.PostalAddress) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.City)
+}
+func (ec *executionContext) fieldContext_PostalAddress_city(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PostalAddress", field, false, false, "String")
+}
+
+func (ec *executionContext) _PostalAddress_region(ctx context.Context, field graphql.CollectedField, obj *model.PostalAddress) (ret graphql.Marshaler) {
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Region)
+}
+func (ec *executionContext) fieldContext_PostalAddress_region(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PostalAddress", field, false, false, "String")
+}
+
+func (ec *executionContext) _PostalAddress_postCode(ctx context.Context, field graphql.CollectedField, obj *model.PostalAddress) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.PostCode)
+}
+func (ec *executionContext) fieldContext_PostalAddress_postCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PostalAddress", field, false, false, "String")
+}
+
+func (ec *executionContext) _PostalAddress_country(ctx context.Context, field graphql.CollectedField, obj *model.PostalAddress) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.Country)
+}
+func (ec *executionContext) fieldContext_PostalAddress_country(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PostalAddress", field, false, false, "String")
 }
 
 func (ec *executionContext) _Query_ok(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -19129,6 +20664,136 @@ func (ec *executionContext) fieldContext_Wallet_cards(_ context.Context, field g
 	return fc, nil
 }
 
+func (ec *executionContext) _Wallet_bankAddress(ctx context.Context, field graphql.CollectedField, obj *model.Wallet) (ret graphql.Marshaler) {
+	fc, err := ec.fieldContext_Wallet_bankAddress(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.BankAddress
+	return ec.marshalOBankAddress2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐBankAddress(ctx, field.Selections, obj.BankAddress)
+}
+func (ec *executionContext) fieldContext_Wallet_bankAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Wallet",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BankAddress(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Wallet_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.Wallet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Wallet_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Wallet_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Wallet", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Wallet_createdBy(ctx context.Context, field graphql.CollectedField, obj *model.Wallet) (ret graphql.Marshaler) {
+	fc, err := ec.fieldContext_Wallet_createdBy(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.CreatedBy
+	return ec.marshalOActor2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐActor(ctx, field.Selections, obj.CreatedBy)
+}
+func (ec *executionContext) fieldContext_Wallet_createdBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Wallet",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Actor(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Wallet_createdByLoginId(ctx context.Context, field graphql.CollectedField, obj *model.Wallet) (ret graphql.Marshaler) {
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.CreatedByLoginID)
+}
+func (ec *executionContext) fieldContext_Wallet_createdByLoginId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Wallet", field, false, false, "String")
+}
+
+func (ec *executionContext) _Wallet_transactions(ctx context.Context, field graphql.CollectedField, obj *model.Wallet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Wallet_transactions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Wallet().Transactions(ctx, obj, fc.Args["first"].(*int64), fc.Args["after"].(*string), fc.Args["sortDirection"].(*model.SortDirection))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.WalletTransactionConnection) graphql.Marshaler {
+			return ec.marshalOWalletTransactionConnection2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletTransactionConnection(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Wallet_transactions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Wallet",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WalletTransactionConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = cachedArgs(ctx, ec, field, (*executionContext).field_Wallet_transactions_args); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Wallet_requisites(ctx context.Context, field graphql.CollectedField, obj *model.Wallet) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -19249,6 +20914,566 @@ func (ec *executionContext) _WalletRequisites_createdAt(ctx context.Context, fie
 }
 func (ec *executionContext) fieldContext_WalletRequisites_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("WalletRequisites", field, false, false, "Time")
+}
+
+func (ec *executionContext) _WalletRequisites_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.WalletRequisites) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletRequisites_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WalletRequisites_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletRequisites", field, false, false, "Time")
+}
+
+func (ec *executionContext) _WalletTransaction_id(ctx context.Context, field graphql.CollectedField, obj *model.WalletTransaction) (ret graphql.Marshaler) {
+	return ec.marshalNID2string(ctx, field.Selections, obj.ID)
+}
+func (ec *executionContext) fieldContext_WalletTransaction_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletTransaction", field, false, false, "ID")
+}
+
+func (ec *executionContext) _WalletTransaction_type(ctx context.Context, field graphql.CollectedField, obj *model.WalletTransaction) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.Type)
+}
+func (ec *executionContext) fieldContext_WalletTransaction_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletTransaction", field, false, false, "String")
+}
+
+func (ec *executionContext) _WalletTransaction_direction(ctx context.Context, field graphql.CollectedField, obj *model.WalletTransaction) (ret graphql.Marshaler) {
+	return ec.marshalNTransactionDirection2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐTransactionDirection(ctx, field.Selections, obj.Direction)
+}
+func (ec *executionContext) fieldContext_WalletTransaction_direction(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletTransaction", field, false, false, "TransactionDirection")
+}
+
+func (ec *executionContext) _WalletTransaction_status(ctx context.Context, field graphql.CollectedField, obj *model.WalletTransaction) (ret graphql.Marshaler) {
+	return ec.marshalNTransactionStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐTransactionStatus(ctx, field.Selections, obj.Status)
+}
+func (ec *executionContext) fieldContext_WalletTransaction_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletTransaction", field, false, false, "TransactionStatus")
+}
+
+func (ec *executionContext) _WalletTransaction_statusCode(ctx context.Context, field graphql.CollectedField, obj *model.WalletTransaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletTransaction_statusCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StatusCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WalletTransaction_statusCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletTransaction", field, false, false, "Int")
+}
+
+func (ec *executionContext) _WalletTransaction_errorCode(ctx context.Context, field graphql.CollectedField, obj *model.WalletTransaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletTransaction_errorCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ErrorCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WalletTransaction_errorCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletTransaction", field, false, false, "Int")
+}
+
+func (ec *executionContext) _WalletTransaction_errorName(ctx context.Context, field graphql.CollectedField, obj *model.WalletTransaction) (ret graphql.Marshaler) {
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.ErrorName)
+}
+func (ec *executionContext) fieldContext_WalletTransaction_errorName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletTransaction", field, false, false, "String")
+}
+
+func (ec *executionContext) _WalletTransaction_source(ctx context.Context, field graphql.CollectedField, obj *model.WalletTransaction) (ret graphql.Marshaler) {
+	fc, err := ec.fieldContext_WalletTransaction_source(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.Source
+	return ec.marshalOMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, field.Selections, obj.Source)
+}
+func (ec *executionContext) fieldContext_WalletTransaction_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WalletTransaction",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WalletTransaction_target(ctx context.Context, field graphql.CollectedField, obj *model.WalletTransaction) (ret graphql.Marshaler) {
+	fc, err := ec.fieldContext_WalletTransaction_target(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.Target
+	return ec.marshalOMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, field.Selections, obj.Target)
+}
+func (ec *executionContext) fieldContext_WalletTransaction_target(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WalletTransaction",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WalletTransaction_charge(ctx context.Context, field graphql.CollectedField, obj *model.WalletTransaction) (ret graphql.Marshaler) {
+	fc, err := ec.fieldContext_WalletTransaction_charge(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.Charge
+	return ec.marshalOMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, field.Selections, obj.Charge)
+}
+func (ec *executionContext) fieldContext_WalletTransaction_charge(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WalletTransaction",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WalletTransaction_exchangeRate(ctx context.Context, field graphql.CollectedField, obj *model.WalletTransaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletTransaction_exchangeRate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExchangeRate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WalletTransaction_exchangeRate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletTransaction", field, false, false, "Float")
+}
+
+func (ec *executionContext) _WalletTransaction_amountEquivalents(ctx context.Context, field graphql.CollectedField, obj *model.WalletTransaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletTransaction_amountEquivalents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AmountEquivalents, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Money) graphql.Marshaler {
+			return ec.marshalNMoney2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoneyᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WalletTransaction_amountEquivalents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WalletTransaction",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WalletTransaction_chargeEquivalents(ctx context.Context, field graphql.CollectedField, obj *model.WalletTransaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletTransaction_chargeEquivalents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ChargeEquivalents, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Money) graphql.Marshaler {
+			return ec.marshalNMoney2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoneyᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WalletTransaction_chargeEquivalents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WalletTransaction",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WalletTransaction_sourceWalletId(ctx context.Context, field graphql.CollectedField, obj *model.WalletTransaction) (ret graphql.Marshaler) {
+	return ec.marshalOID2ᚖstring(ctx, field.Selections, obj.SourceWalletID)
+}
+func (ec *executionContext) fieldContext_WalletTransaction_sourceWalletId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletTransaction", field, false, false, "ID")
+}
+
+func (ec *executionContext) _WalletTransaction_targetWalletId(ctx context.Context, field graphql.CollectedField, obj *model.WalletTransaction) (ret graphql.Marshaler) {
+	return ec.marshalOID2ᚖstring(ctx, field.Selections, obj.TargetWalletID)
+}
+func (ec *executionContext) fieldContext_WalletTransaction_targetWalletId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletTransaction", field, false, false, "ID")
+}
+
+func (ec *executionContext) _WalletTransaction_createdBy(ctx context.Context, field graphql.CollectedField, obj *model.WalletTransaction) (ret graphql.Marshaler) {
+	fc, err := ec.fieldContext_WalletTransaction_createdBy(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.CreatedBy
+	return ec.marshalOActor2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐActor(ctx, field.Selections, obj.CreatedBy)
+}
+func (ec *executionContext) fieldContext_WalletTransaction_createdBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WalletTransaction",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Actor(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WalletTransaction_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.WalletTransaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletTransaction_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WalletTransaction_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletTransaction", field, false, false, "Time")
+}
+
+func (ec *executionContext) _WalletTransaction_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.WalletTransaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletTransaction_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WalletTransaction_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletTransaction", field, false, false, "Time")
+}
+
+func (ec *executionContext) _WalletTransaction_deletedAt(ctx context.Context, field graphql.CollectedField, obj *model.WalletTransaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletTransaction_deletedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DeletedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WalletTransaction_deletedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletTransaction", field, false, false, "Time")
+}
+
+func (ec *executionContext) _WalletTransaction_score(ctx context.Context, field graphql.CollectedField, obj *model.WalletTransaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletTransaction_score(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Score, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WalletTransaction_score(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletTransaction", field, false, false, "Float")
+}
+
+func (ec *executionContext) _WalletTransaction_scoreRangeId(ctx context.Context, field graphql.CollectedField, obj *model.WalletTransaction) (ret graphql.Marshaler) {
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.ScoreRangeID)
+}
+func (ec *executionContext) fieldContext_WalletTransaction_scoreRangeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletTransaction", field, false, false, "String")
+}
+
+func (ec *executionContext) _WalletTransaction_chargeExchangeRate(ctx context.Context, field graphql.CollectedField, obj *model.WalletTransaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletTransaction_chargeExchangeRate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ChargeExchangeRate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WalletTransaction_chargeExchangeRate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletTransaction", field, false, false, "Float")
+}
+
+func (ec *executionContext) _WalletTransactionConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.WalletTransactionConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletTransactionConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.WalletTransactionEdge) graphql.Marshaler {
+			return ec.marshalNWalletTransactionEdge2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletTransactionEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WalletTransactionConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WalletTransactionConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WalletTransactionEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WalletTransactionConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.WalletTransactionConnection) (ret graphql.Marshaler) {
+	fc, err := ec.fieldContext_WalletTransactionConnection_pageInfo(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.PageInfo
+	return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPageInfo(ctx, field.Selections, obj.PageInfo)
+}
+func (ec *executionContext) fieldContext_WalletTransactionConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WalletTransactionConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WalletTransactionConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.WalletTransactionConnection) (ret graphql.Marshaler) {
+	if res := model.MarshalInt(obj.TotalCount); res != graphql.Null {
+		return graphql.WrapContextMarshaler(ctx, res)
+	}
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletTransactionConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WalletTransactionConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletTransactionConnection", field, false, false, "Int")
+}
+
+func (ec *executionContext) _WalletTransactionEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.WalletTransactionEdge) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.Cursor)
+}
+func (ec *executionContext) fieldContext_WalletTransactionEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletTransactionEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _WalletTransactionEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.WalletTransactionEdge) (ret graphql.Marshaler) {
+	fc, err := ec.fieldContext_WalletTransactionEdge_node(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
+			ret = graphql.Null
+		}
+	}()
+	fc.Result = obj.Node
+	return ec.marshalNWalletTransaction2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletTransaction(ctx, field.Selections, obj.Node)
+}
+func (ec *executionContext) fieldContext_WalletTransactionEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WalletTransactionEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WalletTransaction(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Webhook_id(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
@@ -24443,6 +26668,49 @@ func (ec *executionContext) _SignInResult(ctx context.Context, sel ast.Selection
 
 // region    **************************** object.gotpl ****************************
 
+var actorImplementors = []string{"Actor"}
+
+func (ec *executionContext) _Actor(ctx context.Context, sel ast.SelectionSet, obj *model.Actor) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, actorImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := newDeferredGroup(ctx, fields)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Actor")
+		case "upstreamId":
+			out.Values[i] = ec._Actor_upstreamId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._Actor_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fullName":
+			out.Values[i] = ec._Actor_fullName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return writeFields(out, fields)
+}
+
 var addPaymentMethodPayloadImplementors = []string{"AddPaymentMethodPayload"}
 
 func (ec *executionContext) _AddPaymentMethodPayload(ctx context.Context, sel ast.SelectionSet, obj *model.AddPaymentMethodPayload) graphql.Marshaler {
@@ -24547,6 +26815,59 @@ func (ec *executionContext) _ApiKey(ctx context.Context, sel ast.SelectionSet, o
 			}
 		case "name":
 			out.Values[i] = ec._ApiKey_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return writeFields(out, fields)
+}
+
+var bankAddressImplementors = []string{"BankAddress"}
+
+func (ec *executionContext) _BankAddress(ctx context.Context, sel ast.SelectionSet, obj *model.BankAddress) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, bankAddressImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := newDeferredGroup(ctx, fields)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BankAddress")
+		case "name":
+			out.Values[i] = ec._BankAddress_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "street":
+			out.Values[i] = ec._BankAddress_street(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "postCode":
+			out.Values[i] = ec._BankAddress_postCode(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "city":
+			out.Values[i] = ec._BankAddress_city(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "country":
+			out.Values[i] = ec._BankAddress_country(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -24694,6 +27015,21 @@ func (ec *executionContext) _Card(ctx context.Context, sel ast.SelectionSet, obj
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Card_credentials(ctx, field, obj)
 				})
+		case "address":
+			out.Values[i] = ec._Card_address(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "embossedCompanyName":
+			out.Values[i] = ec._Card_embossedCompanyName(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "issuerCardholderId":
+			out.Values[i] = ec._Card_issuerCardholderId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -25420,6 +27756,46 @@ func (ec *executionContext) _Corporation(ctx context.Context, sel ast.SelectionS
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Corporation_kycDocuments(ctx, field, obj)
 				})
+		case "accountId":
+			out.Values[i] = ec._Corporation_accountId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "identityId":
+			out.Values[i] = ec._Corporation_identityId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "isInitialApplicationFilled":
+			out.Values[i] = ec._Corporation_isInitialApplicationFilled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "hasAnotherBankAccount":
+			out.Values[i] = ec._Corporation_hasAnotherBankAccount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "kycDataProvidedById":
+			out.Values[i] = ec._Corporation_kycDataProvidedById(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "kycDataProvider":
+			out.Values[i] = ec._Corporation_kycDataProvider(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdBy":
+			out.Values[i] = ec._Corporation_createdBy(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedBy":
+			out.Values[i] = ec._Corporation_updatedBy(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "wallets":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, false,
@@ -25615,6 +27991,11 @@ func (ec *executionContext) _CorporationSettings(ctx context.Context, sel ast.Se
 			}
 		case "updatedAt":
 			out.Values[i] = ec._CorporationSettings_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._CorporationSettings_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -26298,6 +28679,11 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "updatedAt":
+			out.Values[i] = ec._Invoice_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -26338,6 +28724,49 @@ func (ec *executionContext) _InvoiceRepayment(ctx context.Context, sel ast.Selec
 			}
 		case "type":
 			out.Values[i] = ec._InvoiceRepayment_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return writeFields(out, fields)
+}
+
+var kycDataProviderImplementors = []string{"KycDataProvider"}
+
+func (ec *executionContext) _KycDataProvider(ctx context.Context, sel ast.SelectionSet, obj *model.KycDataProvider) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, kycDataProviderImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := newDeferredGroup(ctx, fields)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("KycDataProvider")
+		case "upstreamId":
+			out.Values[i] = ec._KycDataProvider_upstreamId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "firstName":
+			out.Values[i] = ec._KycDataProvider_firstName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lastName":
+			out.Values[i] = ec._KycDataProvider_lastName(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -26420,6 +28849,26 @@ func (ec *executionContext) _KycDocument(ctx context.Context, sel ast.SelectionS
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._KycDocument_corporationId(ctx, field, obj)
 				})
+		case "createdBy":
+			out.Values[i] = ec._KycDocument_createdBy(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedBy":
+			out.Values[i] = ec._KycDocument_updatedBy(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdByLoginId":
+			out.Values[i] = ec._KycDocument_createdByLoginId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedByLoginId":
+			out.Values[i] = ec._KycDocument_updatedByLoginId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -26515,6 +28964,11 @@ func (ec *executionContext) _Limit(ctx context.Context, sel ast.SelectionSet, ob
 			}
 		case "updatedAt":
 			out.Values[i] = ec._Limit_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._Limit_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -27679,6 +30133,34 @@ func (ec *executionContext) _Person(ctx context.Context, sel ast.SelectionSet, o
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Person_cards(ctx, field, obj)
 				})
+		case "createdBy":
+			out.Values[i] = ec._Person_createdBy(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedBy":
+			out.Values[i] = ec._Person_updatedBy(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "profileLevel":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Person_profileLevel(ctx, field, obj)
+				})
+		case "primaryCurrency":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Person_primaryCurrency(ctx, field, obj)
+				})
+		case "isPersonLimitsDisabled":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Person_isPersonLimitsDisabled(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -27801,6 +30283,59 @@ func (ec *executionContext) _PersonScreening(ctx context.Context, sel ast.Select
 		case "profile":
 			out.Values[i] = ec._PersonScreening_profile(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return writeFields(out, fields)
+}
+
+var postalAddressImplementors = []string{"PostalAddress"}
+
+func (ec *executionContext) _PostalAddress(ctx context.Context, sel ast.SelectionSet, obj *model.PostalAddress) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, postalAddressImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := newDeferredGroup(ctx, fields)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PostalAddress")
+		case "street":
+			out.Values[i] = ec._PostalAddress_street(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "city":
+			out.Values[i] = ec._PostalAddress_city(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "region":
+			out.Values[i] = ec._PostalAddress_region(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "postCode":
+			out.Values[i] = ec._PostalAddress_postCode(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "country":
+			out.Values[i] = ec._PostalAddress_country(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -28553,6 +31088,32 @@ func (ec *executionContext) _Wallet(ctx context.Context, sel ast.SelectionSet, o
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Wallet_cards(ctx, field, obj)
 				})
+		case "bankAddress":
+			out.Values[i] = ec._Wallet_bankAddress(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._Wallet_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdBy":
+			out.Values[i] = ec._Wallet_createdBy(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdByLoginId":
+			out.Values[i] = ec._Wallet_createdByLoginId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "transactions":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Wallet_transactions(ctx, field, obj)
+				})
 		case "requisites":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
@@ -28621,6 +31182,230 @@ func (ec *executionContext) _WalletRequisites(ctx context.Context, sel ast.Selec
 		case "createdAt":
 			out.Values[i] = ec._WalletRequisites_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._WalletRequisites_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return writeFields(out, fields)
+}
+
+var walletTransactionImplementors = []string{"WalletTransaction"}
+
+func (ec *executionContext) _WalletTransaction(ctx context.Context, sel ast.SelectionSet, obj *model.WalletTransaction) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, walletTransactionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := newDeferredGroup(ctx, fields)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WalletTransaction")
+		case "id":
+			out.Values[i] = ec._WalletTransaction_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._WalletTransaction_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "direction":
+			out.Values[i] = ec._WalletTransaction_direction(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._WalletTransaction_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "statusCode":
+			out.Values[i] = ec._WalletTransaction_statusCode(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "errorCode":
+			out.Values[i] = ec._WalletTransaction_errorCode(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "errorName":
+			out.Values[i] = ec._WalletTransaction_errorName(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "source":
+			out.Values[i] = ec._WalletTransaction_source(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "target":
+			out.Values[i] = ec._WalletTransaction_target(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "charge":
+			out.Values[i] = ec._WalletTransaction_charge(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "exchangeRate":
+			out.Values[i] = ec._WalletTransaction_exchangeRate(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "amountEquivalents":
+			out.Values[i] = ec._WalletTransaction_amountEquivalents(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "chargeEquivalents":
+			out.Values[i] = ec._WalletTransaction_chargeEquivalents(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sourceWalletId":
+			out.Values[i] = ec._WalletTransaction_sourceWalletId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "targetWalletId":
+			out.Values[i] = ec._WalletTransaction_targetWalletId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "createdBy":
+			out.Values[i] = ec._WalletTransaction_createdBy(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._WalletTransaction_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._WalletTransaction_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "deletedAt":
+			out.Values[i] = ec._WalletTransaction_deletedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "score":
+			out.Values[i] = ec._WalletTransaction_score(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "scoreRangeId":
+			out.Values[i] = ec._WalletTransaction_scoreRangeId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "chargeExchangeRate":
+			out.Values[i] = ec._WalletTransaction_chargeExchangeRate(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return writeFields(out, fields)
+}
+
+var walletTransactionConnectionImplementors = []string{"WalletTransactionConnection"}
+
+func (ec *executionContext) _WalletTransactionConnection(ctx context.Context, sel ast.SelectionSet, obj *model.WalletTransactionConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, walletTransactionConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := newDeferredGroup(ctx, fields)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WalletTransactionConnection")
+		case "edges":
+			out.Values[i] = ec._WalletTransactionConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._WalletTransactionConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._WalletTransactionConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return writeFields(out, fields)
+}
+
+var walletTransactionEdgeImplementors = []string{"WalletTransactionEdge"}
+
+func (ec *executionContext) _WalletTransactionEdge(ctx context.Context, sel ast.SelectionSet, obj *model.WalletTransactionEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, walletTransactionEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := newDeferredGroup(ctx, fields)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WalletTransactionEdge")
+		case "cursor":
+			out.Values[i] = ec._WalletTransactionEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._WalletTransactionEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -29044,6 +31829,16 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 // endregion **************************** object.gotpl ****************************
 
 // region    ***************************** type.gotpl *****************************
+
+func (ec *executionContext) unmarshalNActorKind2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐActorKind(ctx context.Context, v any) (model.ActorKind, error) {
+	var res model.ActorKind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNActorKind2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐActorKind(ctx context.Context, sel ast.SelectionSet, v model.ActorKind) graphql.Marshaler {
+	return enumValue(v)
+}
 
 func (ec *executionContext) unmarshalNAddPaymentMethodInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐAddPaymentMethodInput(ctx context.Context, v any) (model.AddPaymentMethodInput, error) {
 	res, err := ec.unmarshalInputAddPaymentMethodInput(ctx, v)
@@ -30263,6 +33058,16 @@ func (ec *executionContext) marshalNTime2timeᚐTime(ctx context.Context, sel as
 	return res
 }
 
+func (ec *executionContext) unmarshalNTransactionDirection2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐTransactionDirection(ctx context.Context, v any) (model.TransactionDirection, error) {
+	var res model.TransactionDirection
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNTransactionDirection2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐTransactionDirection(ctx context.Context, sel ast.SelectionSet, v model.TransactionDirection) graphql.Marshaler {
+	return enumValue(v)
+}
+
 func (ec *executionContext) unmarshalNTransactionStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐTransactionStatus(ctx context.Context, v any) (model.TransactionStatus, error) {
 	var res model.TransactionStatus
 	err := res.UnmarshalGQL(v)
@@ -30399,6 +33204,38 @@ func (ec *executionContext) marshalNWalletRequisites2ᚖgithubᚗcomᚋfingraph�
 		return graphql.Null
 	}
 	return ec._WalletRequisites(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNWalletTransaction2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletTransaction(ctx context.Context, sel ast.SelectionSet, v *model.WalletTransaction) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "WalletTransaction!")
+		return graphql.Null
+	}
+	return ec._WalletTransaction(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNWalletTransactionEdge2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletTransactionEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.WalletTransactionEdge) graphql.Marshaler {
+	ret := marshalSliceInline(ctx, ec.OperationContext, sel, nil, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWalletTransactionEdge2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletTransactionEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNWalletTransactionEdge2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletTransactionEdge(ctx context.Context, sel ast.SelectionSet, v *model.WalletTransactionEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "WalletTransactionEdge!")
+		return graphql.Null
+	}
+	return ec._WalletTransactionEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNWalletType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletType(ctx context.Context, v any) (model.WalletType, error) {
@@ -30561,6 +33398,13 @@ func (ec *executionContext) marshalN__TypeKind2string(ctx context.Context, sel a
 	return res
 }
 
+func (ec *executionContext) marshalOActor2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐActor(ctx context.Context, sel ast.SelectionSet, v *model.Actor) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Actor(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOAddress2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐAddress(ctx context.Context, sel ast.SelectionSet, v *model.Address) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -30593,6 +33437,13 @@ func (ec *executionContext) marshalOApiKey2ᚕᚖgithubᚗcomᚋfingraphᚋfingr
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalOBankAddress2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐBankAddress(ctx context.Context, sel ast.SelectionSet, v *model.BankAddress) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._BankAddress(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOBoolean2bool(ctx context.Context, v any) (bool, error) {
@@ -31029,6 +33880,13 @@ func (ec *executionContext) marshalOJSON2map(ctx context.Context, sel ast.Select
 	return res
 }
 
+func (ec *executionContext) marshalOKycDataProvider2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐKycDataProvider(ctx context.Context, sel ast.SelectionSet, v *model.KycDataProvider) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._KycDataProvider(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOKycDocument2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐKycDocumentᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.KycDocument) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -31280,6 +34138,13 @@ func (ec *executionContext) marshalOPersonType2ᚖgithubᚗcomᚋfingraphᚋfing
 	return v
 }
 
+func (ec *executionContext) marshalOPostalAddress2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPostalAddress(ctx context.Context, sel ast.SelectionSet, v *model.PostalAddress) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._PostalAddress(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalORequisitesMode2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRequisitesMode(ctx context.Context, v any) (*model.RequisitesMode, error) {
 	if v == nil {
 		return nil, nil
@@ -31496,6 +34361,13 @@ func (ec *executionContext) marshalOWalletRequisites2ᚕᚖgithubᚗcomᚋfingra
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalOWalletTransactionConnection2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletTransactionConnection(ctx context.Context, sel ast.SelectionSet, v *model.WalletTransactionConnection) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._WalletTransactionConnection(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOWebhook2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWebhookᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Webhook) graphql.Marshaler {

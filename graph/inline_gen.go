@@ -64,10 +64,13 @@ func init() {
 		"eventId": nil,
 	}
 	inlinePerson.fields = map[string]*inlineType{
-		"corporationId": nil,
-		"corporation":   nil,
-		"screeningInfo": nil,
-		"cards":         nil,
+		"corporationId":          nil,
+		"corporation":            nil,
+		"screeningInfo":          nil,
+		"cards":                  nil,
+		"profileLevel":           nil,
+		"primaryCurrency":        nil,
+		"isPersonLimitsDisabled": nil,
 	}
 	inlinePersonEdge.fields = map[string]*inlineType{
 		"node": inlinePerson,
@@ -76,9 +79,10 @@ func init() {
 		"order": inlineOrder,
 	}
 	inlineWallet.fields = map[string]*inlineType{
-		"corporation": nil,
-		"cards":       nil,
-		"requisites":  nil,
-		"pending":     nil,
+		"corporation":  nil,
+		"cards":        nil,
+		"transactions": nil,
+		"requisites":   nil,
+		"pending":      nil,
 	}
 }

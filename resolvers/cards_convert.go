@@ -68,6 +68,7 @@ func toCard(c *banking.Card, corporationID string) *model.Card {
 	}
 	out.ExpiryMonth, _ = strconv.ParseInt(c.Expiry.Month, 10, 64)
 	out.ExpiryYear, _ = strconv.ParseInt(c.Expiry.Year, 10, 64)
+	addCardDetails(out, c)
 	return out
 }
 

@@ -67,6 +67,7 @@ func toPerson(p *banking.Person) *model.Person {
 	out.PoliticalInstitution = strPtr(p.PoliticalInstitution)
 	out.PositionInPoliticalInstitution = strPtr(p.PositionInPoliticalInstitution)
 	out.Screening = toPersonScreening(p.ScreeningInfo)
+	addPersonDetails(out, p)
 	if p.DeletedAt != nil {
 		out.BlockedAt = timeIn(&b.times[2], *p.DeletedAt)
 	}
@@ -145,11 +146,12 @@ func toCorporation(c *banking.Corporation) *model.Corporation {
 	if c.DeletedAt != nil {
 		out.BlockedAt = timePtr(*c.DeletedAt)
 	}
+	addCorporationDetails(out, c)
 	return out
 }
 
 func toSettings(s *banking.CorporationSettings) *model.CorporationSettings {
-	out := &model.CorporationSettings{CorporationID: s.ID, UpdatedAt: timePtr(s.UpdatedAt)}
+	out := &model.CorporationSettings{CorporationID: s.ID, UpdatedAt: timePtr(s.UpdatedAt), CreatedAt: timePtr(s.CreatedAt)}
 	hasEmployee := false
 	for _, t := range s.AllowedPersonTypes {
 		pt := model.PersonType(strings.ToUpper(t))

@@ -30,6 +30,7 @@ func toKYCDocument(d *banking.KYCDocument, corporationID string) *model.KycDocum
 	if d.Path != "" {
 		out.Path = &d.Path
 	}
+	addKYCDetails(out, d)
 	if d.ExpirationAt != nil {
 		var dt model.Date
 		if dt.UnmarshalGQL(*d.ExpirationAt) == nil {

@@ -44,6 +44,7 @@ func toWallet(w *banking.Wallet, corporationID string) *model.Wallet {
 		out.Type = model.WalletTypePending
 	}
 	out.PendingWallet = pendingOf(w, corporationID)
+	addWalletDetails(out, w)
 	return out
 }
 
@@ -107,7 +108,8 @@ func (b *requisitesBlock) fill(q *banking.Requisites, corporationID string) *mod
 	case "uk-local":
 		t = model.RequisitesTypeUkLocal
 	}
-	b.requisites = model.WalletRequisites{GlobalID: relay.ID(relay.WalletRequisites, corporationID, q.ID), ID: q.ID, Number: q.Number, Code: q.Code, Type: t, CreatedAt: timeIn(&b.created, q.CreatedAt)}
+	b.requisites = model.WalletRequisites{GlobalID: relay.ID(relay.WalletRequisites, corporationID, q.ID), ID: q.ID, Number: q.Number, Code: q.Code, Type: t, CreatedAt: timeIn(&b.created, q.CreatedAt),
+		UpdatedAt: timePtr(q.UpdatedAt)}
 	return &b.requisites
 }
 
@@ -140,6 +142,7 @@ func toInvoice(inv *banking.Invoice, corporationID string) *model.Invoice {
 		PaymentTransactionID: strPtr(inv.InvoicePaymentTransactionID),
 		Repayments:           []*model.InvoiceRepayment{},
 		CreatedAt:            timePtr(inv.CreatedAt),
+		UpdatedAt:            timePtr(inv.UpdatedAt),
 	}
 	for _, rp := range inv.Repayments {
 		out.Repayments = append(out.Repayments, &model.InvoiceRepayment{ID: rp.ID, Type: rp.Type,
@@ -171,6 +174,7 @@ func toLimit(l *banking.Limit, corporationID, currency string) *model.Limit {
 		WeeklyLimitAmount:         money(s.WeeklyLimitAmount),
 		MonthlyLimitAmount:        money(s.MonthlyLimitAmount),
 		UpdatedAt:                 timePtr(l.UpdatedAt),
+		CreatedAt:                 timePtr(l.CreatedAt),
 	}
 }
 

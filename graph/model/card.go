@@ -23,6 +23,11 @@ type Card struct {
 	UpdatedAt        *time.Time
 	FundingWalletID  string
 	CardholderID     string
+	// Address, EmbossedCompanyName and IssuerCardholderID are the details
+	// of schema/details.graphqls.
+	Address             *PostalAddress
+	EmbossedCompanyName *string
+	IssuerCardholderID  *string
 
 	// CorporationID is the owner when the viewer's scope tells it (a person
 	// or API client sees only its own corporation's cards); "" for staff,

@@ -110,3 +110,12 @@ type Event struct {
 	Prefetched               bool
 	PrefetchedPendingActions []*PendingAction
 }
+
+// PersonBackOffice holds the back-office fields of a person the graph shows
+// to staff only (Person.profileLevel, primaryCurrency,
+// isPersonLimitsDisabled); the converter fills it, the resolvers decide.
+type PersonBackOffice struct {
+	ProfileLevel           *string
+	PrimaryCurrency        *string
+	IsPersonLimitsDisabled bool
+}

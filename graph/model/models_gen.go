@@ -46,6 +46,16 @@ type SignInResult interface {
 	IsSignInResult()
 }
 
+// Who created or last changed a record, as the upstream recorded it (the spec's CreatedBy / UpdatedBy).
+type Actor struct {
+	// The upstream id of the staff member or person: for support and REST consoles.
+	UpstreamID string `json:"upstreamId"`
+	// Staff member or person.
+	Kind ActorKind `json:"kind"`
+	// The name as the upstream recorded it at the time.
+	FullName string `json:"fullName"`
+}
+
 // A new card for an existing customer.
 type AddPaymentMethodInput struct {
 	// A key the client chooses for this one request; the same key from another
@@ -115,6 +125,20 @@ type AttachWalletRequisitesInput struct {
 	Mode *RequisitesMode `json:"mode,omitempty"`
 	// Required when mode is MANUAL, with its bic.
 	Sepa *SepaRequisitesInput `json:"sepa,omitempty"`
+}
+
+// The bank that keeps a wallet's account: what a payer needs beside the IBAN.
+type BankAddress struct {
+	// The bank's name.
+	Name string `json:"name"`
+	// Street and number.
+	Street string `json:"street"`
+	// Post code, as the bank writes it (e.g. LV-1010).
+	PostCode string `json:"postCode"`
+	// City.
+	City string `json:"city"`
+	// Two-letter country code.
+	Country string `json:"country"`
 }
 
 // An authorised order to cancel.
@@ -415,6 +439,22 @@ type Corporation struct {
 	Cards []*Card `json:"cards,omitempty"`
 	// The corporation's KYC documents (one listing per corporation per request).
 	KycDocuments []*KycDocument `json:"kycDocuments,omitempty"`
+	// The id of the account the corporation is connected to: for support and REST consoles.
+	AccountID *string `json:"accountId,omitempty"`
+	// The upstream id of the corporation's identity, which the upstream's identity_id fields name.
+	IdentityID *string `json:"identityId,omitempty"`
+	// Onboarding: whether the initial application is filled in.
+	IsInitialApplicationFilled bool `json:"isInitialApplicationFilled"`
+	// Onboarding: whether the corporation has a bank account in the EU besides this one.
+	HasAnotherBankAccount bool `json:"hasAnotherBankAccount"`
+	// Onboarding: the upstream id of whoever provided the KYC data; null until someone has.
+	KycDataProvidedByID *string `json:"kycDataProvidedById,omitempty"`
+	// Onboarding: who provided the KYC data; null until someone has, and when the upstream does not say.
+	KycDataProvider *KycDataProvider `json:"kycDataProvider,omitempty"`
+	// Who created the corporation; null when the upstream does not say.
+	CreatedBy *Actor `json:"createdBy,omitempty"`
+	// Who last changed the corporation; null when the upstream does not say.
+	UpdatedBy *Actor `json:"updatedBy,omitempty"`
 	// Real wallets of the corporation (batched: one upstream listing per corporation per request).
 	Wallets []*Wallet `json:"wallets,omitempty"`
 	// One wallet of the corporation, served from the same listing as wallets.
@@ -468,6 +508,8 @@ type CorporationSettings struct {
 	AllowedPersonTypes []PersonType `json:"allowedPersonTypes"`
 	// When they last changed; null when never.
 	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
+	// When the settings were created; null when the upstream does not say.
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
 }
 
 // A new API key of a corporation.
@@ -824,6 +866,8 @@ type Invoice struct {
 	Repayments []*InvoiceRepayment `json:"repayments"`
 	// When the invoice was issued.
 	CreatedAt *time.Time `json:"createdAt,omitempty"`
+	// When the invoice last changed, e.g. a repayment; null when the upstream does not say.
+	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
 }
 
 func (Invoice) IsNode() {}
@@ -880,6 +924,16 @@ type IssueCardInput struct {
 	TemplateID *string `json:"templateId,omitempty"`
 }
 
+// The person who provided a corporation's KYC data.
+type KycDataProvider struct {
+	// The upstream id of the person: for support and REST consoles.
+	UpstreamID string `json:"upstreamId"`
+	// First name.
+	FirstName string `json:"firstName"`
+	// Last name.
+	LastName string `json:"lastName"`
+}
+
 // A corporation's KYC document.
 type KycDocument struct {
 	// The global id (Node): opaque; pass it back to node, nodes and KycDocument arguments.
@@ -902,6 +956,14 @@ type KycDocument struct {
 	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
 	// Global id of the corporation the document belongs to.
 	CorporationID string `json:"corporationId"`
+	// Who uploaded the document; null when the upstream does not say.
+	CreatedBy *Actor `json:"createdBy,omitempty"`
+	// Who last changed the document, e.g. verified it; null when the upstream does not say.
+	UpdatedBy *Actor `json:"updatedBy,omitempty"`
+	// The login id of whoever uploaded the document; null when the upstream does not say.
+	CreatedByLoginID *string `json:"createdByLoginId,omitempty"`
+	// The login id of whoever last changed the document; null when the upstream does not say.
+	UpdatedByLoginID *string `json:"updatedByLoginId,omitempty"`
 }
 
 func (KycDocument) IsNode() {}
@@ -939,6 +1001,8 @@ type Limit struct {
 	MonthlyLimitAmount *Money `json:"monthlyLimitAmount,omitempty"`
 	// When the limit last changed.
 	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
+	// When the limit was created; null when the upstream does not say.
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
 }
 
 func (Limit) IsNode() {}
@@ -1223,6 +1287,18 @@ type Person struct {
 	ScreeningInfo *PersonScreening `json:"screeningInfo,omitempty"`
 	// Cards of which this person is the cardholder.
 	Cards []*Card `json:"cards,omitempty"`
+	// Who created the person; null when the upstream does not say.
+	CreatedBy *Actor `json:"createdBy,omitempty"`
+	// Who last changed the person; null when the upstream does not say.
+	UpdatedBy *Actor `json:"updatedBy,omitempty"`
+	// Staff only (null for others): the person's profile level as the bank keeps it.
+	ProfileLevel *string `json:"profileLevel,omitempty"`
+	// Staff only (null for others): the person's primary currency, an ISO 4217 code.
+	PrimaryCurrency *string `json:"primaryCurrency,omitempty"`
+	// Staff only (null for others): whether the person's own limits are switched off.
+	IsPersonLimitsDisabled *bool `json:"isPersonLimitsDisabled,omitempty"`
+	// The upstream's back-office fields of the person, shown by their resolvers to staff only.
+	BackOffice *PersonBackOffice `json:"-"`
 	// The upstream's screening of the person, shown by the screeningInfo resolver to whom may see it.
 	Screening *PersonScreening `json:"-"`
 }
@@ -1266,6 +1342,20 @@ type PersonScreening struct {
 	Status *string `json:"status,omitempty"`
 	// What the screening found; null when the upstream gives no profile.
 	Profile *ScreeningProfile `json:"profile,omitempty"`
+}
+
+// A postal address.
+type PostalAddress struct {
+	// Street and number.
+	Street string `json:"street"`
+	// City.
+	City string `json:"city"`
+	// Region or state; null when not given.
+	Region *string `json:"region,omitempty"`
+	// Post code.
+	PostCode string `json:"postCode"`
+	// Two-letter country code.
+	Country string `json:"country"`
 }
 
 // The read entry points of the graph. Each domain file adds its own fields; @requires on a field
@@ -1754,12 +1844,80 @@ type WalletRequisites struct {
 	Type RequisitesType `json:"type"`
 	// When the requisites were created; null when the upstream does not say.
 	CreatedAt *time.Time `json:"createdAt,omitempty"`
+	// When the requisites last changed; null when the upstream does not say.
+	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
 }
 
 func (WalletRequisites) IsNode() {}
 
 // The global id: opaque; do not parse it or build it.
 func (this WalletRequisites) GetID() string { return this.GlobalID }
+
+// A transfer, conversion or invoice payment from or to a wallet.
+type WalletTransaction struct {
+	// The upstream's transaction id.
+	ID string `json:"id"`
+	// The upstream's type: transfer-outgoing, transfer-incoming, convert, invoice-payment, ...
+	Type string `json:"type"`
+	// Whether money left or reached the wallet this listing belongs to.
+	Direction TransactionDirection `json:"direction"`
+	// The transaction's state, from its authorisation code; UNKNOWN when the code is not one the gateway knows.
+	Status TransactionStatus `json:"status"`
+	// The upstream's authorisation code (0 approved, 40 pending, ...); null when not given.
+	StatusCode *int64 `json:"statusCode,omitempty"`
+	// Why the transaction failed: a transaction error code of the spec, e.g. -117; null when none.
+	ErrorCode *int64 `json:"errorCode,omitempty"`
+	// The error code's name in the spec's table, e.g. CORPORATION_AMOUNT_REACHED; null when none or unknown.
+	ErrorName *string `json:"errorName,omitempty"`
+	// What the source gives, the charge included; null when there is no source wallet (an incoming transfer).
+	Source *Money `json:"source,omitempty"`
+	// What the target receives; null when the upstream does not say.
+	Target *Money `json:"target,omitempty"`
+	// The charge, in the source currency; null when the upstream gives no source currency.
+	Charge *Money `json:"charge,omitempty"`
+	// Target units per source unit; null when not a conversion.
+	ExchangeRate *float64 `json:"exchangeRate,omitempty"`
+	// The amount in the equivalent of each of the six currencies.
+	AmountEquivalents []*Money `json:"amountEquivalents"`
+	// The charge in the equivalent of each of the six currencies.
+	ChargeEquivalents []*Money `json:"chargeEquivalents"`
+	// Global id of the wallet debited; null when not a wallet of the corporation (an incoming transfer).
+	SourceWalletID *string `json:"sourceWalletId,omitempty"`
+	// Global id of the wallet credited; null when not a wallet of the corporation (an outgoing transfer).
+	TargetWalletID *string `json:"targetWalletId,omitempty"`
+	// Who made the transaction; null when the upstream does not say.
+	CreatedBy *Actor `json:"createdBy,omitempty"`
+	// When the transaction was made.
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
+	// When the transaction last changed, e.g. its status.
+	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
+	// When the transaction was deleted; null while it stands.
+	DeletedAt *time.Time `json:"deletedAt,omitempty"`
+	// Staff only (null for others): the score the bank's scoring rules gave the transaction.
+	Score *float64 `json:"score,omitempty"`
+	// Staff only (null for others): the scoring range the score falls in.
+	ScoreRangeID *string `json:"scoreRangeId,omitempty"`
+	// Staff only (null for others): the rate the charge was converted at.
+	ChargeExchangeRate *float64 `json:"chargeExchangeRate,omitempty"`
+}
+
+// A page of a wallet's transactions.
+type WalletTransactionConnection struct {
+	// The transactions of this page, in order.
+	Edges []*WalletTransactionEdge `json:"edges"`
+	// Where this page is in the connection: pass endCursor as after for the next one.
+	PageInfo *PageInfo `json:"pageInfo"`
+	// The wallet's transactions in all, as the upstream counts them (number_of_records).
+	TotalCount int64 `json:"totalCount"`
+}
+
+// A wallet transaction and where it is in the wallet's listing.
+type WalletTransactionEdge struct {
+	// Opaque; pass it as after to continue after this transaction.
+	Cursor string `json:"cursor"`
+	// The transaction itself.
+	Node *WalletTransaction `json:"node"`
+}
 
 // The company's registered webhook: the payments upstream announces every new event to its URL.
 type Webhook struct {
@@ -1769,6 +1927,67 @@ type Webhook struct {
 	URL string `json:"url"`
 	// When the webhook was registered.
 	CreatedAt time.Time `json:"createdAt"`
+}
+
+// Whether a staff member or a person did something.
+type ActorKind string
+
+const (
+	// A staff member of the bank.
+	ActorKindStaff ActorKind = "STAFF"
+	// A person of a corporation.
+	ActorKindPerson ActorKind = "PERSON"
+	// A kind this gateway does not know yet.
+	ActorKindOther ActorKind = "OTHER"
+)
+
+var AllActorKind = []ActorKind{
+	ActorKindStaff,
+	ActorKindPerson,
+	ActorKindOther,
+}
+
+func (e ActorKind) IsValid() bool {
+	switch e {
+	case ActorKindStaff, ActorKindPerson, ActorKindOther:
+		return true
+	}
+	return false
+}
+
+func (e ActorKind) String() string {
+	return string(e)
+}
+
+func (e *ActorKind) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = ActorKind(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid ActorKind", str)
+	}
+	return nil
+}
+
+func (e ActorKind) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *ActorKind) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e ActorKind) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
 }
 
 // Only MASTERCARD cards can be issued.
@@ -3327,6 +3546,64 @@ func (e *StatementFormat) UnmarshalJSON(b []byte) error {
 }
 
 func (e StatementFormat) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// Whether money left or reached the wallet a transaction is listed under.
+type TransactionDirection string
+
+const (
+	// The wallet is the transaction's source.
+	TransactionDirectionOutgoing TransactionDirection = "OUTGOING"
+	// The wallet is the transaction's target.
+	TransactionDirectionIncoming TransactionDirection = "INCOMING"
+)
+
+var AllTransactionDirection = []TransactionDirection{
+	TransactionDirectionOutgoing,
+	TransactionDirectionIncoming,
+}
+
+func (e TransactionDirection) IsValid() bool {
+	switch e {
+	case TransactionDirectionOutgoing, TransactionDirectionIncoming:
+		return true
+	}
+	return false
+}
+
+func (e TransactionDirection) String() string {
+	return string(e)
+}
+
+func (e *TransactionDirection) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = TransactionDirection(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid TransactionDirection", str)
+	}
+	return nil
+}
+
+func (e TransactionDirection) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *TransactionDirection) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e TransactionDirection) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

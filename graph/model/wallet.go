@@ -14,6 +14,12 @@ type Wallet struct {
 	Purpose   *string
 	Adapter   *WalletAdapter
 	CreatedAt *time.Time
+	// UpdatedAt, BankAddress, CreatedBy and CreatedByLoginID are the
+	// details of schema/details.graphqls.
+	UpdatedAt        *time.Time
+	BankAddress      *BankAddress
+	CreatedBy        *Actor
+	CreatedByLoginID *string
 
 	// CorporationID is the owner, for Wallet.corporation.
 	CorporationID string

@@ -62,6 +62,8 @@ type Transaction struct {
 	// Status's shape is not shown in the spec; StatusCode reads it.
 	Status json.RawMessage `json:"status,omitempty"`
 	Score  float64         `json:"score"`
+	// ScoreRangeID is the scoring range the score falls in.
+	ScoreRangeID string `json:"score_range_id,omitempty"`
 	// SourceAmount is the amount reserved on the source wallet.
 	SourceAmount   int64  `json:"source_amount"`
 	SourceCurrency string `json:"source_currency"`
