@@ -26,7 +26,10 @@ type corporation struct {
 	IsKYCVerified, IsQuestionnaireFilled            bool
 	IsAnotherBankAccount, IsInitialApplicationFiled bool
 	IsOnboarded                                     bool
-	IntroducerID                                    string
+	// KYCProvider is whoever provided the KYC data (kyc_data_provided_by_id
+	// and kyc_data_provider); nil until someone has.
+	KYCProvider  *kycProvider
+	IntroducerID string
 	// Screening is the company's, UsersScreening its persons' together;
 	// the sandbox keeps both as seeded (screening is refreshed weekly
 	// upstream, by checks the spec does not show).
@@ -56,12 +59,29 @@ func (c *corporation) json() map[string]any {
 		"is_another_bank_account":       c.IsAnotherBankAccount,
 		"is_initial_application_filled": c.IsInitialApplicationFiled,
 		"is_onboarded":                  c.IsOnboarded,
-		"kyc_data_provided_by_id":       nil,
-		"kyc_data_provider":             nil,
+		"kyc_data_provided_by_id":       c.KYCProvider.idJSON(),
+		"kyc_data_provider":             c.KYCProvider.json(),
 		"questionnaire":                 map[string]any{},
 		"overall_screening_info": map[string]any{"is_corporation_under_review": c.UnderReview,
 			"corporation_profile": c.Screening.json(), "corporate_users_profile": c.UsersScreening.json()},
 	}
+}
+
+// kycProvider is the person who provided a corporation's KYC data.
+type kycProvider struct{ ID, FirstName, LastName string }
+
+func (k *kycProvider) idJSON() any {
+	if k == nil {
+		return nil
+	}
+	return k.ID
+}
+
+func (k *kycProvider) json() any {
+	if k == nil {
+		return nil
+	}
+	return map[string]any{"id": k.ID, "first_name": k.FirstName, "last_name": k.LastName}
 }
 
 func (c *corporation) settingsJSON() map[string]any {

@@ -202,6 +202,9 @@ func (s *Sim) statementPDF(w http.ResponseWriter, r *http.Request) {
 		notFound(w, "wallet")
 		return
 	}
+	if refuseNotOnboardedLocked(w, p.corp, "walletId") {
+		return
+	}
 	data, err := s.statementPDFLocked(p, wl)
 	if err != nil {
 		s.log.Error("statement pdf", "err", err)
@@ -319,6 +322,9 @@ func (s *Sim) statementCSV(w http.ResponseWriter, r *http.Request) {
 		wl := s.reportWalletLocked(p.corp, id)
 		if wl == nil {
 			notFound(w, "wallet "+id)
+			return
+		}
+		if refuseNotOnboardedLocked(w, p.corp, "wallets") {
 			return
 		}
 		_, moves := wl.movements(p.from, p.to)

@@ -63,12 +63,15 @@ func (s *Sim) Seed() {
 		Address: "Brivibas iela 1", City: strp("Riga"), Region: strp("Riga"), PostCode: strp("LV-1010"),
 		Country: "LV", Currency: "EUR", CreatedAt: seedBase, OnboardedAt: &onboarded, IsOnboarded: true,
 		IsKYCVerified: true, IsQuestionnaireFilled: true, IsInitialApplicationFiled: true,
-		CreatedBy: staffActor, IntroducerID: IntroducerID,
+		IsAnotherBankAccount: true, KYCProvider: &kycProvider{ID: AnnaID, FirstName: "Anna", LastName: "Berzina"},
+		CreatedBy: staffActor, UpdatedBy: staffActor, IntroducerID: IntroducerID,
 		AllowedPersonTypes: []string{TypeEmployee}, SettingsCreatedAt: seedBase, SettingsUpdatedAt: seedBase}
 	s.corporations[SecondCorporationID] = &corporation{ID: SecondCorporationID, AccountID: SecondAccountID,
 		IdentityID: seedID("1d000000", 2), Name: "Second Ventures OÜ", Email: "office@second.test",
 		Address: "Narva mnt 5", City: strp("Tallinn"), Region: strp("Harju"), PostCode: strp("10117"),
 		Country: "EE", Currency: "EUR", CreatedAt: seedBase.Add(time.Hour), CreatedBy: staffActor,
+		// Mid-onboarding: the application is in, the KYC data is not.
+		IsInitialApplicationFiled: true,
 		AllowedPersonTypes: []string{TypeEmployee, TypeConsumer},
 		SettingsCreatedAt:  seedBase.Add(time.Hour), SettingsUpdatedAt: seedBase.Add(time.Hour)}
 
@@ -96,6 +99,11 @@ func (s *Sim) Seed() {
 			PrimaryCurrency: "EUR", PersonLoginID: seedID("10000000", i+1), IdentityID: seedID("1d000000", 100+i),
 			IsInvitationAccepted: true, CreatedAt: created, UpdatedAt: created, CreatedBy: staffActor,
 			UpdatedBy: staffActor, emailUnique: true, hash: hash}
+		if pp.director {
+			// Directors are fully verified, and their own limits give way
+			// to the corporation's.
+			p.ProfileLevel, p.IsPersonLimitsDisabled = "advanced", true
+		}
 		if pp.blocked {
 			at := created.Add(time.Hour)
 			p.DeletedAt = &at

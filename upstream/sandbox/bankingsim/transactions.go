@@ -161,6 +161,27 @@ type transaction struct {
 
 func (t *transaction) reserved() int64 { return t.SourceAmount + t.Charge }
 
+// score is the sandbox's scoring of a transaction (the spec's rules are not
+// shown): 100 less a point per 100 EUR it moves, at least 10.
+func (t *transaction) score() float64 {
+	var eur int64
+	if Rates[t.TargetCurrency] != 0 {
+		eur = convertMinor(t.TargetAmount, t.TargetCurrency, "EUR")
+	}
+	return float64(max(10, 100-eur/10_000))
+}
+
+// scoreRange names the scoring range a score falls in.
+func scoreRange(score float64) string {
+	switch {
+	case score >= 80:
+		return "score-range-low-risk"
+	case score >= 50:
+		return "score-range-medium-risk"
+	}
+	return "score-range-high-risk"
+}
+
 // successful is what the velocity and amount limits count.
 func (t *transaction) successful() bool {
 	switch t.Code {
@@ -206,7 +227,7 @@ func (s *Sim) transactionJSONLocked(t *transaction, creation bool) map[string]an
 		"fingerprint": map[string]any{}, "identity": map[string]any{"id": identity}, "meta": map[string]any{},
 		"status": map[string]any{"code": t.Code, "name": statusNames[t.Code]},
 		"review": map[string]any{}, "payment_processor_responses": map[string]any{},
-		"score": 0, "score_range_id": "sandbox-default", "score_calc_logs": []any{},
+		"score": t.score(), "score_range_id": scoreRange(t.score()), "score_calc_logs": []any{},
 		"source_amount": t.reserved(), "source_currency": t.SourceCurrency, "target_currency": t.TargetCurrency,
 		"target_amount": t.TargetAmount, "source_counterparty_id": t.SourceWalletID,
 		"target_counterparty_id": t.TargetWalletID, "source_payment_processor": processor(src),

@@ -335,6 +335,9 @@ func (s *Sim) createRequisites(w http.ResponseWriter, r *http.Request) {
 	if c == nil {
 		return
 	}
+	if refuseNotOnboardedLocked(w, c, "corporation_id") {
+		return
+	}
 	var e errs
 	adapter, mode, sepa := readRequisitesBody(&e, b, []string{AdapterA, AdapterB})
 	iban := ""
@@ -366,6 +369,9 @@ func (s *Sim) attachRequisites(w http.ResponseWriter, r *http.Request) {
 	defer s.mu.Unlock()
 	c := s.requisitesCorporationLocked(w, r)
 	if c == nil {
+		return
+	}
+	if refuseNotOnboardedLocked(w, c, "wallet_id") {
 		return
 	}
 	var e errs
@@ -414,6 +420,9 @@ func (s *Sim) deleteRequisites(w http.ResponseWriter, r *http.Request) {
 		notFound(w, "wallet requisites")
 		return
 	}
+	if refuseNotOnboardedLocked(w, c, "id") {
+		return
+	}
 	delete(s.requisites, q.ID)
 	if wl := s.wallets[q.WalletID]; wl != nil {
 		kept := wl.RequisiteIDs[:0]
@@ -457,6 +466,9 @@ func (s *Sim) isSEPAEnabled(w http.ResponseWriter, r *http.Request) {
 	wl := s.wallets[src]
 	if wl == nil || s.corporations[wl.CorpID] == nil || !s.seesCorporation(pr, s.corporations[wl.CorpID]) {
 		notFound(w, "wallet")
+		return
+	}
+	if refuseNotOnboardedLocked(w, s.corporations[wl.CorpID], "source_id") {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"is_sepa_enabled_iban": sepaCountries[iban[:2]] && wl.Currency == "EUR"})
