@@ -72,8 +72,8 @@ func (s *Sim) Seed() {
 		Country: "EE", Currency: "EUR", CreatedAt: seedBase.Add(time.Hour), CreatedBy: staffActor,
 		// Mid-onboarding: the application is in, the KYC data is not.
 		IsInitialApplicationFiled: true,
-		AllowedPersonTypes: []string{TypeEmployee, TypeConsumer},
-		SettingsCreatedAt:  seedBase.Add(time.Hour), SettingsUpdatedAt: seedBase.Add(time.Hour)}
+		AllowedPersonTypes:        []string{TypeEmployee, TypeConsumer},
+		SettingsCreatedAt:         seedBase.Add(time.Hour), SettingsUpdatedAt: seedBase.Add(time.Hour)}
 
 	people := []struct {
 		id, corp, first, last, email, phone, typ string
