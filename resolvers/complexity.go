@@ -29,6 +29,10 @@ func Complexity() graph.ComplexityRoot {
 		return paged(child, first, defaultFirst)
 	}
 	c.CardTransactionConnection.Edges = perItem
+	c.Wallet.Transactions = func(child int, first *int64, _ *string, _ *model.SortDirection) int {
+		return paged(child, first, defaultFirst)
+	}
+	c.WalletTransactionConnection.Edges = perItem
 	// A page of events also reads, before its events, the newest event of
 	// each subject of the caller's scope: that fixed cost counts per
 	// page, so aliased pages of one event cost what they read.

@@ -130,6 +130,9 @@ func TestConnectionsComplexityWeighsFirst(t *testing.T) {
 		"transactions": func(f *int64) int {
 			return c.Card.Transactions(c.CardTransactionConnection.Edges(9)+perPage, f, nil, nil)
 		},
+		"wallet transactions": func(f *int64) int {
+			return c.Wallet.Transactions(c.WalletTransactionConnection.Edges(9)+perPage, f, nil, nil)
+		},
 		"eventHistory": func(f *int64) int {
 			return c.Query.EventHistory(c.EventConnection.Edges(9)+perPage, f, nil, nil) - events.HistoryFixedReads(0)
 		},
