@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/fingraph/fingraph/upstream/sandbox/bankingsim"
 )
@@ -369,5 +370,35 @@ func TestBackOfficeFieldsAreForStaff(t *testing.T) {
 		if p.ProfileLevel != nil || p.PrimaryCurrency != nil || p.IsPersonLimitsDisabled != nil {
 			t.Errorf("%s sees back-office fields: %v %v %v", name, p.ProfileLevel, p.PrimaryCurrency, p.IsPersonLimitsDisabled)
 		}
+	}
+}
+
+// TestLiveWalletTransactionsFollowAConversion: a live query of a wallet's
+// transactions answers again, with the new conversion first, when the
+// gateway's own conversion changes the wallet (its announcement names the
+// Wallet, which the answer watches).
+func TestLiveWalletTransactionsFollowAConversion(t *testing.T) {
+	g := startGateway(t, livePollArgs...)
+	anna := g.as(g.signInPerson(t, "anna@demo.test"))
+	ws := anna.dialWS(t, nil, nil)
+	ws.subscribe("1", `query($c: ID!, $w: ID!) @live { corporation(id: $c) { wallet(id: $w) { id transactions(first: 1) { totalCount edges { node { id type direction } } } } } }`,
+		map[string]any{"c": demoCorpID, "w": demoUSDWalletID})
+	type live struct {
+		Corporation struct {
+			Wallet struct {
+				Transactions walletTxPage `json:"transactions"`
+			} `json:"wallet"`
+		} `json:"corporation"`
+	}
+	var first, next live
+	ws.answer("1", 30*time.Second, &first)
+	res, r := anna.convert(t, map[string]any{"sourceWalletId": demoUSDWalletID, "amount": 5000, "currency": "EUR"})
+	if len(r.Errors) > 0 || res.Typename != "Conversion" {
+		t.Fatalf("conversion: %+v %+v", res, r.Errors)
+	}
+	ws.answer("1", liveWait, &next)
+	tx := next.Corporation.Wallet.Transactions
+	if tx.TotalCount != first.Corporation.Wallet.Transactions.TotalCount+1 || len(tx.Edges) != 1 || tx.Edges[0].Node.ID != res.ID || tx.Edges[0].Node.Direction != "OUTGOING" {
+		t.Errorf("live answer after the conversion: %+v, want %s first", tx, res.ID)
 	}
 }
