@@ -402,3 +402,43 @@ func TestLiveWalletTransactionsFollowAConversion(t *testing.T) {
 		t.Errorf("live answer after the conversion: %+v, want %s first", tx, res.ID)
 	}
 }
+
+// TestKycDocumentSaysWhoUploadedAndWhoVerified: a document Anna uploads
+// names her as its creator and last changer; once staff verify it, staff
+// is its last changer, and Anna stays its creator.
+func TestKycDocumentSaysWhoUploadedAndWhoVerified(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t)
+	anna := g.as(g.signInPerson(t, "anna@demo.test"))
+	staff := g.as(g.signInStaff(t))
+	type doc struct {
+		ID               string     `json:"id"`
+		Status           string     `json:"status"`
+		CreatedBy        *actorData `json:"createdBy"`
+		UpdatedBy        *actorData `json:"updatedBy"`
+		CreatedByLoginID *string    `json:"createdByLoginId"`
+		UpdatedByLoginID *string    `json:"updatedByLoginId"`
+	}
+	const fields = `id status createdBy { upstreamId kind fullName } updatedBy { upstreamId kind fullName } createdByLoginId updatedByLoginId`
+	var up struct {
+		Doc doc `json:"uploadKycDocument"`
+	}
+	r, _ := anna.upload(t, nil, `mutation($input: UploadKycDocumentInput!) { uploadKycDocument(input: $input) { `+fields+` } }`,
+		map[string]any{"input": map[string]any{"file": nil}}, "variables.input.file", "articles.pdf", []byte("%PDF-1.7\n%%EOF\n"))
+	r.decode(t, &up)
+	annaActor := actorData{UpstreamID: annaID, Kind: "PERSON", FullName: "Anna Berzina"}
+	if d := up.Doc; d.CreatedBy == nil || *d.CreatedBy != annaActor || d.UpdatedBy == nil || *d.UpdatedBy != annaActor ||
+		d.CreatedByLoginID == nil || d.UpdatedByLoginID == nil || *d.CreatedByLoginID != *d.UpdatedByLoginID {
+		t.Fatalf("uploaded: %+v", d)
+	}
+	var u struct {
+		Doc doc `json:"updateKycDocument"`
+	}
+	staff.query(t, `mutation($input: UpdateKycDocumentInput!) { updateKycDocument(input: $input) { `+fields+` } }`,
+		map[string]any{"input": map[string]any{"id": up.Doc.ID, "corporationId": bankingsim.DemoCorporationID, "status": "VERIFIED"}}).decode(t, &u)
+	if d := u.Doc; d.Status != "VERIFIED" || d.CreatedBy == nil || *d.CreatedBy != annaActor ||
+		d.UpdatedBy == nil || d.UpdatedBy.Kind != "STAFF" || d.UpdatedBy.UpstreamID != bankingsim.StaffID ||
+		d.UpdatedByLoginID == nil || *d.UpdatedByLoginID == *up.Doc.CreatedByLoginID {
+		t.Errorf("verified: %+v createdBy %+v updatedBy %+v", d, d.CreatedBy, d.UpdatedBy)
+	}
+}
