@@ -131,6 +131,11 @@ func parseSpec(t *testing.T, path string) []specField {
 				}
 			}
 			add(section, names)
+			if len(names) == 1 && len(cells) >= 3 && strings.Contains(cells[1], "object") {
+				for _, inner := range nestedFields(cells[2]) {
+					add(section, []string{names[0] + "." + inner})
+				}
+			}
 		case "rows":
 			add(cells[0], paragraphFields(cells[1]))
 		}
@@ -192,6 +197,34 @@ func paragraphFields(text string) []string {
 		if n := leadingName.FindString(item); n != "" {
 			names = append(names, n)
 		}
+	}
+	return names
+}
+
+// nestedFields reads the inner fields that the notes of an object field
+// list ("year (string), month (string)", "bank data: name, street, ..."):
+// up to a semicolon, after a colon, at least two items, each a name with
+// at most a parenthesis after it, the last one perhaps followed by words.
+// Notes that describe the object in prose ("partial objects", "wallet
+// holding reserved funds") list none.
+func nestedFields(notes string) []string {
+	s := cutDepth0(notes, ";")
+	if i := indexDepth0(s, ": "); i >= 0 {
+		s = s[i+2:]
+	}
+	items := splitDepth0(s)
+	if len(items) < 2 {
+		return nil
+	}
+	names := make([]string, 0, len(items))
+	for i, it := range items {
+		it = strings.TrimPrefix(strings.TrimSpace(it), "and ")
+		n := leadingName.FindString(it)
+		rest := strings.TrimSpace(it[len(n):])
+		if n == "" || (rest != "" && !strings.HasPrefix(rest, "(") && i != len(items)-1) {
+			return nil
+		}
+		names = append(names, n)
 	}
 	return names
 }
