@@ -76,6 +76,22 @@ func parseSpec(t *testing.T, path string) []specField {
 				}
 			}
 		}
+		if section != "" && !strings.Contains(strings.ToLower(section), "creatable") {
+			for _, line := range para {
+				for _, sentence := range strings.Split(line, ". ") {
+					if prefix, names, ok := carriedFields(sentence); ok {
+						for _, n := range names {
+							add(section, []string{prefix + n})
+						}
+					}
+				}
+				if m := namedObject.FindStringSubmatch(line); m != nil {
+					if names := listedFields(m[2]); len(names) > 0 {
+						add(m[1], names)
+					}
+				}
+			}
+		}
 		para, hasTable, tableKind = nil, false, ""
 	}
 	sc := bufio.NewScanner(strings.NewReader(string(b)))
@@ -222,6 +238,50 @@ func nestedFields(notes string) []string {
 		n := leadingName.FindString(it)
 		rest := strings.TrimSpace(it[len(n):])
 		if n == "" || (rest != "" && !strings.HasPrefix(rest, "(") && i != len(items)-1) {
+			return nil
+		}
+		names = append(names, n)
+	}
+	return names
+}
+
+// carried matches a sentence that adds fields to an object: "The creation
+// response additionally carries a, b." (fields of the section's object) or
+// "The limitSet also carries a, b in read responses." (inner fields of the
+// field limitSet).
+var carried = regexp.MustCompile(`^The (\w+)( response)? (?:additionally|also) carries (.+?)\.?$`)
+
+func carriedFields(sentence string) (prefix string, names []string, ok bool) {
+	m := carried.FindStringSubmatch(strings.TrimSpace(sentence))
+	if m == nil {
+		return "", nil, false
+	}
+	if m[2] == "" {
+		prefix = m[1] + "."
+	}
+	for _, it := range splitDepth0(strings.ReplaceAll(m[3], " and ", ", ")) {
+		if n := leadingName.FindString(strings.TrimSpace(it)); n != "" {
+			names = append(names, n)
+		}
+	}
+	return prefix, names, len(names) > 0
+}
+
+// namedObject matches a line that lists the fields of a response object of
+// its own: "Card credentials: pan (full number string) and cvc2 (string)."
+// A short name, then its fields (listedFields decides whether they are).
+var namedObject = regexp.MustCompile(`^([A-Z][a-z]+(?: [a-z]+){0,2}): (.+?)\.?$`)
+
+// listedFields reads "a (type), b (type) and c (type)": each item a name
+// with a lower-case letter and at most a parenthesis after it. Anything
+// else (a list of country codes, of error codes, prose) lists none.
+func listedFields(list string) []string {
+	var names []string
+	for _, it := range splitDepth0(strings.ReplaceAll(list, " and ", ", ")) {
+		it = strings.TrimSpace(it)
+		n := leadingName.FindString(it)
+		rest := strings.TrimSpace(it[len(n):])
+		if n == "" || strings.ToUpper(n) == n || (rest != "" && !strings.HasPrefix(rest, "(")) {
 			return nil
 		}
 		names = append(names, n)
@@ -405,4 +465,39 @@ func TestEverySpecFieldIsInTheGraphOrExcluded(t *testing.T) {
 			coverageDoc, counts[0], counts[1], counts[2], want[0], want[1], want[2])
 	}
 	t.Logf("%d spec response fields: %d in the graph, %d left out with a reason", len(seen), shown, left)
+}
+
+// TestSpecFieldListsAreRead pins how the coverage test reads the specs'
+// field lists, on sentences of the forms they use.
+func TestSpecFieldListsAreRead(t *testing.T) {
+	for _, tc := range []struct {
+		read func(string) []string
+		in   string
+		want []string
+	}{
+		{paragraphFields, "id (string), bank_code (BIC string), comment (string or null; credit-card type only), expiry (string, empty default). Only staff.", []string{"id", "bank_code", "comment", "expiry"}},
+		{paragraphFields, "On the wire the examples use camelCase: id, paymentMethod (for example bank-transfer), and limitSet with minimumAmount, maximumAmount (numbers). More.", []string{"id", "paymentMethod", "limitSet", "minimumAmount", "maximumAmount"}},
+		{paragraphFields, "id, name, and the creation time (written createdAt here); no event payload data", []string{"id", "name", "creation time"}},
+		{paragraphFields, "Fields of a pending action: not shown.", nil},
+		{nestedFields, "bank data: name, street, postCode, city, country", []string{"name", "street", "postCode", "city", "country"}},
+		{nestedFields, "id, first_name, last_name in the update response", []string{"id", "first_name", "last_name"}},
+		{nestedFields, "is_corporation_under_review (boolean); corporation_profile and corporate_users_profile", nil},
+		{nestedFields, "partial objects", nil},
+		{nestedFields, "entity debited: partial Corporation Wallet for transfer-outgoing, partial Payment Account for transfer-incoming", nil},
+		{listedFields, "pan (full number string) and cvc2 (string)", []string{"pan", "cvc2"}},
+		{listedFields, "AT, BE, BG", nil},
+		{listedFields, "101 PICK_UP; 1300 INVALID_DATA_FORMAT", nil},
+	} {
+		if got := tc.read(tc.in); strings.Join(got, ",") != strings.Join(tc.want, ",") {
+			t.Errorf("%q: read %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	prefix, names, ok := carriedFields("The limitSet also carries _id, createdAt, updatedAt in read responses")
+	if !ok || prefix != "limitSet." || strings.Join(names, ",") != "_id,createdAt,updatedAt" {
+		t.Errorf("limitSet: %q %q %v", prefix, names, ok)
+	}
+	prefix, names, ok = carriedFields("The creation response additionally carries identity_id, fingerprint_id.")
+	if !ok || prefix != "" || strings.Join(names, ",") != "identity_id,fingerprint_id" {
+		t.Errorf("creation response: %q %q %v", prefix, names, ok)
+	}
 }
