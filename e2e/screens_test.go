@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fingraph/fingraph/relay"
 )
 
 // The representative screens of docs/screens.md: each screen's query lives
@@ -33,6 +35,8 @@ const (
 	routeOrders             = "GET /payments/v1/order"
 	routeEvent              = "GET /payments/v3/events/{id}"
 	routePendingActions     = "GET /payments/v3/pending_actions"
+	routeWalletTransactions = "GET /banking/v2/corporations/{id}/wallets/{walletId}/transactions"
+	routeKYCDocuments       = "GET /banking/v2/corporations/{id}/kyc-documents"
 )
 
 // screenCost is what one screen costs upstream: every route's count.
@@ -140,6 +144,24 @@ var screens = []struct {
 		// PendingActionCompleted. The other five are tied to none, so
 		// they show none without asking.
 		routePendingActions: 5,
+	}},
+	{"account", screenCost{
+		// The viewer's corporation, as on the dashboard.
+		routeCurrentCorporation: 1,
+		// The wallet, with its bank and requisites, from the one wallet
+		// listing (the spec has no wallet read by id for a person's
+		// screen to prefer).
+		routeWallets: 1,
+		// One page of the wallet's history (the sandbox's listing).
+		routeWalletTransactions: 1,
+	}},
+	{"onboarding", screenCost{
+		// The corporation carries its onboarding progress, its KYC data
+		// provider and who created and changed it.
+		routeCurrentCorporation: 1,
+		// KYC documents are listed per corporation, each with who
+		// uploaded and who last changed it.
+		routeKYCDocuments: 1,
 	}},
 	{"customers", screenCost{
 		// One listing of the merchant's customers; saved payment methods
@@ -605,5 +627,47 @@ func TestCardTransactionsAreReadOncePerCardAndPage(t *testing.T) {
 	// its first 2: two per card.
 	if n := g.stats(t).Routes[routeCardTransactions]; n != 2*cards {
 		t.Errorf("%d cards, each asked for one page three times and another once, cost %d transaction reads; want %d", cards, n, 2*cards)
+	}
+}
+
+// TestScreenAccount: a wallet's account screen, everything a "pay into this
+// wallet" page and its history need, in three upstream calls.
+func TestScreenAccount(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t)
+	anna := g.as(g.signInPerson(t, "anna@demo.test"))
+	var d struct {
+		CurrentCorporation struct {
+			Wallet struct {
+				BankAddress *struct {
+					Name string `json:"name"`
+				} `json:"bankAddress"`
+				Requisites   []struct{ Number string } `json:"requisites"`
+				Transactions walletTxPage              `json:"transactions"`
+			} `json:"wallet"`
+		} `json:"currentCorporation"`
+	}
+	runScreenWith(t, g, anna, "account", map[string]any{"walletId": relay.ID(relay.Wallet, demoCorpID, demoEURWalletID)}).decode(t, &d)
+	w := d.CurrentCorporation.Wallet
+	if w.BankAddress == nil || w.BankAddress.Name == "" || len(w.Requisites) == 0 || w.Transactions.TotalCount == 0 || len(w.Transactions.Edges) == 0 {
+		t.Errorf("account screen: %+v", w)
+	}
+}
+
+// TestScreenOnboarding: what is left of a corporation's onboarding, and who
+// did what, in two upstream calls.
+func TestScreenOnboarding(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t)
+	ben := g.as(g.signInPerson(t, "ben@second.test"))
+	var d struct {
+		CurrentCorporation struct {
+			IsOnboarded                bool `json:"isOnboarded"`
+			IsInitialApplicationFilled bool `json:"isInitialApplicationFilled"`
+		} `json:"currentCorporation"`
+	}
+	runScreen(t, g, ben, "onboarding").decode(t, &d)
+	if c := d.CurrentCorporation; c.IsOnboarded || !c.IsInitialApplicationFilled {
+		t.Errorf("onboarding screen: %+v", c)
 	}
 }
