@@ -442,3 +442,27 @@ func TestKycDocumentSaysWhoUploadedAndWhoVerified(t *testing.T) {
 		t.Errorf("verified: %+v createdBy %+v updatedBy %+v", d, d.CreatedBy, d.UpdatedBy)
 	}
 }
+
+// TestWalletTransactionsAreReadOncePerWalletAndPage: a wallet's page asked
+// for twice in one operation (on two paths) is one upstream read; another
+// page size is another.
+func TestWalletTransactionsAreReadOncePerWalletAndPage(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t)
+	anna := g.as(g.signInPerson(t, "anna@demo.test"))
+	const page = `transactions(first: 2) { edges { node { id } } }`
+	g.resetStats(t)
+	anna.query(t, `query($c: ID!, $w: ID!) {
+	  corporation(id: $c) { wallet(id: $w) { `+page+` again: `+page+` other: transactions(first: 3) { totalCount } } }
+	  currentCorporation { wallets { id `+page+` } }
+	}`, map[string]any{"c": demoCorpID, "w": demoUSDWalletID}).decode(t, &map[string]any{})
+	s := g.stats(t)
+	// Four demo wallets: each one's first 2 once (the USD wallet's asked
+	// for three times), and the USD wallet's first 3 once.
+	if n := s.Routes[routeWalletTransactions]; n != 5 {
+		t.Errorf("wallet transaction reads = %d, want 5 (4 wallets' first 2, the USD wallet's first 3); routes %v", n, s.Routes)
+	}
+	if n := s.Routes[routeWallets]; n != 1 {
+		t.Errorf("wallet listings = %d, want 1", n)
+	}
+}

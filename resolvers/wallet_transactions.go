@@ -7,6 +7,7 @@ import (
 
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph/model"
+	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/upstream/banking"
 )
 
@@ -34,7 +35,7 @@ func (r *Resolver) walletTransactions(ctx context.Context, w *model.Wallet, firs
 	if r.SpecOnly {
 		return nil, errWalletTransactionsNotOffered(nil)
 	}
-	page, err := r.Banking.Transactions.ListByWallet(ctx, w.CorporationID, w.ID, pg.options("createdAt", dir))
+	page, err := loaders.For(ctx).WalletTransactions.Get(ctx, loaders.WalletTransactionsKey{CorporationID: w.CorporationID, WalletID: w.ID, Options: *pg.options("createdAt", dir)})
 	if err != nil {
 		var be *banking.ErrorResponse
 		if errors.As(err, &be) && (be.StatusCode == http.StatusNotFound || be.StatusCode == http.StatusMethodNotAllowed) {

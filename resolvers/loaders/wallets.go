@@ -19,6 +19,17 @@ type Money struct {
 	CorporationInvoices Read[string, []*banking.Invoice]
 	// CorporationLimits reads a corporation's limits.
 	CorporationLimits Read[string, []*banking.Limit]
+	// WalletTransactions reads a page of a wallet's transactions: one call
+	// per distinct (wallet, page), as CardTransactions does for cards; a
+	// wallet reached twice with the same page pays it once.
+	WalletTransactions Read[WalletTransactionsKey, *banking.TransactionList]
+}
+
+// WalletTransactionsKey names one page of one wallet's transactions: the
+// corporation, the wallet and the page's upstream arguments.
+type WalletTransactionsKey struct {
+	CorporationID, WalletID string
+	Options                 banking.ListOptions
 }
 
 func (m *Money) init(b *banking.Client, w *Workers) {
@@ -26,6 +37,10 @@ func (m *Money) init(b *banking.Client, w *Workers) {
 	m.CorporationRequisites.init(b.Requisites.List, w)
 	m.CorporationInvoices.init(b.Invoices.List, w)
 	m.CorporationLimits.init(b.Limits.List, w)
+	m.WalletTransactions.init(func(ctx context.Context, k WalletTransactionsKey) (*banking.TransactionList, error) {
+		opts := k.Options
+		return b.Transactions.ListByWallet(ctx, k.CorporationID, k.WalletID, &opts)
+	}, w)
 }
 
 // CorporationWallet finds one wallet of a corporation in the corporation's
