@@ -365,6 +365,27 @@ func TestBackOfficeFieldsAreForStaff(t *testing.T) {
 	if dace.ProfileLevel == nil || *dace.ProfileLevel != "basic" || dace.IsPersonLimitsDisabled == nil || *dace.IsPersonLimitsDisabled {
 		t.Errorf("staff view of Dace: %v %v", dace.ProfileLevel, dace.IsPersonLimitsDisabled)
 	}
+	// The listing's items carry a subset without these: null, never a
+	// made-up false.
+	var list struct {
+		Persons struct {
+			Edges []struct {
+				Node struct {
+					ProfileLevel           *string `json:"profileLevel"`
+					IsPersonLimitsDisabled *bool   `json:"isPersonLimitsDisabled"`
+				} `json:"node"`
+			} `json:"edges"`
+		} `json:"persons"`
+	}
+	g.queryAs(t, g.signInStaff(t), `{ persons(first: 20) { edges { node { profileLevel isPersonLimitsDisabled } } } }`, nil).decode(t, &list)
+	if len(list.Persons.Edges) == 0 {
+		t.Fatal("staff list no persons")
+	}
+	for _, e := range list.Persons.Edges {
+		if e.Node.ProfileLevel != nil || e.Node.IsPersonLimitsDisabled != nil {
+			t.Errorf("a listed person shows %v %v, which the listing does not carry", e.Node.ProfileLevel, e.Node.IsPersonLimitsDisabled)
+		}
+	}
 	for name, token := range map[string]string{"herself": g.signInPerson(t, "anna@demo.test"), "a colleague": g.signInPerson(t, "dace@demo.test"), "the API client": g.signInAPI(t)} {
 		p := read(token, annaID).Person
 		if p.ProfileLevel != nil || p.PrimaryCurrency != nil || p.IsPersonLimitsDisabled != nil {

@@ -5226,15 +5226,19 @@ extend type CorporationSettings {
 }
 
 extend type Person {
-  "Who created the person; null when the upstream does not say."
+  "Who created the person; null when the upstream does not say (the items of its person listing carry a subset; person(id) reads it)."
   createdBy: Actor
-  "Who last changed the person; null when the upstream does not say."
+  "Who last changed the person; null when the upstream does not say, as createdBy."
   updatedBy: Actor
-  "Staff only (null for others): the person's profile level as the bank keeps it."
+  """
+  Staff only (null for others): the person's profile level as the bank keeps it. Null too where
+  the upstream does not say: the items of its person listing (persons, cardholders) carry a
+  subset; person(id) reads it.
+  """
   profileLevel: String
-  "Staff only (null for others): the person's primary currency, an ISO 4217 code."
+  "Staff only (null for others): the person's primary currency, an ISO 4217 code; null where the upstream does not say, as profileLevel."
   primaryCurrency: String
-  "Staff only (null for others): whether the person's own limits are switched off."
+  "Staff only (null for others): whether the person's own limits are switched off; null where the upstream does not say, as profileLevel."
   isPersonLimitsDisabled: Boolean
 }
 `, BuiltIn: false},

@@ -29,8 +29,7 @@ func (r *personResolver) IsPersonLimitsDisabled(ctx context.Context, obj *model.
 	if !isStaff(ctx) || obj.BackOffice == nil {
 		return nil, nil
 	}
-	v := obj.BackOffice.IsPersonLimitsDisabled
-	return &v, nil
+	return obj.BackOffice.IsPersonLimitsDisabled, nil
 }
 
 func (r *walletResolver) Transactions(ctx context.Context, obj *model.Wallet, first *int64, after *string, sortDirection *model.SortDirection) (*model.WalletTransactionConnection, error) {

@@ -117,5 +117,5 @@ type Event struct {
 type PersonBackOffice struct {
 	ProfileLevel           *string
 	PrimaryCurrency        *string
-	IsPersonLimitsDisabled bool
+	IsPersonLimitsDisabled *bool
 }

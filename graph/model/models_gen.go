@@ -1287,15 +1287,17 @@ type Person struct {
 	ScreeningInfo *PersonScreening `json:"screeningInfo,omitempty"`
 	// Cards of which this person is the cardholder.
 	Cards []*Card `json:"cards,omitempty"`
-	// Who created the person; null when the upstream does not say.
+	// Who created the person; null when the upstream does not say (the items of its person listing carry a subset; person(id) reads it).
 	CreatedBy *Actor `json:"createdBy,omitempty"`
-	// Who last changed the person; null when the upstream does not say.
+	// Who last changed the person; null when the upstream does not say, as createdBy.
 	UpdatedBy *Actor `json:"updatedBy,omitempty"`
-	// Staff only (null for others): the person's profile level as the bank keeps it.
+	// Staff only (null for others): the person's profile level as the bank keeps it. Null too where
+	// the upstream does not say: the items of its person listing (persons, cardholders) carry a
+	// subset; person(id) reads it.
 	ProfileLevel *string `json:"profileLevel,omitempty"`
-	// Staff only (null for others): the person's primary currency, an ISO 4217 code.
+	// Staff only (null for others): the person's primary currency, an ISO 4217 code; null where the upstream does not say, as profileLevel.
 	PrimaryCurrency *string `json:"primaryCurrency,omitempty"`
-	// Staff only (null for others): whether the person's own limits are switched off.
+	// Staff only (null for others): whether the person's own limits are switched off; null where the upstream does not say, as profileLevel.
 	IsPersonLimitsDisabled *bool `json:"isPersonLimitsDisabled,omitempty"`
 	// The upstream's back-office fields of the person, shown by their resolvers to staff only.
 	BackOffice *PersonBackOffice `json:"-"`

@@ -25,7 +25,7 @@ type Person struct {
 	PersonContact
 	Gender                  string     `json:"gender,omitempty"`
 	Email                   string     `json:"email,omitempty"`
-	IsPersonLimitsDisabled  bool       `json:"is_person_limits_disabled"`
+	IsPersonLimitsDisabled  *bool      `json:"is_person_limits_disabled"`
 	Longitude               *string    `json:"longitude"`
 	Latitude                *string    `json:"latitude"`
 	SocialSecurityNumber    string     `json:"social_security_number,omitempty"`
