@@ -166,7 +166,7 @@ const specOnlyNotice = "strict sandbox: features that need the sandbox's additio
 	"event polling is off (no GET /v1/events; webhooks only); the individuals listing is unavailable (no GET /v3/individuals); " +
 	"signed orders are confirmed against the order listing instead of their signature (no JWKS); banking listings read one page of 100 and " +
 	"offset paging is refused (no meta[offset]); a conversion whose answer was lost stays OUTCOME_UNKNOWN for its key " +
-	"(no transaction listing to look it up in)"
+	"(no transaction listing to look it up in), and Wallet.transactions answers UPSTREAM_UNAVAILABLE (NOT_OFFERED)"
 
 // Start wires and starts the gateway; it returns once the listener accepts.
 // Its phases run in the order each needs the one before: the data
