@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -232,6 +233,22 @@ func TestWalletTransactionsPageTheWalletsHistory(t *testing.T) {
 	staff := g.as(g.signInStaff(t))
 
 	before := anna.walletTransactions(t, demoUSDWalletID, "")
+	// The seeded history: a payment in, a payment out, and the seeded
+	// conversion to EUR, newest first.
+	var types []string
+	for _, e := range before.Edges {
+		types = append(types, e.Node.Type+"/"+e.Node.Direction)
+	}
+	if before.TotalCount != 3 || len(before.Edges) != 3 || strings.Join(types, ",") != "convert/OUTGOING,transfer-outgoing/OUTGOING,transfer-incoming/INCOMING" {
+		t.Fatalf("seeded USD history: %d %v", before.TotalCount, types)
+	}
+	if in := before.Edges[2].Node; in.Source != nil || in.SourceWalletID != nil || in.Target == nil || *in.Target != (moneyData{650000, "USD"}) || in.Status != "APPROVED" {
+		t.Errorf("seeded incoming payment: %+v", in)
+	}
+	if out := before.Edges[1].Node; out.Source == nil || *out.Source != (moneyData{150000, "USD"}) || out.TargetWalletID != nil ||
+		out.CreatedBy == nil || out.CreatedBy.UpstreamID != annaID {
+		t.Errorf("seeded outgoing payment: %+v", out)
+	}
 	res, r := anna.convert(t, map[string]any{"sourceWalletId": demoUSDWalletID, "amount": 10000, "currency": "EUR"})
 	if len(r.Errors) > 0 || res.Typename != "Conversion" {
 		t.Fatalf("conversion: %+v %+v", res, r.Errors)

@@ -41,8 +41,10 @@ func (s *Sim) seedWalletsLocked() {
 			Type: WalletReal, CreatedBy: staffActor, CreatedByLoginID: seedID("10000000", 900), CreatedAt: created,
 			UpdatedAt: created, setUp: true}
 		for i, m := range hist {
-			wl.postLocked(seedBase.Add(time.Duration(m.day)*24*time.Hour+time.Duration(i+1)*time.Hour),
-				seedID("b4000000", len(s.wallets)*100+i+1), m.typ, m.desc, m.amount)
+			at := seedBase.Add(time.Duration(m.day)*24*time.Hour + time.Duration(i+1)*time.Hour)
+			txID := seedID("b4000000", len(s.wallets)*100+i+1)
+			wl.postLocked(at, txID, m.typ, m.desc, m.amount)
+			s.seedTransferLocked(txID, at, wl, m)
 		}
 		s.wallets[id] = wl
 		return wl
@@ -102,6 +104,29 @@ func (s *Sim) seedWalletsLocked() {
 	req(SecondRequisiteID, SecondCorporationID, SecondEURWalletID, makeIBAN("EE", "7700000000000011"), "SANDEE2X", seedBase.Add(day))
 
 	s.seedInvoicesAndLimitsLocked()
+}
+
+// seedTransferLocked keeps a seeded transfer as the approved transaction
+// the wallet's listing shows: incoming from, or outgoing to, an account
+// outside the bank (a Payment Account, not a wallet), made by the demo
+// corporation's director for outgoing ones. Other movements (the invoice
+// payment) have records of their own.
+func (s *Sim) seedTransferLocked(id string, at time.Time, wl *wallet, m seedMovement) {
+	t := &transaction{ID: id, CorpID: wl.CorpID, Type: m.typ, Code: StatusApproved, CreatedAt: at, UpdatedAt: at}
+	switch m.typ {
+	case "transfer-incoming":
+		t.TargetWalletID, t.TargetCurrency, t.TargetAmount = wl.ID, wl.Currency, m.amount
+	case "transfer-outgoing":
+		t.SourceWalletID, t.SourceCurrency, t.SourceAmount = wl.ID, wl.Currency, -m.amount
+		t.TargetCurrency, t.TargetAmount = wl.Currency, -m.amount
+		if wl.CorpID == DemoCorporationID {
+			t.CreatedBy = &actor{ID: AnnaID, Type: "person", FullName: "Anna Berzina"}
+		}
+	default:
+		return
+	}
+	t.AmountEUR = convertMinor(t.TargetAmount, t.TargetCurrency, "EUR")
+	s.transactions[id] = t
 }
 
 func i64(v int64) *int64 { return &v }
