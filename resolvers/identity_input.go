@@ -2,10 +2,10 @@ package resolvers
 
 import (
 	"strings"
-	"unicode/utf8"
 
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph/model"
+	"github.com/fingraph/fingraph/passwords"
 	"github.com/fingraph/fingraph/session"
 	"github.com/fingraph/fingraph/upstream/banking"
 )
@@ -190,8 +190,8 @@ func (v *validator) newPassword(pw, confirm, current *string, needCurrent bool) 
 	if confirm == nil || *confirm != *pw {
 		v.fail("input.confirmPassword", "input.confirmPassword must equal input.password")
 	}
-	if n := utf8.RuneCountInString(*pw); n < 8 || n > 72 {
-		v.fail("input.password", "input.password must be 8 to 72 characters")
+	if rule := passwords.Check(*pw, passwords.Account{Current: deref(current)}); rule != "" {
+		v.fail("input.password", "input.password %s", rule)
 	}
 }
 
