@@ -52,15 +52,15 @@ type routeDeps struct {
 	banking  *banking.Client
 	sessions session.Store
 	// limits is the JetStream bucket of the shared rate limits.
-	limits   jetstream.KeyValue
-	sockets  *session.Sockets
+	limits  jetstream.KeyValue
+	sockets *session.Sockets
 	// authority keeps the ends of authority (session.Authority); bgCtx
 	// is the replica's lifetime, for following them.
 	authority *session.Authority
 	bgCtx     context.Context
-	trusted  *gqlhttp.TrustedDocuments
-	unknown  *events.Unknown
-	attempts *idempotency.Store
+	trusted   *gqlhttp.TrustedDocuments
+	unknown   *events.Unknown
+	attempts  *idempotency.Store
 	// sandbox is the in-process sandbox, nil with real upstreams.
 	sandbox http.Handler
 	// sandboxURL is the in-process sandbox's address, "" with real
