@@ -5046,7 +5046,7 @@ input ForgotPasswordInput {
 input RecoverPasswordInput {
   "The token from the e-mailed link."
   token: String!
-  "8 to 72 characters."
+  "At least 8 characters and at most 72 bytes; not blank nor a common password (see updateMe)."
   password: String!
 }
 
@@ -5362,7 +5362,7 @@ input UpdatePersonInput {
   "Staff only."
   phone: String
   """
-  A new password, 8 to 72 characters, set by staff or by the person themselves; needs
+  A new password (the rules of updateMe's password), set by staff or by the person themselves; needs
   confirmPassword, and currentPassword when a person changes their own. Never logged or echoed.
   """
   password: String
@@ -5404,7 +5404,7 @@ input UpdateMeInput {
   UPSTREAM_REJECTED with extensions.upstream.code 10001).
   """
   currentPassword: String
-  "The new password, 8 to 72 characters; needs currentPassword and confirmPassword."
+  "The new password: at least 8 characters and at most 72 bytes, not blank, not one character repeated, not my e-mail address, not my current password, not a common password (BAD_USER_INPUT names the rule). Needs currentPassword and confirmPassword; changing it ends my other sessions."
   password: String
   "The new password again; must equal password."
   confirmPassword: String

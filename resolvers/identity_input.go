@@ -170,9 +170,10 @@ func meUpdateRequest(in model.UpdateMeInput) (*banking.MeUpdateRequest, error) {
 	return req, nil
 }
 
-// newPassword checks a password change as the banking spec rules it: the
-// new password twice, 8 to 72 characters, and the current one when a person
-// changes their own (needCurrent). Whether the current one is right is the
+// newPassword checks a password change: the new password twice, the
+// current one when a person changes their own (needCurrent), and the rules
+// of passwords.Check that need no upstream read (the e-mail is checked by
+// Resolver.checkNewPassword). Whether the current one is right is the
 // upstream's to say (code 10001). No message repeats a password.
 func (v *validator) newPassword(pw, confirm, current *string, needCurrent bool) {
 	if pw == nil {

@@ -1279,7 +1279,7 @@ type Query struct {
 type RecoverPasswordInput struct {
 	// The token from the e-mailed link.
 	Token string `json:"token"`
-	// 8 to 72 characters.
+	// At least 8 characters and at most 72 bytes; not blank nor a common password (see updateMe).
 	Password string `json:"password"`
 }
 
@@ -1625,7 +1625,7 @@ type UpdateMeInput struct {
 	// My password now; required with password (BAD_USER_INPUT when absent; a wrong one is
 	// UPSTREAM_REJECTED with extensions.upstream.code 10001).
 	CurrentPassword *string `json:"currentPassword,omitempty"`
-	// The new password, 8 to 72 characters; needs currentPassword and confirmPassword.
+	// The new password: at least 8 characters and at most 72 bytes, not blank, not one character repeated, not my e-mail address, not my current password, not a common password (BAD_USER_INPUT names the rule). Needs currentPassword and confirmPassword; changing it ends my other sessions.
 	Password *string `json:"password,omitempty"`
 	// The new password again; must equal password.
 	ConfirmPassword *string `json:"confirmPassword,omitempty"`
@@ -1685,7 +1685,7 @@ type UpdatePersonInput struct {
 	Email *string `json:"email,omitempty"`
 	// Staff only.
 	Phone *string `json:"phone,omitempty"`
-	// A new password, 8 to 72 characters, set by staff or by the person themselves; needs
+	// A new password (the rules of updateMe's password), set by staff or by the person themselves; needs
 	// confirmPassword, and currentPassword when a person changes their own. Never logged or echoed.
 	Password *string `json:"password,omitempty"`
 	// The new password again; must equal password.
