@@ -49,8 +49,11 @@ type socket struct {
 	end   func(error)
 	timer *time.Timer
 
+	// names are the grants' names, fixed at track: the registry's index.
+	names []string
+
 	mu     sync.Mutex
-	grants map[string]uint64
+	grants map[string]uint64 // the generation held of each, as proofs raise it
 }
 
 func (s *socket) close(why error) {
@@ -136,6 +139,7 @@ func (s *Sockets) track(token string, sess *Session, end func(error)) (*socket, 
 	c := &socket{key: key, token: token, id: sess.ID, end: end, grants: make(map[string]uint64, len(sess.Grants))}
 	for g, gen := range sess.Grants {
 		c.grants[g] = gen
+		c.names = append(c.names, g)
 	}
 	s.mu.Lock()
 	if s.MaxPerSession > 0 && len(s.byKey[key]) >= s.MaxPerSession {
@@ -146,7 +150,7 @@ func (s *Sockets) track(token string, sess *Session, end func(error)) (*socket, 
 		s.byKey[key] = map[*socket]struct{}{}
 	}
 	s.byKey[key][c] = struct{}{}
-	for g := range c.grants {
+	for _, g := range c.names {
 		if s.byGrant[g] == nil {
 			s.byGrant[g] = map[*socket]struct{}{}
 		}
@@ -174,7 +178,7 @@ func (s *Sockets) forget(c *socket) {
 }
 
 func (s *Sockets) unindexLocked(c *socket) {
-	for g := range c.grants {
+	for _, g := range c.names {
 		if conns := s.byGrant[g]; conns != nil {
 			delete(conns, c)
 			if len(conns) == 0 {
