@@ -276,3 +276,28 @@ func mustJSON(v any) json.RawMessage {
 	}
 	return b
 }
+
+// A banking answer lost on the way carried the session's refreshed token;
+// the token the session holds then works only for the upstream's grace.
+// The session refreshes it in time, so the retry after the grace (the
+// settle window of a conversion whose outcome is unknown is longer) still
+// works. A lost GET is retried by the client at once, so a conversion is
+// lost here: it is not.
+func TestALostBankingAnswerDoesNotEndTheSession(t *testing.T) {
+	t.Parallel()
+	const grace = 2 * time.Second
+	l := newLossy()
+	g := startGatewayWith(t, sandboxBehind(l.wrap), "-sandbox-token-grace", grace.String())
+	anna := g.as(g.signInPerson(t, "anna@demo.test"))
+	in := map[string]any{"sourceWalletId": demoUSDWalletID, "amount": 2000, "currency": "GBP", "idempotencyKey": uniq("lost-token-")}
+	l.lose(routeConvert, 1)
+	if _, r := anna.convert(t, in); r.code() != "OUTCOME_UNKNOWN" {
+		t.Fatalf("the lost answer: %+v", r.Errors)
+	}
+	// Past the grace of the token the session held when the answer was
+	// lost: only a refreshed one still works.
+	time.Sleep(grace + grace/2)
+	if r := anna.query(t, `{ currentCorporation { id } }`, nil); len(r.Errors) > 0 {
+		t.Fatalf("after the grace: %+v", r.Errors)
+	}
+}

@@ -48,6 +48,9 @@ type state struct {
 	anonymous bool
 	// auth stamps the grants of a session begun here (nil: none kept).
 	auth *Authority
+	// lost is told the session token of a banking call that ended without
+	// an answer (see call.End); nil tells nobody.
+	lost func(token string)
 	// conn is the long-lived connection this state serves, when tracked
 	// (TrackSocket): a sign-in over it moves it to the new session.
 	conn *conn
@@ -141,7 +144,7 @@ func NewHandler(store Store, logger *slog.Logger) *Handler {
 func (h *Handler) Middleware(next http.Handler) http.Handler {
 	store, logger := h.store, h.logger
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		st := &state{store: store, logger: logger, bursts: h.bursts, w: w, client: h.ClientAddress(r), auth: h.Authority}
+		st := &state{store: store, logger: logger, bursts: h.bursts, w: w, client: h.ClientAddress(r), auth: h.Authority, lost: h.answerLost}
 		if r.Header.Get("Upgrade") != "" {
 			// A websocket sets no cookie, and its connection outlives the
 			// request: holding the ResponseWriter would keep net/http's
@@ -210,7 +213,7 @@ func (h *Handler) WebsocketInit(ctx context.Context, payload map[string]any) (co
 		}
 		return ctx, errors.New("unknown or expired session")
 	}
-	st := &state{store: h.store, logger: h.logger, bursts: h.bursts, token: tok, sess: sess, client: ClientAddr(ctx), auth: h.Authority}
+	st := &state{store: h.store, logger: h.logger, bursts: h.bursts, token: tok, sess: sess, client: ClientAddr(ctx), auth: h.Authority, lost: h.answerLost}
 	return st.attach(ctx), nil
 }
 

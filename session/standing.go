@@ -89,6 +89,34 @@ func (h *Handler) prove(ctx context.Context, token string, sess *Session, ending
 	})
 }
 
+// answerLost refreshes, in the background, the banking token of the
+// session of token after one of its calls ended without an answer: if the
+// upstream did answer, with a refreshed token that was lost, the token the
+// session holds works only for the upstream's grace period, and one read
+// with it now returns the chain's newest (written back as every refreshed
+// token is). One refresh per session at a time; the refresh's own lost
+// answer asks for none.
+func (h *Handler) answerLost(token string) {
+	if h.Prove == nil {
+		return
+	}
+	go func() {
+		_, _, _ = h.proving.Do("refresh\x00"+Key(token), func() (any, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), proveTimeout)
+			defer cancel()
+			sess, err := h.store.Get(ctx, token)
+			if err != nil || sess.BankingToken == "" {
+				return nil, err
+			}
+			st := &state{store: h.store, logger: h.logger, bursts: h.bursts, token: token, sess: sess}
+			if err := h.Prove(st.attach(ctx), sess); err != nil {
+				h.logger.InfoContext(ctx, "could not refresh a session's banking token after a lost answer", "err", err)
+			}
+			return nil, nil
+		})
+	}()
+}
+
 // drop deletes a session whose authority ended.
 func (h *Handler) drop(ctx context.Context, token string) {
 	if err := h.store.Delete(context.WithoutCancel(ctx), token); err != nil {
