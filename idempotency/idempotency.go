@@ -96,6 +96,9 @@ type Attempt struct {
 	// at (see Intent.Lane): a lookup that finds the lane still there knows
 	// nothing else moved in it since.
 	LaneRev uint64 `json:"lane_rev,omitempty"`
+	// Final marks an unknown attempt no lookup can ever tell (see
+	// Unknown.Final).
+	Final bool `json:"final,omitempty"`
 }
 
 // record is the stored value: the attempt, and while a call runs, the end of

@@ -56,8 +56,10 @@ type Intent struct {
 	// Lost reports whether Send's error leaves the outcome unknown.
 	Lost func(err error) bool
 	// Find looks for the record of prior, an attempt of unknown outcome,
-	// upstream, between from and to (the attempt's run, widened for clock
-	// skew); prior.Sent is the Snapshot taken before it, prior.ID the id it
+	// upstream, made between from and to: from the moment the attempt was
+	// sent, less LookupMargin, to now, plus LookupMargin. A record made
+	// before the attempt began is never its; Find must not return one.
+	// prior.Sent is the Snapshot taken before it, prior.ID the id it
 	// carried. An error wrapping ErrUnprovable: the upstream changed in a
 	// way that cannot be told apart from the attempt. Nil: the upstream
 	// cannot be searched, and the outcome stays unknown.
@@ -90,6 +92,10 @@ type Outcome struct {
 type Unknown struct {
 	// Keyed: the intent had a key, and a retry with it looks again.
 	Keyed bool
+	// Final: no retry with the key can ever tell (the upstream offers no
+	// lookup, or what it shows can never be attributed); only the client,
+	// checking the upstream itself, can.
+	Final bool
 	// SentAt is when the first attempt of unknown outcome ran.
 	SentAt time.Time
 	// Why says what the gateway could not tell.
@@ -102,17 +108,31 @@ func (u *Unknown) Error() string { return "idempotency: outcome unknown: " + u.W
 func (u *Unknown) Unwrap() error { return u.Err }
 
 // ErrLaneBusy: another intent of the lane is being sent, or its outcome is
-// unknown and has not settled; nothing was sent.
+// unknown and has not settled; nothing was sent. Run answers it as a
+// *LaneBusy, which says when the lane frees.
 var ErrLaneBusy = errors.New("idempotency: another movement of the same kind is in progress")
+
+// LaneBusy is ErrLaneBusy with when the lane frees at the latest: the end
+// of its holder's lease, or of the hold after an unknown outcome.
+type LaneBusy struct {
+	Until time.Time
+}
+
+func (e *LaneBusy) Error() string        { return ErrLaneBusy.Error() }
+func (e *LaneBusy) Is(target error) bool { return target == ErrLaneBusy }
 
 // ErrUnprovable is what Find wraps when what it found cannot be told apart
 // from the attempt's effect or another's.
 var ErrUnprovable = errors.New("idempotency: the upstream changed in a way that cannot be attributed")
 
-// lookupSkew widens the window an unknown attempt is looked for in: the
-// upstream's clock is not the gateway's, and its timestamps have whole
-// seconds.
-const lookupSkew = time.Minute
+// LookupMargin is how much earlier than the gateway's clock says an
+// upstream may date a record: its timestamps have whole seconds (up to 1 s
+// early) and its clock may run up to 1 s behind the gateway's. A lookup
+// reads records made from the attempt's send less the margin, never older
+// ones; an unknown outcome holds its lane until it has settled plus twice
+// the margin, so that the next attempt of the lane begins more than a
+// margin after anything the unknown one may have made, and never finds it.
+const LookupMargin = 2 * time.Second
 
 // Why an outcome stays unknown.
 const (
@@ -121,6 +141,7 @@ const (
 	whyReadFailed = "the gateway could not read the upstream to find out what it did"
 	whyNotYet     = "the upstream does not show it yet, and it may still be under way"
 	whyNotProven  = "the upstream shows a matching record the gateway cannot prove is this attempt's (another request could have made it)"
+	whyChanged    = "the upstream changed in a way that cannot be told apart from this attempt's effect"
 )
 
 // Run carries out in at most once per (Scope, Key):
@@ -155,7 +176,9 @@ func (s *Store) Run(ctx context.Context, in Intent) (Outcome, error) {
 	case err != nil:
 		return Outcome{}, err
 	case a.Unknown:
-		return Outcome{}, unknownError(a)
+		u := unknownError(a)
+		u.Final = u.Final || in.Find == nil
+		return Outcome{}, u
 	}
 	return Outcome{Attempt: a, Replayed: !ran}, nil
 }
@@ -163,10 +186,19 @@ func (s *Store) Run(ctx context.Context, in Intent) (Outcome, error) {
 // attempt is one run of a keyed intent under its claim (and lane): it
 // resolves an unknown prior, or sends. It returns the attempt to remember.
 func (s *Store) attempt(ctx context.Context, in Intent, prior *Attempt, holder string, l *lane) (a Attempt, err error) {
-	defer func() { l.leave(ctx, s, a.Unknown, in.Settle, &a) }()
+	// A lane taken by another since the prior was lost never proves it
+	// again: holding it once more must not restore what was broken.
+	proves := true
+	defer func() {
+		l.leave(ctx, s, a.Unknown, in.Settle, &a)
+		if !proves {
+			a.LaneRev = 0
+		}
+	}()
 	if prior != nil && prior.Unknown {
 		found, resend, err := s.resolve(ctx, in, *prior, holder, l)
 		if err != nil || !resend {
+			proves = l.kept(*prior)
 			return found, err
 		}
 	}
@@ -207,30 +239,31 @@ func (s *Store) send(ctx context.Context, in Intent, prior *Attempt, holder stri
 // found record as a success, or resend when the attempt certainly had no
 // effect, or the prior, still unknown (to be remembered with why).
 func (s *Store) resolve(ctx context.Context, in Intent, prior Attempt, holder string, l *lane) (found Attempt, resend bool, err error) {
-	still := func(why string) (Attempt, bool, error) {
+	still := func(why string, final bool) (Attempt, bool, error) {
 		p := prior
-		p.Why = why
+		p.Why, p.Final = why, final
 		return p, false, nil
 	}
 	if in.Find == nil {
-		return still(whyNoLookup)
+		return still(whyNoLookup, true)
 	}
+	// Only records made after the attempt began can be its own: an older
+	// one (another's, whose answer was lost before this attempt took the
+	// lane) is never answered to this key.
 	now := s.now()
-	from := time.UnixMilli(prior.SentAt).Add(-lookupSkew)
-	to := time.UnixMilli(prior.EndedAt).Add(lookupSkew)
-	if to.After(now) {
-		to = now.Add(lookupSkew)
-	}
+	from := time.UnixMilli(prior.SentAt).Add(-LookupMargin)
+	to := now.Add(LookupMargin)
 	cs, err := in.Find(ctx, prior, from, to)
 	if err == nil && in.Records != "" {
 		cs, err = s.notOthers(ctx, in.Records, holder, cs)
 	}
 	if errors.Is(err, ErrUnprovable) {
-		return still(whyNotProven)
+		// What changed stays changed: no later lookup can tell either.
+		return still(whyChanged, true)
 	}
 	if err != nil {
 		s.log.WarnContext(ctx, "idempotency: could not look up an attempt of unknown outcome", "err", err)
-		return still(whyReadFailed)
+		return still(whyReadFailed, false)
 	}
 	var proven []Candidate
 	for _, c := range cs {
@@ -248,14 +281,17 @@ func (s *Store) resolve(ctx context.Context, in Intent, prior Attempt, holder st
 		c := proven[0]
 		if in.Records != "" {
 			if mine, err := s.own(ctx, ownerKey(in.Records, c.ID), holder); err != nil || !mine {
-				return still(whyNotProven)
+				return still(whyNotProven, false)
 			}
 		}
 		return Attempt{ID: c.ID, Succeeded: true, Result: c.Result}, false, nil
 	case len(cs) > 0:
-		return still(whyNotProven)
+		// Without a lane nothing can ever prove a look-alike the key's.
+		// With one, the look-alikes may all turn out others' (their keys
+		// claim them), and then an absence lets the attempt be sent again.
+		return still(whyNotProven, in.Lane == "")
 	case now.Sub(time.UnixMilli(prior.EndedAt)) < in.Settle:
-		return still(whyNotYet)
+		return still(whyNotYet, false)
 	}
 	return Attempt{}, true, nil
 }
@@ -279,7 +315,7 @@ func (s *Store) runOnce(ctx context.Context, in Intent) (Outcome, error) {
 	}
 	if a.Unknown {
 		u := unknownError(a)
-		u.Keyed, u.Err = false, lost
+		u.Keyed, u.Final, u.Err = false, true, lost
 		return Outcome{}, u
 	}
 	return Outcome{Attempt: a}, nil
@@ -290,7 +326,7 @@ func unknownError(a Attempt) *Unknown {
 	if why == "" {
 		why = whyLost
 	}
-	u := &Unknown{Keyed: true, Why: why}
+	u := &Unknown{Keyed: true, Final: a.Final, Why: why}
 	if a.SentAt != 0 {
 		u.SentAt = time.UnixMilli(a.SentAt)
 	}
@@ -385,7 +421,7 @@ func (s *Store) takeLane(ctx context.Context, name, holder string) (*lane, error
 		if !mine && cur.LeaseUntil > s.now().UnixMilli() {
 			if err := s.wait(ctx, k, e.Revision(), time.UnixMilli(cur.LeaseUntil), deadline); err != nil {
 				if errors.Is(err, ErrInProgress) {
-					return nil, ErrLaneBusy
+					return nil, &LaneBusy{Until: time.UnixMilli(cur.LeaseUntil)}
 				}
 				return nil, err
 			}
@@ -423,8 +459,10 @@ func (l *lane) leave(ctx context.Context, s *Store, unknown bool, settle time.Du
 		return
 	}
 	// Held until the attempt has settled: then whatever it did shows
-	// upstream, and the next holder's snapshot or lookup sees it.
-	until := time.UnixMilli(a.EndedAt).Add(settle)
+	// upstream, and the next holder's snapshot sees it. Twice the lookup
+	// margin more, so that the next holder's lookup window (which opens a
+	// margin before its send) never reaches back to it.
+	until := time.UnixMilli(a.EndedAt).Add(settle + 2*LookupMargin)
 	b, _ := json.Marshal(laneRecord{Holder: l.holder, LeaseUntil: until.UnixMilli(), Unknown: true})
 	rev, err := s.kv.Update(wctx, l.key, b, l.rev)
 	if err != nil {

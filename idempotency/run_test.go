@@ -135,3 +135,154 @@ func TestRunWithoutKeyAnswersUnknownNotRetryable(t *testing.T) {
 	assert.False(t, u.Keyed)
 	assert.ErrorIs(t, err, errLost)
 }
+
+// fakeClock is a clock tests move by hand.
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) now() time.Time         { return c.t }
+func (c *fakeClock) add(d time.Duration)    { c.t = c.t.Add(d) }
+func newFakeClock() *fakeClock              { return &fakeClock{t: time.Now()} }
+func dated(id string, at time.Time) datedTx { return datedTx{id: id, at: at} }
+
+// datedTx is a record of a fake ledger with when it was made.
+type datedTx struct {
+	id string
+	at time.Time
+}
+
+// ledgerFind is a Find over a fake ledger that honours the window Run asks
+// for, as the real lookups do.
+func ledgerFind(ledger *[]datedTx) func(context.Context, idempotency.Attempt, time.Time, time.Time) ([]idempotency.Candidate, error) {
+	return func(_ context.Context, _ idempotency.Attempt, from, to time.Time) ([]idempotency.Candidate, error) {
+		var out []idempotency.Candidate
+		for _, tx := range *ledger {
+			if !tx.at.Before(from) && !tx.at.After(to) {
+				out = append(out, idempotency.Candidate{ID: tx.id})
+			}
+		}
+		return out, nil
+	}
+}
+
+// TestRunNeverAnswersARecordOlderThanItsAttempt: Dace's conversion whose
+// answer was lost before Anna's attempt of the same shape began (its hold
+// over, Dace not back yet) is never answered to Anna's key: Anna's lookup
+// reads only records made since her attempt began, finds none, and sends
+// hers once it has settled.
+func TestRunNeverAnswersARecordOlderThanItsAttempt(t *testing.T) {
+	clock := newFakeClock()
+	s := idempotency.New(openKV(t, time.Hour), idempotency.WithClock(clock.now))
+	ctx := context.Background()
+	var ledger []datedTx
+	lane := "wallet-1|100"
+
+	dace := &movement{outcomes: []string{""}}
+	in := dace.intent("dace", "kd", lane)
+	send := in.Send
+	in.Send = func(ctx context.Context, p *idempotency.Attempt) (idempotency.Attempt, error) {
+		ledger = append(ledger, dated("tx-dace", clock.now())) // the bank converted, the answer was lost
+		return send(ctx, p)
+	}
+	_, err := s.Run(ctx, in)
+	wantUnknown(t, err)
+
+	clock.add(2*idempotency.LookupMargin + time.Millisecond) // Dace's hold is over
+	anna := &movement{outcomes: []string{"", "tx-anna"}}     // dropped before the bank, then converted
+	ain := anna.intent("anna", "ka", lane)
+	ain.Find = ledgerFind(&ledger)
+	_, err = s.Run(ctx, ain)
+	wantUnknown(t, err)
+
+	o, err := s.Run(ctx, ain)
+	require.NoError(t, err)
+	assert.Equal(t, "tx-anna", o.ID, "Dace's older conversion is never Anna's")
+	assert.Equal(t, 2, anna.sends)
+}
+
+// TestRunALaneBrokenOnceNeverProvesAgain: another call took the lane after
+// Anna's lost attempt, so her lookups never count on the lane again, even
+// after one of them held it once more: the other's record (made after
+// Anna's attempt, unmarked because its answer was lost too) never answers
+// her key.
+func TestRunALaneBrokenOnceNeverProvesAgain(t *testing.T) {
+	clock := newFakeClock()
+	s := idempotency.New(openKV(t, time.Hour), idempotency.WithClock(clock.now))
+	ctx := context.Background()
+	lane := "wallet-1|100"
+	anna := &movement{outcomes: []string{""}}
+	_, err := s.Run(ctx, anna.intent("anna", "k", lane))
+	wantUnknown(t, err)
+
+	clock.add(2*idempotency.LookupMargin + time.Millisecond)
+	other := &movement{outcomes: []string{""}}
+	_, err = s.Run(ctx, other.intent("dace", "", lane))
+	wantUnknown(t, err)
+
+	clock.add(2*idempotency.LookupMargin + time.Millisecond)
+	anna.found = []idempotency.Candidate{{ID: "tx-dace"}}
+	for i := range 3 {
+		_, err = s.Run(ctx, anna.intent("anna", "k", lane))
+		u := wantUnknown(t, err)
+		assert.Contains(t, u.Why, "cannot prove", "retry %d", i)
+		assert.False(t, u.Final, "the look-alike may yet be claimed by its own key")
+	}
+	assert.Equal(t, 1, anna.sends)
+}
+
+// TestRunBusyLaneSaysWhenItFrees: a call of the same shape as an unknown
+// outcome gets LaneBusy with the end of the hold: the attempt's end plus
+// the settle window and twice the lookup margin.
+func TestRunBusyLaneSaysWhenItFrees(t *testing.T) {
+	clock := newFakeClock()
+	kv := openKV(t, time.Hour)
+	s := idempotency.New(kv, idempotency.WithClock(clock.now))
+	ctx := context.Background()
+	m := &movement{outcomes: []string{""}}
+	in := m.intent("anna", "k", "wallet-1|100")
+	in.Settle = 30 * time.Second
+	_, err := s.Run(ctx, in)
+	wantUnknown(t, err)
+
+	impatient := idempotency.New(kv, idempotency.WithClock(clock.now), idempotency.WithMaxWait(10*time.Millisecond))
+	other := &movement{outcomes: []string{"tx-2"}}
+	_, err = impatient.Run(ctx, other.intent("dace", "k2", "wallet-1|100"))
+	var busy *idempotency.LaneBusy
+	require.ErrorAs(t, err, &busy)
+	assert.ErrorIs(t, err, idempotency.ErrLaneBusy)
+	assert.Equal(t, clock.now().Add(30*time.Second+2*idempotency.LookupMargin).UnixMilli(), busy.Until.UnixMilli())
+	assert.Equal(t, 0, other.sends)
+}
+
+// TestRunUnknownSaysWhetherARetryCanTell: without a lookup, or without a
+// key, no retry can ever tell (Final); a lookup that could not read yet
+// can.
+func TestRunUnknownSaysWhetherARetryCanTell(t *testing.T) {
+	s := idempotency.New(openKV(t, time.Hour))
+	ctx := context.Background()
+	m := &movement{outcomes: []string{""}}
+	in := m.intent("anna", "k1", "")
+	in.Find = nil
+	_, err := s.Run(ctx, in)
+	assert.True(t, wantUnknown(t, err).Final, "first answer of an intent without lookup")
+	_, err = s.Run(ctx, in)
+	assert.True(t, wantUnknown(t, err).Final, "retry of an intent without lookup")
+
+	m2 := &movement{outcomes: []string{""}}
+	in2 := m2.intent("anna", "k2", "")
+	in2.Settle = time.Hour
+	_, err = s.Run(ctx, in2)
+	assert.False(t, wantUnknown(t, err).Final)
+	_, err = s.Run(ctx, in2)
+	u := wantUnknown(t, err)
+	assert.False(t, u.Final, "not there yet, and it may still be under way: a retry tells")
+
+	in2.Find = func(context.Context, idempotency.Attempt, time.Time, time.Time) ([]idempotency.Candidate, error) {
+		return nil, idempotency.ErrUnprovable
+	}
+	_, err = s.Run(ctx, in2)
+	assert.True(t, wantUnknown(t, err).Final, "a change that cannot be attributed stays so")
+
+	m3 := &movement{outcomes: []string{""}}
+	_, err = s.Run(ctx, m3.intent("anna", "", ""))
+	assert.True(t, wantUnknown(t, err).Final, "without a key")
+}
