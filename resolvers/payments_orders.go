@@ -40,7 +40,10 @@ func (r *mutationResolver) applyOrderEvent(ctx context.Context, orderID, kind st
 		a := *amount
 		ev.Amount = &a
 	}
-	in := r.intent(ctx, "order-"+kind, key, orderChangeFingerprint(orderID, ev))
+	in, err := r.intent(ctx, "order-"+kind, key, orderChangeFingerprint(orderID, ev))
+	if err != nil {
+		return nil, err
+	}
 	in.Lane = "order|" + orderID
 	in.Send = func(ctx context.Context, _ *idempotency.Attempt) (idempotency.Attempt, error) {
 		if _, err := r.Payments.Orders.Apply(ctx, []payments.OrderChange{{ID: orderID, Event: []payments.OrderEvent{ev}}}); err != nil {
@@ -175,7 +178,10 @@ func (r *mutationResolver) createOrder(ctx context.Context, input model.CreateOr
 			return nil, err
 		}
 	}
-	in := r.intent(ctx, "order", input.IdempotencyKey, fingerprint(req))
+	in, err := r.intent(ctx, "order", input.IdempotencyKey, fingerprint(req))
+	if err != nil {
+		return nil, err
+	}
 	in.Records = recordsOrder
 	ref := ""
 	if in.Key != "" && req.Number == "" {
