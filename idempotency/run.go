@@ -186,29 +186,21 @@ func (s *Store) Run(ctx context.Context, in Intent) (Outcome, error) {
 // attempt is one run of a keyed intent under its claim (and lane): it
 // resolves an unknown prior, or sends. It returns the attempt to remember.
 func (s *Store) attempt(ctx context.Context, in Intent, prior *Attempt, holder string, l *lane) (a Attempt, err error) {
-	// A lane taken by another since the prior was lost never proves it
-	// again: holding it once more must not restore what was broken.
-	proves := true
-	defer func() {
-		l.leave(ctx, s, a.Unknown, in.Settle, &a)
-		if !proves {
-			a.LaneRev = 0
-		}
-	}()
+	sent := false
+	defer func() { l.leave(ctx, s, sent, a.Unknown, in.Settle, &a) }()
 	if prior != nil && prior.Unknown {
 		found, resend, err := s.resolve(ctx, in, *prior, holder, l)
 		if err != nil || !resend {
-			proves = l.kept(*prior)
 			return found, err
 		}
 	}
-	a, _, err = s.send(ctx, in, prior, holder)
+	a, _, err = s.send(ctx, in, prior, holder, &sent)
 	return a, err
 }
 
 // send takes the snapshot, sends once and returns an unknown attempt (and
 // the transport's error, lost) when the answer was lost.
-func (s *Store) send(ctx context.Context, in Intent, prior *Attempt, holder string) (a Attempt, lost, err error) {
+func (s *Store) send(ctx context.Context, in Intent, prior *Attempt, holder string, sent *bool) (a Attempt, lost, err error) {
 	var snap json.RawMessage
 	if in.Snapshot != nil {
 		if snap, err = in.Snapshot(ctx); err != nil {
@@ -216,6 +208,7 @@ func (s *Store) send(ctx context.Context, in Intent, prior *Attempt, holder stri
 		}
 	}
 	sentAt := s.now()
+	*sent = true
 	a, err = in.Send(ctx, prior)
 	if err != nil && in.Lost != nil && in.Lost(err) {
 		u := Attempt{Unknown: true, Sent: snap, SentAt: sentAt.UnixMilli(), EndedAt: s.now().UnixMilli(), Why: whyLost}
@@ -308,8 +301,9 @@ func (s *Store) runOnce(ctx context.Context, in Intent) (Outcome, error) {
 			return Outcome{}, err
 		}
 	}
-	a, lost, err := s.send(ctx, in, nil, holder)
-	l.leave(ctx, s, a.Unknown, in.Settle, &a)
+	sent := false
+	a, lost, err := s.send(ctx, in, nil, holder, &sent)
+	l.leave(ctx, s, sent, a.Unknown, in.Settle, &a)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -335,10 +329,12 @@ func unknownError(a Attempt) *Unknown {
 
 // unkeyedHolder names a call without a key: it owns its record and its lane
 // turn, and no key ever matches it.
-func unkeyedHolder() string {
+func unkeyedHolder() string { return randomName("unkeyed-") }
+
+func randomName(prefix string) string {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
-	return "unkeyed-" + hex.EncodeToString(b)
+	return prefix + hex.EncodeToString(b)
 }
 
 // mark records that the upstream record id (of kind records) is holder's.
@@ -375,6 +371,10 @@ type laneRecord struct {
 	// Unknown: the holder's last attempt has an unknown outcome; the lane
 	// is held until it settles (LeaseUntil).
 	Unknown bool `json:"unknown,omitempty"`
+	// Mark names the last send of the lane whose outcome is unknown
+	// (Attempt.LaneMark). Any later send replaces or removes it; a turn
+	// that only looks leaves it as it was.
+	Mark string `json:"mark,omitempty"`
 }
 
 // lane is a lane this call holds.
@@ -382,12 +382,9 @@ type lane struct {
 	key    string
 	holder string
 	rev    uint64
-	// prevRev is the revision the lane had when this call took it, and
-	// prevMine whether it was then this holder's unknown attempt: the
-	// lane has been the key's since its lost attempt when prevRev is the
-	// revision that attempt left (Attempt.LaneRev).
-	prevRev  uint64
-	prevMine bool
+	// prev is the lane's record when this call took it, nil when the lane
+	// was free: a turn that sends nothing puts it back.
+	prev *laneRecord
 }
 
 func laneKey(name string) string { return Key("lane", name) }
@@ -434,25 +431,38 @@ func (s *Store) takeLane(ctx context.Context, name, holder string) (*lane, error
 		if err != nil {
 			return nil, fmt.Errorf("idempotency: lane: %w", err)
 		}
-		return &lane{key: k, holder: holder, rev: rev, prevRev: e.Revision(), prevMine: mine && cur.Unknown}, nil
+		return &lane{key: k, holder: holder, rev: rev, prev: &cur}, nil
 	}
 }
 
-// kept reports whether the lane has been this key's, untouched by any other
-// call, since prior was left unknown in it.
+// kept reports whether nothing was sent in the lane since prior, an
+// attempt of unknown outcome, was: its mark is still the lane's. Lookups
+// by other keys in between sent nothing and leave the mark as it was.
 func (l *lane) kept(prior Attempt) bool {
-	return l != nil && l.prevMine && prior.LaneRev != 0 && l.prevRev == prior.LaneRev
+	return l != nil && l.prev != nil && prior.LaneMark != "" && l.prev.Mark == prior.LaneMark
 }
 
-// leave gives the lane up: free after a known outcome; held until the
-// attempt has settled after an unknown one, whose LaneRev it sets.
-func (l *lane) leave(ctx context.Context, s *Store, unknown bool, settle time.Duration, a *Attempt) {
+// leave gives the lane up. A turn that sent nothing (a lookup, a snapshot
+// that failed) puts back the record it found, so that it neither frees a
+// hold nor breaks another attempt's mark. After a send: free after a known
+// outcome; after an unknown one, held until the attempt has settled, with
+// a new mark, which it sets in a.
+func (l *lane) leave(ctx context.Context, s *Store, sent, unknown bool, settle time.Duration, a *Attempt) {
 	if l == nil {
 		return
 	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
-	if !unknown {
+	// A lookup that found the holder's own record ends its hold.
+	resolved := l.prev != nil && l.prev.Holder == l.holder && !a.Unknown
+	if !sent && l.prev != nil && !resolved {
+		b, _ := json.Marshal(l.prev)
+		if _, err := s.kv.Update(wctx, l.key, b, l.rev); err != nil {
+			s.log.WarnContext(ctx, "idempotency: could not give a lane back; it frees itself when its lease ends", "err", err)
+		}
+		return
+	}
+	if !unknown || !sent {
 		if err := s.kv.Delete(wctx, l.key, jetstream.LastRevision(l.rev)); err != nil {
 			s.log.WarnContext(ctx, "idempotency: could not free a lane; it frees itself when its lease ends", "err", err)
 		}
@@ -463,14 +473,14 @@ func (l *lane) leave(ctx context.Context, s *Store, unknown bool, settle time.Du
 	// margin more, so that the next holder's lookup window (which opens a
 	// margin before its send) never reaches back to it.
 	until := time.UnixMilli(a.EndedAt).Add(settle + 2*LookupMargin)
-	b, _ := json.Marshal(laneRecord{Holder: l.holder, LeaseUntil: until.UnixMilli(), Unknown: true})
-	rev, err := s.kv.Update(wctx, l.key, b, l.rev)
-	if err != nil {
+	mark := randomName("send-")
+	b, _ := json.Marshal(laneRecord{Holder: l.holder, LeaseUntil: until.UnixMilli(), Unknown: true, Mark: mark})
+	if _, err := s.kv.Update(wctx, l.key, b, l.rev); err != nil {
 		// The lane stays held until its lease ends; the next lookup of the
 		// key does not count on it.
 		s.log.WarnContext(ctx, "idempotency: could not hold a lane for an unknown outcome", "err", err)
-		a.LaneRev = 0
+		a.LaneMark = ""
 		return
 	}
-	a.LaneRev = rev
+	a.LaneMark = mark
 }

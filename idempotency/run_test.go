@@ -286,3 +286,39 @@ func TestRunUnknownSaysWhetherARetryCanTell(t *testing.T) {
 	_, err = s.Run(ctx, m3.intent("anna", "", ""))
 	assert.True(t, wantUnknown(t, err).Final, "without a key")
 }
+
+// TestRunALookDoesNotBreakAnothersLane: Anna's dropped attempt, then
+// Dace's of the same shape whose answer is lost after the bank moved.
+// Anna's retry only looks (Dace's record is not provably hers), and so
+// leaves Dace's lane as it was: Dace's retry proves her record, and Anna's
+// next retry, with that record now Dace's, sends hers.
+func TestRunALookDoesNotBreakAnothersLane(t *testing.T) {
+	clock := newFakeClock()
+	s := idempotency.New(openKV(t, time.Hour), idempotency.WithClock(clock.now))
+	ctx := context.Background()
+	lane := "wallet-1|100"
+	anna := &movement{outcomes: []string{"", "tx-anna"}}
+	_, err := s.Run(ctx, anna.intent("anna", "ka", lane))
+	wantUnknown(t, err)
+
+	clock.add(2*idempotency.LookupMargin + time.Millisecond)
+	dace := &movement{outcomes: []string{""}}
+	_, err = s.Run(ctx, dace.intent("dace", "kd", lane))
+	wantUnknown(t, err)
+	anna.found = []idempotency.Candidate{{ID: "tx-dace"}}
+	dace.found = anna.found
+
+	clock.add(2*idempotency.LookupMargin + time.Millisecond)
+	_, err = s.Run(ctx, anna.intent("anna", "ka", lane))
+	assert.Contains(t, wantUnknown(t, err).Why, "cannot prove", "Dace's record is never Anna's")
+
+	o, err := s.Run(ctx, dace.intent("dace", "kd", lane))
+	require.NoError(t, err)
+	assert.Equal(t, "tx-dace", o.ID, "Anna's look left Dace's lane kept")
+
+	o, err = s.Run(ctx, anna.intent("anna", "ka", lane))
+	require.NoError(t, err)
+	assert.Equal(t, "tx-anna", o.ID)
+	assert.Equal(t, 2, anna.sends)
+	assert.Equal(t, 1, dace.sends)
+}
