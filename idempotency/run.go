@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -186,21 +187,40 @@ func (s *Store) Run(ctx context.Context, in Intent) (Outcome, error) {
 // attempt is one run of a keyed intent under its claim (and lane): it
 // resolves an unknown prior, or sends. It returns the attempt to remember.
 func (s *Store) attempt(ctx context.Context, in Intent, prior *Attempt, holder string, l *lane) (a Attempt, err error) {
-	sent := false
-	defer func() { l.leave(ctx, s, sent, a.Unknown, in.Settle, &a) }()
+	t := turn{marks: in.Records != ""}
+	defer func() { l.leave(ctx, s, t, in.Settle, &a) }()
 	if prior != nil && prior.Unknown {
 		found, resend, err := s.resolve(ctx, in, *prior, holder, l)
 		if err != nil || !resend {
+			if err == nil && found.Succeeded {
+				t.resolved, t.found = prior.LaneMark, true
+			}
 			return found, err
 		}
+		// Certainly had no effect: it no longer stands in anyone's way.
+		t.resolved = prior.LaneMark
 	}
-	a, _, err = s.send(ctx, in, prior, holder, &sent)
+	a, _, err = s.send(ctx, in, prior, holder, &t)
 	return a, err
+}
+
+// turn is what one call did in its lane, for leave.
+type turn struct {
+	// marks: the intent's records are marked (Intent.Records), so a
+	// record made or found is never another key's.
+	marks bool
+	// sent: the request was sent; unknown: its answer was lost; unmarked:
+	// it made a record that could not be marked.
+	sent, unknown, unmarked bool
+	// resolved is the lane mark of the prior attempt this call resolved;
+	// found: it found the prior's record (rather than its absence).
+	resolved string
+	found    bool
 }
 
 // send takes the snapshot, sends once and returns an unknown attempt (and
 // the transport's error, lost) when the answer was lost.
-func (s *Store) send(ctx context.Context, in Intent, prior *Attempt, holder string, sent *bool) (a Attempt, lost, err error) {
+func (s *Store) send(ctx context.Context, in Intent, prior *Attempt, holder string, t *turn) (a Attempt, lost, err error) {
 	var snap json.RawMessage
 	if in.Snapshot != nil {
 		if snap, err = in.Snapshot(ctx); err != nil {
@@ -208,9 +228,10 @@ func (s *Store) send(ctx context.Context, in Intent, prior *Attempt, holder stri
 		}
 	}
 	sentAt := s.now()
-	*sent = true
+	t.sent = true
 	a, err = in.Send(ctx, prior)
 	if err != nil && in.Lost != nil && in.Lost(err) {
+		t.unknown = true
 		u := Attempt{Unknown: true, Sent: snap, SentAt: sentAt.UnixMilli(), EndedAt: s.now().UnixMilli(), Why: whyLost}
 		if prior != nil {
 			// A refused order's id, which the retry carries again. An unknown
@@ -222,8 +243,8 @@ func (s *Store) send(ctx context.Context, in Intent, prior *Attempt, holder stri
 	if err != nil {
 		return a, nil, err
 	}
-	if a.Succeeded && in.Records != "" && a.ID != "" {
-		s.mark(ctx, in.Records, a.ID, holder)
+	if a.Succeeded && in.Records != "" && a.ID != "" && !s.mark(ctx, in.Records, a.ID, holder) {
+		t.unmarked = true
 	}
 	return a, nil, nil
 }
@@ -301,9 +322,9 @@ func (s *Store) runOnce(ctx context.Context, in Intent) (Outcome, error) {
 			return Outcome{}, err
 		}
 	}
-	sent := false
-	a, lost, err := s.send(ctx, in, nil, holder, &sent)
-	l.leave(ctx, s, sent, a.Unknown, in.Settle, &a)
+	t := turn{marks: in.Records != ""}
+	a, lost, err := s.send(ctx, in, nil, holder, &t)
+	l.leave(ctx, s, t, in.Settle, &a)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -337,13 +358,16 @@ func randomName(prefix string) string {
 	return prefix + hex.EncodeToString(b)
 }
 
-// mark records that the upstream record id (of kind records) is holder's.
-func (s *Store) mark(ctx context.Context, records, id, holder string) {
+// mark records that the upstream record id (of kind records) is holder's,
+// and reports whether it is.
+func (s *Store) mark(ctx context.Context, records, id, holder string) bool {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
-	if _, err := s.own(wctx, ownerKey(records, id), holder); err != nil {
+	mine, err := s.own(wctx, ownerKey(records, id), holder)
+	if err != nil {
 		s.log.WarnContext(ctx, "idempotency: could not mark an upstream record as a call's", "err", err)
 	}
+	return mine
 }
 
 // notOthers drops the candidates another key, or a call without a key,
@@ -366,40 +390,44 @@ func (s *Store) notOthers(ctx context.Context, records, holder string, cs []Cand
 
 // laneRecord is the stored state of a lane.
 type laneRecord struct {
-	Holder     string `json:"holder"`
-	LeaseUntil int64  `json:"lease_until"`
+	Holder     string `json:"holder,omitempty"`
+	LeaseUntil int64  `json:"lease_until,omitempty"`
 	// Unknown: the holder's last attempt has an unknown outcome; the lane
 	// is held until it settles (LeaseUntil).
 	Unknown bool `json:"unknown,omitempty"`
-	// Mark names the last send of the lane whose outcome is unknown
-	// (Attempt.LaneMark). Any later send replaces or removes it; a turn
-	// that only looks leaves it as it was.
-	Mark string `json:"mark,omitempty"`
+	// Open names the sends of the lane whose outcome is unknown and not
+	// yet resolved, oldest first (Attempt.LaneMark). A send whose record
+	// is marked, or that made none, changes nothing here: its record can
+	// never answer another key.
+	Open []string `json:"open,omitempty"`
 }
+
+// maxOpen bounds a lane's open sends; the oldest beyond it is dropped,
+// which only takes the lane's proof from its own key.
+const maxOpen = 32
 
 // lane is a lane this call holds.
 type lane struct {
 	key    string
 	holder string
 	rev    uint64
-	// prev is the lane's record when this call took it, nil when the lane
-	// was free: a turn that sends nothing puts it back.
-	prev *laneRecord
+	// prev is the lane's record when this call took it (empty when the
+	// lane was free).
+	prev laneRecord
 }
 
 func laneKey(name string) string { return Key("lane", name) }
 
 // takeLane takes the lane for holder, waiting while another holds it (at
-// most the store's max wait, then ErrLaneBusy). The lane's own holder of an
-// unknown attempt takes it back at once.
+// most the store's max wait, then a *LaneBusy). The lane's own holder of
+// an unknown attempt takes it back at once.
 func (s *Store) takeLane(ctx context.Context, name, holder string) (*lane, error) {
 	k := laneKey(name)
 	deadline := time.Now().Add(s.maxWait)
 	for {
-		rec := laneRecord{Holder: holder, LeaseUntil: s.leaseEnd()}
-		b, _ := json.Marshal(rec)
 		e, err := s.kv.Get(ctx, k)
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			b, _ := json.Marshal(laneRecord{Holder: holder, LeaseUntil: s.leaseEnd()})
 			rev, err := s.kv.Create(ctx, k, b)
 			if casLost(err) {
 				continue
@@ -414,8 +442,7 @@ func (s *Store) takeLane(ctx context.Context, name, holder string) (*lane, error
 		}
 		var cur laneRecord
 		_ = json.Unmarshal(e.Value(), &cur)
-		mine := cur.Holder == holder
-		if !mine && cur.LeaseUntil > s.now().UnixMilli() {
+		if cur.Holder != holder && cur.LeaseUntil > s.now().UnixMilli() {
 			if err := s.wait(ctx, k, e.Revision(), time.UnixMilli(cur.LeaseUntil), deadline); err != nil {
 				if errors.Is(err, ErrInProgress) {
 					return nil, &LaneBusy{Until: time.UnixMilli(cur.LeaseUntil)}
@@ -424,6 +451,9 @@ func (s *Store) takeLane(ctx context.Context, name, holder string) (*lane, error
 			}
 			continue
 		}
+		taken := cur
+		taken.Holder, taken.LeaseUntil, taken.Unknown = holder, s.leaseEnd(), false
+		b, _ := json.Marshal(taken)
 		rev, err := s.kv.Update(ctx, k, b, e.Revision())
 		if casLost(err) {
 			continue
@@ -431,56 +461,74 @@ func (s *Store) takeLane(ctx context.Context, name, holder string) (*lane, error
 		if err != nil {
 			return nil, fmt.Errorf("idempotency: lane: %w", err)
 		}
-		return &lane{key: k, holder: holder, rev: rev, prev: &cur}, nil
+		return &lane{key: k, holder: holder, rev: rev, prev: cur}, nil
 	}
 }
 
-// kept reports whether nothing was sent in the lane since prior, an
-// attempt of unknown outcome, was: its mark is still the lane's. Lookups
-// by other keys in between sent nothing and leave the mark as it was.
+// kept reports whether every send of the lane after prior's, an attempt
+// of unknown outcome, is resolved or had a known outcome: then whatever
+// unmarked record of the lane's shape was made since prior was sent is
+// prior's.
 func (l *lane) kept(prior Attempt) bool {
-	return l != nil && l.prev != nil && prior.LaneMark != "" && l.prev.Mark == prior.LaneMark
+	if l == nil || prior.LaneMark == "" {
+		return false
+	}
+	open := l.prev.Open
+	return len(open) > 0 && open[len(open)-1] == prior.LaneMark
 }
 
-// leave gives the lane up. A turn that sent nothing (a lookup, a snapshot
-// that failed) puts back the record it found, so that it neither frees a
-// hold nor breaks another attempt's mark. After a send: free after a known
-// outcome; after an unknown one, held until the attempt has settled, with
-// a new mark, which it sets in a.
-func (l *lane) leave(ctx context.Context, s *Store, sent, unknown bool, settle time.Duration, a *Attempt) {
+// leave gives the lane up after turn t. An unknown send holds it until the
+// attempt has settled (plus twice the lookup margin), and opens a mark,
+// which it sets in a. A resolved prior closes its own. A known effect
+// whose record is not marked (an order change, a record that could not be
+// marked) closes every mark: no lookup can tell it from theirs any more.
+// A turn that only looked leaves the lane's record as it found it.
+func (l *lane) leave(ctx context.Context, s *Store, t turn, settle time.Duration, a *Attempt) {
 	if l == nil {
 		return
 	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
-	// A lookup that found the holder's own record ends its hold.
-	resolved := l.prev != nil && l.prev.Holder == l.holder && !a.Unknown
-	if !sent && l.prev != nil && !resolved {
-		b, _ := json.Marshal(l.prev)
-		if _, err := s.kv.Update(wctx, l.key, b, l.rev); err != nil {
-			s.log.WarnContext(ctx, "idempotency: could not give a lane back; it frees itself when its lease ends", "err", err)
-		}
-		return
+	rec := l.prev
+	rec.Open = slices.Clone(rec.Open)
+	if t.resolved != "" {
+		rec.Open = slices.DeleteFunc(rec.Open, func(m string) bool { return m == t.resolved })
 	}
-	if !unknown || !sent {
-		if err := s.kv.Delete(wctx, l.key, jetstream.LastRevision(l.rev)); err != nil {
-			s.log.WarnContext(ctx, "idempotency: could not free a lane; it frees itself when its lease ends", "err", err)
-		}
-		return
+	if rec.Holder == l.holder && t.resolved != "" {
+		// This key's own hold ends with its resolved attempt.
+		rec.Holder, rec.LeaseUntil, rec.Unknown = "", 0, false
 	}
-	// Held until the attempt has settled: then whatever it did shows
-	// upstream, and the next holder's snapshot sees it. Twice the lookup
-	// margin more, so that the next holder's lookup window (which opens a
-	// margin before its send) never reaches back to it.
-	until := time.UnixMilli(a.EndedAt).Add(settle + 2*LookupMargin)
-	mark := randomName("send-")
-	b, _ := json.Marshal(laneRecord{Holder: l.holder, LeaseUntil: until.UnixMilli(), Unknown: true, Mark: mark})
-	if _, err := s.kv.Update(wctx, l.key, b, l.rev); err != nil {
+	if (t.sent && !t.unknown && (!t.marks || t.unmarked)) || (t.found && !t.marks) {
+		rec.Open = nil
+	}
+	mark := ""
+	if t.sent && t.unknown {
+		// Held until the attempt has settled: then whatever it did shows
+		// upstream, and the next holder's snapshot sees it. Twice the
+		// lookup margin more, so that the next holder's lookup window
+		// (which opens a margin before its send) never reaches back to it.
+		mark = randomName("send-")
+		rec.Holder, rec.Unknown = l.holder, true
+		rec.LeaseUntil = time.UnixMilli(a.EndedAt).Add(settle + 2*LookupMargin).UnixMilli()
+		rec.Open = append(rec.Open, mark)
+		if len(rec.Open) > maxOpen {
+			rec.Open = rec.Open[len(rec.Open)-maxOpen:]
+		}
+	}
+	var err error
+	if len(rec.Open) == 0 && rec.LeaseUntil <= s.now().UnixMilli() {
+		err = s.kv.Delete(wctx, l.key, jetstream.LastRevision(l.rev))
+	} else {
+		b, _ := json.Marshal(rec)
+		_, err = s.kv.Update(wctx, l.key, b, l.rev)
+	}
+	if err != nil {
 		// The lane stays held until its lease ends; the next lookup of the
 		// key does not count on it.
-		s.log.WarnContext(ctx, "idempotency: could not hold a lane for an unknown outcome", "err", err)
-		a.LaneMark = ""
-		return
+		s.log.WarnContext(ctx, "idempotency: could not leave a lane; it frees itself when its lease ends", "err", err)
+		mark = ""
 	}
-	a.LaneMark = mark
+	if t.sent && t.unknown {
+		a.LaneMark = mark
+	}
 }

@@ -69,9 +69,10 @@ func TestRunKeptLaneProvesTheOneMatch(t *testing.T) {
 }
 
 // TestRunLaneTakenByAnotherDoesNotProve: another call of the same shape
-// took the lane after the attempt settled, so a record that only looks
-// like the attempt is not proof; the record that other call made is
-// skipped, and the outcome stays unknown.
+// sent in the lane after the attempt settled, and its answer was lost too,
+// so a record that only looks like the attempt is not proof: the outcome
+// stays unknown. Had the other call's outcome been known, its record
+// would be marked its own and the lane would still prove.
 func TestRunLaneTakenByAnotherDoesNotProve(t *testing.T) {
 	s := idempotency.New(openKV(t, time.Hour))
 	ctx := context.Background()
@@ -79,11 +80,11 @@ func TestRunLaneTakenByAnotherDoesNotProve(t *testing.T) {
 	_, err := s.Run(ctx, mine.intent("anna", "k", "wallet-1|100"))
 	wantUnknown(t, err)
 
-	other := &movement{outcomes: []string{"tx-dace"}}
+	other := &movement{outcomes: []string{""}}
 	_, err = s.Run(ctx, other.intent("anna-other-session", "", "wallet-1|100"))
-	require.NoError(t, err)
+	wantUnknown(t, err)
 
-	mine.found = []idempotency.Candidate{{ID: "tx-dace"}, {ID: "tx-x"}}
+	mine.found = []idempotency.Candidate{{ID: "tx-x"}}
 	_, err = s.Run(ctx, mine.intent("anna", "k", "wallet-1|100"))
 	u := wantUnknown(t, err)
 	assert.Contains(t, u.Why, "cannot prove")
@@ -197,6 +198,15 @@ func TestRunNeverAnswersARecordOlderThanItsAttempt(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "tx-anna", o.ID, "Dace's older conversion is never Anna's")
 	assert.Equal(t, 2, anna.sends)
+
+	// Anna's sends are settled (the dropped one proven absent, the other
+	// answered and marked hers): Dace's retry proves her own conversion.
+	ledger = append(ledger, dated("tx-anna", clock.now()))
+	in.Find = ledgerFind(&ledger)
+	o, err = s.Run(ctx, in)
+	require.NoError(t, err)
+	assert.Equal(t, "tx-dace", o.ID)
+	assert.Equal(t, 1, dace.sends)
 }
 
 // TestRunALaneBrokenOnceNeverProvesAgain: another call took the lane after
