@@ -1,8 +1,11 @@
 package e2e
 
 import (
+	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -245,4 +248,179 @@ func TestLookupNeverReachesBeforeItsAttempt(t *testing.T) {
 		t.Fatalf("Anna was answered Dace's conversion %s", daceID)
 	}
 	reconcileConversions(t, g, before, amount, anna, dace)
+}
+
+const (
+	routeSimulate  = "POST /banking/v2/card/simulation"
+	routeAttach    = "POST /banking/v2/corporations/" + demoCorpID + "/wallet-requisites/attach"
+	attachMutation = `mutation($input: AttachWalletRequisitesInput!) { attachWalletRequisites(input: $input) { id } }`
+)
+
+// cardTransactions counts a card's transactions, read back through the
+// gateway from the bank.
+func cardTransactions(t *testing.T, g *testGateway, cardID string) int {
+	t.Helper()
+	var d struct {
+		Card struct {
+			Transactions struct {
+				Edges []struct{} `json:"edges"`
+			} `json:"transactions"`
+		} `json:"card"`
+	}
+	g.query(t, `query($id: ID!) { card(id: $id) { transactions { edges { node { type } } } } }`, map[string]any{"id": cardID}).decode(t, &d)
+	return len(d.Card.Transactions.Edges)
+}
+
+// corporationRequisites lists the demo corporation's requisites records.
+func corporationRequisites(t *testing.T, g *testGateway) map[string]bool {
+	t.Helper()
+	var d struct {
+		Corporation struct {
+			WalletRequisites []struct {
+				ID string `json:"id"`
+			} `json:"walletRequisites"`
+		} `json:"corporation"`
+	}
+	g.query(t, `{ corporation(id: "`+demoCorpID+`") { walletRequisites { id } } }`, nil).decode(t, &d)
+	out := map[string]bool{}
+	for _, q := range d.Corporation.WalletRequisites {
+		out[q.ID] = true
+	}
+	return out
+}
+
+// wantUnknownNotRetryable checks a lost answer of a mutation the bank
+// keeps no reference for: OUTCOME_UNKNOWN, and retryable false (no retry
+// with the key can tell).
+func wantUnknownNotRetryable(t *testing.T, what string, r gqlResponse) {
+	t.Helper()
+	if r.code() != "OUTCOME_UNKNOWN" {
+		t.Fatalf("%s: %s %+v, want OUTCOME_UNKNOWN", what, r.Data, r.Errors)
+	}
+	if rt, _ := r.Errors[0].Extensions["retryable"].(bool); rt {
+		t.Errorf("%s: retryable true, yet no retry with the key can tell", what)
+	}
+}
+
+// TestLostCardAuthorisationAndRequisitesRetriedUnderKeyMakeOne: the answer
+// of a keyed simulateCardTransaction, and of a keyed attachWalletRequisites,
+// is lost after the bank acted. The retries under the key never send it
+// again: one authorisation (the funding wallet moved once, the card holds
+// one transaction), one new requisites record. Keys whose answers arrive
+// replay the first answer.
+func TestLostCardAuthorisationAndRequisitesRetriedUnderKeyMakeOne(t *testing.T) {
+	t.Parallel()
+	sim := &scripted{route: routeSimulate, script: []byte("l")}
+	att := &scripted{route: routeAttach, script: []byte("l")}
+	g := startGatewayWith(t, sandboxBehind(func(h http.Handler) http.Handler { return sim.wrap(att.wrap(h)) }))
+	anna := g.as(g.signInPerson(t, "anna@demo.test"))
+	staff := g.signInStaff(t)
+
+	card := anna.issueCard(t, issueInput())
+	wallet0 := anna.walletBalance(t, bankingsim.DemoCardWalletID)
+	in := map[string]any{"cardId": card.ID, "amount": 2500, "idempotencyKey": uniq("sim-")}
+	wantUnknownNotRetryable(t, "the lost authorisation", anna.query(t, simulateMutation, map[string]any{"input": in}))
+	for i := range 2 {
+		wantUnknownNotRetryable(t, fmt.Sprintf("retry %d of the lost authorisation", i), anna.query(t, simulateMutation, map[string]any{"input": in}))
+	}
+	if n := cardTransactions(t, anna, card.ID); n != 1 {
+		t.Errorf("the card holds %d transactions for one keyed authorisation, want 1", n)
+	}
+	if w := anna.walletBalance(t, bankingsim.DemoCardWalletID); wallet0-w != 2500 {
+		t.Errorf("the funding wallet moved %d for one authorisation of 2500", wallet0-w)
+	}
+	in2 := map[string]any{"cardId": card.ID, "amount": 1200, "idempotencyKey": uniq("sim-")}
+	var first, again struct {
+		Sim simResult `json:"simulateCardTransaction"`
+	}
+	anna.query(t, simulateMutation, map[string]any{"input": in2}).decode(t, &first)
+	anna.query(t, simulateMutation, map[string]any{"input": in2}).decode(t, &again)
+	if first.Sim.Typename != "CardAuthorised" || again.Sim.Code != first.Sim.Code || again.Sim.Typename != first.Sim.Typename {
+		t.Errorf("a keyed authorisation, then its replay: %+v, %+v", first.Sim, again.Sim)
+	}
+	if n := cardTransactions(t, anna, card.ID); n != 2 {
+		t.Errorf("the card holds %d transactions for two keyed authorisations, want 2", n)
+	}
+	if n := g.stats(t).Routes[routeSimulate]; n != 2 {
+		t.Errorf("%d authorisations sent to the bank for two keys, want 2", n)
+	}
+
+	before := corporationRequisites(t, anna)
+	manual := g.createWallet(t, staff, map[string]any{"corporationId": demoCorpID, "adapter": "ADAPTER_A", "requisitesMode": "MANUAL"})
+	ain := map[string]any{"corporationId": demoCorpID, "walletId": manual, "idempotencyKey": uniq("attach-")}
+	wantUnknownNotRetryable(t, "the lost requisites", anna.query(t, attachMutation, map[string]any{"input": ain}))
+	wantUnknownNotRetryable(t, "the lost requisites' retry", anna.query(t, attachMutation, map[string]any{"input": ain}))
+	fresh := 0
+	for id := range corporationRequisites(t, anna) {
+		if !before[id] {
+			fresh++
+		}
+	}
+	if fresh != 1 {
+		t.Errorf("%d new requisites records for one keyed attach, want 1", fresh)
+	}
+	manual2 := g.createWallet(t, staff, map[string]any{"corporationId": demoCorpID, "adapter": "ADAPTER_A", "requisitesMode": "MANUAL"})
+	ain2 := map[string]any{"corporationId": demoCorpID, "walletId": manual2, "idempotencyKey": uniq("attach-")}
+	var a1, a2 struct {
+		Attach []struct {
+			ID string `json:"id"`
+		} `json:"attachWalletRequisites"`
+	}
+	anna.query(t, attachMutation, map[string]any{"input": ain2}).decode(t, &a1)
+	anna.query(t, attachMutation, map[string]any{"input": ain2}).decode(t, &a2)
+	if len(a1.Attach) != 1 || len(a2.Attach) != 1 || a1.Attach[0].ID != a2.Attach[0].ID {
+		t.Errorf("a keyed attach, then its replay: %+v, %+v", a1, a2)
+	}
+	if n := g.stats(t).Routes["POST /banking/v2/corporations/{corporation_id}/wallet-requisites/attach"]; n != 2 {
+		t.Logf("stats routes: %v", g.stats(t).Routes)
+		t.Errorf("%d attaches sent to the bank for two keys, want 2", n)
+	}
+}
+
+// TestEmptyIdempotencyKeyIsBadInput: an empty or blank key is not "no
+// key": every keyed mutation refuses it with BAD_USER_INPUT on
+// input.idempotencyKey, and nothing reaches the upstream.
+func TestEmptyIdempotencyKeyIsBadInput(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t)
+	anna := g.as(g.signInPerson(t, "anna@demo.test"))
+	api := g.as(g.signInAPI(t))
+	staff := g.signInStaff(t)
+	customerID, methods := createCustomer(t, api, uniq("tok_ok_"))
+	orderID, _ := capturedOrder(t, api, 5000, true)
+	manual := g.createWallet(t, staff, map[string]any{"corporationId": demoCorpID, "adapter": "ADAPTER_A", "requisitesMode": "MANUAL"})
+	card := anna.issueCard(t, issueInput())
+	g.resetStats(t)
+
+	for _, key := range []string{"", " ", "\t \n"} {
+		for _, c := range []struct {
+			name, query string
+			as          *testGateway
+			input       map[string]any
+		}{
+			{"createConversion", conversionMutation, anna, map[string]any{"sourceWalletId": demoUSDWalletID, "amount": 2000, "currency": "GBP"}},
+			{"createOrder", createOrderMutation, api, map[string]any{"currency": "EUR", "customerId": customerID, "items": map[string]any{"amount": 1000},
+				"payment": map[string]any{"savedCard": map[string]any{"methodToken": methods[0]}}}},
+			{"refundOrder", fmt.Sprintf(changeWithKey, "RefundOrderInput", "refund"), api, map[string]any{"orderId": orderID, "amount": 100}},
+			{"captureOrder", fmt.Sprintf(changeWithKey, "CaptureOrderInput", "capture"), api, map[string]any{"orderId": orderID}},
+			{"cancelOrder", fmt.Sprintf(changeWithKey, "CancelOrderInput", "cancel"), api, map[string]any{"orderId": orderID}},
+			{"issueCard", issueCardMutation, anna, issueInput()},
+			{"simulateCardTransaction", simulateMutation, anna, map[string]any{"cardId": card.ID, "amount": 100}},
+			{"attachWalletRequisites", attachMutation, anna, map[string]any{"corporationId": demoCorpID, "walletId": manual}},
+			{"createCustomer", createCustomerMutation, g, map[string]any{"number": uniq("T-"), "contact": map[string]any{"name": "X", "email": "x@example.com"}, "cardTokens": []string{}}},
+		} {
+			in := maps.Clone(c.input)
+			in["idempotencyKey"] = key
+			r := c.as.query(t, c.query, map[string]any{"input": in})
+			if code, field := errField(r); code != "BAD_USER_INPUT" || field != "input.idempotencyKey" {
+				t.Errorf("%s with idempotencyKey %q: %s %s %s", c.name, key, code, field, r.Data)
+			}
+		}
+	}
+	s := g.stats(t)
+	for route, n := range s.Routes {
+		if strings.HasPrefix(route, "POST") || strings.HasPrefix(route, "PATCH") {
+			t.Errorf("%d %s upstream for refused keys", n, route)
+		}
+	}
 }
