@@ -5,6 +5,7 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -422,5 +423,54 @@ func TestEmptyIdempotencyKeyIsBadInput(t *testing.T) {
 		if strings.HasPrefix(route, "POST") || strings.HasPrefix(route, "PATCH") {
 			t.Errorf("%d %s upstream for refused keys", n, route)
 		}
+	}
+}
+
+// TestSignedOutCustomerKeysAreEachClients: two signed-out clients choose
+// the same idempotencyKey for createCustomer. The second, with its own
+// input (its own card token), is neither told the key is taken nor given
+// the first client's customer and stored methods: it gets its own. The
+// first client's retry still replays its own.
+func TestSignedOutCustomerKeysAreEachClients(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t)
+	key := uniq("anon-")
+	create := func(number, token string) (string, []string, gqlResponse) {
+		var d struct {
+			CreateCustomer struct {
+				Customer struct {
+					ID             string `json:"id"`
+					PaymentMethods []struct {
+						Token string `json:"token"`
+					} `json:"paymentMethods"`
+				} `json:"customer"`
+			} `json:"createCustomer"`
+		}
+		r := g.query(t, createCustomerMutation, map[string]any{"input": map[string]any{"number": number,
+			"contact": map[string]any{"name": "Same Name", "email": "same@example.com"}, "cardTokens": []string{token}, "idempotencyKey": key}})
+		if len(r.Errors) > 0 {
+			return "", nil, r
+		}
+		r.decode(t, &d)
+		var methods []string
+		for _, m := range d.CreateCustomer.Customer.PaymentMethods {
+			methods = append(methods, m.Token)
+		}
+		return d.CreateCustomer.Customer.ID, methods, r
+	}
+	tokA, tokB, numA, numB := uniq("tok_ok_"), uniq("tok_ok_"), uniq("N-"), uniq("N-")
+	idA, methodsA, r := create(numA, tokA)
+	if idA == "" {
+		t.Fatalf("first client: %+v", r.Errors)
+	}
+	idB, methodsB, r := create(numB, tokB)
+	if idB == "" {
+		t.Fatalf("second client, same key, its own card: %s %+v (the key is the first client's, not its)", r.code(), r.Errors)
+	}
+	if idB == idA || slices.Equal(methodsA, methodsB) {
+		t.Fatalf("the second client was given the first client's customer %s and methods %v", idA, methodsA)
+	}
+	if again, _, _ := create(numA, tokA); again != idA {
+		t.Errorf("the first client's retry answered %s, want its customer %s", again, idA)
 	}
 }
