@@ -433,7 +433,20 @@ func TestEmptyIdempotencyKeyIsBadInput(t *testing.T) {
 // first client's retry still replays its own.
 func TestSignedOutCustomerKeysAreEachClients(t *testing.T) {
 	t.Parallel()
-	g := startGateway(t)
+	for _, shared := range []bool{false, true} {
+		name := "signed out"
+		if shared {
+			name = "on the sandbox's shared anonymous session"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			g := startGatewayWith(t, func(c *app.Config) { c.SandboxAnonymous = shared })
+			signedOutCustomerKeys(t, g)
+		})
+	}
+}
+
+func signedOutCustomerKeys(t *testing.T, g *testGateway) {
 	key := uniq("anon-")
 	create := func(number, token string) (string, []string, gqlResponse) {
 		var d struct {

@@ -76,14 +76,18 @@ func idempotencyKey(key *string) (string, error) {
 // idempotencyScope keeps idempotency keys apart per kind of call and per
 // principal: two API clients, or two persons, choosing the same key never
 // share an attempt, nor does an order share one with another kind of call.
-// A signed-out caller (createCustomer) has no principal: its keys are
-// bound to what it asked (fp), which holds the single-use card tokens only
-// that client was given, so another client reusing its key has another
-// scope: it neither learns the key is taken nor gets its customer back.
+// A signed-out caller (createCustomer), or one on sandbox mode's shared
+// anonymous session, has no principal of its own: its keys are bound to
+// what it asked (fp), which holds the single-use card tokens only that
+// client was given, so another client reusing its key has another scope:
+// it neither learns the key is taken nor gets its customer back.
 func idempotencyScope(ctx context.Context, kind, fp string) string {
 	s := session.From(ctx)
 	if s == nil {
 		return kind + "|signed-out|" + fp
+	}
+	if session.Shared(ctx) {
+		return kind + "|shared|" + fp
 	}
 	return kind + "|" + string(s.Kind) + "|" + s.PrincipalID + "|" + s.CorporationID
 }
