@@ -37,9 +37,11 @@ type Intent struct {
 	Records string
 	// Lane, when set, serialises every intent of the lane, keyed or not,
 	// of any principal: one at a time is sent, and one whose outcome is
-	// unknown holds the lane until it has settled. A lookup made while the
-	// lane stayed this key's since its lost attempt knows that whatever
-	// changed in the lane was that attempt.
+	// unknown holds the lane until it has settled. A lookup whose key's
+	// lost send is the lane's last unresolved one (every later send had a
+	// known outcome, and its record is marked) knows that the one unmarked
+	// record it finds was that send's. The lane names the movement as the
+	// upstream sees it, however the input spelled it.
 	Lane string
 	// Settle is how long after an attempt of unknown outcome its absence
 	// upstream is taken as proof that it had no effect; before then the
