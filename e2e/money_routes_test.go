@@ -487,3 +487,39 @@ func signedOutCustomerKeys(t *testing.T, g *testGateway) {
 		t.Errorf("the first client's retry answered %s, want its customer %s", again, idA)
 	}
 }
+
+// TestLostRefundAfterAnothersRefundIsNotRetryable: a keyed refund is
+// dropped before the upstream; another principal then refunds the same
+// amount without a key. The order shows a refund the key cannot prove its
+// own, and nothing can ever change that: OUTCOME_UNKNOWN with retryable
+// false (check the order), never "retry", never the other's refund as its.
+func TestLostRefundAfterAnothersRefundIsNotRetryable(t *testing.T) {
+	t.Parallel()
+	f := &scripted{route: routeOrderChange, script: []byte("d")}
+	g := startGatewayWith(t, func(c *app.Config) {
+		sandboxBehind(f.wrap)(c)
+		c.OutcomeSettle = 100 * time.Millisecond
+	})
+	api := g.as(g.signInAPI(t))
+	staff := g.as(g.signInStaff(t))
+	id, _ := capturedOrder(t, api, 5000, true)
+	in := map[string]any{"orderId": id, "amount": 1000, "idempotencyKey": uniq("refund-")}
+	_, r := changeKeyed(t, api, "refund", in)
+	if r.code() != "OUTCOME_UNKNOWN" {
+		t.Fatalf("the dropped refund: %s %+v", r.Data, r.Errors)
+	}
+	if rt, _ := r.Errors[0].Extensions["retryable"].(bool); !rt {
+		t.Errorf("the first answer: retryable false, yet a retry can still tell")
+	}
+	// Staff's refund waits for the dropped one to settle, then refunds.
+	if c, r := changeKeyed(t, staff, "refund", map[string]any{"orderId": id, "amount": 1000}); c.Applied != "refund" {
+		t.Fatalf("staff's refund: %s %+v", r.Data, r.Errors)
+	}
+	for i := range 2 {
+		c, r := changeKeyed(t, api, "refund", in)
+		if c.Applied != "" {
+			t.Fatalf("retry %d answered staff's refund as the key's: %s", i, r.Data)
+		}
+		wantUnknownNotRetryable(t, fmt.Sprintf("retry %d", i), r)
+	}
+}

@@ -302,10 +302,12 @@ func (s *Store) resolve(ctx context.Context, in Intent, prior Attempt, holder st
 		}
 		return Attempt{ID: c.ID, Succeeded: true, Result: c.Result}, false, nil
 	case len(cs) > 0:
-		// Without a lane nothing can ever prove a look-alike the key's.
-		// With one, the look-alikes may all turn out others' (their keys
-		// claim them), and then an absence lets the attempt be sent again.
-		return still(whyNotProven, in.Lane == "")
+		// Without a lane, or without records to mark (an order's change,
+		// whose lane a known change closes for good), nothing can ever
+		// prove a look-alike the key's. With both, the look-alikes may all
+		// turn out others' (their keys claim them), or the sends opened
+		// after the key's resolve, and then the lane proves again.
+		return still(whyNotProven, in.Lane == "" || in.Records == "")
 	case now.Sub(time.UnixMilli(prior.EndedAt)) < in.Settle:
 		return still(whyNotYet, false)
 	}
