@@ -447,6 +447,11 @@ func (s *Store) takeLane(ctx context.Context, name, holder string) (*lane, error
 		var cur laneRecord
 		_ = json.Unmarshal(e.Value(), &cur)
 		if cur.Holder != holder && cur.LeaseUntil > s.now().UnixMilli() {
+			if hold := time.UnixMilli(cur.LeaseUntil).Sub(s.now()); cur.Unknown && hold > time.Until(deadline) {
+				// An unknown outcome's hold ends when it says, after this
+				// call would stop waiting: say so now, not after the wait.
+				return nil, &LaneBusy{Until: time.UnixMilli(cur.LeaseUntil)}
+			}
 			if err := s.wait(ctx, k, e.Revision(), time.UnixMilli(cur.LeaseUntil), deadline); err != nil {
 				if errors.Is(err, ErrInProgress) {
 					return nil, &LaneBusy{Until: time.UnixMilli(cur.LeaseUntil)}

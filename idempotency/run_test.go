@@ -261,6 +261,15 @@ func TestRunBusyLaneSaysWhenItFrees(t *testing.T) {
 	assert.ErrorIs(t, err, idempotency.ErrLaneBusy)
 	assert.Equal(t, clock.now().Add(30*time.Second+2*idempotency.LookupMargin).UnixMilli(), busy.Until.UnixMilli())
 	assert.Equal(t, 0, other.sends)
+
+	// With the store's own wait (20 s) shorter than the hold (34 s), the
+	// answer comes at once: a call that waited would see its context end
+	// first, and answer that instead.
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	_, err = s.Run(wctx, other.intent("dace", "k3", "wallet-1|100"))
+	require.ErrorAs(t, err, &busy, "the call waited for a hold that outlasts its wait")
+	assert.Equal(t, 0, other.sends)
 }
 
 // TestRunUnknownSaysWhetherARetryCanTell: without a lookup, or without a
