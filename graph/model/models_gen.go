@@ -115,6 +115,12 @@ type AttachWalletRequisitesInput struct {
 	Mode *RequisitesMode `json:"mode,omitempty"`
 	// Required when mode is MANUAL, with its bic.
 	Sepa *SepaRequisitesInput `json:"sepa,omitempty"`
+	// A key the client chooses for this one request; the same key from another
+	// principal is another key. A retry with the same key and input never
+	// creates a second record: it answers the first attempt's. After
+	// OUTCOME_UNKNOWN, check whether the record exists before creating it with
+	// a new key; a retry with the same key answers OUTCOME_UNKNOWN again.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
 // An authorised order to cancel.
@@ -1497,6 +1503,12 @@ type SimulateCardTransactionInput struct {
 	Amount int64 `json:"amount"`
 	// Only EUR.
 	Currency string `json:"currency"`
+	// A key the client chooses for this one authorisation; the same key from
+	// another principal is another key. A retry with the same key and input
+	// never authorises twice: it answers the first attempt's result. After
+	// OUTCOME_UNKNOWN, check the card's transactions before trying again with a
+	// new key; a retry with the same key answers OUTCOME_UNKNOWN again.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
 // Live events for dashboards, over websocket (graphql-transport-ws) or SSE.
