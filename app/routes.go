@@ -143,6 +143,7 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 		RecheckSession:  sessions.Recheck,
 		TrackStream:     sessions.TrackSocket,
 		ClientAddr:      func(r *http.Request) string { return session.ClientAddr(r.Context()) },
+		SignedIn:        session.SignedIn,
 		Tracer:          d.tracing.tracer(),
 		UploadDir:       d.cfg.uploadSpool,
 		AuthorizeUpload: policy.AllowsOperation,

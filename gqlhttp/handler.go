@@ -73,9 +73,15 @@ type Limits struct {
 	// ReadTimeout bounds reading a request, body included, so that a
 	// client trickling bytes cannot hold a connection.
 	ReadTimeout time.Duration
-	// MaxSocketsPerAddress caps the websocket connections of one client
-	// address on this replica; more are refused with 429 before the upgrade.
+	// MaxSocketsPerAddress caps the long-lived connections (websockets,
+	// event streams, multipart subscriptions) of signed-in sessions from
+	// one client address on this replica; more are refused with 429 before
+	// the upgrade.
 	MaxSocketsPerAddress int
+	// MaxAnonymousPerAddress caps the long-lived connections without a
+	// signed-in session from one client address, a budget of their own
+	// (see admission.go): they never take a signed-in place.
+	MaxAnonymousPerAddress int
 	// MaxSocketsPerSession caps one session's websockets on this replica
 	// (enforced by the session layer, which knows the session).
 	MaxSocketsPerSession int
@@ -112,6 +118,8 @@ var DefaultLimits = Limits{
 	// A dashboard opens one socket per tab and a handful of subscriptions
 	// on it; an office behind one NAT address opens many sockets.
 	MaxSocketsPerAddress: 200,
+	// A playground tab or two per person; signed-in sockets do not count.
+	MaxAnonymousPerAddress: 50,
 	// A dashboard keeps one socket per open tab.
 	MaxSocketsPerSession:   20,
 	MaxOperationsPerSocket: 50,
@@ -149,6 +157,10 @@ type HandlerConfig struct {
 	Tracer trace.Tracer
 	// Trusted, when set, admits only its registered documents.
 	Trusted *TrustedDocuments
+	// SignedIn tells whether the session of ctx is signed in, for the
+	// per-address budgets of long-lived connections (see admission.go);
+	// nil counts every connection as signed in.
+	SignedIn func(context.Context) bool
 	// ClientAddr names the client of a request, for the per-address
 	// websocket cap (the session layer's address, proxies considered);
 	// nil uses the TCP peer.
@@ -207,14 +219,14 @@ const (
 type Handler struct {
 	srv         *handler.Server
 	readTimeout time.Duration
-	maxPerAddr  int
 	clientAddr  func(*http.Request) string
 	trackStream func(context.Context, func()) (func(), error)
+	signedIn    func(context.Context) bool
+	places      *places
 
 	mu      sync.Mutex
 	sockets map[*socketSlot]struct{}
 	streams map[*context.CancelFunc]struct{}
-	perAddr map[string]int
 }
 
 // CloseUpgrading is the close code of a shutdown: 1012 Service Restart,
@@ -257,7 +269,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		slot := &socketSlot{}
 		ctx := context.WithValue(context.WithValue(r.Context(), slotKey{}, slot), addrKey{}, addr)
 		r = r.WithContext(ctx)
-		if !h.admit(w, addr) {
+		if !h.admitSocket(w, r, slot, addr) {
 			return
 		}
 		h.mu.Lock()
@@ -267,7 +279,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.mu.Lock()
 			delete(h.sockets, slot)
 			h.mu.Unlock()
-			h.leave(addr)
+			h.leaveSocket(slot)
 		})
 		return
 	case strings.Contains(r.Header.Get("Accept"), "text/event-stream") || multipartSubscription(r):
@@ -275,17 +287,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// long-lived connection like a websocket, under the same caps: per
 		// client address and per session.
 		addr := h.clientAddr(r)
-		if !h.admit(w, addr) {
+		class, ok := h.admitStream(w, r, addr)
+		if !ok {
 			return
 		}
-		defer h.leave(addr)
+		defer h.places.give(addr, class)
 		ctx, cancel := context.WithCancel(r.Context())
 		defer cancel()
 		if h.trackStream != nil {
 			untrack, err := h.trackStream(ctx, cancel)
 			if err != nil {
-				w.Header().Set("Retry-After", "30")
-				gqlerr.WriteHTTP(w, http.StatusTooManyRequests, gqlerr.RateLimited, "too many connections for this session")
+				refuse(w, r, http.StatusTooManyRequests, gqlerr.RateLimited, "too many connections for this session")
 				return
 			}
 			defer untrack()
@@ -307,31 +319,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	h.srv.ServeHTTP(w, r)
-}
-
-// admit counts a long-lived connection (websocket or event stream) of the
-// client address addr, or refuses it with 429 over the cap.
-func (h *Handler) admit(w http.ResponseWriter, addr string) bool {
-	h.mu.Lock()
-	over := h.maxPerAddr > 0 && h.perAddr[addr] >= h.maxPerAddr
-	if !over {
-		h.perAddr[addr]++
-	}
-	h.mu.Unlock()
-	if over {
-		w.Header().Set("Retry-After", "30")
-		gqlerr.WriteHTTP(w, http.StatusTooManyRequests, gqlerr.RateLimited, "too many long-lived connections from this address")
-	}
-	return !over
-}
-
-// leave uncounts a connection admit counted.
-func (h *Handler) leave(addr string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.perAddr[addr]--; h.perAddr[addr] <= 0 {
-		delete(h.perAddr, addr)
-	}
 }
 
 // serveSocket runs a websocket request on a goroutine of its own and
@@ -380,6 +367,11 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *Handler {
 	}
 	l := cfg.Limits
 	srv := handler.New(es)
+	h := &Handler{srv: srv, readTimeout: l.ReadTimeout, trackStream: cfg.TrackStream, signedIn: cfg.SignedIn,
+		places:  newPlaces(l.MaxSocketsPerAddress, l.MaxAnonymousPerAddress),
+		sockets: map[*socketSlot]struct{}{}, streams: map[*context.CancelFunc]struct{}{}}
+	// Every connection_init takes its socket's place (see admission.go).
+	wsInit := h.admitInit(cfg.WebsocketInit)
 	// Idle subscriptions are the common case. A read buffer of its own,
 	// and a small one (client messages are small; larger ones are read
 	// through it in pieces): the HTTP server's reader would keep the whole
@@ -403,15 +395,16 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *Handler {
 	// per socket, see TransportWS); the legacy graphql-ws subprotocol on
 	// gqlgen's, after it.
 	srv.AddTransport(TransportWS{
-		Socket:      socket,
-		InitFunc:    cfg.WebsocketInit,
-		CloseFunc:   runSocketCleanup,
-		InitTimeout: 3 * time.Second,
-		ReadLimit:   l.WebsocketReadLimit,
+		Socket:        socket,
+		InitFunc:      wsInit,
+		CloseFunc:     runSocketCleanup,
+		InitTimeout:   3 * time.Second,
+		ReadLimit:     l.WebsocketReadLimit,
+		MaxOperations: l.MaxOperationsPerSocket,
 	})
 	srv.AddTransport(transport.Websocket{
 		Implementation:   socket,
-		InitFunc:         cfg.WebsocketInit,
+		InitFunc:         wsInit,
 		CloseFunc:        runSocketCleanup,
 		InitTimeout:      3 * time.Second,
 		PayloadReadLimit: &l.WebsocketReadLimit,
@@ -485,13 +478,16 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *Handler {
 	for _, e := range cfg.Extensions {
 		srv.Use(e)
 	}
+	// Last of the operation context mutators: an operation it admits is
+	// created, and dispatched.
+	srv.Use(socketOperations{max: int32(l.MaxOperationsPerSocket)})
 	srv.SetErrorPresenter(ErrorPresenter(cfg.Logger))
 	srv.SetRecoverFunc(func(ctx context.Context, v any) error {
 		cfg.Logger.ErrorContext(ctx, "resolver panic", "panic", v)
 		return errInternal
 	})
-	return &Handler{srv: srv, readTimeout: l.ReadTimeout, maxPerAddr: l.MaxSocketsPerAddress, clientAddr: clientAddr, trackStream: cfg.TrackStream,
-		sockets: map[*socketSlot]struct{}{}, streams: map[*context.CancelFunc]struct{}{}, perAddr: map[string]int{}}
+	h.clientAddr = clientAddr
+	return h
 }
 
 // refuseUpgrade answers a websocket upgrade gorilla refuses (an origin not
@@ -533,17 +529,19 @@ func operationGuard(cfg HandlerConfig) graphql.OperationMiddleware {
 				return refuse(gqlerr.Unauthenticated, "the session has ended; sign in again")
 			}
 		}
+		oc := graphql.GetOperationContext(ctx)
 		var release func()
-		if onSocket && maxOps > 0 {
-			if slot.ops.Add(1) > maxOps {
+		if onSocket && maxOps > 0 && !slot.ownCap.Load() {
+			// A legacy socket's operation took its place as it was
+			// created (socketOperations); TransportWS counts its own.
+			if admitted, _ := oc.Stats.GetExtension(admittedKey).(bool); !admitted && slot.ops.Add(1) > maxOps {
 				slot.ops.Add(-1)
-				return refuse(gqlerr.RateLimited, "too many operations in flight on this connection; complete some first")
+				return refuse(gqlerr.RateLimited, tooManyOperations)
 			}
 			var once sync.Once
 			release = func() { once.Do(func() { slot.ops.Add(-1) }) }
 		}
 		cancel := context.CancelFunc(func() {})
-		oc := graphql.GetOperationContext(ctx)
 		subscription := oc.Operation != nil && oc.Operation.Operation == ast.Subscription
 		var h graphql.ResponseHandler
 		if liveOperation(ctx, cfg, oc) {
