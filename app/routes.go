@@ -160,6 +160,14 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 			}
 			return ""
 		},
+		// Live queries share runs within one session's view: the same
+		// credential, principal and corporation.
+		LiveScope: func(ctx context.Context) string {
+			if s := session.From(ctx); s != nil {
+				return strings.Join([]string{s.ID, string(s.Kind), s.PrincipalID, s.PersonID, s.CorporationID}, "\x00")
+			}
+			return ""
+		},
 		Extensions: []graphql.HandlerExtension{loaders.PerOperation{Payments: d.payments, Banking: d.banking,
 			Options: []loaders.Option{loaders.WithWait(d.cfg.LoaderWait), loaders.WithWorkers(d.workers)}}},
 	})

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -18,6 +19,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/fingraph/fingraph/upstream/sandbox/bankingsim"
 )
 
 // Issue 47: every budget is checked before the work it buys, on every
@@ -302,4 +305,92 @@ func TestAnonymousSocketsLeaveSignedInPlaces(t *testing.T) {
 	// Token at the upgrade (Authorization), as a mobile client can send it.
 	h := http.Header{"Authorization": {"Bearer " + token}}
 	g.as(token).dialWS(t, h, nil)
+}
+
+// liveCreditCost holds n live queries of liveWallets (50 per socket, each
+// socket its own session), then credits the demo USD wallet every 100 ms
+// for 5 s outside the gateway, and returns the banking calls made from the
+// first credit until every query has answered the last balance.
+func liveCreditCost(t *testing.T, g *testGateway, n int) int {
+	t.Helper()
+	type op struct {
+		ws *wsClient
+		id string
+	}
+	var ops []op
+	for len(ops) < n {
+		ws := g.as(g.signInAPI(t)).dialWS(t, nil, nil)
+		for i := 0; i < 50 && len(ops) < n; i++ {
+			id := fmt.Sprint("live", i)
+			ws.subscribe(id, liveWallets, nil)
+			ops = append(ops, op{ws, id})
+		}
+	}
+	// First answers, in any order of a socket's queries.
+	firsts := map[*wsClient]int{}
+	for _, o := range ops {
+		firsts[o.ws]++
+	}
+	for ws, n := range firsts {
+		for range n {
+			if m, ok := ws.readWithin(30 * time.Second); !ok || m.Type != "next" {
+				t.Fatalf("first live answer: %v %s %s", ok, m.Type, m.Payload)
+			}
+		}
+	}
+	g.waitMetric(t, "fingraph_live_corporations_polled", atLeast(1))
+	g.waitMetric(t, "fingraph_live_polls_total", atLeast(1))
+	g.resetStats(t)
+	var last int64
+	for range 50 {
+		last = g.credit(t, demoUSDWalletID, 100)
+		time.Sleep(100 * time.Millisecond)
+	}
+	// Every query reaches the last balance (answers on one socket come in
+	// any order of its queries).
+	bySocket := map[*wsClient]map[string]bool{}
+	for _, o := range ops {
+		if bySocket[o.ws] == nil {
+			bySocket[o.ws] = map[string]bool{}
+		}
+		bySocket[o.ws][o.id] = false
+	}
+	for ws, ids := range bySocket {
+		for reached := 0; reached < len(ids); {
+			m, ok := ws.readWithin(30 * time.Second)
+			if !ok {
+				t.Fatalf("%d live queries of a socket never reached the last balance %d", len(ids)-reached, last)
+			}
+			var p struct {
+				Data liveWalletsData `json:"data"`
+			}
+			if m.Type != "next" || json.Unmarshal(m.Payload, &p) != nil {
+				t.Fatalf("live answer: %s %s %s", m.ID, m.Type, m.Payload)
+			}
+			if !ids[m.ID] && p.Data.balance(t, bankingsim.DemoCorporationID, demoUSDWalletID) == last {
+				ids[m.ID] = true
+				reached++
+			}
+		}
+	}
+	calls := g.stats(t).Total
+	for ws := range bySocket {
+		ws.close()
+	}
+	return calls
+}
+
+// 100 identical live queries of one caller on a wallet credited every
+// 100 ms for 5 s cost at most 3x the banking calls of one: their re-runs
+// are shared (livequery.Caller.Share), one per change, coalesced. (Two
+// sessions hold the 100, 50 each: the per-session cap of live queries;
+// queries share within one session.)
+func TestIdenticalLiveQueriesShareTheirRuns(t *testing.T) {
+	g := startGateway(t, livePollArgs...)
+	one := liveCreditCost(t, g, 1)
+	hundred := liveCreditCost(t, g, 100)
+	t.Logf("banking calls while crediting: one live query %d, 100 live queries %d (%.1fx)", one, hundred, float64(hundred)/float64(max(one, 1)))
+	if hundred > 3*one {
+		t.Errorf("100 live queries cost %d banking calls, one %d: want at most 3x", hundred, one)
+	}
 }
