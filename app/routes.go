@@ -148,7 +148,13 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 		UploadDir:       d.cfg.uploadSpool,
 		AuthorizeUpload: policy.AllowsOperation,
 		SessionID:       session.IDOf,
-		UploadCaps:      uploadCaps(d.limits),
+		UploadTenant: func(r *http.Request) string {
+			if s := session.From(r.Context()); s != nil {
+				return s.CorporationID
+			}
+			return ""
+		},
+		UploadCaps: uploadCaps(d.limits),
 		Scalars: map[string]func(context.Context, any) error{
 			"Int":        func(ctx context.Context, v any) error { _, err := model.UnmarshalInt(ctx, v); return err },
 			"MinorUnits": func(ctx context.Context, v any) error { _, err := model.UnmarshalMinorUnits(ctx, v); return err },

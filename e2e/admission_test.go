@@ -394,3 +394,26 @@ func TestIdenticalLiveQueriesShareTheirRuns(t *testing.T) {
 		t.Errorf("100 live queries cost %d banking calls, one %d: want at most 3x", hundred, one)
 	}
 }
+
+// One corporation's uploads, from several sessions, take at most its
+// share of the replica's upload places (uploadsPerTenant), so another
+// corporation's upload finds a place.
+func TestOneCorporationsUploadsLeaveOthersPlaces(t *testing.T) {
+	dir := t.TempDir()
+	g := startGateway(t, "-upload-dir", dir, "-limits", "uploadsPerTenant=2,uploadsPerAddress=10,uploads=3")
+	anna1 := g.signInPerson(t, bankingsim.AnnaEmail)
+	anna2 := g.signInPerson(t, bankingsim.AnnaEmail)
+	ben := g.signInPerson(t, bankingsim.BenEmail)
+	a1, a2 := g.holdUpload(t, anna1, 3<<20), g.holdUpload(t, anna2, 3<<20)
+	waitFor(t, "Anna's two uploads spooled", func() bool { n, _ := spooled(t, dir); return n == 2 })
+	a3 := g.holdUpload(t, anna2, 3<<20)
+	if a := awaitAnswer(t, a3, dir); a.status != http.StatusTooManyRequests || a.code != "RATE_LIMITED" {
+		t.Errorf("the corporation's third upload: %d %q %v, want 429 RATE_LIMITED", a.status, a.code, a.err)
+	}
+	b1 := g.holdUpload(t, ben, 3<<20)
+	waitFor(t, "Ben's upload spooled beside Anna's", func() bool { n, _ := spooled(t, dir); return n == 3 })
+	for _, h := range []*heldUpload{a1, a2, b1} {
+		h.abort()
+	}
+	waitFor(t, "the uploads' files removed", func() bool { n, _ := spooled(t, dir); return n == 0 })
+}

@@ -228,13 +228,14 @@ func refuseTooMany(w http.ResponseWriter, r *http.Request, class placeClass) {
 }
 
 // refuse answers a request refused before its body was read, and drops
-// its connection: Connection: close, and the body no longer read. Left
-// alone, net/http reads up to 256 KiB of an unfinished body after the
-// handler returns, with no deadline, to keep the connection: a client that
-// sends headers and part of a body would hold the connection, its
-// descriptor and a goroutine as long as it likes. A read deadline in the
-// past fails that read at once, and the connection closes after the
-// answer.
+// its connection: Connection: close, and what is left of the body read for
+// refusalGrace at most. Left alone, net/http reads up to 256 KiB of an
+// unfinished body after the handler returns, with no deadline, to keep the
+// connection: a client that sends headers and part of a body would hold
+// the connection, its descriptor and a goroutine as long as it likes. The
+// grace lets a body already on its way be read, so that closing the
+// connection with it unread does not reset it under the client before it
+// has read the answer.
 func refuse(w http.ResponseWriter, r *http.Request, status int, code gqlerr.Code, msg string) {
 	closeAfterRefusal(w, r)
 	if status == http.StatusTooManyRequests {
@@ -253,8 +254,12 @@ func closeAfterRefusal(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Connection", "close")
 	r.Close = true
-	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(refusalGrace))
 }
+
+// refusalGrace is how long a refused request's connection may take to
+// deliver the rest of its body before it is closed.
+const refusalGrace = time.Second
 
 // socketOperations caps the operations in flight on a legacy graphql-ws
 // socket (gqlgen's transport) while the operation is created, on the

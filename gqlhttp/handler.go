@@ -92,6 +92,10 @@ type Limits struct {
 	// file uploads in flight on this replica: per client address, per
 	// session and in all; more are refused with 429 before a file is read.
 	MaxUploadsPerAddress, MaxUploadsPerSession, MaxUploads int
+	// MaxUploadsPerTenant caps the uploads in flight of one corporation's
+	// sessions on this replica, however many sessions and addresses send
+	// them, so that another corporation always finds places.
+	MaxUploadsPerTenant int
 	// MaxUploadSpoolBytes bounds the temporary files of all uploads in
 	// flight together.
 	MaxUploadSpoolBytes int64
@@ -128,6 +132,8 @@ var DefaultLimits = Limits{
 	MaxUploadsPerAddress: 4,
 	MaxUploadsPerSession: 2,
 	MaxUploads:           16,
+	// A quarter of the replica's places for one corporation.
+	MaxUploadsPerTenant: 4,
 	// Sixteen uploads of MaxUploadBytes, less what they keep in memory.
 	MaxUploadSpoolBytes: 160 << 20,
 }
@@ -183,6 +189,9 @@ type HandlerConfig struct {
 	// SessionID names a request's session ("" without one), for the
 	// per-session upload cap.
 	SessionID func(*http.Request) string
+	// UploadTenant names the corporation a request's session acts for
+	// ("" for none), for the per-tenant upload cap.
+	UploadTenant func(*http.Request) string
 	// UploadCaps, when set, makes the limiters that count uploads in
 	// flight per address and per session across replicas, from the caps
 	// (see UploadGate.ByAddress).
@@ -444,6 +453,7 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *Handler {
 	// The session, the operation's policy and the caps on uploads in
 	// flight are checked before any file part is read.
 	gate := &UploadGate{Dir: cfg.UploadDir, Authorize: cfg.AuthorizeUpload, ClientAddr: clientAddr, SessionID: cfg.SessionID,
+		Tenant: cfg.UploadTenant, PerTenant: l.MaxUploadsPerTenant,
 		PerAddress: l.MaxUploadsPerAddress, PerSession: l.MaxUploadsPerSession, Total: l.MaxUploads, SpoolBytes: l.MaxUploadSpoolBytes}
 	if cfg.UploadCaps != nil {
 		gate.ByAddress, gate.BySession = cfg.UploadCaps(l.MaxUploadsPerAddress, l.MaxUploadsPerSession)
