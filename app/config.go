@@ -514,6 +514,9 @@ func (c *Config) parseIdentity() error {
 }
 
 func (c Config) validate() error {
+	if err := c.checkUpperBounds(); err != nil {
+		return err
+	}
 	if err := checkAddr("FINGRAPH_ADDR", c.Addr); err != nil {
 		return err
 	}
@@ -663,6 +666,9 @@ func (c *Config) parseLimits() error {
 		name = strings.TrimSpace(name)
 		if err != nil || n <= 0 {
 			return fmt.Errorf("FINGRAPH_LIMITS: %q is not name=positive number", pair)
+		}
+		if err := checkLimitMax(name, n); err != nil {
+			return err
 		}
 		switch name {
 		case "bodyBytes":
