@@ -222,7 +222,7 @@ func TestWebsocketCapsPerSessionConnectionAndAddress(t *testing.T) {
 	}
 
 	// One address: 200 signed-in connections, and apart from them 50
-	// anonymous ones and 8 waiting for a connection_init that signs them
+	// anonymous ones and 64 waiting for a connection_init that signs them
 	// in (see gqlhttp/admission.go).
 	anon := startGateway(t)
 	bearer := http.Header{"Authorization": {"Bearer " + anon.signInAPI(t)}}
@@ -236,7 +236,7 @@ func TestWebsocketCapsPerSessionConnectionAndAddress(t *testing.T) {
 		what   string
 		header http.Header
 		n      int
-	}{{"anonymous", nil, 50 + 8}, {"signed-in", bearer, 200}} {
+	}{{"anonymous", nil, 50 + 64}, {"signed-in", bearer, 200}} {
 		for i := range budget.n {
 			c, err := anon.tryDialWS(budget.header)
 			if err != nil {

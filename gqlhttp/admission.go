@@ -36,8 +36,11 @@ import (
 
 // MaxPendingSocketsPerAddress bounds the websockets of one address waiting
 // for their connection_init to tell whether they are signed in, once the
-// address's anonymous places are all held.
-const MaxPendingSocketsPerAddress = 8
+// address's anonymous places are all held: room for a burst of signed-in
+// clients reconnecting at once behind one address. Each waits the init
+// timeout (3 s) at most; a client that presents its session at the upgrade
+// (cookie, Authorization) needs none.
+const MaxPendingSocketsPerAddress = 64
 
 // placeClass is the budget a long-lived connection counts against.
 type placeClass uint8
@@ -55,6 +58,19 @@ type places struct {
 
 	mu     sync.Mutex
 	counts map[string]*[3]int
+}
+
+// anonymousBudget is the anonymous places of an address: the limit, or the
+// default when unset, and never more than the signed-in places.
+func anonymousBudget(l Limits) int {
+	n := l.MaxAnonymousPerAddress
+	if n <= 0 {
+		n = DefaultLimits.MaxAnonymousPerAddress
+	}
+	if l.MaxSocketsPerAddress > 0 {
+		n = min(n, l.MaxSocketsPerAddress)
+	}
+	return n
 }
 
 func newPlaces(signedIn, anonymous int) *places {

@@ -382,7 +382,7 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *Handler {
 	l := cfg.Limits
 	srv := handler.New(es)
 	h := &Handler{srv: srv, readTimeout: l.ReadTimeout, trackStream: cfg.TrackStream, signedIn: cfg.SignedIn,
-		places:  newPlaces(l.MaxSocketsPerAddress, l.MaxAnonymousPerAddress),
+		places:  newPlaces(l.MaxSocketsPerAddress, anonymousBudget(l)),
 		sockets: map[*socketSlot]struct{}{}, streams: map[*context.CancelFunc]struct{}{}}
 	// Every connection_init takes its socket's place (see admission.go).
 	wsInit := h.admitInit(cfg.WebsocketInit)
