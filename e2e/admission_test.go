@@ -437,3 +437,52 @@ func TestOneCorporationsUploadsLeaveOthersPlaces(t *testing.T) {
 	}
 	waitFor(t, "the uploads' files removed", func() bool { n, _ := spooled(t, dir); return n == 0 })
 }
+
+// A stream the server ends says why: signing out ends the session's event
+// stream and multipart subscription with an UNAUTHENTICATED error (a last
+// next event; the part that ends the stream), as a websocket closes 4401.
+func TestStreamsEndedBySignOutSayWhy(t *testing.T) {
+	g := startGateway(t)
+	api := g.as(g.signInAPI(t))
+	sub := `subscription($after: String) { events(after: $after) { cursor } }`
+	vars := map[string]any{"after": api.cursorNow(t)}
+
+	sse := api.postStream(t, "text/event-stream", sub, vars)
+	var sseData []string
+	sseDone := make(chan string, 1)
+	go func() { sseDone <- readSSE(sse.Body, func(d string) { sseData = append(sseData, d) }) }()
+	parts := multipartParts(t, api.postStream(t, apolloAccept, sub, vars))
+	// Both streams are open (the multipart one has sent its heartbeat):
+	// now sign out.
+	if raw := <-parts; string(bytes.TrimSpace(raw)) != "{}" {
+		t.Fatalf("first multipart part %s, want the heartbeat", raw)
+	}
+	// The event stream's headers came: it is tracked under the session.
+	var so struct {
+		SignOut bool `json:"signOut"`
+	}
+	api.query(t, `mutation { signOut }`, nil).decode(t, &so)
+	if !so.SignOut {
+		t.Fatal("signOut = false")
+	}
+
+	var last payloadPart
+	for raw := range parts {
+		if string(bytes.TrimSpace(raw)) == "{}" {
+			continue
+		}
+		last = payloadPart{}
+		_ = json.Unmarshal(raw, &last)
+	}
+	if len(last.Errors) != 1 || last.Errors[0].Extensions["code"] != "UNAUTHENTICATED" {
+		t.Errorf("the multipart stream's last part %+v, want an UNAUTHENTICATED error", last)
+	}
+	select {
+	case ev := <-sseDone:
+		if ev != "complete" || len(sseData) == 0 || !strings.Contains(sseData[len(sseData)-1], "UNAUTHENTICATED") {
+			t.Errorf("the event stream ended with %q after %v, want an UNAUTHENTICATED next, then complete", ev, sseData)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the event stream did not end after sign-out")
+	}
+}
