@@ -21,7 +21,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -242,8 +241,6 @@ type Handler struct {
 	mu      sync.Mutex
 	sockets map[*socketSlot]struct{}
 	streams map[*context.CancelFunc]struct{}
-	// down is set once Shutdown begins: a stream it ends says so.
-	down atomic.Bool
 }
 
 // CloseUpgrading is the close code of a shutdown: 1012 Service Restart,
@@ -256,7 +253,6 @@ const CloseUpgrading = 1012
 // to die without a code. Queries and mutations in flight are left to
 // finish.
 func (h *Handler) Shutdown() {
-	h.down.Store(true)
 	h.mu.Lock()
 	sockets := make([]*socketSlot, 0, len(h.sockets))
 	for s := range h.sockets {
@@ -320,8 +316,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			defer untrack()
 		}
-		info := &streamInfo{client: r.Context(), stream: ctx, down: &h.down}
-		r = r.WithContext(context.WithValue(context.WithValue(ctx, streamKey{}, info), addrKey{}, addr))
+		r = r.WithContext(context.WithValue(context.WithValue(ctx, streamKey{}, true), addrKey{}, addr))
 		key := &cancel
 		h.mu.Lock()
 		h.streams[key] = struct{}{}
@@ -578,9 +573,6 @@ func operationGuard(cfg HandlerConfig) graphql.OperationMiddleware {
 				ctx, cancel = context.WithTimeout(ctx, timeout)
 			}
 			h = next(ctx)
-		}
-		if info, ok := ctx.Value(streamKey{}).(*streamInfo); ok && subscription {
-			h = info.sayWhy(h)
 		}
 		// The operation ends when its response handler runs dry (a query
 		// after its last response, its deferred parts included, a
