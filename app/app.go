@@ -218,6 +218,16 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 	if err != nil {
 		return nil, err
 	}
+	authorityKV, err := a.engine.KeyValue(ctx, session.AuthorityBucket, session.AuthorityTTL(cfg.SessionTTL))
+	if err != nil {
+		return nil, err
+	}
+	// Every replica follows the ends of authority before it serves: a
+	// session is judged against every end made so far.
+	authority := session.NewAuthority(authorityKV)
+	if err := authority.Run(bgCtx); err != nil {
+		return nil, err
+	}
 	if err := a.openLive(ctx, cfg, bank, m); err != nil {
 		return nil, err
 	}
@@ -233,6 +243,8 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 		sessions:   sessions,
 		limits:     limitsKV,
 		sockets:    sockets,
+		authority:  authority,
+		bgCtx:      bgCtx,
 		attempts:   idempotency.New(attemptsKV, idempotency.WithLogger(logger)),
 		bus:        a.bus,
 		live:       a.live,

@@ -27,6 +27,7 @@ import (
 	"github.com/fingraph/fingraph/downloads"
 	"github.com/fingraph/fingraph/engine"
 	"github.com/fingraph/fingraph/events"
+	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/gqlhttp"
 	"github.com/fingraph/fingraph/graph"
 	"github.com/fingraph/fingraph/graph/model"
@@ -51,11 +52,15 @@ type routeDeps struct {
 	banking  *banking.Client
 	sessions session.Store
 	// limits is the JetStream bucket of the shared rate limits.
-	limits   jetstream.KeyValue
-	sockets  *session.Sockets
-	trusted  *gqlhttp.TrustedDocuments
-	unknown  *events.Unknown
-	attempts *idempotency.Store
+	limits  jetstream.KeyValue
+	sockets *session.Sockets
+	// authority keeps the ends of authority (session.Authority); bgCtx
+	// is the replica's lifetime, for following them.
+	authority *session.Authority
+	bgCtx     context.Context
+	trusted   *gqlhttp.TrustedDocuments
+	unknown   *events.Unknown
+	attempts  *idempotency.Store
 	// sandbox is the in-process sandbox, nil with real upstreams.
 	sandbox http.Handler
 	// sandboxURL is the in-process sandbox's address, "" with real
@@ -100,6 +105,10 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 	sessions.Sockets = d.sockets
 	d.sockets.MaxPerSession = d.cfg.Limits.MaxSocketsPerSession
 	sessions.TrustedProxies = d.cfg.TrustedProxies
+	if d.authority != nil {
+		sessions.Authority, sessions.Prove = d.authority, proveToBanking(d.banking)
+		sessions.FollowAuthority(d.bgCtx)
+	}
 	if d.cfg.SandboxAnonymous {
 		sessions.Anonymous = &session.Anonymous{Store: d.sessions, SignIn: demoAPIClient(d.banking)}
 	}
@@ -113,6 +122,7 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 		Banking:   d.banking,
 		Policy:    policy,
 		Attempts:  d.attempts,
+		Authority: d.authority,
 		Events:    d.bus,
 		Live:      d.live,
 		Logger:    d.logger,
@@ -141,7 +151,7 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 		CheckOrigin:     originChecker(d.cfg.AllowedOrigins, sessions.ForwardedProto),
 		WebsocketInit:   websocketInit(sessions),
 		RecheckSession:  sessions.Recheck,
-		TrackStream:     sessions.TrackSocket,
+		TrackStream:     trackStream(sessions),
 		ClientAddr:      func(r *http.Request) string { return session.ClientAddr(r.Context()) },
 		SignedIn:        session.SignedIn,
 		Tracer:          d.tracing.tracer(),
@@ -292,6 +302,20 @@ func demoAPIClient(bank *banking.Client) func(context.Context) (*session.Session
 	}
 }
 
+// proveToBanking proves a session to the banking upstream with one read
+// under its own token (the session's write-back keeps the refreshed one,
+// and ends the session when the upstream refuses it).
+func proveToBanking(bank *banking.Client) session.Prover {
+	return func(ctx context.Context, s *session.Session) error {
+		if s.Kind == session.Person {
+			_, err := bank.Persons.Me(ctx)
+			return err
+		}
+		_, err := bank.Corporations.Current(ctx)
+		return err
+	}
+}
+
 // websocketInit authenticates connection_init through the session layer.
 // An unknown or ended session is refused with 4403 Forbidden, the close code
 // the graphql-transport-ws protocol gives a refused connection_init (a close
@@ -303,16 +327,46 @@ func websocketInit(sessions *session.Handler) transport.WebsocketInitFunc {
 	return func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
 		authed, err := sessions.WebsocketInit(ctx, p)
 		if err != nil {
-			return gqlhttp.RefuseInit(ctx, gqlhttp.CloseForbidden, "forbidden: unknown or ended session"), nil, err
+			reason := "forbidden: unknown or ended session"
+			if e, ok := session.EndingOf(err); ok {
+				reason = "forbidden: " + e.Error()
+			}
+			return gqlhttp.RefuseInit(ctx, gqlhttp.CloseForbidden, reason), nil, err
 		}
 		connCtx := authed
-		untrack, err := sessions.TrackSocket(authed, func() {
-			gqlhttp.CloseSocket(connCtx, gqlhttp.CloseUnauthorized, "session ended")
+		untrack, err := sessions.TrackSocket(authed, func(why error) {
+			code, reason := gqlhttp.CloseUnauthorized, "session ended"
+			if e, ok := session.EndingOf(why); ok && e.Forbidden() {
+				code, reason = gqlhttp.CloseForbidden, "forbidden: "+e.Error()
+			} else if ok && e.Reason != session.ReasonSignedOut {
+				reason = e.Error()
+			}
+			gqlhttp.CloseSocket(connCtx, code, reason)
 		})
 		if err != nil {
 			return gqlhttp.RefuseInit(ctx, gqlhttp.CloseTooMany, "too many connections for this session"), nil, err
 		}
 		return gqlhttp.WithSocketCleanup(authed, untrack), nil, nil
+	}
+}
+
+// trackStream ties an event stream (server-sent events, a multipart
+// subscription) to its session, so that the session or its authority
+// ending ends the stream with an error part saying why: UNAUTHENTICATED,
+// or FORBIDDEN for a principal who may not come back (a block).
+func trackStream(sessions *session.Handler) func(context.Context, func(error)) (func(), error) {
+	return func(ctx context.Context, end func(error)) (func(), error) {
+		return sessions.TrackSocket(ctx, func(why error) {
+			code := gqlerr.Unauthenticated
+			e, _ := session.EndingOf(why)
+			if e == nil {
+				e = &session.Ending{Reason: session.ReasonSignedOut}
+			}
+			if e.Forbidden() {
+				code = gqlerr.Forbidden
+			}
+			end(gqlerr.New(code, e.Error()))
+		})
 	}
 }
 

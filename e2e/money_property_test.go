@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/fingraph/fingraph/app"
+	"github.com/fingraph/fingraph/upstream/sandbox/bankingsim"
 )
 
 // The money property: random conversions, orders, captures, cancels,
@@ -198,6 +199,7 @@ func upstreamConversions(t *testing.T, sandboxURL, corpID, walletID string) []ma
 type intent struct {
 	keyed   bool
 	amount  int64
+	by      string   // the person who asked (conversions): the only one whose records may answer it
 	answers []string // ids the gateway answered
 	final   string   // code of the last answer, "" for a result
 }
@@ -244,7 +246,7 @@ func TestMoneyReconcilesUnderRandomFaults(t *testing.T) {
 	rng := rand.New(rand.NewSource(seed))
 	const routeIssue = "POST /banking/v2/cards/issue"
 	f := &faulty{rng: rand.New(rand.NewSource(seed + 1)), routes: map[string]bool{
-		routeConvert: true, routeOrder: true, routeOrderChange: true, routeIssue: true,
+		routeConvert: true, routeOrder: true, routeOrderChange: true, routeIssue: true, routeSimulate: true, routeAttach: true,
 	}}
 	g := startGatewayWith(t, func(c *app.Config) {
 		sandboxBehind(f.wrap)(c)
@@ -254,6 +256,7 @@ func TestMoneyReconcilesUnderRandomFaults(t *testing.T) {
 		c.OutcomeSettle = time.Nanosecond
 	})
 	persons := []*testGateway{g.as(g.signInPerson(t, "anna@demo.test")), g.as(g.signInPerson(t, "dace@demo.test"))}
+	personIDs := []string{bankingsim.AnnaID, bankingsim.DaceID}
 	api := g.as(g.signInAPI(t))
 	staff := g.signInStaff(t)
 	var k struct {
@@ -274,7 +277,9 @@ func TestMoneyReconcilesUnderRandomFaults(t *testing.T) {
 	for _, tx := range upstreamConversions(t, g.SandboxURL, demoCorpID, demoUSDWalletID) {
 		before[tx["id"]] = true
 	}
-	cardsBefore := map[string]bool{}
+	simCard := anna.issueCard(t, issueInput())
+	requisitesBefore := corporationRequisites(t, persons[0])
+	cardsBefore := map[string]bool{simCard.ID: true}
 	var cl struct {
 		Cards []struct{ ID string } `json:"cards"`
 	}
@@ -312,8 +317,13 @@ func TestMoneyReconcilesUnderRandomFaults(t *testing.T) {
 		}
 		return out
 	}
-	convert := func(p *testGateway, amount int64) func(key string) (string, string) {
+	// convert names the GBP wallet as the target or leaves it out (the bank
+	// then picks that wallet): the same movement either way.
+	convert := func(p *testGateway, amount int64, target bool) func(key string) (string, string) {
 		in := map[string]any{"sourceWalletId": demoUSDWalletID, "amount": amount, "currency": "GBP"}
+		if target {
+			in["targetWalletId"] = demoGBPWalletID
+		}
 		return func(key string) (string, string) {
 			res, r := p.convert(t, withKey(in, key))
 			if c := r.code(); c != "" {
@@ -340,7 +350,7 @@ func TestMoneyReconcilesUnderRandomFaults(t *testing.T) {
 	}
 
 	var conversions [][]*intent // per shape: the keyed intent, then unkeyed ones of the same shape
-	var orders, cards []*intent
+	var orders, cards, sims, attaches []*intent
 	var confirmed []*orderIntents
 	byID := map[string]*orderIntents{}
 	pick := func(ok func(o *orderIntents) bool) *orderIntents {
@@ -368,22 +378,31 @@ func TestMoneyReconcilesUnderRandomFaults(t *testing.T) {
 	f.arm(true)
 	for range ops {
 		switch op := rng.Intn(20); {
-		case op < 6: // a conversion by Anna or Dace, sometimes met by an unkeyed one of the same shape
+		case op < 6: // a conversion by Anna or Dace, sometimes met by another of the same shape
 			a := amount(100, 900)
-			keyed := &intent{keyed: true, amount: a}
+			who := rng.Intn(2)
+			keyed := &intent{keyed: true, amount: a, by: personIDs[who]}
 			shape := []*intent{keyed}
-			call, key := convert(persons[rng.Intn(2)], a), uniq("prop-")
+			call, key := convert(persons[who], a, rng.Intn(2) == 0), uniq("prop-")
 			if id, code := call(key); code != "OUTCOME_UNKNOWN" {
 				keyed.final = code
 				if id != "" {
 					keyed.answers = []string{id}
 				}
 			} else {
-				if rng.Intn(2) == 0 {
-					// Another person, or one without a key, makes the same
-					// movement while the key's outcome is unknown.
-					echo := &intent{amount: a}
-					send(echo, convert(persons[rng.Intn(2)], a))
+				if rng.Intn(3) != 0 {
+					// Another principal (mostly the other person), with a key
+					// or without, naming the target or not, makes the same
+					// movement while the key's outcome is unknown: the target
+					// lane; and when the other's own attempt is lost in turn,
+					// the lookup window (its lookup must not reach back to
+					// the first).
+					other := 1 - who
+					if rng.Intn(4) == 0 {
+						other = who
+					}
+					echo := &intent{keyed: rng.Intn(2) == 0, amount: a, by: personIDs[other]}
+					send(echo, convert(persons[other], a, rng.Intn(2) == 0))
 					shape = append(shape, echo)
 				}
 				keyed.answers, keyed.final = untilAnswered(rng, func() (string, string) { return call(key) })
@@ -434,7 +453,7 @@ func TestMoneyReconcilesUnderRandomFaults(t *testing.T) {
 				send(it, change(operators[rng.Intn(len(operators))], "cancel", o.id, 0))
 				o.cancel = append(o.cancel, it)
 			}
-		case op < 18: // a part refund, keyed or not, by one of the operators
+		case op < 16: // a part refund, keyed or not, by one of the operators
 			o := pick(func(o *orderIntents) bool { return o.refundable > 20 })
 			if o == nil {
 				continue
@@ -443,6 +462,45 @@ func TestMoneyReconcilesUnderRandomFaults(t *testing.T) {
 			o.refundable -= it.amount // unknown ones too: the client never over-asks
 			send(it, change(operators[rng.Intn(len(operators))], "refund", o.id, it.amount))
 			o.refunds = append(o.refunds, it)
+		case op < 18: // a card authorisation under a key, by Anna or Dace
+			it := &intent{keyed: true, amount: amount(100, 900)}
+			p := persons[rng.Intn(2)]
+			send(it, func(key string) (string, string) {
+				r := p.query(t, simulateMutation, map[string]any{"input": withKey(map[string]any{"cardId": simCard.ID, "amount": it.amount}, key)})
+				if c := r.code(); c != "" {
+					return "", c
+				}
+				var d struct {
+					Sim simResult `json:"simulateCardTransaction"`
+				}
+				r.decode(t, &d)
+				if d.Sim.Typename != "CardAuthorised" {
+					return "", d.Sim.Typename
+				}
+				return fmt.Sprint("auth-", it.amount), ""
+			})
+			sims = append(sims, it)
+		case op < 19: // requisites attached to a new manual wallet under a key, by Anna or Dace
+			wallet := g.createWallet(t, staff, map[string]any{"corporationId": demoCorpID, "adapter": "ADAPTER_A", "requisitesMode": "MANUAL"})
+			it := &intent{keyed: true}
+			p := persons[rng.Intn(2)]
+			send(it, func(key string) (string, string) {
+				r := p.query(t, attachMutation, map[string]any{"input": withKey(map[string]any{"corporationId": demoCorpID, "walletId": wallet}, key)})
+				if c := r.code(); c != "" {
+					return "", c
+				}
+				var d struct {
+					Attach []struct {
+						ID string `json:"id"`
+					} `json:"attachWalletRequisites"`
+				}
+				r.decode(t, &d)
+				if len(d.Attach) != 1 {
+					t.Fatalf("attach answered %s", r.Data)
+				}
+				return d.Attach[0].ID, ""
+			})
+			attaches = append(attaches, it)
 		default: // a card for Dace on the card wallet, under a key
 			it := &intent{keyed: true}
 			in := issueInput()
@@ -461,8 +519,8 @@ func TestMoneyReconcilesUnderRandomFaults(t *testing.T) {
 		}
 	}
 	f.arm(false)
-	t.Logf("%d conversion shapes, %d orders (%d confirmed), %d cards; %d answers lost after the upstream acted, %d requests dropped before it",
-		len(conversions), len(orders), len(confirmed), len(cards), f.lost, f.dropped)
+	t.Logf("%d conversion shapes, %d orders (%d confirmed), %d cards, %d authorisations, %d attached requisites; %d answers lost after the upstream acted, %d requests dropped before it",
+		len(conversions), len(orders), len(confirmed), len(cards), len(sims), len(attaches), f.lost, f.dropped)
 
 	// oneRecord checks the answers of intents that share a ledger group:
 	// each intent was answered one record at most, no record was answered
@@ -503,11 +561,14 @@ func TestMoneyReconcilesUnderRandomFaults(t *testing.T) {
 
 	// Conversions: the USD wallet's ledger, grouped by shape.
 	ledger := map[int64]map[string]bool{}
+	maker := map[string]string{}
 	var reserved int64
 	for _, tx := range upstreamConversions(t, g.SandboxURL, demoCorpID, demoUSDWalletID) {
 		if before[tx["id"]] {
 			continue
 		}
+		by, _ := tx["created_by"].(map[string]any)
+		maker[tx["id"].(string)], _ = by["id"].(string)
 		reserved += num(tx["source_amount"])
 		a := num(tx["target_amount"])
 		if ledger[a] == nil {
@@ -516,6 +577,13 @@ func TestMoneyReconcilesUnderRandomFaults(t *testing.T) {
 		ledger[a][tx["id"].(string)] = true
 	}
 	for _, shape := range conversions {
+		for _, it := range shape {
+			for _, id := range it.answers {
+				if m, ok := maker[id]; ok && m != it.by {
+					t.Errorf("conversion %s, made by person %s, was answered to person %s", id, m, it.by)
+				}
+			}
+		}
 		a := shape[0].amount
 		oneRecord(fmt.Sprintf("conversions of %d GBP cents", a), shape, ledger[a])
 		delete(ledger, a)
@@ -609,6 +677,47 @@ func TestMoneyReconcilesUnderRandomFaults(t *testing.T) {
 	if len(cards) > 0 {
 		oneRecord("cards", cards, newCards)
 	}
+
+	// Authorisations: the card's transactions, one group per intent
+	// (amounts are unique).
+	var tx struct {
+		Card struct {
+			Transactions struct {
+				Edges []struct {
+					Node struct {
+						Amount struct {
+							Amount int64 `json:"amount"`
+						} `json:"amount"`
+					} `json:"node"`
+				} `json:"edges"`
+			} `json:"transactions"`
+		} `json:"card"`
+	}
+	anna.query(t, `query($id: ID!) { card(id: $id) { transactions { edges { node { amount { amount } } } } } }`, map[string]any{"id": simCard.ID}).decode(t, &tx)
+	authorised := map[int64]map[string]bool{}
+	for i, e := range tx.Card.Transactions.Edges {
+		a := e.Node.Amount.Amount
+		if authorised[a] == nil {
+			authorised[a] = map[string]bool{}
+		}
+		id := fmt.Sprint("auth-", a)
+		if len(authorised[a]) > 0 {
+			id = fmt.Sprint("auth-", a, "#", i) // a second authorisation of one intent
+		}
+		authorised[a][id] = true
+	}
+	for _, it := range sims {
+		oneRecord(fmt.Sprintf("authorisations of %d", it.amount), []*intent{it}, authorised[it.amount])
+	}
+
+	// Requisites: the corporation's new records, one at most per intent.
+	newRequisites := map[string]bool{}
+	for id := range corporationRequisites(t, anna) {
+		if !requisitesBefore[id] {
+			newRequisites[id] = true
+		}
+	}
+	oneRecord("requisites", attaches, newRequisites)
 }
 
 // orderNodeID is the global id of an upstream order (docs/relay.md); only

@@ -154,7 +154,7 @@ type HandlerConfig struct {
 	// request's session as a websocket is tied at connection_init: it
 	// counts against the same per-session cap (an error refuses the stream
 	// with 429) and end runs when the session ends.
-	TrackStream func(ctx context.Context, end func()) (untrack func(), err error)
+	TrackStream func(ctx context.Context, end func(error)) (untrack func(), err error)
 	// RecheckSession, when set, runs before every operation started on a
 	// websocket: an error (the session ended) refuses the operation as
 	// UNAUTHENTICATED and closes the connection with 4401.
@@ -234,7 +234,7 @@ type Handler struct {
 	srv         *handler.Server
 	readTimeout time.Duration
 	clientAddr  func(*http.Request) string
-	trackStream func(context.Context, func()) (func(), error)
+	trackStream func(context.Context, func(error)) (func(), error)
 	signedIn    func(context.Context) bool
 	places      *places
 
@@ -306,10 +306,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		defer h.places.give(addr, class)
-		ctx, cancel := context.WithCancel(r.Context())
+		ctx, cancelCause := context.WithCancelCause(r.Context())
+		cancel := context.CancelFunc(func() { cancelCause(nil) })
 		defer cancel()
 		if h.trackStream != nil {
-			untrack, err := h.trackStream(ctx, cancel)
+			// The stream's session (or its authority) ending cancels the
+			// stream with the reason, which its last part says
+			// (streamEnd).
+			untrack, err := h.trackStream(ctx, cancelCause)
 			if err != nil {
 				refuse(w, r, http.StatusTooManyRequests, gqlerr.RateLimited, "too many connections for this session")
 				return
@@ -620,15 +624,20 @@ func nextPart(opCtx, ctx context.Context, h graphql.ResponseHandler) *graphql.Re
 func endWithReason(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 	ctx, end := gqlerr.WithStreamEnd(ctx)
 	h := next(ctx)
+	said := false // the reason is said once
 	return func(ctx context.Context) *graphql.Response {
 		resp := h(ctx)
 		if resp != nil {
 			return resp
 		}
 		err := end.Take()
+		if err == nil && !said {
+			err = endedBy(ctx)
+		}
 		if err == nil {
 			return nil
 		}
+		said = true
 		e, ok := gqlerr.As(err)
 		if !ok {
 			e = gqlerr.InternalError(err)
@@ -637,6 +646,17 @@ func endWithReason(ctx context.Context, next graphql.OperationHandler) graphql.R
 			Message: e.Message, Extensions: map[string]any{"code": string(e.Code)},
 		}}}
 	}
+}
+
+// endedBy returns why the server ended a stream, when it did: the error its
+// context was cancelled with (its session or that session's authority
+// ended, see HandlerConfig.TrackStream), as a *gqlerr.Error. A stream the
+// client ended, or one still running, has none.
+func endedBy(ctx context.Context) error {
+	if e, ok := gqlerr.As(context.Cause(ctx)); ok {
+		return e
+	}
+	return nil
 }
 
 // Upload bounds of the multipart transport.

@@ -72,13 +72,21 @@ func startLive(ctx context.Context, cfg HandlerConfig, oc *graphql.OperationCont
 	if err != nil {
 		return graphql.OneShot(liveError(err))
 	}
+	said := false // why the stream ended is said once
 	return func(rctx context.Context) *graphql.Response {
 		if r := answer(rctx); r != nil {
 			return r
 		}
+		if said {
+			return nil
+		}
+		said = true
+		// A stream the server ended (its session or authority ended,
+		// see endedBy), or one the change feed ended, says why.
+		if err := endedBy(rctx); err != nil {
+			return liveError(err)
+		}
 		if err := ended(); err != nil && rctx.Err() == nil {
-			// Said once, as a subscription the server ends says why.
-			ended = func() error { return nil }
 			return liveError(err)
 		}
 		return nil

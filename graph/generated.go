@@ -4317,6 +4317,14 @@ input SimulateCardTransactionInput {
   amount: MinorUnits!
   "Only EUR."
   currency: String! = "EUR"
+  """
+  A key the client chooses for this one authorisation; the same key from
+  another principal is another key. A retry with the same key and input
+  never authorises twice: it answers the first attempt's result. After
+  OUTCOME_UNKNOWN, check the card's transactions before trying again with a
+  new key; a retry with the same key answers OUTCOME_UNKNOWN again.
+  """
+  idempotencyKey: String
 }
 
 "The simulated transaction was authorised; it is now one of the card's transactions."
@@ -5046,7 +5054,7 @@ input ForgotPasswordInput {
 input RecoverPasswordInput {
   "The token from the e-mailed link."
   token: String!
-  "8 to 72 characters."
+  "At least 8 characters and at most 72 bytes; not blank nor a common password (see updateMe)."
   password: String!
 }
 
@@ -5362,7 +5370,7 @@ input UpdatePersonInput {
   "Staff only."
   phone: String
   """
-  A new password, 8 to 72 characters, set by staff or by the person themselves; needs
+  A new password (the rules of updateMe's password), set by staff or by the person themselves; needs
   confirmPassword, and currentPassword when a person changes their own. Never logged or echoed.
   """
   password: String
@@ -5404,7 +5412,7 @@ input UpdateMeInput {
   UPSTREAM_REJECTED with extensions.upstream.code 10001).
   """
   currentPassword: String
-  "The new password, 8 to 72 characters; needs currentPassword and confirmPassword."
+  "The new password: at least 8 characters and at most 72 bytes, not blank, not one character repeated, not my e-mail address, not my current password, not a common password (BAD_USER_INPUT names the rule). Needs currentPassword and confirmPassword; changing it ends my other sessions."
   password: String
   "The new password again; must equal password."
   confirmPassword: String
@@ -6659,6 +6667,14 @@ input AttachWalletRequisitesInput {
   mode: RequisitesMode = AUTOMATIC
   "Required when mode is MANUAL, with its bic."
   sepa: SepaRequisitesInput
+  """
+  A key the client chooses for this one request; the same key from another
+  principal is another key. A retry with the same key and input never
+  creates a second record: it answers the first attempt's. After
+  OUTCOME_UNKNOWN, check whether the record exists before creating it with
+  a new key; a retry with the same key answers OUTCOME_UNKNOWN again.
+  """
+  idempotencyKey: String
 }
 
 "Names one requisites record of a corporation."
@@ -20405,7 +20421,7 @@ func (ec *executionContext) unmarshalInputAttachWalletRequisitesInput(ctx contex
 		asMap["mode"] = "AUTOMATIC"
 	}
 
-	fieldsInOrder := [...]string{"corporationId", "walletId", "mode", "sepa"}
+	fieldsInOrder := [...]string{"corporationId", "walletId", "mode", "sepa", "idempotencyKey"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -20440,6 +20456,13 @@ func (ec *executionContext) unmarshalInputAttachWalletRequisitesInput(ctx contex
 				return it, err
 			}
 			it.Sepa = data
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
 		}
 	}
 	return it, nil
@@ -23343,7 +23366,7 @@ func (ec *executionContext) unmarshalInputSimulateCardTransactionInput(ctx conte
 		asMap["currency"] = "EUR"
 	}
 
-	fieldsInOrder := [...]string{"cardId", "amount", "currency"}
+	fieldsInOrder := [...]string{"cardId", "amount", "currency", "idempotencyKey"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -23371,6 +23394,13 @@ func (ec *executionContext) unmarshalInputSimulateCardTransactionInput(ctx conte
 				return it, err
 			}
 			it.Currency = data
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
 		}
 	}
 	return it, nil

@@ -92,10 +92,13 @@ type Attempt struct {
 	EndedAt int64 `json:"ended_at,omitempty"`
 	// Why says what a lookup of an unknown attempt could not tell.
 	Why string `json:"why,omitempty"`
-	// LaneRev is the revision the attempt of unknown outcome left its lane
-	// at (see Intent.Lane): a lookup that finds the lane still there knows
-	// nothing else moved in it since.
-	LaneRev uint64 `json:"lane_rev,omitempty"`
+	// LaneMark names the send of an attempt of unknown outcome in its
+	// lane (see Intent.Lane): a lookup that finds the lane still marked so
+	// knows nothing else was sent in it since.
+	LaneMark string `json:"lane_mark,omitempty"`
+	// Final marks an unknown attempt no lookup can ever tell (see
+	// Unknown.Final).
+	Final bool `json:"final,omitempty"`
 }
 
 // record is the stored value: the attempt, and while a call runs, the end of

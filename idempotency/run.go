@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -36,9 +37,11 @@ type Intent struct {
 	Records string
 	// Lane, when set, serialises every intent of the lane, keyed or not,
 	// of any principal: one at a time is sent, and one whose outcome is
-	// unknown holds the lane until it has settled. A lookup made while the
-	// lane stayed this key's since its lost attempt knows that whatever
-	// changed in the lane was that attempt.
+	// unknown holds the lane until it has settled. A lookup whose key's
+	// lost send is the lane's last unresolved one (every later send had a
+	// known outcome, and its record is marked) knows that the one unmarked
+	// record it finds was that send's. The lane names the movement as the
+	// upstream sees it, however the input spelled it.
 	Lane string
 	// Settle is how long after an attempt of unknown outcome its absence
 	// upstream is taken as proof that it had no effect; before then the
@@ -56,8 +59,10 @@ type Intent struct {
 	// Lost reports whether Send's error leaves the outcome unknown.
 	Lost func(err error) bool
 	// Find looks for the record of prior, an attempt of unknown outcome,
-	// upstream, between from and to (the attempt's run, widened for clock
-	// skew); prior.Sent is the Snapshot taken before it, prior.ID the id it
+	// upstream, made between from and to: from the moment the attempt was
+	// sent, less LookupMargin, to now, plus LookupMargin. A record made
+	// before the attempt began is never its; Find must not return one.
+	// prior.Sent is the Snapshot taken before it, prior.ID the id it
 	// carried. An error wrapping ErrUnprovable: the upstream changed in a
 	// way that cannot be told apart from the attempt. Nil: the upstream
 	// cannot be searched, and the outcome stays unknown.
@@ -90,6 +95,10 @@ type Outcome struct {
 type Unknown struct {
 	// Keyed: the intent had a key, and a retry with it looks again.
 	Keyed bool
+	// Final: no retry with the key can ever tell (the upstream offers no
+	// lookup, or what it shows can never be attributed); only the client,
+	// checking the upstream itself, can.
+	Final bool
 	// SentAt is when the first attempt of unknown outcome ran.
 	SentAt time.Time
 	// Why says what the gateway could not tell.
@@ -102,17 +111,31 @@ func (u *Unknown) Error() string { return "idempotency: outcome unknown: " + u.W
 func (u *Unknown) Unwrap() error { return u.Err }
 
 // ErrLaneBusy: another intent of the lane is being sent, or its outcome is
-// unknown and has not settled; nothing was sent.
+// unknown and has not settled; nothing was sent. Run answers it as a
+// *LaneBusy, which says when the lane frees.
 var ErrLaneBusy = errors.New("idempotency: another movement of the same kind is in progress")
+
+// LaneBusy is ErrLaneBusy with when the lane frees at the latest: the end
+// of its holder's lease, or of the hold after an unknown outcome.
+type LaneBusy struct {
+	Until time.Time
+}
+
+func (e *LaneBusy) Error() string        { return ErrLaneBusy.Error() }
+func (e *LaneBusy) Is(target error) bool { return target == ErrLaneBusy }
 
 // ErrUnprovable is what Find wraps when what it found cannot be told apart
 // from the attempt's effect or another's.
 var ErrUnprovable = errors.New("idempotency: the upstream changed in a way that cannot be attributed")
 
-// lookupSkew widens the window an unknown attempt is looked for in: the
-// upstream's clock is not the gateway's, and its timestamps have whole
-// seconds.
-const lookupSkew = time.Minute
+// LookupMargin is how much earlier than the gateway's clock says an
+// upstream may date a record: its timestamps have whole seconds (up to 1 s
+// early) and its clock may run up to 1 s behind the gateway's. A lookup
+// reads records made from the attempt's send less the margin, never older
+// ones; an unknown outcome holds its lane until it has settled plus twice
+// the margin, so that the next attempt of the lane begins more than a
+// margin after anything the unknown one may have made, and never finds it.
+const LookupMargin = 2 * time.Second
 
 // Why an outcome stays unknown.
 const (
@@ -121,6 +144,7 @@ const (
 	whyReadFailed = "the gateway could not read the upstream to find out what it did"
 	whyNotYet     = "the upstream does not show it yet, and it may still be under way"
 	whyNotProven  = "the upstream shows a matching record the gateway cannot prove is this attempt's (another request could have made it)"
+	whyChanged    = "the upstream changed in a way that cannot be told apart from this attempt's effect"
 )
 
 // Run carries out in at most once per (Scope, Key):
@@ -155,7 +179,9 @@ func (s *Store) Run(ctx context.Context, in Intent) (Outcome, error) {
 	case err != nil:
 		return Outcome{}, err
 	case a.Unknown:
-		return Outcome{}, unknownError(a)
+		u := unknownError(a)
+		u.Final = u.Final || in.Find == nil
+		return Outcome{}, u
 	}
 	return Outcome{Attempt: a, Replayed: !ran}, nil
 }
@@ -163,20 +189,40 @@ func (s *Store) Run(ctx context.Context, in Intent) (Outcome, error) {
 // attempt is one run of a keyed intent under its claim (and lane): it
 // resolves an unknown prior, or sends. It returns the attempt to remember.
 func (s *Store) attempt(ctx context.Context, in Intent, prior *Attempt, holder string, l *lane) (a Attempt, err error) {
-	defer func() { l.leave(ctx, s, a.Unknown, in.Settle, &a) }()
+	t := turn{marks: in.Records != ""}
+	defer func() { l.leave(ctx, s, t, in.Settle, &a) }()
 	if prior != nil && prior.Unknown {
 		found, resend, err := s.resolve(ctx, in, *prior, holder, l)
 		if err != nil || !resend {
+			if err == nil && found.Succeeded {
+				t.resolved, t.found = prior.LaneMark, true
+			}
 			return found, err
 		}
+		// Certainly had no effect: it no longer stands in anyone's way.
+		t.resolved = prior.LaneMark
 	}
-	a, _, err = s.send(ctx, in, prior, holder)
+	a, _, err = s.send(ctx, in, prior, holder, &t)
 	return a, err
+}
+
+// turn is what one call did in its lane, for leave.
+type turn struct {
+	// marks: the intent's records are marked (Intent.Records), so a
+	// record made or found is never another key's.
+	marks bool
+	// sent: the request was sent; unknown: its answer was lost; unmarked:
+	// it made a record that could not be marked.
+	sent, unknown, unmarked bool
+	// resolved is the lane mark of the prior attempt this call resolved;
+	// found: it found the prior's record (rather than its absence).
+	resolved string
+	found    bool
 }
 
 // send takes the snapshot, sends once and returns an unknown attempt (and
 // the transport's error, lost) when the answer was lost.
-func (s *Store) send(ctx context.Context, in Intent, prior *Attempt, holder string) (a Attempt, lost, err error) {
+func (s *Store) send(ctx context.Context, in Intent, prior *Attempt, holder string, t *turn) (a Attempt, lost, err error) {
 	var snap json.RawMessage
 	if in.Snapshot != nil {
 		if snap, err = in.Snapshot(ctx); err != nil {
@@ -184,8 +230,10 @@ func (s *Store) send(ctx context.Context, in Intent, prior *Attempt, holder stri
 		}
 	}
 	sentAt := s.now()
+	t.sent = true
 	a, err = in.Send(ctx, prior)
 	if err != nil && in.Lost != nil && in.Lost(err) {
+		t.unknown = true
 		u := Attempt{Unknown: true, Sent: snap, SentAt: sentAt.UnixMilli(), EndedAt: s.now().UnixMilli(), Why: whyLost}
 		if prior != nil {
 			// A refused order's id, which the retry carries again. An unknown
@@ -197,8 +245,8 @@ func (s *Store) send(ctx context.Context, in Intent, prior *Attempt, holder stri
 	if err != nil {
 		return a, nil, err
 	}
-	if a.Succeeded && in.Records != "" && a.ID != "" {
-		s.mark(ctx, in.Records, a.ID, holder)
+	if a.Succeeded && in.Records != "" && a.ID != "" && !s.mark(ctx, in.Records, a.ID, holder) {
+		t.unmarked = true
 	}
 	return a, nil, nil
 }
@@ -207,30 +255,31 @@ func (s *Store) send(ctx context.Context, in Intent, prior *Attempt, holder stri
 // found record as a success, or resend when the attempt certainly had no
 // effect, or the prior, still unknown (to be remembered with why).
 func (s *Store) resolve(ctx context.Context, in Intent, prior Attempt, holder string, l *lane) (found Attempt, resend bool, err error) {
-	still := func(why string) (Attempt, bool, error) {
+	still := func(why string, final bool) (Attempt, bool, error) {
 		p := prior
-		p.Why = why
+		p.Why, p.Final = why, final
 		return p, false, nil
 	}
 	if in.Find == nil {
-		return still(whyNoLookup)
+		return still(whyNoLookup, true)
 	}
+	// Only records made after the attempt began can be its own: an older
+	// one (another's, whose answer was lost before this attempt took the
+	// lane) is never answered to this key.
 	now := s.now()
-	from := time.UnixMilli(prior.SentAt).Add(-lookupSkew)
-	to := time.UnixMilli(prior.EndedAt).Add(lookupSkew)
-	if to.After(now) {
-		to = now.Add(lookupSkew)
-	}
+	from := time.UnixMilli(prior.SentAt).Add(-LookupMargin)
+	to := now.Add(LookupMargin)
 	cs, err := in.Find(ctx, prior, from, to)
 	if err == nil && in.Records != "" {
 		cs, err = s.notOthers(ctx, in.Records, holder, cs)
 	}
 	if errors.Is(err, ErrUnprovable) {
-		return still(whyNotProven)
+		// What changed stays changed: no later lookup can tell either.
+		return still(whyChanged, true)
 	}
 	if err != nil {
 		s.log.WarnContext(ctx, "idempotency: could not look up an attempt of unknown outcome", "err", err)
-		return still(whyReadFailed)
+		return still(whyReadFailed, false)
 	}
 	var proven []Candidate
 	for _, c := range cs {
@@ -248,14 +297,19 @@ func (s *Store) resolve(ctx context.Context, in Intent, prior Attempt, holder st
 		c := proven[0]
 		if in.Records != "" {
 			if mine, err := s.own(ctx, ownerKey(in.Records, c.ID), holder); err != nil || !mine {
-				return still(whyNotProven)
+				return still(whyNotProven, false)
 			}
 		}
 		return Attempt{ID: c.ID, Succeeded: true, Result: c.Result}, false, nil
 	case len(cs) > 0:
-		return still(whyNotProven)
+		// Without a lane, or without records to mark (an order's change,
+		// whose lane a known change closes for good), nothing can ever
+		// prove a look-alike the key's. With both, the look-alikes may all
+		// turn out others' (their keys claim them), or the sends opened
+		// after the key's resolve, and then the lane proves again.
+		return still(whyNotProven, in.Lane == "" || in.Records == "")
 	case now.Sub(time.UnixMilli(prior.EndedAt)) < in.Settle:
-		return still(whyNotYet)
+		return still(whyNotYet, false)
 	}
 	return Attempt{}, true, nil
 }
@@ -272,14 +326,15 @@ func (s *Store) runOnce(ctx context.Context, in Intent) (Outcome, error) {
 			return Outcome{}, err
 		}
 	}
-	a, lost, err := s.send(ctx, in, nil, holder)
-	l.leave(ctx, s, a.Unknown, in.Settle, &a)
+	t := turn{marks: in.Records != ""}
+	a, lost, err := s.send(ctx, in, nil, holder, &t)
+	l.leave(ctx, s, t, in.Settle, &a)
 	if err != nil {
 		return Outcome{}, err
 	}
 	if a.Unknown {
 		u := unknownError(a)
-		u.Keyed, u.Err = false, lost
+		u.Keyed, u.Final, u.Err = false, true, lost
 		return Outcome{}, u
 	}
 	return Outcome{Attempt: a}, nil
@@ -290,7 +345,7 @@ func unknownError(a Attempt) *Unknown {
 	if why == "" {
 		why = whyLost
 	}
-	u := &Unknown{Keyed: true, Why: why}
+	u := &Unknown{Keyed: true, Final: a.Final, Why: why}
 	if a.SentAt != 0 {
 		u.SentAt = time.UnixMilli(a.SentAt)
 	}
@@ -299,19 +354,24 @@ func unknownError(a Attempt) *Unknown {
 
 // unkeyedHolder names a call without a key: it owns its record and its lane
 // turn, and no key ever matches it.
-func unkeyedHolder() string {
+func unkeyedHolder() string { return randomName("unkeyed-") }
+
+func randomName(prefix string) string {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
-	return "unkeyed-" + hex.EncodeToString(b)
+	return prefix + hex.EncodeToString(b)
 }
 
-// mark records that the upstream record id (of kind records) is holder's.
-func (s *Store) mark(ctx context.Context, records, id, holder string) {
+// mark records that the upstream record id (of kind records) is holder's,
+// and reports whether it is.
+func (s *Store) mark(ctx context.Context, records, id, holder string) bool {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
-	if _, err := s.own(wctx, ownerKey(records, id), holder); err != nil {
+	mine, err := s.own(wctx, ownerKey(records, id), holder)
+	if err != nil {
 		s.log.WarnContext(ctx, "idempotency: could not mark an upstream record as a call's", "err", err)
 	}
+	return mine
 }
 
 // notOthers drops the candidates another key, or a call without a key,
@@ -334,39 +394,44 @@ func (s *Store) notOthers(ctx context.Context, records, holder string, cs []Cand
 
 // laneRecord is the stored state of a lane.
 type laneRecord struct {
-	Holder     string `json:"holder"`
-	LeaseUntil int64  `json:"lease_until"`
+	Holder     string `json:"holder,omitempty"`
+	LeaseUntil int64  `json:"lease_until,omitempty"`
 	// Unknown: the holder's last attempt has an unknown outcome; the lane
 	// is held until it settles (LeaseUntil).
 	Unknown bool `json:"unknown,omitempty"`
+	// Open names the sends of the lane whose outcome is unknown and not
+	// yet resolved, oldest first (Attempt.LaneMark). A send whose record
+	// is marked, or that made none, changes nothing here: its record can
+	// never answer another key.
+	Open []string `json:"open,omitempty"`
 }
+
+// maxOpen bounds a lane's open sends; the oldest beyond it is dropped,
+// which only takes the lane's proof from its own key.
+const maxOpen = 32
 
 // lane is a lane this call holds.
 type lane struct {
 	key    string
 	holder string
 	rev    uint64
-	// prevRev is the revision the lane had when this call took it, and
-	// prevMine whether it was then this holder's unknown attempt: the
-	// lane has been the key's since its lost attempt when prevRev is the
-	// revision that attempt left (Attempt.LaneRev).
-	prevRev  uint64
-	prevMine bool
+	// prev is the lane's record when this call took it (empty when the
+	// lane was free).
+	prev laneRecord
 }
 
 func laneKey(name string) string { return Key("lane", name) }
 
 // takeLane takes the lane for holder, waiting while another holds it (at
-// most the store's max wait, then ErrLaneBusy). The lane's own holder of an
-// unknown attempt takes it back at once.
+// most the store's max wait, then a *LaneBusy). The lane's own holder of
+// an unknown attempt takes it back at once.
 func (s *Store) takeLane(ctx context.Context, name, holder string) (*lane, error) {
 	k := laneKey(name)
 	deadline := time.Now().Add(s.maxWait)
 	for {
-		rec := laneRecord{Holder: holder, LeaseUntil: s.leaseEnd()}
-		b, _ := json.Marshal(rec)
 		e, err := s.kv.Get(ctx, k)
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			b, _ := json.Marshal(laneRecord{Holder: holder, LeaseUntil: s.leaseEnd()})
 			rev, err := s.kv.Create(ctx, k, b)
 			if casLost(err) {
 				continue
@@ -381,16 +446,23 @@ func (s *Store) takeLane(ctx context.Context, name, holder string) (*lane, error
 		}
 		var cur laneRecord
 		_ = json.Unmarshal(e.Value(), &cur)
-		mine := cur.Holder == holder
-		if !mine && cur.LeaseUntil > s.now().UnixMilli() {
+		if cur.Holder != holder && cur.LeaseUntil > s.now().UnixMilli() {
+			if hold := time.UnixMilli(cur.LeaseUntil).Sub(s.now()); cur.Unknown && hold > time.Until(deadline) {
+				// An unknown outcome's hold ends when it says, after this
+				// call would stop waiting: say so now, not after the wait.
+				return nil, &LaneBusy{Until: time.UnixMilli(cur.LeaseUntil)}
+			}
 			if err := s.wait(ctx, k, e.Revision(), time.UnixMilli(cur.LeaseUntil), deadline); err != nil {
 				if errors.Is(err, ErrInProgress) {
-					return nil, ErrLaneBusy
+					return nil, &LaneBusy{Until: time.UnixMilli(cur.LeaseUntil)}
 				}
 				return nil, err
 			}
 			continue
 		}
+		taken := cur
+		taken.Holder, taken.LeaseUntil, taken.Unknown = holder, s.leaseEnd(), false
+		b, _ := json.Marshal(taken)
 		rev, err := s.kv.Update(ctx, k, b, e.Revision())
 		if casLost(err) {
 			continue
@@ -398,41 +470,74 @@ func (s *Store) takeLane(ctx context.Context, name, holder string) (*lane, error
 		if err != nil {
 			return nil, fmt.Errorf("idempotency: lane: %w", err)
 		}
-		return &lane{key: k, holder: holder, rev: rev, prevRev: e.Revision(), prevMine: mine && cur.Unknown}, nil
+		return &lane{key: k, holder: holder, rev: rev, prev: cur}, nil
 	}
 }
 
-// kept reports whether the lane has been this key's, untouched by any other
-// call, since prior was left unknown in it.
+// kept reports whether every send of the lane after prior's, an attempt
+// of unknown outcome, is resolved or had a known outcome: then whatever
+// unmarked record of the lane's shape was made since prior was sent is
+// prior's.
 func (l *lane) kept(prior Attempt) bool {
-	return l != nil && l.prevMine && prior.LaneRev != 0 && l.prevRev == prior.LaneRev
+	if l == nil || prior.LaneMark == "" {
+		return false
+	}
+	open := l.prev.Open
+	return len(open) > 0 && open[len(open)-1] == prior.LaneMark
 }
 
-// leave gives the lane up: free after a known outcome; held until the
-// attempt has settled after an unknown one, whose LaneRev it sets.
-func (l *lane) leave(ctx context.Context, s *Store, unknown bool, settle time.Duration, a *Attempt) {
+// leave gives the lane up after turn t. An unknown send holds it until the
+// attempt has settled (plus twice the lookup margin), and opens a mark,
+// which it sets in a. A resolved prior closes its own. A known effect
+// whose record is not marked (an order change, a record that could not be
+// marked) closes every mark: no lookup can tell it from theirs any more.
+// A turn that only looked leaves the lane's record as it found it.
+func (l *lane) leave(ctx context.Context, s *Store, t turn, settle time.Duration, a *Attempt) {
 	if l == nil {
 		return
 	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
-	if !unknown {
-		if err := s.kv.Delete(wctx, l.key, jetstream.LastRevision(l.rev)); err != nil {
-			s.log.WarnContext(ctx, "idempotency: could not free a lane; it frees itself when its lease ends", "err", err)
-		}
-		return
+	rec := l.prev
+	rec.Open = slices.Clone(rec.Open)
+	if t.resolved != "" {
+		rec.Open = slices.DeleteFunc(rec.Open, func(m string) bool { return m == t.resolved })
 	}
-	// Held until the attempt has settled: then whatever it did shows
-	// upstream, and the next holder's snapshot or lookup sees it.
-	until := time.UnixMilli(a.EndedAt).Add(settle)
-	b, _ := json.Marshal(laneRecord{Holder: l.holder, LeaseUntil: until.UnixMilli(), Unknown: true})
-	rev, err := s.kv.Update(wctx, l.key, b, l.rev)
+	if rec.Holder == l.holder && t.resolved != "" {
+		// This key's own hold ends with its resolved attempt.
+		rec.Holder, rec.LeaseUntil, rec.Unknown = "", 0, false
+	}
+	if (t.sent && !t.unknown && (!t.marks || t.unmarked)) || (t.found && !t.marks) {
+		rec.Open = nil
+	}
+	mark := ""
+	if t.sent && t.unknown {
+		// Held until the attempt has settled: then whatever it did shows
+		// upstream, and the next holder's snapshot sees it. Twice the
+		// lookup margin more, so that the next holder's lookup window
+		// (which opens a margin before its send) never reaches back to it.
+		mark = randomName("send-")
+		rec.Holder, rec.Unknown = l.holder, true
+		rec.LeaseUntil = time.UnixMilli(a.EndedAt).Add(settle + 2*LookupMargin).UnixMilli()
+		rec.Open = append(rec.Open, mark)
+		if len(rec.Open) > maxOpen {
+			rec.Open = rec.Open[len(rec.Open)-maxOpen:]
+		}
+	}
+	var err error
+	if len(rec.Open) == 0 && rec.LeaseUntil <= s.now().UnixMilli() {
+		err = s.kv.Delete(wctx, l.key, jetstream.LastRevision(l.rev))
+	} else {
+		b, _ := json.Marshal(rec)
+		_, err = s.kv.Update(wctx, l.key, b, l.rev)
+	}
 	if err != nil {
 		// The lane stays held until its lease ends; the next lookup of the
 		// key does not count on it.
-		s.log.WarnContext(ctx, "idempotency: could not hold a lane for an unknown outcome", "err", err)
-		a.LaneRev = 0
-		return
+		s.log.WarnContext(ctx, "idempotency: could not leave a lane; it frees itself when its lease ends", "err", err)
+		mark = ""
 	}
-	a.LaneRev = rev
+	if t.sent && t.unknown {
+		a.LaneMark = mark
+	}
 }

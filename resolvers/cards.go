@@ -168,9 +168,20 @@ func (r *Resolver) simulate(ctx context.Context, in model.SimulateCardTransactio
 	if v.err != nil {
 		return nil, v.err
 	}
-	a, err := r.Banking.Cards.Simulate(ctx, &banking.SimulateCardRequest{CardID: in.CardID, Amount: in.Amount, Currency: in.Currency})
+	// An authorisation moves value: under a key a retry never authorises
+	// twice (the upstream keeps no reference to look a lost one up by, so
+	// a lost answer stays OUTCOME_UNKNOWN for the key).
+	req := &banking.SimulateCardRequest{CardID: in.CardID, Amount: in.Amount, Currency: in.Currency}
+	a, fresh, err := createOnce(ctx, r, "card-simulation", in.IdempotencyKey, fingerprintOf(req),
+		func(ctx context.Context) (string, banking.Authorisation, error) {
+			a, err := r.Banking.Cards.Simulate(ctx, req)
+			if err != nil {
+				return "", banking.Authorisation{}, err
+			}
+			return in.CardID, *a, nil
+		})
 	if err != nil {
-		return nil, err
+		return nil, moneyError(err)
 	}
 	c, err := r.Banking.Cards.Get(ctx, in.CardID)
 	if err != nil {
@@ -185,8 +196,10 @@ func (r *Resolver) simulate(ctx context.Context, in model.SimulateCardTransactio
 	if name == "" {
 		name = "UNKNOWN"
 	}
-	r.publishGatewayEvent(ctx, events.CardTransactionSimulated, corpID, relay.ID(relay.Card, in.CardID), map[string]any{"card_id": in.CardID,
-		"authorised": a.Authorised, "code": a.Code, "amount": in.Amount, "currency": in.Currency})
+	if fresh { // a replay was announced by the call that made it
+		r.publishGatewayEvent(ctx, events.CardTransactionSimulated, corpID, relay.ID(relay.Card, in.CardID), map[string]any{"card_id": in.CardID,
+			"authorised": a.Authorised, "code": a.Code, "amount": in.Amount, "currency": in.Currency})
+	}
 	if a.Authorised {
 		return &model.CardAuthorised{Card: card, Code: a.Code, Name: name,
 			Amount: &model.Money{Amount: in.Amount, Currency: in.Currency}}, nil

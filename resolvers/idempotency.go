@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"math"
+	"strings"
 	"time"
 
 	"github.com/fingraph/fingraph/gqlerr"
@@ -38,22 +40,54 @@ const (
 	recordsTransaction = "banking-transaction"
 )
 
+// maxIdempotencyKey bounds an idempotency key's length.
+const maxIdempotencyKey = 255
+
 // intent is the part of an idempotency.Intent every mutation shares: its
 // scope (the kind of call and the principal: the same key from another
 // principal is another key), the key, the fingerprint of what was asked,
-// the settle window and what counts as a lost answer.
-func (r *Resolver) intent(ctx context.Context, kind string, key *string, fp string) idempotency.Intent {
-	return idempotency.Intent{Scope: idempotencyScope(ctx, kind), Key: deref(key), Fingerprint: fp,
-		Settle: r.outcomeSettle(), Lost: outcomeUnknown}
+// the settle window and what counts as a lost answer. Every mutation that
+// takes an idempotencyKey builds its intent here, and this is where the key
+// is checked: absent means no key; empty, blank or too long is
+// BAD_USER_INPUT (an empty key is not "no key": a client that meant one
+// would move money twice).
+func (r *Resolver) intent(ctx context.Context, kind string, key *string, fp string) (idempotency.Intent, error) {
+	k, err := idempotencyKey(key)
+	if err != nil {
+		return idempotency.Intent{}, err
+	}
+	return idempotency.Intent{Scope: idempotencyScope(ctx, kind, fp), Key: k, Fingerprint: fp,
+		Settle: r.outcomeSettle(), Lost: outcomeUnknown}, nil
+}
+
+// idempotencyKey checks a client's key: nil is no key.
+func idempotencyKey(key *string) (string, error) {
+	switch {
+	case key == nil:
+		return "", nil
+	case strings.TrimSpace(*key) == "":
+		return "", gqlerr.BadInput("input.idempotencyKey", "idempotencyKey must not be empty or blank: leave it out to send without a key")
+	case len(*key) > maxIdempotencyKey:
+		return "", gqlerr.BadInput("input.idempotencyKey", "idempotencyKey must be at most %d characters", maxIdempotencyKey)
+	}
+	return *key, nil
 }
 
 // idempotencyScope keeps idempotency keys apart per kind of call and per
 // principal: two API clients, or two persons, choosing the same key never
 // share an attempt, nor does an order share one with another kind of call.
-func idempotencyScope(ctx context.Context, kind string) string {
+// A signed-out caller (createCustomer), or one on sandbox mode's shared
+// anonymous session, has no principal of its own: its keys are bound to
+// what it asked (fp), which holds the single-use card tokens only that
+// client was given, so another client reusing its key has another scope:
+// it neither learns the key is taken nor gets its customer back.
+func idempotencyScope(ctx context.Context, kind, fp string) string {
 	s := session.From(ctx)
 	if s == nil {
-		return kind + "|signed-out"
+		return kind + "|signed-out|" + fp
+	}
+	if session.Shared(ctx) {
+		return kind + "|shared|" + fp
 	}
 	return kind + "|" + string(s.Kind) + "|" + s.PrincipalID + "|" + s.CorporationID
 }
@@ -106,9 +140,14 @@ func keyError(err error) error {
 	case errors.Is(err, idempotency.ErrInProgress):
 		return gqlerr.BadInput("input.idempotencyKey", "a request with this idempotency key is still in progress; retry it later")
 	case errors.Is(err, idempotency.ErrLaneBusy):
-		// Nothing was sent: retrying is safe.
-		return &gqlerr.Error{Code: gqlerr.RateLimited, RetryAfter: 1,
-			Message: "another movement of the same kind on this wallet or order is in progress or has an unknown outcome; nothing was sent, retry shortly"}
+		// Nothing was sent: retrying is safe, once the lane frees.
+		after := 1
+		var busy *idempotency.LaneBusy
+		if errors.As(err, &busy) {
+			after = max(1, int(math.Ceil(time.Until(busy.Until).Seconds())))
+		}
+		return &gqlerr.Error{Code: gqlerr.RateLimited, RetryAfter: after,
+			Message: "another movement of the same kind on this wallet or order is in progress or has an unknown outcome; nothing was sent, retry after retryAfter seconds, when it frees"}
 	}
 	return err
 }
@@ -118,7 +157,8 @@ func keyError(err error) error {
 // with the same key finds out. It is a client error: nothing failed in the
 // gateway, and the client decides what to check.
 func errOutcomeUnknown(u *idempotency.Unknown) *gqlerr.Error {
-	ext := map[string]any{"retryable": u.Keyed}
+	// retryable only where a retry with the key can still find out.
+	ext := map[string]any{"retryable": u.Keyed && !u.Final}
 	if !u.SentAt.IsZero() {
 		ext["attemptedAt"] = u.SentAt.UTC().Format(time.RFC3339)
 	}
@@ -126,6 +166,12 @@ func errOutcomeUnknown(u *idempotency.Unknown) *gqlerr.Error {
 		return &gqlerr.Error{Code: gqlerr.OutcomeUnknown, Extensions: ext, Cause: u.Err,
 			Message: "the request may have reached the upstream and its answer was lost; " +
 				"check the upstream's state before sending it again (with an idempotencyKey the gateway finds out itself on a retry)"}
+	}
+	if u.Final {
+		return &gqlerr.Error{Code: gqlerr.OutcomeUnknown, Field: "input.idempotencyKey", Extensions: ext,
+			Message: "the answer to an attempt with this idempotencyKey was lost, and the upstream may have acted on it; " + u.Why +
+				". No retry with this key can tell (a retry answers this again and never sends it twice): " +
+				"check the upstream's state before sending it again with a new key"}
 	}
 	return &gqlerr.Error{Code: gqlerr.OutcomeUnknown, Field: "input.idempotencyKey", Extensions: ext,
 		Message: "the answer to an attempt with this idempotencyKey was lost, and the upstream may have acted on it; " + u.Why +
@@ -168,7 +214,10 @@ func (r *Resolver) outcomeSettle() time.Duration {
 // so a lost answer under a key stays OUTCOME_UNKNOWN: never a second
 // record.
 func createOnce[T any](ctx context.Context, r *Resolver, kind string, key *string, fp string, send func(ctx context.Context) (string, T, error)) (v T, fresh bool, err error) {
-	in := r.intent(ctx, kind, key, fp)
+	in, err := r.intent(ctx, kind, key, fp)
+	if err != nil {
+		return v, false, err
+	}
 	var made *T
 	in.Send = func(ctx context.Context, _ *idempotency.Attempt) (idempotency.Attempt, error) {
 		id, v, err := send(ctx)

@@ -13,6 +13,7 @@ import (
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph"
 	"github.com/fingraph/fingraph/graph/model"
+	"github.com/fingraph/fingraph/passwords"
 	"github.com/fingraph/fingraph/relay"
 	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/session"
@@ -91,9 +92,10 @@ func (r *mutationResolver) ForgotPassword(ctx context.Context, input model.Forgo
 func (r *mutationResolver) RecoverPassword(ctx context.Context, input model.RecoverPasswordInput) (bool, error) {
 	var v validator
 	v.required("input.token", input.Token, 512)
-	v.required("input.password", input.Password, 72)
-	if n := len([]rune(input.Password)); n > 0 && n < 8 {
-		v.fail("input.password", "input.password must be 8 to 72 characters")
+	if input.Password == "" {
+		v.fail("input.password", "input.password is required")
+	} else if rule := passwords.Check(input.Password, passwords.Account{}); rule != "" {
+		v.fail("input.password", "input.password %s", rule)
 	}
 	if v.err != nil {
 		return false, v.err
@@ -161,9 +163,23 @@ func (r *mutationResolver) UpdatePerson(ctx context.Context, input model.UpdateP
 	if err != nil {
 		return nil, err
 	}
-	p, err := r.Banking.Persons.Update(ctx, input.ID, req)
+	if err := r.checkNewPassword(ctx, s, input.ID, input.Password); err != nil {
+		return nil, err
+	}
+	var p *banking.Person
+	err = r.Policy.PasswordAttempt(ctx, s, input.CurrentPassword, func() error {
+		var err error
+		p, err = r.Banking.Persons.Update(ctx, input.ID, req)
+		return err
+	})
 	if err != nil {
 		return nil, err
+	}
+	if input.Password != nil {
+		r.personAuthorityEnded(ctx, p.ID, session.ReasonPasswordChanged, keepIfOwn(s, p.ID))
+	}
+	if input.Roles != nil {
+		r.personAuthorityEnded(ctx, p.ID, session.ReasonRolesChanged, keepIfOwn(s, p.ID))
 	}
 	return toPerson(p), nil
 }
@@ -173,7 +189,17 @@ func (r *mutationResolver) BlockPerson(ctx context.Context, input model.PersonID
 	if err := upstreamIDs(arg(relay.Person, &input.ID)); err != nil {
 		return nil, err
 	}
-	return r.personTransition(ctx, input.ID, events.PersonBlocked, r.Banking.Persons.Block)
+	// Announced first: a session of hers the upstream refuses once the
+	// block is made (a poll with her token), before its end is recorded
+	// below, ends as blocked.
+	withdraw := r.personEndAnnounced(ctx, input.ID, session.ReasonBlocked)
+	p, err := r.personTransition(ctx, input.ID, events.PersonBlocked, r.Banking.Persons.Block)
+	if err != nil {
+		withdraw()
+		return nil, err
+	}
+	r.personAuthorityEnded(ctx, input.ID, session.ReasonBlocked, "")
+	return p, nil
 }
 
 // RestorePerson is the resolver for the restorePerson field.
@@ -189,13 +215,28 @@ func (r *mutationResolver) UpdateMe(ctx context.Context, input model.UpdateMeInp
 	if err := personOnly(ctx); err != nil {
 		return nil, err
 	}
+	s := session.From(ctx)
 	req, err := meUpdateRequest(input)
 	if err != nil {
 		return nil, err
 	}
-	p, err := r.Banking.Persons.UpdateMe(ctx, req)
+	if err := r.checkNewPassword(ctx, s, "", input.Password); err != nil {
+		return nil, err
+	}
+	var p *banking.Person
+	err = r.Policy.PasswordAttempt(ctx, s, input.CurrentPassword, func() error {
+		var err error
+		p, err = r.Banking.Persons.UpdateMe(ctx, req)
+		return err
+	})
 	if err != nil {
 		return nil, err
+	}
+	if input.Password != nil {
+		r.personAuthorityEnded(ctx, s.PersonID, session.ReasonPasswordChanged, s.ID)
+	}
+	if input.Roles != nil {
+		r.personAuthorityEnded(ctx, s.PersonID, session.ReasonRolesChanged, s.ID)
 	}
 	return toPerson(p), nil
 }
@@ -214,8 +255,13 @@ func (r *mutationResolver) ChangeMyPhone(ctx context.Context, input model.Change
 	if v.err != nil {
 		return nil, v.err
 	}
-	res, err := r.Banking.Persons.ChangeMyPhone(ctx, banking.PhoneChange{CurrentPassword: input.CurrentPassword,
-		Phone: input.Phone, TwoFactorCode: deref(input.TwoFactorCode), ChallengeID: deref(input.ChallengeID)})
+	var res *banking.PhoneChangeResult
+	err := r.Policy.PasswordAttempt(ctx, session.From(ctx), &input.CurrentPassword, func() error {
+		var err error
+		res, err = r.Banking.Persons.ChangeMyPhone(ctx, banking.PhoneChange{CurrentPassword: input.CurrentPassword,
+			Phone: input.Phone, TwoFactorCode: deref(input.TwoFactorCode), ChallengeID: deref(input.ChallengeID)})
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -337,6 +383,7 @@ func (r *mutationResolver) DeleteAPIKey(ctx context.Context, input model.DeleteA
 	if err != nil {
 		return false, err
 	}
+	r.apiKeyDeleted(ctx, input.CorporationID)
 	return removed, nil
 }
 

@@ -2,10 +2,10 @@ package resolvers
 
 import (
 	"strings"
-	"unicode/utf8"
 
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph/model"
+	"github.com/fingraph/fingraph/passwords"
 	"github.com/fingraph/fingraph/session"
 	"github.com/fingraph/fingraph/upstream/banking"
 )
@@ -170,9 +170,10 @@ func meUpdateRequest(in model.UpdateMeInput) (*banking.MeUpdateRequest, error) {
 	return req, nil
 }
 
-// newPassword checks a password change as the banking spec rules it: the
-// new password twice, 8 to 72 characters, and the current one when a person
-// changes their own (needCurrent). Whether the current one is right is the
+// newPassword checks a password change: the new password twice, the
+// current one when a person changes their own (needCurrent), and the rules
+// of passwords.Check that need no upstream read (the e-mail is checked by
+// Resolver.checkNewPassword). Whether the current one is right is the
 // upstream's to say (code 10001). No message repeats a password.
 func (v *validator) newPassword(pw, confirm, current *string, needCurrent bool) {
 	if pw == nil {
@@ -190,8 +191,8 @@ func (v *validator) newPassword(pw, confirm, current *string, needCurrent bool) 
 	if confirm == nil || *confirm != *pw {
 		v.fail("input.confirmPassword", "input.confirmPassword must equal input.password")
 	}
-	if n := utf8.RuneCountInString(*pw); n < 8 || n > 72 {
-		v.fail("input.password", "input.password must be 8 to 72 characters")
+	if rule := passwords.Check(*pw, passwords.Account{Current: deref(current)}); rule != "" {
+		v.fail("input.password", "input.password %s", rule)
 	}
 }
 

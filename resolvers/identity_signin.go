@@ -76,6 +76,7 @@ func (r *Resolver) signIn(ctx context.Context, in model.SignInInput) (model.Sign
 			return nil, err
 		}
 		sess.PrincipalID, sess.PersonID, sess.CorporationID = me.ID, me.ID, loaders.CorporationOf(me)
+		sess.Account = SignInAccount(in.Kind, deref(in.Email))
 		l.Me.Prime(ctx, loaders.Whole{}, me)
 	case session.APIClient:
 		c, err := r.Banking.Corporations.Current(uctx)

@@ -233,9 +233,6 @@ func toOrderCreatable(ctx context.Context, in model.CreateOrderInput) (payments.
 	if in.AutoCharge != nil && *in.AutoCharge {
 		o.Charge = "auto"
 	}
-	if in.IdempotencyKey != nil && (len(*in.IdempotencyKey) == 0 || len(*in.IdempotencyKey) > maxText) {
-		return o, gqlerr.BadInput("input.idempotencyKey", "idempotencyKey must be 1 to %d characters", maxText)
-	}
 	if in.CustomerID != nil {
 		if err := checkText("input.customerId", *in.CustomerID, true); err != nil {
 			return o, err

@@ -106,8 +106,6 @@ func TestToOrderCreatable(t *testing.T) {
 		{"lower-case currency", func(in *model.CreateOrderInput) { in.Currency = "eur" }, "input.currency"},
 		{"currency name", func(in *model.CreateOrderInput) { in.Currency = "Euro" }, "input.currency"},
 		{"number too long", func(in *model.CreateOrderInput) { in.Number = ptr(strings.Repeat("9", 256)) }, "input.number"},
-		{"empty idempotency key", func(in *model.CreateOrderInput) { in.IdempotencyKey = ptr("") }, "input.idempotencyKey"},
-		{"idempotency key too long", func(in *model.CreateOrderInput) { in.IdempotencyKey = ptr(strings.Repeat("k", 256)) }, "input.idempotencyKey"},
 		{"blank customer id", func(in *model.CreateOrderInput) { in.CustomerID = ptr(" ") }, "input.customerId"},
 		{"no payment", func(in *model.CreateOrderInput) { in.Payment = nil }, "input.payment"},
 		{"empty payment", func(in *model.CreateOrderInput) { in.Payment = &model.PaymentInput{} }, "input.payment"},

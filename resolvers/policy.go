@@ -265,6 +265,54 @@ func failedAttempt(err error) bool {
 	return false
 }
 
+// PasswordAttempt runs change, an upstream call that checks current, a
+// current password, under the account limit of sign-in: a wrong current
+// password counts as a failed sign-in of the session's account, so that
+// guessing it in a session is slowed (and stopped) as guessing it at
+// sign-in is. Without a current password change runs as it is.
+func (p *Policy) PasswordAttempt(ctx context.Context, s *session.Session, current *string, change func() error) error {
+	if current == nil || *current == "" || s == nil {
+		return change()
+	}
+	acct := s.Account
+	if acct == "" {
+		acct = "person:" + s.PersonID
+	}
+	ok, wait, done := p.accounts.Take(acct)
+	if !ok {
+		return rateLimitedError("too many failed attempts for this account; wait before trying again", wait)
+	}
+	counts := false
+	defer func() { done(counts) }()
+	err := change()
+	counts = wrongCurrentPassword(err)
+	return err
+}
+
+// wrongCurrentPassword reports whether the upstream refused a change for
+// its current password.
+func wrongCurrentPassword(err error) bool {
+	if err == nil {
+		return false
+	}
+	if rj, ok := roundtrip.AsRejection(err); ok {
+		return rj.Field == "current_password" || strings.Contains(rj.Message, "current_password") ||
+			strings.Contains(strings.ToLower(rj.Message), "current password")
+	}
+	if e, ok := gqlerr.As(err); ok {
+		return strings.Contains(e.Field, "currentPassword") || strings.Contains(strings.ToLower(e.Message), "current password")
+	}
+	return false
+}
+
+// SignInAccount is the account key of a person's password sign-in, which a
+// session keeps (session.Session.Account) so that a wrong current password
+// later counts toward the same limit.
+func SignInAccount(kind model.SignInKind, email string) string {
+	sum := sha256.Sum256([]byte(strings.Join([]string{string(kind), strings.ToLower(strings.TrimSpace(email)), ""}, "\x00")))
+	return "signIn:" + hex.EncodeToString(sum[:16])
+}
+
 // rateLimitedError tells the client when to come back
 // (extensions.retryAfter, whole seconds).
 func rateLimitedError(msg string, wait time.Duration) error {

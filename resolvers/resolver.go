@@ -24,7 +24,10 @@ type Resolver struct {
 	Policy *Policy
 	// Attempts keeps money movements to one per idempotency key.
 	Attempts Attempts
-	Events   EventStream
+	// Authority ends the sessions and streams an authority admitted when
+	// that authority ends (session.Authority); nil ends none.
+	Authority Authority
+	Events    EventStream
 	// Live, when set, polls the banking changes of the corporations that
 	// live subscribers belong to.
 	Live   LiveDemand

@@ -173,9 +173,17 @@ func (r *mutationResolver) AttachWalletRequisites(ctx context.Context, input mod
 		return nil, err
 	}
 	req.WalletID = input.WalletID
-	list, err := r.Banking.Requisites.Attach(ctx, input.CorporationID, req)
+	// A new IBAN is a record: a retry under the key never makes a second.
+	list, _, err := createOnce(ctx, r.Resolver, "requisites-attach", input.IdempotencyKey, fingerprintOf(input.CorporationID, req),
+		func(ctx context.Context) (string, []*banking.Requisites, error) {
+			list, err := r.Banking.Requisites.Attach(ctx, input.CorporationID, req)
+			if err != nil || len(list) == 0 {
+				return "", list, err
+			}
+			return list[0].ID, list, nil
+		})
 	if err != nil {
-		return nil, err
+		return nil, recordError(err)
 	}
 	return toRequisitesList(list, input.CorporationID), nil
 }

@@ -193,7 +193,6 @@ func conversionRequest(in model.CreateConversionInput) (*banking.ConversionReque
 	if in.Amount <= 0 {
 		v.fail("input.amount", "input.amount must be a positive number of minor units")
 	}
-	v.length("input.idempotencyKey", deref(in.IdempotencyKey), 200)
 	return &banking.ConversionRequest{Amount: in.Amount, Currency: in.Currency, SourceID: in.SourceWalletID,
 		TargetID: deref(in.TargetWalletID)}, v.err
 }

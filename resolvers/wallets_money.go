@@ -20,10 +20,10 @@ import (
 // or not. A conversion carries no client reference upstream (the spec's
 // POST /transactions takes none), so a record found by its fields is the
 // key's only when nothing else could have made it: every conversion of
-// one shape (corporation, wallets, currency, amount) goes through one lane,
-// and one whose outcome is unknown holds it until it has settled (see
-// docs/security.md, "Money movements"). Records answered to a key or made
-// without one are never another key's.
+// one shape goes through one lane (conversionLane), and one whose outcome
+// is unknown holds it until it has settled (see docs/money.md). Records
+// answered to a key or made without one are never another key's, and a
+// lookup reads only records made since the key's attempt began.
 //
 // fresh is false when the conversion is a replay of one an earlier call with
 // the key answered (and announced).
@@ -32,9 +32,12 @@ func (r *Resolver) convert(ctx context.Context, key *string, req *banking.Conver
 	if s := session.From(ctx); s != nil {
 		corpID = s.CorporationID
 	}
-	in := r.intent(ctx, "conversion", key, conversionFingerprint(req))
+	in, err := r.intent(ctx, "conversion", key, conversionFingerprint(req))
+	if err != nil {
+		return nil, false, err
+	}
 	in.Records = recordsTransaction
-	in.Lane = fmt.Sprintf("conversion|%s|%s|%s|%s|%d", corpID, req.SourceID, req.TargetID, req.Currency, req.Amount)
+	in.Lane = conversionLane(corpID, req)
 	in.Send = func(ctx context.Context, _ *idempotency.Attempt) (idempotency.Attempt, error) {
 		var err error
 		if t, err = r.Banking.Transactions.CreateConversion(ctx, req); err != nil {
@@ -42,8 +45,12 @@ func (r *Resolver) convert(ctx context.Context, key *string, req *banking.Conver
 		}
 		return succeeded(t.ID, t)
 	}
-	in.Find = func(ctx context.Context, _ idempotency.Attempt, from, to time.Time) ([]idempotency.Candidate, error) {
-		return r.findConversion(ctx, corpID, req, from, to)
+	if !r.SpecOnly {
+		// The strict sandbox, like the spec, shows no transaction listing:
+		// there a lost conversion stays OUTCOME_UNKNOWN for good.
+		in.Find = func(ctx context.Context, _ idempotency.Attempt, from, to time.Time) ([]idempotency.Candidate, error) {
+			return r.findConversion(ctx, corpID, req, from, to)
+		}
 	}
 	o, err := r.Attempts.Run(ctx, in)
 	switch {
@@ -61,6 +68,19 @@ func (r *Resolver) convert(ctx context.Context, key *string, req *banking.Conver
 	return found, !o.Replayed, nil
 }
 
+// conversionLane is the lane of a conversion: the movement as the bank
+// sees it, whatever the input spelled. That is the source wallet, the
+// currency and amount received, and the target the bank resolves. A
+// request that names no target gets the corporation's wallet in the
+// currency, by a rule the spec does not show, so the lane leaves the
+// target out: a conversion naming none and one naming the wallet the bank
+// would pick are the same movement and take the same lane. (Two
+// conversions of one amount from one wallet to two wallets of the same
+// currency wait for each other; nothing else does.)
+func conversionLane(corpID string, req *banking.ConversionRequest) string {
+	return fmt.Sprintf("conversion|%s|%s|%s|%d", corpID, req.SourceID, req.Currency, req.Amount)
+}
+
 // conversionLookupPages bounds the pages of a wallet's transactions read to
 // find one conversion: past them, the gateway cannot tell.
 const conversionLookupPages = 5
@@ -69,13 +89,10 @@ var errLookupTooLong = errors.New("the wallet's transactions in the attempt's wi
 
 // findConversion reads the source wallet's transactions, newest first,
 // back to from, and returns the conversions that match req created between
-// from and to: alike, never proven (the lane proves them). Without the
-// listing (the strict sandbox, an upstream that does not offer it) it
-// fails, and the outcome stays unknown.
+// from and to: alike, never proven (the lane proves them). A conversion
+// the bank rejected (it answered a refusal, and moved nothing) is nobody's
+// movement and never a candidate.
 func (r *Resolver) findConversion(ctx context.Context, corpID string, req *banking.ConversionRequest, from, to time.Time) ([]idempotency.Candidate, error) {
-	if r.SpecOnly {
-		return nil, errors.New("the upstream shows no transaction listing")
-	}
 	var out []idempotency.Candidate
 	opts := &banking.ListOptions{SortBy: "createdAt", SortType: "DESC", Limit: 100}
 	for range conversionLookupPages {
@@ -91,6 +108,9 @@ func (r *Resolver) findConversion(ctx context.Context, corpID string, req *banki
 			if at.After(to) || t.Type != "convert" || t.SourceCounterpartyID != req.SourceID ||
 				t.TargetCurrency != req.Currency || t.TargetAmount != req.Amount ||
 				(req.TargetID != "" && t.TargetCounterpartyID != req.TargetID) {
+				continue
+			}
+			if code, ok := t.StatusCode(); ok && code == banking.TxRejected {
 				continue
 			}
 			b, err := json.Marshal(t)

@@ -54,3 +54,17 @@ func (a *Anonymous) session(ctx context.Context) (string, *Session, error) {
 	}
 	return a.token, s, nil
 }
+
+// Shared reports whether the request acts on the shared anonymous session
+// (see Anonymous): every client without a session of its own shares it, so
+// nothing kept under its principal is any one client's (an idempotency key,
+// for instance).
+func Shared(ctx context.Context) bool {
+	st := stateFrom(ctx)
+	if st == nil {
+		return false
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.anonymous
+}

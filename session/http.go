@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/singleflight"
+
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/upstream/banking"
 	"github.com/fingraph/fingraph/upstream/payments"
@@ -44,6 +46,14 @@ type state struct {
 	// anonymous marks the shared sandbox session (see Anonymous): signing
 	// in or out replaces it for this request but never deletes it.
 	anonymous bool
+	// auth stamps the grants of a session begun here (nil: none kept).
+	auth *Authority
+	// lost is told the session token of a banking call that ended without
+	// an answer (see call.End); nil tells nobody.
+	lost func(token string)
+	// conn is the long-lived connection this state serves, when tracked
+	// (TrackSocket): a sign-in over it moves it to the new session.
+	conn *conn
 }
 
 type ctxKey struct{}
@@ -108,6 +118,15 @@ type Handler struct {
 	// TrustedProxies are the proxies whose X-Forwarded-For or Forwarded
 	// header names the client (see ClientAddr); empty trusts none.
 	TrustedProxies []netip.Prefix
+	// Authority, when set, keeps the ends of authority: every session is
+	// judged against it when a request or an operation presents it, and
+	// new sessions are stamped with their grants (see standing).
+	Authority *Authority
+	// Prove proves a session to its upstream when an end of authority asks
+	// for it (an API key deleted); without it such sessions end.
+	Prove Prover
+
+	proving singleflight.Group
 }
 
 // NewHandler returns a Handler over store. Use one per process: it tracks
@@ -125,7 +144,7 @@ func NewHandler(store Store, logger *slog.Logger) *Handler {
 func (h *Handler) Middleware(next http.Handler) http.Handler {
 	store, logger := h.store, h.logger
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		st := &state{store: store, logger: logger, bursts: h.bursts, w: w, client: h.ClientAddress(r)}
+		st := &state{store: store, logger: logger, bursts: h.bursts, w: w, client: h.ClientAddress(r), auth: h.Authority, lost: h.answerLost}
 		if r.Header.Get("Upgrade") != "" {
 			// A websocket sets no cookie, and its connection outlives the
 			// request: holding the ResponseWriter would keep net/http's
@@ -140,8 +159,11 @@ func (h *Handler) Middleware(next http.Handler) http.Handler {
 		token, fromCookie := requestToken(r)
 		if token != "" {
 			sess, err := store.Get(r.Context(), token)
+			if err == nil {
+				sess, err = h.standing(r.Context(), token, sess)
+			}
 			switch {
-			case errors.Is(err, ErrNotFound):
+			case errors.Is(err, ErrNotFound) || errors.Is(err, ErrEnded):
 				if fromCookie {
 					clearCookie(w)
 				}
@@ -182,10 +204,16 @@ func (h *Handler) WebsocketInit(ctx context.Context, payload map[string]any) (co
 		return ctx, nil
 	}
 	sess, err := h.store.Get(ctx, tok)
+	if err == nil {
+		sess, err = h.standing(ctx, tok, sess)
+	}
 	if err != nil {
+		if e, ok := EndingOf(err); ok && e.Forbidden() {
+			return ctx, e
+		}
 		return ctx, errors.New("unknown or expired session")
 	}
-	st := &state{store: h.store, logger: h.logger, bursts: h.bursts, token: tok, sess: sess, client: ClientAddr(ctx)}
+	st := &state{store: h.store, logger: h.logger, bursts: h.bursts, token: tok, sess: sess, client: ClientAddr(ctx), auth: h.Authority, lost: h.answerLost}
 	return st.attach(ctx), nil
 }
 
@@ -230,14 +258,28 @@ func Begin(ctx context.Context, sess *Session) (string, error) {
 	if st == nil {
 		return "", errors.New("session: no session middleware")
 	}
+	if st.auth != nil {
+		grants, err := st.auth.stamp(ctx, grantsOf(sess))
+		if err != nil {
+			return "", err
+		}
+		sess.Grants = grants
+	}
 	token, err := st.store.Create(ctx, sess)
 	if err != nil {
 		return "", err
 	}
 	st.mu.Lock()
-	old, shared := st.token, st.anonymous
+	old, shared, c := st.token, st.anonymous, st.conn
 	st.token, st.sess, st.anonymous = token, sess, false
 	st.mu.Unlock()
+	if c != nil {
+		// A connection that signs in over itself belongs to the new
+		// session from now on: its end ends the connection.
+		if err := c.follow(token, sess); err != nil {
+			st.logger.WarnContext(ctx, "could not track a connection under its new session", "err", err)
+		}
+	}
 	if old != "" && !shared {
 		// Signing in again replaces the previous session of this client.
 		if err := st.store.Delete(ctx, old); err != nil {

@@ -116,7 +116,14 @@ type Session struct {
 	CustomerKey Secret `json:"customer_key,omitempty"`
 	// CSRFToken must accompany cookie-authenticated requests that change
 	// state (double-submit).
-	CSRFToken string    `json:"csrf_token"`
+	CSRFToken string `json:"csrf_token"`
+	// Grants are the authorities the session rests on, each with the
+	// generation of its record the session was begun under or last proved
+	// itself against (see Authority).
+	Grants map[string]uint64 `json:"grants,omitempty"`
+	// Account names the sign-in account (a digest, never the e-mail) whose
+	// failed attempts a wrong current password counts toward.
+	Account   string    `json:"account,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 	ExpiresAt time.Time `json:"expires_at"`
 }

@@ -32,11 +32,11 @@ func TestSocketsEndWithTheirSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	ended := make(chan struct{}, 2)
-	if _, err := h.TrackSocket(connCtx, func() { ended <- struct{}{} }); err != nil {
+	if _, err := h.TrackSocket(connCtx, func(error) { ended <- struct{}{} }); err != nil {
 		t.Fatal(err)
 	}
 	untracked := make(chan struct{}, 1)
-	untrack, err := h.TrackSocket(connCtx, func() { untracked <- struct{}{} })
+	untrack, err := h.TrackSocket(connCtx, func(error) { untracked <- struct{}{} })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestSocketsEndAtExpiry(t *testing.T) {
 		t.Fatal(err)
 	}
 	ended := make(chan struct{}, 1)
-	if _, err := h.TrackSocket(connCtx, func() { ended <- struct{}{} }); err != nil {
+	if _, err := h.TrackSocket(connCtx, func(error) { ended <- struct{}{} }); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -106,17 +106,17 @@ func TestSocketsPerSessionAreCapped(t *testing.T) {
 	connCtx, _ := h.WebsocketInit(ctx, map[string]any{"sessionToken": tok})
 	var untracks []func()
 	for range 2 {
-		u, err := h.TrackSocket(connCtx, func() {})
+		u, err := h.TrackSocket(connCtx, func(error) {})
 		if err != nil {
 			t.Fatal(err)
 		}
 		untracks = append(untracks, u)
 	}
-	if _, err := h.TrackSocket(connCtx, func() {}); !errors.Is(err, session.ErrTooManySockets) {
+	if _, err := h.TrackSocket(connCtx, func(error) {}); !errors.Is(err, session.ErrTooManySockets) {
 		t.Fatalf("a third connection: %v", err)
 	}
 	untracks[0]()
-	if _, err := h.TrackSocket(connCtx, func() {}); err != nil {
+	if _, err := h.TrackSocket(connCtx, func(error) {}); err != nil {
 		t.Fatalf("a connection after one closed: %v", err)
 	}
 }

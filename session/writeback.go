@@ -111,6 +111,9 @@ type call struct {
 	tries      []string
 	// next is the token of the resend the sender is about to make.
 	next string
+	// answered is set once an answer of the call arrived (every answer
+	// carries a token, or is a refusal).
+	answered bool
 }
 
 // Token is the request's copy of the newest token, or the other token a
@@ -133,6 +136,7 @@ func (c *call) Token() string {
 // on b.recovering and then read the store, so the token found must be
 // there now, not at the end of the burst or of the request.
 func (c *call) Refreshed(ctx context.Context, fresh string) {
+	c.answered = true
 	c.st.writeBack(c.key, c.b, fresh)
 	if c.recovering {
 		c.st.hold(ctx, c.key, c.st.bursts.take(c.b))
@@ -146,6 +150,7 @@ func (c *call) Refreshed(ctx context.Context, fresh string) {
 // first finds the working token and stores it, the next try it first (the
 // stored token) instead of each refused candidate again.
 func (c *call) Refused(ctx context.Context, sent string) bool {
+	c.answered = true
 	if !c.recovering {
 		c.recovering = true
 		c.b.recovering.Lock()
@@ -174,11 +179,20 @@ func (c *call) Refused(ctx context.Context, sent string) bool {
 
 // End counts the call out of its burst, and hands the burst's arrivals to
 // the request when it was the burst's last call (see hold).
+//
+// A call that ended without an answer may have been answered upstream with
+// a refreshed token that was lost on the way: the token the session holds
+// then works only for the upstream's grace period. The session is told
+// (state.lost), to refresh its token while it still can. A call its caller
+// gave up on (a cancelled request) tells nobody.
 func (c *call) End() {
 	if c.recovering {
 		c.b.recovering.Unlock()
 	}
 	c.st.hold(c.ctx, c.key, c.st.bursts.end(c.bk, c.b))
+	if !c.answered && c.st.lost != nil && c.ctx.Err() == nil {
+		c.st.lost(c.key)
+	}
 }
 
 // writeBack records fresh, the token an answer of burst b carried, in the

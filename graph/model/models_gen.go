@@ -115,6 +115,12 @@ type AttachWalletRequisitesInput struct {
 	Mode *RequisitesMode `json:"mode,omitempty"`
 	// Required when mode is MANUAL, with its bic.
 	Sepa *SepaRequisitesInput `json:"sepa,omitempty"`
+	// A key the client chooses for this one request; the same key from another
+	// principal is another key. A retry with the same key and input never
+	// creates a second record: it answers the first attempt's. After
+	// OUTCOME_UNKNOWN, check whether the record exists before creating it with
+	// a new key; a retry with the same key answers OUTCOME_UNKNOWN again.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
 // An authorised order to cancel.
@@ -1279,7 +1285,7 @@ type Query struct {
 type RecoverPasswordInput struct {
 	// The token from the e-mailed link.
 	Token string `json:"token"`
-	// 8 to 72 characters.
+	// At least 8 characters and at most 72 bytes; not blank nor a common password (see updateMe).
 	Password string `json:"password"`
 }
 
@@ -1497,6 +1503,12 @@ type SimulateCardTransactionInput struct {
 	Amount int64 `json:"amount"`
 	// Only EUR.
 	Currency string `json:"currency"`
+	// A key the client chooses for this one authorisation; the same key from
+	// another principal is another key. A retry with the same key and input
+	// never authorises twice: it answers the first attempt's result. After
+	// OUTCOME_UNKNOWN, check the card's transactions before trying again with a
+	// new key; a retry with the same key answers OUTCOME_UNKNOWN again.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
 // Live events for dashboards, over websocket (graphql-transport-ws) or SSE.
@@ -1625,7 +1637,7 @@ type UpdateMeInput struct {
 	// My password now; required with password (BAD_USER_INPUT when absent; a wrong one is
 	// UPSTREAM_REJECTED with extensions.upstream.code 10001).
 	CurrentPassword *string `json:"currentPassword,omitempty"`
-	// The new password, 8 to 72 characters; needs currentPassword and confirmPassword.
+	// The new password: at least 8 characters and at most 72 bytes, not blank, not one character repeated, not my e-mail address, not my current password, not a common password (BAD_USER_INPUT names the rule). Needs currentPassword and confirmPassword; changing it ends my other sessions.
 	Password *string `json:"password,omitempty"`
 	// The new password again; must equal password.
 	ConfirmPassword *string `json:"confirmPassword,omitempty"`
@@ -1685,7 +1697,7 @@ type UpdatePersonInput struct {
 	Email *string `json:"email,omitempty"`
 	// Staff only.
 	Phone *string `json:"phone,omitempty"`
-	// A new password, 8 to 72 characters, set by staff or by the person themselves; needs
+	// A new password (the rules of updateMe's password), set by staff or by the person themselves; needs
 	// confirmPassword, and currentPassword when a person changes their own. Never logged or echoed.
 	Password *string `json:"password,omitempty"`
 	// The new password again; must equal password.
