@@ -437,3 +437,39 @@ func TestOneCorporationsUploadsLeaveOthersPlaces(t *testing.T) {
 	}
 	waitFor(t, "the uploads' files removed", func() bool { n, _ := spooled(t, dir); return n == 0 })
 }
+
+// A client that churns (2,000 subscribes, each completed at once, ids
+// reused) gets nothing for the operations it completed, only refusals of
+// subscribes while the cap's places wind down, and costs no warning in the
+// log.
+func TestAChurningClientGetsNothingForWhatItCompleted(t *testing.T) {
+	g := startGateway(t)
+	g = g.as(g.signInAPI(t))
+	ws := g.dialWS(t, nil, nil)
+	after := g.cursorNow(t)
+	sub := `subscription($after: String) { events(after: $after) { cursor } }`
+	warns := func() int { return strings.Count(g.Logs.String(), `"level":"WARN"`) }
+	before := warns()
+	for i := range 2000 {
+		id := fmt.Sprint(i % 40)
+		ws.subscribe(id, sub, map[string]any{"after": after})
+		ws.send(wsMessage{ID: id, Type: "complete"})
+	}
+	ws.subscribe("last", `{ viewer { kind } }`, nil)
+	refused := 0
+	for {
+		m := ws.read()
+		if m.ID == "last" {
+			break
+		}
+		if m.Type != "error" || !strings.Contains(string(m.Payload), "RATE_LIMITED") {
+			t.Errorf("a message for a completed operation: %s %s %s", m.ID, m.Type, m.Payload)
+			continue
+		}
+		refused++
+	}
+	t.Logf("2,000 subscribes completed at once: %d refused while places wound down", refused)
+	if n := warns() - before; n > 0 {
+		t.Errorf("%d WARN lines for one churning client, want 0", n)
+	}
+}
