@@ -36,6 +36,8 @@ const (
 	maxReadTimeout      = 10 * time.Minute
 	maxOperationTimeout = 10 * time.Minute
 	maxPublicRateLimit  = 1_000_000
+	maxWebhookRateLimit = 100_000
+	maxSandboxGrace     = time.Hour
 )
 
 // checkUpperBounds refuses a setting past its upper bound.
@@ -49,6 +51,10 @@ func (c Config) checkUpperBounds() error {
 		return fmt.Errorf("FINGRAPH_OPERATION_TIMEOUT: %s is more than its upper bound %s", c.OperationTimeout, maxOperationTimeout)
 	case c.PublicRateLimit > maxPublicRateLimit:
 		return fmt.Errorf("FINGRAPH_PUBLIC_RATE_LIMIT: %d is more than its upper bound %d a minute", c.PublicRateLimit, maxPublicRateLimit)
+	case c.WebhookRateLimit > maxWebhookRateLimit:
+		return fmt.Errorf("FINGRAPH_WEBHOOK_RATE_LIMIT: %g is more than its upper bound %d a second", c.WebhookRateLimit, maxWebhookRateLimit)
+	case c.SandboxTokenGrace > maxSandboxGrace:
+		return fmt.Errorf("FINGRAPH_SANDBOX_TOKEN_GRACE: %s is more than its upper bound %s", c.SandboxTokenGrace, maxSandboxGrace)
 	}
 	return nil
 }

@@ -19,6 +19,8 @@ func TestAbsurdSettingsRefuseStartUp(t *testing.T) {
 		{"FINGRAPH_READ_TIMEOUT", "100000h", "FINGRAPH_READ_TIMEOUT"},
 		{"FINGRAPH_OPERATION_TIMEOUT", "100000h", "FINGRAPH_OPERATION_TIMEOUT"},
 		{"FINGRAPH_PUBLIC_RATE_LIMIT", "2000000000", "FINGRAPH_PUBLIC_RATE_LIMIT"},
+		{"FINGRAPH_WEBHOOK_RATE_LIMIT", "1e12", "FINGRAPH_WEBHOOK_RATE_LIMIT"},
+		{"FINGRAPH_SANDBOX_TOKEN_GRACE", "100000h", "FINGRAPH_SANDBOX_TOKEN_GRACE"},
 	} {
 		_, err := ParseConfig(nil, env(map[string]string{tc.env: tc.value}), io.Discard)
 		if err == nil || !strings.Contains(err.Error(), tc.names) || strings.Contains(err.Error(), "\n") {
