@@ -261,8 +261,14 @@ func refuse(w http.ResponseWriter, r *http.Request, status int, code gqlerr.Code
 }
 
 // closeAfterRefusal marks the connection of a refused request to be
-// closed once answered, without reading what is left of its body.
+// closed once answered, without reading what is left of its body. Over
+// HTTP/2 the request is a stream of a shared connection, which the handler's
+// return resets, and Connection: close would end the whole connection
+// (GOAWAY): nothing is done there.
 func closeAfterRefusal(w http.ResponseWriter, r *http.Request) {
+	if r.ProtoMajor != 1 {
+		return
+	}
 	if dw, ok := w.(*detachedWriter); ok {
 		if w = dw.writer(); w == nil {
 			return
