@@ -245,7 +245,7 @@ func (c *Config) settings() []setting {
 		{"enricher-workers", "FINGRAPH_ENRICHER_WORKERS", "8", "upstream event reads in flight behind the webhook intake, at most", &c.enricherWorkersRaw},
 		{"enricher-busy-workers", "FINGRAPH_ENRICHER_BUSY_WORKERS", "1", "upstream event reads in flight during a burst of webhooks, at most (enrichment yields to the acknowledgements, for at most 2 s per webhook); the enricher-workers value turns that off", &c.enricherBusyWorkersRaw},
 		{"trusted-documents", "FINGRAPH_TRUSTED_DOCUMENTS", "", "manifest of the only operations to run (Apollo persisted query manifest or Relay map of sha256 to text); empty runs any operation within the limits", &c.TrustedDocuments},
-		{"limits", "FINGRAPH_LIMITS", "", "operation limits to change, e.g. depth=8,fields=600 (tokens, fields, depth, introspectionDepth, aliases, rootFields, sameName, directives, complexity, bodyBytes, socketsPerAddress, socketsPerSession, operationsPerSocket, uploadsPerAddress, uploadsPerSession, uploads, uploadSpoolBytes)", &c.limitsRaw},
+		{"limits", "FINGRAPH_LIMITS", "", "operation limits to change, e.g. depth=8,fields=600 (tokens, fields, depth, introspectionDepth, aliases, rootFields, sameName, directives, complexity, bodyBytes, socketsPerAddress, anonymousPerAddress, socketsPerSession, operationsPerSocket, uploadsPerAddress, uploadsPerSession, uploadsPerTenant, uploads, uploadSpoolBytes)", &c.limitsRaw},
 		{"metrics-addr", "FINGRAPH_METRICS_ADDR", "", "listen address of /metrics on its own listener (e.g. 127.0.0.1:9100); empty serves it on the gateway's address", &c.MetricsAddr},
 		{"tls-cert", "FINGRAPH_TLS_CERT", "", "PEM certificate file; with FINGRAPH_TLS_KEY the gateway serves HTTPS", &c.TLSCert},
 		{"tls-key", "FINGRAPH_TLS_KEY", "", "PEM private key file of FINGRAPH_TLS_CERT", &c.TLSKey},
@@ -514,6 +514,9 @@ func (c *Config) parseIdentity() error {
 }
 
 func (c Config) validate() error {
+	if err := c.checkUpperBounds(); err != nil {
+		return err
+	}
 	if err := checkAddr("FINGRAPH_ADDR", c.Addr); err != nil {
 		return err
 	}
@@ -646,11 +649,13 @@ func (c *Config) parseLimits() error {
 		"introspectionDepth": &c.Limits.MaxIntrospectionDepth, "aliases": &c.Limits.MaxAliases,
 		"rootFields": &c.Limits.MaxRootFields, "sameName": &c.Limits.MaxSameName, "directives": &c.Limits.MaxDirectives,
 		"complexity": &c.Limits.MaxComplexity, "socketsPerAddress": &c.Limits.MaxSocketsPerAddress,
+		"anonymousPerAddress": &c.Limits.MaxAnonymousPerAddress,
 		"socketsPerSession":   &c.Limits.MaxSocketsPerSession,
 		"operationsPerSocket": &c.Limits.MaxOperationsPerSocket,
 		"uploadsPerAddress":   &c.Limits.MaxUploadsPerAddress,
 		"uploadsPerSession":   &c.Limits.MaxUploadsPerSession,
 		"uploads":             &c.Limits.MaxUploads,
+		"uploadsPerTenant":    &c.Limits.MaxUploadsPerTenant,
 	}
 	for _, pair := range strings.Split(c.limitsRaw, ",") {
 		if pair = strings.TrimSpace(pair); pair == "" {
@@ -661,6 +666,9 @@ func (c *Config) parseLimits() error {
 		name = strings.TrimSpace(name)
 		if err != nil || n <= 0 {
 			return fmt.Errorf("FINGRAPH_LIMITS: %q is not name=positive number", pair)
+		}
+		if err := checkLimitMax(name, n); err != nil {
+			return err
 		}
 		switch name {
 		case "bodyBytes":
@@ -677,7 +685,7 @@ func (c *Config) parseLimits() error {
 		}
 		dst, ok := fields[name]
 		if !ok {
-			return fmt.Errorf("FINGRAPH_LIMITS: %q is not a limit (tokens, fields, depth, introspectionDepth, aliases, rootFields, sameName, directives, complexity, bodyBytes, socketsPerAddress, socketsPerSession, operationsPerSocket, uploadsPerAddress, uploadsPerSession, uploads, uploadSpoolBytes)", name)
+			return fmt.Errorf("FINGRAPH_LIMITS: %q is not a limit (tokens, fields, depth, introspectionDepth, aliases, rootFields, sameName, directives, complexity, bodyBytes, socketsPerAddress, anonymousPerAddress, socketsPerSession, operationsPerSocket, uploadsPerAddress, uploadsPerSession, uploadsPerTenant, uploads, uploadSpoolBytes)", name)
 		}
 		*dst = n
 	}

@@ -153,11 +153,18 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 		RecheckSession:  sessions.Recheck,
 		TrackStream:     trackStream(sessions),
 		ClientAddr:      func(r *http.Request) string { return session.ClientAddr(r.Context()) },
+		SignedIn:        session.SignedIn,
 		Tracer:          d.tracing.tracer(),
 		UploadDir:       d.cfg.uploadSpool,
 		AuthorizeUpload: policy.AllowsOperation,
 		SessionID:       session.IDOf,
-		UploadCaps:      uploadCaps(d.limits),
+		UploadTenant: func(r *http.Request) string {
+			if s := session.From(r.Context()); s != nil {
+				return s.CorporationID
+			}
+			return ""
+		},
+		UploadCaps: uploadCaps(d.limits),
 		Scalars: map[string]func(context.Context, any) error{
 			"Int":        func(ctx context.Context, v any) error { _, err := model.UnmarshalInt(ctx, v); return err },
 			"MinorUnits": func(ctx context.Context, v any) error { _, err := model.UnmarshalMinorUnits(ctx, v); return err },
@@ -166,6 +173,14 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 		LiveSession: func(ctx context.Context) string {
 			if s := session.From(ctx); s != nil {
 				return s.ID
+			}
+			return ""
+		},
+		// Live queries share runs within one session's view: the same
+		// credential, principal and corporation.
+		LiveScope: func(ctx context.Context) string {
+			if s := session.From(ctx); s != nil {
+				return strings.Join([]string{s.ID, string(s.Kind), s.PrincipalID, s.PersonID, s.CorporationID}, "\x00")
 			}
 			return ""
 		},

@@ -207,7 +207,9 @@ func (p *Poller) Baseline(ctx context.Context, corporationID string) {
 	if _, err := p.Snapshots.Get(ctx, key); err == nil {
 		return
 	} else if !errors.Is(err, jetstream.ErrKeyNotFound) {
-		p.Logger.Warn("live: a corporation's snapshot could not be read", "err", err)
+		if ctx.Err() == nil { // a subscriber that left at once is no failure
+			p.Logger.Warn("live: a corporation's snapshot could not be read", "err", err)
+		}
 		return
 	}
 	if err := p.pollOnce(ctx, corporationID, ctx); err != nil && ctx.Err() == nil {

@@ -73,9 +73,15 @@ type Limits struct {
 	// ReadTimeout bounds reading a request, body included, so that a
 	// client trickling bytes cannot hold a connection.
 	ReadTimeout time.Duration
-	// MaxSocketsPerAddress caps the websocket connections of one client
-	// address on this replica; more are refused with 429 before the upgrade.
+	// MaxSocketsPerAddress caps the long-lived connections (websockets,
+	// event streams, multipart subscriptions) of signed-in sessions from
+	// one client address on this replica; more are refused with 429 before
+	// the upgrade.
 	MaxSocketsPerAddress int
+	// MaxAnonymousPerAddress caps the long-lived connections without a
+	// signed-in session from one client address, a budget of their own
+	// (see admission.go): they never take a signed-in place.
+	MaxAnonymousPerAddress int
 	// MaxSocketsPerSession caps one session's websockets on this replica
 	// (enforced by the session layer, which knows the session).
 	MaxSocketsPerSession int
@@ -86,6 +92,10 @@ type Limits struct {
 	// file uploads in flight on this replica: per client address, per
 	// session and in all; more are refused with 429 before a file is read.
 	MaxUploadsPerAddress, MaxUploadsPerSession, MaxUploads int
+	// MaxUploadsPerTenant caps the uploads in flight of one corporation's
+	// sessions on this replica, however many sessions and addresses send
+	// them, so that another corporation always finds places.
+	MaxUploadsPerTenant int
 	// MaxUploadSpoolBytes bounds the temporary files of all uploads in
 	// flight together.
 	MaxUploadSpoolBytes int64
@@ -112,6 +122,8 @@ var DefaultLimits = Limits{
 	// A dashboard opens one socket per tab and a handful of subscriptions
 	// on it; an office behind one NAT address opens many sockets.
 	MaxSocketsPerAddress: 200,
+	// A playground tab or two per person; signed-in sockets do not count.
+	MaxAnonymousPerAddress: 50,
 	// A dashboard keeps one socket per open tab.
 	MaxSocketsPerSession:   20,
 	MaxOperationsPerSocket: 50,
@@ -120,6 +132,8 @@ var DefaultLimits = Limits{
 	MaxUploadsPerAddress: 4,
 	MaxUploadsPerSession: 2,
 	MaxUploads:           16,
+	// A quarter of the replica's places for one corporation.
+	MaxUploadsPerTenant: 4,
 	// Sixteen uploads of MaxUploadBytes, less what they keep in memory.
 	MaxUploadSpoolBytes: 160 << 20,
 }
@@ -149,6 +163,10 @@ type HandlerConfig struct {
 	Tracer trace.Tracer
 	// Trusted, when set, admits only its registered documents.
 	Trusted *TrustedDocuments
+	// SignedIn tells whether the session of ctx is signed in, for the
+	// per-address budgets of long-lived connections (see admission.go);
+	// nil counts every connection as signed in.
+	SignedIn func(context.Context) bool
 	// ClientAddr names the client of a request, for the per-address
 	// websocket cap (the session layer's address, proxies considered);
 	// nil uses the TCP peer.
@@ -171,6 +189,9 @@ type HandlerConfig struct {
 	// SessionID names a request's session ("" without one), for the
 	// per-session upload cap.
 	SessionID func(*http.Request) string
+	// UploadTenant names the corporation a request's session acts for
+	// ("" for none), for the per-tenant upload cap.
+	UploadTenant func(*http.Request) string
 	// UploadCaps, when set, makes the limiters that count uploads in
 	// flight per address and per session across replicas, from the caps
 	// (see UploadGate.ByAddress).
@@ -185,6 +206,11 @@ type HandlerConfig struct {
 	// LiveSession names the session of a request, for the per-session
 	// cap of live queries.
 	LiveSession func(context.Context) string
+	// LiveScope names the view of a request's principal (its session and
+	// what it may see), for sharing the runs of identical live queries
+	// (livequery.Caller.Share): queries share only within one scope. nil
+	// or "" shares nothing.
+	LiveScope func(context.Context) string
 	// MultipartHeartbeat is the interval of the empty parts that keep a
 	// multipart subscription open (default 5 s, as Apollo's router).
 	MultipartHeartbeat time.Duration
@@ -207,14 +233,14 @@ const (
 type Handler struct {
 	srv         *handler.Server
 	readTimeout time.Duration
-	maxPerAddr  int
 	clientAddr  func(*http.Request) string
 	trackStream func(context.Context, func(error)) (func(), error)
+	signedIn    func(context.Context) bool
+	places      *places
 
 	mu      sync.Mutex
 	sockets map[*socketSlot]struct{}
 	streams map[*context.CancelFunc]struct{}
-	perAddr map[string]int
 }
 
 // CloseUpgrading is the close code of a shutdown: 1012 Service Restart,
@@ -257,7 +283,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		slot := &socketSlot{}
 		ctx := context.WithValue(context.WithValue(r.Context(), slotKey{}, slot), addrKey{}, addr)
 		r = r.WithContext(ctx)
-		if !h.admit(w, addr) {
+		if !h.admitSocket(w, r, slot, addr) {
 			return
 		}
 		h.mu.Lock()
@@ -267,7 +293,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.mu.Lock()
 			delete(h.sockets, slot)
 			h.mu.Unlock()
-			h.leave(addr)
+			h.leaveSocket(slot)
 		})
 		return
 	case strings.Contains(r.Header.Get("Accept"), "text/event-stream") || multipartSubscription(r):
@@ -275,10 +301,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// long-lived connection like a websocket, under the same caps: per
 		// client address and per session.
 		addr := h.clientAddr(r)
-		if !h.admit(w, addr) {
+		class, ok := h.admitStream(w, r, addr)
+		if !ok {
 			return
 		}
-		defer h.leave(addr)
+		defer h.places.give(addr, class)
 		ctx, cancelCause := context.WithCancelCause(r.Context())
 		cancel := context.CancelFunc(func() { cancelCause(nil) })
 		defer cancel()
@@ -288,8 +315,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			// (streamEnd).
 			untrack, err := h.trackStream(ctx, cancelCause)
 			if err != nil {
-				w.Header().Set("Retry-After", "30")
-				gqlerr.WriteHTTP(w, http.StatusTooManyRequests, gqlerr.RateLimited, "too many connections for this session")
+				refuse(w, r, http.StatusTooManyRequests, gqlerr.RateLimited, "too many connections for this session")
 				return
 			}
 			defer untrack()
@@ -311,31 +337,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	h.srv.ServeHTTP(w, r)
-}
-
-// admit counts a long-lived connection (websocket or event stream) of the
-// client address addr, or refuses it with 429 over the cap.
-func (h *Handler) admit(w http.ResponseWriter, addr string) bool {
-	h.mu.Lock()
-	over := h.maxPerAddr > 0 && h.perAddr[addr] >= h.maxPerAddr
-	if !over {
-		h.perAddr[addr]++
-	}
-	h.mu.Unlock()
-	if over {
-		w.Header().Set("Retry-After", "30")
-		gqlerr.WriteHTTP(w, http.StatusTooManyRequests, gqlerr.RateLimited, "too many long-lived connections from this address")
-	}
-	return !over
-}
-
-// leave uncounts a connection admit counted.
-func (h *Handler) leave(addr string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.perAddr[addr]--; h.perAddr[addr] <= 0 {
-		delete(h.perAddr, addr)
-	}
 }
 
 // serveSocket runs a websocket request on a goroutine of its own and
@@ -384,6 +385,11 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *Handler {
 	}
 	l := cfg.Limits
 	srv := handler.New(es)
+	h := &Handler{srv: srv, readTimeout: l.ReadTimeout, trackStream: cfg.TrackStream, signedIn: cfg.SignedIn,
+		places:  newPlaces(l.MaxSocketsPerAddress, anonymousBudget(l)),
+		sockets: map[*socketSlot]struct{}{}, streams: map[*context.CancelFunc]struct{}{}}
+	// Every connection_init takes its socket's place (see admission.go).
+	wsInit := h.admitInit(cfg.WebsocketInit)
 	// Idle subscriptions are the common case. A read buffer of its own,
 	// and a small one (client messages are small; larger ones are read
 	// through it in pieces): the HTTP server's reader would keep the whole
@@ -407,15 +413,16 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *Handler {
 	// per socket, see TransportWS); the legacy graphql-ws subprotocol on
 	// gqlgen's, after it.
 	srv.AddTransport(TransportWS{
-		Socket:      socket,
-		InitFunc:    cfg.WebsocketInit,
-		CloseFunc:   runSocketCleanup,
-		InitTimeout: 3 * time.Second,
-		ReadLimit:   l.WebsocketReadLimit,
+		Socket:        socket,
+		InitFunc:      wsInit,
+		CloseFunc:     runSocketCleanup,
+		InitTimeout:   3 * time.Second,
+		ReadLimit:     l.WebsocketReadLimit,
+		MaxOperations: l.MaxOperationsPerSocket,
 	})
 	srv.AddTransport(transport.Websocket{
 		Implementation:   socket,
-		InitFunc:         cfg.WebsocketInit,
+		InitFunc:         wsInit,
 		CloseFunc:        runSocketCleanup,
 		InitTimeout:      3 * time.Second,
 		PayloadReadLimit: &l.WebsocketReadLimit,
@@ -450,6 +457,7 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *Handler {
 	// The session, the operation's policy and the caps on uploads in
 	// flight are checked before any file part is read.
 	gate := &UploadGate{Dir: cfg.UploadDir, Authorize: cfg.AuthorizeUpload, ClientAddr: clientAddr, SessionID: cfg.SessionID,
+		Tenant: cfg.UploadTenant, PerTenant: l.MaxUploadsPerTenant,
 		PerAddress: l.MaxUploadsPerAddress, PerSession: l.MaxUploadsPerSession, Total: l.MaxUploads, SpoolBytes: l.MaxUploadSpoolBytes}
 	if cfg.UploadCaps != nil {
 		gate.ByAddress, gate.BySession = cfg.UploadCaps(l.MaxUploadsPerAddress, l.MaxUploadsPerSession)
@@ -489,13 +497,16 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *Handler {
 	for _, e := range cfg.Extensions {
 		srv.Use(e)
 	}
+	// Last of the operation context mutators: an operation it admits is
+	// created, and dispatched.
+	srv.Use(socketOperations{max: int32(l.MaxOperationsPerSocket)})
 	srv.SetErrorPresenter(ErrorPresenter(cfg.Logger))
 	srv.SetRecoverFunc(func(ctx context.Context, v any) error {
 		cfg.Logger.ErrorContext(ctx, "resolver panic", "panic", v)
 		return errInternal
 	})
-	return &Handler{srv: srv, readTimeout: l.ReadTimeout, maxPerAddr: l.MaxSocketsPerAddress, clientAddr: clientAddr, trackStream: cfg.TrackStream,
-		sockets: map[*socketSlot]struct{}{}, streams: map[*context.CancelFunc]struct{}{}, perAddr: map[string]int{}}
+	h.clientAddr = clientAddr
+	return h
 }
 
 // refuseUpgrade answers a websocket upgrade gorilla refuses (an origin not
@@ -537,17 +548,19 @@ func operationGuard(cfg HandlerConfig) graphql.OperationMiddleware {
 				return refuse(gqlerr.Unauthenticated, "the session has ended; sign in again")
 			}
 		}
+		oc := graphql.GetOperationContext(ctx)
 		var release func()
-		if onSocket && maxOps > 0 {
-			if slot.ops.Add(1) > maxOps {
+		if onSocket && maxOps > 0 && !slot.ownCap.Load() {
+			// A legacy socket's operation took its place as it was
+			// created (socketOperations); TransportWS counts its own.
+			if admitted, _ := oc.Stats.GetExtension(admittedKey).(bool); !admitted && slot.ops.Add(1) > maxOps {
 				slot.ops.Add(-1)
-				return refuse(gqlerr.RateLimited, "too many operations in flight on this connection; complete some first")
+				return refuse(gqlerr.RateLimited, tooManyOperations)
 			}
 			var once sync.Once
 			release = func() { once.Do(func() { slot.ops.Add(-1) }) }
 		}
 		cancel := context.CancelFunc(func() {})
-		oc := graphql.GetOperationContext(ctx)
 		subscription := oc.Operation != nil && oc.Operation.Operation == ast.Subscription
 		var h graphql.ResponseHandler
 		if liveOperation(ctx, cfg, oc) {

@@ -2,6 +2,9 @@ package gqlhttp
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
 	"errors"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -62,6 +65,9 @@ func startLive(ctx context.Context, cfg HandlerConfig, oc *graphql.OperationCont
 	if cfg.LiveSession != nil {
 		caller.Session = cfg.LiveSession(ctx)
 	}
+	if cfg.LiveScope != nil {
+		caller.Share = liveShareKey(cfg.LiveScope(ctx), oc)
+	}
 	answer, ended, err := cfg.Live.Start(ctx, caller, exec)
 	if err != nil {
 		return graphql.OneShot(liveError(err))
@@ -85,6 +91,28 @@ func startLive(ctx context.Context, cfg HandlerConfig, oc *graphql.OperationCont
 		}
 		return nil
 	}
+}
+
+// liveShareKey keys the live queries that run as one (livequery.Caller.
+// Share): the same scope (one principal's view, as the session layer names
+// it), document, operation name and variables; "" when the scope is
+// unknown. The key is a digest, so the engine's table holds no session id.
+func liveShareKey(scope string, oc *graphql.OperationContext) string {
+	if scope == "" {
+		return ""
+	}
+	vars, err := json.Marshal(oc.Variables) // map keys in order
+	if err != nil {
+		return ""
+	}
+	h := sha256.New()
+	for _, part := range [][]byte{[]byte(scope), []byte(oc.RawQuery), []byte(oc.OperationName), vars} {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(part)))
+		h.Write(n[:])
+		h.Write(part)
+	}
+	return string(h.Sum(nil))
 }
 
 // liveError is the errors-only response of a live query refused or ended.

@@ -115,6 +115,7 @@ func (t MultipartSubscription) Do(w http.ResponseWriter, r *http.Request, exec g
 	// The body is in; the stream may now outlive the read deadline.
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Time{})
+	startStream(w, r)
 	h := w.Header()
 	h.Set("Content-Type", `multipart/mixed;boundary="`+multipartBoundary+`";subscriptionSpec="1.0"`)
 	h.Set("Cache-Control", "no-store")
@@ -196,6 +197,8 @@ func (p *partWriter) write(b []byte) bool {
 	if p.failed {
 		return false
 	}
+	// Each write and flush within StreamWriteTimeout, or the stream ends.
+	armWrite(p.rc)
 	if _, err := p.w.Write(b); err != nil {
 		p.failed = true
 		return false

@@ -105,10 +105,13 @@ func (t SSE) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 	if msg == "" {
 		var p graphql.RawParams
 		if status, msg = checkParams(body, &p); msg == "" {
-			// The body is in; the stream may now outlive the read deadline.
-			_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+			// The body is in; the stream may now outlive the read deadline,
+			// and each of its writes has a deadline of its own.
+			rc := http.NewResponseController(w)
+			_ = rc.SetReadDeadline(time.Time{})
+			startStream(w, r)
 			r.Body = io.NopCloser(bytes.NewReader(body))
-			t.SSE.Do(&noStoreStream{ResponseWriter: w}, r, exec)
+			t.SSE.Do(&noStoreStream{ResponseWriter: w, rc: rc}, r, exec)
 			return
 		}
 	}
@@ -122,6 +125,9 @@ func (t SSE) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 type noStoreStream struct {
 	http.ResponseWriter
 	set bool
+	// rc, when set, arms the write deadline of every write and flush
+	// (StreamWriteTimeout).
+	rc *http.ResponseController
 }
 
 func (w *noStoreStream) header() {
@@ -138,12 +144,20 @@ func (w *noStoreStream) WriteHeader(code int) {
 
 func (w *noStoreStream) Write(b []byte) (int, error) {
 	w.header()
+	if w.rc != nil {
+		armWrite(w.rc)
+	}
 	return w.ResponseWriter.Write(b)
 }
 
 // Flush implements http.Flusher, which gqlgen's SSE transport requires.
 func (w *noStoreStream) Flush() {
 	w.header()
+	if w.rc != nil {
+		armWrite(w.rc)
+		_ = w.rc.Flush()
+		return
+	}
 	http.NewResponseController(w.ResponseWriter).Flush()
 }
 

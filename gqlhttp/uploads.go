@@ -33,9 +33,14 @@ type UploadGate struct {
 	// ClientAddr and SessionID name who sends a request, for the caps;
 	// SessionID returns "" for a request without a session.
 	ClientAddr, SessionID func(*http.Request) string
-	// PerAddress, PerSession and Total cap the uploads in flight; 0 is no
-	// cap.
-	PerAddress, PerSession, Total int
+	// Tenant names the corporation (or other tenant) a request's session
+	// acts for, "" for none: one tenant's uploads, from however many
+	// sessions and addresses, take at most PerTenant places of this
+	// replica, so that another tenant's uploads are never starved.
+	Tenant func(*http.Request) string
+	// PerAddress, PerSession, PerTenant and Total cap the uploads in
+	// flight; 0 is no cap.
+	PerAddress, PerSession, PerTenant, Total int
 	// SpoolBytes bounds the bytes of all requests' temporary files
 	// together; 0 is no bound.
 	SpoolBytes int64
@@ -46,11 +51,12 @@ type UploadGate struct {
 	// does. Total stays this replica's: it guards this replica's disk.
 	ByAddress, BySession ratelimit.Limiter
 
-	mu      sync.Mutex
-	perAddr map[string]int
-	perSess map[string]int
-	total   int
-	spooled int64
+	mu        sync.Mutex
+	perAddr   map[string]int
+	perSess   map[string]int
+	perTenant map[string]int
+	total     int
+	spooled   int64
 }
 
 // admit counts an upload in flight, or answers the request with 429 and
@@ -59,27 +65,34 @@ func (g *UploadGate) admit(w http.ResponseWriter, r *http.Request) (release func
 	if g == nil {
 		return func() {}, true
 	}
-	addr, sess := "", ""
+	addr, sess, tenant := "", "", ""
 	if g.ClientAddr != nil {
 		addr = g.ClientAddr(r)
 	}
 	if g.SessionID != nil {
 		sess = g.SessionID(r)
 	}
+	if g.Tenant != nil {
+		tenant = g.Tenant(r)
+	}
 	const (
 		tooManyInAll     = "the gateway is taking too many uploads; try again shortly"
 		tooManyByAddress = "too many uploads in flight from this address; wait for one to finish"
 		tooManyBySession = "too many uploads in flight for this session; wait for one to finish"
+		tooManyByTenant  = "too many uploads in flight for this corporation; wait for one to finish"
 	)
 	localAddr, localSess := g.ByAddress == nil && g.PerAddress > 0, g.BySession == nil && g.PerSession > 0 && sess != ""
+	byTenant := g.PerTenant > 0 && tenant != ""
 	g.mu.Lock()
 	if g.perAddr == nil {
-		g.perAddr, g.perSess = map[string]int{}, map[string]int{}
+		g.perAddr, g.perSess, g.perTenant = map[string]int{}, map[string]int{}, map[string]int{}
 	}
 	msg := ""
 	switch {
 	case g.Total > 0 && g.total >= g.Total:
 		msg = tooManyInAll
+	case byTenant && g.perTenant[tenant] >= g.PerTenant:
+		msg = tooManyByTenant
 	case localAddr && g.perAddr[addr] >= g.PerAddress:
 		msg = tooManyByAddress
 	case localSess && g.perSess[sess] >= g.PerSession:
@@ -87,6 +100,9 @@ func (g *UploadGate) admit(w http.ResponseWriter, r *http.Request) (release func
 	}
 	if msg == "" {
 		g.total++
+		if byTenant {
+			g.perTenant[tenant]++
+		}
 		if localAddr {
 			g.perAddr[addr]++
 		}
@@ -107,6 +123,11 @@ func (g *UploadGate) admit(w http.ResponseWriter, r *http.Request) (release func
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		g.total--
+		if byTenant {
+			if g.perTenant[tenant]--; g.perTenant[tenant] <= 0 {
+				delete(g.perTenant, tenant)
+			}
+		}
 		if localAddr {
 			if g.perAddr[addr]--; g.perAddr[addr] <= 0 {
 				delete(g.perAddr, addr)
@@ -208,7 +229,8 @@ func (g *UploadGate) authorize(w http.ResponseWriter, r *http.Request, op *ast.O
 
 // refuseUpload answers an upload before its files are read and closes the
 // connection: the rest of the body is never read, so the connection cannot
-// serve another request.
+// serve another request. (The request's read deadline bounds what net/http
+// reads of the rest after the answer.)
 func refuseUpload(w http.ResponseWriter, status int, code gqlerr.Code, msg string) {
 	w.Header().Set("Connection", "close")
 	if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {

@@ -82,6 +82,12 @@ type (
 		// ops counts the operations in flight on the connection,
 		// subscriptions included.
 		ops atomic.Int32
+		// ownCap is set when the transport caps the connection's
+		// operations itself (TransportWS).
+		ownCap atomic.Bool
+		// place is the connection's long-lived place (admission.go);
+		// guarded by mu.
+		place socketPlace
 		// upgraded, when set, is closed once the connection is upgraded
 		// (see Handler.serveSocket).
 		upgraded chan struct{}

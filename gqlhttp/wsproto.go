@@ -57,6 +57,12 @@ type TransportWS struct {
 	// ReadLimit bounds one message from the client (0: no bound); gorilla
 	// closes the connection with 1009 past it.
 	ReadLimit int64
+	// MaxOperations caps the operations in flight on one connection (0:
+	// no cap). The place is taken as the subscribe message is read, before
+	// any goroutine or buffer is spent on it; a subscribe over the cap is
+	// answered from the reader with an error message (RATE_LIMITED), so a
+	// client that sends faster than it reads waits for its answers.
+	MaxOperations int
 }
 
 var _ graphql.Transport = TransportWS{}
@@ -119,7 +125,7 @@ func (t TransportWS) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 	if t.ReadLimit > 0 {
 		gc.conn.SetReadLimit(t.ReadLimit)
 	}
-	c := &wsConn{initFunc: t.InitFunc, closeFunc: t.CloseFunc, exec: exec, gc: gc, ctx: r.Context()}
+	c := &wsConn{initFunc: t.InitFunc, closeFunc: t.CloseFunc, exec: exec, gc: gc, ctx: r.Context(), maxOps: t.MaxOperations}
 	if t.InitTimeout > 0 {
 		c.initTimer = time.AfterFunc(t.InitTimeout, c.initExpired)
 	}
@@ -127,6 +133,7 @@ func (t TransportWS) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 	// the request's handler returns at once when the gateway's socket slot
 	// takes the connection's end; else it waits for the end.
 	if slot, ok := r.Context().Value(slotKey{}).(*socketSlot); ok {
+		slot.ownCap.Store(t.MaxOperations > 0)
 		if c.done = slot.takeDone(); c.done != nil {
 			go c.read()
 			return
@@ -157,11 +164,17 @@ type wsConn struct {
 	init  atomic.Int32
 	acked bool // the reader's only
 
+	maxOps int
+
 	mu sync.Mutex
-	// ops are the operations running, a handful at most (the operations
-	// in flight are capped per connection): a slice, smaller than a map.
-	ops    []*wsOp
-	closed bool
+	// ops are the operations running whose id is in use, a handful at
+	// most (the operations in flight are capped per connection): a slice,
+	// smaller than a map. An operation the client completed leaves it at
+	// once, freeing its id, as graphql-ws's reference server does, and
+	// stays counted in running until it has wound down.
+	ops     []*wsOp
+	running int
+	closed  bool
 }
 
 // wsIn is a message from the client.
@@ -237,15 +250,28 @@ func (c *wsConn) handle(msg []byte, start time.Time) (v wsVerdict) {
 		case m.ID == "":
 			v = wsVerdict{closeBadMessage, "Invalid message received: subscribe without an id"}
 		default:
-			op := c.add(m.ID)
-			if op == nil {
+			op, full := c.add(m.ID)
+			switch {
+			case full:
+				// Refused from the reader, before any goroutine: the
+				// next message is read once this answer is written.
+				refused := &wsOp{c: c, id: m.ID}
+				refused.sendErrors(gqlerror.List{{Message: tooManyOperations,
+					Extensions: map[string]any{"code": string(gqlerr.RateLimited)}}})
+			case op == nil:
 				return wsVerdict{closeDuplicateID, "Subscriber for the id already exists"}
+			default:
+				go op.start(m.Payload, graphql.TraceTiming{Start: start, End: graphql.Now()})
 			}
-			go op.start(m.Payload, graphql.TraceTiming{Start: start, End: graphql.Now()})
 		}
 	case "complete":
 		c.mu.Lock()
 		op := c.op(m.ID)
+		if op != nil {
+			// The id is free at once; nothing more is sent for it.
+			op.completed.Store(true)
+			c.remove(op)
+		}
 		c.mu.Unlock()
 		if op != nil {
 			op.stop()
@@ -317,18 +343,33 @@ func (c *wsConn) pong(payload json.RawMessage) {
 	c.send(append(append([]byte(`{"type":"pong","payload":`), payload...), '}'))
 }
 
-// add registers the operation id, or returns nil when one with that id
-// runs.
-func (c *wsConn) add(id string) *wsOp {
+// add registers the operation id and takes its place; it returns nil when
+// one with that id runs, and full when the connection's operations are
+// at the cap.
+func (c *wsConn) add(id string) (op *wsOp, full bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.op(id) != nil {
-		return nil
+		return nil, false
 	}
-	op := &wsOp{c: c, id: id}
+	if c.maxOps > 0 && c.running >= c.maxOps {
+		return nil, true
+	}
+	op = &wsOp{c: c, id: id}
 	op.ctx, op.cancel = context.WithCancel(c.ctx)
 	c.ops = append(c.ops, op)
-	return op
+	c.running++
+	return op, false
+}
+
+// remove lets go of the id of op. Call with mu held.
+func (c *wsConn) remove(op *wsOp) {
+	for i, o := range c.ops {
+		if o == op {
+			c.ops = slices.Delete(c.ops, i, i+1)
+			return
+		}
+	}
 }
 
 // op returns the running operation id, or nil. Call with mu held.
@@ -396,6 +437,9 @@ type wsOp struct {
 	closed, stopped bool
 	// running is set while a goroutine handles signals.
 	running, finished bool
+	// completed is set when the client completed the operation: nothing
+	// more is sent for it.
+	completed atomic.Bool
 }
 
 type streamClaimKey struct{}
@@ -570,12 +614,8 @@ func (op *wsOp) finish(complete bool) {
 	op.cancel()
 	c := op.c
 	c.mu.Lock()
-	for i, o := range c.ops {
-		if o == op {
-			c.ops = slices.Delete(c.ops, i, i+1)
-			break
-		}
-	}
+	c.remove(op)
+	c.running--
 	open := !c.closed
 	c.mu.Unlock()
 	if complete && open {
@@ -614,6 +654,9 @@ var wsBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // send writes a message of the operation: a response (next), errors
 // (error) or neither (complete).
 func (op *wsOp) send(typ string, r *graphql.Response, errs gqlerror.List) {
+	if op.completed.Load() {
+		return
+	}
 	id, err := json.Marshal(op.id)
 	if err != nil {
 		return

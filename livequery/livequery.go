@@ -65,9 +65,15 @@ var ErrTooMany = errors.New("livequery: too many live queries")
 // ErrEnded ends a live query whose change feed ended.
 var ErrEnded = errors.New("livequery: the change feed ended")
 
-// Caller names whose live query it is, for the caps.
+// Caller names whose live query it is, for the caps, and with whom it may
+// share its runs.
 type Caller struct {
 	Session, Address string
+	// Share keys the live queries that run as one (see Start): the same
+	// document, variables and scope, a scope being one principal's view
+	// (never across principals who may see different things). "" shares
+	// nothing.
+	Share string
 }
 
 // Engine runs live queries.
@@ -77,6 +83,7 @@ type Engine struct {
 	mu         sync.Mutex
 	perSession map[string]int
 	perAddress map[string]int
+	groups     map[string]*group
 
 	active  atomic.Int64
 	runs    atomic.Uint64
@@ -97,7 +104,7 @@ func New(cfg Config) *Engine {
 	if cfg.MaxWatched <= 0 {
 		cfg.MaxWatched = DefaultMaxWatched
 	}
-	return &Engine{cfg: cfg, perSession: map[string]int{}, perAddress: map[string]int{}}
+	return &Engine{cfg: cfg, perSession: map[string]int{}, perAddress: map[string]int{}, groups: map[string]*group{}}
 }
 
 // Stats are an engine's counters.
@@ -138,25 +145,30 @@ func Live(op *ast.OperationDefinition, vars map[string]any) bool {
 // returned function gives its answers, one per call: the first at once,
 // each later one when a change made it differ; nil when the query ends
 // (ctx ended, or the change feed did: then ended says why).
+//
+// Live queries with the same Caller.Share key run as one (see group): one
+// follower of the change feed and one re-run per change, coalesced, whose
+// answer each of them sends unless it equals what that one sent last. Each
+// first answer is its own run, so that a query sees what its caller wrote
+// before it started.
 func (e *Engine) Start(ctx context.Context, caller Caller, exec Exec) (next func(context.Context) *graphql.Response, ended func() error, err error) {
 	if !e.admit(caller) {
 		return nil, nil, ErrTooMany
 	}
-	q := &query{e: e, exec: exec, dirty: make(chan struct{}, 1), done: make(chan struct{})}
-	q.running.Store(true) // changes before the first answer is known count
-	e.active.Add(1)
-	stop := context.AfterFunc(ctx, func() {
-		e.active.Add(-1)
+	g, err := e.join(ctx, caller.Share)
+	if err != nil {
 		e.leave(caller)
-	})
-	if err := e.cfg.Changes.Follow(ctx, q.notify, q.end); err != nil {
-		if stop() {
-			e.active.Add(-1)
-			e.leave(caller)
-		}
 		return nil, nil, err
 	}
-	return q.next, q.err, nil
+	m := &member{g: g, exec: exec, ctx: ctx}
+	g.add(m)
+	e.active.Add(1)
+	context.AfterFunc(ctx, func() {
+		e.active.Add(-1)
+		e.leave(caller)
+		g.remove(m)
+	})
+	return m.next, g.err, nil
 }
 
 func (e *Engine) admit(c Caller) bool {
@@ -187,31 +199,153 @@ func (e *Engine) leave(c Caller) {
 	}
 }
 
-// query is one live query.
-type query struct {
-	e    *Engine
-	exec Exec
+// join returns the running group of key, or starts one that follows the
+// change feed with the scope of ctx. A group without a key ("") is never
+// shared.
+func (e *Engine) join(ctx context.Context, key string) (*group, error) {
+	if key != "" {
+		e.mu.Lock()
+		g := e.groups[key]
+		if g != nil && g.enter() {
+			e.mu.Unlock()
+			return g, nil
+		}
+		e.mu.Unlock()
+	}
+	g := &group{e: e, key: key, dirty: make(chan struct{}, 1), done: make(chan struct{}),
+		changed: make(chan struct{}), members: map[*member]struct{}{}, entering: 1}
+	// The group follows the feed and re-runs with the values of the
+	// query that started it (its caller's session and scope, the same for
+	// every query of its key), for as long as any of its queries lives.
+	g.ctx, g.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	if err := e.cfg.Changes.Follow(g.ctx, g.notify, g.end); err != nil {
+		g.cancel()
+		return nil, err
+	}
+	if key != "" {
+		e.mu.Lock()
+		if e.groups[key] == nil {
+			e.groups[key] = g
+		}
+		e.mu.Unlock()
+	}
+	go g.loop()
+	return g, nil
+}
 
-	// watched is the set of Node ids of the last answer; running is set
-	// while the query runs, when the ids of the answer to come are not
-	// known yet, so that every change then marks it dirty.
+// group is the live queries of one Share key: one follower of the change
+// feed, one runner.
+type group struct {
+	e      *Engine
+	key    string
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	// watched is the set of Node ids of the last run's answer; running
+	// counts the runs in flight, while the ids of the answers to come are
+	// not known, so that every change then marks the group dirty.
 	watched atomic.Pointer[map[string]struct{}]
-	running atomic.Bool
+	running atomic.Int32
 	dirty   chan struct{}
 
-	done     chan struct{}
-	endOnce  sync.Once
-	endErr   error
+	done    chan struct{}
+	endOnce sync.Once
+	endErr  error
+
+	mu sync.Mutex
+	// members are the queries of the group; entering counts those that
+	// joined and are not yet added, so that the group is not ended under
+	// them; closed is set once the group has ended or lost its last
+	// query, after which nobody joins it.
+	members  map[*member]struct{}
+	entering int
+	closed   bool
+	// seq numbers the group's answers; answer is the last, key its
+	// comparison key, and changed is closed when a newer one comes.
+	seq     uint64
+	answer  *graphql.Response
+	ansKey  []byte
+	changed chan struct{}
+	// runner is the query whose run (and context) re-runs use.
+	runner *member
+	// lastRun is when the last run ended, first answers' included: the
+	// interval counts from it.
+	lastRun time.Time
+}
+
+// member is one live query of a group.
+type member struct {
+	g        *group
+	exec     Exec
+	ctx      context.Context
 	started  bool
 	finished bool
-	lastRun  time.Time
+	seen     uint64
 	last     []byte
 }
 
+// enter counts a query about to join, unless the group is closing.
+func (g *group) enter() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return false
+	}
+	g.entering++
+	return true
+}
+
+func (g *group) add(m *member) {
+	g.mu.Lock()
+	g.entering--
+	g.members[m] = struct{}{}
+	m.seen = g.seq
+	if g.runner == nil {
+		g.runner = m
+	}
+	g.mu.Unlock()
+}
+
+// remove lets m go; the last query to leave ends the group.
+func (g *group) remove(m *member) {
+	g.mu.Lock()
+	delete(g.members, m)
+	if g.runner == m {
+		// Re-runs go on as another of the group's queries.
+		g.runner = nil
+		for o := range g.members {
+			g.runner = o
+			break
+		}
+	}
+	last := len(g.members) == 0 && g.entering == 0 && !g.closed
+	if last {
+		g.closed = true
+	}
+	g.mu.Unlock()
+	if last {
+		g.close()
+	}
+}
+
+// close ends the group: it follows the feed no more, runs no more, and
+// nobody joins it.
+func (g *group) close() {
+	g.cancel()
+	if g.key == "" {
+		return
+	}
+	g.e.mu.Lock()
+	if g.e.groups[g.key] == g {
+		delete(g.e.groups, g.key)
+	}
+	g.e.mu.Unlock()
+}
+
 // notify is the change feed's callback: quick, never blocking.
-func (q *query) notify(subject string) {
-	if !q.running.Load() {
-		w := q.watched.Load()
+func (g *group) notify(subject string) {
+	if g.running.Load() == 0 {
+		w := g.watched.Load()
 		if w == nil {
 			return
 		}
@@ -220,102 +354,143 @@ func (q *query) notify(subject string) {
 		}
 	}
 	select {
-	case q.dirty <- struct{}{}:
+	case g.dirty <- struct{}{}:
 	default:
 	}
 }
 
-func (q *query) end(err error) {
-	q.endOnce.Do(func() {
-		q.endErr = err
-		close(q.done)
+func (g *group) end(err error) {
+	g.endOnce.Do(func() {
+		g.endErr = err
+		close(g.done)
+		g.mu.Lock()
+		g.closed = true
+		g.mu.Unlock()
+		g.close()
 	})
 }
 
-func (q *query) err() error {
+func (g *group) err() error {
 	select {
-	case <-q.done:
-		return q.endErr
+	case <-g.done:
+		return g.endErr
 	default:
 		return nil
 	}
 }
 
-func (q *query) next(ctx context.Context) *graphql.Response {
-	if q.finished {
-		return nil
-	}
-	if !q.started {
-		q.started = true
-		resp := q.run(ctx)
-		if resp == nil || len(resp.Data) == 0 || string(resp.Data) == "null" {
-			// Refused or failed whole: nothing to keep true.
-			q.finished = true
-		}
-		return resp
-	}
+// loop re-runs the group's query after changes, at most once per
+// interval, and publishes each answer to its queries.
+func (g *group) loop() {
 	for {
 		select {
-		case <-q.dirty:
-		case <-ctx.Done():
-			return q.finish()
-		case <-q.done:
-			return q.finish()
+		case <-g.dirty:
+		case <-g.ctx.Done():
+			return
 		}
-		if wait := time.Until(q.lastRun.Add(q.e.cfg.Interval)); wait > 0 {
+		g.mu.Lock()
+		lastRun := g.lastRun
+		g.mu.Unlock()
+		if wait := time.Until(lastRun.Add(g.e.cfg.Interval)); wait > 0 {
 			t := time.NewTimer(wait)
 			select {
 			case <-t.C:
-			case <-ctx.Done():
+			case <-g.ctx.Done():
 				t.Stop()
-				return q.finish()
-			case <-q.done:
-				t.Stop()
-				return q.finish()
+				return
 			}
 		}
 		// The changes of the wait are all answered by this run.
 		select {
-		case <-q.dirty:
+		case <-g.dirty:
 		default:
 		}
-		if resp := q.run(ctx); resp != nil {
-			return resp
+		g.mu.Lock()
+		runner := g.runner
+		g.mu.Unlock()
+		if runner == nil {
+			continue
 		}
-		if ctx.Err() != nil {
-			return q.finish()
+		// A run outlives the query whose run it is, not the group.
+		rctx, cancel := context.WithCancel(context.WithoutCancel(runner.ctx))
+		stop := context.AfterFunc(g.ctx, cancel)
+		resp := g.run(rctx, runner.exec)
+		stop()
+		cancel()
+		if resp == nil || g.ctx.Err() != nil {
+			continue
 		}
+		key := answerKey(resp)
+		g.mu.Lock()
+		g.seq++
+		g.answer, g.ansKey = resp, key
+		close(g.changed)
+		g.changed = make(chan struct{})
+		g.mu.Unlock()
 	}
 }
 
-func (q *query) finish() *graphql.Response {
-	q.finished = true
-	return nil
-}
-
-// run executes the query, records the Nodes it watches next and returns
-// its answer, or nil when the answer equals the last one sent.
-func (q *query) run(ctx context.Context) *graphql.Response {
-	q.running.Store(true)
-	w := &watch{max: q.e.cfg.MaxWatched, ids: map[string]struct{}{}}
-	q.e.runs.Add(1)
-	resp := q.exec(context.WithValue(ctx, watchKey{}, w))
-	q.lastRun = time.Now()
+// run executes the query once and records the Nodes the group watches
+// next.
+func (g *group) run(ctx context.Context, exec Exec) *graphql.Response {
+	g.running.Add(1)
+	w := &watch{max: g.e.cfg.MaxWatched, ids: map[string]struct{}{}}
+	g.e.runs.Add(1)
+	resp := exec(context.WithValue(ctx, watchKey{}, w))
+	g.mu.Lock()
+	g.lastRun = time.Now()
+	g.mu.Unlock()
 	w.mu.Lock()
 	ids := w.ids
 	w.mu.Unlock()
-	q.watched.Store(&ids)
-	q.running.Store(false)
-	if resp == nil {
-		return nil
-	}
-	key := answerKey(resp)
-	if q.last != nil && bytes.Equal(key, q.last) {
-		return nil
-	}
-	q.last = key
-	q.e.answers.Add(1)
+	g.watched.Store(&ids)
+	g.running.Add(-1)
 	return resp
+}
+
+func (m *member) next(ctx context.Context) *graphql.Response {
+	g := m.g
+	if m.finished {
+		return nil
+	}
+	if !m.started {
+		m.started = true
+		// Changes from now on are answered by the group's runs.
+		g.running.Add(1)
+		resp := g.run(ctx, m.exec)
+		g.running.Add(-1)
+		if resp == nil || len(resp.Data) == 0 || string(resp.Data) == "null" {
+			// Refused or failed whole: nothing to keep true.
+			m.finished = true
+			return resp
+		}
+		m.last = answerKey(resp)
+		g.e.answers.Add(1)
+		return resp
+	}
+	for {
+		g.mu.Lock()
+		seq, resp, key, changed := g.seq, g.answer, g.ansKey, g.changed
+		g.mu.Unlock()
+		if seq > m.seen {
+			m.seen = seq
+			if !bytes.Equal(key, m.last) {
+				m.last = key
+				g.e.answers.Add(1)
+				return resp
+			}
+			continue
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			m.finished = true
+			return nil
+		case <-g.done:
+			m.finished = true
+			return nil
+		}
+	}
 }
 
 // answerKey is what two answers are compared by: data and errors.

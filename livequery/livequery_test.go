@@ -291,3 +291,68 @@ func TestIdleMemory(t *testing.T) {
 		t.Errorf("active %d, want %d", e.Stats().Active, n)
 	}
 }
+
+// followers counts the feed's followers.
+func (f *feed) followerCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.followers)
+}
+
+// TestSharedQueriesRunOncePerChange: live queries with one Share key
+// follow the feed once and run once per change, and each sends the new
+// answer; another key runs apart; when the last query of a key leaves its
+// follower goes, and when one leaves the others go on.
+func TestSharedQueriesRunOncePerChange(t *testing.T) {
+	f := newFeed()
+	e := livequery.New(livequery.Config{Changes: f, Interval: time.Millisecond})
+	values := &sync.Map{}
+	values.Store("w", 0)
+	var runs atomic.Int64
+	start := func(share string) (context.CancelFunc, <-chan *graphql.Response) {
+		ctx, cancel := context.WithCancel(context.Background())
+		t.Cleanup(cancel)
+		next, _, err := e.Start(ctx, livequery.Caller{Session: share, Address: "a", Share: share}, nodeQuery("w", values, &runs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := answers(ctx, next)
+		<-out // its own first answer
+		return cancel, out
+	}
+	var outs []<-chan *graphql.Response
+	var cancels []context.CancelFunc
+	for range 10 {
+		c, o := start("s1")
+		cancels, outs = append(cancels, c), append(outs, o)
+	}
+	_, other := start("s2")
+	if n := f.followerCount(); n != 2 {
+		t.Fatalf("%d followers of the feed for two keys, want 2", n)
+	}
+	first := runs.Load() // one first run each
+	values.Store("w", 1)
+	f.change("w")
+	for i, o := range append(outs, other) {
+		if r := <-o; string(r.Data) != `{"node":{"id":"w","value":1}}` {
+			t.Fatalf("query %d: %s", i, r.Data)
+		}
+	}
+	if got := runs.Load() - first; got != 2 {
+		t.Errorf("%d runs for one change of 11 live queries under two keys, want 2", got)
+	}
+
+	// One leaves: the others of its key still follow.
+	cancels[0]()
+	values.Store("w", 2)
+	f.change("w")
+	for i, o := range outs[1:] {
+		if r := <-o; string(r.Data) != `{"node":{"id":"w","value":2}}` {
+			t.Fatalf("query %d after one left: %s", i+1, r.Data)
+		}
+	}
+	for _, c := range cancels[1:] {
+		c()
+	}
+	waitFor(t, "the key's follower gone with its last query", func() bool { return f.followerCount() == 1 })
+}

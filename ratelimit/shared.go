@@ -68,6 +68,44 @@ type Shared struct {
 	limit  float64
 	burst  float64
 	local  *Keyed
+
+	// Keys are bounded in number, whatever the number of addresses or
+	// accounts: a bucket that is full again (no token taken, no claim) is
+	// deleted rather than kept until it expires, and this replica creates
+	// at most MaxNewKeysPerMinute keys of the limiter a minute; past it, a
+	// new key's bucket is this replica's own (local).
+	newMu     sync.Mutex
+	newWindow time.Time
+	newKeys   int
+}
+
+// MaxNewKeysPerMinute bounds the shared buckets one replica creates for
+// one limiter a minute: with BucketTTL, at most ten times as many keys of
+// it per replica at any moment.
+const MaxNewKeysPerMinute = 1000
+
+// errTooManyKeys refuses to create a shared key past MaxNewKeysPerMinute.
+var errTooManyKeys = errors.New("ratelimit: too many new shared keys this minute")
+
+// allowNewKey counts one new key in the current minute, or reports false
+// past MaxNewKeysPerMinute.
+func (s *Shared) allowNewKey(now time.Time) bool {
+	s.newMu.Lock()
+	defer s.newMu.Unlock()
+	if now.Sub(s.newWindow) >= time.Minute {
+		s.newWindow, s.newKeys = now, 0
+	}
+	if s.newKeys >= MaxNewKeysPerMinute {
+		return false
+	}
+	s.newKeys++
+	return true
+}
+
+// full reports whether st is what a missing key reads as: every token
+// there and no claim.
+func (s *Shared) full(st *sharedState) bool {
+	return st.Tokens >= s.burst && len(st.Claims) == 0
 }
 
 // NewShared returns buckets named name in kv that refill perSecond tokens
@@ -155,14 +193,24 @@ func (s *Shared) changeWithin(key string, tries int, within time.Duration, f fun
 		if !f(&st, now) {
 			return nil
 		}
-		b, err := json.Marshal(st)
-		if err != nil {
-			return err
-		}
-		if rev == 0 {
-			_, err = s.kv.Create(ctx, k, b)
-		} else {
-			_, err = s.kv.Update(ctx, k, b, rev)
+		switch {
+		case s.full(&st) && rev == 0:
+			return nil // a missing key reads as full
+		case s.full(&st):
+			// Compaction: a full bucket is deleted, not kept.
+			err = s.kv.Delete(ctx, k, jetstream.LastRevision(rev))
+		case rev == 0 && !s.allowNewKey(now):
+			return errTooManyKeys
+		default:
+			var b []byte
+			if b, err = json.Marshal(st); err != nil {
+				return err
+			}
+			if rev == 0 {
+				_, err = s.kv.Create(ctx, k, b)
+			} else {
+				_, err = s.kv.Update(ctx, k, b, rev)
+			}
 		}
 		if err == nil {
 			return nil

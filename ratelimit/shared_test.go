@@ -2,6 +2,7 @@ package ratelimit_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -143,5 +144,76 @@ func TestSharedClaimsAreEndedUnderContention(t *testing.T) {
 		if ok, _ := a.Allow("office"); !ok {
 			t.Fatalf("token %d of %d refused: claims were left behind", i+1, workers)
 		}
+	}
+}
+
+// liveKeys counts the keys of the shared bucket (deleted ones are gone).
+func liveKeys(t *testing.T, kv jetstream.KeyValue) int {
+	t.Helper()
+	lister, err := kv.ListKeys(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for range lister.Keys() {
+		n++
+	}
+	return n
+}
+
+// Shared keys are bounded in number whatever the number of addresses: a
+// bucket full again (an attempt that did not count) is deleted, and one
+// replica creates at most MaxNewKeysPerMinute keys a minute; past it a
+// key is limited by the replica's own bucket, still limited.
+func TestSharedKeysAreBoundedInNumber(t *testing.T) {
+	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoSigs: true, NoLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Start()
+	t.Cleanup(ns.Shutdown)
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("NATS did not start")
+	}
+	nc, err := nats.Connect(ns.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, _ := jetstream.New(nc)
+	kv, err := js.CreateOrUpdateKeyValue(context.Background(), jetstream.KeyValueConfig{Bucket: ratelimit.Bucket, TTL: ratelimit.BucketTTL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := ratelimit.NewShared(kv, "test", 0.001, 2)
+
+	// Attempts that do not count leave no key.
+	for i := range 100 {
+		ok, _, done := l.Take(fmt.Sprint("ok", i))
+		if !ok {
+			t.Fatal("a first attempt refused")
+		}
+		done(false)
+	}
+	if n := liveKeys(t, kv); n != 0 {
+		t.Errorf("%d keys after 100 attempts that did not count, want 0", n)
+	}
+
+	// Failures from 2,000 addresses: at most MaxNewKeysPerMinute keys.
+	for i := range 2 * ratelimit.MaxNewKeysPerMinute {
+		_, _, done := l.Take(fmt.Sprint("addr", i))
+		done(true)
+	}
+	if n := liveKeys(t, kv); n > ratelimit.MaxNewKeysPerMinute {
+		t.Errorf("%d keys after failures from %d addresses, want at most %d", n, 2*ratelimit.MaxNewKeysPerMinute, ratelimit.MaxNewKeysPerMinute)
+	}
+	// A key past the cap is still limited, by this replica's bucket.
+	last := "addr-over-the-cap"
+	for range 2 {
+		_, _, done := l.Take(last)
+		done(true)
+	}
+	if ok, _, _ := l.Take(last); ok {
+		t.Error("a key past the cap of new keys is not limited")
 	}
 }
