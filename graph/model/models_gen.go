@@ -64,15 +64,6 @@ type AddPaymentMethodInput struct {
 	Orders []*NewOrderInput `json:"orders,omitempty"`
 }
 
-// The stored card and the orders created with it.
-type AddPaymentMethodPayload struct {
-	// The stored card.
-	PaymentMethod *PaymentMethod `json:"paymentMethod"`
-	// The orders authorised with the card, each with its verified signed token; empty when none were
-	// asked for.
-	Orders []*SignedOrder `json:"orders"`
-}
-
 // A postal address.
 type Address struct {
 	// Street and number.
@@ -468,6 +459,9 @@ type CorporationSettings struct {
 	AllowedPersonTypes []PersonType `json:"allowedPersonTypes"`
 	// When they last changed; null when never.
 	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
+	// The corporation they belong to (batched): updateCorporationSettings answers it, with its id,
+	// so that a normalized client cache updates the corporation's settings.
+	Corporation *Corporation `json:"corporation"`
 }
 
 // A new API key of a corporation.
@@ -1567,12 +1561,6 @@ type UpdateCustomerContactInput struct {
 	CustomerID *string `json:"customerId,omitempty"`
 	// The full new contact data; fields left out are cleared.
 	Contact *ContactInput `json:"contact"`
-}
-
-// The contact data as the upstream stored it.
-type UpdateCustomerContactPayload struct {
-	// The customer's contact data now.
-	Contact *Contact `json:"contact"`
 }
 
 // Changes to a KYC document; absent fields stay unchanged.
