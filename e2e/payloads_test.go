@@ -92,3 +92,40 @@ func TestMutationAnswersCarryTheCustomerTheyChanged(t *testing.T) {
 		t.Errorf("a customer session's updateCustomerContact: %+v, want %s with the new contact", c, cur.CurrentCustomer.ID)
 	}
 }
+
+// TestConversionAnswersBothWallets: createConversion answers the two
+// wallets it changed, each with its id and its balance after the
+// conversion, as a query of them reads it then.
+func TestConversionAnswersBothWallets(t *testing.T) {
+	g := startGateway(t)
+	anna := g.as(g.signInPerson(t, "anna@demo.test"))
+	type wallet struct {
+		ID      string `json:"id"`
+		Balance struct {
+			Amount int64 `json:"amount"`
+		} `json:"balance"`
+	}
+	var d struct {
+		CreateConversion struct {
+			Typename     string  `json:"__typename"`
+			SourceWallet *wallet `json:"sourceWallet"`
+			TargetWallet *wallet `json:"targetWallet"`
+		} `json:"createConversion"`
+	}
+	anna.query(t, `mutation($input: CreateConversionInput!) { createConversion(input: $input) { __typename
+	  ... on Conversion { sourceWallet { id balance { amount } } targetWallet { id balance { amount } } } } }`,
+		map[string]any{"input": map[string]any{"sourceWalletId": demoUSDWalletID, "amount": 1000, "currency": "EUR"}}).decode(t, &d)
+	c := d.CreateConversion
+	if c.Typename != "Conversion" || c.SourceWallet == nil || c.TargetWallet == nil || c.SourceWallet.ID == c.TargetWallet.ID {
+		t.Fatalf("createConversion's wallets: %+v", c)
+	}
+	for _, w := range []*wallet{c.SourceWallet, c.TargetWallet} {
+		var now struct {
+			Node *wallet `json:"node"`
+		}
+		anna.query(t, `query($id: ID!) { node(id: $id) { ... on Wallet { id balance { amount } } } }`, map[string]any{"id": w.ID}).decode(t, &now)
+		if now.Node == nil || now.Node.Balance.Amount != w.Balance.Amount {
+			t.Errorf("wallet %s answered with balance %d; a query of it now: %+v", w.ID, w.Balance.Amount, now.Node)
+		}
+	}
+}

@@ -182,6 +182,7 @@ type ComplexityRoot struct {
 		Status               func(childComplexity int) int
 		StatusCode           func(childComplexity int) int
 		Target               func(childComplexity int) int
+		TargetWallet         func(childComplexity int) int
 		TargetWalletGlobalID func(childComplexity int) int
 	}
 
@@ -723,6 +724,7 @@ type CardDeclinedResolver interface {
 }
 type ConversionResolver interface {
 	SourceWallet(ctx context.Context, obj *model.Conversion) (*model.Wallet, error)
+	TargetWallet(ctx context.Context, obj *model.Conversion) (*model.Wallet, error)
 }
 type CorporationResolver interface {
 	Persons(ctx context.Context, obj *model.Corporation) ([]*model.Person, error)
@@ -1416,6 +1418,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Conversion.Target(childComplexity), true
+	case "Conversion.targetWallet":
+		if e.ComplexityRoot.Conversion.TargetWallet == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Conversion.TargetWallet(childComplexity), true
 	case "Conversion.targetWalletId":
 		if e.ComplexityRoot.Conversion.TargetWalletGlobalID == nil {
 			break
@@ -6792,6 +6800,11 @@ type Conversion {
   targetWalletId: ID
   "The source wallet after the conversion."
   sourceWallet: Wallet
+  """
+  The target wallet after the conversion; null when the upstream does not say which. With the
+  source wallet, both wallets a conversion changes, by id, for a normalized client cache.
+  """
+  targetWallet: Wallet
   "When the conversion was made."
   createdAt: Time
 }
@@ -10698,6 +10711,38 @@ func (ec *executionContext) _Conversion_sourceWallet(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_Conversion_sourceWallet(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Conversion",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Wallet(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Conversion_targetWallet(ctx context.Context, field graphql.CollectedField, obj *model.Conversion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Conversion_targetWallet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Conversion().TargetWallet(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Wallet) graphql.Marshaler {
+			return ec.marshalOWallet2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWallet(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Conversion_targetWallet(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Conversion",
 		Field:      field,
@@ -25377,6 +25422,12 @@ func (ec *executionContext) _Conversion(ctx context.Context, sel ast.SelectionSe
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Conversion_sourceWallet(ctx, field, obj)
+				})
+		case "targetWallet":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Conversion_targetWallet(ctx, field, obj)
 				})
 		case "createdAt":
 			out.Values[i] = ec._Conversion_createdAt(ctx, field, obj)
