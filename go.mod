@@ -6,7 +6,7 @@ require (
 	github.com/99designs/gqlgen v0.17.98
 	github.com/KimMachineGun/automemlimit v1.0.1
 	github.com/getkin/kin-openapi v0.152.0
-	github.com/go-chi/chi/v5 v5.2.3
+	github.com/go-chi/chi/v5 v5.5.0
 	github.com/go-chi/cors v1.2.2
 	github.com/go-json-experiment/json v0.0.0-20260820222146-c27c302e5fc3
 	github.com/go-pdf/fpdf v0.9.0
