@@ -228,3 +228,31 @@ func TestMutationOverGETStaysRefused(t *testing.T) {
 		t.Errorf("a subscription over GET without Accept: text/event-stream: %d, want 405", resp.StatusCode)
 	}
 }
+
+// TestGETStreamWithABadURLIsAClientError: variables or extensions that
+// are not JSON objects in a GET stream's URL are 400 BAD_USER_INPUT before
+// a stream starts, quoting nothing from the URL.
+func TestGETStreamWithABadURLIsAClientError(t *testing.T) {
+	g := startGateway(t)
+	g = g.as(g.signInAPI(t))
+	for name, raw := range map[string]string{
+		"variables":  "query=" + url.QueryEscape(`subscription { events { cursor } }`) + "&variables=" + url.QueryEscape(`["secret-variable"]`),
+		"extensions": "query=" + url.QueryEscape(`subscription { events { cursor } }`) + "&extensions=" + url.QueryEscape(`{"secret-extension"`),
+	} {
+		req, _ := http.NewRequest(http.MethodGet, g.URL+"/graphql?"+raw, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+g.bearer)
+		resp, err := g.http.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), `"BAD_USER_INPUT"`) || !strings.Contains(string(body), name) {
+			t.Errorf("bad %s: %d %s, want 400 BAD_USER_INPUT naming %s", name, resp.StatusCode, body, name)
+		}
+		if strings.Contains(string(body), "secret-") {
+			t.Errorf("bad %s: the answer quotes the URL: %s", name, body)
+		}
+	}
+}
