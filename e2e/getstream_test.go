@@ -49,7 +49,7 @@ func (g *testGateway) getStream(t *testing.T, h http.Header, query string, vars 
 }
 
 // sseEvent is one server-sent event.
-type sseEvent struct{ name, data string }
+type sseEvent struct{ id, name, data string }
 
 // sseEvents reads the events of body onto a channel, closed when the stream
 // ends.
@@ -68,6 +68,8 @@ func sseEvents(body io.Reader) <-chan sseEvent {
 					ch <- ev
 				}
 				ev = sseEvent{}
+			case strings.HasPrefix(line, "id: "):
+				ev.id = strings.TrimPrefix(line, "id: ")
 			case strings.HasPrefix(line, "event: "):
 				ev.name = strings.TrimPrefix(line, "event: ")
 			case strings.HasPrefix(line, "data: "):
@@ -254,5 +256,55 @@ func TestGETStreamWithABadURLIsAClientError(t *testing.T) {
 		if strings.Contains(string(body), "secret-") {
 			t.Errorf("bad %s: the answer quotes the URL: %s", name, body)
 		}
+	}
+}
+
+// TestGETStreamResumesWithLastEventID: a GET stream of events gives each
+// event its cursor as its SSE id, and a reconnection as EventSource makes
+// it (the same URL, with Last-Event-ID) resumes after that event: the next
+// event comes, the one already received does not come again.
+func TestGETStreamResumesWithLastEventID(t *testing.T) {
+	g := liveGateway(t)
+	g = g.as(g.signInAPI(t))
+	const sub = `subscription($after: String) { events(names: ["OrderCreated"], after: $after) { cursor event { upstreamId } } }`
+	vars := map[string]any{"after": g.cursorNow(t)}
+	type frame struct {
+		Data struct {
+			Events struct {
+				Cursor string `json:"cursor"`
+				Event  struct {
+					UpstreamID string `json:"upstreamId"`
+				} `json:"event"`
+			} `json:"events"`
+		} `json:"data"`
+	}
+	read := func(evs <-chan sseEvent) (sseEvent, frame) {
+		t.Helper()
+		ev := nextSSE(t, evs, 30*time.Second)
+		var f frame
+		if ev.name != "next" || json.Unmarshal([]byte(ev.data), &f) != nil {
+			t.Fatalf("event: %+v", ev)
+		}
+		return ev, f
+	}
+
+	first := g.getStream(t, nil, sub, vars)
+	wantEventStream(t, first)
+	var a sandboxEvent
+	g.sandbox(t, http.MethodPost, "/_sandbox/trigger", map[string]any{"name": "OrderCreated"}, &a)
+	ev, f := read(sseEvents(first.Body))
+	if f.Data.Events.Event.UpstreamID != a.ID || ev.id == "" || ev.id != f.Data.Events.Cursor {
+		t.Fatalf("first event: id %q, %+v; want %s with its cursor as its id", ev.id, f.Data.Events, a.ID)
+	}
+	first.Body.Close()
+
+	var b sandboxEvent
+	g.sandbox(t, http.MethodPost, "/_sandbox/trigger", map[string]any{"name": "OrderCreated"}, &b)
+	// EventSource reconnects with the URL it was opened with.
+	again := g.getStream(t, http.Header{"Last-Event-Id": {ev.id}}, sub, vars)
+	wantEventStream(t, again)
+	_, f = read(sseEvents(again.Body))
+	if got := f.Data.Events.Event.UpstreamID; got != b.ID {
+		t.Fatalf("after reconnecting with Last-Event-ID: %s, want the next event %s (not %s again)", got, b.ID, a.ID)
 	}
 }

@@ -110,9 +110,16 @@ func urlParams(r *http.Request) (*graphql.RawParams, string) {
 // connections, The Guild's HTTP executor), the operation read from the URL
 // and handed to the same path as a POSTed body; a GET stream only reads: a
 // mutation is refused with 405 before the stream starts, as GET refuses it.
+//
+// A GET stream of the events subscription gives each event its cursor as
+// its SSE id, and a reconnection's Last-Event-ID resumes after it (see
+// resumeFrom).
 type SSE struct {
 	transport.SSE
 	MaxBodyBytes int64
+	// MaxTokens bounds the parse of a GET stream's document when it
+	// resumes with Last-Event-ID.
+	MaxTokens int
 }
 
 // Supports implements graphql.Transport.
@@ -135,7 +142,7 @@ func (t SSE) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 	var msg string
 	get := r.Method == http.MethodGet
 	if get {
-		body, status, msg = urlBody(r, t.MaxBodyBytes)
+		body, status, msg = urlBody(r, t.MaxBodyBytes, t.MaxTokens)
 	} else {
 		body, status, msg = readBody(w, r, t.MaxBodyBytes)
 	}
@@ -145,7 +152,7 @@ func (t SSE) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 			// The body is in; the stream may now outlive the read deadline.
 			_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 			r.Body = io.NopCloser(bytes.NewReader(body))
-			stream := &noStoreStream{ResponseWriter: w}
+			stream := &noStoreStream{ResponseWriter: w, ids: get}
 			if get {
 				exec = readOnlyExecutor{GraphExecutor: exec, w: stream}
 			}
@@ -157,12 +164,13 @@ func (t SSE) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 }
 
 // urlBody is the operation in the URL of a GET as the JSON body a POST
-// would carry, bounded like one.
-func urlBody(r *http.Request, max int64) ([]byte, int, string) {
+// would carry, bounded like one, resumed after its Last-Event-ID.
+func urlBody(r *http.Request, max int64, maxTokens int) ([]byte, int, string) {
 	params, msg := urlParams(r)
 	if msg != "" {
 		return nil, http.StatusBadRequest, msg
 	}
+	resumeFrom(params, r.Header.Get(lastEventIDHeader), maxTokens)
 	body, err := json.Marshal(params)
 	if err != nil {
 		return nil, http.StatusBadRequest, "variables and extensions must be JSON objects"
@@ -202,6 +210,9 @@ const refusedOnGET = "GET requests may only run queries, and subscriptions with 
 type noStoreStream struct {
 	http.ResponseWriter
 	set bool
+	// ids gives each event of the events subscription its cursor as its
+	// SSE id (a GET stream: EventSource resumes with it).
+	ids bool
 	// refused: the request was answered with an error before the stream
 	// started, and nothing more is written.
 	refused bool
@@ -238,6 +249,17 @@ func (w *noStoreStream) Write(b []byte) (int, error) {
 		return len(b), nil
 	}
 	w.header()
+	if w.ids {
+		// gqlgen writes each event in one Write.
+		if id := eventID(b); id != "" {
+			framed := make([]byte, 0, len("id: \n")+len(id)+len(b))
+			framed = append(append(append(framed, "id: "...), id...), '\n')
+			if _, err := w.ResponseWriter.Write(append(framed, b...)); err != nil {
+				return 0, err
+			}
+			return len(b), nil
+		}
+	}
 	return w.ResponseWriter.Write(b)
 }
 
