@@ -425,8 +425,8 @@ func (b *Bus) follow(ctx context.Context, seq uint64) (jetstream.MessagesContext
 // run hands out every event of the stream. When its consumer fails it
 // follows the stream again after the last event handed out, with the same
 // subscribers, until the bus closes or the stream is gone or was reset
-// (another epoch, fewer events): then it ends every subscription, which may
-// resume from its last cursor.
+// (another epoch): then it ends every subscription, which may resume from
+// its last cursor.
 func (f *fanout) run(b *Bus, it jetstream.MessagesContext) {
 	for it != nil {
 		stop := context.AfterFunc(b.ctx, it.Stop)
@@ -464,10 +464,15 @@ func (f *fanout) hand(it jetstream.MessagesContext) {
 	}
 }
 
+// errBehind: the stream answers an older position than the fan-out's.
+var errBehind = errors.New("events: the stream is behind the fan-out")
+
 // followAgain makes a new consumer after the last event handed out,
 // trying until one is made; nil when the bus closed or the stream is gone
-// or no longer the one followed.
+// or was reset (another epoch).
 func (f *fanout) followAgain(b *Bus) jetstream.MessagesContext {
+	const maxBehind = 40 // 10 s of fanoutRetry
+	behind := 0
 	for b.ctx.Err() == nil {
 		f.mu.Lock()
 		last := f.last
@@ -475,11 +480,23 @@ func (f *fanout) followAgain(b *Bus) jetstream.MessagesContext {
 		ctx, cancel := context.WithTimeout(b.ctx, fanoutAttempt)
 		pos, err := b.position(ctx)
 		var it jetstream.MessagesContext
-		if err == nil {
-			if pos.codec.epoch != f.codec.epoch || pos.last < last {
+		switch {
+		case err != nil:
+		case pos.codec.epoch != f.codec.epoch:
+			cancel()
+			return nil // reset: its cursors are refused as stale
+		case pos.last < last:
+			// A leader just elected may not yet have applied every
+			// event the last one delivered: ask again, a while. A
+			// stream that stays behind was put back (restored from an
+			// older copy): end the subscriptions, whose cursors it
+			// refuses as past its end.
+			if behind++; behind > maxBehind {
 				cancel()
-				return nil // reset: its cursors are refused as stale
+				return nil
 			}
+			err = errBehind
+		default:
 			it, err = b.follow(ctx, last)
 		}
 		cancel()
