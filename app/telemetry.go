@@ -70,7 +70,10 @@ func (t *tracing) tracer() trace.Tracer {
 // request's context so upstream calls pass it on.
 func (t *tracing) handler(name string, next http.Handler) http.Handler {
 	if t.recording {
-		return otelhttp.NewHandler(next, name, otelhttp.WithTracerProvider(t.provider), otelhttp.WithPropagators(t.propagator))
+		// The server span is named after the route it serves (name), as
+		// otelhttp named it before v0.72 began naming it "<method> <pattern>".
+		return otelhttp.NewHandler(next, name, otelhttp.WithTracerProvider(t.provider), otelhttp.WithPropagators(t.propagator),
+			otelhttp.WithSpanNameFormatter(func(operation string, _ *http.Request) string { return operation }))
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !carriesTraceContext(r.Header, t.propagator) {

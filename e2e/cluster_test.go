@@ -168,22 +168,57 @@ func (c *natsCluster) leaderOf(stream string) int {
 	return -1
 }
 
+// storedSeq finds the payments event id in the EVENTS stream: whether a
+// subscriber's missing event was ever stored (lost before the stream) or
+// is there and undelivered.
+func (c *natsCluster) storedSeq(id string) (uint64, bool) {
+	js, done := c.js()
+	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cons, err := js.OrderedConsumer(ctx, events.EventsStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{"fingraph.events.payments.>"}})
+	if err != nil {
+		return 0, false
+	}
+	for {
+		batch, err := cons.FetchNoWait(100)
+		if err != nil {
+			return 0, false
+		}
+		n := 0
+		for m := range batch.Messages() {
+			n++
+			var e events.Event
+			if json.Unmarshal(m.Data(), &e) == nil && e.ID == id {
+				md, _ := m.Metadata()
+				return md.Sequence.Stream, true
+			}
+		}
+		if n == 0 {
+			return 0, false
+		}
+	}
+}
+
 // resumingSubscriber is a dashboard's live feed: graphql-transport-ws on
 // a real websocket, which, whenever its socket or subscription ends,
 // subscribes again after the last cursor it received, as the docs tell
 // clients to. It counts what it receives per event id.
 type resumingSubscriber struct {
-	g      *testGateway
-	mu     sync.Mutex
-	after  string
-	seen   map[string]int
+	g     *testGateway
+	mu    sync.Mutex
+	after string
+	seen  map[string]int
+	// at is when each event first arrived, to tell a late event from a
+	// lost one.
+	at     map[string]time.Time
 	stop   chan struct{}
 	done   chan struct{}
 	resume int
 }
 
 func subscribeResuming(t *testing.T, g *testGateway, after string) *resumingSubscriber {
-	s := &resumingSubscriber{g: g, after: after, seen: map[string]int{}, stop: make(chan struct{}), done: make(chan struct{})}
+	s := &resumingSubscriber{g: g, after: after, seen: map[string]int{}, at: map[string]time.Time{}, stop: make(chan struct{}), done: make(chan struct{})}
 	go s.run()
 	t.Cleanup(func() { close(s.stop); <-s.done })
 	return s
@@ -259,13 +294,23 @@ func (s *resumingSubscriber) once() {
 				return // an error: resume
 			}
 			s.mu.Lock()
-			s.seen[p.Data.Events.Event.UpstreamID]++
+			id := p.Data.Events.Event.UpstreamID
+			if s.seen[id]++; s.seen[id] == 1 {
+				s.at[id] = time.Now()
+			}
 			s.after = p.Data.Events.Cursor
 			s.mu.Unlock()
 		case "error", "complete":
 			return
 		}
 	}
+}
+
+// received is how many distinct events s has received.
+func (s *resumingSubscriber) received() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.seen)
 }
 
 func (s *resumingSubscriber) count(id string) int {
@@ -341,6 +386,7 @@ func TestClusterLosesANodeWithoutLoss(t *testing.T) {
 	subs := []*resumingSubscriber{subscribeResuming(t, a, start), subscribeResuming(t, b, start)}
 
 	var fired []string
+	firedAt := map[string]time.Time{}
 	var firedMu sync.Mutex
 	trigger := func(n int) {
 		for range n {
@@ -348,6 +394,7 @@ func TestClusterLosesANodeWithoutLoss(t *testing.T) {
 			a.sandbox(t, http.MethodPost, "/_sandbox/trigger", map[string]any{"name": "OrderCreated"}, &ev)
 			firedMu.Lock()
 			fired = append(fired, ev.ID)
+			firedAt[ev.ID] = time.Now()
 			firedMu.Unlock()
 		}
 	}
@@ -389,13 +436,23 @@ func TestClusterLosesANodeWithoutLoss(t *testing.T) {
 	trigger(20)
 	t.Logf("%v: 60 events fired", time.Since(began).Round(time.Millisecond))
 
-	// Every event reaches every subscriber once.
-	deadline := time.Now().Add(40 * time.Second)
+	// Every event reaches every subscriber once. Events come late by the
+	// election of a new leader, and more on a busy machine; what must not
+	// happen is that a subscriber stops receiving while events are
+	// missing: the wait fails when 40 s pass without a new event for the
+	// subscriber waited for, and then says whether the missing event is
+	// in the stream (late) or not (lost before it).
 	for _, id := range fired {
 		for i, s := range subs {
+			had, deadline := s.received(), time.Now().Add(40*time.Second)
 			for s.count(id) == 0 {
+				if n := s.received(); n > had {
+					had, deadline = n, time.Now().Add(40*time.Second)
+				}
 				if time.Now().After(deadline) {
-					t.Fatalf("subscriber %d never received %s", i, id)
+					seq, stored := cluster.storedSeq(id)
+					s.mu.Lock()
+					t.Fatalf("subscriber %d never received %s (in EVENTS: %v at %d; %d events received, %d resumes)", i, id, stored, seq, len(s.seen), s.resume)
 				}
 				time.Sleep(50 * time.Millisecond)
 			}
@@ -411,7 +468,18 @@ func TestClusterLosesANodeWithoutLoss(t *testing.T) {
 				t.Errorf("subscriber %d received %s %d times", i, id, n)
 			}
 		}
-		t.Logf("subscriber %d: %d events, %d resumes", i, len(s.seen), s.resume)
+		var late time.Duration
+		var lateID string
+		for id, at := range s.at {
+			fired, ok := firedAt[id]
+			if !ok {
+				continue // the order's own event, made before the loss
+			}
+			if d := at.Sub(fired); d > late {
+				late, lateID = d, id
+			}
+		}
+		t.Logf("subscriber %d: %d events, %d resumes; the latest arrived %v after it was fired (%s)", i, len(s.seen), s.resume, late.Round(time.Millisecond), lateID)
 		s.mu.Unlock()
 	}
 

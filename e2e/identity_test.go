@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/fingraph/fingraph/relay"
 )
 
 // Tests of the identity part of the graph: sessions, sign-in with both
@@ -992,11 +994,22 @@ func TestStaffManagesCorporationsAndAPIKeys(t *testing.T) {
 	var s struct {
 		UpdateCorporationSettings struct {
 			AllowedPersonTypes []string `json:"allowedPersonTypes"`
+			// The corporation, with its id and settings, for a client's
+			// normalized cache.
+			Corporation struct {
+				ID       string `json:"id"`
+				Settings struct {
+					AllowedPersonTypes []string `json:"allowedPersonTypes"`
+				} `json:"settings"`
+			} `json:"corporation"`
 		} `json:"updateCorporationSettings"`
 	}
-	g.queryAs(t, staff, `mutation { updateCorporationSettings(input: {corporationId: "`+demoCorpID+`", allowedPersonTypes: [CONSUMER]}) { allowedPersonTypes } }`, nil).decode(t, &s)
+	g.queryAs(t, staff, `mutation { updateCorporationSettings(input: {corporationId: "`+demoCorpID+`", allowedPersonTypes: [CONSUMER]}) { allowedPersonTypes corporation { id settings { allowedPersonTypes } } } }`, nil).decode(t, &s)
 	if strings.Join(s.UpdateCorporationSettings.AllowedPersonTypes, ",") != "EMPLOYEE,CONSUMER" {
 		t.Errorf("settings = %v", s.UpdateCorporationSettings.AllowedPersonTypes)
+	}
+	if c := s.UpdateCorporationSettings.Corporation; c.ID != relay.ID(relay.Corporation, demoCorpID) || strings.Join(c.Settings.AllowedPersonTypes, ",") != "EMPLOYEE,CONSUMER" {
+		t.Errorf("the corporation in updateCorporationSettings' answer: %+v", c)
 	}
 	var k struct {
 		CreateAPIKey struct {

@@ -235,24 +235,32 @@ func TestSubscriptionsOutliveTheReadDeadline(t *testing.T) {
 	ws.subscribe("1", sub, map[string]any{"after": after})
 
 	resp := g.openSSE(t, sub, map[string]any{"after": after})
+	// A GET stream too (EventSource): its operation is in the URL.
+	get := g.getStream(t, nil, sub, map[string]any{"after": after})
+	wantEventStream(t, get)
 
-	time.Sleep(time.Second) // both connections are now past the read deadline
+	time.Sleep(time.Second) // every connection is now past the read deadline
 	var ev sandboxEvent
 	g.sandbox(t, http.MethodPost, "/_sandbox/trigger", map[string]any{"name": "IndividualActivated"}, &ev)
 
 	if e := ws.next("1", "events"); e.Event.UpstreamID != ev.ID {
 		t.Errorf("websocket: want %s, got %+v", ev.ID, e)
 	}
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		line, ok := strings.CutPrefix(sc.Text(), "data: ")
-		if !ok || line == "" {
-			continue
+	for name, body := range map[string]io.Reader{"SSE": resp.Body, "SSE over GET": get.Body} {
+		sc := bufio.NewScanner(body)
+		got := false
+		for !got && sc.Scan() {
+			line, ok := strings.CutPrefix(sc.Text(), "data: ")
+			if !ok || line == "" {
+				continue
+			}
+			if !strings.Contains(line, ev.ID) {
+				t.Fatalf("%s: want %s, got %s", name, ev.ID, line)
+			}
+			got = true
 		}
-		if !strings.Contains(line, ev.ID) {
-			t.Fatalf("SSE: want %s, got %s", ev.ID, line)
+		if !got {
+			t.Errorf("the %s stream ended without the event: %v", name, sc.Err())
 		}
-		return
 	}
-	t.Fatalf("the SSE stream ended without the event: %v", sc.Err())
 }

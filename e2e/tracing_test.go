@@ -53,7 +53,7 @@ func TestTracesFollowARequestUpstreamWithoutSecrets(t *testing.T) {
 	}
 	for _, s := range spans {
 		for _, kv := range s.Attributes {
-			v := kv.Value.Emit()
+			v := kv.Value.String()
 			for _, secret := range []string{card, g.bearer, "sk_sandbox_demo", "at_sandbox_demo", "pk_sandbox_demo", "Bearer"} {
 				if strings.Contains(v, secret) {
 					t.Errorf("span %q attribute %s carries a secret", s.Name, kv.Key)
@@ -86,15 +86,15 @@ func TestTracesCarryNoCardCredentials(t *testing.T) {
 	for _, s := range spans {
 		texts := []string{s.Name}
 		for _, kv := range s.Attributes {
-			texts = append(texts, kv.Value.Emit())
-			if strings.Contains(kv.Value.Emit(), "/credentials") {
+			texts = append(texts, kv.Value.String())
+			if strings.Contains(kv.Value.String(), "/credentials") {
 				sawCredentialsCall = true
 			}
 		}
 		for _, ev := range s.Events {
 			texts = append(texts, ev.Name)
 			for _, kv := range ev.Attributes {
-				texts = append(texts, kv.Value.Emit())
+				texts = append(texts, kv.Value.String())
 			}
 		}
 		for _, txt := range texts {

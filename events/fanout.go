@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -293,13 +295,18 @@ func (s *subscriber) catchUp(ctx context.Context, js jetstream.JetStream, subjec
 // replay sends s the events after from up to live, read from the stream by a
 // temporary ordered consumer.
 func (s *subscriber) replay(ctx context.Context, js jetstream.JetStream, subjects []string, from, live uint64) error {
+	// A lost consumer is noticed, and given one attempt at a new one, as
+	// the fan-out's is (see fanoutHeartbeat); then the replay fails and the
+	// subscriber resumes from its last cursor, rather than wait for
+	// nats.go's growing pauses.
 	cons, err := js.OrderedConsumer(ctx, EventsStream, jetstream.OrderedConsumerConfig{
 		FilterSubjects: subjects, DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: from + 1,
+		MaxResetAttempts: 1,
 	})
 	if err != nil {
 		return err
 	}
-	it, err := cons.Messages()
+	it, err := cons.Messages(jetstream.PullHeartbeat(fanoutHeartbeat))
 	if err != nil {
 		return err
 	}
@@ -372,35 +379,76 @@ func (b *Bus) fanout(ctx context.Context) (*fanout, error) {
 		return nil, err
 	}
 	// Start right after the newest event, so that fan.last is exact.
-	cons, err := b.js.OrderedConsumer(ctx, EventsStream, jetstream.OrderedConsumerConfig{
-		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: pos.last + 1,
-	})
-	if err != nil {
-		return nil, err
-	}
-	it, err := cons.Messages()
+	it, err := b.follow(ctx, pos.last)
 	if err != nil {
 		return nil, err
 	}
 	f := &fanout{codec: pos.codec, reads: &b.reads, done: make(chan struct{}), subs: map[*subscriber]struct{}{},
 		open: map[*subscriber]struct{}{}, byCorp: map[string]map[*subscriber]struct{}{}, last: pos.last}
-	stop := context.AfterFunc(b.ctx, it.Stop)
 	go func() {
 		defer close(f.done)
-		defer stop()
-		f.run(it)
+		f.run(b, it)
 	}()
 	b.fan = f
 	return f, nil
 }
 
-// run hands out every event of the stream until the consumer stops, then
-// ends every subscription, which may resume from its last cursor.
-func (f *fanout) run(it jetstream.MessagesContext) {
+// A lost consumer (its server stopped, the stream's leader moved) is
+// noticed when two heartbeats are missed, and the fan-out then makes a new
+// one where it left off. nats.go's ordered consumer would notice after 10 s
+// (heartbeats every 5 s) and then make the new one itself with growing
+// pauses: up to 10 s for an answer, then 1, 2, 4, 8 and 10 s between
+// attempts, so that on a busy machine, while the cluster elected a leader,
+// a replica's subscribers got the events published meanwhile more than 40
+// s late (TestClusterLosesANodeWithoutLoss). The fan-out gives it one
+// attempt and makes its own, a short pause apart, and its subscribers stay
+// attached throughout: the events come late by the election, never lost.
+const (
+	fanoutHeartbeat = 2 * time.Second
+	fanoutRetry     = 250 * time.Millisecond
+	fanoutAttempt   = 10 * time.Second
+)
+
+// follow reads the stream after seq through a new ordered consumer.
+func (b *Bus) follow(ctx context.Context, seq uint64) (jetstream.MessagesContext, error) {
+	cons, err := b.js.OrderedConsumer(ctx, EventsStream, jetstream.OrderedConsumerConfig{
+		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: seq + 1,
+		// One attempt when the consumer is lost; then follow again (run).
+		MaxResetAttempts: 1,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return cons.Messages(jetstream.PullHeartbeat(fanoutHeartbeat))
+}
+
+// run hands out every event of the stream. When its consumer fails it
+// follows the stream again after the last event handed out, with the same
+// subscribers, until the bus closes or the stream is gone or was reset
+// (another epoch): then it ends every subscription, which may resume from
+// its last cursor.
+func (f *fanout) run(b *Bus, it jetstream.MessagesContext) {
+	for it != nil {
+		stop := context.AfterFunc(b.ctx, it.Stop)
+		f.hand(it)
+		stop()
+		it.Stop()
+		it = f.followAgain(b)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.failed = true
+	for s := range f.subs {
+		f.end(s, ErrBusClosed)
+	}
+}
+
+// hand hands out the events of it until it fails.
+func (f *fanout) hand(it jetstream.MessagesContext) {
 	for {
 		msg, err := it.Next()
 		if err != nil {
-			break
+			return
 		}
 		md, err := msg.Metadata()
 		if err != nil {
@@ -414,12 +462,56 @@ func (f *fanout) run(it jetstream.MessagesContext) {
 		}
 		f.mu.Unlock()
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.failed = true
-	for s := range f.subs {
-		f.end(s, ErrBusClosed)
+}
+
+// errBehind: the stream answers an older position than the fan-out's.
+var errBehind = errors.New("events: the stream is behind the fan-out")
+
+// followAgain makes a new consumer after the last event handed out,
+// trying until one is made; nil when the bus closed or the stream is gone
+// or was reset (another epoch).
+func (f *fanout) followAgain(b *Bus) jetstream.MessagesContext {
+	const maxBehind = 40 // 10 s of fanoutRetry
+	behind := 0
+	for b.ctx.Err() == nil {
+		f.mu.Lock()
+		last := f.last
+		f.mu.Unlock()
+		ctx, cancel := context.WithTimeout(b.ctx, fanoutAttempt)
+		pos, err := b.position(ctx)
+		var it jetstream.MessagesContext
+		switch {
+		case err != nil:
+		case pos.codec.epoch != f.codec.epoch:
+			cancel()
+			return nil // reset: its cursors are refused as stale
+		case pos.last < last:
+			// A leader just elected may not yet have applied every
+			// event the last one delivered: ask again, a while. A
+			// stream that stays behind was put back (restored from an
+			// older copy): end the subscriptions, whose cursors it
+			// refuses as past its end.
+			if behind++; behind > maxBehind {
+				cancel()
+				return nil
+			}
+			err = errBehind
+		default:
+			it, err = b.follow(ctx, last)
+		}
+		cancel()
+		switch {
+		case err == nil:
+			return it
+		case errors.Is(err, jetstream.ErrStreamNotFound), errors.Is(err, nats.ErrConnectionClosed):
+			return nil
+		}
+		select {
+		case <-b.ctx.Done():
+		case <-time.After(fanoutRetry):
+		}
 	}
+	return nil
 }
 
 // add registers s. Call with mu held.

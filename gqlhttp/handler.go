@@ -430,7 +430,7 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *Handler {
 	srv.AddTransport(transport.Options{})
 	// SSE before POST: both accept a JSON POST, and the first transport that
 	// supports a request serves it; SSE asks for Accept: text/event-stream.
-	srv.AddTransport(SSE{MaxBodyBytes: l.MaxBodyBytes})
+	srv.AddTransport(SSE{MaxBodyBytes: l.MaxBodyBytes, MaxTokens: l.MaxTokens})
 	// Apollo's multipart subscriptions, before the incremental-delivery
 	// transport, which serves the other multipart/mixed requests.
 	srv.AddTransport(MultipartSubscription{MaxBodyBytes: l.MaxBodyBytes, Heartbeat: cfg.MultipartHeartbeat})

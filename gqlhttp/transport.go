@@ -2,6 +2,7 @@ package gqlhttp
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -73,35 +74,78 @@ func (GET) Supports(r *http.Request) bool {
 // Do implements graphql.Transport.
 func (GET) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	start := graphql.Now()
-	q, err := url.ParseQuery(r.URL.RawQuery)
-	if err != nil {
-		writeRequestError(w, http.StatusBadRequest, "the query string is malformed")
+	params, msg := urlParams(r)
+	if msg != "" {
+		writeRequestError(w, http.StatusBadRequest, msg)
 		return
-	}
-	params := &graphql.RawParams{Query: q.Get("query"), OperationName: q.Get("operationName"), Headers: r.Header}
-	for name, dst := range map[string]any{"variables": &params.Variables, "extensions": &params.Extensions} {
-		if v := q.Get(name); v != "" {
-			if err := decodeObject(strings.NewReader(v), dst); err != nil {
-				writeRequestError(w, http.StatusBadRequest, name+" must be a JSON object")
-				return
-			}
-		}
 	}
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
 	execute(w, r, exec, params, true)
 }
 
+// urlParams reads the operation of a GET from its URL: query,
+// operationName, and variables and extensions as JSON objects, as the
+// GraphQL-over-HTTP and graphql-sse specifications give them. On failure it
+// returns a message that quotes nothing from the URL.
+func urlParams(r *http.Request) (*graphql.RawParams, string) {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return nil, "the query string is malformed"
+	}
+	params := &graphql.RawParams{Query: q.Get("query"), OperationName: q.Get("operationName"), Headers: r.Header}
+	for name, dst := range map[string]any{"variables": &params.Variables, "extensions": &params.Extensions} {
+		if v := q.Get(name); v != "" {
+			if err := decodeObject(strings.NewReader(v), dst); err != nil {
+				return nil, name + " must be a JSON object"
+			}
+		}
+	}
+	return params, ""
+}
+
 // SSE is gqlgen's server-sent-events transport behind the same body
 // checks as POST: the body is read and checked here, and gqlgen's decoder
-// only ever sees a body that decodes.
+// only ever sees a body that decodes. It also serves GET with Accept:
+// text/event-stream (the browser's EventSource, graphql-sse's distinct
+// connections, The Guild's HTTP executor), the operation read from the URL
+// and handed to the same path as a POSTed body; a GET stream only reads: a
+// mutation is refused with 405 before the stream starts, as GET refuses it.
+//
+// A GET stream of the events subscription gives each event its cursor as
+// its SSE id, and a reconnection's Last-Event-ID resumes after it (see
+// resumeFrom).
 type SSE struct {
 	transport.SSE
 	MaxBodyBytes int64
+	// MaxTokens bounds the parse of a GET stream's document when it
+	// resumes with Last-Event-ID.
+	MaxTokens int
+}
+
+// Supports implements graphql.Transport.
+func (t SSE) Supports(r *http.Request) bool {
+	if r.Method == http.MethodGet {
+		return r.Header.Get("Upgrade") == "" && acceptsEventStream(r)
+	}
+	return t.SSE.Supports(r)
+}
+
+// acceptsEventStream reports whether the client asks for server-sent events.
+func acceptsEventStream(r *http.Request) bool {
+	return strings.Contains(r.Header.Get("Accept"), "text/event-stream")
 }
 
 // Do implements graphql.Transport.
 func (t SSE) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
-	body, status, msg := readBody(w, r, t.MaxBodyBytes)
+	var body []byte
+	var status int
+	var msg string
+	get := r.Method == http.MethodGet
+	if get {
+		body, status, msg = urlBody(r, t.MaxBodyBytes, t.MaxTokens)
+	} else {
+		body, status, msg = readBody(w, r, t.MaxBodyBytes)
+	}
 	if msg == "" {
 		var p graphql.RawParams
 		if status, msg = checkParams(body, &p); msg == "" {
@@ -111,12 +155,56 @@ func (t SSE) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 			_ = rc.SetReadDeadline(time.Time{})
 			startStream(w, r)
 			r.Body = io.NopCloser(bytes.NewReader(body))
-			t.SSE.Do(&noStoreStream{ResponseWriter: w, rc: rc}, r, exec)
+			stream := &noStoreStream{ResponseWriter: w, rc: rc, ids: get}
+			if get {
+				exec = readOnlyExecutor{GraphExecutor: exec, w: stream}
+			}
+			t.SSE.Do(stream, r, exec)
 			return
 		}
 	}
 	writeRequestError(w, status, msg)
 }
+
+// urlBody is the operation in the URL of a GET as the JSON body a POST
+// would carry, bounded like one, resumed after its Last-Event-ID.
+func urlBody(r *http.Request, max int64, maxTokens int) ([]byte, int, string) {
+	params, msg := urlParams(r)
+	if msg != "" {
+		return nil, http.StatusBadRequest, msg
+	}
+	resumeFrom(params, r.Header.Get(lastEventIDHeader), maxTokens)
+	body, err := json.Marshal(params)
+	if err != nil {
+		return nil, http.StatusBadRequest, "variables and extensions must be JSON objects"
+	}
+	if max > 0 && int64(len(body)) > max {
+		return nil, http.StatusRequestEntityTooLarge, "the request is larger than the limit"
+	}
+	return body, 0, ""
+}
+
+// readOnlyExecutor refuses a mutation sent as a GET stream once its
+// operation is known and before anything runs or is streamed: the 405 GET
+// answers, and gqlgen's transport, given errors, executes nothing and
+// writes into the refused stream, which drops it.
+type readOnlyExecutor struct {
+	graphql.GraphExecutor
+	w *noStoreStream
+}
+
+// CreateOperationContext implements graphql.GraphExecutor.
+func (e readOnlyExecutor) CreateOperationContext(ctx context.Context, p *graphql.RawParams) (*graphql.OperationContext, gqlerror.List) {
+	oc, errs := e.GraphExecutor.CreateOperationContext(ctx, p)
+	if errs == nil && oc.Operation != nil && oc.Operation.Operation == ast.Mutation {
+		e.w.refuse()
+		return oc, gqlerror.List{{Message: refusedOnGET}}
+	}
+	return oc, errs
+}
+
+// refusedOnGET is the refusal of a mutation sent with GET.
+const refusedOnGET = "GET requests may only run queries, and subscriptions with Accept: text/event-stream; send mutations with POST"
 
 // noStoreStream answers an event stream with Cache-Control: no-store in
 // place of gqlgen's no-cache, which lets a cache keep the stream (and a
@@ -128,6 +216,12 @@ type noStoreStream struct {
 	// rc, when set, arms the write deadline of every write and flush
 	// (StreamWriteTimeout).
 	rc *http.ResponseController
+	// ids gives each event of the events subscription its cursor as its
+	// SSE id (a GET stream: EventSource resumes with it).
+	ids bool
+	// refused: the request was answered with an error before the stream
+	// started, and nothing more is written.
+	refused bool
 }
 
 func (w *noStoreStream) header() {
@@ -137,21 +231,52 @@ func (w *noStoreStream) header() {
 	}
 }
 
+// refuse answers a mutation sent as a GET stream with 405, before any
+// byte of a stream, and drops whatever is written after.
+func (w *noStoreStream) refuse() {
+	h := w.Header()
+	h.Del("Connection")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Allow", "POST")
+	writeRequestError(w.ResponseWriter, http.StatusMethodNotAllowed, refusedOnGET)
+	w.refused = true
+}
+
 func (w *noStoreStream) WriteHeader(code int) {
+	if w.refused {
+		return
+	}
 	w.header()
 	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *noStoreStream) Write(b []byte) (int, error) {
+	if w.refused {
+		return len(b), nil
+	}
 	w.header()
 	if w.rc != nil {
 		armWrite(w.rc)
+	}
+	if w.ids {
+		// gqlgen writes each event in one Write.
+		if id := eventID(b); id != "" {
+			framed := make([]byte, 0, len("id: \n")+len(id)+len(b))
+			framed = append(append(append(framed, "id: "...), id...), '\n')
+			if _, err := w.ResponseWriter.Write(append(framed, b...)); err != nil {
+				return 0, err
+			}
+			return len(b), nil
+		}
 	}
 	return w.ResponseWriter.Write(b)
 }
 
 // Flush implements http.Flusher, which gqlgen's SSE transport requires.
 func (w *noStoreStream) Flush() {
+	if w.refused {
+		return
+	}
 	w.header()
 	if w.rc != nil {
 		armWrite(w.rc)
@@ -203,7 +328,7 @@ func execute(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor,
 	w.Header().Set("Content-Type", responseType(r))
 	if queryOnly && oc.Operation.Operation != ast.Query {
 		w.Header().Set("Allow", "POST")
-		writeRequestError(w, http.StatusMethodNotAllowed, "GET requests may only run queries; send mutations and subscriptions with POST")
+		writeRequestError(w, http.StatusMethodNotAllowed, refusedOnGET)
 		return
 	}
 	responses, ctx := exec.DispatchOperation(ctx, oc)

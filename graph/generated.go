@@ -29,6 +29,7 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	AddPaymentMethodPayload() AddPaymentMethodPayloadResolver
 	Card() CardResolver
 	CardCredentials() CardCredentialsResolver
 	CardDeclined() CardDeclinedResolver
@@ -46,6 +47,7 @@ type ResolverRoot interface {
 	Person() PersonResolver
 	Query() QueryResolver
 	Subscription() SubscriptionResolver
+	UpdateCustomerContactPayload() UpdateCustomerContactPayloadResolver
 	VerificationRequired() VerificationRequiredResolver
 	Viewer() ViewerResolver
 	Wallet() WalletResolver
@@ -64,6 +66,7 @@ type ComplexityRoot struct {
 	}
 
 	AddPaymentMethodPayload struct {
+		Customer      func(childComplexity int) int
 		Orders        func(childComplexity int) int
 		PaymentMethod func(childComplexity int) int
 	}
@@ -196,6 +199,7 @@ type ComplexityRoot struct {
 		Status               func(childComplexity int) int
 		StatusCode           func(childComplexity int) int
 		Target               func(childComplexity int) int
+		TargetWallet         func(childComplexity int) int
 		TargetWalletGlobalID func(childComplexity int) int
 	}
 
@@ -263,6 +267,7 @@ type ComplexityRoot struct {
 
 	CorporationSettings struct {
 		AllowedPersonTypes func(childComplexity int) int
+		Corporation        func(childComplexity int) int
 		CorporationID      func(childComplexity int) int
 		CreatedAt          func(childComplexity int) int
 		UpdatedAt          func(childComplexity int) int
@@ -695,7 +700,8 @@ type ComplexityRoot struct {
 	}
 
 	UpdateCustomerContactPayload struct {
-		Contact func(childComplexity int) int
+		Contact  func(childComplexity int) int
+		Customer func(childComplexity int) int
 	}
 
 	VerificationRequired struct {
@@ -791,6 +797,9 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type AddPaymentMethodPayloadResolver interface {
+	Customer(ctx context.Context, obj *model.AddPaymentMethodPayload) (*model.Customer, error)
+}
 type CardResolver interface {
 	FundingWalletID(ctx context.Context, obj *model.Card) (string, error)
 	FundingWallet(ctx context.Context, obj *model.Card) (*model.Wallet, error)
@@ -808,6 +817,7 @@ type CardDeclinedResolver interface {
 }
 type ConversionResolver interface {
 	SourceWallet(ctx context.Context, obj *model.Conversion) (*model.Wallet, error)
+	TargetWallet(ctx context.Context, obj *model.Conversion) (*model.Wallet, error)
 }
 type CorporationResolver interface {
 	Persons(ctx context.Context, obj *model.Corporation) ([]*model.Person, error)
@@ -824,6 +834,8 @@ type CorporationResolver interface {
 }
 type CorporationSettingsResolver interface {
 	CorporationID(ctx context.Context, obj *model.CorporationSettings) (string, error)
+
+	Corporation(ctx context.Context, obj *model.CorporationSettings) (*model.Corporation, error)
 }
 type CustomerResolver interface {
 	Orders(ctx context.Context, objs []*model.Customer, start *model.Date, end *model.Date) ([][]*model.Order, error)
@@ -934,6 +946,9 @@ type SubscriptionResolver interface {
 	OrderUpdates(ctx context.Context, orderID string, after *string) (<-chan *model.LiveEvent, error)
 	Onboarding(ctx context.Context, individualID string, after *string) (<-chan *model.LiveEvent, error)
 }
+type UpdateCustomerContactPayloadResolver interface {
+	Customer(ctx context.Context, obj *model.UpdateCustomerContactPayload) (*model.Customer, error)
+}
 type VerificationRequiredResolver interface {
 	OrderID(ctx context.Context, obj *model.VerificationRequired) (string, error)
 }
@@ -989,6 +1004,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Actor.UpstreamID(childComplexity), true
 
+	case "AddPaymentMethodPayload.customer":
+		if e.ComplexityRoot.AddPaymentMethodPayload.Customer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AddPaymentMethodPayload.Customer(childComplexity), true
 	case "AddPaymentMethodPayload.orders":
 		if e.ComplexityRoot.AddPaymentMethodPayload.Orders == nil {
 			break
@@ -1565,6 +1586,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Conversion.Target(childComplexity), true
+	case "Conversion.targetWallet":
+		if e.ComplexityRoot.Conversion.TargetWallet == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Conversion.TargetWallet(childComplexity), true
 	case "Conversion.targetWalletId":
 		if e.ComplexityRoot.Conversion.TargetWalletGlobalID == nil {
 			break
@@ -1870,6 +1897,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CorporationSettings.AllowedPersonTypes(childComplexity), true
+	case "CorporationSettings.corporation":
+		if e.ComplexityRoot.CorporationSettings.Corporation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CorporationSettings.Corporation(childComplexity), true
 	case "CorporationSettings.corporationId":
 		if e.ComplexityRoot.CorporationSettings.CorporationID == nil {
 			break
@@ -3975,6 +4008,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.UpdateCustomerContactPayload.Contact(childComplexity), true
+	case "UpdateCustomerContactPayload.customer":
+		if e.ComplexityRoot.UpdateCustomerContactPayload.Customer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateCustomerContactPayload.Customer(childComplexity), true
 
 	case "VerificationRequired.message":
 		if e.ComplexityRoot.VerificationRequired.Message == nil {
@@ -6277,6 +6316,11 @@ type CorporationSettings {
   allowedPersonTypes: [PersonType!]!
   "When they last changed; null when never."
   updatedAt: Time
+  """
+  The corporation they belong to (batched): updateCorporationSettings answers it, with its id,
+  so that a normalized client cache updates the corporation's settings.
+  """
+  corporation: Corporation!
 }
 
 "An API key of a corporation, without its private key (shown once, at creation)."
@@ -6835,6 +6879,11 @@ input UpdateCustomerContactInput {
 type UpdateCustomerContactPayload {
   "The customer's contact data now."
   contact: Contact!
+  """
+  The customer whose contact changed, read after the change (one upstream read, only when
+  selected): with its id, a normalized client cache updates the customer it holds.
+  """
+  customer: Customer!
 }
 
 "A new card for an existing customer."
@@ -6866,6 +6915,11 @@ type AddPaymentMethodPayload {
   asked for.
   """
   orders: [SignedOrder!]!
+  """
+  The customer whose cards changed, read after the change (one upstream read, only when
+  selected): with its id, a normalized client cache updates its paymentMethods.
+  """
+  customer: Customer!
 }
 
 "The wanted order of a customer's stored cards."
@@ -7548,6 +7602,11 @@ type Conversion {
   targetWalletId: ID
   "The source wallet after the conversion."
   sourceWallet: Wallet
+  """
+  The target wallet after the conversion; null when the upstream does not say which. With the
+  source wallet, both wallets a conversion changes, by id, for a normalized client cache.
+  """
+  targetWallet: Wallet
   "When the conversion was made."
   createdAt: Time
 }
@@ -7773,6 +7832,8 @@ func (ec *executionContext) childFields_AddPaymentMethodPayload(ctx context.Cont
 		return ec.fieldContext_AddPaymentMethodPayload_paymentMethod(ctx, field)
 	case "orders":
 		return ec.fieldContext_AddPaymentMethodPayload_orders(ctx, field)
+	case "customer":
+		return ec.fieldContext_AddPaymentMethodPayload_customer(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AddPaymentMethodPayload", field.Name)
 }
@@ -8097,6 +8158,8 @@ func (ec *executionContext) childFields_CorporationSettings(ctx context.Context,
 		return ec.fieldContext_CorporationSettings_allowedPersonTypes(ctx, field)
 	case "updatedAt":
 		return ec.fieldContext_CorporationSettings_updatedAt(ctx, field)
+	case "corporation":
+		return ec.fieldContext_CorporationSettings_corporation(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_CorporationSettings_createdAt(ctx, field)
 	}
@@ -8777,6 +8840,8 @@ func (ec *executionContext) childFields_UpdateCustomerContactPayload(ctx context
 	switch field.Name {
 	case "contact":
 		return ec.fieldContext_UpdateCustomerContactPayload_contact(ctx, field)
+	case "customer":
+		return ec.fieldContext_UpdateCustomerContactPayload_customer(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type UpdateCustomerContactPayload", field.Name)
 }
@@ -10292,6 +10357,38 @@ func (ec *executionContext) fieldContext_AddPaymentMethodPayload_orders(_ contex
 	return fc, nil
 }
 
+func (ec *executionContext) _AddPaymentMethodPayload_customer(ctx context.Context, field graphql.CollectedField, obj *model.AddPaymentMethodPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AddPaymentMethodPayload_customer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AddPaymentMethodPayload().Customer(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Customer) graphql.Marshaler {
+			return ec.marshalNCustomer2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCustomer(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AddPaymentMethodPayload_customer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AddPaymentMethodPayload",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Customer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Address_street(ctx context.Context, field graphql.CollectedField, obj *model.Address) (ret graphql.Marshaler) {
 	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Street)
 }
@@ -11742,6 +11839,38 @@ func (ec *executionContext) fieldContext_Conversion_sourceWallet(_ context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _Conversion_targetWallet(ctx context.Context, field graphql.CollectedField, obj *model.Conversion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Conversion_targetWallet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Conversion().TargetWallet(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Wallet) graphql.Marshaler {
+			return ec.marshalOWallet2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWallet(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Conversion_targetWallet(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Conversion",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Wallet(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Conversion_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Conversion) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12746,6 +12875,38 @@ func (ec *executionContext) _CorporationSettings_updatedAt(ctx context.Context, 
 }
 func (ec *executionContext) fieldContext_CorporationSettings_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CorporationSettings", field, false, false, "Time")
+}
+
+func (ec *executionContext) _CorporationSettings_corporation(ctx context.Context, field graphql.CollectedField, obj *model.CorporationSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CorporationSettings_corporation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.CorporationSettings().Corporation(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Corporation) graphql.Marshaler {
+			return ec.marshalNCorporation2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CorporationSettings_corporation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CorporationSettings",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Corporation(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _CorporationSettings_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.CorporationSettings) (ret graphql.Marshaler) {
@@ -20334,6 +20495,38 @@ func (ec *executionContext) fieldContext_UpdateCustomerContactPayload_contact(_ 
 	return fc, nil
 }
 
+func (ec *executionContext) _UpdateCustomerContactPayload_customer(ctx context.Context, field graphql.CollectedField, obj *model.UpdateCustomerContactPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateCustomerContactPayload_customer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.UpdateCustomerContactPayload().Customer(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Customer) graphql.Marshaler {
+			return ec.marshalNCustomer2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCustomer(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateCustomerContactPayload_customer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UpdateCustomerContactPayload",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Customer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _VerificationRequired_orderId(ctx context.Context, field graphql.CollectedField, obj *model.VerificationRequired) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -26759,13 +26952,19 @@ func (ec *executionContext) _AddPaymentMethodPayload(ctx context.Context, sel as
 		case "paymentMethod":
 			out.Values[i] = ec._AddPaymentMethodPayload_paymentMethod(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "orders":
 			out.Values[i] = ec._AddPaymentMethodPayload_orders(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "customer":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._AddPaymentMethodPayload_customer(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -27594,6 +27793,12 @@ func (ec *executionContext) _Conversion(ctx context.Context, sel ast.SelectionSe
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Conversion_sourceWallet(ctx, field, obj)
 				})
+		case "targetWallet":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Conversion_targetWallet(ctx, field, obj)
+				})
 		case "createdAt":
 			out.Values[i] = ec._Conversion_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -28028,6 +28233,12 @@ func (ec *executionContext) _CorporationSettings(ctx context.Context, sel ast.Se
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "corporation":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._CorporationSettings_corporation(ctx, field, obj)
+				})
 		case "createdAt":
 			out.Values[i] = ec._CorporationSettings_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -30929,8 +31140,14 @@ func (ec *executionContext) _UpdateCustomerContactPayload(ctx context.Context, s
 		case "contact":
 			out.Values[i] = ec._UpdateCustomerContactPayload_contact(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "customer":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._UpdateCustomerContactPayload_customer(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}

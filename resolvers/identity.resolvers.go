@@ -55,6 +55,15 @@ func (r *corporationSettingsResolver) CorporationID(ctx context.Context, obj *mo
 	return globalRef(relay.Corporation, obj.CorporationID), nil
 }
 
+// Corporation is the resolver for the corporation field.
+func (r *corporationSettingsResolver) Corporation(ctx context.Context, obj *model.CorporationSettings) (*model.Corporation, error) {
+	c, err := loaders.For(ctx).Corporation.Get(ctx, obj.CorporationID)
+	if err != nil {
+		return nil, err
+	}
+	return toCorporation(c), nil
+}
+
 // SignIn is the resolver for the signIn field.
 func (r *mutationResolver) SignIn(ctx context.Context, input model.SignInInput) (model.SignInResult, error) {
 	return r.signIn(ctx, input)

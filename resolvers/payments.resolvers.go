@@ -18,6 +18,11 @@ import (
 	"github.com/fingraph/fingraph/upstream/payments"
 )
 
+// Customer is the resolver for the customer field.
+func (r *addPaymentMethodPayloadResolver) Customer(ctx context.Context, obj *model.AddPaymentMethodPayload) (*model.Customer, error) {
+	return r.changedCustomer(ctx, obj.CustomerID)
+}
+
 func (r *customerResolver) Orders(ctx context.Context, objs []*model.Customer, start *model.Date, end *model.Date) ([][]*model.Order, error) {
 	s, e, err := orderWindow(r.now(), start, end)
 	if err != nil {
@@ -129,7 +134,7 @@ func (r *mutationResolver) UpdateCustomerContact(ctx context.Context, input mode
 	if err != nil {
 		return nil, err
 	}
-	return &model.UpdateCustomerContactPayload{Contact: toContact(got)}, nil
+	return &model.UpdateCustomerContactPayload{Contact: toContact(got), CustomerID: id}, nil
 }
 
 func (r *mutationResolver) AddPaymentMethod(ctx context.Context, input model.AddPaymentMethodInput) (*model.AddPaymentMethodPayload, error) {
@@ -183,7 +188,7 @@ func (r *mutationResolver) AddPaymentMethod(ctx context.Context, input model.Add
 	if err != nil {
 		return nil, err
 	}
-	return &model.AddPaymentMethodPayload{PaymentMethod: toPaymentMethod(m), Orders: signed}, nil
+	return &model.AddPaymentMethodPayload{PaymentMethod: toPaymentMethod(m), Orders: signed, CustomerID: input.CustomerID}, nil
 }
 
 func (r *mutationResolver) SetPaymentMethods(ctx context.Context, input model.SetPaymentMethodsInput) (*model.SetPaymentMethodsPayload, error) {
@@ -311,8 +316,17 @@ func (r *queryResolver) CurrentCustomer(ctx context.Context) (*model.Customer, e
 	return toCustomer(c), nil
 }
 
+// Customer is the resolver for the customer field.
+func (r *updateCustomerContactPayloadResolver) Customer(ctx context.Context, obj *model.UpdateCustomerContactPayload) (*model.Customer, error) {
+	return r.changedCustomer(ctx, obj.CustomerID)
+}
+
 func (r *verificationRequiredResolver) OrderID(ctx context.Context, obj *model.VerificationRequired) (string, error) {
 	return globalRef(relay.Order, obj.OrderID), nil
+}
+
+func (r *Resolver) AddPaymentMethodPayload() graph.AddPaymentMethodPayloadResolver {
+	return &addPaymentMethodPayloadResolver{r}
 }
 
 func (r *Resolver) Customer() graph.CustomerResolver { return &customerResolver{r} }
@@ -325,14 +339,20 @@ func (r *Resolver) OrderChangePayload() graph.OrderChangePayloadResolver {
 
 func (r *Resolver) OrderFailed() graph.OrderFailedResolver { return &orderFailedResolver{r} }
 
+func (r *Resolver) UpdateCustomerContactPayload() graph.UpdateCustomerContactPayloadResolver {
+	return &updateCustomerContactPayloadResolver{r}
+}
+
 func (r *Resolver) VerificationRequired() graph.VerificationRequiredResolver {
 	return &verificationRequiredResolver{r}
 }
 
 type (
-	customerResolver             struct{ *Resolver }
-	orderResolver                struct{ *Resolver }
-	orderChangePayloadResolver   struct{ *Resolver }
-	orderFailedResolver          struct{ *Resolver }
-	verificationRequiredResolver struct{ *Resolver }
+	addPaymentMethodPayloadResolver      struct{ *Resolver }
+	customerResolver                     struct{ *Resolver }
+	orderResolver                        struct{ *Resolver }
+	orderChangePayloadResolver           struct{ *Resolver }
+	orderFailedResolver                  struct{ *Resolver }
+	updateCustomerContactPayloadResolver struct{ *Resolver }
+	verificationRequiredResolver         struct{ *Resolver }
 )

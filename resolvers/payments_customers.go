@@ -302,3 +302,20 @@ func (r *Resolver) customerMethod(ctx context.Context, customerID, d string) (*p
 	}
 	return nil, gqlerr.NotFoundf("the payment method this idempotencyKey added is no longer the customer's")
 }
+
+// changedCustomer reads the customer a mutation has just changed, for its
+// payload: straight from the upstream, not through the operation's loader,
+// which may hold the customer as it was before the change (an earlier
+// field of the same document). The shared reads of the upstream client
+// read a client's own writes. The loader is primed with what was read.
+func (r *Resolver) changedCustomer(ctx context.Context, id string) (*model.Customer, error) {
+	c, err := r.Payments.Customers.Get(ctx, id)
+	if payments.IsNotFound(err) {
+		return nil, gqlerr.NotFoundf("there is no customer %q", id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	loaders.For(ctx).Customer.Prime(ctx, c.ID, c)
+	return toCustomer(c), nil
+}

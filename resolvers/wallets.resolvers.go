@@ -32,6 +32,21 @@ func (r *conversionResolver) SourceWallet(ctx context.Context, obj *model.Conver
 	return toWallet(real, obj.CorporationID), nil
 }
 
+// TargetWallet is the resolver for the targetWallet field.
+func (r *conversionResolver) TargetWallet(ctx context.Context, obj *model.Conversion) (*model.Wallet, error) {
+	if obj.CorporationID == "" || obj.TargetWalletID == nil || *obj.TargetWalletID == "" {
+		return nil, nil
+	}
+	real, pendingOwner, err := loaders.For(ctx).CorporationWallet(ctx, obj.CorporationID, *obj.TargetWalletID)
+	if err != nil {
+		return nil, err
+	}
+	if pendingOwner != nil {
+		return pendingOf(pendingOwner, obj.CorporationID), nil
+	}
+	return toWallet(real, obj.CorporationID), nil
+}
+
 func (r *corporationResolver) Wallets(ctx context.Context, obj *model.Corporation) ([]*model.Wallet, error) {
 	list, err := loaders.For(ctx).CorporationWallets.Get(ctx, obj.ID)
 	if err != nil {

@@ -89,6 +89,25 @@ type OrderChangePayload struct {
 	Applied string
 }
 
+// UpdateCustomerContactPayload answers updateCustomerContact: the contact
+// as stored, and the customer it changed, read when selected.
+type UpdateCustomerContactPayload struct {
+	Contact *Contact
+	// CustomerID is the upstream id of the customer changed ("me" in a
+	// customer session).
+	CustomerID string
+}
+
+// AddPaymentMethodPayload answers addPaymentMethod: the stored card, the
+// orders authorised with it, and the customer whose cards changed, read
+// when selected.
+type AddPaymentMethodPayload struct {
+	PaymentMethod *PaymentMethod
+	Orders        []*SignedOrder
+	// CustomerID is the upstream id of the customer changed.
+	CustomerID string
+}
+
 // Event is an upstream event.
 type Event struct {
 	ID string

@@ -74,15 +74,6 @@ type AddPaymentMethodInput struct {
 	Orders []*NewOrderInput `json:"orders,omitempty"`
 }
 
-// The stored card and the orders created with it.
-type AddPaymentMethodPayload struct {
-	// The stored card.
-	PaymentMethod *PaymentMethod `json:"paymentMethod"`
-	// The orders authorised with the card, each with its verified signed token; empty when none were
-	// asked for.
-	Orders []*SignedOrder `json:"orders"`
-}
-
 // A postal address.
 type Address struct {
 	// Street and number.
@@ -514,6 +505,9 @@ type CorporationSettings struct {
 	AllowedPersonTypes []PersonType `json:"allowedPersonTypes"`
 	// When they last changed; null when never.
 	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
+	// The corporation they belong to (batched): updateCorporationSettings answers it, with its id,
+	// so that a normalized client cache updates the corporation's settings.
+	Corporation *Corporation `json:"corporation"`
 	// When the settings were created; null when the upstream does not say.
 	CreatedAt *time.Time `json:"createdAt,omitempty"`
 }
@@ -1671,12 +1665,6 @@ type UpdateCustomerContactInput struct {
 	CustomerID *string `json:"customerId,omitempty"`
 	// The full new contact data; fields left out are cleared.
 	Contact *ContactInput `json:"contact"`
-}
-
-// The contact data as the upstream stored it.
-type UpdateCustomerContactPayload struct {
-	// The customer's contact data now.
-	Contact *Contact `json:"contact"`
 }
 
 // Changes to a KYC document; absent fields stay unchanged.
