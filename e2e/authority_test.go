@@ -95,11 +95,13 @@ func TestDeletedAPIKeyEndsItsSessionsAndStreamsOnEveryReplica(t *testing.T) {
 	if !del.DeleteAPIKey {
 		t.Fatal("deleteApiKey = false")
 	}
+	deleted := time.Now()
 
 	// The stream on the other replica ends, saying why.
 	if codes := sseEnd(t, stream); len(codes) == 0 || codes[len(codes)-1] != "UNAUTHENTICATED" {
 		t.Errorf("the deleted key's event stream ended with %v, want a last UNAUTHENTICATED part", codes)
 	}
+	t.Logf("the other replica's stream ended %v after the deletion was answered", time.Since(deleted))
 	if code, _ := ws.closeCode(); code != 4401 {
 		t.Errorf("the deleted key's websocket closed with %d, want 4401", code)
 	}
@@ -136,9 +138,11 @@ func TestPasswordChangeEndsThePersonsOtherSessionsOnEveryReplica(t *testing.T) {
 	if len(r.Errors) > 0 {
 		t.Fatalf("updateMe: %+v", r.Errors)
 	}
+	changed := time.Now()
 	if code, _ := ws.closeCode(); code != 4401 {
 		t.Errorf("the other session's websocket closed with %d, want 4401", code)
 	}
+	t.Logf("the other replica's websocket closed %v after the change was answered", time.Since(changed))
 	if codes := sseEnd(t, stream); len(codes) == 0 || codes[len(codes)-1] != "UNAUTHENTICATED" {
 		t.Errorf("the other session's event stream ended with %v", codes)
 	}
@@ -172,9 +176,11 @@ func TestBlockEndsThePersonsStreamsOnEveryReplica(t *testing.T) {
 	if r := a.queryAs(t, staff, `mutation { blockPerson(input: {id: "`+daceID+`"}) { id } }`, nil); len(r.Errors) > 0 {
 		t.Fatalf("blockPerson: %+v", r.Errors)
 	}
+	blocked := time.Now()
 	if codes := sseEnd(t, stream); len(codes) == 0 || codes[len(codes)-1] != "FORBIDDEN" {
 		t.Errorf("the blocked person's event stream ended with %v, want a last FORBIDDEN part", codes)
 	}
+	t.Logf("the other replica's stream ended %v after the block was answered", time.Since(blocked))
 	if code, _ := ws.closeCode(); code != 4403 {
 		t.Errorf("the blocked person's websocket closed with %d, want 4403", code)
 	}
