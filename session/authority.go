@@ -189,7 +189,8 @@ type Authority struct {
 	kv  jetstream.KeyValue
 	now func() time.Time
 
-	mu      sync.Mutex
+	// mu is read by every request (Verdict), written by the watch.
+	mu      sync.RWMutex
 	live    bool
 	records map[string]record // by grant
 	watch   map[*func(grant string)]struct{}
@@ -307,8 +308,8 @@ func (a *Authority) Watch(ctx context.Context, fn func(grant string)) {
 
 // known returns the record of grant this replica holds in memory.
 func (a *Authority) known(grant string) (record, bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
+	a.mu.RLock()
+	defer a.mu.RUnlock()
 	r, ok := a.records[grant]
 	return r, ok
 }
@@ -316,10 +317,10 @@ func (a *Authority) known(grant string) (record, bool) {
 // lookup returns the record of grant: from memory while the watch is in
 // place, else from the bucket.
 func (a *Authority) lookup(ctx context.Context, grant string) (record, error) {
-	a.mu.Lock()
+	a.mu.RLock()
 	r, ok := a.records[grant]
 	live := a.live
-	a.mu.Unlock()
+	a.mu.RUnlock()
 	if live {
 		if !ok {
 			return record{}, nil
