@@ -5051,7 +5051,7 @@ type PageInfo {
 # changed it, a wallet's bank and history, a card's address, a corporation's
 # onboarding progress, and the back-office fields only staff see. Kept in one
 # file of additions so that it merges apart from the domain files; the
-# coverage table of docs/schema.md says where each spec field is shown, or why
+# coverage table of docs/spec-coverage.md says where each spec field is shown, or why
 # it is not.
 
 "Whether a staff member or a person did something."

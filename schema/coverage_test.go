@@ -20,7 +20,7 @@ import (
 const specDir = "../../shared/spec"
 
 // coverageDoc holds the coverage table the test keeps honest.
-const coverageDoc = "../docs/schema.md"
+const coverageDoc = "../docs/spec-coverage.md"
 
 // specField is one response field of an object of a spec.
 type specField struct {
@@ -331,14 +331,14 @@ func splitDepth0(s string) []string {
 	}
 }
 
-// coverageRow is one row of the coverage table of docs/schema.md.
+// coverageRow is one row of the coverage table of docs/spec-coverage.md.
 type coverageRow struct {
 	line   int
 	graph  []string
 	reason string
 }
 
-// coverageSummary is the sentence of docs/schema.md that gives the counts.
+// coverageSummary is the sentence of docs/spec-coverage.md that gives the counts.
 var coverageSummary = regexp.MustCompile(`\*\*(\d+) of (\d+)\*\* spec response fields are in the graph; \*\*(\d+)\*\* are left out`)
 
 // coverageTable reads the table under "## What the graph shows of the
@@ -414,7 +414,7 @@ func resolvePath(s *ast.Schema, path string) error {
 }
 
 // TestEverySpecFieldIsInTheGraphOrExcluded keeps the coverage table of
-// docs/schema.md honest: every response field of every object the specs
+// docs/spec-coverage.md honest: every response field of every object the specs
 // list is in the table, either with the schema fields that show it (each
 // must exist) or with the reason it is left out; and no row names a field
 // the specs do not list.
