@@ -198,17 +198,7 @@ func (r *mutationResolver) BlockPerson(ctx context.Context, input model.PersonID
 	if err := upstreamIDs(arg(relay.Person, &input.ID)); err != nil {
 		return nil, err
 	}
-	// Announced first: a session of hers the upstream refuses once the
-	// block is made (a poll with her token), before its end is recorded
-	// below, ends as blocked.
-	withdraw := r.personEndAnnounced(ctx, input.ID, session.ReasonBlocked)
-	p, err := r.personTransition(ctx, input.ID, events.PersonBlocked, r.Banking.Persons.Block)
-	if err != nil {
-		withdraw()
-		return nil, err
-	}
-	r.personAuthorityEnded(ctx, input.ID, session.ReasonBlocked, "")
-	return p, nil
+	return r.personTransition(ctx, input.ID, events.PersonBlocked, r.Banking.Persons.Block, session.ReasonBlocked)
 }
 
 // RestorePerson is the resolver for the restorePerson field.
@@ -216,7 +206,7 @@ func (r *mutationResolver) RestorePerson(ctx context.Context, input model.Person
 	if err := upstreamIDs(arg(relay.Person, &input.ID)); err != nil {
 		return nil, err
 	}
-	return r.personTransition(ctx, input.ID, events.PersonRestored, r.Banking.Persons.Restore)
+	return r.personTransition(ctx, input.ID, events.PersonRestored, r.Banking.Persons.Restore, "")
 }
 
 // UpdateMe is the resolver for the updateMe field.

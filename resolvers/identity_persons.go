@@ -13,8 +13,12 @@ import (
 )
 
 // personTransition blocks or restores a person, then reads it back: the
-// upstream answers only the id.
-func (r *Resolver) personTransition(ctx context.Context, id, event string, move func(context.Context, string) (string, error)) (*model.Person, error) {
+// upstream answers only the id. A move that ends the person's authority
+// (ends: a block) is announced once the gateway's own checks pass, before
+// the upstream call, so that a session of hers the upstream refuses before
+// the end is recorded ends for that reason; the end is recorded as soon as
+// the upstream made the move, and the announcement withdrawn if it did not.
+func (r *Resolver) personTransition(ctx context.Context, id, event string, move func(context.Context, string) (string, error), ends session.Reason) (*model.Person, error) {
 	s, err := mustSession(ctx)
 	if err != nil {
 		return nil, err
@@ -27,8 +31,16 @@ func (r *Resolver) personTransition(ctx context.Context, id, event string, move 
 	if v.err != nil {
 		return nil, v.err
 	}
+	withdraw := func() {}
+	if ends != "" {
+		withdraw = r.personEndAnnounced(ctx, id, ends)
+	}
 	if _, err := move(ctx, id); err != nil {
+		withdraw()
 		return nil, err
+	}
+	if ends != "" {
+		r.personAuthorityEnded(ctx, id, ends, "")
 	}
 	p, err := r.Banking.Persons.Get(ctx, id)
 	if err != nil {
