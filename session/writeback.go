@@ -111,14 +111,16 @@ type call struct {
 	tries      []string
 	// next is the token of the resend the sender is about to make.
 	next string
-	// answered is set once an answer of the call arrived (every answer
-	// carries a token, or is a refusal).
-	answered bool
+	// attempted is set once an attempt asked for its token (a call an
+	// open breaker stops never does); answered once an answer of the call
+	// arrived (every answer carries a token, or is a refusal).
+	attempted, answered bool
 }
 
 // Token is the request's copy of the newest token, or the other token a
 // refusal is resent with.
 func (c *call) Token() string {
+	c.attempted = true
 	if tok := c.next; tok != "" {
 		c.next = ""
 		return tok
@@ -183,14 +185,15 @@ func (c *call) Refused(ctx context.Context, sent string) bool {
 // A call that ended without an answer may have been answered upstream with
 // a refreshed token that was lost on the way: the token the session holds
 // then works only for the upstream's grace period. The session is told
-// (state.lost), to refresh its token while it still can. A call its caller
-// gave up on (a cancelled request) tells nobody.
+// (state.lost), to refresh its token while it still can. A call never
+// attempted (an open breaker) or given up by its caller (a cancelled
+// request) tells nobody.
 func (c *call) End() {
 	if c.recovering {
 		c.b.recovering.Unlock()
 	}
 	c.st.hold(c.ctx, c.key, c.st.bursts.end(c.bk, c.b))
-	if !c.answered && c.st.lost != nil && c.ctx.Err() == nil {
+	if c.attempted && !c.answered && c.st.lost != nil && c.ctx.Err() == nil {
 		c.st.lost(c.key)
 	}
 }
