@@ -118,8 +118,8 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 	}
 	reportLinks := downloads.NewSigner([]byte(d.cfg.DownloadKey), downloads.DefaultTTL)
 	res := &resolvers.Resolver{
-		Payments:  d.payments,
-		Banking:   d.banking,
+		Payments:  resolverPayments(d.payments),
+		Banking:   resolverBanking(d.banking),
 		Policy:    policy,
 		Attempts:  d.attempts,
 		Authority: d.authority,
@@ -131,6 +131,7 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 		// Zero is resolvers.DefaultOutcomeSettle.
 		OutcomeSettle: d.cfg.OutcomeSettle,
 	}
+	readPayments, readBanking := loaderSources(d.payments, d.banking)
 	es := graph.NewExecutableSchema(graph.Config{
 		Resolvers:  res,
 		Directives: policy.Directives(),
@@ -184,7 +185,7 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 			}
 			return ""
 		},
-		Extensions: []graphql.HandlerExtension{loaders.PerOperation{Payments: d.payments, Banking: d.banking,
+		Extensions: []graphql.HandlerExtension{loaders.PerOperation{Payments: readPayments, Banking: readBanking,
 			Options: []loaders.Option{loaders.WithWait(d.cfg.LoaderWait), loaders.WithWorkers(d.workers)}}},
 	})
 

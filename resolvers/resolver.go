@@ -9,16 +9,14 @@ import (
 	"time"
 
 	"github.com/fingraph/fingraph/downloads"
-	"github.com/fingraph/fingraph/upstream/banking"
-	"github.com/fingraph/fingraph/upstream/payments"
 )
 
 // Resolver is the root resolver; it holds the dependencies.
 type Resolver struct {
-	Payments *payments.Client
-	// Banking is the banking client; calls authenticate with the request's
-	// session (session.Middleware puts its token source in the context).
-	Banking *banking.Client
+	// Payments and Banking are the upstreams' services resolvers call
+	// (upstreams.go).
+	Payments Payments
+	Banking  Banking
 	// Policy decides who may call what (the @requires and @rateLimited
 	// directives).
 	Policy *Policy

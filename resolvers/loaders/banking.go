@@ -63,7 +63,7 @@ type PersonsPage struct {
 	byID map[string]*banking.Person
 }
 
-func (l *Banking) init(b *banking.Client, w *Workers) {
+func (l *Banking) init(b BankingSource, w *Workers) {
 	l.Me.init(func(ctx context.Context, _ Whole) (*banking.Person, error) { return b.Persons.Me(ctx) }, w)
 	l.CurrentCorporation.init(func(ctx context.Context, _ Whole) (*banking.Corporation, error) { return b.Corporations.Current(ctx) }, w)
 	l.corporations.init(func(ctx context.Context, _ Whole) (map[string]*banking.Corporation, error) {

@@ -28,7 +28,7 @@ type CardLoaders struct {
 	CardTransactions Read[CardTransactionsKey, *banking.CardTransactionList]
 }
 
-func (l *CardLoaders) init(b *banking.Client, w *Workers, bl *Banking) {
+func (l *CardLoaders) init(b BankingSource, w *Workers, bl *Banking) {
 	l.Cards.init(func(ctx context.Context, _ Whole) ([]*banking.Card, error) { return b.Cards.List(ctx) }, w)
 	l.Person.init(func(ctx context.Context, id string) (*banking.Person, error) {
 		page, err := bl.PersonsPage.Get(ctx, Whole{})

@@ -22,7 +22,6 @@ import (
 	"github.com/graph-gophers/dataloader/v7"
 	"github.com/vektah/gqlparser/v2/ast"
 
-	"github.com/fingraph/fingraph/upstream/banking"
 	"github.com/fingraph/fingraph/upstream/payments"
 	"github.com/fingraph/fingraph/upstream/roundtrip"
 )
@@ -77,8 +76,8 @@ type options struct {
 // so that a slow machine does not split their batch.
 func WithWait(d time.Duration) Option { return func(o *options) { o.wait = d } }
 
-// New returns a fresh read cache over the payments and banking clients.
-func New(p *payments.Client, b *banking.Client, opts ...Option) *Loaders {
+// New returns a fresh read cache over the payments and banking upstreams.
+func New(p PaymentsSource, b BankingSource, opts ...Option) *Loaders {
 	o := options{wait: Wait}
 	for _, f := range opts {
 		f(&o)
@@ -112,8 +111,8 @@ type ctxKey struct{}
 // websocket subscription would otherwise hold one. Install it with the
 // GraphQL server's Use.
 type PerOperation struct {
-	Payments *payments.Client
-	Banking  *banking.Client
+	Payments PaymentsSource
+	Banking  BankingSource
 	// Options are passed to New for every operation's read cache.
 	Options []Option
 }
@@ -170,8 +169,8 @@ func readOnly(ctx context.Context) bool {
 type lazy struct {
 	once sync.Once
 	l    *Loaders
-	p    *payments.Client
-	b    *banking.Client
+	p    PaymentsSource
+	b    BankingSource
 	opts []Option
 }
 
@@ -191,7 +190,7 @@ func For(ctx context.Context) *Loaders {
 // customerBatch answers customers by id: in a customer session only its
 // own (from `me`, never a merchant listing); a lone key by a read by id;
 // several keys from the customer listing.
-func customerBatch(p *payments.Client, listing *Read[Whole, []payments.Customer]) dataloader.BatchFunc[string, *payments.Customer] {
+func customerBatch(p PaymentsSource, listing *Read[Whole, []payments.Customer]) dataloader.BatchFunc[string, *payments.Customer] {
 	return func(ctx context.Context, ids []string) []*dataloader.Result[*payments.Customer] {
 		out := make([]*dataloader.Result[*payments.Customer], len(ids))
 		if _, ok := payments.CustomerKey(ctx); ok {
@@ -240,7 +239,7 @@ func (o *OrderListing) Of(customerID string) []payments.Order {
 	return o.byCustomer[customerID]
 }
 
-func listOrders(ctx context.Context, p *payments.Client, w Window) (*OrderListing, error) {
+func listOrders(ctx context.Context, p PaymentsSource, w Window) (*OrderListing, error) {
 	start, err1 := time.Parse(payments.DateLayout, w.Start)
 	end, err2 := time.Parse(payments.DateLayout, w.End)
 	if err1 != nil || err2 != nil {

@@ -64,6 +64,19 @@ func newUpstream(t *testing.T) *upstream {
 	return u
 }
 
+// paymentsSource is the payments client's services as the loaders read
+// them.
+func (u *upstream) paymentsSource() loaders.PaymentsSource {
+	return loaders.PaymentsSource{Customers: u.payments.Customers, Orders: u.payments.Orders, PendingActions: u.payments.PendingActions}
+}
+
+// bankingSource is the banking client's services as the loaders read them.
+func (u *upstream) bankingSource() loaders.BankingSource {
+	b := u.banking
+	return loaders.BankingSource{Persons: b.Persons, Corporations: b.Corporations, Cards: b.Cards, Transactions: b.Transactions,
+		APIKeys: b.APIKeys, KYC: b.KYC, Wallets: b.Wallets, Requisites: b.Requisites, Invoices: b.Invoices, Limits: b.Limits}
+}
+
 // calls is how often the sandbox served route ("GET /payments/v1/customer").
 func (u *upstream) calls(route string) int { return u.sb.Calls()[route] }
 
@@ -377,7 +390,7 @@ func TestMeIsReadOncePerRequestAndPerSession(t *testing.T) {
 
 func TestPerOperationGivesEachOperationAndEventItsOwnLoaders(t *testing.T) {
 	u := newUpstream(t)
-	ext := loaders.PerOperation{Payments: u.payments, Banking: u.banking}
+	ext := loaders.PerOperation{Payments: u.paymentsSource(), Banking: u.bankingSource()}
 	seen := map[*loaders.Loaders]int{}
 	// One socket's context, shared by its operations (as gqlgen's websocket
 	// transport shares the upgrade request's).
@@ -429,7 +442,7 @@ func noErrors(t *testing.T, errs []error) {
 // enough that a slow (or -race) run never splits a test's batch: what the
 // tests assert is how one batch is served, not how the window splits keys.
 func (u *upstream) loaders() *loaders.Loaders {
-	return loaders.New(u.payments, u.banking, loaders.WithWait(50*time.Millisecond))
+	return loaders.New(u.paymentsSource(), u.bankingSource(), loaders.WithWait(50*time.Millisecond))
 }
 
 func TestPersonLoaderAndCorporationPersonsShareOnePageAndAMissingPersonIsOnlyItsOwn(t *testing.T) {
@@ -458,7 +471,7 @@ func TestPersonLoaderAndCorporationPersonsShareOnePageAndAMissingPersonIsOnlyIts
 func TestPersonsOfAnswersAtOnceFromOnePageAsThePersonRead(t *testing.T) {
 	u := newUpstream(t)
 	anna := u.person(t)
-	l := loaders.New(u.payments, u.banking, loaders.WithWait(time.Hour))
+	l := loaders.New(u.paymentsSource(), u.bankingSource(), loaders.WithWait(time.Hour))
 	before := u.calls("GET /banking/v2/persons")
 
 	var got []*banking.Person
@@ -515,7 +528,7 @@ func TestAPersonPastTheFirstPageIsReadOnceAcrossBatches(t *testing.T) {
 		_ = json.NewEncoder(w).Encode(page)
 		return true
 	}
-	l := loaders.New(u.payments, u.banking, loaders.WithWait(time.Millisecond))
+	l := loaders.New(u.paymentsSource(), u.bankingSource(), loaders.WithWait(time.Millisecond))
 	dace := "GET /banking/v2/persons/" + bankingsim.DaceID
 
 	first, errs := l.PersonsOf(anna, []string{bankingsim.DaceID, bankingsim.AnnaID})

@@ -32,7 +32,7 @@ type WalletTransactionsKey struct {
 	Options                 banking.ListOptions
 }
 
-func (m *Money) init(b *banking.Client, w *Workers) {
+func (m *Money) init(b BankingSource, w *Workers) {
 	m.CorporationWallets.init(b.Wallets.List, w)
 	m.CorporationRequisites.init(b.Requisites.List, w)
 	m.CorporationInvoices.init(b.Invoices.List, w)
