@@ -375,7 +375,7 @@ func (a *App) openEngine(ctx context.Context, cfg Config, dataDir string) (attem
 // openUpstreams makes the payments and banking clients, traced (a.tracing)
 // and measured (m) over each one's own tuned transport. Against the strict
 // sandbox it turns off, once and with one warning, what the specs do not
-// serve (cfg.ReconcileInterval, bank.SpecOnly), before the event phase reads
+// serve (cfg.ReconcileInterval, the clients' SpecOnly), before the event phase reads
 // cfg.
 func (a *App) openUpstreams(ctx context.Context, cfg *Config, m *metrics) (*payments.Client, *banking.Client, error) {
 	logger := a.logger
@@ -413,7 +413,7 @@ func (a *App) openUpstreams(ctx context.Context, cfg *Config, m *metrics) (*paym
 		// The strict sandbox serves only what the specs show; say once what
 		// that turns off rather than failing call by call.
 		cfg.ReconcileInterval = 0
-		bank.SpecOnly = true
+		pay.SpecOnly, bank.SpecOnly = true, true
 		logger.Warn(specOnlyNotice)
 	}
 	return pay, bank, nil

@@ -127,7 +127,6 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 		Live:      d.live,
 		Logger:    d.logger,
 		Downloads: reportLinks,
-		SpecOnly:  d.cfg.SandboxStrict,
 		// Zero is resolvers.DefaultOutcomeSettle.
 		OutcomeSettle: d.cfg.OutcomeSettle,
 	}

@@ -15,32 +15,34 @@ import (
 // resolverPayments is the payments client as resolvers use it.
 func resolverPayments(c *payments.Client) resolvers.Payments {
 	return resolvers.Payments{
-		Customers:      c.Customers,
-		Orders:         c.Orders,
-		OrderTokens:    c.OrderTokens,
-		Webhooks:       c.Webhooks,
-		Events:         c.Events,
-		Individuals:    c.Individuals,
-		PendingActions: c.PendingActions,
+		PaymentsFeatures: c,
+		Customers:        c.Customers,
+		Orders:           c.Orders,
+		OrderTokens:      c.OrderTokens,
+		Webhooks:         c.Webhooks,
+		Events:           c.Events,
+		Individuals:      c.Individuals,
+		PendingActions:   c.PendingActions,
 	}
 }
 
 // resolverBanking is the banking client as resolvers use it.
 func resolverBanking(c *banking.Client) resolvers.Banking {
 	return resolvers.Banking{
-		Auth:         c.Auth,
-		Persons:      c.Persons,
-		Corporations: c.Corporations,
-		APIKeys:      c.APIKeys,
-		Cards:        c.Cards,
-		KYC:          c.KYC,
-		Feedback:     c.Feedback,
-		Lookup:       c.Lookup,
-		Wallets:      c.Wallets,
-		Requisites:   c.Requisites,
-		Transactions: c.Transactions,
-		Limits:       c.Limits,
-		Reports:      c.Reports,
+		BankingFeatures: c,
+		Auth:            c.Auth,
+		Persons:         c.Persons,
+		Corporations:    c.Corporations,
+		APIKeys:         c.APIKeys,
+		Cards:           c.Cards,
+		KYC:             c.KYC,
+		Feedback:        c.Feedback,
+		Lookup:          c.Lookup,
+		Wallets:         c.Wallets,
+		Requisites:      c.Requisites,
+		Transactions:    c.Transactions,
+		Limits:          c.Limits,
+		Reports:         c.Reports,
 	}
 }
 

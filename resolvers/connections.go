@@ -138,7 +138,7 @@ func (pg offsetPage) cursors(n int, meta banking.Meta) ([]string, *model.PageInf
 // a sandbox addition (meta[offset]) the strict sandbox leaves out, so only
 // first pages are served there.
 func (r *Resolver) offsetServed(pg offsetPage) error {
-	if r.SpecOnly && pg.offset > 0 {
+	if pg.offset > 0 && !r.Banking.Offers(banking.OffsetPaging) {
 		return gqlerr.BadInput("after", "paging past the first page is not available: the upstream serves only the first page (strict mode)")
 	}
 	return nil

@@ -149,7 +149,7 @@ func (r *queryResolver) Individuals(ctx context.Context, status *model.Individua
 		}
 		st = strings.ToLower(string(*status))
 	}
-	if r.SpecOnly {
+	if !r.Payments.Offers(payments.IndividualListing) {
 		return nil, &gqlerr.Error{Code: gqlerr.UpstreamUnavailable,
 			Message: "listing individuals needs the sandbox's listing addition; the upstream shows none (strict mode)"}
 	}

@@ -146,7 +146,7 @@ func (r *Resolver) introducedCorporations(ctx context.Context) ([]string, error)
 				ids = append(ids, c.ID)
 			}
 		}
-		if !page.Meta.HasMore || len(page.List) == 0 || r.SpecOnly {
+		if !page.Meta.HasMore || len(page.List) == 0 || !r.Banking.Offers(banking.OffsetPaging) {
 			break
 		}
 		opts.Offset += len(page.List)

@@ -242,7 +242,7 @@ func (r *Resolver) cardTransactionNode(ctx context.Context, cardID, id string) (
 				return toCardTransaction(t, card.ID), nil
 			}
 		}
-		if !list.Meta.HasMore || r.SpecOnly || len(list.List) == 0 {
+		if !list.Meta.HasMore || !r.Banking.Offers(banking.OffsetPaging) || len(list.List) == 0 {
 			break
 		}
 		opts.Offset += len(list.List)

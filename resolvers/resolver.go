@@ -32,10 +32,6 @@ type Resolver struct {
 	Logger *slog.Logger
 	// Downloads signs the gateway's report download links.
 	Downloads *downloads.Signer
-	// SpecOnly says the upstreams serve only what the specs show (the strict
-	// sandbox): features that need the sandbox's additions are off or
-	// degraded (app's specOnlyNotice lists them).
-	SpecOnly bool
 	// OutcomeSettle is how long after a money movement whose answer was
 	// lost its absence upstream proves it had no effect
 	// (DefaultOutcomeSettle when zero).

@@ -16,6 +16,9 @@ import (
 
 // Payments is the payments upstream as resolvers use it.
 type Payments struct {
+	// PaymentsFeatures says which additions to the spec the upstream
+	// serves.
+	PaymentsFeatures
 	Customers      PaymentsCustomers
 	Orders         PaymentsOrders
 	OrderTokens    PaymentsOrderTokens
@@ -23,6 +26,12 @@ type Payments struct {
 	Events         PaymentsEvents
 	Individuals    PaymentsIndividuals
 	PendingActions PaymentsPendingActions
+}
+
+// PaymentsFeatures answers whether the payments upstream serves an
+// addition to its spec (payments.Client.Offers).
+type PaymentsFeatures interface {
+	Offers(payments.Feature) bool
 }
 
 // PaymentsCustomers creates, reads and changes customers and their payment
@@ -78,6 +87,9 @@ type PaymentsPendingActions interface {
 // with the request's session (session.Middleware puts its token source in
 // the context).
 type Banking struct {
+	// BankingFeatures says which additions to the spec the upstream
+	// serves.
+	BankingFeatures
 	Auth         BankingAuth
 	Persons      BankingPersons
 	Corporations BankingCorporations
@@ -91,6 +103,12 @@ type Banking struct {
 	Transactions BankingTransactions
 	Limits       BankingLimits
 	Reports      BankingReports
+}
+
+// BankingFeatures answers whether the banking upstream serves an addition
+// to its spec (banking.Client.Offers).
+type BankingFeatures interface {
+	Offers(banking.Feature) bool
 }
 
 // BankingAuth signs principals in and recovers passwords.

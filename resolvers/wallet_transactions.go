@@ -32,7 +32,7 @@ func (r *Resolver) walletTransactions(ctx context.Context, w *model.Wallet, firs
 	if err != nil {
 		return nil, err
 	}
-	if r.SpecOnly {
+	if !r.Banking.Offers(banking.WalletTransactionListing) {
 		return nil, errWalletTransactionsNotOffered(nil)
 	}
 	page, err := loaders.For(ctx).WalletTransactions.Get(ctx, loaders.WalletTransactionsKey{CorporationID: w.CorporationID, WalletID: w.ID, Options: *pg.options("createdAt", dir)})

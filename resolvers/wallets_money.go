@@ -45,9 +45,10 @@ func (r *Resolver) convert(ctx context.Context, key *string, req *banking.Conver
 		}
 		return succeeded(t.ID, t)
 	}
-	if !r.SpecOnly {
-		// The strict sandbox, like the spec, shows no transaction listing:
-		// there a lost conversion stays OUTCOME_UNKNOWN for good.
+	if r.Banking.Offers(banking.WalletTransactionListing) {
+		// Without a transaction listing (the spec shows none, nor does
+		// the strict sandbox) a lost conversion stays OUTCOME_UNKNOWN for
+		// good.
 		in.Find = func(ctx context.Context, _ idempotency.Attempt, from, to time.Time) ([]idempotency.Candidate, error) {
 			return r.findConversion(ctx, corpID, req, from, to)
 		}

@@ -103,9 +103,9 @@ var clientSet = []string{"Accept", "Content-Type", "User-Agent"}
 // meant to be shared by all sessions; credentials travel per call in the
 // context (see TokenSource).
 type Client struct {
-	// SpecOnly says the upstream serves only what the spec shows: a listing
-	// asking for an offset (meta[offset], a sandbox addition) fails with
-	// ErrOffsetNotShown before any call.
+	// SpecOnly says the upstream serves only what the spec shows: none of
+	// the additions Offers names. A listing asking for an offset
+	// (meta[offset]) fails with ErrOffsetNotShown before any call.
 	SpecOnly bool
 
 	baseURL string

@@ -97,6 +97,10 @@ func CustomerKey(ctx context.Context) (string, bool) {
 
 // Client talks to one payments upstream. It is safe for concurrent use.
 type Client struct {
+	// SpecOnly says the upstream serves only what the spec shows: none of
+	// the additions Offers names.
+	SpecOnly bool
+
 	baseURL *url.URL
 	keys    Keys
 	send    *roundtrip.Sender
