@@ -2,35 +2,23 @@ package gqlhttp
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"net"
 	"net/http"
 	"sync/atomic"
+
+	"github.com/fingraph/fingraph/reply"
 )
 
-// noStoreKey carries the request's no-store flag.
-type noStoreKey struct{}
-
-// MarkNoStore tells the NoStore middleware that this request's answer
-// carries card data and must not be stored by any cache. Resolvers call it
-// before they fetch the data, so the header is set however the request
-// ends. Outside a NoStore request it does nothing.
-func MarkNoStore(ctx context.Context) {
-	if f, ok := ctx.Value(noStoreKey{}).(*atomic.Bool); ok {
-		f.Store(true)
-	}
-}
-
 // NoStore answers with Cache-Control: no-store when a resolver marked the
-// request (MarkNoStore). gqlgen writes a query's body after every resolver
+// request (reply.MarkNoStore). gqlgen writes a query's body after every resolver
 // has run, so the header is set at the first WriteHeader or Write, before
 // any of the body leaves.
 func NoStore(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		flag := new(atomic.Bool)
 		nw := &noStoreWriter{ResponseWriter: w, flag: flag}
-		next.ServeHTTP(nw, r.WithContext(context.WithValue(r.Context(), noStoreKey{}, flag)))
+		next.ServeHTTP(nw, r.WithContext(reply.WithNoStore(r.Context(), flag)))
 	})
 }
 

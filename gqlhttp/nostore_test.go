@@ -4,13 +4,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/fingraph/fingraph/reply"
 )
 
 func TestNoStoreOnlyWhenMarked(t *testing.T) {
 	for _, mark := range []bool{false, true} {
 		h := NoStore(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if mark {
-				MarkNoStore(r.Context())
+				reply.MarkNoStore(r.Context())
 			}
 			_, _ = w.Write([]byte(`{"data":{}}`))
 		}))
@@ -32,8 +34,4 @@ func TestNoStoreKeepsTheWriterHijackable(t *testing.T) {
 	if !ok {
 		t.Fatal("websocket upgrades need http.Hijacker")
 	}
-}
-
-func TestMarkNoStoreOutsideTheMiddlewareIsHarmless(t *testing.T) {
-	MarkNoStore(t.Context())
 }

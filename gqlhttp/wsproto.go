@@ -18,6 +18,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/fingraph/fingraph/gqlerr"
+	"github.com/fingraph/fingraph/reply"
 )
 
 // TransportWS serves the graphql-transport-ws subprotocol on the gorilla
@@ -442,7 +443,7 @@ type wsOp struct {
 	completed atomic.Bool
 }
 
-type streamClaimKey struct{}
+type streamClaimKey = reply.StreamKey
 
 // start runs the subscribe message's operation, on a goroutine of its own.
 func (op *wsOp) start(payload json.RawMessage, read graphql.TraceTiming) {

@@ -7,9 +7,9 @@ import (
 
 	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/gqlerr"
-	"github.com/fingraph/fingraph/gqlhttp"
 	"github.com/fingraph/fingraph/graph/model"
 	"github.com/fingraph/fingraph/relay"
+	"github.com/fingraph/fingraph/reply"
 	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/session"
 	"github.com/fingraph/fingraph/upstream/banking"
@@ -123,7 +123,7 @@ func (r *Resolver) revealCredentials(ctx context.Context, cardID string) (*model
 	if ok, _ := r.Policy.credentials.Allow(credentialReadKey(s)); !ok {
 		return nil, &gqlerr.Error{Code: gqlerr.RateLimited, Message: "too many card credential reads; try again in a minute"}
 	}
-	gqlhttp.MarkNoStore(ctx)
+	reply.MarkNoStore(ctx)
 	cr, err := r.Banking.Cards.Credentials(ctx, cardID)
 	if err != nil {
 		return nil, err

@@ -9,8 +9,8 @@ import (
 
 	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/gqlerr"
-	"github.com/fingraph/fingraph/gqlhttp"
 	"github.com/fingraph/fingraph/graph/model"
+	"github.com/fingraph/fingraph/reply"
 	"github.com/fingraph/fingraph/session"
 )
 
@@ -80,7 +80,7 @@ func (r *Resolver) subscribe(ctx context.Context, sc *eventScope, f events.Filte
 	// On the gateway's websocket transport the sink tells the transport
 	// of each event it puts into the channel, so that no goroutine waits
 	// on the channel between events.
-	sink := &liveSink{ctx: ctx, out: out, r: r, signal: gqlhttp.ClaimStream(ctx)}
+	sink := &liveSink{ctx: ctx, out: out, r: r, signal: reply.ClaimStream(ctx)}
 	if err := r.Events.SubscribeSink(ctx, f, deref(after), sink); err != nil {
 		sink.signal.Unclaim()
 		return nil, streamArgError(err)
@@ -115,13 +115,13 @@ func streamArgError(err error) error {
 // is a backlog. A subscriber is still dropped when SubscriberBuffer events
 // wait for it, channel and backlog together.
 //
-// With a stream signal (gqlhttp.ClaimStream), every value put into the
+// With a claimed stream (reply.ClaimStream), every value put into the
 // channel, and its close, is signalled after it happened.
 type liveSink struct {
 	ctx    context.Context
 	out    chan *model.LiveEvent
 	r      *Resolver
-	signal *gqlhttp.StreamSignal
+	signal reply.Stream
 
 	mu      sync.Mutex
 	backlog []*model.LiveEvent
