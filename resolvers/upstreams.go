@@ -29,7 +29,7 @@ type Payments struct {
 }
 
 // PaymentsFeatures answers whether the payments upstream serves an
-// addition to its spec (payments.Client.Offers).
+// addition to its spec (the payments client's Offers).
 type PaymentsFeatures interface {
 	Offers(payments.Feature) bool
 }
@@ -106,7 +106,7 @@ type Banking struct {
 }
 
 // BankingFeatures answers whether the banking upstream serves an addition
-// to its spec (banking.Client.Offers).
+// to its spec (the banking client's Offers).
 type BankingFeatures interface {
 	Offers(banking.Feature) bool
 }
