@@ -28,6 +28,7 @@ import (
 	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/gqlhttp"
 	"github.com/fingraph/fingraph/idempotency"
+	"github.com/fingraph/fingraph/paymentsfeed"
 	"github.com/fingraph/fingraph/ratelimit"
 	"github.com/fingraph/fingraph/redact"
 	"github.com/fingraph/fingraph/resolvers/loaders"
@@ -131,9 +132,10 @@ type App struct {
 	metricsSrv  *http.Server
 	metricsAddr string
 
-	enricher   *events.Enricher
+	enricher   *paymentsfeed.Enricher
 	bus        *events.Bus
-	reconciler *events.Reconciler
+	webhooks   *paymentsfeed.Queue
+	reconciler *paymentsfeed.Reconciler
 	// live polls the banking changes of corporations with live
 	// subscribers.
 	live    *bankpoll.Poller
@@ -247,6 +249,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 		bgCtx:      bgCtx,
 		attempts:   idempotency.New(attemptsKV, idempotency.WithLogger(logger)),
 		bus:        a.bus,
+		webhooks:   a.webhooks,
 		live:       a.live,
 		enricher:   a.enricher,
 		reconciler: a.reconciler,
@@ -358,13 +361,17 @@ func (a *App) openEngine(ctx context.Context, cfg Config, dataDir string) (attem
 	}
 
 	var bus *events.Bus
+	var webhooks *paymentsfeed.Queue
 	if err := a.engine.Create(ctx, "event streams", func(ctx context.Context) error {
-		bus, err = events.NewBus(ctx, a.engine.JetStream(), events.WithReplicas(a.engine.Replicas()))
+		if bus, err = events.NewBus(ctx, a.engine.JetStream(), events.WithReplicas(a.engine.Replicas())); err != nil {
+			return err
+		}
+		webhooks, err = paymentsfeed.NewQueue(ctx, a.engine.JetStream(), paymentsfeed.WithReplicas(a.engine.Replicas()))
 		return err
-	}, events.WebhooksStream, events.EventsStream); err != nil {
+	}, paymentsfeed.WebhooksStream, events.EventsStream); err != nil {
 		return nil, nil, a.engine.Placement(err)
 	}
-	a.bus = bus
+	a.bus, a.webhooks = bus, webhooks
 	cursorKV, err = a.engine.KeyValue(ctx, "events_cursor", 0)
 	if err != nil {
 		return nil, nil, err
@@ -424,17 +431,17 @@ func (a *App) openUpstreams(ctx context.Context, cfg *Config, m *metrics) (*paym
 // event listing ends so that no event a client triggers right after start
 // falls before it. The reconciler then runs on bgCtx. It returns the set of
 // ids the upstream did not know, which the webhook intake shares.
-func (a *App) startEvents(ctx, bgCtx context.Context, cfg Config, pay *payments.Client, cursorKV jetstream.KeyValue, m *metrics) (*events.Unknown, error) {
+func (a *App) startEvents(ctx, bgCtx context.Context, cfg Config, pay *payments.Client, cursorKV jetstream.KeyValue, m *metrics) (*paymentsfeed.Unknown, error) {
 	logger, bus := a.logger, a.bus
 	// Ids the upstream did not know, shared by the intake and the enricher.
-	unknown := events.NewUnknown(10000)
-	a.enricher = &events.Enricher{Bus: bus, Payments: pay, Unknown: unknown, Logger: logger.With("component", "events"),
+	unknown := paymentsfeed.NewUnknown(10000)
+	a.enricher = &paymentsfeed.Enricher{Queue: a.webhooks, Bus: bus, Payments: pay, Unknown: unknown, Logger: logger.With("component", "events"),
 		Workers: cfg.EnricherWorkers, BusyWorkers: cfg.EnricherBusyWorkers, Lag: func(d time.Duration) { m.enrichmentLag.Observe(d.Seconds()) }}
 	if err := a.enricher.Start(ctx); err != nil {
 		return nil, err
 	}
 	if cfg.ReconcileInterval > 0 {
-		a.reconciler = &events.Reconciler{Bus: bus, Payments: pay, Cursor: cursorKV, Interval: cfg.ReconcileInterval, Logger: logger.With("component", "events")}
+		a.reconciler = &paymentsfeed.Reconciler{Bus: bus, Payments: pay, Cursor: cursorKV, Interval: cfg.ReconcileInterval, Logger: logger.With("component", "events")}
 		// The first round only records where the listing ends: run it
 		// before the gateway serves, or an event that a client triggers
 		// right after start could fall before that mark and never be

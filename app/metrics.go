@@ -26,7 +26,7 @@ type metrics struct {
 	upstreamCalls    *prometheus.CounterVec
 	upstreamDuration *prometheus.HistogramVec
 	// enrichmentLag is how long a stored webhook waited for its enriched
-	// event (events.Enricher.Lag).
+	// event (paymentsfeed.Enricher.Lag).
 	enrichmentLag prometheus.Histogram
 }
 

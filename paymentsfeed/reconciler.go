@@ -1,4 +1,4 @@
-package events
+package paymentsfeed
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/upstream/payments"
 )
 
@@ -26,7 +27,7 @@ import (
 // published event counts as delivered. The cost: a PendingAction event seen
 // both ways has its pending action read twice.
 type Reconciler struct {
-	Bus      *Bus
+	Bus      *events.Bus
 	Payments *payments.Client
 	// Cursor keeps the last event id seen, shared by the replicas.
 	Cursor   jetstream.KeyValue
@@ -120,7 +121,7 @@ func (r *Reconciler) Poll(ctx context.Context) error {
 // listed event that cannot be an event (no id, a name that is not a token)
 // is skipped, not retried for ever.
 func (r *Reconciler) publish(ctx context.Context, e payments.Event) error {
-	if e.ID == "" || !tokenRe.MatchString(e.Name) {
+	if e.ID == "" || !events.IsToken(e.Name) {
 		r.Logger.Warn("listed event without an id or with a malformed name; skipped")
 		return nil
 	}
