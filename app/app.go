@@ -435,13 +435,15 @@ func (a *App) startEvents(ctx, bgCtx context.Context, cfg Config, pay *payments.
 	logger, bus := a.logger, a.bus
 	// Ids the upstream did not know, shared by the intake and the enricher.
 	unknown := paymentsfeed.NewUnknown(10000)
-	a.enricher = &paymentsfeed.Enricher{Queue: a.webhooks, Bus: bus, Payments: pay, Unknown: unknown, Logger: logger.With("component", "events"),
+	a.enricher = &paymentsfeed.Enricher{Queue: a.webhooks, Bus: bus, Unknown: unknown, Logger: logger.With("component", "events"),
+		Events: pay.Events, PendingActions: pay.PendingActions, Breaker: pay,
 		Workers: cfg.EnricherWorkers, BusyWorkers: cfg.EnricherBusyWorkers, Lag: func(d time.Duration) { m.enrichmentLag.Observe(d.Seconds()) }}
 	if err := a.enricher.Start(ctx); err != nil {
 		return nil, err
 	}
 	if cfg.ReconcileInterval > 0 {
-		a.reconciler = &paymentsfeed.Reconciler{Bus: bus, Payments: pay, Cursor: cursorKV, Interval: cfg.ReconcileInterval, Logger: logger.With("component", "events")}
+		a.reconciler = &paymentsfeed.Reconciler{Bus: bus, Events: pay.Events, PendingActions: pay.PendingActions, Cursor: cursorKV,
+			Interval: cfg.ReconcileInterval, Logger: logger.With("component", "events")}
 		// The first round only records where the listing ends: run it
 		// before the gateway serves, or an event that a client triggers
 		// right after start could fall before that mark and never be
@@ -467,7 +469,7 @@ func (a *App) openLive(ctx context.Context, cfg Config, bank *banking.Client, m 
 	if err != nil {
 		return err
 	}
-	a.live = &bankpoll.Poller{Banking: bank, Bus: a.bus, Leases: leases, Snapshots: snapshots,
+	a.live = &bankpoll.Poller{Banking: bankpoll.UpstreamOf(bank), Bus: a.bus, Leases: leases, Snapshots: snapshots,
 		Interval: cfg.LivePollInterval, Logger: a.logger.With("component", "live")}
 	m.watchLive(a.live.Stats())
 	m.watchEventReads(a.bus)

@@ -66,7 +66,8 @@ type Publisher interface {
 // Poller runs the poll loops of this replica. Watch registers demand;
 // Close stops every loop and hands their leases back.
 type Poller struct {
-	Banking *banking.Client
+	// Banking is what the poller reads (UpstreamOf a banking client).
+	Banking Upstream
 	Bus     Publisher
 	// Leases and Snapshots are the JetStream buckets LeaseBucket and
 	// SnapshotBucket (no TTL: leases expire by not being renewed).

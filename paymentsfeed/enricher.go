@@ -21,10 +21,17 @@ import (
 // consumer, so each webhook is enriched once.
 type Enricher struct {
 	// Queue holds the webhooks to enrich; Bus is where their events go.
-	Queue    *Queue
-	Bus      *events.Bus
-	Payments *payments.Client
-	Logger   *slog.Logger
+	Queue *Queue
+	Bus   Publisher
+	// Events reads each webhook's event, and PendingActions the pending
+	// action of a PendingAction event (payments.Client's services).
+	Events         EventReader
+	PendingActions PendingActionReader
+	// Breaker, when set, tells when a read the event routes' breaker
+	// refused may be tried again (payments.Client); unset, it is tried
+	// again every breakerPoll.
+	Breaker EventsBreaker
+	Logger  *slog.Logger
 	// Unknown, when set, remembers ids the upstream answered 404 for, so
 	// that they are never asked about again.
 	Unknown *Unknown
@@ -304,27 +311,27 @@ func (e *Enricher) waitBreaker() bool {
 			return false
 		case <-t.C:
 		}
-		if e.Payments.EventsBreakerState() != "open" {
+		if e.Breaker == nil || e.Breaker.EventsBreakerState() != "open" {
 			return true
 		}
 	}
 }
 
 func (e *Enricher) enrich(ctx context.Context, w webhook) (*events.Event, error) {
-	got, err := e.Payments.Events.Get(ctx, w.ID)
+	got, err := e.Events.Get(ctx, w.ID)
 	if err != nil {
 		return nil, err
 	}
-	return paymentsEvent(ctx, e.Payments, got)
+	return paymentsEvent(ctx, e.PendingActions, got)
 }
 
 // paymentsEvent is the bus event of an upstream payments event, with its
 // pending action read when it has one: the enricher and the reconciler
 // publish alike.
-func paymentsEvent(ctx context.Context, pc *payments.Client, got *payments.Event) (*events.Event, error) {
+func paymentsEvent(ctx context.Context, actions PendingActionReader, got *payments.Event) (*events.Event, error) {
 	ev := &events.Event{Source: events.SourcePayments, ID: got.ID, Name: got.Name, Payload: got.Payload, CreatedAt: got.CreatedAt}
 	if events.HasPendingAction(got.Name) {
-		pa, err := pc.PendingActions.ByEvent(ctx, got.ID)
+		pa, err := actions.ByEvent(ctx, got.ID)
 		if payments.IsNotFound(err) {
 			err = nil
 		}

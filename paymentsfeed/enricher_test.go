@@ -86,11 +86,12 @@ func (r *enrichRig) release() {
 	}
 }
 
-// start runs en (Queue, Bus, Payments and Logger filled in) until the test
-// ends.
+// start runs en (its queue, bus, upstream services and logger filled in)
+// until the test ends.
 func (r *enrichRig) start(en *paymentsfeed.Enricher) {
 	r.t.Helper()
-	en.Queue, en.Bus, en.Payments, en.Logger = r.queue, r.bus, r.client, slog.New(slog.DiscardHandler)
+	en.Queue, en.Bus, en.Logger = r.queue, r.bus, slog.New(slog.DiscardHandler)
+	en.Events, en.PendingActions, en.Breaker = r.client.Events, r.client.PendingActions, r.client
 	if err := en.Start(context.Background()); err != nil {
 		r.t.Fatal(err)
 	}

@@ -27,8 +27,11 @@ import (
 // published event counts as delivered. The cost: a PendingAction event seen
 // both ways has its pending action read twice.
 type Reconciler struct {
-	Bus      *events.Bus
-	Payments *payments.Client
+	Bus Publisher
+	// Events is the upstream's event listing, and PendingActions reads the
+	// pending action of a PendingAction event (payments.Client's services).
+	Events         EventLister
+	PendingActions PendingActionReader
 	// Cursor keeps the last event id seen, shared by the replicas.
 	Cursor   jetstream.KeyValue
 	Interval time.Duration
@@ -82,7 +85,7 @@ func (r *Reconciler) Poll(ctx context.Context) error {
 		after = string(entry.Value())
 	}
 	for {
-		page, err := r.Payments.Events.List(ctx, after, 100)
+		page, err := r.Events.List(ctx, after, 100)
 		if payments.IsBadRequest(err) && after != "" {
 			// The cursor's event is gone upstream: start again from the end.
 			r.Logger.Warn("reconciliation cursor unknown upstream; restarting from the newest event")
@@ -125,7 +128,7 @@ func (r *Reconciler) publish(ctx context.Context, e payments.Event) error {
 		r.Logger.Warn("listed event without an id or with a malformed name; skipped")
 		return nil
 	}
-	ev, err := paymentsEvent(ctx, r.Payments, &e)
+	ev, err := paymentsEvent(ctx, r.PendingActions, &e)
 	if err != nil {
 		return err
 	}
