@@ -470,7 +470,7 @@ func (a *App) openLive(ctx context.Context, cfg Config, bank *banking.Client, m 
 		return err
 	}
 	a.live = &bankpoll.Poller{Banking: bankpoll.UpstreamOf(bank), Bus: a.bus, Leases: leases, Snapshots: snapshots,
-		Interval: cfg.LivePollInterval, Logger: a.logger.With("component", "live")}
+		Interval: cfg.LivePollInterval, Logger: a.logger.With("component", "bankpoll")}
 	m.watchLive(a.live.Stats())
 	m.watchEventReads(a.bus)
 	return nil

@@ -126,7 +126,7 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 		Attempts:  d.attempts,
 		Authority: d.authority,
 		Events:    d.bus,
-		Live:      d.live,
+		BankPoll:  d.live,
 		Logger:    d.logger,
 		Downloads: reportLinks,
 		SpecOnly:  d.cfg.SandboxStrict,

@@ -91,7 +91,7 @@ func (p *Poller) pollOnce(ctx context.Context, corpID string, cred context.Conte
 		return err
 	}
 	changes, next := diff(old, lists, kept)
-	p.Logger.Debug("live: polled", "listings", len(lists), "kept", len(kept), "changes", len(changes), "baseline", rev == 0)
+	p.Logger.Debug("bankpoll: polled", "listings", len(lists), "kept", len(kept), "changes", len(changes), "baseline", rev == 0)
 	sent := map[string]bool{}
 	for _, c := range changes {
 		id := events.ChangeID(c.subject, c.version)
