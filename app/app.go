@@ -136,10 +136,10 @@ type App struct {
 	bus        *events.Bus
 	webhooks   *paymentsfeed.Queue
 	reconciler *paymentsfeed.Reconciler
-	// live polls the banking changes of corporations with live
+	// bankPoll polls the banking changes of corporations with live
 	// subscribers.
-	live    *bankpoll.Poller
-	tracing *tracing
+	bankPoll *bankpoll.Poller
+	tracing  *tracing
 	// workers run the upstream reads operations start ahead of their
 	// resolvers (loaders.Workers).
 	workers *loaders.Workers
@@ -230,7 +230,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 	if err := authority.Run(bgCtx); err != nil {
 		return nil, err
 	}
-	if err := a.openLive(ctx, cfg, bank, m); err != nil {
+	if err := a.openBankPoll(ctx, cfg, bank, m); err != nil {
 		return nil, err
 	}
 	handler, gql, err := a.buildHandler(routeDeps{
@@ -250,7 +250,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 		attempts:   idempotency.New(attemptsKV, idempotency.WithLogger(logger)),
 		bus:        a.bus,
 		webhooks:   a.webhooks,
-		live:       a.live,
+		bankPoll:   a.bankPoll,
 		enricher:   a.enricher,
 		reconciler: a.reconciler,
 		sandbox:    a.sandboxHandler(),
@@ -457,10 +457,10 @@ func (a *App) startEvents(ctx, bgCtx context.Context, cfg Config, pay *payments.
 	return unknown, nil
 }
 
-// openLive opens the poller of banking changes (its lease and snapshot
+// openBankPoll opens the poller of banking changes (its lease and snapshot
 // buckets) before any subscription can ask for it; it polls nothing until
 // one does.
-func (a *App) openLive(ctx context.Context, cfg Config, bank *banking.Client, m *metrics) error {
+func (a *App) openBankPoll(ctx context.Context, cfg Config, bank *banking.Client, m *metrics) error {
 	leases, err := a.engine.KeyValue(ctx, bankpoll.LeaseBucket, 0)
 	if err != nil {
 		return err
@@ -469,9 +469,9 @@ func (a *App) openLive(ctx context.Context, cfg Config, bank *banking.Client, m 
 	if err != nil {
 		return err
 	}
-	a.live = &bankpoll.Poller{Banking: bankpoll.UpstreamOf(bank), Bus: a.bus, Leases: leases, Snapshots: snapshots,
+	a.bankPoll = &bankpoll.Poller{Banking: bankpoll.UpstreamOf(bank), Bus: a.bus, Leases: leases, Snapshots: snapshots,
 		Interval: cfg.LivePollInterval, Logger: a.logger.With("component", "bankpoll")}
-	m.watchLive(a.live.Stats())
+	m.watchBankPoll(a.bankPoll.Stats())
 	m.watchEventReads(a.bus)
 	return nil
 }
@@ -748,9 +748,9 @@ func (a *App) Shutdown() error {
 		// The server has stopped: no operation starts a read any more.
 		errs = append(errs, a.workers.Close(ctx))
 	}
-	if a.live != nil {
+	if a.bankPoll != nil {
 		// After the server: no subscription registers demand any more.
-		a.live.Close()
+		a.bankPoll.Close()
 	}
 	if a.bus != nil {
 		a.bus.Close()

@@ -74,7 +74,7 @@ type routeDeps struct {
 	tracing    *tracing
 	bus        *events.Bus
 	webhooks   *paymentsfeed.Queue
-	live       *bankpoll.Poller
+	bankPoll   *bankpoll.Poller
 	enricher   *paymentsfeed.Enricher
 	reconciler *paymentsfeed.Reconciler
 	workers    *loaders.Workers
@@ -126,7 +126,7 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 		Attempts:  d.attempts,
 		Authority: d.authority,
 		Events:    d.bus,
-		BankPoll:  d.live,
+		BankPoll:  d.bankPoll,
 		Logger:    d.logger,
 		Downloads: reportLinks,
 		SpecOnly:  d.cfg.SandboxStrict,
