@@ -335,8 +335,9 @@ func (a *App) lockAndStartSandbox(ctx context.Context, cfg *Config) (dataDir str
 
 // openEngine opens JetStream (embedded in dataDir, or the cluster at
 // FINGRAPH_NATS_URL) and what the gateway keeps in it before any client
-// exists: the idempotency bucket, the event streams (a.bus) and the event
-// cursor. It returns the two buckets for the phases that use them.
+// exists: the idempotency bucket, the event streams (a.bus, a.webhooks)
+// and the event cursor. It returns the two buckets for the phases that use
+// them.
 func (a *App) openEngine(ctx context.Context, cfg Config, dataDir string) (attemptsKV, cursorKV jetstream.KeyValue, err error) {
 	logger := a.logger
 	a.engine, err = engine.Open(ctx, engine.Config{URL: cfg.NATSURL, DataDir: dataDir, Replicas: cfg.NATSReplicas, Logger: logger.With("component", "nats")})
