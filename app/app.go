@@ -28,6 +28,7 @@ import (
 	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/gqlhttp"
 	"github.com/fingraph/fingraph/idempotency"
+	"github.com/fingraph/fingraph/paymentsfeed"
 	"github.com/fingraph/fingraph/ratelimit"
 	"github.com/fingraph/fingraph/redact"
 	"github.com/fingraph/fingraph/resolvers/loaders"
@@ -131,13 +132,14 @@ type App struct {
 	metricsSrv  *http.Server
 	metricsAddr string
 
-	enricher   *events.Enricher
+	enricher   *paymentsfeed.Enricher
 	bus        *events.Bus
-	reconciler *events.Reconciler
-	// live polls the banking changes of corporations with live
+	webhooks   *paymentsfeed.Queue
+	reconciler *paymentsfeed.Reconciler
+	// bankPoll polls the banking changes of corporations with live
 	// subscribers.
-	live    *bankpoll.Poller
-	tracing *tracing
+	bankPoll *bankpoll.Poller
+	tracing  *tracing
 	// workers run the upstream reads operations start ahead of their
 	// resolvers (loaders.Workers).
 	workers *loaders.Workers
@@ -228,7 +230,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 	if err := authority.Run(bgCtx); err != nil {
 		return nil, err
 	}
-	if err := a.openLive(ctx, cfg, bank, m); err != nil {
+	if err := a.openBankPoll(ctx, cfg, bank, m); err != nil {
 		return nil, err
 	}
 	handler, gql, err := a.buildHandler(routeDeps{
@@ -247,7 +249,8 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 		bgCtx:      bgCtx,
 		attempts:   idempotency.New(attemptsKV, idempotency.WithLogger(logger)),
 		bus:        a.bus,
-		live:       a.live,
+		webhooks:   a.webhooks,
+		bankPoll:   a.bankPoll,
 		enricher:   a.enricher,
 		reconciler: a.reconciler,
 		sandbox:    a.sandboxHandler(),
@@ -332,8 +335,9 @@ func (a *App) lockAndStartSandbox(ctx context.Context, cfg *Config) (dataDir str
 
 // openEngine opens JetStream (embedded in dataDir, or the cluster at
 // FINGRAPH_NATS_URL) and what the gateway keeps in it before any client
-// exists: the idempotency bucket, the event streams (a.bus) and the event
-// cursor. It returns the two buckets for the phases that use them.
+// exists: the idempotency bucket, the event streams (a.bus, a.webhooks)
+// and the event cursor. It returns the two buckets for the phases that use
+// them.
 func (a *App) openEngine(ctx context.Context, cfg Config, dataDir string) (attemptsKV, cursorKV jetstream.KeyValue, err error) {
 	logger := a.logger
 	a.engine, err = engine.Open(ctx, engine.Config{URL: cfg.NATSURL, DataDir: dataDir, Replicas: cfg.NATSReplicas, Logger: logger.With("component", "nats")})
@@ -358,13 +362,17 @@ func (a *App) openEngine(ctx context.Context, cfg Config, dataDir string) (attem
 	}
 
 	var bus *events.Bus
+	var webhooks *paymentsfeed.Queue
 	if err := a.engine.Create(ctx, "event streams", func(ctx context.Context) error {
-		bus, err = events.NewBus(ctx, a.engine.JetStream(), events.WithReplicas(a.engine.Replicas()))
+		if bus, err = events.NewBus(ctx, a.engine.JetStream(), events.WithReplicas(a.engine.Replicas())); err != nil {
+			return err
+		}
+		webhooks, err = paymentsfeed.NewQueue(ctx, a.engine.JetStream(), paymentsfeed.WithReplicas(a.engine.Replicas()))
 		return err
-	}, events.WebhooksStream, events.EventsStream); err != nil {
+	}, paymentsfeed.WebhooksStream, events.EventsStream); err != nil {
 		return nil, nil, a.engine.Placement(err)
 	}
-	a.bus = bus
+	a.bus, a.webhooks = bus, webhooks
 	cursorKV, err = a.engine.KeyValue(ctx, "events_cursor", 0)
 	if err != nil {
 		return nil, nil, err
@@ -424,17 +432,19 @@ func (a *App) openUpstreams(ctx context.Context, cfg *Config, m *metrics) (*paym
 // event listing ends so that no event a client triggers right after start
 // falls before it. The reconciler then runs on bgCtx. It returns the set of
 // ids the upstream did not know, which the webhook intake shares.
-func (a *App) startEvents(ctx, bgCtx context.Context, cfg Config, pay *payments.Client, cursorKV jetstream.KeyValue, m *metrics) (*events.Unknown, error) {
+func (a *App) startEvents(ctx, bgCtx context.Context, cfg Config, pay *payments.Client, cursorKV jetstream.KeyValue, m *metrics) (*paymentsfeed.Unknown, error) {
 	logger, bus := a.logger, a.bus
 	// Ids the upstream did not know, shared by the intake and the enricher.
-	unknown := events.NewUnknown(10000)
-	a.enricher = &events.Enricher{Bus: bus, Payments: pay, Unknown: unknown, Logger: logger.With("component", "events"),
+	unknown := paymentsfeed.NewUnknown(10000)
+	a.enricher = &paymentsfeed.Enricher{Queue: a.webhooks, Bus: bus, Unknown: unknown, Logger: logger.With("component", "events"),
+		Events: pay.Events, PendingActions: pay.PendingActions, Breaker: pay,
 		Workers: cfg.EnricherWorkers, BusyWorkers: cfg.EnricherBusyWorkers, Lag: func(d time.Duration) { m.enrichmentLag.Observe(d.Seconds()) }}
 	if err := a.enricher.Start(ctx); err != nil {
 		return nil, err
 	}
 	if cfg.ReconcileInterval > 0 {
-		a.reconciler = &events.Reconciler{Bus: bus, Payments: pay, Cursor: cursorKV, Interval: cfg.ReconcileInterval, Logger: logger.With("component", "events")}
+		a.reconciler = &paymentsfeed.Reconciler{Bus: bus, Events: pay.Events, PendingActions: pay.PendingActions, Cursor: cursorKV,
+			Interval: cfg.ReconcileInterval, Logger: logger.With("component", "events")}
 		// The first round only records where the listing ends: run it
 		// before the gateway serves, or an event that a client triggers
 		// right after start could fall before that mark and never be
@@ -448,10 +458,10 @@ func (a *App) startEvents(ctx, bgCtx context.Context, cfg Config, pay *payments.
 	return unknown, nil
 }
 
-// openLive opens the poller of banking changes (its lease and snapshot
+// openBankPoll opens the poller of banking changes (its lease and snapshot
 // buckets) before any subscription can ask for it; it polls nothing until
 // one does.
-func (a *App) openLive(ctx context.Context, cfg Config, bank *banking.Client, m *metrics) error {
+func (a *App) openBankPoll(ctx context.Context, cfg Config, bank *banking.Client, m *metrics) error {
 	leases, err := a.engine.KeyValue(ctx, bankpoll.LeaseBucket, 0)
 	if err != nil {
 		return err
@@ -460,9 +470,9 @@ func (a *App) openLive(ctx context.Context, cfg Config, bank *banking.Client, m 
 	if err != nil {
 		return err
 	}
-	a.live = &bankpoll.Poller{Banking: bank, Bus: a.bus, Leases: leases, Snapshots: snapshots,
-		Interval: cfg.LivePollInterval, Logger: a.logger.With("component", "live")}
-	m.watchLive(a.live.Stats())
+	a.bankPoll = &bankpoll.Poller{Banking: bankpoll.UpstreamOf(bank), Bus: a.bus, Leases: leases, Snapshots: snapshots,
+		Interval: cfg.LivePollInterval, Logger: a.logger.With("component", "bankpoll")}
+	m.watchBankPoll(a.bankPoll.Stats())
 	m.watchEventReads(a.bus)
 	return nil
 }
@@ -739,9 +749,9 @@ func (a *App) Shutdown() error {
 		// The server has stopped: no operation starts a read any more.
 		errs = append(errs, a.workers.Close(ctx))
 	}
-	if a.live != nil {
+	if a.bankPoll != nil {
 		// After the server: no subscription registers demand any more.
-		a.live.Close()
+		a.bankPoll.Close()
 	}
 	if a.bus != nil {
 		a.bus.Close()

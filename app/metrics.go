@@ -26,7 +26,7 @@ type metrics struct {
 	upstreamCalls    *prometheus.CounterVec
 	upstreamDuration *prometheus.HistogramVec
 	// enrichmentLag is how long a stored webhook waited for its enriched
-	// event (events.Enricher.Lag).
+	// event (paymentsfeed.Enricher.Lag).
 	enrichmentLag prometheus.Histogram
 }
 
@@ -53,9 +53,9 @@ func newMetrics() *metrics {
 	return m
 }
 
-// watchLive exports the live poller's counters: how many corporations
+// watchBankPoll exports the banking poller's counters: how many corporations
 // this replica polls now, and its polls, changes and failures.
-func (m *metrics) watchLive(s *bankpoll.Stats) {
+func (m *metrics) watchBankPoll(s *bankpoll.Stats) {
 	gauge := func(name, help string, v func() float64) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, v)
 	}

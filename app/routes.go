@@ -33,6 +33,7 @@ import (
 	"github.com/fingraph/fingraph/graph/model"
 	"github.com/fingraph/fingraph/idempotency"
 	"github.com/fingraph/fingraph/livequery"
+	"github.com/fingraph/fingraph/paymentsfeed"
 	"github.com/fingraph/fingraph/ratelimit"
 	"github.com/fingraph/fingraph/resolvers"
 	"github.com/fingraph/fingraph/resolvers/loaders"
@@ -59,7 +60,7 @@ type routeDeps struct {
 	authority *session.Authority
 	bgCtx     context.Context
 	trusted   *gqlhttp.TrustedDocuments
-	unknown   *events.Unknown
+	unknown   *paymentsfeed.Unknown
 	attempts  *idempotency.Store
 	// sandbox is the in-process sandbox, nil with real upstreams.
 	sandbox http.Handler
@@ -72,9 +73,10 @@ type routeDeps struct {
 	metrics    *metrics
 	tracing    *tracing
 	bus        *events.Bus
-	live       *bankpoll.Poller
-	enricher   *events.Enricher
-	reconciler *events.Reconciler
+	webhooks   *paymentsfeed.Queue
+	bankPoll   *bankpoll.Poller
+	enricher   *paymentsfeed.Enricher
+	reconciler *paymentsfeed.Reconciler
 	workers    *loaders.Workers
 }
 
@@ -124,7 +126,7 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 		Attempts:  d.attempts,
 		Authority: d.authority,
 		Events:    d.bus,
-		Live:      d.live,
+		BankPoll:  d.bankPoll,
 		Logger:    d.logger,
 		Downloads: reportLinks,
 		// Zero is resolvers.DefaultOutcomeSettle.
@@ -227,7 +229,7 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 	// that requested it.
 	r.Get(downloads.RoutePattern, sessions.Middleware(downloads.Handler(reportLinks, d.banking, session.IDOf,
 		d.logger.With("component", "downloads"))).ServeHTTP)
-	r.Post("/webhooks/payments", (&events.Intake{Bus: d.bus, Unknown: d.unknown, Logger: d.logger.With("component", "webhooks"),
+	r.Post("/webhooks/payments", (&paymentsfeed.Intake{Queue: d.webhooks, Unknown: d.unknown, Logger: d.logger.With("component", "webhooks"),
 		PerSecond: d.cfg.WebhookRateLimit, Burst: int(2 * d.cfg.WebhookRateLimit), ClientAddr: sessions.ClientAddress}).ServeHTTP)
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})

@@ -68,7 +68,7 @@ var errBreakerOpen = errors.New("the banking upstream's circuit breaker is open"
 // pollOnce reads the corporation's listings with the credentials in cred,
 // announces what changed since the snapshot, and stores the new snapshot.
 func (p *Poller) pollOnce(ctx context.Context, corpID string, cred context.Context) error {
-	if p.Banking.BreakerState() == "open" {
+	if p.Banking.Breaker.BreakerState() == "open" {
 		return errBreakerOpen
 	}
 	key := leaseKey(corpID)
@@ -91,7 +91,7 @@ func (p *Poller) pollOnce(ctx context.Context, corpID string, cred context.Conte
 		return err
 	}
 	changes, next := diff(old, lists, kept)
-	p.Logger.Debug("live: polled", "listings", len(lists), "kept", len(kept), "changes", len(changes), "baseline", rev == 0)
+	p.Logger.Debug("bankpoll: polled", "listings", len(lists), "kept", len(kept), "changes", len(changes), "baseline", rev == 0)
 	sent := map[string]bool{}
 	for _, c := range changes {
 		id := events.ChangeID(c.subject, c.version)
@@ -220,8 +220,8 @@ func (p *Poller) read(ctx context.Context, corpID string, old snapshot) ([]listi
 	}
 	_, walletsSeen := old.Lists["wallets"]
 	for _, w := range wallets {
-		if p.Banking.SpecOnly {
-			break // the spec shows no transaction listing
+		if p.Banking.Transactions == nil {
+			break // the upstream shows no transaction listing (the spec's)
 		}
 		key := "wallet-transactions:" + w.ID
 		page, err := p.Banking.Transactions.ListByWallet(ctx, corpID, w.ID, &banking.ListOptions{Limit: pageSize})

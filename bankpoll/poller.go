@@ -43,7 +43,10 @@ import (
 	"github.com/fingraph/fingraph/upstream/banking"
 )
 
-// Buckets of the poller's state in JetStream.
+// Buckets of the poller's state in JetStream. Their names are older than
+// the package's and stay: renaming them would drop every replica's leases
+// and snapshots on upgrade, and a snapshot lost is a baseline taken again,
+// which announces nothing of what changed meanwhile.
 const (
 	// LeaseBucket holds one key per corporation polled somewhere: the
 	// replica that polls it.
@@ -66,7 +69,8 @@ type Publisher interface {
 // Poller runs the poll loops of this replica. Watch registers demand;
 // Close stops every loop and hands their leases back.
 type Poller struct {
-	Banking *banking.Client
+	// Banking is what the poller reads (UpstreamOf a banking client).
+	Banking Upstream
 	Bus     Publisher
 	// Leases and Snapshots are the JetStream buckets LeaseBucket and
 	// SnapshotBucket (no TTL: leases expire by not being renewed).
@@ -208,12 +212,12 @@ func (p *Poller) Baseline(ctx context.Context, corporationID string) {
 		return
 	} else if !errors.Is(err, jetstream.ErrKeyNotFound) {
 		if ctx.Err() == nil { // a subscriber that left at once is no failure
-			p.Logger.Warn("live: a corporation's snapshot could not be read", "err", err)
+			p.Logger.Warn("bankpoll: a corporation's snapshot could not be read", "err", err)
 		}
 		return
 	}
 	if err := p.pollOnce(ctx, corporationID, ctx); err != nil && ctx.Err() == nil {
-		p.Logger.Warn("live: a corporation's baseline could not be read; its first poll takes it", "err", logSafe(err))
+		p.Logger.Warn("bankpoll: a corporation's baseline could not be read; its first poll takes it", "err", logSafe(err))
 	}
 }
 
@@ -312,7 +316,7 @@ func (p *Poller) run(ctx context.Context, corp *corporation) {
 		}
 		rev, took, err := p.acquire(ctx, key, &seenRev, &seenAt)
 		if err != nil && ctx.Err() == nil {
-			p.Logger.Debug("live: lease check failed", "err", err)
+			p.Logger.Debug("bankpoll: lease check failed", "err", err)
 		}
 		if rev != 0 {
 			if took {
@@ -399,7 +403,7 @@ func (p *Poller) hold(ctx context.Context, corp *corporation, key string, rev ui
 		dctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		if err := p.Leases.Delete(dctx, key, jetstream.LastRevision(last.Load())); err != nil && !isConflict(err) {
-			p.Logger.Debug("live: could not hand the lease back; it expires", "err", err)
+			p.Logger.Debug("bankpoll: could not hand the lease back; it expires", "err", err)
 		}
 	}
 }
@@ -423,13 +427,13 @@ func (p *Poller) renew(ctx context.Context, lost context.CancelFunc, key string,
 			last.Store(rev)
 			renewed = time.Now()
 		case isConflict(err):
-			p.Logger.Info("live: another replica took over a corporation's polling")
+			p.Logger.Info("bankpoll: another replica took over a corporation's polling")
 			lost()
 			return
 		case time.Since(renewed) >= p.interval():
 			// Another replica may take it from now on: stop before
 			// it does, rather than poll beside it.
-			p.Logger.Warn("live: the poll lease could not be renewed; polling stops here", "err", err)
+			p.Logger.Warn("bankpoll: the poll lease could not be renewed; polling stops here", "err", err)
 			lost()
 			return
 		}
@@ -485,7 +489,7 @@ func (p *Poller) pollLoop(ctx context.Context, corp *corporation) {
 		slot = sched.next(slot, time.Now(), wait)
 		at := sched.at(slot)
 		if err != nil {
-			p.Logger.Warn("live: polling a corporation failed; backing off", "retry_in", time.Until(at).Round(time.Millisecond), "err", logSafe(err))
+			p.Logger.Warn("bankpoll: polling a corporation failed; backing off", "retry_in", time.Until(at).Round(time.Millisecond), "err", logSafe(err))
 		}
 		t := time.NewTimer(time.Until(at))
 		select {
@@ -565,7 +569,7 @@ func (p *Poller) pollWith(ctx context.Context, corp *corporation, cred *credenti
 			// Its subscriber left during the poll: poll with the next.
 		case banking.IsUnauthorized(err):
 			p.refuse(cred)
-			p.Logger.Info("live: a subscriber's session was refused upstream; polling with another")
+			p.Logger.Info("bankpoll: a subscriber's session was refused upstream; polling with another")
 		default:
 			return err
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/fingraph/fingraph/app"
 	"github.com/fingraph/fingraph/engine"
 	"github.com/fingraph/fingraph/events"
+	"github.com/fingraph/fingraph/paymentsfeed"
 	"github.com/fingraph/fingraph/upstream/sandbox"
 	"github.com/fingraph/fingraph/upstream/sandbox/paymentsim"
 )
@@ -680,7 +681,10 @@ func TestTwoReplicasStartTogetherOnAFreshCluster(t *testing.T) {
 				return
 			}
 			errs <- e.Create(context.Background(), "event streams", func(ctx context.Context) error {
-				_, err := events.NewBus(ctx, e.JetStream(), events.WithReplicas(3))
+				if _, err := events.NewBus(ctx, e.JetStream(), events.WithReplicas(3)); err != nil {
+					return err
+				}
+				_, err := paymentsfeed.NewQueue(ctx, e.JetStream(), paymentsfeed.WithReplicas(3))
 				return err
 			})
 		}()

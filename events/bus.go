@@ -1,15 +1,17 @@
-// Package events turns the payments upstream's webhooks into a durable,
-// deduplicated stream of enriched events that every gateway replica reads:
+// Package events is the gateway's event bus on NATS JetStream and the
+// vocabulary of its events. The bus is one durable stream, EVENTS,
+// deduplicated by event id (Nats-Msg-Id) and laid out by source and owner
+// (subjects.go), that each replica reads once and fans out in memory to its
+// subscribers (fanout.go), with history pages, resume cursors sealed per
+// stream epoch (cursor.go) and the look-up of an event by its cursor. The
+// vocabulary is the Event itself and the names, change ids and versions of
+// the banking-side events (names.go, change.go, versions.go), which the
+// gateway's mutations (resolvers) and the banking poller (bankpoll) announce
+// alike.
 //
-//	webhook {id,name,createdAt} -> Intake -> stream WEBHOOKS (Nats-Msg-Id = event id)
-//	  -> Enricher: GET the event (and its pending action) from the upstream
-//	  -> stream EVENTS (Nats-Msg-Id = event id) -> Subscribe, on every replica
-//
-// A webhook body is only ever an id: the content is always fetched with the
-// gateway's own token, so a forged webhook cannot inject data. The
-// Reconciler polls the upstream's event listing for what webhooks missed or
-// dropped, and publishes it on EVENTS, deduplicated by event id like the
-// enricher's. The package knows no GraphQL.
+// What feeds the bus the payments upstream's events (webhooks, their
+// enrichment, the reconciliation poll) is package paymentsfeed. The package
+// knows no GraphQL.
 package events
 
 import (
@@ -22,18 +24,15 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/fingraph/fingraph/upstream/payments"
 )
 
-// Stream names and subjects.
+// The stream's name and its subjects' prefix.
 const (
-	WebhooksStream = "WEBHOOKS"
-	EventsStream   = "EVENTS"
-	webhookSubject = "fingraph.webhooks."
-	eventSubject   = "fingraph.events."
+	EventsStream = "EVENTS"
+	eventSubject = "fingraph.events."
 )
 
 // Sources of events.
@@ -106,17 +105,15 @@ func (e *Event) PayloadString(key string) string {
 	return s
 }
 
-// webhook is what the intake stores: only what the upstream's webhook says.
-type webhook struct {
-	Source    string    `json:"source"`
-	ID        string    `json:"id"`
-	Name      string    `json:"name"`
-	CreatedAt time.Time `json:"created_at,omitzero"`
-}
-
 var tokenRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
 
-// Bus is the JetStream side of the pipeline.
+// IsToken reports whether s can be an event's source or name: 1 to 128
+// letters, digits, '_' and '-', which need no escaping in JSON and make
+// one subject token. Publish refuses an event whose source or name is not
+// one; the payments feed asks it of webhook ids too.
+func IsToken(s string) bool { return tokenRe.MatchString(s) }
+
+// Bus is the EVENTS stream and this replica's fan-out of it.
 type Bus struct {
 	js jetstream.JetStream
 
@@ -126,12 +123,6 @@ type Bus struct {
 	cancel context.CancelFunc
 	mu     sync.Mutex
 	fan    *fanout
-
-	// storing counts the webhooks being stored now, and burstAt
-	// is when one started while another was in flight (Unix nanoseconds):
-	// a burst of webhooks, during which the enricher yields.
-	storing atomic.Int64
-	burstAt atomic.Int64
 
 	// codecs is the cursor codec of the stream's epoch, kept while the
 	// epoch stays.
@@ -162,22 +153,11 @@ type busOptions struct{ replicas int }
 // existing stream with fewer is raised to n.
 func WithReplicas(n int) BusOption { return func(o *busOptions) { o.replicas = n } }
 
-// NewBus creates or updates the streams.
+// NewBus creates or updates the EVENTS stream.
 func NewBus(ctx context.Context, js jetstream.JetStream, opts ...BusOption) (*Bus, error) {
 	o := busOptions{replicas: 1}
 	for _, opt := range opts {
 		opt(&o)
-	}
-	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name:       WebhooksStream,
-		Subjects:   []string{webhookSubject + ">"},
-		Retention:  jetstream.WorkQueuePolicy,
-		Storage:    jetstream.FileStorage,
-		Duplicates: Dedupe,
-		MaxAge:     24 * time.Hour,
-		Replicas:   o.replicas,
-	}); err != nil {
-		return nil, fmt.Errorf("events: stream %s: %w", WebhooksStream, err)
 	}
 	if err := createEvents(ctx, js, o.replicas); err != nil {
 		return nil, fmt.Errorf("events: stream %s: %w", EventsStream, err)
@@ -267,34 +247,6 @@ func msgID(source, id string) string {
 		source = SourceGateway
 	}
 	return source + ":" + id
-}
-
-// storeWebhook stores an announced event for the intake; a repeat of the
-// same id within Dedupe is dropped by the stream (Nats-Msg-Id). The message
-// is built by appendJSON, and the header set directly, rather than through
-// encoding/json and a publish option (an id or name that is not a token,
-// which the intake refuses, would go through encoding/json). A store that
-// starts while another is in flight marks a burst, during which the
-// enricher yields (Enricher.BusyWorkers); webhooks that come one at a
-// time, however steadily, do not.
-func (b *Bus) storeWebhook(ctx context.Context, w webhook) error {
-	if b.storing.Add(1) > 1 {
-		b.burstAt.Store(time.Now().UnixNano())
-	}
-	defer b.storing.Add(-1)
-	var data []byte
-	if tokenRe.MatchString(w.Source) && tokenRe.MatchString(w.ID) && tokenRe.MatchString(w.Name) {
-		data = w.appendJSON(make([]byte, 0, 128))
-	} else {
-		data, _ = json.Marshal(w)
-	}
-	m := &nats.Msg{
-		Subject: webhookSubject + w.Source,
-		Data:    data,
-		Header:  nats.Header{jetstream.MsgIDHeader: []string{msgID(w.Source, w.ID)}},
-	}
-	_, err := b.js.PublishMsg(ctx, m)
-	return err
 }
 
 // Publish puts an enriched event on the EVENTS stream, deduplicated by id.

@@ -162,7 +162,7 @@ func TestCursorsPastTheEndOrFromAResetStreamAreRefused(t *testing.T) {
 	}
 }
 
-// openBus starts an embedded JetStream with the event streams on it.
+// openBus starts an embedded JetStream with the event stream on it.
 func openBus(ctx context.Context, t testing.TB) (*engine.Engine, *events.Bus) {
 	t.Helper()
 	e, err := engine.Open(ctx, engine.Config{DataDir: t.TempDir()})

@@ -1,5 +1,7 @@
 package events
 
+import "strings"
+
 // Names of the banking-side events: the gateway's own announcements of the
 // changes its mutations made (SourceGateway) and the poller's of the
 // changes it found (SourceBanking). This is their one list; docs/events.md
@@ -43,3 +45,11 @@ var bankingSideNames = []string{
 	CardTransactionCreated, CardTransactionUpdated, KycDocumentCreated, KycDocumentUpdated, LimitCreated, LimitUpdated,
 	LimitDeleted, InvoiceCreated, InvoiceUpdated, PersonCreated, PersonUpdated,
 }
+
+// HasPendingAction reports whether an upstream payments event of this name
+// is tied to a pending action (GET /v3/pending_actions?event_id= answers
+// one): the spec ties pending actions to PendingActionCreated and
+// PendingActionCompleted only. The payments feed reads the action of those
+// events alone, and so does Event.pendingActions: asking for another
+// event's action would be an upstream call that can only answer "none".
+func HasPendingAction(name string) bool { return strings.HasPrefix(name, "PendingAction") }

@@ -10,6 +10,18 @@
 // subscription cost; TransportWS holds one per socket, and subscription
 // producers signal it (ClaimStream) instead of a goroutine waiting on them.
 // gqlgen's transport still serves the legacy graphql-ws subprotocol.
+//
+// Files by concern: handler.go assembles the handler, config.go is what
+// configures it, operations.go what wraps every operation, admission.go
+// the caps on long-lived connections. The HTTP transports are transport.go
+// (POST, GET), sse.go (with sseresume.go), incremental.go, multipartsub.go
+// and multipart.go (uploads, with uploads.go and spool.go); streams are
+// written by streamwrite.go. graphql-transport-ws is wsproto.go (reading
+// and dispatch), wsinit.go, wsops.go and wsclose.go, over websocket.go's
+// gorilla adapter. Documents and variables are checked by limits.go,
+// variables.go, persisted.go and trusted.go; errors.go presents errors,
+// tracing.go traces, live.go serves @live queries, nostore.go marks
+// answers no-store.
 package gqlhttp
 
 import (
@@ -30,201 +42,8 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/gorilla/websocket"
 	"github.com/vektah/gqlparser/v2/ast"
-	"github.com/vektah/gqlparser/v2/gqlerror"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/fingraph/fingraph/gqlerr"
-	"github.com/fingraph/fingraph/livequery"
-	"github.com/fingraph/fingraph/ratelimit"
-)
-
-// Limits bound what one request may ask for. Every one is checked before the
-// cost it guards is paid: the body before it is read, the document before it
-// is validated, the operation's time while it runs.
-type Limits struct {
-	// MaxTokens bounds the lexer before any parsing work is done.
-	MaxTokens int
-	// MaxFields bounds the fields of an operation once every fragment
-	// spread is expanded: the size of the work validation and execution do.
-	MaxFields int
-	// MaxDepth bounds selection nesting (fragments followed), outside
-	// introspection.
-	MaxDepth int
-	// MaxIntrospectionDepth bounds nesting inside __schema and __type.
-	MaxIntrospectionDepth int
-	// MaxAliases bounds aliased fields, the usual amplification trick.
-	MaxAliases int
-	// MaxRootFields bounds the top-level fields of one operation.
-	MaxRootFields int
-	// MaxSameName bounds how often one response name occurs in a merged
-	// selection set (the quadratic part of validation).
-	MaxSameName int
-	// MaxDirectives bounds the directives of an operation, fragments
-	// expanded.
-	MaxDirectives int
-	// MaxComplexity bounds gqlgen's complexity (1 per field by default).
-	MaxComplexity int
-	// MaxBodyBytes bounds a POST body.
-	MaxBodyBytes int64
-	// WebsocketReadLimit bounds one websocket message.
-	WebsocketReadLimit int64
-	// OperationTimeout bounds one query or mutation (not a subscription).
-	OperationTimeout time.Duration
-	// ReadTimeout bounds reading a request, body included, so that a
-	// client trickling bytes cannot hold a connection.
-	ReadTimeout time.Duration
-	// MaxSocketsPerAddress caps the long-lived connections (websockets,
-	// event streams, multipart subscriptions) of signed-in sessions from
-	// one client address on this replica; more are refused with 429 before
-	// the upgrade.
-	MaxSocketsPerAddress int
-	// MaxAnonymousPerAddress caps the long-lived connections without a
-	// signed-in session from one client address, a budget of their own
-	// (see admission.go): they never take a signed-in place.
-	MaxAnonymousPerAddress int
-	// MaxSocketsPerSession caps one session's websockets on this replica
-	// (enforced by the session layer, which knows the session).
-	MaxSocketsPerSession int
-	// MaxOperationsPerSocket caps the operations in flight on one
-	// websocket, subscriptions included.
-	MaxOperationsPerSocket int
-	// MaxUploadsPerAddress, MaxUploadsPerSession and MaxUploads cap the
-	// file uploads in flight on this replica: per client address, per
-	// session and in all; more are refused with 429 before a file is read.
-	MaxUploadsPerAddress, MaxUploadsPerSession, MaxUploads int
-	// MaxUploadsPerTenant caps the uploads in flight of one corporation's
-	// sessions on this replica, however many sessions and addresses send
-	// them, so that another corporation always finds places.
-	MaxUploadsPerTenant int
-	// MaxUploadSpoolBytes bounds the temporary files of all uploads in
-	// flight together.
-	MaxUploadSpoolBytes int64
-}
-
-// DefaultLimits are sized from real screens and tight for abuse. The
-// largest screen query in the tests selects about 60 fields in 7 levels;
-// the standard introspection query has about 250 tokens, 120 fields once
-// expanded and nests 13 levels inside __schema.
-var DefaultLimits = Limits{
-	MaxTokens:             5000,
-	MaxFields:             1000,
-	MaxDepth:              10,
-	MaxIntrospectionDepth: 16,
-	MaxAliases:            30,
-	MaxRootFields:         20,
-	MaxSameName:           30,
-	MaxDirectives:         50,
-	MaxComplexity:         2000,
-	MaxBodyBytes:          1 << 20,
-	WebsocketReadLimit:    64 << 10,
-	OperationTimeout:      30 * time.Second,
-	ReadTimeout:           30 * time.Second,
-	// A dashboard opens one socket per tab and a handful of subscriptions
-	// on it; an office behind one NAT address opens many sockets.
-	MaxSocketsPerAddress: 200,
-	// A playground tab or two per person; signed-in sockets do not count.
-	MaxAnonymousPerAddress: 50,
-	// A dashboard keeps one socket per open tab.
-	MaxSocketsPerSession:   20,
-	MaxOperationsPerSocket: 50,
-	// Uploads are KYC documents, a few per corporation: a person sends
-	// one at a time, an office a handful at once.
-	MaxUploadsPerAddress: 4,
-	MaxUploadsPerSession: 2,
-	MaxUploads:           16,
-	// A quarter of the replica's places for one corporation.
-	MaxUploadsPerTenant: 4,
-	// Sixteen uploads of MaxUploadBytes, less what they keep in memory.
-	MaxUploadSpoolBytes: 160 << 20,
-}
-
-// HandlerConfig configures NewHandler.
-type HandlerConfig struct {
-	Logger *slog.Logger
-	Limits Limits
-	// Introspection turns on __schema and __type, and the validator's "did
-	// you mean" suggestions, which also reveal the schema. On in sandbox
-	// mode; off by default in front of real upstreams.
-	Introspection bool
-	// CheckOrigin vets websocket upgrades; nil allows same-origin only.
-	CheckOrigin func(*http.Request) bool
-	// WebsocketInit authenticates connection_init; nil accepts all.
-	WebsocketInit transport.WebsocketInitFunc
-	// TrackStream, when set, ties a server-sent-event stream to the
-	// request's session as a websocket is tied at connection_init: it
-	// counts against the same per-session cap (an error refuses the stream
-	// with 429) and end runs when the session ends.
-	TrackStream func(ctx context.Context, end func(error)) (untrack func(), err error)
-	// RecheckSession, when set, runs before every operation started on a
-	// websocket: an error (the session ended) refuses the operation as
-	// UNAUTHENTICATED and closes the connection with 4401.
-	RecheckSession func(context.Context) error
-	// Tracer, when set, traces operations and root fields.
-	Tracer trace.Tracer
-	// Trusted, when set, admits only its registered documents.
-	Trusted *TrustedDocuments
-	// SignedIn tells whether the session of ctx is signed in, for the
-	// per-address budgets of long-lived connections (see admission.go);
-	// nil counts every connection as signed in.
-	SignedIn func(context.Context) bool
-	// ClientAddr names the client of a request, for the per-address
-	// websocket cap (the session layer's address, proxies considered);
-	// nil uses the TCP peer.
-	ClientAddr func(*http.Request) string
-	// Extensions are installed after the gateway's own (per-operation
-	// dataloaders): what needs a fresh context per operation, which an
-	// HTTP middleware cannot give the operations of one websocket.
-	Extensions []graphql.HandlerExtension
-	// WebsocketKeepAlive is the websocket keep-alive interval (default
-	// 15 s); WebsocketPeerTimeout how long a silent peer is kept (default
-	// twice the interval and 10 s). See GorillaWebsocket.
-	WebsocketKeepAlive, WebsocketPeerTimeout time.Duration
-	// UploadDir is where uploads beyond MaxUploadMemory are spooled, a
-	// directory of this process alone; "" is the system's temporary
-	// directory.
-	UploadDir string
-	// AuthorizeUpload, when set, checks an upload's operation against the
-	// request's session before any file is read (see UploadGate).
-	AuthorizeUpload func(context.Context, *ast.OperationDefinition) error
-	// SessionID names a request's session ("" without one), for the
-	// per-session upload cap.
-	SessionID func(*http.Request) string
-	// UploadTenant names the corporation a request's session acts for
-	// ("" for none), for the per-tenant upload cap.
-	UploadTenant func(*http.Request) string
-	// UploadCaps, when set, makes the limiters that count uploads in
-	// flight per address and per session across replicas, from the caps
-	// (see UploadGate.ByAddress).
-	UploadCaps func(perAddress, perSession int) (byAddress, bySession ratelimit.Limiter)
-	// Scalars are the gateway's readings of its scalars, by name, with
-	// which variables are checked before anything uses them (see
-	// VariableCheck).
-	Scalars map[string]func(context.Context, any) error
-	// Live, when set, keeps @live queries live over the streaming
-	// transports; without it they answer once.
-	Live *livequery.Engine
-	// LiveSession names the session of a request, for the per-session
-	// cap of live queries.
-	LiveSession func(context.Context) string
-	// LiveScope names the view of a request's principal (its session and
-	// what it may see), for sharing the runs of identical live queries
-	// (livequery.Caller.Share): queries share only within one scope. nil
-	// or "" shares nothing.
-	LiveScope func(context.Context) string
-	// MultipartHeartbeat is the interval of the empty parts that keep a
-	// multipart subscription open (default 5 s, as Apollo's router).
-	MultipartHeartbeat time.Duration
-}
-
-// Close codes of the graphql-transport-ws protocol that the gateway sends.
-const (
-	// CloseUnauthorized ends a connection whose session ended.
-	CloseUnauthorized = 4401
-	// CloseForbidden refuses a connection_init with an unknown session.
-	CloseForbidden = 4403
-	// CloseTooMany refuses a connection over a cap (graphql-ws does not
-	// retry it).
-	CloseTooMany = 4429
 )
 
 // Handler is the GraphQL endpoint. Besides serving, it knows its
@@ -242,10 +61,6 @@ type Handler struct {
 	sockets map[*socketSlot]struct{}
 	streams map[*context.CancelFunc]struct{}
 }
-
-// CloseUpgrading is the close code of a shutdown: 1012 Service Restart,
-// after which graphql-ws clients reconnect.
-const CloseUpgrading = 1012
 
 // Shutdown closes every websocket with 1012 and ends every SSE stream, so
 // that http.Server.Shutdown, which waits for requests in flight but not
@@ -527,136 +342,6 @@ func refuseUpgrade(w http.ResponseWriter, _ *http.Request, status int, _ error) 
 	default:
 		gqlerr.WriteHTTP(w, status, gqlerr.BadUserInput, "not a websocket handshake this server accepts (graphql-transport-ws or graphql-ws over websocket version 13)")
 	}
-}
-
-// operationGuard bounds each query and mutation by the operation timeout
-// (subscriptions live as long as their connection), re-checks the session
-// of a websocket before each operation on it, and caps the operations in
-// flight on one websocket.
-func operationGuard(cfg HandlerConfig) graphql.OperationMiddleware {
-	timeout := cfg.Limits.OperationTimeout
-	maxOps := int32(cfg.Limits.MaxOperationsPerSocket)
-	refuse := func(code gqlerr.Code, msg string) graphql.ResponseHandler {
-		return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{{
-			Message: msg, Extensions: map[string]any{"code": string(code)}}}})
-	}
-	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-		slot, onSocket := ctx.Value(slotKey{}).(*socketSlot)
-		if onSocket && cfg.RecheckSession != nil {
-			if err := cfg.RecheckSession(ctx); err != nil {
-				CloseSocket(ctx, CloseUnauthorized, "session ended")
-				return refuse(gqlerr.Unauthenticated, "the session has ended; sign in again")
-			}
-		}
-		oc := graphql.GetOperationContext(ctx)
-		var release func()
-		if onSocket && maxOps > 0 && !slot.ownCap.Load() {
-			// A legacy socket's operation took its place as it was
-			// created (socketOperations); TransportWS counts its own.
-			if admitted, _ := oc.Stats.GetExtension(admittedKey).(bool); !admitted && slot.ops.Add(1) > maxOps {
-				slot.ops.Add(-1)
-				return refuse(gqlerr.RateLimited, tooManyOperations)
-			}
-			var once sync.Once
-			release = func() { once.Do(func() { slot.ops.Add(-1) }) }
-		}
-		cancel := context.CancelFunc(func() {})
-		subscription := oc.Operation != nil && oc.Operation.Operation == ast.Subscription
-		var h graphql.ResponseHandler
-		if liveOperation(ctx, cfg, oc) {
-			// Lives as long as its stream, as a subscription does; each
-			// run is bounded by the timeout (startLive).
-			subscription = true
-			h = startLive(ctx, cfg, oc, next)
-		} else if subscription {
-			// A subscription the server ends (a slow subscriber dropped)
-			// says why before it completes.
-			h = endWithReason(ctx, next)
-		} else {
-			if timeout > 0 && oc.Operation != nil {
-				ctx, cancel = context.WithTimeout(ctx, timeout)
-			}
-			h = next(ctx)
-		}
-		// The operation ends when its response handler runs dry (a query
-		// after its last response, its deferred parts included, a
-		// subscription when it completes).
-		opCtx := ctx
-		pending := false // a deferred part is still to come
-		return func(ctx context.Context) *graphql.Response {
-			var r *graphql.Response
-			if pending && !subscription {
-				r = nextPart(opCtx, ctx, h)
-			} else {
-				r = h(ctx)
-			}
-			pending = hasNext(r)
-			if !subscription && !pending {
-				cancel()
-			}
-			if r == nil && release != nil {
-				release()
-			}
-			return r
-		}
-	}
-}
-
-// nextPart reads a deferred part. gqlgen waits for it without watching the
-// operation's context, while the deferred work, once the context ends, may
-// give up delivering it: the wait would then never end. It ends with the
-// operation's context instead (a cancelled request or the operation
-// timeout), which ends the response.
-func nextPart(opCtx, ctx context.Context, h graphql.ResponseHandler) *graphql.Response {
-	ch := make(chan *graphql.Response, 1)
-	go func() { ch <- h(ctx) }()
-	select {
-	case r := <-ch:
-		return r
-	case <-opCtx.Done():
-		return nil
-	}
-}
-
-// endWithReason lets a subscription resolver end its stream with an error
-// (gqlerr.EndStream): gqlgen reads a closed channel as a normal completion,
-// so the reason is sent as one last errors-only response before it.
-func endWithReason(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-	ctx, end := gqlerr.WithStreamEnd(ctx)
-	h := next(ctx)
-	said := false // the reason is said once
-	return func(ctx context.Context) *graphql.Response {
-		resp := h(ctx)
-		if resp != nil {
-			return resp
-		}
-		err := end.Take()
-		if err == nil && !said {
-			err = endedBy(ctx)
-		}
-		if err == nil {
-			return nil
-		}
-		said = true
-		e, ok := gqlerr.As(err)
-		if !ok {
-			e = gqlerr.InternalError(err)
-		}
-		return &graphql.Response{Errors: gqlerror.List{{
-			Message: e.Message, Extensions: map[string]any{"code": string(e.Code)},
-		}}}
-	}
-}
-
-// endedBy returns why the server ended a stream, when it did: the error its
-// context was cancelled with (its session or that session's authority
-// ended, see HandlerConfig.TrackStream), as a *gqlerr.Error. A stream the
-// client ended, or one still running, has none.
-func endedBy(ctx context.Context) error {
-	if e, ok := gqlerr.As(context.Cause(ctx)); ok {
-		return e
-	}
-	return nil
 }
 
 // Upload bounds of the multipart transport.

@@ -25,3 +25,86 @@ func startStream(w http.ResponseWriter, r *http.Request) {
 func armWrite(rc *http.ResponseController) {
 	_ = rc.SetWriteDeadline(time.Now().Add(StreamWriteTimeout))
 }
+
+// noStoreStream answers an event stream with Cache-Control: no-store in
+// place of gqlgen's no-cache, which lets a cache keep the stream (and a
+// card's credentials in it). The headers leave before any resolver runs,
+// too early for MarkNoStore, and a stream is never worth storing.
+type noStoreStream struct {
+	http.ResponseWriter
+	set bool
+	// rc, when set, arms the write deadline of every write and flush
+	// (StreamWriteTimeout).
+	rc *http.ResponseController
+	// ids gives each event of the events subscription its cursor as its
+	// SSE id (a GET stream: EventSource resumes with it).
+	ids bool
+	// refused: the request was answered with an error before the stream
+	// started, and nothing more is written.
+	refused bool
+}
+
+func (w *noStoreStream) header() {
+	if !w.set {
+		w.set = true
+		w.Header().Set("Cache-Control", "no-store")
+	}
+}
+
+// refuse answers a mutation sent as a GET stream with 405, before any
+// byte of a stream, and drops whatever is written after.
+func (w *noStoreStream) refuse() {
+	h := w.Header()
+	h.Del("Connection")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Allow", "POST")
+	writeRequestError(w.ResponseWriter, http.StatusMethodNotAllowed, refusedOnGET)
+	w.refused = true
+}
+
+func (w *noStoreStream) WriteHeader(code int) {
+	if w.refused {
+		return
+	}
+	w.header()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *noStoreStream) Write(b []byte) (int, error) {
+	if w.refused {
+		return len(b), nil
+	}
+	w.header()
+	if w.rc != nil {
+		armWrite(w.rc)
+	}
+	if w.ids {
+		// gqlgen writes each event in one Write.
+		if id := eventID(b); id != "" {
+			framed := make([]byte, 0, len("id: \n")+len(id)+len(b))
+			framed = append(append(append(framed, "id: "...), id...), '\n')
+			if _, err := w.ResponseWriter.Write(append(framed, b...)); err != nil {
+				return 0, err
+			}
+			return len(b), nil
+		}
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush implements http.Flusher, which gqlgen's SSE transport requires.
+func (w *noStoreStream) Flush() {
+	if w.refused {
+		return
+	}
+	w.header()
+	if w.rc != nil {
+		armWrite(w.rc)
+		_ = w.rc.Flush()
+		return
+	}
+	http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *noStoreStream) Unwrap() http.ResponseWriter { return w.ResponseWriter }

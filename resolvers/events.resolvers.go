@@ -177,10 +177,10 @@ func (r *subscriptionResolver) Events(ctx context.Context, names []string, after
 	if err != nil {
 		return nil, err
 	}
-	r.liveBaseline(ctx)
+	r.bankBaseline(ctx)
 	ch, err := r.subscribe(ctx, sc, events.Filter{Names: names}, after)
 	if err == nil {
-		r.watchLive(ctx)
+		r.watchBankChanges(ctx)
 	}
 	return ch, err
 }

@@ -25,7 +25,7 @@ func (r *Resolver) eventHistory(ctx context.Context, first *int64, after *string
 	if deref(after) == "" {
 		// The newest page's startCursor is a point to follow from, as
 		// eventsCursor is.
-		r.liveBaseline(ctx)
+		r.bankBaseline(ctx)
 	}
 	f := events.Filter{Names: names, Match: sc.match(nil), Scope: sc.busScope()}
 	h, err := r.Events.History(ctx, f, deref(after), limit)

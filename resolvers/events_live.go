@@ -25,38 +25,39 @@ type EventStream interface {
 
 var _ EventStream = (*events.Bus)(nil)
 
-// LiveDemand is told of every live subscriber with a corporation, so that
+// BankPolling is told of every live subscriber with a corporation, so that
 // the banking changes made outside the gateway are polled for while one
 // listens (bankpoll.Poller). Watch keeps ctx, whose session's credentials the
 // polls may use, until it ends.
-type LiveDemand interface {
+type BankPolling interface {
 	Watch(ctx context.Context, corporationID string)
 	// Baseline returns once the corporation's banking listings were read
 	// at least once, so that any change after it is announced.
 	Baseline(ctx context.Context, corporationID string)
 }
 
-// liveBaseline makes sure the banking changes of the session's corporation
+// bankBaseline makes sure the banking changes of the session's corporation
 // are announced from now on: before a client is given a starting point
 // (eventsCursor) or a subscription starts receiving, the corporation's
 // first reading (which announces nothing) has been taken.
-func (r *Resolver) liveBaseline(ctx context.Context) {
-	if r.Live == nil {
+func (r *Resolver) bankBaseline(ctx context.Context) {
+	if r.BankPoll == nil {
 		return
 	}
 	if s := session.From(ctx); s != nil && s.CorporationID != "" {
-		r.Live.Baseline(ctx, s.CorporationID)
+		r.BankPoll.Baseline(ctx, s.CorporationID)
 	}
 }
 
-// watchLive registers the subscriber of ctx, when its session belongs to a
-// corporation, as demand for that corporation's banking changes.
-func (r *Resolver) watchLive(ctx context.Context) {
-	if r.Live == nil {
+// watchBankChanges registers the subscriber of ctx, when its session
+// belongs to a corporation, as demand for that corporation's banking
+// changes.
+func (r *Resolver) watchBankChanges(ctx context.Context) {
+	if r.BankPoll == nil {
 		return
 	}
 	if s := session.From(ctx); s != nil && s.CorporationID != "" {
-		r.Live.Watch(ctx, s.CorporationID)
+		r.BankPoll.Watch(ctx, s.CorporationID)
 	}
 }
 

@@ -112,7 +112,7 @@ func (r *Resolver) eventsCursor(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	r.liveBaseline(ctx)
+	r.bankBaseline(ctx)
 	return r.Events.CursorFor(ctx, events.Filter{Scope: sc.busScope()})
 }
 

@@ -33,7 +33,7 @@ func (r LiveChanges) Follow(ctx context.Context, notify func(string), ended func
 	if err := r.Events.SubscribeSink(ctx, f, "", subjectSink{notify: notify, ended: ended}); err != nil {
 		return streamArgError(err)
 	}
-	r.watchLive(ctx)
+	r.watchBankChanges(ctx)
 	return nil
 }
 

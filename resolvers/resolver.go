@@ -26,10 +26,10 @@ type Resolver struct {
 	// that authority ends (session.Authority); nil ends none.
 	Authority Authority
 	Events    EventStream
-	// Live, when set, polls the banking changes of the corporations that
-	// live subscribers belong to.
-	Live   LiveDemand
-	Logger *slog.Logger
+	// BankPoll, when set, polls the banking changes of the corporations
+	// that live subscribers belong to.
+	BankPoll BankPolling
+	Logger   *slog.Logger
 	// Downloads signs the gateway's report download links.
 	Downloads *downloads.Signer
 	// OutcomeSettle is how long after a money movement whose answer was

@@ -23,7 +23,7 @@ var decodeOptions = jsonv2.JoinOptions(
 )
 
 // Unmarshal decodes an upstream answer, or a part of one (or a webhook the
-// upstream sent: events.Intake), into v. A client
+// upstream sent: paymentsfeed.Intake), into v. A client
 // type with its own decoding implements UnmarshalJSONFrom (reading its parts
 // with jsonv2.UnmarshalDecode, which keeps these options), or calls Unmarshal
 // from UnmarshalJSON.

@@ -1,14 +1,16 @@
-package events
+package paymentsfeed
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/fingraph/fingraph/events"
 )
 
 // FuzzParseWebhook feeds arbitrary bodies to the webhook intake's parser: it
 // never panics, accepts only ids and names of the safe alphabet, and its
 // refusals quote nothing of the body.
-// Run: go test -run '^$' -fuzz FuzzParseWebhook -fuzztime 60s ./events
+// Run: go test -run '^$' -fuzz FuzzParseWebhook -fuzztime 60s ./paymentsfeed
 func FuzzParseWebhook(f *testing.F) {
 	for _, s := range []string{
 		`{"id":"6f0c1d52-8a5e-4c1b-9a43-2f7d0e6b9c11","name":"IndividualActivated","createdAt":"2026-01-01T00:00:00Z"}`,
@@ -26,7 +28,7 @@ func FuzzParseWebhook(f *testing.F) {
 			}
 			return
 		}
-		if !tokenRe.MatchString(wh.ID) || !tokenRe.MatchString(wh.Name) || wh.Source != SourcePayments {
+		if !events.IsToken(wh.ID) || !events.IsToken(wh.Name) || wh.Source != events.SourcePayments {
 			t.Fatalf("accepted %+v", wh)
 		}
 	})

@@ -1,4 +1,4 @@
-package events_test
+package paymentsfeed_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/fingraph/fingraph/engine"
 	"github.com/fingraph/fingraph/events"
+	"github.com/fingraph/fingraph/paymentsfeed"
 	"github.com/fingraph/fingraph/upstream/payments"
 	"github.com/fingraph/fingraph/upstream/sandbox"
 )
@@ -26,8 +27,9 @@ import (
 type enrichRig struct {
 	t        *testing.T
 	bus      *events.Bus
+	queue    *paymentsfeed.Queue
 	eng      *engine.Engine
-	intake   *events.Intake
+	intake   *paymentsfeed.Intake
 	sandbox  *httptest.Server
 	client   *payments.Client
 	inFlight atomic.Int64
@@ -41,8 +43,8 @@ type enrichRig struct {
 func newEnrichRig(t *testing.T) *enrichRig {
 	t.Helper()
 	ctx := context.Background()
-	e, bus := openBus(ctx, t)
-	r := &enrichRig{t: t, bus: bus, eng: e, held: make(chan struct{})}
+	e, bus, q := openFeed(ctx, t)
+	r := &enrichRig{t: t, bus: bus, queue: q, eng: e, held: make(chan struct{})}
 	sb := sandbox.New(sandbox.Config{})
 	sb.Seed()
 	t.Cleanup(sb.Close)
@@ -69,7 +71,7 @@ func newEnrichRig(t *testing.T) *enrichRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.intake = &events.Intake{Bus: bus, Logger: slog.New(slog.DiscardHandler), PerSecond: 1e9, Burst: 1e9}
+	r.intake = &paymentsfeed.Intake{Queue: q, Logger: slog.New(slog.DiscardHandler), PerSecond: 1e9, Burst: 1e9}
 	return r
 }
 
@@ -84,10 +86,12 @@ func (r *enrichRig) release() {
 	}
 }
 
-// start runs en (Bus, Payments and Logger filled in) until the test ends.
-func (r *enrichRig) start(en *events.Enricher) {
+// start runs en (its queue, bus, upstream services and logger filled in)
+// until the test ends.
+func (r *enrichRig) start(en *paymentsfeed.Enricher) {
 	r.t.Helper()
-	en.Bus, en.Payments, en.Logger = r.bus, r.client, slog.New(slog.DiscardHandler)
+	en.Queue, en.Bus, en.Logger = r.queue, r.bus, slog.New(slog.DiscardHandler)
+	en.Events, en.PendingActions, en.Breaker = r.client.Events, r.client.PendingActions, r.client
 	if err := en.Start(context.Background()); err != nil {
 		r.t.Fatal(err)
 	}
@@ -191,7 +195,7 @@ func checkWidth(t *testing.T, r *enrichRig, n, want int) {
 	}
 	r.release()
 	r.waitFor(fmt.Sprintf("%d events on %s", n, events.EventsStream), func() bool { return r.stored(events.EventsStream) >= uint64(n) })
-	r.waitFor("an empty "+events.WebhooksStream, func() bool { return r.stored(events.WebhooksStream) == 0 })
+	r.waitFor("an empty "+paymentsfeed.WebhooksStream, func() bool { return r.stored(paymentsfeed.WebhooksStream) == 0 })
 	if got := r.stored(events.EventsStream); got != uint64(n) {
 		t.Errorf("%s holds %d events, want %d", events.EventsStream, got, n)
 	}
@@ -204,7 +208,7 @@ func checkWidth(t *testing.T, r *enrichRig, n, want int) {
 // reaches that width when there is work.
 func TestEnricherBoundsUpstreamReads(t *testing.T) {
 	r := newEnrichRig(t)
-	r.start(&events.Enricher{Workers: 4, BusyWorkers: 4})
+	r.start(&paymentsfeed.Enricher{Workers: 4, BusyWorkers: 4})
 	checkWidth(t, r, 12, 4)
 }
 
@@ -213,8 +217,8 @@ func TestEnricherBoundsUpstreamReads(t *testing.T) {
 // lasts the whole test); nothing is lost, only delayed.
 func TestEnricherYieldsDuringABurst(t *testing.T) {
 	r := newEnrichRig(t)
-	r.start(&events.Enricher{Workers: 4, BusyWorkers: 1, BusyWindow: time.Hour, MaxDefer: time.Hour})
-	events.MarkBurst(r.bus)
+	r.start(&paymentsfeed.Enricher{Workers: 4, BusyWorkers: 1, BusyWindow: time.Hour, MaxDefer: time.Hour})
+	paymentsfeed.MarkBurst(r.queue)
 	checkWidth(t, r, 12, 1)
 }
 
@@ -222,8 +226,8 @@ func TestEnricherYieldsDuringABurst(t *testing.T) {
 // webhooks keep arriving: a steady stream cannot hold enrichment narrow.
 func TestEnricherStopsYieldingPastMaxDefer(t *testing.T) {
 	r := newEnrichRig(t)
-	r.start(&events.Enricher{Workers: 4, BusyWorkers: 1, BusyWindow: time.Hour, MaxDefer: time.Nanosecond})
-	events.MarkBurst(r.bus)
+	r.start(&paymentsfeed.Enricher{Workers: 4, BusyWorkers: 1, BusyWindow: time.Hour, MaxDefer: time.Nanosecond})
+	paymentsfeed.MarkBurst(r.queue)
 	checkWidth(t, r, 12, 4)
 }
 
@@ -232,8 +236,8 @@ func TestEnricherStopsYieldingPastMaxDefer(t *testing.T) {
 // once they have waited MaxDefer, instead of queueing behind that read.
 func TestEnricherDeferralEndsWhileTheNarrowSlotIsHeld(t *testing.T) {
 	r := newEnrichRig(t)
-	r.start(&events.Enricher{Workers: 4, BusyWorkers: 1, BusyWindow: time.Hour, MaxDefer: 300 * time.Millisecond})
-	events.MarkBurst(r.bus)
+	r.start(&paymentsfeed.Enricher{Workers: 4, BusyWorkers: 1, BusyWindow: time.Hour, MaxDefer: 300 * time.Millisecond})
+	paymentsfeed.MarkBurst(r.queue)
 	checkWidth(t, r, 12, 4)
 }
 
@@ -244,12 +248,12 @@ func TestEnricherLosesNothingAcrossABurst(t *testing.T) {
 	r := newEnrichRig(t)
 	r.release()
 	lags := make(chan time.Duration, 1000)
-	r.start(&events.Enricher{Workers: 8, BusyWorkers: 1, Lag: func(d time.Duration) { lags <- d }})
+	r.start(&paymentsfeed.Enricher{Workers: 8, BusyWorkers: 1, Lag: func(d time.Duration) { lags <- d }})
 	const n = 300
 	bodies := r.fire(n)
 	r.post(append(bodies, bodies...), 16)
 	r.waitFor(fmt.Sprintf("%d events on %s", n, events.EventsStream), func() bool { return r.stored(events.EventsStream) >= n })
-	r.waitFor("an empty "+events.WebhooksStream, func() bool { return r.stored(events.WebhooksStream) == 0 })
+	r.waitFor("an empty "+paymentsfeed.WebhooksStream, func() bool { return r.stored(paymentsfeed.WebhooksStream) == 0 })
 	if got := r.stored(events.EventsStream); got != n {
 		t.Errorf("%s holds %d events, want %d", events.EventsStream, got, n)
 	}

@@ -1,4 +1,4 @@
-package events
+package paymentsfeed
 
 import (
 	"context"
@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/upstream/payments"
 	"github.com/fingraph/fingraph/upstream/roundtrip"
 )
@@ -20,9 +20,18 @@ import (
 // upstream, and publishes the enriched event. Replicas share one durable
 // consumer, so each webhook is enriched once.
 type Enricher struct {
-	Bus      *Bus
-	Payments *payments.Client
-	Logger   *slog.Logger
+	// Queue holds the webhooks to enrich; Bus is where their events go.
+	Queue *Queue
+	Bus   Publisher
+	// Events reads each webhook's event, and PendingActions the pending
+	// action of a PendingAction event (payments.Client's services).
+	Events         EventReader
+	PendingActions PendingActionReader
+	// Breaker, when set, tells when a read the event routes' breaker
+	// refused may be tried again (payments.Client); unset, it is tried
+	// again every breakerPoll.
+	Breaker EventsBreaker
+	Logger  *slog.Logger
 	// Unknown, when set, remembers ids the upstream answered 404 for, so
 	// that they are never asked about again.
 	Unknown *Unknown
@@ -70,6 +79,11 @@ type Enricher struct {
 // waits in WEBHOOKS, up to the stream's MaxAge, until the upstream answers.
 var enricherBackoff = []time.Duration{time.Second, 2 * time.Second, 5 * time.Second, 15 * time.Second, 30 * time.Second, time.Minute}
 
+// pullHeartbeat is the heartbeat of the enricher's pulls, as the bus's
+// fan-out asks of its own: a pull left with a lost server is noticed after
+// two missed (see Start).
+const pullHeartbeat = 2 * time.Second
+
 // enricherAckWait is how long a delivery may go unanswered before the
 // server delivers it again: after a crash, how soon another replica (or
 // the restarted one) takes over the webhooks that were in hand. A webhook
@@ -86,14 +100,14 @@ func (e *Enricher) Start(ctx context.Context) error {
 	// Redeliveries are spaced by the enricher itself (NakWithDelay along
 	// enricherBackoff): a consumer BackOff applies only to deliveries
 	// left unanswered, not to a Nak, which the server redelivers at once.
-	cons, err := e.Bus.js.CreateOrUpdateConsumer(ctx, WebhooksStream, jetstream.ConsumerConfig{
+	cons, err := e.Queue.js.CreateOrUpdateConsumer(ctx, WebhooksStream, jetstream.ConsumerConfig{
 		Durable:    "enricher",
 		AckPolicy:  jetstream.AckExplicitPolicy,
 		AckWait:    enricherAckWait,
 		MaxDeliver: -1,
 	})
 	if err != nil {
-		return fmt.Errorf("events: enricher consumer: %w", err)
+		return fmt.Errorf("paymentsfeed: enricher consumer: %w", err)
 	}
 	workers := e.Workers
 	if workers <= 0 {
@@ -154,10 +168,10 @@ func (e *Enricher) Start(ctx context.Context) error {
 		// A pull left with a lost server (the consumer's leader moved) is
 		// noticed after two missed heartbeats and asked again of the new
 		// leader: 4 s, where nats.go's default (15 s) took 30 s, longer
-		// than the reconciler's default round.
-		jetstream.PullHeartbeat(fanoutHeartbeat))
+		// than the reconciler's default round (pullHeartbeat).
+		jetstream.PullHeartbeat(pullHeartbeat))
 	if err != nil {
-		return fmt.Errorf("events: enricher: %w", err)
+		return fmt.Errorf("paymentsfeed: enricher: %w", err)
 	}
 	e.mu.Lock()
 	e.cc = cc
@@ -204,7 +218,7 @@ func (e *Enricher) yields(stored time.Time) bool {
 		return false
 	}
 	now := time.Now()
-	last := e.Bus.burstAt.Load()
+	last := e.Queue.burstAt.Load()
 	return now.UnixNano()-last < int64(e.busyWindow) && now.Sub(stored) < e.maxDefer
 }
 
@@ -297,27 +311,27 @@ func (e *Enricher) waitBreaker() bool {
 			return false
 		case <-t.C:
 		}
-		if e.Payments.EventsBreakerState() != "open" {
+		if e.Breaker == nil || e.Breaker.EventsBreakerState() != "open" {
 			return true
 		}
 	}
 }
 
-func (e *Enricher) enrich(ctx context.Context, w webhook) (*Event, error) {
-	got, err := e.Payments.Events.Get(ctx, w.ID)
+func (e *Enricher) enrich(ctx context.Context, w webhook) (*events.Event, error) {
+	got, err := e.Events.Get(ctx, w.ID)
 	if err != nil {
 		return nil, err
 	}
-	return paymentsEvent(ctx, e.Payments, got)
+	return paymentsEvent(ctx, e.PendingActions, got)
 }
 
 // paymentsEvent is the bus event of an upstream payments event, with its
 // pending action read when it has one: the enricher and the reconciler
 // publish alike.
-func paymentsEvent(ctx context.Context, pc *payments.Client, got *payments.Event) (*Event, error) {
-	ev := &Event{Source: SourcePayments, ID: got.ID, Name: got.Name, Payload: got.Payload, CreatedAt: got.CreatedAt}
-	if HasPendingAction(got.Name) {
-		pa, err := pc.PendingActions.ByEvent(ctx, got.ID)
+func paymentsEvent(ctx context.Context, actions PendingActionReader, got *payments.Event) (*events.Event, error) {
+	ev := &events.Event{Source: events.SourcePayments, ID: got.ID, Name: got.Name, Payload: got.Payload, CreatedAt: got.CreatedAt}
+	if events.HasPendingAction(got.Name) {
+		pa, err := actions.ByEvent(ctx, got.ID)
 		if payments.IsNotFound(err) {
 			err = nil
 		}
@@ -328,11 +342,3 @@ func paymentsEvent(ctx context.Context, pc *payments.Client, got *payments.Event
 	}
 	return ev, nil
 }
-
-// HasPendingAction reports whether an upstream event of this name is tied
-// to a pending action (GET /v3/pending_actions?event_id= answers one): the
-// spec ties pending actions to PendingActionCreated and
-// PendingActionCompleted only. Intake reads the action of those events
-// alone, and so does Event.pendingActions: asking for another event's
-// action would be an upstream call that can only answer "none".
-func HasPendingAction(name string) bool { return strings.HasPrefix(name, "PendingAction") }

@@ -1,4 +1,4 @@
-package events
+package paymentsfeed
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/upstream/payments"
 )
 
@@ -26,8 +27,11 @@ import (
 // published event counts as delivered. The cost: a PendingAction event seen
 // both ways has its pending action read twice.
 type Reconciler struct {
-	Bus      *Bus
-	Payments *payments.Client
+	Bus Publisher
+	// Events is the upstream's event listing, and PendingActions reads the
+	// pending action of a PendingAction event (payments.Client's services).
+	Events         EventLister
+	PendingActions PendingActionReader
 	// Cursor keeps the last event id seen, shared by the replicas.
 	Cursor   jetstream.KeyValue
 	Interval time.Duration
@@ -81,7 +85,7 @@ func (r *Reconciler) Poll(ctx context.Context) error {
 		after = string(entry.Value())
 	}
 	for {
-		page, err := r.Payments.Events.List(ctx, after, 100)
+		page, err := r.Events.List(ctx, after, 100)
 		if payments.IsBadRequest(err) && after != "" {
 			// The cursor's event is gone upstream: start again from the end.
 			r.Logger.Warn("reconciliation cursor unknown upstream; restarting from the newest event")
@@ -120,11 +124,11 @@ func (r *Reconciler) Poll(ctx context.Context) error {
 // listed event that cannot be an event (no id, a name that is not a token)
 // is skipped, not retried for ever.
 func (r *Reconciler) publish(ctx context.Context, e payments.Event) error {
-	if e.ID == "" || !tokenRe.MatchString(e.Name) {
+	if e.ID == "" || !events.IsToken(e.Name) {
 		r.Logger.Warn("listed event without an id or with a malformed name; skipped")
 		return nil
 	}
-	ev, err := paymentsEvent(ctx, r.Payments, &e)
+	ev, err := paymentsEvent(ctx, r.PendingActions, &e)
 	if err != nil {
 		return err
 	}

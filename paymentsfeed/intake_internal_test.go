@@ -1,4 +1,4 @@
-package events
+package paymentsfeed
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fingraph/fingraph/engine"
+	"github.com/fingraph/fingraph/events"
 )
 
 // The intake writes stored webhooks by hand; the enricher and the
@@ -15,10 +16,10 @@ import (
 func TestWebhookAppendJSONMatchesEncodingJSON(t *testing.T) {
 	zone := time.FixedZone("", 2*3600+30*60)
 	for _, w := range []webhook{
-		{Source: SourcePayments, ID: "evt_1", Name: "OrderCreated"},
-		{Source: SourcePayments, ID: "e-1", Name: "IndividualActivated", CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)},
-		{Source: SourcePayments, ID: "E_9", Name: "PendingActionCreated", CreatedAt: time.Date(2026, 11, 23, 12, 0, 0, 123456789, zone)},
-		{Source: SourcePayments, ID: "x", Name: "y", CreatedAt: time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC)},
+		{Source: events.SourcePayments, ID: "evt_1", Name: "OrderCreated"},
+		{Source: events.SourcePayments, ID: "e-1", Name: "IndividualActivated", CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)},
+		{Source: events.SourcePayments, ID: "E_9", Name: "PendingActionCreated", CreatedAt: time.Date(2026, 11, 23, 12, 0, 0, 123456789, zone)},
+		{Source: events.SourcePayments, ID: "x", Name: "y", CreatedAt: time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC)},
 	} {
 		want, err := json.Marshal(w)
 		if err != nil {
@@ -39,24 +40,24 @@ func TestOnlyOverlappingStoresMarkABurst(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	bus, err := NewBus(ctx, e.JetStream())
+	q, err := NewQueue(ctx, e.JetStream())
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range 5 {
-		if err := bus.storeWebhook(ctx, webhook{Source: SourcePayments, ID: "one-" + string(rune('a'+i)), Name: "OrderCreated"}); err != nil {
+		if err := q.store(ctx, webhook{Source: events.SourcePayments, ID: "one-" + string(rune('a'+i)), Name: "OrderCreated"}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if bus.burstAt.Load() != 0 || bus.storing.Load() != 0 {
-		t.Fatalf("sequential stores: burst mark %d, %d in flight", bus.burstAt.Load(), bus.storing.Load())
+	if q.burstAt.Load() != 0 || q.storing.Load() != 0 {
+		t.Fatalf("sequential stores: burst mark %d, %d in flight", q.burstAt.Load(), q.storing.Load())
 	}
-	bus.storing.Add(1) // another store in flight
-	if err := bus.storeWebhook(ctx, webhook{Source: SourcePayments, ID: "two", Name: "OrderCreated"}); err != nil {
+	q.storing.Add(1) // another store in flight
+	if err := q.store(ctx, webhook{Source: events.SourcePayments, ID: "two", Name: "OrderCreated"}); err != nil {
 		t.Fatal(err)
 	}
-	bus.storing.Add(-1)
-	if bus.burstAt.Load() == 0 {
+	q.storing.Add(-1)
+	if q.burstAt.Load() == 0 {
 		t.Fatal("an overlapping store did not mark a burst")
 	}
 }

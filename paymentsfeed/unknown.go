@@ -1,4 +1,4 @@
-package events
+package paymentsfeed
 
 import (
 	lru "github.com/hashicorp/golang-lru/v2"

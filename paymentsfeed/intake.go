@@ -1,4 +1,4 @@
-package events
+package paymentsfeed
 
 import (
 	"bytes"
@@ -14,13 +14,14 @@ import (
 	"github.com/google/uuid"
 	lru "github.com/hashicorp/golang-lru/v2"
 
+	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/ratelimit"
 	"github.com/fingraph/fingraph/upstream/roundtrip"
 )
 
-// Intake receives the payments upstream's webhooks. It stores each on the
-// bus and only then answers 2xx; when the bus cannot take it, it answers
-// 503 so that the sender slows down and retries.
+// Intake receives the payments upstream's webhooks. It stores each in the
+// Queue and only then answers 2xx; when JetStream cannot take it, it
+// answers 503 so that the sender slows down and retries.
 //
 // The spec shows no signature on webhooks, so a delivery cannot be
 // verified at the door; what can be refused cheaply is, before anything
@@ -35,7 +36,8 @@ import (
 // past them) applies to the deliveries refused, so a sender of garbage is
 // slowed down without a real event ever being.
 type Intake struct {
-	Bus    *Bus
+	// Queue is where webhooks are stored.
+	Queue  *Queue
 	Logger *slog.Logger
 	// Unknown, when set, holds the ids the upstream answered 404 for.
 	Unknown *Unknown
@@ -112,7 +114,7 @@ func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
 	defer cancel()
-	if err := in.Bus.storeWebhook(ctx, wh); err != nil {
+	if err := in.Queue.store(ctx, wh); err != nil {
 		in.Logger.WarnContext(ctx, "webhook not stored; asking the sender to retry", "event_id", wh.ID, "err", err)
 		w.Header().Set("Retry-After", "2")
 		webhookError(w, http.StatusServiceUnavailable, "cannot store the webhook now; retry")
@@ -160,7 +162,7 @@ func parseWebhook(raw []byte) (webhook, string) {
 	if err := roundtrip.Unmarshal(raw, &body); err != nil {
 		return webhook{}, "body must be JSON {id, name, createdAt}"
 	}
-	if !tokenRe.MatchString(body.ID) || !tokenRe.MatchString(body.Name) {
+	if !events.IsToken(body.ID) || !events.IsToken(body.Name) {
 		return webhook{}, "id and name must be 1-128 letters, digits, - or _"
 	}
 	if uuid.Validate(body.ID) != nil {
@@ -168,7 +170,7 @@ func parseWebhook(raw []byte) (webhook, string) {
 		// event of the upstream's, and is refused before any store or read.
 		return webhook{}, "id must be an event id (a UUID)"
 	}
-	wh := webhook{Source: SourcePayments, ID: body.ID, Name: body.Name}
+	wh := webhook{Source: events.SourcePayments, ID: body.ID, Name: body.Name}
 	for _, v := range []string{body.CreatedAt, body.CreatedAtSnake} {
 		if t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(v)); err == nil {
 			wh.CreatedAt = t
@@ -186,8 +188,9 @@ func webhookError(w http.ResponseWriter, status int, msg string) {
 
 // appendJSON appends w as encoding/json would write it (the enricher reads
 // it back with encoding/json; TestWebhookAppendJSONMatchesEncodingJSON).
-// Source, ID and Name must be tokens (tokenRe), which need no escaping; the
-// time is RFC 3339 with nanoseconds, omitted when zero, as omitzero does.
+// Source, ID and Name must be tokens (events.IsToken), which need no
+// escaping; the time is RFC 3339 with nanoseconds, omitted when zero, as
+// omitzero does.
 func (w webhook) appendJSON(dst []byte) []byte {
 	dst = append(dst, `{"source":"`...)
 	dst = append(dst, w.Source...)

@@ -1,4 +1,4 @@
-package events_test
+package paymentsfeed_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/fingraph/fingraph/engine"
-	"github.com/fingraph/fingraph/events"
+	"github.com/fingraph/fingraph/paymentsfeed"
 )
 
 // TestIntakeAsksForARetryWhenTheBusCannotStore checks the back-pressure
@@ -22,11 +22,11 @@ func TestIntakeAsksForARetryWhenTheBusCannotStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bus, err := events.NewBus(ctx, e.JetStream())
+	q, err := paymentsfeed.NewQueue(ctx, e.JetStream())
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(&events.Intake{Bus: bus, Logger: slog.New(slog.DiscardHandler)})
+	srv := httptest.NewServer(&paymentsfeed.Intake{Queue: q, Logger: slog.New(slog.DiscardHandler)})
 	defer srv.Close()
 	post := func(id string) *http.Response {
 		resp, err := http.Post(srv.URL, "application/json", strings.NewReader(`{"id":"`+id+`","name":"IndividualActivated","createdAt":"2026-01-01T00:00:00Z"}`))
@@ -57,11 +57,11 @@ func TestIntakeLimitsEachSendersRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	bus, err := events.NewBus(ctx, e.JetStream())
+	q, err := paymentsfeed.NewQueue(ctx, e.JetStream())
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := &events.Intake{Bus: bus, Logger: slog.New(slog.DiscardHandler), PerSecond: 0.001, Burst: 5}
+	in := &paymentsfeed.Intake{Queue: q, Logger: slog.New(slog.DiscardHandler), PerSecond: 0.001, Burst: 5}
 	post := func(addr, id string) *httptest.ResponseRecorder {
 		r := httptest.NewRequest(http.MethodPost, "/webhooks/payments",
 			strings.NewReader(`{"id":"`+id+`","name":"IndividualActivated"}`))

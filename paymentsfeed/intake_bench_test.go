@@ -1,4 +1,4 @@
-package events_test
+package paymentsfeed_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/fingraph/fingraph/events"
+	"github.com/fingraph/fingraph/paymentsfeed"
 )
 
 // BenchmarkIntake measures the webhook intake alone: a webhook handed to
@@ -20,11 +20,11 @@ import (
 // out of the way. The enricher does not run, so what is measured is the
 // intake's own cost and the store's acknowledgement.
 //
-//	go test -run '^$' -bench Intake -benchtime 20000x ./events
+//	go test -run '^$' -bench Intake -benchtime 20000x ./paymentsfeed
 func BenchmarkIntake(b *testing.B) {
 	ctx := context.Background()
-	_, bus := openBus(ctx, b)
-	in := &events.Intake{Bus: bus, Logger: slog.New(slog.DiscardHandler), PerSecond: 1e9, Burst: 1e9}
+	_, _, q := openFeed(ctx, b)
+	in := &paymentsfeed.Intake{Queue: q, Logger: slog.New(slog.DiscardHandler), PerSecond: 1e9, Burst: 1e9}
 	var seq atomic.Int64
 	post := func(b *testing.B, id int64) {
 		body := fmt.Sprintf(`{"id":"00000000-0000-4000-8000-%012d","name":"OrderCreated","createdAt":"2026-11-23T12:00:00Z"}`, id)
