@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -23,12 +24,13 @@ func TestHelpNamesTheSubcommandsAndExitsCleanly(t *testing.T) {
 		if out.Len() == 0 {
 			t.Errorf("%v printed nothing", args)
 		}
-		// Go's flag package takes a back-quoted word of a description as
-		// the flag's argument name ("-sandbox-addr sandbox"): every
-		// argument name must be the type's.
+		// Each flag's argument is named by its type ("-session-ttl
+		// duration"); Go's flag package would take a back-quoted word of a
+		// description instead ("-sandbox-addr sandbox").
+		types := []string{"string", "duration", "int", "number", "bool", "list", "json", "level", "mode"}
 		for _, m := range regexp.MustCompile(`(?m)^  -([a-z-]+) (\S+)$`).FindAllStringSubmatch(out.String(), -1) {
-			if m[2] != "string" && m[2] != "value" {
-				t.Errorf("%v: -%s reads %q: its description lost a back-quoted word", args, m[1], m[2])
+			if !slices.Contains(types, m[2]) {
+				t.Errorf("%v: -%s reads %q, not the name of its type", args, m[1], m[2])
 			}
 		}
 		if strings.Contains(out.String(), "`") {
@@ -37,7 +39,8 @@ func TestHelpNamesTheSubcommandsAndExitsCleanly(t *testing.T) {
 	}
 	var out bytes.Buffer
 	_ = Run(context.Background(), []string{"fingraph", "-h"}, noEnv, &out)
-	for _, want := range []string{"fingraph sandbox", "fingraph trigger", "-sandbox-addr string", "-addr string"} {
+	for _, want := range []string{"fingraph sandbox", "fingraph trigger", "-sandbox-addr string", "-addr string",
+		"-session-ttl duration", "-limits list", "($FINGRAPH_LIVE_POLL_INTERVAL) (default 10s)"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("-h does not show %q:\n%s", want, out.String())
 		}

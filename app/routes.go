@@ -66,6 +66,8 @@ type routeDeps struct {
 	// sandboxURL is the in-process sandbox's address, "" with real
 	// upstreams.
 	sandboxURL string
+	// spoolDir is the directory this process spools uploads to.
+	spoolDir string
 	// draining is set while the gateway drains before it stops.
 	draining *atomic.Bool
 
@@ -137,9 +139,6 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 		Complexity: resolvers.Complexity(),
 	})
 	limits := d.cfg.Limits
-	if limits == (gqlhttp.Limits{}) {
-		limits = gqlhttp.DefaultLimits
-	}
 	limits.ReadTimeout, limits.OperationTimeout = d.cfg.ReadTimeout, d.cfg.OperationTimeout
 	liveQueries := livequery.New(livequery.Config{Changes: resolvers.LiveChanges{Resolver: res}})
 	d.metrics.watchLiveQueries(liveQueries)
@@ -155,7 +154,7 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 		ClientAddr:      func(r *http.Request) string { return session.ClientAddr(r.Context()) },
 		SignedIn:        session.SignedIn,
 		Tracer:          d.tracing.tracer(),
-		UploadDir:       d.cfg.uploadSpool,
+		UploadDir:       d.spoolDir,
 		AuthorizeUpload: policy.AllowsOperation,
 		SessionID:       session.IDOf,
 		UploadTenant: func(r *http.Request) string {
