@@ -176,6 +176,9 @@ func start(ctx context.Context, cfg Config, logger *slog.Logger, wrapUpstream fu
 	}
 	// Every part logs through redaction (package redact), whatever it logs.
 	logger = slog.New(redact.NewHandler(logger.Handler()))
+	for _, old := range cfg.oldNames {
+		logger.Warn("settings: " + old)
+	}
 	a := &App{cfg: cfg, logger: logger, served: make(chan error, 1), draining: new(atomic.Bool)}
 	defer func() {
 		if err != nil {
@@ -393,7 +396,7 @@ func (a *App) openLive(ctx context.Context, cfg Config, bank *banking.Client, m 
 		return err
 	}
 	a.live = &bankpoll.Poller{Banking: bank, Bus: a.bus, Leases: leases, Snapshots: snapshots,
-		Interval: cfg.LivePollInterval, Logger: a.logger.With("component", "live")}
+		Interval: cfg.BankPollInterval, Logger: a.logger.With("component", "live")}
 	m.watchLive(a.live.Stats())
 	m.watchEventReads(a.bus)
 	return nil

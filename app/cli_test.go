@@ -40,7 +40,8 @@ func TestHelpNamesTheSubcommandsAndExitsCleanly(t *testing.T) {
 	var out bytes.Buffer
 	_ = Run(context.Background(), []string{"fingraph", "-h"}, noEnv, &out)
 	for _, want := range []string{"fingraph sandbox", "fingraph trigger", "-sandbox-addr string", "-addr string",
-		"-session-ttl duration", "-limits list", "($FINGRAPH_LIVE_POLL_INTERVAL) (default 10s)"} {
+		"-session-ttl duration", "-limits list", "($FINGRAPH_BANK_POLL_INTERVAL) (default 10s)",
+		"-live-poll-interval duration\n    \told name of -bank-poll-interval"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("-h does not show %q:\n%s", want, out.String())
 		}

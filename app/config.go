@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -162,14 +163,18 @@ type Config struct {
 	SandboxFaults SandboxFaults
 	// PprofAddr, when set, serves net/http/pprof there; loopback only.
 	PprofAddr string
-	// LivePollInterval is how often the banking listings of each
-	// corporation with a live subscriber are polled for changes made
-	// outside the gateway (package bankpoll).
-	LivePollInterval time.Duration
+	// BankPollInterval is how often the banking poller (package bankpoll)
+	// reads the listings of each corporation with a live subscriber for
+	// changes made outside the gateway.
+	BankPollInterval time.Duration
 	// UploadDir is where uploads beyond the memory bound are spooled: each
 	// gateway a directory of its own under it. Empty is uploads/ in the
 	// data directory, or the system's temporary directory without one.
 	UploadDir string
+
+	// oldNames are the settings given by an old name, said in a warning at
+	// start.
+	oldNames []string
 }
 
 // commandsUsage heads -h: the sub-commands, then every setting.
@@ -197,6 +202,9 @@ type setting struct {
 	// for FINGRAPH_LIMITS (no change to gqlhttp.DefaultLimits): ParseConfig
 	// applies an empty def as it applies any other.
 	emptyIsDefault bool
+	// renamed, on the row of an old name, is the flag of the new one: the
+	// old name is still read, and Start warns that it is.
+	renamed string
 }
 
 // Set decodes raw into the setting's field; an error names the variable.
@@ -214,6 +222,9 @@ func (s *setting) String() string {
 	}
 	return s.value.String()
 }
+
+// name is the setting's flag, its new one for an old name.
+func (s *setting) name() string { return cmp.Or(s.renamed, s.flag) }
 
 // settings is the table of every setting, over c's fields: the one place
 // that names a setting's flag, variable, default and type.
@@ -238,6 +249,7 @@ func (c *Config) settings() []*setting {
 			return nil
 		}
 	}
+	bankPoll := durationValue{p: &c.BankPollInterval, min: time.Second, max: maxPollInterval, example: "10s"}
 	return []*setting{
 		{flag: "mode", env: "FINGRAPH_MODE", value: &c.Mode,
 			usage: "sandbox runs the sandbox in-process with demo data; upstreams talks to the upstreams at payments-url and banking-url (default: sandbox when neither URL is set, else upstreams)"},
@@ -321,8 +333,10 @@ func (c *Config) settings() []*setting {
 			usage: "on SIGTERM, how long to answer /readyz with 503 while still serving, before closing: longer than the load balancer's health-check interval (e.g. 2s); 0 stops at once"},
 		{flag: "pprof-addr", env: "FINGRAPH_PPROF_ADDR", value: stringValue{&c.PprofAddr, checkPprofAddr},
 			usage: "loopback address serving Go profiles (net/http/pprof), e.g. 127.0.0.1:6060; empty serves none"},
-		{flag: "live-poll-interval", env: "FINGRAPH_LIVE_POLL_INTERVAL", def: "10s", value: durationValue{p: &c.LivePollInterval, min: time.Second, max: maxPollInterval, example: "10s"},
-			usage: "how often the banking listings of each corporation with a live subscriber are polled for changes made outside the gateway, 1s to 1h"},
+		{flag: "bank-poll-interval", env: "FINGRAPH_BANK_POLL_INTERVAL", def: "10s", value: bankPoll,
+			usage: "how often the banking poller reads the listings of each corporation with a live subscriber for changes made outside the gateway, 1s to 1h"},
+		{flag: "live-poll-interval", env: "FINGRAPH_LIVE_POLL_INTERVAL", value: bankPoll, renamed: "bank-poll-interval",
+			usage: "old name of -bank-poll-interval (and of FINGRAPH_BANK_POLL_INTERVAL), still read; the new name wins, and start-up warns"},
 		{flag: "upload-dir", env: "FINGRAPH_UPLOAD_DIR", value: stringValue{p: &c.UploadDir},
 			usage: "where file uploads beyond 1 MiB are kept while they are read (bounded by the uploadSpoolBytes limit): a directory of each gateway's own under it, removed when it stops; default: uploads/ in the data directory, emptied at start, else the system's temporary directory"},
 		{flag: "register-webhook", env: "FINGRAPH_REGISTER_WEBHOOK", value: boolValue{&c.RegisterWebhook},
@@ -383,16 +397,25 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	fs.Visit(func(f *flag.Flag) {
+		s := f.Value.(recorded).s
+		given[s.name()] = true
+		if s.renamed != "" {
+			c.oldNames = append(c.oldNames, fmt.Sprintf("-%s is the old name of -%s: it is still read; rename it", s.flag, s.renamed))
+		}
+	})
 	for _, s := range table {
 		raw := getenv(s.env)
-		if raw == "" || given[s.flag] {
+		if raw == "" || given[s.name()] {
 			continue
 		}
 		if err := s.Set(raw); err != nil {
 			return c, err
 		}
-		given[s.flag] = true
+		given[s.name()] = true
+		if s.renamed != "" {
+			c.oldNames = append(c.oldNames, fmt.Sprintf("%s is the old name of %s: it is still read; rename it", s.env, settingNamed(table, s.renamed).env))
+		}
 	}
 	if err := c.deriveDefaults(given, getenv); err != nil {
 		return c, err
@@ -481,7 +504,7 @@ func (c *Config) deriveDefaults(given map[string]bool, getenv func(string) strin
 func (c Config) Validate() error {
 	for _, s := range c.settings() {
 		v, ok := s.value.(checker)
-		if !ok {
+		if !ok || s.renamed != "" {
 			continue
 		}
 		if err := v.check(); err != nil {

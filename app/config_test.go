@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -124,7 +125,7 @@ func TestParseConfigReadsEveryVariable(t *testing.T) {
 		"FINGRAPH_TRUSTED_PROXIES":       {c.TrustedProxies, TrustedProxies{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.0.2.7/32")}},
 		"FINGRAPH_PPROF_ADDR":            {c.PprofAddr, "127.0.0.1:6060"},
 		"FINGRAPH_BANKING_TIMEOUT":       {c.BankingTimeout, 9 * time.Second},
-		"FINGRAPH_LIVE_POLL_INTERVAL":    {c.LivePollInterval, 3 * time.Second},
+		"FINGRAPH_BANK_POLL_INTERVAL":    {c.BankPollInterval, 3 * time.Second},
 		"FINGRAPH_MODE":                  {c.Mode, ModeUpstreams},
 		"FINGRAPH_UPLOAD_DIR":            {c.UploadDir, "/srv/uploads"},
 	}
@@ -132,7 +133,25 @@ func TestParseConfigReadsEveryVariable(t *testing.T) {
 		assert.Equal(t, ch.want, ch.got, name)
 	}
 	assert.ElementsMatch(t, keys(e), keys(checks), "every variable set is checked")
-	assert.ElementsMatch(t, documentedVariables(t), keys(checks), "every variable the usage names is checked")
+	var current []string
+	for _, v := range documentedVariables(t) {
+		if !slices.Contains(oldVariables(), v) {
+			current = append(current, v)
+		}
+	}
+	assert.ElementsMatch(t, current, keys(checks), "every variable the usage names is checked, old names apart (TestBankPollInterval)")
+}
+
+// oldVariables are the old names of settings, still read.
+func oldVariables() []string {
+	var c Config
+	var old []string
+	for _, s := range c.settings() {
+		if s.renamed != "" {
+			old = append(old, s.env)
+		}
+	}
+	return old
 }
 
 // everyVariable sets every FINGRAPH_* variable to a valid value other than
@@ -181,7 +200,7 @@ func everyVariable() map[string]string {
 		"FINGRAPH_TLS_CERT":              "/etc/fingraph/cert.pem",
 		"FINGRAPH_TLS_KEY":               "/etc/fingraph/key.pem",
 		"FINGRAPH_PPROF_ADDR":            "127.0.0.1:6060",
-		"FINGRAPH_LIVE_POLL_INTERVAL":    "3s",
+		"FINGRAPH_BANK_POLL_INTERVAL":    "3s",
 		"FINGRAPH_MODE":                  "upstreams",
 		"FINGRAPH_UPLOAD_DIR":            "/srv/uploads",
 	} {
@@ -313,7 +332,8 @@ func TestInvalidValuesAreRefusedNamingTheSetting(t *testing.T) {
 		{"replicas past five", map[string]string{"FINGRAPH_NATS_URL": "nats://n:4222", "FINGRAPH_NATS_REPLICAS": "7"}, nil, "FINGRAPH_NATS_REPLICAS"},
 		{"replicas of the embedded server", map[string]string{"FINGRAPH_NATS_REPLICAS": "3"}, nil, "need a NATS cluster"},
 		{"a NATS URL of a cluster with a bad node", map[string]string{"FINGRAPH_NATS_URL": "nats://a:4222,http://b:4222"}, nil, "FINGRAPH_NATS_URL"},
-		{"a live poll interval of a million hours", map[string]string{"FINGRAPH_LIVE_POLL_INTERVAL": "1000000h"}, nil, "FINGRAPH_LIVE_POLL_INTERVAL"},
+		{"a bank poll interval of a million hours", map[string]string{"FINGRAPH_BANK_POLL_INTERVAL": "1000000h"}, nil, "FINGRAPH_BANK_POLL_INTERVAL"},
+		{"a bank poll interval of a million hours by its old name", map[string]string{"FINGRAPH_LIVE_POLL_INTERVAL": "1000000h"}, nil, "FINGRAPH_LIVE_POLL_INTERVAL"},
 		{"mode", map[string]string{"FINGRAPH_MODE": "production"}, nil, "FINGRAPH_MODE"},
 		{"sandbox mode with upstream URLs", real(map[string]string{"FINGRAPH_MODE": "sandbox"}), nil, "FINGRAPH_MODE"},
 		{"upstreams mode without URLs", map[string]string{"FINGRAPH_MODE": "upstreams"}, nil, "FINGRAPH_MODE"},

@@ -31,6 +31,9 @@ func TestEverySettingRoundTrips(t *testing.T) {
 		parsed, err := ParseConfig(nil, env(e), io.Discard)
 		require.NoError(t, err)
 		for _, s := range parsed.settings() {
+			if s.renamed != "" {
+				continue
+			}
 			raw := s.String()
 			again := parsed
 			require.NoError(t, settingNamed(again.settings(), s.flag).Set(raw), "%s=%q", s.env, raw)
@@ -144,6 +147,50 @@ func TestTheModeIsDecidedAtParseTime(t *testing.T) {
 	assert.False(t, c.Introspection, "real upstreams keep the schema to themselves")
 }
 
+// The banking poller's interval: 10 s unless set, by its name or its old
+// one (live-poll-interval), the new name winning; anything under a second
+// (or not a duration) refused in one line naming the variable that was
+// set. The old name is noted for a warning at start.
+func TestBankPollInterval(t *testing.T) {
+	c, err := ParseConfig(nil, env(nil), io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, 10*time.Second, c.BankPollInterval)
+	assert.Empty(t, c.oldNames)
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		want time.Duration
+		old  string
+	}{
+		{"variable", nil, map[string]string{"FINGRAPH_BANK_POLL_INTERVAL": "2s"}, 2 * time.Second, ""},
+		{"flag", []string{"-bank-poll-interval", "1s"}, map[string]string{"FINGRAPH_BANK_POLL_INTERVAL": "2s"}, time.Second, ""},
+		{"old variable", nil, map[string]string{"FINGRAPH_LIVE_POLL_INTERVAL": "3s"}, 3 * time.Second, "FINGRAPH_LIVE_POLL_INTERVAL is the old name of FINGRAPH_BANK_POLL_INTERVAL"},
+		{"old flag", []string{"-live-poll-interval", "4s"}, nil, 4 * time.Second, "-live-poll-interval is the old name of -bank-poll-interval"},
+		{"new variable wins", nil, map[string]string{"FINGRAPH_LIVE_POLL_INTERVAL": "3s", "FINGRAPH_BANK_POLL_INTERVAL": "5s"}, 5 * time.Second, ""},
+		{"old flag wins over new variable", []string{"-live-poll-interval", "4s"}, map[string]string{"FINGRAPH_BANK_POLL_INTERVAL": "5s"}, 4 * time.Second, "-live-poll-interval"},
+	} {
+		c, err := ParseConfig(tc.args, env(tc.env), io.Discard)
+		require.NoError(t, err, tc.name)
+		assert.Equal(t, tc.want, c.BankPollInterval, tc.name)
+		if tc.old == "" {
+			assert.Empty(t, c.oldNames, tc.name)
+		} else if assert.Len(t, c.oldNames, 1, tc.name) {
+			assert.Contains(t, c.oldNames[0], tc.old, tc.name)
+		}
+	}
+
+	for _, name := range []string{"FINGRAPH_BANK_POLL_INTERVAL", "FINGRAPH_LIVE_POLL_INTERVAL"} {
+		for _, v := range []string{"500ms", "0", "-1s", "ten", "10"} {
+			_, err := ParseConfig(nil, env(map[string]string{name: v}), io.Discard)
+			require.Error(t, err, v)
+			assert.True(t, strings.HasPrefix(err.Error(), name+": "), "%s=%s: %v", name, v, err)
+			assert.NotContains(t, err.Error(), "\n", v)
+		}
+	}
+}
+
 // validConfig is a valid sandbox-mode Config, parsed, whose data
 // directory is under the test's own.
 func validConfig(t *testing.T, dir string) Config {
@@ -222,13 +269,15 @@ func TestStartRefusesAnInvalidConfigBuiltByHand(t *testing.T) {
 // in-process sandbox's addresses and keys, the upload spool and what the
 // strict sandbox turns off are start-up's own (a.rt), so the mode does not
 // flip once the sandbox's URLs are known, and the settings the gateway
-// holds still pass Validate.
+// holds still pass Validate. A setting given by its old name is said in
+// a warning.
 func TestStartLeavesTheSettingsAsGiven(t *testing.T) {
 	c, err := ParseConfig([]string{"-addr", "127.0.0.1:0", "-sandbox-addr", "127.0.0.1:0", "-data-dir", t.TempDir(),
-		"-register-webhook", "false", "-sandbox-strict", "true"}, env(nil), io.Discard)
+		"-register-webhook", "false", "-sandbox-strict", "true", "-live-poll-interval", "2s"}, env(nil), io.Discard)
 	require.NoError(t, err)
 	given := c
-	a, err := Start(context.Background(), c, slog.New(slog.DiscardHandler))
+	var logs bytes.Buffer
+	a, err := Start(context.Background(), c, slog.New(slog.NewTextHandler(&logs, nil)))
 	require.NoError(t, err)
 	defer func() { require.NoError(t, a.Shutdown()) }()
 
@@ -245,4 +294,6 @@ func TestStartLeavesTheSettingsAsGiven(t *testing.T) {
 	assert.Zero(t, a.rt.reconcileInterval, "the strict sandbox has no event listing to poll")
 	assert.Nil(t, a.reconciler)
 	assert.DirExists(t, a.rt.uploadSpool)
+	assert.Equal(t, 2*time.Second, a.live.Interval)
+	assert.Contains(t, logs.String(), "-live-poll-interval is the old name of -bank-poll-interval")
 }

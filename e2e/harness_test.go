@@ -101,7 +101,7 @@ func startGatewayWith(t testing.TB, configure func(*app.Config), extraArgs ...st
 		// would depend on when polls happen to run.
 		// TestAPollThatReadsTheBlockFirstNamesItAsTheMutationDoes covers
 		// that race on purpose.
-		"-live-poll-interval", "1h",
+		"-bank-poll-interval", "1h",
 		// Tests sign in as they need; the anonymous demo session is tested
 		// on its own.
 		"-sandbox-anonymous", "false",
