@@ -5,7 +5,6 @@
 package app
 
 import (
-	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -36,22 +35,11 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// Run starts the gateway (or, with the argument "sandbox", only the sandbox)
-// and serves until ctx is done, then shuts down gracefully. With the argument
-// "trigger" it fires one sandbox event and returns (runTrigger).
+// Run starts the gateway and serves until ctx is done, then shuts down
+// gracefully. args are the command line, the program's name first; the
+// sub-commands (sandbox, trigger) are dispatched before Run, by the command.
 func Run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
-	args = args[1:]
-	if len(args) > 0 && args[0] == "sandbox" {
-		return runSandbox(ctx, args[1:], getenv, stdout)
-	}
-	if len(args) > 0 && args[0] == "trigger" {
-		return runTrigger(ctx, args[1:], getenv, stdout)
-	}
-	if len(args) > 0 && args[0] != "" && !strings.HasPrefix(args[0], "-") {
-		return fmt.Errorf("unknown sub-command %q: fingraph runs the gateway with no sub-command, or one of: %s (fingraph -h explains each)",
-			args[0], strings.Join(subCommands, ", "))
-	}
-	cfg, err := ParseConfig(args, getenv, stdout)
+	cfg, err := ParseConfig(args[1:], getenv, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
 	}
@@ -69,9 +57,6 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	return a.Shutdown()
 }
 
-// subCommands are the words Run takes before its flags.
-var subCommands = []string{"sandbox", "trigger"}
-
 // Drain turns readiness off and keeps serving for FINGRAPH_SHUTDOWN_DRAIN,
 // so that a load balancer stops sending new requests here before Shutdown
 // stops accepting them.
@@ -82,29 +67,6 @@ func (a *App) Drain() {
 	a.draining.Store(true)
 	a.logger.Info("draining: /readyz answers 503 while requests are still served", "for", a.cfg.ShutdownDrain)
 	time.Sleep(a.cfg.ShutdownDrain)
-}
-
-// runSandbox serves only the emulator, for pointing another gateway or a
-// test at it.
-func runSandbox(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
-	cfg, err := ParseConfig(args, getenv, stdout)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	logger := cfg.Logger(stdout)
-	srv, err := StartSandbox(cfg, cmp.Or(cfg.SandboxAddr, DefaultSandboxAddr), logger)
-	if err != nil {
-		return err
-	}
-	base := "http://" + srv.Addr()
-	logger.Info("sandbox listening", "url", base, "payments", base+"/payments", "banking", base+"/banking")
-	<-ctx.Done()
-	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
-	defer cancel()
-	return srv.Shutdown(sctx)
 }
 
 // App is a running gateway and everything it started.

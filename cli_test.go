@@ -1,15 +1,15 @@
-package app
+package main
 
 import (
 	"bytes"
 	"context"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fingraph/fingraph/app"
+	"github.com/fingraph/fingraph/cmd/trigger"
 )
 
 // The command line explains itself: -h names the sub-commands and every
@@ -18,7 +18,7 @@ func TestHelpNamesTheSubcommandsAndExitsCleanly(t *testing.T) {
 	noEnv := func(string) string { return "" }
 	for _, args := range [][]string{{"-h"}, {"--help"}, {"sandbox", "-h"}, {"trigger", "--help"}, {"trigger", "-h"}} {
 		var out bytes.Buffer
-		if err := Run(context.Background(), append([]string{"fingraph"}, args...), noEnv, &out); err != nil {
+		if err := run(context.Background(), append([]string{"fingraph"}, args...), noEnv, &out); err != nil {
 			t.Errorf("%v: %v, want a clean exit", args, err)
 		}
 		if out.Len() == 0 {
@@ -38,10 +38,9 @@ func TestHelpNamesTheSubcommandsAndExitsCleanly(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	_ = Run(context.Background(), []string{"fingraph", "-h"}, noEnv, &out)
+	_ = run(context.Background(), []string{"fingraph", "-h"}, noEnv, &out)
 	for _, want := range []string{"fingraph sandbox", "fingraph trigger", "-sandbox-addr string", "-addr string",
-		"-session-ttl duration", "-limits list", "($FINGRAPH_BANK_POLL_INTERVAL) (default 10s)",
-		"-live-poll-interval duration\n    \told name of -bank-poll-interval"} {
+		"-session-ttl duration", "-limits list", "($FINGRAPH_BANK_POLL_INTERVAL) (default 10s)", "-live-poll-interval duration\n    \told name of -bank-poll-interval"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("-h does not show %q:\n%s", want, out.String())
 		}
@@ -52,7 +51,7 @@ func TestHelpNamesTheSubcommandsAndExitsCleanly(t *testing.T) {
 // for a stray argument of the gateway's flags.
 func TestAMistypedSubcommandNamesTheValidOnes(t *testing.T) {
 	var out bytes.Buffer
-	err := Run(context.Background(), []string{"fingraph", "triger", "OrderCreated"}, func(string) string { return "" }, &out)
+	err := run(context.Background(), []string{"fingraph", "triger", "OrderCreated"}, func(string) string { return "" }, &out)
 	if err == nil {
 		t.Fatal("a mistyped sub-command started something")
 	}
@@ -63,27 +62,9 @@ func TestAMistypedSubcommandNamesTheValidOnes(t *testing.T) {
 	}
 }
 
-// trigger pointed at a program that is not the sandbox (another server on
-// port 9090) names the setting to change, not that program's page.
-func TestTriggerAtAnotherProgramNamesTheSetting(t *testing.T) {
-	page := "<html><body><h1>404 Not Found</h1><p>nginx</p></body></html>"
-	for _, code := range []int{http.StatusNotFound, http.StatusOK} {
-		other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-			w.Header().Set("Content-Type", "text/html")
-			w.WriteHeader(code)
-			_, _ = io.WriteString(w, page)
-		}))
-		var out bytes.Buffer
-		err := Run(context.Background(), []string{"fingraph", "trigger", "-sandbox-url", other.URL, "OrderCreated"}, func(string) string { return "" }, &out)
-		other.Close()
-		if err == nil {
-			t.Fatalf("%d: trigger succeeded against a program that is not the sandbox: %s", code, out.String())
-		}
-		if !strings.Contains(err.Error(), "-sandbox-url") {
-			t.Errorf("%d: the error does not name -sandbox-url: %v", code, err)
-		}
-		if strings.Contains(err.Error()+out.String(), "nginx") {
-			t.Errorf("%d: the other program's page was printed: %v %s", code, err, out.String())
-		}
+// trigger's default sandbox is where the sandbox listens by default.
+func TestTriggerFindsTheSandboxWhereItListensByDefault(t *testing.T) {
+	if want := "http://" + app.DefaultSandboxAddr; trigger.DefaultSandboxURL != want {
+		t.Errorf("trigger looks for the sandbox at %s; it listens at %s", trigger.DefaultSandboxURL, want)
 	}
 }
