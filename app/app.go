@@ -5,7 +5,6 @@
 package app
 
 import (
-	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -16,11 +15,9 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/fingraph/fingraph/bankpoll"
@@ -36,34 +33,21 @@ import (
 	"github.com/fingraph/fingraph/upstream/banking"
 	"github.com/fingraph/fingraph/upstream/payments"
 	"github.com/fingraph/fingraph/upstream/roundtrip"
-	"github.com/fingraph/fingraph/upstream/sandbox"
-	"github.com/fingraph/fingraph/upstream/sandbox/paymentsim"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// Run starts the gateway (or, with the argument "sandbox", only the sandbox)
-// and serves until ctx is done, then shuts down gracefully. With the argument
-// "trigger" it fires one sandbox event and returns (runTrigger).
+// Run starts the gateway and serves until ctx is done, then shuts down
+// gracefully. args are the command line, the program's name first; the
+// sub-commands (sandbox, trigger) are dispatched before Run, by the command.
 func Run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
-	args = args[1:]
-	if len(args) > 0 && args[0] == "sandbox" {
-		return runSandbox(ctx, args[1:], getenv, stdout)
-	}
-	if len(args) > 0 && args[0] == "trigger" {
-		return runTrigger(ctx, args[1:], getenv, stdout)
-	}
-	if len(args) > 0 && args[0] != "" && !strings.HasPrefix(args[0], "-") {
-		return fmt.Errorf("unknown sub-command %q: fingraph runs the gateway with no sub-command, or one of: %s (fingraph -h explains each)",
-			args[0], strings.Join(subCommands, ", "))
-	}
-	cfg, err := ParseConfig(args, getenv, stdout)
+	cfg, err := ParseConfig(args[1:], getenv, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	logger := cfg.logger(stdout)
+	logger := cfg.Logger(stdout)
 	tuneRuntime(getenv, logger, cfg.PprofAddr != "")
 	a, err := Start(ctx, cfg, logger)
 	if err != nil {
@@ -73,9 +57,6 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	a.Drain()
 	return a.Shutdown()
 }
-
-// subCommands are the words Run takes before its flags.
-var subCommands = []string{"sandbox", "trigger"}
 
 // Drain turns readiness off and keeps serving for FINGRAPH_SHUTDOWN_DRAIN,
 // so that a load balancer stops sending new requests here before Shutdown
@@ -89,44 +70,19 @@ func (a *App) Drain() {
 	time.Sleep(a.cfg.ShutdownDrain)
 }
 
-// runSandbox serves only the emulator, for pointing another gateway or a
-// test at it.
-func runSandbox(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
-	cfg, err := ParseConfig(args, getenv, stdout)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if cfg.SandboxAddr == "" {
-		cfg.SandboxAddr = DefaultSandboxAddr
-	}
-	logger := cfg.logger(stdout)
-	sb, srv, addr, err := startSandbox(cfg.SandboxAddr, cfg, logger)
-	if err != nil {
-		return err
-	}
-	logger.Info("sandbox listening", "url", "http://"+addr, "payments", "http://"+addr+"/payments", "banking", "http://"+addr+"/banking")
-	<-ctx.Done()
-	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
-	defer cancel()
-	err = srv.Shutdown(sctx)
-	sb.Close()
-	return err
-}
-
 // App is a running gateway and everything it started.
 type App struct {
-	cfg     Config
-	logger  *slog.Logger
-	server  *http.Server
-	addr    string
-	engine  *engine.Engine
-	sandbox *sandbox.Sandbox
-	sbSrv   *http.Server
+	// cfg are the settings as validated, never changed; rt is what start-up
+	// derived from them.
+	cfg    Config
+	rt     resolved
+	logger *slog.Logger
+	server *http.Server
+	addr   string
+	engine *engine.Engine
+	// sandbox is the in-process sandbox of sandbox mode, or nil.
+	sandbox *SandboxServer
 	pprof   *http.Server
-	sbAddr  string
 	served  chan error
 	// metricsSrv serves /metrics on FINGRAPH_METRICS_ADDR, when set.
 	metricsSrv  *http.Server
@@ -149,18 +105,12 @@ type App struct {
 	bg   sync.WaitGroup
 	// dirLock holds the data directory of the embedded JetStream.
 	dirLock *dataDirLock
-	// uploadSpool is where uploads are spooled, removed at shutdown.
-	uploadSpool string
 	// draining is set when the gateway is about to stop (Drain).
 	draining *atomic.Bool
 	// closedSockets is closed once every websocket has been sent its 1012
 	// and every SSE stream ended, on shutdown.
 	closedSockets chan struct{}
 }
-
-// sandboxPaymentsKeys are the demo merchant's keys of the sandbox
-// (docs/sandbox-payments.md, "Demo keys"); only sandbox mode uses them.
-var sandboxPaymentsKeys = payments.Keys{Public: paymentsim.PublicKey, Private: paymentsim.PrivateKey, AccessToken: paymentsim.AccessToken}
 
 // specOnlyNotice is logged once when the gateway runs against upstreams that
 // serve only what the specs show (the strict sandbox).
@@ -170,15 +120,29 @@ const specOnlyNotice = "strict sandbox: features that need the sandbox's additio
 	"offset paging is refused (no meta[offset]); a conversion whose answer was lost stays OUTCOME_UNKNOWN for its key " +
 	"(no transaction listing to look it up in), and Wallet.transactions answers UPSTREAM_UNAVAILABLE (NOT_OFFERED)"
 
-// Start wires and starts the gateway; it returns once the listener accepts.
-// Its phases run in the order each needs the one before: the data
-// directory and the upstreams' addresses, then JetStream, then the upstream
-// clients, then the event pipeline and the sessions, and the listener last,
-// so that nothing is served before what answers it is ready. A failure in
-// any phase shuts down what the earlier ones started.
-func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err error) {
+// Start validates cfg, refusing it before anything starts when it does not
+// pass (Validate), then wires and starts the gateway; it returns once the
+// listener accepts. Its phases run in the order each needs the one before:
+// the data directory and the upstreams' addresses (resolve), then
+// JetStream, then the upstream clients, then the event pipeline and the
+// sessions, and the listener last, so that nothing is served before what
+// answers it is ready. A failure in any phase shuts down what the earlier
+// ones started.
+func Start(ctx context.Context, cfg Config, logger *slog.Logger) (*App, error) {
+	return start(ctx, cfg, logger, nil)
+}
+
+// start is Start with wrapUpstream, set by benchmarks only, wrapping each
+// upstream client's transport (name is "payments" or "banking").
+func start(ctx context.Context, cfg Config, logger *slog.Logger, wrapUpstream func(name string, rt http.RoundTripper) http.RoundTripper) (_ *App, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	// Every part logs through redaction (package redact), whatever it logs.
 	logger = slog.New(redact.NewHandler(logger.Handler()))
+	for _, old := range cfg.oldNames {
+		logger.Warn("settings: " + old)
+	}
 	a := &App{cfg: cfg, logger: logger, served: make(chan error, 1), draining: new(atomic.Bool)}
 	defer func() {
 		if err != nil {
@@ -186,16 +150,15 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 		}
 	}()
 
-	dataDir, err := a.lockAndStartSandbox(ctx, &cfg)
-	if err != nil {
+	if err := a.resolve(ctx, cfg); err != nil {
 		return nil, err
 	}
-	attemptsKV, cursorKV, err := a.openEngine(ctx, cfg, dataDir)
+	attemptsKV, cursorKV, err := a.openEngine(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
 	m := newMetrics()
-	pay, bank, err := a.openUpstreams(ctx, &cfg, m)
+	pay, bank, err := a.openUpstreams(ctx, cfg, m, wrapUpstream)
 	if err != nil {
 		return nil, err
 	}
@@ -254,7 +217,8 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 		enricher:   a.enricher,
 		reconciler: a.reconciler,
 		sandbox:    a.sandboxHandler(),
-		sandboxURL: a.sandboxURL(),
+		sandboxURL: a.rt.sandboxURL(),
+		spoolDir:   a.rt.uploadSpool,
 		draining:   a.draining,
 	})
 	if err != nil {
@@ -269,78 +233,14 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err er
 	return a, nil
 }
 
-// uploadSpool makes the directory this process spools uploads to, empty:
-// uploads/ of the locked data directory (what a killed process left there
-// is removed), or a directory of its own under FINGRAPH_UPLOAD_DIR or the
-// system's temporary directory, which may be shared.
-func uploadSpool(cfg Config) (string, error) {
-	if cfg.UploadDir == "" && cfg.DataDir != "" && cfg.NATSURL == "" {
-		dir := filepath.Join(cfg.DataDir, "uploads")
-		if err := gqlhttp.PrepareUploadDir(dir); err != nil {
-			return "", fmt.Errorf("FINGRAPH_UPLOAD_DIR: cannot prepare %s: %w", dir, err)
-		}
-		return dir, nil
-	}
-	parent := cmp.Or(cfg.UploadDir, os.TempDir())
-	if err := os.MkdirAll(parent, 0o700); err != nil {
-		return "", fmt.Errorf("FINGRAPH_UPLOAD_DIR: cannot create %s: %w", parent, err)
-	}
-	dir, err := os.MkdirTemp(parent, "fingraph-uploads-")
-	if err != nil {
-		return "", fmt.Errorf("FINGRAPH_UPLOAD_DIR: cannot create a directory in %s: %w", parent, err)
-	}
-	return dir, nil
-}
-
-// lockAndStartSandbox comes first: the data directory is locked before
-// anything reads or writes it, and in sandbox mode the in-process sandbox
-// must listen before the upstream clients are pointed at it (cfg gets its
-// addresses and demo keys). Against real upstreams it checks they answer
-// instead. It returns the directory the embedded JetStream is to use: in
-// sandbox mode a fresh one per run, as the sandbox's data is.
-func (a *App) lockAndStartSandbox(ctx context.Context, cfg *Config) (dataDir string, err error) {
-	logger := a.logger
-	// The data directory is locked before anything reads or writes it.
-	dataDir = cfg.DataDir
-	if cfg.NATSURL == "" {
-		if a.dirLock, err = lockDataDir(dataDir); err != nil {
-			return "", err
-		}
-	}
-	if cfg.uploadSpool, err = uploadSpool(*cfg); err != nil {
-		return "", err
-	}
-	a.uploadSpool = cfg.uploadSpool
-	if cfg.sandboxMode() {
-		a.sandbox, a.sbSrv, a.sbAddr, err = startInProcessSandbox(*cfg, logger)
-		if err != nil {
-			return "", err
-		}
-		cfg.PaymentsURL = "http://" + a.sbAddr + "/payments"
-		cfg.BankingURL = "http://" + a.sbAddr + "/banking"
-		cfg.PaymentsPublic, cfg.PaymentsPrivate, cfg.PaymentsAccess = sandboxPaymentsKeys.Public, sandboxPaymentsKeys.Private, sandboxPaymentsKeys.AccessToken
-		logger.Info("no upstream configured: started the sandbox in-process with demo data",
-			"sandbox", "http://"+a.sbAddr, "sms_outbox", "http://"+a.sbAddr+"/_sandbox/sms",
-			"email_outbox", "http://"+a.sbAddr+"/_sandbox/email", "payments_public_key", cfg.PaymentsPublic)
-		if cfg.NATSURL == "" {
-			if dataDir, err = freshSandboxStore(cfg.DataDir); err != nil {
-				return "", err
-			}
-		}
-	} else if err := checkUpstreams(ctx, *cfg, logger); err != nil {
-		return "", err
-	}
-	return dataDir, nil
-}
-
 // openEngine opens JetStream (embedded in dataDir, or the cluster at
 // FINGRAPH_NATS_URL) and what the gateway keeps in it before any client
 // exists: the idempotency bucket, the event streams (a.bus, a.webhooks)
 // and the event cursor. It returns the two buckets for the phases that use
 // them.
-func (a *App) openEngine(ctx context.Context, cfg Config, dataDir string) (attemptsKV, cursorKV jetstream.KeyValue, err error) {
+func (a *App) openEngine(ctx context.Context, cfg Config) (attemptsKV, cursorKV jetstream.KeyValue, err error) {
 	logger := a.logger
-	a.engine, err = engine.Open(ctx, engine.Config{URL: cfg.NATSURL, DataDir: dataDir, Replicas: cfg.NATSReplicas, Logger: logger.With("component", "nats")})
+	a.engine, err = engine.Open(ctx, engine.Config{URL: cfg.NATSURL, DataDir: a.rt.storeDir, Replicas: cfg.NATSReplicas, Logger: logger.With("component", "nats")})
 	if err != nil {
 		if cfg.NATSURL != "" {
 			return nil, nil, fmt.Errorf("FINGRAPH_NATS_URL: cannot use NATS JetStream at %s: %w", redactURL(cfg.NATSURL), err)
@@ -349,9 +249,9 @@ func (a *App) openEngine(ctx context.Context, cfg Config, dataDir string) (attem
 	}
 	if a.engine.Embedded() {
 		if a.sandbox != nil {
-			logger.Info("embedded JetStream started; in sandbox mode its store starts empty with each run, as the sandbox's data does", "data_dir", dataDir)
+			logger.Info("embedded JetStream started; in sandbox mode its store starts empty with each run, as the sandbox's data does", "data_dir", a.rt.storeDir)
 		} else {
-			logger.Info("embedded JetStream started", "data_dir", dataDir)
+			logger.Info("embedded JetStream started", "data_dir", a.rt.storeDir)
 		}
 	} else {
 		logger.Info("connected to NATS JetStream", "url", redactURL(cfg.NATSURL), "replicas", cfg.NATSReplicas)
@@ -380,22 +280,22 @@ func (a *App) openEngine(ctx context.Context, cfg Config, dataDir string) (attem
 	return attemptsKV, cursorKV, nil
 }
 
-// openUpstreams makes the payments and banking clients, traced (a.tracing)
-// and measured (m) over each one's own tuned transport. Against the strict
-// sandbox it turns off, once and with one warning, what the specs do not
-// serve (cfg.ReconcileInterval, the clients' SpecOnly), before the event phase reads
-// cfg.
-func (a *App) openUpstreams(ctx context.Context, cfg *Config, m *metrics) (*payments.Client, *banking.Client, error) {
+// openUpstreams makes the payments and banking clients, at the resolved
+// addresses with the resolved keys, traced (a.tracing) and measured (m)
+// over each one's own tuned transport. Against the strict sandbox it turns
+// off, once and with one warning, what the specs do not serve
+// (the clients' SpecOnly; resolve has turned event polling off).
+func (a *App) openUpstreams(ctx context.Context, cfg Config, m *metrics, wrapUpstream func(string, http.RoundTripper) http.RoundTripper) (*payments.Client, *banking.Client, error) {
 	logger := a.logger
 	var err error
-	if a.tracing, err = newTracing(ctx, *cfg); err != nil {
+	if a.tracing, err = newTracing(ctx, cfg); err != nil {
 		return nil, nil, err
 	}
 	// Upstream calls are traced and measured over each client's own tuned
 	// transport.
 	upstream := func(name string, rt http.RoundTripper) http.RoundTripper {
-		if cfg.wrapUpstream != nil {
-			rt = cfg.wrapUpstream(name, rt)
+		if wrapUpstream != nil {
+			rt = wrapUpstream(name, rt)
 		}
 		return a.tracing.transport(m.instrument(name, rt))
 	}
@@ -404,15 +304,13 @@ func (a *App) openUpstreams(ctx context.Context, cfg *Config, m *metrics) (*paym
 	if cfg.NoSharing {
 		payOpts = append(payOpts, roundtrip.WithoutSharing())
 	}
-	pay, err := payments.NewClient(cfg.PaymentsURL, payments.Keys{
-		Public: cfg.PaymentsPublic, Private: cfg.PaymentsPrivate, AccessToken: cfg.PaymentsAccess,
-	}, payOpts...)
+	pay, err := payments.NewClient(a.rt.paymentsURL, a.rt.paymentsKeys, payOpts...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("FINGRAPH_PAYMENTS_URL: %w", err)
 	}
 	m.watchSharedReads("payments", pay.SharedAnswers)
 
-	bank, err := banking.NewClient(cfg.BankingURL, banking.WithVersion(cfg.BankingVersion), roundtrip.WithTransport(upstream("banking", roundtrip.NewTransport())),
+	bank, err := banking.NewClient(a.rt.bankingURL, banking.WithVersion(cfg.BankingVersion), roundtrip.WithTransport(upstream("banking", roundtrip.NewTransport())),
 		roundtrip.WithTimeout(cfg.BankingTimeout), roundtrip.WithLogger(logger.With("upstream", "banking")))
 	if err != nil {
 		return nil, nil, fmt.Errorf("FINGRAPH_BANKING_URL: %w", err)
@@ -420,7 +318,6 @@ func (a *App) openUpstreams(ctx context.Context, cfg *Config, m *metrics) (*paym
 	if cfg.SandboxStrict {
 		// The strict sandbox serves only what the specs show; say once what
 		// that turns off rather than failing call by call.
-		cfg.ReconcileInterval = 0
 		pay.SpecOnly, bank.SpecOnly = true, true
 		logger.Warn(specOnlyNotice)
 	}
@@ -442,9 +339,9 @@ func (a *App) startEvents(ctx, bgCtx context.Context, cfg Config, pay *payments.
 	if err := a.enricher.Start(ctx); err != nil {
 		return nil, err
 	}
-	if cfg.ReconcileInterval > 0 {
+	if a.rt.reconcileInterval > 0 {
 		a.reconciler = &paymentsfeed.Reconciler{Bus: bus, Events: pay.Events, PendingActions: pay.PendingActions, Cursor: cursorKV,
-			Interval: cfg.ReconcileInterval, Logger: logger.With("component", "events")}
+			Interval: a.rt.reconcileInterval, Logger: logger.With("component", "events")}
 		// The first round only records where the listing ends: run it
 		// before the gateway serves, or an event that a client triggers
 		// right after start could fall before that mark and never be
@@ -471,7 +368,7 @@ func (a *App) openBankPoll(ctx context.Context, cfg Config, bank *banking.Client
 		return err
 	}
 	a.bankPoll = &bankpoll.Poller{Banking: bankpoll.UpstreamOf(bank), Bus: a.bus, Leases: leases, Snapshots: snapshots,
-		Interval: cfg.LivePollInterval, Logger: a.logger.With("component", "bankpoll")}
+		Interval: cfg.BankPollInterval, Logger: a.logger.With("component", "bankpoll")}
 	m.watchBankPoll(a.bankPoll.Stats())
 	m.watchEventReads(a.bus)
 	return nil
@@ -666,58 +563,6 @@ func withHost(addr, host string) string {
 	return net.JoinHostPort(host, port)
 }
 
-// DefaultSandboxAddr is where the sandbox listens unless told otherwise, in
-// process or as `fingraph sandbox`: a known address, so that `fingraph
-// trigger` and a browser reach the outboxes without reading a log.
-const DefaultSandboxAddr = "127.0.0.1:9090"
-
-// startInProcessSandbox starts the sandbox of sandbox mode: at
-// FINGRAPH_SANDBOX_ADDR when set (a failure to listen there is an error),
-// else at DefaultSandboxAddr, or a free loopback port when that is taken.
-func startInProcessSandbox(cfg Config, logger *slog.Logger) (*sandbox.Sandbox, *http.Server, string, error) {
-	if cfg.SandboxAddr != "" {
-		return startSandbox(cfg.SandboxAddr, cfg, logger.With("component", "sandbox"))
-	}
-	sb, srv, addr, err := startSandbox(DefaultSandboxAddr, cfg, logger.With("component", "sandbox"))
-	if err == nil || !errors.Is(err, syscall.EADDRINUSE) {
-		return sb, srv, addr, err
-	}
-	sb, srv, addr, err = startSandbox("127.0.0.1:0", cfg, logger.With("component", "sandbox"))
-	if err == nil {
-		logger.Warn("the sandbox's default address is taken, so it listens on a free port instead; point trigger at it with -sandbox-url",
-			"default", DefaultSandboxAddr, "sandbox", "http://"+addr)
-	}
-	return sb, srv, addr, err
-}
-
-// startSandbox starts a seeded sandbox on addr (loopback is expected).
-func startSandbox(addr string, cfg Config, logger *slog.Logger) (*sandbox.Sandbox, *http.Server, string, error) {
-	sb := sandbox.New(sandbox.Config{Logger: logger, TokenGrace: cfg.SandboxTokenGrace, Strict: cfg.SandboxStrict})
-	sb.Seed()
-	for _, f := range cfg.SandboxFaults {
-		if err := sb.SetFault(f); err != nil {
-			sb.Close()
-			return nil, nil, "", fmt.Errorf("FINGRAPH_SANDBOX_FAULTS: %s: %w", f.Route, err)
-		}
-	}
-	var handler http.Handler = sb
-	if cfg.SandboxMiddleware != nil {
-		handler = cfg.SandboxMiddleware(handler)
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		sb.Close()
-		return nil, nil, "", fmt.Errorf("FINGRAPH_SANDBOX_ADDR: cannot listen on %s: %w", addr, err)
-	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			logger.Error("sandbox server stopped", "err", err)
-		}
-	}()
-	return sb, srv, ln.Addr().String(), nil
-}
-
 // Shutdown stops accepting requests, lets running ones finish, then stops
 // the sandbox and the engine. It is safe on a partly started app.
 func (a *App) Shutdown() error {
@@ -759,18 +604,15 @@ func (a *App) Shutdown() error {
 	if a.enricher != nil {
 		a.enricher.Stop()
 	}
-	if a.sbSrv != nil {
-		errs = append(errs, a.sbSrv.Shutdown(ctx))
-	}
 	if a.sandbox != nil {
-		a.sandbox.Close()
+		errs = append(errs, a.sandbox.Shutdown(ctx))
 	}
 	if a.engine != nil {
 		a.engine.Close()
 	}
-	if a.uploadSpool != "" {
+	if a.rt.uploadSpool != "" {
 		// Requests have ended, and with them their files.
-		errs = append(errs, os.RemoveAll(a.uploadSpool))
+		errs = append(errs, os.RemoveAll(a.rt.uploadSpool))
 	}
 	errs = append(errs, a.dirLock.Unlock())
 	if a.tracing != nil {
@@ -791,20 +633,12 @@ func (a *App) sandboxHandler() http.Handler {
 	if a.sandbox == nil {
 		return nil
 	}
-	return a.sandbox
-}
-
-// sandboxURL is the in-process sandbox's base URL, or "".
-func (a *App) sandboxURL() string {
-	if a.sbAddr == "" {
-		return ""
-	}
-	return "http://" + a.sbAddr
+	return a.sandbox.sb
 }
 
 // SandboxAddr is the in-process sandbox's listening address, or "" when the
 // gateway talks to real upstreams.
-func (a *App) SandboxAddr() string { return a.sbAddr }
+func (a *App) SandboxAddr() string { return a.rt.sandboxAddr }
 
 // CloseEngine stops the JetStream engine under a running gateway, so that a
 // test can watch readiness and the webhook intake follow its loss.

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"log/slog"
 	"net/netip"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +19,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fingraph/fingraph/gqlhttp"
-	"github.com/fingraph/fingraph/upstream/sandbox"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -36,10 +37,10 @@ func realUpstreams() map[string]string {
 func TestParseConfigDefaults(t *testing.T) {
 	c, err := ParseConfig(nil, env(nil), io.Discard)
 	require.NoError(t, err)
-	assert.True(t, c.sandboxMode(), "no upstream URL runs the sandbox")
+	assert.Equal(t, ModeSandbox, c.Mode, "no upstream URL runs the sandbox")
 	assert.Equal(t, ":8080", c.Addr)
 	assert.Equal(t, "text", c.LogFormat)
-	assert.Equal(t, "info", c.LogLevel)
+	assert.Equal(t, slog.LevelInfo, c.LogLevel)
 	assert.Equal(t, "v2", c.BankingVersion)
 	assert.Equal(t, 12*time.Hour, c.SessionTTL)
 	assert.Equal(t, []string{"STAFF", "API_CLIENT"}, c.PaymentsOperators)
@@ -57,7 +58,7 @@ func TestParseConfigDefaults(t *testing.T) {
 
 	real, err := ParseConfig(nil, env(realUpstreams()), io.Discard)
 	require.NoError(t, err)
-	assert.False(t, real.sandboxMode())
+	assert.Equal(t, ModeUpstreams, real.Mode)
 	assert.False(t, real.RegisterWebhook, "with real upstreams registration is asked for, never assumed")
 	assert.Empty(t, real.PaymentsCorporations, "with real upstreams the merchant's corporation is named, never assumed")
 	assert.False(t, real.SandboxAnonymous, "with real upstreams every request signs in")
@@ -74,6 +75,88 @@ func TestParseConfigDefaults(t *testing.T) {
 // TestParseConfigReadsEveryVariable sets every FINGRAPH_* variable to a
 // value other than its default and checks where each one lands.
 func TestParseConfigReadsEveryVariable(t *testing.T) {
+	e := everyVariable()
+	c, err := ParseConfig(nil, env(e), io.Discard)
+	require.NoError(t, err)
+	checks := map[string]struct{ got, want any }{
+		"FINGRAPH_ADDR":                  {c.Addr, "127.0.0.1:9000"},
+		"FINGRAPH_PAYMENTS_URL":          {c.PaymentsURL, "https://payments.example/"},
+		"FINGRAPH_BANKING_URL":           {c.BankingURL, "https://banking.example/"},
+		"FINGRAPH_PAYMENTS_PRIVATE_KEY":  {c.PaymentsPrivate, "sk_live"},
+		"FINGRAPH_PAYMENTS_PUBLIC_KEY":   {c.PaymentsPublic, "pk_live"},
+		"FINGRAPH_PAYMENTS_ACCESS_TOKEN": {c.PaymentsAccess, "at_live"},
+		"FINGRAPH_NATS_URL":              {c.NATSURL, "nats://nats.internal:4222"},
+		"FINGRAPH_NATS_REPLICAS":         {c.NATSReplicas, 3},
+		"FINGRAPH_SHUTDOWN_DRAIN":        {c.ShutdownDrain, 2 * time.Second},
+		"FINGRAPH_DATA_DIR":              {c.DataDir, "/var/lib/fingraph"},
+		"FINGRAPH_PUBLIC_URL":            {c.PublicURL, "https://gateway.example"},
+		"FINGRAPH_SANDBOX_ADDR":          {c.SandboxAddr, "127.0.0.1:9191"},
+		"FINGRAPH_LOG_FORMAT":            {c.LogFormat, "json"},
+		"FINGRAPH_LOG_LEVEL":             {c.LogLevel, slog.LevelDebug},
+		"FINGRAPH_OTLP_ENDPOINT":         {c.OTLPEndpoint, "http://collector:4318"},
+		"FINGRAPH_BANKING_VERSION":       {c.BankingVersion, "v3"},
+		"FINGRAPH_SESSION_TTL":           {c.SessionTTL, 45 * time.Minute},
+		"FINGRAPH_PAYMENTS_OPERATORS":    {c.PaymentsOperators, []string{"STAFF", "PERSON", "INTRODUCER"}},
+		"FINGRAPH_PAYMENTS_CORPORATIONS": {c.PaymentsCorporations, []string{"corp-a", "corp-b"}},
+		"FINGRAPH_PUBLIC_RATE_LIMIT":     {c.PublicRateLimit, 7},
+		"FINGRAPH_WEBHOOK_RATE_LIMIT":    {c.WebhookRateLimit, 20000.0},
+		"FINGRAPH_ENRICHER_WORKERS":      {c.EnricherWorkers, 3},
+		"FINGRAPH_ENRICHER_BUSY_WORKERS": {c.EnricherBusyWorkers, 2},
+		"FINGRAPH_SANDBOX_TOKEN_GRACE":   {c.SandboxTokenGrace, 250 * time.Millisecond},
+		"FINGRAPH_REGISTER_WEBHOOK":      {c.RegisterWebhook, true},
+		"FINGRAPH_SANDBOX_ANONYMOUS":     {c.SandboxAnonymous, false},
+		"FINGRAPH_SANDBOX_STRICT":        {c.SandboxStrict, false},
+		"FINGRAPH_SANDBOX_FAULTS":        {c.SandboxFaults, SandboxFaults{{Route: "*", LatencyMS: 5, LatencyMaxMS: 9, DropRate: 0.5}}},
+		"FINGRAPH_RECONCILE_INTERVAL":    {c.ReconcileInterval, time.Duration(0)},
+		"FINGRAPH_ALLOWED_ORIGINS":       {c.AllowedOrigins, []string{"https://app.example", "http://localhost:3000"}},
+		"FINGRAPH_INTROSPECTION":         {c.Introspection, true},
+		"FINGRAPH_READ_TIMEOUT":          {c.ReadTimeout, 5 * time.Second},
+		"FINGRAPH_OPERATION_TIMEOUT":     {c.OperationTimeout, 12 * time.Second},
+		"FINGRAPH_UPSTREAM_TIMEOUT":      {c.UpstreamTimeout, 7 * time.Second},
+		"FINGRAPH_LOADER_WAIT":           {c.LoaderWait, 250 * time.Microsecond},
+		"FINGRAPH_SHARE_WINDOW":          {c.ShareWindow, 3 * time.Millisecond},
+		"FINGRAPH_PAYMENTS_TIMEOUT":      {c.PaymentsTimeout, 8 * time.Second},
+		"FINGRAPH_DOWNLOAD_KEY":          {c.DownloadKey, "download-secret"},
+		"FINGRAPH_METRICS_ADDR":          {c.MetricsAddr, "127.0.0.1:9100"},
+		"FINGRAPH_TRUSTED_DOCUMENTS":     {c.TrustedDocuments, "/etc/fingraph/manifest.json"},
+		"FINGRAPH_LIMITS":                {[]any{c.Limits.MaxDepth, c.Limits.MaxFields, c.Limits.MaxBodyBytes, c.Limits.MaxAliases, c.Limits.MaxSocketsPerSession}, []any{8, 600, int64(65536), gqlhttp.DefaultLimits.MaxAliases, 40}},
+		"FINGRAPH_TLS_CERT":              {c.TLSCert, "/etc/fingraph/cert.pem"},
+		"FINGRAPH_TLS_KEY":               {c.TLSKey, "/etc/fingraph/key.pem"},
+		"FINGRAPH_TRUSTED_PROXIES":       {c.TrustedProxies, TrustedProxies{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.0.2.7/32")}},
+		"FINGRAPH_PPROF_ADDR":            {c.PprofAddr, "127.0.0.1:6060"},
+		"FINGRAPH_BANKING_TIMEOUT":       {c.BankingTimeout, 9 * time.Second},
+		"FINGRAPH_BANK_POLL_INTERVAL":    {c.BankPollInterval, 3 * time.Second},
+		"FINGRAPH_MODE":                  {c.Mode, ModeUpstreams},
+		"FINGRAPH_UPLOAD_DIR":            {c.UploadDir, "/srv/uploads"},
+	}
+	for name, ch := range checks {
+		assert.Equal(t, ch.want, ch.got, name)
+	}
+	assert.ElementsMatch(t, keys(e), keys(checks), "every variable set is checked")
+	var current []string
+	for _, v := range documentedVariables(t) {
+		if !slices.Contains(oldVariables(), v) {
+			current = append(current, v)
+		}
+	}
+	assert.ElementsMatch(t, current, keys(checks), "every variable the usage names is checked, old names apart (TestBankPollInterval)")
+}
+
+// oldVariables are the old names of settings, still read.
+func oldVariables() []string {
+	var c Config
+	var old []string
+	for _, s := range c.settings() {
+		if s.renamed != "" {
+			old = append(old, s.env)
+		}
+	}
+	return old
+}
+
+// everyVariable sets every FINGRAPH_* variable to a valid value other than
+// its default.
+func everyVariable() map[string]string {
 	e := realUpstreams()
 	for k, v := range map[string]string{
 		"FINGRAPH_ADDR":                  "127.0.0.1:9000",
@@ -117,68 +200,13 @@ func TestParseConfigReadsEveryVariable(t *testing.T) {
 		"FINGRAPH_TLS_CERT":              "/etc/fingraph/cert.pem",
 		"FINGRAPH_TLS_KEY":               "/etc/fingraph/key.pem",
 		"FINGRAPH_PPROF_ADDR":            "127.0.0.1:6060",
-		"FINGRAPH_LIVE_POLL_INTERVAL":    "3s",
+		"FINGRAPH_BANK_POLL_INTERVAL":    "3s",
+		"FINGRAPH_MODE":                  "upstreams",
 		"FINGRAPH_UPLOAD_DIR":            "/srv/uploads",
 	} {
 		e[k] = v
 	}
-	c, err := ParseConfig(nil, env(e), io.Discard)
-	require.NoError(t, err)
-	checks := map[string]struct{ got, want any }{
-		"FINGRAPH_ADDR":                  {c.Addr, "127.0.0.1:9000"},
-		"FINGRAPH_PAYMENTS_URL":          {c.PaymentsURL, "https://payments.example/"},
-		"FINGRAPH_BANKING_URL":           {c.BankingURL, "https://banking.example/"},
-		"FINGRAPH_PAYMENTS_PRIVATE_KEY":  {c.PaymentsPrivate, "sk_live"},
-		"FINGRAPH_PAYMENTS_PUBLIC_KEY":   {c.PaymentsPublic, "pk_live"},
-		"FINGRAPH_PAYMENTS_ACCESS_TOKEN": {c.PaymentsAccess, "at_live"},
-		"FINGRAPH_NATS_URL":              {c.NATSURL, "nats://nats.internal:4222"},
-		"FINGRAPH_NATS_REPLICAS":         {c.NATSReplicas, 3},
-		"FINGRAPH_SHUTDOWN_DRAIN":        {c.ShutdownDrain, 2 * time.Second},
-		"FINGRAPH_DATA_DIR":              {c.DataDir, "/var/lib/fingraph"},
-		"FINGRAPH_PUBLIC_URL":            {c.PublicURL, "https://gateway.example"},
-		"FINGRAPH_SANDBOX_ADDR":          {c.SandboxAddr, "127.0.0.1:9191"},
-		"FINGRAPH_LOG_FORMAT":            {c.LogFormat, "json"},
-		"FINGRAPH_LOG_LEVEL":             {c.LogLevel, "debug"},
-		"FINGRAPH_OTLP_ENDPOINT":         {c.OTLPEndpoint, "http://collector:4318"},
-		"FINGRAPH_BANKING_VERSION":       {c.BankingVersion, "v3"},
-		"FINGRAPH_SESSION_TTL":           {c.SessionTTL, 45 * time.Minute},
-		"FINGRAPH_PAYMENTS_OPERATORS":    {c.PaymentsOperators, []string{"STAFF", "PERSON", "INTRODUCER"}},
-		"FINGRAPH_PAYMENTS_CORPORATIONS": {c.PaymentsCorporations, []string{"corp-a", "corp-b"}},
-		"FINGRAPH_PUBLIC_RATE_LIMIT":     {c.PublicRateLimit, 7},
-		"FINGRAPH_WEBHOOK_RATE_LIMIT":    {c.WebhookRateLimit, 20000.0},
-		"FINGRAPH_ENRICHER_WORKERS":      {c.EnricherWorkers, 3},
-		"FINGRAPH_ENRICHER_BUSY_WORKERS": {c.EnricherBusyWorkers, 2},
-		"FINGRAPH_SANDBOX_TOKEN_GRACE":   {c.SandboxTokenGrace, 250 * time.Millisecond},
-		"FINGRAPH_REGISTER_WEBHOOK":      {c.RegisterWebhook, true},
-		"FINGRAPH_SANDBOX_ANONYMOUS":     {c.SandboxAnonymous, false},
-		"FINGRAPH_SANDBOX_STRICT":        {c.SandboxStrict, false},
-		"FINGRAPH_SANDBOX_FAULTS":        {c.SandboxFaults, []sandbox.Fault{{Route: "*", LatencyMS: 5, LatencyMaxMS: 9, DropRate: 0.5}}},
-		"FINGRAPH_RECONCILE_INTERVAL":    {c.ReconcileInterval, time.Duration(0)},
-		"FINGRAPH_ALLOWED_ORIGINS":       {c.AllowedOrigins, []string{"https://app.example", "http://localhost:3000"}},
-		"FINGRAPH_INTROSPECTION":         {c.Introspection, true},
-		"FINGRAPH_READ_TIMEOUT":          {c.ReadTimeout, 5 * time.Second},
-		"FINGRAPH_OPERATION_TIMEOUT":     {c.OperationTimeout, 12 * time.Second},
-		"FINGRAPH_UPSTREAM_TIMEOUT":      {c.UpstreamTimeout, 7 * time.Second},
-		"FINGRAPH_LOADER_WAIT":           {c.LoaderWait, 250 * time.Microsecond},
-		"FINGRAPH_SHARE_WINDOW":          {c.ShareWindow, 3 * time.Millisecond},
-		"FINGRAPH_PAYMENTS_TIMEOUT":      {c.PaymentsTimeout, 8 * time.Second},
-		"FINGRAPH_DOWNLOAD_KEY":          {c.DownloadKey, "download-secret"},
-		"FINGRAPH_METRICS_ADDR":          {c.MetricsAddr, "127.0.0.1:9100"},
-		"FINGRAPH_TRUSTED_DOCUMENTS":     {c.TrustedDocuments, "/etc/fingraph/manifest.json"},
-		"FINGRAPH_LIMITS":                {[]any{c.Limits.MaxDepth, c.Limits.MaxFields, c.Limits.MaxBodyBytes, c.Limits.MaxAliases, c.Limits.MaxSocketsPerSession}, []any{8, 600, int64(65536), gqlhttp.DefaultLimits.MaxAliases, 40}},
-		"FINGRAPH_TLS_CERT":              {c.TLSCert, "/etc/fingraph/cert.pem"},
-		"FINGRAPH_TLS_KEY":               {c.TLSKey, "/etc/fingraph/key.pem"},
-		"FINGRAPH_TRUSTED_PROXIES":       {c.TrustedProxies, []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.0.2.7/32")}},
-		"FINGRAPH_PPROF_ADDR":            {c.PprofAddr, "127.0.0.1:6060"},
-		"FINGRAPH_BANKING_TIMEOUT":       {c.BankingTimeout, 9 * time.Second},
-		"FINGRAPH_LIVE_POLL_INTERVAL":    {c.LivePollInterval, 3 * time.Second},
-		"FINGRAPH_UPLOAD_DIR":            {c.UploadDir, "/srv/uploads"},
-	}
-	for name, ch := range checks {
-		assert.Equal(t, ch.want, ch.got, name)
-	}
-	assert.ElementsMatch(t, keys(e), keys(checks), "every variable set is checked")
-	assert.ElementsMatch(t, documentedVariables(t), keys(checks), "every variable the usage names is checked")
+	return e
 }
 
 func keys[V any](m map[string]V) []string {
@@ -215,7 +243,7 @@ func TestFlagWinsOverVariable(t *testing.T) {
 		env(map[string]string{"FINGRAPH_LOG_LEVEL": "debug", "FINGRAPH_SESSION_TTL": "1h", "FINGRAPH_RECONCILE_INTERVAL": "5s",
 			"FINGRAPH_ALLOWED_ORIGINS": "https://a.example"}), io.Discard)
 	require.NoError(t, err)
-	assert.Equal(t, "warn", c.LogLevel)
+	assert.Equal(t, slog.LevelWarn, c.LogLevel)
 	assert.Equal(t, 2*time.Hour, c.SessionTTL)
 	assert.Equal(t, time.Minute, c.ReconcileInterval)
 	assert.Equal(t, []string{"https://b.example"}, c.AllowedOrigins)
@@ -304,7 +332,12 @@ func TestInvalidValuesAreRefusedNamingTheSetting(t *testing.T) {
 		{"replicas past five", map[string]string{"FINGRAPH_NATS_URL": "nats://n:4222", "FINGRAPH_NATS_REPLICAS": "7"}, nil, "FINGRAPH_NATS_REPLICAS"},
 		{"replicas of the embedded server", map[string]string{"FINGRAPH_NATS_REPLICAS": "3"}, nil, "need a NATS cluster"},
 		{"a NATS URL of a cluster with a bad node", map[string]string{"FINGRAPH_NATS_URL": "nats://a:4222,http://b:4222"}, nil, "FINGRAPH_NATS_URL"},
-		{"a live poll interval of a million hours", map[string]string{"FINGRAPH_LIVE_POLL_INTERVAL": "1000000h"}, nil, "FINGRAPH_LIVE_POLL_INTERVAL"},
+		{"a bank poll interval of a million hours", map[string]string{"FINGRAPH_BANK_POLL_INTERVAL": "1000000h"}, nil, "FINGRAPH_BANK_POLL_INTERVAL"},
+		{"a bank poll interval of a million hours by its old name", map[string]string{"FINGRAPH_LIVE_POLL_INTERVAL": "1000000h"}, nil, "FINGRAPH_LIVE_POLL_INTERVAL"},
+		{"mode", map[string]string{"FINGRAPH_MODE": "production"}, nil, "FINGRAPH_MODE"},
+		{"sandbox mode with upstream URLs", real(map[string]string{"FINGRAPH_MODE": "sandbox"}), nil, "FINGRAPH_MODE"},
+		{"upstreams mode without URLs", map[string]string{"FINGRAPH_MODE": "upstreams"}, nil, "FINGRAPH_MODE"},
+		{"a fault the sandbox refuses", map[string]string{"FINGRAPH_SANDBOX_FAULTS": `[{"route": "*", "error_rate": 2}]`}, nil, "FINGRAPH_SANDBOX_FAULTS"},
 		{"a reconcile interval of a million hours", nil, []string{"-reconcile-interval", "1000000h"}, "FINGRAPH_RECONCILE_INTERVAL"},
 		{"an unbounded body", map[string]string{"FINGRAPH_LIMITS": "bodyBytes=2147483647"}, nil, "bodyBytes"},
 	}
@@ -338,16 +371,13 @@ func TestRunRefusesAnInvalidConfigurationBeforeStarting(t *testing.T) {
 	assert.Contains(t, err.Error(), "FINGRAPH_LOG_FORMAT")
 	assert.False(t, errors.Is(err, context.DeadlineExceeded))
 
-	err = Run(ctx, []string{"fingraph", "sandbox"}, env(map[string]string{"FINGRAPH_SANDBOX_ADDR": "nope"}), io.Discard)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "FINGRAPH_SANDBOX_ADDR")
 }
 
 func TestConfigLogger(t *testing.T) {
 	var out bytes.Buffer
 	c, err := ParseConfig([]string{"-log-format", "json", "-log-level", "warn"}, env(nil), io.Discard)
 	require.NoError(t, err)
-	l := c.logger(&out)
+	l := c.Logger(&out)
 	l.Info("hidden")
 	l.Warn("shown")
 	assert.NotContains(t, out.String(), "hidden", "below the level")

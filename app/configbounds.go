@@ -3,31 +3,15 @@ package app
 import (
 	"fmt"
 	"time"
+
+	"github.com/fingraph/fingraph/gqlhttp"
 )
 
 // Upper bounds of the settings that size what a client can make the
 // gateway spend: a value past its bound refuses start-up with one line
 // naming the setting. They are generous (the benchmarks' settings pass);
-// they catch a typo such as 100000h, not a deliberate choice.
-
-// limitMax bounds each FINGRAPH_LIMITS entry (bodyBytes has its own,
-// maxBodyBytes).
-var limitMax = map[string]int64{
-	"tokens": 100_000, "fields": 100_000, "depth": 100, "introspectionDepth": 100,
-	"aliases": 10_000, "rootFields": 1_000, "sameName": 1_000, "directives": 10_000,
-	"complexity": 1_000_000, "socketsPerAddress": 100_000, "anonymousPerAddress": 100_000,
-	"socketsPerSession": 100_000, "operationsPerSocket": 1_000,
-	"uploadsPerAddress": 1_000, "uploadsPerSession": 1_000, "uploadsPerTenant": 1_000, "uploads": 1_000,
-	"uploadSpoolBytes": 64 << 30,
-}
-
-// checkLimitMax refuses a FINGRAPH_LIMITS entry past its bound.
-func checkLimitMax(name string, n int) error {
-	if max, ok := limitMax[name]; ok && int64(n) > max {
-		return fmt.Errorf("FINGRAPH_LIMITS: %s=%d is more than its upper bound %d", name, n, max)
-	}
-	return nil
-}
+// they catch a typo such as 100000h, not a deliberate choice. Validate
+// checks them on every Config, parsed or built by hand.
 
 // Bounds of the durations and rates that keep a client's hold on the
 // gateway short.
@@ -40,21 +24,96 @@ const (
 	maxSandboxGrace     = time.Hour
 )
 
-// checkUpperBounds refuses a setting past its upper bound.
-func (c Config) checkUpperBounds() error {
+// maxPollInterval bounds the polling intervals: a poll further apart than
+// this announces changes too late to be live.
+const maxPollInterval = time.Hour
+
+// maxBodyBytes bounds the bodyBytes limit: a JSON body is read whole before
+// it is parsed, so its bound is memory per request.
+const maxBodyBytes = 16 << 20
+
+// limit is one FINGRAPH_LIMITS entry: its name, its field of
+// gqlhttp.Limits (an *int or an *int64) and its upper bound.
+type limit struct {
+	name  string
+	max   int64
+	field func(*gqlhttp.Limits) any
+}
+
+// limitFields are the limits FINGRAPH_LIMITS may change, in the order -h
+// and errors name them.
+var limitFields = []limit{
+	{"tokens", 100_000, func(l *gqlhttp.Limits) any { return &l.MaxTokens }},
+	{"fields", 100_000, func(l *gqlhttp.Limits) any { return &l.MaxFields }},
+	{"depth", 100, func(l *gqlhttp.Limits) any { return &l.MaxDepth }},
+	{"introspectionDepth", 100, func(l *gqlhttp.Limits) any { return &l.MaxIntrospectionDepth }},
+	{"aliases", 10_000, func(l *gqlhttp.Limits) any { return &l.MaxAliases }},
+	{"rootFields", 1_000, func(l *gqlhttp.Limits) any { return &l.MaxRootFields }},
+	{"sameName", 1_000, func(l *gqlhttp.Limits) any { return &l.MaxSameName }},
+	{"directives", 10_000, func(l *gqlhttp.Limits) any { return &l.MaxDirectives }},
+	{"complexity", 1_000_000, func(l *gqlhttp.Limits) any { return &l.MaxComplexity }},
+	{"bodyBytes", maxBodyBytes, func(l *gqlhttp.Limits) any { return &l.MaxBodyBytes }},
+	{"socketsPerAddress", 100_000, func(l *gqlhttp.Limits) any { return &l.MaxSocketsPerAddress }},
+	{"anonymousPerAddress", 100_000, func(l *gqlhttp.Limits) any { return &l.MaxAnonymousPerAddress }},
+	{"socketsPerSession", 100_000, func(l *gqlhttp.Limits) any { return &l.MaxSocketsPerSession }},
+	{"operationsPerSocket", 1_000, func(l *gqlhttp.Limits) any { return &l.MaxOperationsPerSocket }},
+	{"uploadsPerAddress", 1_000, func(l *gqlhttp.Limits) any { return &l.MaxUploadsPerAddress }},
+	{"uploadsPerSession", 1_000, func(l *gqlhttp.Limits) any { return &l.MaxUploadsPerSession }},
+	{"uploadsPerTenant", 1_000, func(l *gqlhttp.Limits) any { return &l.MaxUploadsPerTenant }},
+	{"uploads", 1_000, func(l *gqlhttp.Limits) any { return &l.MaxUploads }},
+	{"uploadSpoolBytes", 64 << 30, func(l *gqlhttp.Limits) any { return &l.MaxUploadSpoolBytes }},
+}
+
+// limitField is the entry of FINGRAPH_LIMITS called name.
+func limitField(name string) (limit, bool) {
+	for _, f := range limitFields {
+		if f.name == name {
+			return f, true
+		}
+	}
+	return limit{}, false
+}
+
+// limitNames are the names FINGRAPH_LIMITS takes.
+func limitNames() []string {
+	names := make([]string, len(limitFields))
+	for i, f := range limitFields {
+		names[i] = f.name
+	}
+	return names
+}
+
+func (f limit) get(l *gqlhttp.Limits) int64 {
+	switch p := f.field(l).(type) {
+	case *int:
+		return int64(*p)
+	case *int64:
+		return *p
+	}
+	panic("limit " + f.name + ": a field that is neither int nor int64")
+}
+
+func (f limit) set(l *gqlhttp.Limits, n int64) {
+	switch p := f.field(l).(type) {
+	case *int:
+		*p = int(n)
+	case *int64:
+		*p = n
+	default:
+		panic("limit " + f.name + ": a field that is neither int nor int64")
+	}
+}
+
+// checkValue refuses n for this limit when it is not positive or past its
+// bound.
+func (f limit) checkValue(n int64) error {
 	switch {
-	case c.SessionTTL > maxSessionTTL:
-		return fmt.Errorf("FINGRAPH_SESSION_TTL: %s is more than its upper bound %s", c.SessionTTL, maxSessionTTL)
-	case c.ReadTimeout > maxReadTimeout:
-		return fmt.Errorf("FINGRAPH_READ_TIMEOUT: %s is more than its upper bound %s", c.ReadTimeout, maxReadTimeout)
-	case c.OperationTimeout > maxOperationTimeout:
-		return fmt.Errorf("FINGRAPH_OPERATION_TIMEOUT: %s is more than its upper bound %s", c.OperationTimeout, maxOperationTimeout)
-	case c.PublicRateLimit > maxPublicRateLimit:
-		return fmt.Errorf("FINGRAPH_PUBLIC_RATE_LIMIT: %d is more than its upper bound %d a minute", c.PublicRateLimit, maxPublicRateLimit)
-	case c.WebhookRateLimit > maxWebhookRateLimit:
-		return fmt.Errorf("FINGRAPH_WEBHOOK_RATE_LIMIT: %g is more than its upper bound %d a second", c.WebhookRateLimit, maxWebhookRateLimit)
-	case c.SandboxTokenGrace > maxSandboxGrace:
-		return fmt.Errorf("FINGRAPH_SANDBOX_TOKEN_GRACE: %s is more than its upper bound %s", c.SandboxTokenGrace, maxSandboxGrace)
+	case n <= 0:
+		return fmt.Errorf("%s=%d is not a positive number", f.name, n)
+	case f.name == "bodyBytes" && n > f.max:
+		return fmt.Errorf("bodyBytes=%d is more than %d (16 MiB)", n, f.max)
+	case n > f.max:
+		return fmt.Errorf("%s=%d is more than its upper bound %d", f.name, n, f.max)
 	}
 	return nil
 }

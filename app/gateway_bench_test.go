@@ -41,8 +41,8 @@ func BenchmarkGatewayCost(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg.wrapUpstream = func(_ string, rt http.RoundTripper) http.RoundTripper { canned.inner = rt; return canned }
-	a, err := Start(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	a, err := start(context.Background(), cfg, slog.New(slog.DiscardHandler),
+		func(_ string, rt http.RoundTripper) http.RoundTripper { canned.inner = rt; return canned })
 	if err != nil {
 		b.Fatal(err)
 	}

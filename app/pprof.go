@@ -11,20 +11,20 @@ import (
 
 // checkPprofAddr accepts only loopback addresses: profiles show the
 // process's memory and call stacks, which are for an operator on the host,
-// never for the network.
+// never for the network. Its errors leave naming the setting to the caller.
 func checkPprofAddr(addr string) error {
 	if addr == "" {
 		return nil
 	}
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return fmt.Errorf("FINGRAPH_PPROF_ADDR: %q is not host:port", addr)
+		return fmt.Errorf("%q is not host:port", addr)
 	}
 	if host == "localhost" {
 		return nil
 	}
 	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-		return errors.New("FINGRAPH_PPROF_ADDR: profiles are served on a loopback address only, such as 127.0.0.1:6060")
+		return errors.New("profiles are served on a loopback address only, such as 127.0.0.1:6060")
 	}
 	return nil
 }

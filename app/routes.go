@@ -67,6 +67,8 @@ type routeDeps struct {
 	// sandboxURL is the in-process sandbox's address, "" with real
 	// upstreams.
 	sandboxURL string
+	// spoolDir is the directory this process spools uploads to.
+	spoolDir string
 	// draining is set while the gateway drains before it stops.
 	draining *atomic.Bool
 
@@ -139,9 +141,6 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 		Complexity: resolvers.Complexity(),
 	})
 	limits := d.cfg.Limits
-	if limits == (gqlhttp.Limits{}) {
-		limits = gqlhttp.DefaultLimits
-	}
 	limits.ReadTimeout, limits.OperationTimeout = d.cfg.ReadTimeout, d.cfg.OperationTimeout
 	liveQueries := livequery.New(livequery.Config{Changes: resolvers.LiveChanges{Resolver: res}})
 	d.metrics.watchLiveQueries(liveQueries)
@@ -157,7 +156,7 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 		ClientAddr:      func(r *http.Request) string { return session.ClientAddr(r.Context()) },
 		SignedIn:        session.SignedIn,
 		Tracer:          d.tracing.tracer(),
-		UploadDir:       d.cfg.uploadSpool,
+		UploadDir:       d.spoolDir,
 		AuthorizeUpload: policy.AllowsOperation,
 		SessionID:       session.IDOf,
 		UploadTenant: func(r *http.Request) string {

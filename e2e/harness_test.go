@@ -79,6 +79,9 @@ func sandboxBehind(wrap func(http.Handler) http.Handler) func(*app.Config) {
 // the parsed configuration before the gateway starts: for tests that need
 // what no flag sets, such as a tracer provider or a wrapper around the
 // sandbox (configure wraps cfg.SandboxMiddleware, the contract validator).
+// What a flag sets is given as a flag, in extraArgs. app.Start validates
+// the configuration as configure leaves it, so a change no flag could make
+// passes the same checks.
 func startGatewayWith(t testing.TB, configure func(*app.Config), extraArgs ...string) *testGateway {
 	t.Helper()
 	args := append([]string{
@@ -98,7 +101,7 @@ func startGatewayWith(t testing.TB, configure func(*app.Config), extraArgs ...st
 		// would depend on when polls happen to run.
 		// TestAPollThatReadsTheBlockFirstNamesItAsTheMutationDoes covers
 		// that race on purpose.
-		"-live-poll-interval", "1h",
+		"-bank-poll-interval", "1h",
 		// Tests sign in as they need; the anonymous demo session is tested
 		// on its own.
 		"-sandbox-anonymous", "false",

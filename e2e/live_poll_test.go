@@ -25,7 +25,7 @@ import (
 // once.
 
 // livePollArgs poll every second.
-var livePollArgs = []string{"-live-poll-interval", "1s"}
+var livePollArgs = []string{"-bank-poll-interval", "1s"}
 
 const allEvents = `subscription($after: String) { events(after: $after) ` + liveFields + ` }`
 

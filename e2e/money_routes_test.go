@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -440,7 +441,7 @@ func TestSignedOutCustomerKeysAreEachClients(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			g := startGatewayWith(t, func(c *app.Config) { c.SandboxAnonymous = shared })
+			g := startGateway(t, "-sandbox-anonymous", strconv.FormatBool(shared))
 			signedOutCustomerKeys(t, g)
 		})
 	}

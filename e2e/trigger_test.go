@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fingraph/fingraph/app"
+	"github.com/fingraph/fingraph/cmd/trigger"
 	"github.com/fingraph/fingraph/upstream/sandbox/paymentsim"
 )
 
@@ -19,7 +19,7 @@ func TestTriggerEveryEventReachesASubscriber(t *testing.T) {
 	g = g.as(g.signInAPI(t))
 
 	var list bytes.Buffer
-	if err := app.Run(context.Background(), []string{"fingraph", "trigger", "--list"}, func(string) string { return "" }, &list); err != nil {
+	if err := trigger.Run(context.Background(), []string{"--list"}, func(string) string { return "" }, &list); err != nil {
 		t.Fatalf("trigger --list: %v", err)
 	}
 	// The sandbox's payments events, then the gateway's own (banking has
@@ -36,7 +36,7 @@ func TestTriggerEveryEventReachesASubscriber(t *testing.T) {
 		map[string]any{"names": names})
 	for _, name := range names {
 		var out bytes.Buffer
-		err := app.Run(context.Background(), []string{"fingraph", "trigger", "-sandbox-url", g.SandboxURL, "-gateway-url", g.URL, name},
+		err := trigger.Run(context.Background(), []string{"-sandbox-url", g.SandboxURL, "-gateway-url", g.URL, name},
 			func(string) string { return "" }, &out)
 		if err != nil {
 			t.Fatalf("trigger %s: %v", name, err)
@@ -71,7 +71,7 @@ func TestTriggerEveryEventReachesASubscriber(t *testing.T) {
 	}
 
 	var out bytes.Buffer
-	if err := app.Run(context.Background(), []string{"fingraph", "trigger", "-sandbox-url", g.SandboxURL, "NoSuchEvent"},
+	if err := trigger.Run(context.Background(), []string{"-sandbox-url", g.SandboxURL, "NoSuchEvent"},
 		func(string) string { return "" }, &out); err == nil || !strings.Contains(err.Error(), "OrderCaptured") {
 		t.Errorf("an unknown name names the known ones: %v", err)
 	}

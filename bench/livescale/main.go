@@ -46,7 +46,7 @@ func main() {
 	before := flag.Duration("before", 0, "lease: steady credits before the kill (default 4 intervals)")
 	after := flag.Duration("after", 0, "lease: steady credits after the kill (default 5 intervals)")
 	keep := flag.Bool("keep", false, "lease: keep the temporary directory with the processes' logs")
-	pollSetting := flag.String("poll-setting", "FINGRAPH_LIVE_POLL_INTERVAL", "lease: the replicas' environment variable of the poll interval")
+	pollSetting := flag.String("poll-setting", "FINGRAPH_BANK_POLL_INTERVAL", "lease: the replicas' environment variable of the poll interval")
 	leaseBucket := flag.String("lease-bucket", "live_leases", "lease: the JetStream bucket of the poll leases")
 	flag.Parse()
 

@@ -23,7 +23,7 @@ before(async () => {
   // playground answers before anyone signs in.
   // The banking poller at its shortest interval: the dashboard's credit
   // button shows a change that only the poller announces.
-  gw = await startGateway({ FINGRAPH_SANDBOX_ANONYMOUS: 'true', FINGRAPH_LIVE_POLL_INTERVAL: '1s' });
+  gw = await startGateway({ FINGRAPH_SANDBOX_ANONYMOUS: 'true', FINGRAPH_BANK_POLL_INTERVAL: '1s' });
   // The flags keep chromium from calling home: this machine has no network
   // but loopback, and refused background connections only add noise.
   browser = await chromium.launch({

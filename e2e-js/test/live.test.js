@@ -9,7 +9,7 @@
 //
 // The gateway hears of such a change only from its banking poller, which
 // polls the corporations of live subscribers every
-// FINGRAPH_LIVE_POLL_INTERVAL (1 s here, the minimum).
+// FINGRAPH_BANK_POLL_INTERVAL (1 s here, the minimum).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createClient as wsClient } from 'graphql-ws';
@@ -23,7 +23,7 @@ let gw;
 let anna;
 let ben;
 before(async () => {
-  gw = await startGateway({ FINGRAPH_LIVE_POLL_INTERVAL: '1s' });
+  gw = await startGateway({ FINGRAPH_BANK_POLL_INTERVAL: '1s' });
   anna = await gw.signInPerson('anna@demo.test'); // Demo Trading SIA
   ben = await gw.signInPerson('ben@second.test'); // Second Ventures OÜ
 });

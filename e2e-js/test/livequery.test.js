@@ -17,7 +17,7 @@ let gw;
 let anna;
 let ben;
 before(async () => {
-  gw = await startGateway({ FINGRAPH_LIVE_POLL_INTERVAL: '1s' });
+  gw = await startGateway({ FINGRAPH_BANK_POLL_INTERVAL: '1s' });
   anna = await gw.signInPerson('anna@demo.test'); // Demo Trading SIA
   ben = await gw.signInPerson('ben@second.test'); // Second Ventures OÜ
 });

@@ -94,6 +94,16 @@ func (f Fault) check() string {
 	return ""
 }
 
+// Validate says what is wrong with f, as SetFault would refuse it, so that
+// faults given as settings are checked before a sandbox exists.
+func (f Fault) Validate() error {
+	f.Route = strings.TrimSpace(f.Route)
+	if msg := f.check(); msg != "" {
+		return errors.New(msg)
+	}
+	return nil
+}
+
 // SetFault installs f (or removes the fault of its route when f is idle);
 // the control API and the -sandbox-fault setting both use it.
 func (s *Sandbox) SetFault(f Fault) error {

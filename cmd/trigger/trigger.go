@@ -1,4 +1,9 @@
-package app
+// Package trigger is the `fingraph trigger` command (like `stripe
+// trigger`): it fires one event at a running sandbox or gateway, through
+// the same flow the real upstream would take, so that a registered webhook
+// receives it and a gateway's subscribers see it. It talks to them over
+// HTTP only, as any client would.
+package trigger
 
 import (
 	"bytes"
@@ -19,22 +24,31 @@ import (
 	"github.com/fingraph/fingraph/upstream/sandbox/paymentsim"
 )
 
-// runTrigger is `fingraph trigger <EventName>` (like `stripe trigger`): it
-// asks a running sandbox to fire the event with realistic data, through the
-// same flow the real upstream would take (an order is created and captured
-// for OrderCaptured), so a registered webhook receives it and a gateway's
-// subscribers see it. `trigger --list` names every event it can fire.
-func runTrigger(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+// DefaultSandboxURL is where trigger finds the sandbox unless told
+// otherwise: the address the sandbox command and the gateway's in-process
+// sandbox listen on by default (app.DefaultSandboxAddr).
+const DefaultSandboxURL = "http://127.0.0.1:9090"
+
+// DefaultGatewayURL is where trigger finds the gateway unless told
+// otherwise: the gateway's default address.
+const DefaultGatewayURL = "http://127.0.0.1:8080"
+
+// Run is `fingraph trigger <EventName>`, args being what follows the word
+// trigger: it asks a running sandbox to fire the event with realistic data
+// (an order is created and captured for OrderCaptured), or, for the
+// gateway's own events, makes them through the gateway's GraphQL API.
+// `trigger --list` names every event it can fire.
+func Run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("trigger", flag.ContinueOnError)
 	fs.SetOutput(stdout)
 	def := getenv("FINGRAPH_SANDBOX_URL")
 	if def == "" {
-		def = "http://127.0.0.1:9090"
+		def = DefaultSandboxURL
 	}
 	base := fs.String("sandbox-url", def, "base URL of the running sandbox: the sandbox command and the gateway's in-process sandbox listen on http://127.0.0.1:9090 unless it was taken (then the gateway logs the URL) ($FINGRAPH_SANDBOX_URL)")
 	gwDef := getenv("FINGRAPH_GATEWAY_URL")
 	if gwDef == "" {
-		gwDef = "http://127.0.0.1:8080"
+		gwDef = DefaultGatewayURL
 	}
 	gateway := fs.String("gateway-url", gwDef, "base URL of the gateway, for the gateway's own events (the banking interface has none): they are fired through its GraphQL API as the sandbox's demo API client ($FINGRAPH_GATEWAY_URL)")
 	list := fs.Bool("list", false, "list the events trigger can fire")
