@@ -189,6 +189,11 @@ type HandlerConfig struct {
 	// SessionID names a request's session ("" without one), for the
 	// per-session upload cap.
 	SessionID func(*http.Request) string
+	// ShareQueries runs identical queries of one view (ViewScope) that
+	// arrive together once (opshare.go); a query in demand waits
+	// ShareWindow for the others to join it.
+	ShareQueries bool
+	ShareWindow  time.Duration
 	// UploadTenant names the corporation a request's session acts for
 	// ("" for none), for the per-tenant upload cap.
 	UploadTenant func(*http.Request) string
@@ -206,11 +211,11 @@ type HandlerConfig struct {
 	// LiveSession names the session of a request, for the per-session
 	// cap of live queries.
 	LiveSession func(context.Context) string
-	// LiveScope names the view of a request's principal (its session and
+	// ViewScope names the view of a request's principal (its session and
 	// what it may see), for sharing the runs of identical live queries
-	// (livequery.Caller.Share): queries share only within one scope. nil
-	// or "" shares nothing.
-	LiveScope func(context.Context) string
+	// (livequery.Caller.Share) and of identical queries (ShareQueries):
+	// queries share only within one scope. nil or "" shares nothing.
+	ViewScope func(context.Context) string
 	// MultipartHeartbeat is the interval of the empty parts that keep a
 	// multipart subscription open (default 5 s, as Apollo's router).
 	MultipartHeartbeat time.Duration
@@ -237,6 +242,7 @@ type Handler struct {
 	trackStream func(context.Context, func(error)) (func(), error)
 	signedIn    func(context.Context) bool
 	places      *places
+	share       *operationShare
 
 	mu      sync.Mutex
 	sockets map[*socketSlot]struct{}
@@ -437,8 +443,13 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *Handler {
 	// Incremental delivery (@defer) for clients that accept multipart/mixed,
 	// before POST for the same reason.
 	srv.AddTransport(MultipartMixed{MaxBodyBytes: l.MaxBodyBytes})
-	srv.AddTransport(GET{})
-	srv.AddTransport(POST{MaxBodyBytes: l.MaxBodyBytes})
+	var share *operationShare
+	if cfg.ShareQueries && cfg.ViewScope != nil {
+		share = newOperationShare(cfg.ShareWindow, cfg.ViewScope)
+	}
+	h.share = share
+	srv.AddTransport(GET{share: share})
+	srv.AddTransport(POST{MaxBodyBytes: l.MaxBodyBytes, share: share})
 	// File uploads (the GraphQL multipart request spec): bounded as a whole
 	// and in files and paths before any file is read; files beyond
 	// MaxUploadMemory go to temporary files removed when the request ends,
