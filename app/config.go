@@ -104,8 +104,10 @@ type Config struct {
 	LoaderWait time.Duration
 	// ShareWindow is how long a payments read that others are sending at
 	// the same time waits, before it goes upstream, for more of them to
-	// share it (roundtrip.WithShareWindow). NoSharing ("off") makes every
-	// read a call of its own.
+	// share it (roundtrip.WithShareWindow), and a query that one session
+	// is already running waits for identical ones to share its execution
+	// (gqlhttp's operation sharing). NoSharing ("off") makes every read a
+	// call of its own and every query an execution of its own.
 	ShareWindow time.Duration
 	NoSharing   bool
 	// OutcomeSettle is how long after a money movement whose answer was
@@ -322,7 +324,7 @@ func (c *Config) settings() []*setting {
 		{flag: "loader-wait", env: "FINGRAPH_LOADER_WAIT", def: "1ms", value: durationValue{p: &c.LoaderWait, min: 100 * time.Microsecond, max: 50 * time.Millisecond, example: "1ms"},
 			usage: "how long the customer loader gathers ids before it calls the upstream (100us to 50ms)"},
 		{flag: "share-window", env: "FINGRAPH_SHARE_WINDOW", def: "1ms", value: shareWindowValue{&c.ShareWindow, &c.NoSharing},
-			usage: "how long a payments read that other queries are sending at the same moment waits for more of them to share its call: 0 to 10ms (0 sends it at once), or off to share no call"},
+			usage: "how long a payments read that other queries are sending at the same moment waits for more of them to share its call, and a query its session is already running waits for identical ones to share its execution: 0 to 10ms (0 sends it at once), or off to share no call and no execution"},
 		{flag: "upstream-timeout", env: "FINGRAPH_UPSTREAM_TIMEOUT", def: "10s", value: upstreamTimeout(&c.UpstreamTimeout),
 			usage: "deadline of one upstream call, retries included"},
 		{flag: "payments-timeout", env: "FINGRAPH_PAYMENTS_TIMEOUT", value: upstreamTimeout(&c.PaymentsTimeout),

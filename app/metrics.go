@@ -96,6 +96,14 @@ func (m *metrics) watchSharedReads(upstream string, shared func() uint64) {
 		func() float64 { return float64(shared()) }))
 }
 
+// watchSharedQueries exports the queries answered by an identical query's
+// execution of the same view (gqlhttp's operation sharing).
+func (m *metrics) watchSharedQueries(shared func() uint64) {
+	m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fingraph_shared_queries_total",
+		Help: "Queries answered by the execution of an identical query of the same view that arrived at the same time."},
+		func() float64 { return float64(shared()) }))
+}
+
 // instrument wraps an upstream's transport so that its calls are counted
 // and timed; labels carry no URL, so no id or token reaches the metrics.
 // The series are promhttp's instrumented round-tripper's (method and code

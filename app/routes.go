@@ -159,6 +159,8 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 		UploadDir:       d.spoolDir,
 		AuthorizeUpload: policy.AllowsOperation,
 		SessionID:       session.IDOf,
+		ShareQueries:    !d.cfg.NoSharing,
+		ShareWindow:     d.cfg.ShareWindow,
 		UploadTenant: func(r *http.Request) string {
 			if s := session.From(r.Context()); s != nil {
 				return s.CorporationID
@@ -177,9 +179,9 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 			}
 			return ""
 		},
-		// Live queries share runs within one session's view: the same
+		// Live queries and queries share runs within one session's view: the same
 		// credential, principal and corporation.
-		LiveScope: func(ctx context.Context) string {
+		ViewScope: func(ctx context.Context) string {
 			if s := session.From(ctx); s != nil {
 				return strings.Join([]string{s.ID, string(s.Kind), s.PrincipalID, s.PersonID, s.CorporationID}, "\x00")
 			}
@@ -188,6 +190,8 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 		Extensions: []graphql.HandlerExtension{loaders.PerOperation{Payments: readPayments, Banking: readBanking,
 			Options: []loaders.Option{loaders.WithWait(d.cfg.LoaderWait), loaders.WithWorkers(d.workers)}}},
 	})
+
+	d.metrics.watchSharedQueries(gql.SharedQueries)
 
 	r := chi.NewRouter()
 	r.Use(middleware.Recoverer)

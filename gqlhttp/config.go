@@ -183,11 +183,16 @@ type HandlerConfig struct {
 	// LiveSession names the session of a request, for the per-session
 	// cap of live queries.
 	LiveSession func(context.Context) string
-	// LiveScope names the view of a request's principal (its session and
+	// ViewScope names the view of a request's principal (its session and
 	// what it may see), for sharing the runs of identical live queries
-	// (livequery.Caller.Share): queries share only within one scope. nil
-	// or "" shares nothing.
-	LiveScope func(context.Context) string
+	// (livequery.Caller.Share) and of identical queries (ShareQueries):
+	// queries share only within one scope. nil or "" shares nothing.
+	ViewScope func(context.Context) string
+	// ShareQueries runs identical queries of one view (ViewScope) that
+	// arrive together once (opshare.go); a query in demand waits
+	// ShareWindow for the others to join it.
+	ShareQueries bool
+	ShareWindow  time.Duration
 	// MultipartHeartbeat is the interval of the empty parts that keep a
 	// multipart subscription open (default 5 s, as Apollo's router).
 	MultipartHeartbeat time.Duration

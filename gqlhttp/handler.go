@@ -56,6 +56,7 @@ type Handler struct {
 	trackStream func(context.Context, func(error)) (func(), error)
 	signedIn    func(context.Context) bool
 	places      *places
+	share       *operationShare
 
 	mu      sync.Mutex
 	sockets map[*socketSlot]struct{}
@@ -252,8 +253,13 @@ func NewHandler(es graphql.ExecutableSchema, cfg HandlerConfig) *Handler {
 	// Incremental delivery (@defer) for clients that accept multipart/mixed,
 	// before POST for the same reason.
 	srv.AddTransport(MultipartMixed{MaxBodyBytes: l.MaxBodyBytes})
-	srv.AddTransport(GET{})
-	srv.AddTransport(POST{MaxBodyBytes: l.MaxBodyBytes})
+	var share *operationShare
+	if cfg.ShareQueries && cfg.ViewScope != nil {
+		share = newOperationShare(cfg.ShareWindow, cfg.ViewScope)
+	}
+	h.share = share
+	srv.AddTransport(GET{share: share})
+	srv.AddTransport(POST{MaxBodyBytes: l.MaxBodyBytes, share: share})
 	// File uploads (the GraphQL multipart request spec): bounded as a whole
 	// and in files and paths before any file is read; files beyond
 	// MaxUploadMemory go to temporary files removed when the request ends,

@@ -65,8 +65,8 @@ func startLive(ctx context.Context, cfg HandlerConfig, oc *graphql.OperationCont
 	if cfg.LiveSession != nil {
 		caller.Session = cfg.LiveSession(ctx)
 	}
-	if cfg.LiveScope != nil {
-		caller.Share = liveShareKey(cfg.LiveScope(ctx), oc)
+	if cfg.ViewScope != nil {
+		caller.Share = liveShareKey(cfg.ViewScope(ctx), oc)
 	}
 	answer, ended, err := cfg.Live.Start(ctx, caller, exec)
 	if err != nil {

@@ -183,7 +183,7 @@ func (t Multipart) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 		return
 	}
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
-	execute(w, r, exec, params, false)
+	execute(w, r, exec, params, false, nil)
 }
 
 // readPart reads the next part, which must be the form field name, up to

@@ -2,6 +2,7 @@ package gqlhttp
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -9,12 +10,14 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/fingraph/fingraph/gqlerr"
+	"github.com/fingraph/fingraph/reply"
 )
 
 // The HTTP transports of the graph. gqlgen's own POST and SSE transports put
@@ -36,6 +39,9 @@ const (
 type POST struct {
 	// MaxBodyBytes bounds the body; a larger one is answered 413.
 	MaxBodyBytes int64
+	// share runs identical queries of one view once (opshare.go); nil
+	// shares none.
+	share *operationShare
 }
 
 var _ graphql.Transport = POST{}
@@ -55,11 +61,15 @@ func (t POST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecu
 	}
 	params.Headers = r.Header
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
-	execute(w, r, exec, params, false)
+	execute(w, r, exec, params, false, t.share)
 }
 
 // GET serves queries (never mutations) from the URL, for caching proxies.
-type GET struct{}
+type GET struct {
+	// share runs identical queries of one view once (opshare.go); nil
+	// shares none.
+	share *operationShare
+}
 
 var _ graphql.Transport = GET{}
 
@@ -69,7 +79,7 @@ func (GET) Supports(r *http.Request) bool {
 }
 
 // Do implements graphql.Transport.
-func (GET) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+func (t GET) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	start := graphql.Now()
 	params, msg := urlParams(r)
 	if msg != "" {
@@ -77,7 +87,7 @@ func (GET) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor
 		return
 	}
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
-	execute(w, r, exec, params, true)
+	execute(w, r, exec, params, true, t.share)
 }
 
 // urlParams reads the operation of a GET from its URL: query,
@@ -132,7 +142,7 @@ func (Unsupported) Do(w http.ResponseWriter, r *http.Request, _ graphql.GraphExe
 // application/graphql-response+json, and 200 to legacy application/json
 // clients, as the specification asks of each (graphql-http's audits check
 // both; gqlgen answered 200 to the first and 422 to the second).
-func execute(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, params *graphql.RawParams, queryOnly bool) {
+func execute(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, params *graphql.RawParams, queryOnly bool, share *operationShare) {
 	ctx := r.Context()
 	oc, errs := exec.CreateOperationContext(ctx, params)
 	if errs != nil {
@@ -145,8 +155,27 @@ func execute(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor,
 		writeRequestError(w, http.StatusMethodNotAllowed, refusedOnGET)
 		return
 	}
-	responses, ctx := exec.DispatchOperation(ctx, oc)
-	writeResponse(w, collect(ctx, responses(ctx), responses))
+	run := func(ctx context.Context) *graphql.Response {
+		responses, ctx := exec.DispatchOperation(ctx, oc)
+		return collect(ctx, responses(ctx), responses)
+	}
+	if k, ok := share.key(r, oc); ok {
+		resp, noStore := share.do(ctx, k, func(ctx context.Context) (*graphql.Response, bool) {
+			// The execution's own no-store flag, which every request it
+			// answers then carries.
+			flag := new(atomic.Bool)
+			return run(reply.WithNoStore(ctx, flag)), flag.Load()
+		})
+		if resp == nil { // the request left before its answer came
+			return
+		}
+		if noStore {
+			reply.MarkNoStore(ctx)
+		}
+		writeResponse(w, resp)
+		return
+	}
+	writeResponse(w, run(ctx))
 }
 
 // writeOperationErrors answers a request whose operation could not be
