@@ -50,30 +50,41 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"os"
+	"strings"
 )
 
 func main() {
-	if len(os.Args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: gqlinline <generated.go> <inline_gen.go>")
+	// -skip leaves out the named rewrites (comma-separated: lists,
+	// deferred, fields, enums, nulls, leaves, guarded, objects, buffers,
+	// args), to measure what each one pays (docs/performance.md).
+	skip := flag.String("skip", "", "rewrites to leave out, comma-separated")
+	flag.Parse()
+	if flag.NArg() != 2 {
+		fmt.Fprintln(os.Stderr, "usage: gqlinline [-skip rewrites] <generated.go> <inline_gen.go>")
 		os.Exit(2)
 	}
-	src, err := os.ReadFile(os.Args[1])
+	src, err := os.ReadFile(flag.Arg(0))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gqlinline:", err)
 		os.Exit(1)
 	}
-	out, table, err := Rewrite(src)
+	var skipped []string
+	if *skip != "" {
+		skipped = strings.Split(*skip, ",")
+	}
+	out, table, err := Rewrite(src, skipped...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gqlinline:", err)
 		os.Exit(1)
 	}
-	if err := os.WriteFile(os.Args[1], out, 0o644); err != nil {
+	if err := os.WriteFile(flag.Arg(0), out, 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, "gqlinline:", err)
 		os.Exit(1)
 	}
-	if err := os.WriteFile(os.Args[2], table, 0o644); err != nil {
+	if err := os.WriteFile(flag.Arg(1), table, 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, "gqlinline:", err)
 		os.Exit(1)
 	}

@@ -52,7 +52,7 @@ type field struct {
 
 // Rewrite rewrites gqlgen's generated executor (src) and returns it with the
 // table of the fields that may wait on I/O (inline_gen.go's content).
-func Rewrite(src []byte) (out, table []byte, err error) {
+func Rewrite(src []byte, skip ...string) (out, table []byte, err error) {
 	fset := token.NewFileSet()
 	file, err := parser.ParseFile(fset, "generated.go", src, parser.SkipObjectResolution)
 	if err != nil {
@@ -110,16 +110,16 @@ func Rewrite(src []byte) (out, table []byte, err error) {
 		}
 		if fn.Name.Name == "Exec" {
 			found, done := dataEdits(fset, fn)
-			edits = append(edits, found...)
+			edits = append(edits, kinded(found, kindBuffers)...)
 			datas += len(found) + done
 			found, done = argsScopeEdits(fset, fn)
-			edits = append(edits, found...)
+			edits = append(edits, kinded(found, kindArgs)...)
 			scopes += len(found) + done
 			continue
 		}
 		if from, to, text, ok, done := argsEdit(fset, fn); ok || done {
 			if ok {
-				edits = append(edits, edit{from: from, to: to, text: text})
+				edits = append(edits, edit{from: from, to: to, text: text, kind: kindArgs})
 			}
 			argCaches++
 			// A field context function is nothing else this command
@@ -142,6 +142,7 @@ func Rewrite(src []byte) (out, table []byte, err error) {
 						from: fset.Position(call.Pos()).Offset,
 						to:   fset.Position(call.End()).Offset,
 						text: deferredFunc + "(ctx, fields)",
+						kind: kindDeferred,
 					})
 					groups++
 				case ok && isIdent(call.Fun, deferredFunc):
@@ -160,6 +161,7 @@ func Rewrite(src []byte) (out, table []byte, err error) {
 						from: fset.Position(r.Pos()).Offset,
 						to:   fset.Position(r.End()).Offset,
 						text: writerFunc + "(out, fields)",
+						kind: kindFields,
 					})
 					writers++
 				case isWriterCall(r):
@@ -169,19 +171,19 @@ func Rewrite(src []byte) (out, table []byte, err error) {
 		}
 		if from, to, text, ok, done := enumEdit(fset, fn, enums); ok || done {
 			if ok {
-				edits = append(edits, edit{from: from, to: to, text: text})
+				edits = append(edits, edit{from: from, to: to, text: text, kind: kindEnums})
 			}
 			continue
 		}
 		if from, to, text, ok, done := nonNullEdit(fset, fn); ok || done {
 			if ok {
-				edits = append(edits, edit{from: from, to: to, text: text})
+				edits = append(edits, edit{from: from, to: to, text: text, kind: kindNulls})
 			}
 			nonNulls++
 			continue
 		}
 		if from, to, text, ok := leafEdit(fset, fn, funcs); ok {
-			edits = append(edits, edit{from: from, to: to, text: text})
+			edits = append(edits, edit{from: from, to: to, text: text, kind: kindLeaves})
 			leaves++
 			continue
 		}
@@ -191,13 +193,13 @@ func Rewrite(src []byte) (out, table []byte, err error) {
 		}
 		if at, text, ok, done := guardedLeafEdit(fset, fn, funcs); ok || done {
 			if ok {
-				edits = append(edits, edit{from: at, to: at, text: text})
+				edits = append(edits, edit{from: at, to: at, text: text, kind: kindGuarded})
 			}
 			guarded++
 			continue
 		}
 		if from, to, text, ok := a.objectFieldEdit(fset, fn); ok {
-			edits = append(edits, edit{from: from, to: to, text: text})
+			edits = append(edits, edit{from: from, to: to, text: text, kind: kindObjects})
 			objectFields++
 			continue
 		}
@@ -252,6 +254,7 @@ func Rewrite(src []byte) (out, table []byte, err error) {
 				from: fset.Position(call.Pos()).Offset,
 				to:   fset.Position(elem.Pos()).Offset,
 				text: fmt.Sprintf("%s(ctx, ec.OperationContext, sel, %s, len(v), ", inlineFunc, tbl),
+				kind: kindLists,
 			})
 			return true
 		})
@@ -286,6 +289,7 @@ func Rewrite(src []byte) (out, table []byte, err error) {
 	if writers == 0 {
 		return nil, nil, errors.New("no object marshaller of gqlgen's shape (ending in return out) found")
 	}
+	edits = slices.DeleteFunc(edits, func(e edit) bool { return slices.Contains(skip, e.kind) })
 	sort.Slice(edits, func(i, j int) bool { return edits[i].from < edits[j].from })
 	var buf bytes.Buffer
 	last := 0
@@ -307,6 +311,29 @@ func Rewrite(src []byte) (out, table []byte, err error) {
 type edit struct {
 	from, to int
 	text     string
+	kind     string
+}
+
+// The rewrites by name, as gqlinline's -skip flag takes them.
+const (
+	kindLists    = "lists"
+	kindDeferred = "deferred"
+	kindFields   = "fields"
+	kindEnums    = "enums"
+	kindNulls    = "nulls"
+	kindLeaves   = "leaves"
+	kindGuarded  = "guarded"
+	kindObjects  = "objects"
+	kindBuffers  = "buffers"
+	kindArgs     = "args"
+)
+
+// kinded marks edits as of one rewrite.
+func kinded(edits []edit, kind string) []edit {
+	for i := range edits {
+		edits[i].kind = kind
+	}
+	return edits
 }
 
 type analysis struct {
