@@ -7,20 +7,14 @@
 //     resolver's I/O (below);
 //   - plain leaves, struct-field scalars and global ids, whose field function
 //     then calls its marshaller directly (leaves.go);
-//   - plain object fields, struct fields holding an object that is not a
-//     Node, resolved without ResolveField's closures and middleware call
-//     (objects.go);
 //   - each object's field set, written without gqlgen's per-object map
 //     (graph/inline.go, writeFields);
 //   - the non-null marshallers of context scalars, whose null gqlgen's
 //     wrapper hid from the parent's non-null check (nulls.go), and the
 //     in-range values of the model's scalars, which skip ResolveField
 //     (leaves.go, guarded leaves);
-//   - an answer's buffer, started at the operation's last answer's size
-//     (buffers.go);
 //   - a field's arguments, worked out once per place in an operation
-//     instead of once per object of a list (args.go);
-//   - enum values, written from a table instead of through fmt (enums.go).
+//     instead of once per object of a list (args.go).
 //
 // gqlgen marshals every list of two or more elements with
 // graphql.MarshalSliceConcurrently: one goroutine per element, each growing
@@ -58,8 +52,8 @@ import (
 
 func main() {
 	// -skip leaves out the named rewrites (comma-separated: lists,
-	// deferred, fields, enums, nulls, leaves, guarded, objects, buffers,
-	// args), to measure what each one pays (docs/performance.md).
+	// deferred, fields, nulls, leaves, guarded, args), to measure what
+	// each one pays (docs/performance.md).
 	skip := flag.String("skip", "", "rewrites to leave out, comma-separated")
 	flag.Parse()
 	if flag.NArg() != 2 {
