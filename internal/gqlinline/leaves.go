@@ -20,8 +20,9 @@ import (
 //     ResolveField, whichever way it was made;
 //   - the field middleware sees a scalar, never a Node (the only field
 //     middleware, livequery.WatchFields, watches Nodes), and no extension in
-//     the gateway intercepts fields (gqlhttp adds none; the rewrite test
-//     keeps it so);
+//     the gateway intercepts fields (gqlhttp adds none, which no test
+//     enforces: an extension that must see every scalar field needs
+//     -skip leaves,guarded);
 //   - a leaf has no children to read the field context's Result.
 //
 // Such a field function is rewritten to call its marshaller directly.
