@@ -4504,7 +4504,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 					return nil
 				}
 			}
-			buf := marshalData(opCtx.Operation, data)
+			var buf bytes.Buffer
+			data.MarshalGQL(&buf)
 			response.Data = buf.Bytes()
 			if atomic.LoadInt32(&ec.Deferred) > 0 {
 				hasNext := atomic.LoadInt32(&ec.PendingDeferred) > 0
@@ -4522,7 +4523,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			ctx = graphql.WithLazyInputUnmarshalerIndex(ctx, inputUnmarshalers)
 			ctx = withArgsCache(ctx)
 			data := ec._Mutation(ctx, opCtx.Operation.SelectionSet)
-			buf := marshalData(opCtx.Operation, data)
+			var buf bytes.Buffer
+			data.MarshalGQL(&buf)
 
 			return &graphql.Response{
 				Data: buf.Bytes(),
@@ -10298,19 +10300,23 @@ func (ec *executionContext) fieldContext_Actor_fullName(_ context.Context, field
 }
 
 func (ec *executionContext) _AddPaymentMethodPayload_paymentMethod(ctx context.Context, field graphql.CollectedField, obj *model.AddPaymentMethodPayload) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_AddPaymentMethodPayload_paymentMethod(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.PaymentMethod
-	return ec.marshalNPaymentMethod2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPaymentMethod(ctx, field.Selections, obj.PaymentMethod)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AddPaymentMethodPayload_paymentMethod(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PaymentMethod, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PaymentMethod) graphql.Marshaler {
+			return ec.marshalNPaymentMethod2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPaymentMethod(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_AddPaymentMethodPayload_paymentMethod(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10523,19 +10529,23 @@ func (ec *executionContext) fieldContext_Card_currency(_ context.Context, field 
 }
 
 func (ec *executionContext) _Card_availableBalance(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_Card_availableBalance(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.AvailableBalance
-	return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, field.Selections, obj.AvailableBalance)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Card_availableBalance(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AvailableBalance, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_Card_availableBalance(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10603,19 +10613,23 @@ func (ec *executionContext) fieldContext_Card_expiryYear(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Card_maskedPan(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_Card_maskedPan(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.MaskedPan
-	return ec.marshalNMaskedPan2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMaskedPan(ctx, field.Selections, obj.MaskedPan)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Card_maskedPan(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaskedPan, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.MaskedPan) graphql.Marshaler {
+			return ec.marshalNMaskedPan2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMaskedPan(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_Card_maskedPan(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10909,19 +10923,23 @@ func (ec *executionContext) fieldContext_Card_credentials(_ context.Context, fie
 }
 
 func (ec *executionContext) _Card_address(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_Card_address(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.Address
-	return ec.marshalOPostalAddress2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPostalAddress(ctx, field.Selections, obj.Address)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Card_address(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Address, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PostalAddress) graphql.Marshaler {
+			return ec.marshalOPostalAddress2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPostalAddress(ctx, selections, v)
+		},
+		true,
+		false,
+	)
 }
 func (ec *executionContext) fieldContext_Card_address(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10997,19 +11015,23 @@ func (ec *executionContext) fieldContext_CardAuthorised_name(_ context.Context, 
 }
 
 func (ec *executionContext) _CardAuthorised_amount(ctx context.Context, field graphql.CollectedField, obj *model.CardAuthorised) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_CardAuthorised_amount(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.Amount
-	return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, field.Selections, obj.Amount)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CardAuthorised_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_CardAuthorised_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -11233,19 +11255,23 @@ func (ec *executionContext) fieldContext_CardTransaction_type(_ context.Context,
 }
 
 func (ec *executionContext) _CardTransaction_amount(ctx context.Context, field graphql.CollectedField, obj *model.CardTransaction) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_CardTransaction_amount(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.Amount
-	return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, field.Selections, obj.Amount)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CardTransaction_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_CardTransaction_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -11404,19 +11430,23 @@ func (ec *executionContext) fieldContext_CardTransactionConnection_edges(_ conte
 }
 
 func (ec *executionContext) _CardTransactionConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.CardTransactionConnection) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_CardTransactionConnection_pageInfo(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.PageInfo
-	return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPageInfo(ctx, field.Selections, obj.PageInfo)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CardTransactionConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_CardTransactionConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -11555,19 +11585,23 @@ func (ec *executionContext) fieldContext_Contact_phone(_ context.Context, field 
 }
 
 func (ec *executionContext) _Contact_address(ctx context.Context, field graphql.CollectedField, obj *model.Contact) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_Contact_address(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.Address
-	return ec.marshalOAddress2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐAddress(ctx, field.Selections, obj.Address)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Contact_address(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Address, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Address) graphql.Marshaler {
+			return ec.marshalOAddress2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐAddress(ctx, selections, v)
+		},
+		true,
+		false,
+	)
 }
 func (ec *executionContext) fieldContext_Contact_address(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -11623,19 +11657,23 @@ func (ec *executionContext) fieldContext_Conversion_statusCode(_ context.Context
 }
 
 func (ec *executionContext) _Conversion_source(ctx context.Context, field graphql.CollectedField, obj *model.Conversion) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_Conversion_source(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.Source
-	return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, field.Selections, obj.Source)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Conversion_source(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Source, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_Conversion_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -11651,19 +11689,23 @@ func (ec *executionContext) fieldContext_Conversion_source(_ context.Context, fi
 }
 
 func (ec *executionContext) _Conversion_target(ctx context.Context, field graphql.CollectedField, obj *model.Conversion) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_Conversion_target(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.Target
-	return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, field.Selections, obj.Target)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Conversion_target(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Target, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_Conversion_target(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -11679,19 +11721,23 @@ func (ec *executionContext) fieldContext_Conversion_target(_ context.Context, fi
 }
 
 func (ec *executionContext) _Conversion_charge(ctx context.Context, field graphql.CollectedField, obj *model.Conversion) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_Conversion_charge(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.Charge
-	return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, field.Selections, obj.Charge)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Conversion_charge(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Charge, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_Conversion_charge(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -12365,19 +12411,23 @@ func (ec *executionContext) fieldContext_Corporation_kycDataProvidedById(_ conte
 }
 
 func (ec *executionContext) _Corporation_kycDataProvider(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_Corporation_kycDataProvider(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.KycDataProvider
-	return ec.marshalOKycDataProvider2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐKycDataProvider(ctx, field.Selections, obj.KycDataProvider)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Corporation_kycDataProvider(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.KycDataProvider, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.KycDataProvider) graphql.Marshaler {
+			return ec.marshalOKycDataProvider2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐKycDataProvider(ctx, selections, v)
+		},
+		true,
+		false,
+	)
 }
 func (ec *executionContext) fieldContext_Corporation_kycDataProvider(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -12393,19 +12443,23 @@ func (ec *executionContext) fieldContext_Corporation_kycDataProvider(_ context.C
 }
 
 func (ec *executionContext) _Corporation_createdBy(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_Corporation_createdBy(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.CreatedBy
-	return ec.marshalOActor2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐActor(ctx, field.Selections, obj.CreatedBy)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Corporation_createdBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Actor) graphql.Marshaler {
+			return ec.marshalOActor2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐActor(ctx, selections, v)
+		},
+		true,
+		false,
+	)
 }
 func (ec *executionContext) fieldContext_Corporation_createdBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -12421,19 +12475,23 @@ func (ec *executionContext) fieldContext_Corporation_createdBy(_ context.Context
 }
 
 func (ec *executionContext) _Corporation_updatedBy(ctx context.Context, field graphql.CollectedField, obj *model.Corporation) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_Corporation_updatedBy(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.UpdatedBy
-	return ec.marshalOActor2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐActor(ctx, field.Selections, obj.UpdatedBy)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Corporation_updatedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Actor) graphql.Marshaler {
+			return ec.marshalOActor2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐActor(ctx, selections, v)
+		},
+		true,
+		false,
+	)
 }
 func (ec *executionContext) fieldContext_Corporation_updatedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -12653,19 +12711,23 @@ func (ec *executionContext) fieldContext_CorporationConnection_edges(_ context.C
 }
 
 func (ec *executionContext) _CorporationConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.CorporationConnection) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_CorporationConnection_pageInfo(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.PageInfo
-	return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPageInfo(ctx, field.Selections, obj.PageInfo)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CorporationConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_CorporationConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -12753,19 +12815,23 @@ func (ec *executionContext) fieldContext_CorporationScreening_underReview(_ cont
 }
 
 func (ec *executionContext) _CorporationScreening_corporationProfile(ctx context.Context, field graphql.CollectedField, obj *model.CorporationScreening) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_CorporationScreening_corporationProfile(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.CorporationProfile
-	return ec.marshalOScreeningProfile2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐScreeningProfile(ctx, field.Selections, obj.CorporationProfile)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CorporationScreening_corporationProfile(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CorporationProfile, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ScreeningProfile) graphql.Marshaler {
+			return ec.marshalOScreeningProfile2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐScreeningProfile(ctx, selections, v)
+		},
+		true,
+		false,
+	)
 }
 func (ec *executionContext) fieldContext_CorporationScreening_corporationProfile(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -12781,19 +12847,23 @@ func (ec *executionContext) fieldContext_CorporationScreening_corporationProfile
 }
 
 func (ec *executionContext) _CorporationScreening_corporateUsersProfile(ctx context.Context, field graphql.CollectedField, obj *model.CorporationScreening) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_CorporationScreening_corporateUsersProfile(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.CorporateUsersProfile
-	return ec.marshalOScreeningProfile2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐScreeningProfile(ctx, field.Selections, obj.CorporateUsersProfile)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CorporationScreening_corporateUsersProfile(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CorporateUsersProfile, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ScreeningProfile) graphql.Marshaler {
+			return ec.marshalOScreeningProfile2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐScreeningProfile(ctx, selections, v)
+		},
+		true,
+		false,
+	)
 }
 func (ec *executionContext) fieldContext_CorporationScreening_corporateUsersProfile(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -13078,19 +13148,23 @@ func (ec *executionContext) fieldContext_Customer_number(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Customer_contact(ctx context.Context, field graphql.CollectedField, obj *model.Customer) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_Customer_contact(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.Contact
-	return ec.marshalNContact2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐContact(ctx, field.Selections, obj.Contact)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Customer_contact(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Contact, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Contact) graphql.Marshaler {
+			return ec.marshalNContact2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐContact(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_Customer_contact(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -13412,19 +13486,23 @@ func (ec *executionContext) fieldContext_CustomerSubscription_due(_ context.Cont
 }
 
 func (ec *executionContext) _CustomerSubscription_items(ctx context.Context, field graphql.CollectedField, obj *model.CustomerSubscription) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_CustomerSubscription_items(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.Items
-	return ec.marshalOOrderItems2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrderItems(ctx, field.Selections, obj.Items)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerSubscription_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OrderItems) graphql.Marshaler {
+			return ec.marshalOOrderItems2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrderItems(ctx, selections, v)
+		},
+		true,
+		false,
+	)
 }
 func (ec *executionContext) fieldContext_CustomerSubscription_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -13652,19 +13730,23 @@ func (ec *executionContext) fieldContext_EventConnection_edges(_ context.Context
 }
 
 func (ec *executionContext) _EventConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.EventConnection) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_EventConnection_pageInfo(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.PageInfo
-	return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPageInfo(ctx, field.Selections, obj.PageInfo)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EventConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_EventConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -13798,19 +13880,23 @@ func (ec *executionContext) fieldContext_Invoice_isPaid(_ context.Context, field
 }
 
 func (ec *executionContext) _Invoice_amount(ctx context.Context, field graphql.CollectedField, obj *model.Invoice) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_Invoice_amount(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.Amount
-	return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, field.Selections, obj.Amount)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Invoice_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_Invoice_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -13826,19 +13912,23 @@ func (ec *executionContext) fieldContext_Invoice_amount(_ context.Context, field
 }
 
 func (ec *executionContext) _Invoice_unpaidAmount(ctx context.Context, field graphql.CollectedField, obj *model.Invoice) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_Invoice_unpaidAmount(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.UnpaidAmount
-	return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, field.Selections, obj.UnpaidAmount)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Invoice_unpaidAmount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UnpaidAmount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_Invoice_unpaidAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -13946,19 +14036,23 @@ func (ec *executionContext) fieldContext_InvoiceRepayment_id(_ context.Context, 
 }
 
 func (ec *executionContext) _InvoiceRepayment_amount(ctx context.Context, field graphql.CollectedField, obj *model.InvoiceRepayment) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_InvoiceRepayment_amount(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.Amount
-	return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, field.Selections, obj.Amount)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InvoiceRepayment_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_InvoiceRepayment_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -14136,19 +14230,23 @@ func (ec *executionContext) fieldContext_KycDocument_corporationId(_ context.Con
 }
 
 func (ec *executionContext) _KycDocument_createdBy(ctx context.Context, field graphql.CollectedField, obj *model.KycDocument) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_KycDocument_createdBy(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.CreatedBy
-	return ec.marshalOActor2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐActor(ctx, field.Selections, obj.CreatedBy)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KycDocument_createdBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Actor) graphql.Marshaler {
+			return ec.marshalOActor2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐActor(ctx, selections, v)
+		},
+		true,
+		false,
+	)
 }
 func (ec *executionContext) fieldContext_KycDocument_createdBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -14164,19 +14262,23 @@ func (ec *executionContext) fieldContext_KycDocument_createdBy(_ context.Context
 }
 
 func (ec *executionContext) _KycDocument_updatedBy(ctx context.Context, field graphql.CollectedField, obj *model.KycDocument) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_KycDocument_updatedBy(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.UpdatedBy
-	return ec.marshalOActor2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐActor(ctx, field.Selections, obj.UpdatedBy)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KycDocument_updatedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Actor) graphql.Marshaler {
+			return ec.marshalOActor2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐActor(ctx, selections, v)
+		},
+		true,
+		false,
+	)
 }
 func (ec *executionContext) fieldContext_KycDocument_updatedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -14326,19 +14428,23 @@ func (ec *executionContext) fieldContext_Limit_attemptVelocityPerHour(_ context.
 }
 
 func (ec *executionContext) _Limit_minimumAmount(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_Limit_minimumAmount(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.MinimumAmount
-	return ec.marshalOMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, field.Selections, obj.MinimumAmount)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Limit_minimumAmount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MinimumAmount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalOMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		false,
+	)
 }
 func (ec *executionContext) fieldContext_Limit_minimumAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -14354,19 +14460,23 @@ func (ec *executionContext) fieldContext_Limit_minimumAmount(_ context.Context, 
 }
 
 func (ec *executionContext) _Limit_maximumAmount(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_Limit_maximumAmount(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.MaximumAmount
-	return ec.marshalOMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, field.Selections, obj.MaximumAmount)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Limit_maximumAmount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaximumAmount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalOMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		false,
+	)
 }
 func (ec *executionContext) fieldContext_Limit_maximumAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -14382,19 +14492,23 @@ func (ec *executionContext) fieldContext_Limit_maximumAmount(_ context.Context, 
 }
 
 func (ec *executionContext) _Limit_dailyLimitAmount(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_Limit_dailyLimitAmount(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.DailyLimitAmount
-	return ec.marshalOMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, field.Selections, obj.DailyLimitAmount)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Limit_dailyLimitAmount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DailyLimitAmount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalOMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		false,
+	)
 }
 func (ec *executionContext) fieldContext_Limit_dailyLimitAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -14410,19 +14524,23 @@ func (ec *executionContext) fieldContext_Limit_dailyLimitAmount(_ context.Contex
 }
 
 func (ec *executionContext) _Limit_weeklyLimitAmount(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_Limit_weeklyLimitAmount(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.WeeklyLimitAmount
-	return ec.marshalOMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, field.Selections, obj.WeeklyLimitAmount)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Limit_weeklyLimitAmount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WeeklyLimitAmount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalOMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		false,
+	)
 }
 func (ec *executionContext) fieldContext_Limit_weeklyLimitAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -14438,19 +14556,23 @@ func (ec *executionContext) fieldContext_Limit_weeklyLimitAmount(_ context.Conte
 }
 
 func (ec *executionContext) _Limit_monthlyLimitAmount(ctx context.Context, field graphql.CollectedField, obj *model.Limit) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_Limit_monthlyLimitAmount(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.MonthlyLimitAmount
-	return ec.marshalOMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, field.Selections, obj.MonthlyLimitAmount)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Limit_monthlyLimitAmount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MonthlyLimitAmount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalOMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		false,
+	)
 }
 func (ec *executionContext) fieldContext_Limit_monthlyLimitAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -17215,19 +17337,23 @@ func (ec *executionContext) fieldContext_Mutation_requestIntroducerFeeReport(ctx
 }
 
 func (ec *executionContext) _OnboardIndividualPayload_individual(ctx context.Context, field graphql.CollectedField, obj *model.OnboardIndividualPayload) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_OnboardIndividualPayload_individual(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.Individual
-	return ec.marshalNIndividual2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐIndividual(ctx, field.Selections, obj.Individual)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OnboardIndividualPayload_individual(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Individual, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Individual) graphql.Marshaler {
+			return ec.marshalNIndividual2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐIndividual(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_OnboardIndividualPayload_individual(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -17294,19 +17420,23 @@ func (ec *executionContext) fieldContext_Order_status(_ context.Context, field g
 }
 
 func (ec *executionContext) _Order_amount(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_Order_amount(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.Amount
-	return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, field.Selections, obj.Amount)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_Order_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -17322,19 +17452,23 @@ func (ec *executionContext) fieldContext_Order_amount(_ context.Context, field g
 }
 
 func (ec *executionContext) _Order_capturedAmount(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_Order_capturedAmount(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.CapturedAmount
-	return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, field.Selections, obj.CapturedAmount)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_capturedAmount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CapturedAmount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_Order_capturedAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -17350,19 +17484,23 @@ func (ec *executionContext) fieldContext_Order_capturedAmount(_ context.Context,
 }
 
 func (ec *executionContext) _Order_refundedAmount(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_Order_refundedAmount(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.RefundedAmount
-	return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, field.Selections, obj.RefundedAmount)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_refundedAmount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RefundedAmount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_Order_refundedAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -17481,19 +17619,23 @@ func (ec *executionContext) fieldContext_Order_customer(_ context.Context, field
 }
 
 func (ec *executionContext) _Order_contact(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_Order_contact(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.Contact
-	return ec.marshalOContact2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐContact(ctx, field.Selections, obj.Contact)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_contact(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Contact, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Contact) graphql.Marshaler {
+			return ec.marshalOContact2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐContact(ctx, selections, v)
+		},
+		true,
+		false,
+	)
 }
 func (ec *executionContext) fieldContext_Order_contact(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -18407,19 +18549,23 @@ func (ec *executionContext) fieldContext_Person_cards(_ context.Context, field g
 }
 
 func (ec *executionContext) _Person_createdBy(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_Person_createdBy(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.CreatedBy
-	return ec.marshalOActor2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐActor(ctx, field.Selections, obj.CreatedBy)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Person_createdBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Actor) graphql.Marshaler {
+			return ec.marshalOActor2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐActor(ctx, selections, v)
+		},
+		true,
+		false,
+	)
 }
 func (ec *executionContext) fieldContext_Person_createdBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -18435,19 +18581,23 @@ func (ec *executionContext) fieldContext_Person_createdBy(_ context.Context, fie
 }
 
 func (ec *executionContext) _Person_updatedBy(ctx context.Context, field graphql.CollectedField, obj *model.Person) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_Person_updatedBy(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.UpdatedBy
-	return ec.marshalOActor2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐActor(ctx, field.Selections, obj.UpdatedBy)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Person_updatedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Actor) graphql.Marshaler {
+			return ec.marshalOActor2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐActor(ctx, selections, v)
+		},
+		true,
+		false,
+	)
 }
 func (ec *executionContext) fieldContext_Person_updatedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -18564,19 +18714,23 @@ func (ec *executionContext) fieldContext_PersonConnection_edges(_ context.Contex
 }
 
 func (ec *executionContext) _PersonConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.PersonConnection) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_PersonConnection_pageInfo(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.PageInfo
-	return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPageInfo(ctx, field.Selections, obj.PageInfo)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PersonConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_PersonConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -18671,19 +18825,23 @@ func (ec *executionContext) fieldContext_PersonScreening_status(_ context.Contex
 }
 
 func (ec *executionContext) _PersonScreening_profile(ctx context.Context, field graphql.CollectedField, obj *model.PersonScreening) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_PersonScreening_profile(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.Profile
-	return ec.marshalOScreeningProfile2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐScreeningProfile(ctx, field.Selections, obj.Profile)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PersonScreening_profile(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Profile, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ScreeningProfile) graphql.Marshaler {
+			return ec.marshalOScreeningProfile2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐScreeningProfile(ctx, selections, v)
+		},
+		true,
+		false,
+	)
 }
 func (ec *executionContext) fieldContext_PersonScreening_profile(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -20032,19 +20190,23 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 }
 
 func (ec *executionContext) _RegisterWebhookPayload_webhook(ctx context.Context, field graphql.CollectedField, obj *model.RegisterWebhookPayload) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_RegisterWebhookPayload_webhook(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.Webhook
-	return ec.marshalNWebhook2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWebhook(ctx, field.Selections, obj.Webhook)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RegisterWebhookPayload_webhook(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Webhook, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Webhook) graphql.Marshaler {
+			return ec.marshalNWebhook2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWebhook(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_RegisterWebhookPayload_webhook(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -20178,19 +20340,23 @@ func (ec *executionContext) fieldContext_SignedIn_csrfToken(_ context.Context, f
 }
 
 func (ec *executionContext) _SignedIn_viewer(ctx context.Context, field graphql.CollectedField, obj *model.SignedIn) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_SignedIn_viewer(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.Viewer
-	return ec.marshalNViewer2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐViewer(ctx, field.Selections, obj.Viewer)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SignedIn_viewer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Viewer, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Viewer) graphql.Marshaler {
+			return ec.marshalNViewer2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐViewer(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_SignedIn_viewer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -20468,19 +20634,23 @@ func (ec *executionContext) fieldContext_TwoFactorChallenge_expiresAt(_ context.
 }
 
 func (ec *executionContext) _UpdateCustomerContactPayload_contact(ctx context.Context, field graphql.CollectedField, obj *model.UpdateCustomerContactPayload) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_UpdateCustomerContactPayload_contact(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.Contact
-	return ec.marshalNContact2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐContact(ctx, field.Selections, obj.Contact)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateCustomerContactPayload_contact(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Contact, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Contact) graphql.Marshaler {
+			return ec.marshalNContact2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐContact(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_UpdateCustomerContactPayload_contact(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -20726,19 +20896,23 @@ func (ec *executionContext) fieldContext_Wallet_currency(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Wallet_balance(ctx context.Context, field graphql.CollectedField, obj *model.Wallet) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_Wallet_balance(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.Balance
-	return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, field.Selections, obj.Balance)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Wallet_balance(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Balance, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalNMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_Wallet_balance(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -20878,19 +21052,23 @@ func (ec *executionContext) fieldContext_Wallet_cards(_ context.Context, field g
 }
 
 func (ec *executionContext) _Wallet_bankAddress(ctx context.Context, field graphql.CollectedField, obj *model.Wallet) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_Wallet_bankAddress(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.BankAddress
-	return ec.marshalOBankAddress2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐBankAddress(ctx, field.Selections, obj.BankAddress)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Wallet_bankAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BankAddress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.BankAddress) graphql.Marshaler {
+			return ec.marshalOBankAddress2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐBankAddress(ctx, selections, v)
+		},
+		true,
+		false,
+	)
 }
 func (ec *executionContext) fieldContext_Wallet_bankAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -20929,19 +21107,23 @@ func (ec *executionContext) fieldContext_Wallet_updatedAt(_ context.Context, fie
 }
 
 func (ec *executionContext) _Wallet_createdBy(ctx context.Context, field graphql.CollectedField, obj *model.Wallet) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_Wallet_createdBy(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.CreatedBy
-	return ec.marshalOActor2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐActor(ctx, field.Selections, obj.CreatedBy)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Wallet_createdBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Actor) graphql.Marshaler {
+			return ec.marshalOActor2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐActor(ctx, selections, v)
+		},
+		true,
+		false,
+	)
 }
 func (ec *executionContext) fieldContext_Wallet_createdBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -21234,19 +21416,23 @@ func (ec *executionContext) fieldContext_WalletTransaction_errorName(_ context.C
 }
 
 func (ec *executionContext) _WalletTransaction_source(ctx context.Context, field graphql.CollectedField, obj *model.WalletTransaction) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_WalletTransaction_source(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.Source
-	return ec.marshalOMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, field.Selections, obj.Source)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletTransaction_source(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Source, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalOMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		false,
+	)
 }
 func (ec *executionContext) fieldContext_WalletTransaction_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -21262,19 +21448,23 @@ func (ec *executionContext) fieldContext_WalletTransaction_source(_ context.Cont
 }
 
 func (ec *executionContext) _WalletTransaction_target(ctx context.Context, field graphql.CollectedField, obj *model.WalletTransaction) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_WalletTransaction_target(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.Target
-	return ec.marshalOMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, field.Selections, obj.Target)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletTransaction_target(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Target, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalOMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		false,
+	)
 }
 func (ec *executionContext) fieldContext_WalletTransaction_target(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -21290,19 +21480,23 @@ func (ec *executionContext) fieldContext_WalletTransaction_target(_ context.Cont
 }
 
 func (ec *executionContext) _WalletTransaction_charge(ctx context.Context, field graphql.CollectedField, obj *model.WalletTransaction) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_WalletTransaction_charge(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.Charge
-	return ec.marshalOMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, field.Selections, obj.Charge)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletTransaction_charge(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Charge, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalOMoney2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		false,
+	)
 }
 func (ec *executionContext) fieldContext_WalletTransaction_charge(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -21419,19 +21613,23 @@ func (ec *executionContext) fieldContext_WalletTransaction_targetWalletId(_ cont
 }
 
 func (ec *executionContext) _WalletTransaction_createdBy(ctx context.Context, field graphql.CollectedField, obj *model.WalletTransaction) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_WalletTransaction_createdBy(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.CreatedBy
-	return ec.marshalOActor2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐActor(ctx, field.Selections, obj.CreatedBy)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletTransaction_createdBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Actor) graphql.Marshaler {
+			return ec.marshalOActor2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐActor(ctx, selections, v)
+		},
+		true,
+		false,
+	)
 }
 func (ec *executionContext) fieldContext_WalletTransaction_createdBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -21601,19 +21799,23 @@ func (ec *executionContext) fieldContext_WalletTransactionConnection_edges(_ con
 }
 
 func (ec *executionContext) _WalletTransactionConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.WalletTransactionConnection) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_WalletTransactionConnection_pageInfo(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.PageInfo
-	return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPageInfo(ctx, field.Selections, obj.PageInfo)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletTransactionConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_WalletTransactionConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -21662,19 +21864,23 @@ func (ec *executionContext) fieldContext_WalletTransactionEdge_cursor(_ context.
 }
 
 func (ec *executionContext) _WalletTransactionEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.WalletTransactionEdge) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext_WalletTransactionEdge_node(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.Node
-	return ec.marshalNWalletTransaction2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletTransaction(ctx, field.Selections, obj.Node)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletTransactionEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.WalletTransaction) graphql.Marshaler {
+			return ec.marshalNWalletTransaction2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletTransaction(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_WalletTransactionEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -21981,19 +22187,23 @@ func (ec *executionContext) fieldContext___Field_args(ctx context.Context, field
 }
 
 func (ec *executionContext) ___Field_type(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext___Field_type(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.Type
-	return ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, field.Selections, obj.Type)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext___Field_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *introspection.Type) graphql.Marshaler {
+			return ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext___Field_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -22085,19 +22295,23 @@ func (ec *executionContext) fieldContext___InputValue_description(_ context.Cont
 }
 
 func (ec *executionContext) ___InputValue_type(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
-	fc, err := ec.fieldContext___InputValue_type(ctx, field)
-	if err != nil {
-		return graphql.Null
-	}
-	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.OperationContext.Error(ctx, ec.OperationContext.Recover(ctx, r))
-			ret = graphql.Null
-		}
-	}()
-	fc.Result = obj.Type
-	return ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, field.Selections, obj.Type)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext___InputValue_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *introspection.Type) graphql.Marshaler {
+			return ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext___InputValue_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -32088,7 +32302,7 @@ func (ec *executionContext) unmarshalNActorKind2githubᚗcomᚋfingraphᚋfingra
 }
 
 func (ec *executionContext) marshalNActorKind2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐActorKind(ctx context.Context, sel ast.SelectionSet, v model.ActorKind) graphql.Marshaler {
-	return enumValue(v)
+	return v
 }
 
 func (ec *executionContext) unmarshalNAddPaymentMethodInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐAddPaymentMethodInput(ctx context.Context, v any) (model.AddPaymentMethodInput, error) {
@@ -32156,7 +32370,7 @@ func (ec *executionContext) unmarshalNCardBrand2githubᚗcomᚋfingraphᚋfingra
 }
 
 func (ec *executionContext) marshalNCardBrand2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardBrand(ctx context.Context, sel ast.SelectionSet, v model.CardBrand) graphql.Marshaler {
-	return enumValue(v)
+	return v
 }
 
 func (ec *executionContext) marshalNCardCredentials2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardCredentials(ctx context.Context, sel ast.SelectionSet, v *model.CardCredentials) graphql.Marshaler {
@@ -32190,7 +32404,7 @@ func (ec *executionContext) unmarshalNCardStatus2githubᚗcomᚋfingraphᚋfingr
 }
 
 func (ec *executionContext) marshalNCardStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardStatus(ctx context.Context, sel ast.SelectionSet, v model.CardStatus) graphql.Marshaler {
-	return enumValue(v)
+	return v
 }
 
 func (ec *executionContext) marshalNCardTransaction2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardTransaction(ctx context.Context, sel ast.SelectionSet, v *model.CardTransaction) graphql.Marshaler {
@@ -32232,7 +32446,7 @@ func (ec *executionContext) unmarshalNCardType2githubᚗcomᚋfingraphᚋfingrap
 }
 
 func (ec *executionContext) marshalNCardType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardType(ctx context.Context, sel ast.SelectionSet, v model.CardType) graphql.Marshaler {
-	return enumValue(v)
+	return v
 }
 
 func (ec *executionContext) unmarshalNCardholderType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardholderType(ctx context.Context, v any) (model.CardholderType, error) {
@@ -32242,7 +32456,7 @@ func (ec *executionContext) unmarshalNCardholderType2githubᚗcomᚋfingraphᚋf
 }
 
 func (ec *executionContext) marshalNCardholderType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCardholderType(ctx context.Context, sel ast.SelectionSet, v model.CardholderType) graphql.Marshaler {
-	return enumValue(v)
+	return v
 }
 
 func (ec *executionContext) unmarshalNChangeMyPhoneInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐChangeMyPhoneInput(ctx context.Context, v any) (model.ChangeMyPhoneInput, error) {
@@ -32278,7 +32492,7 @@ func (ec *executionContext) unmarshalNConversionRefusal2githubᚗcomᚋfingraph�
 }
 
 func (ec *executionContext) marshalNConversionRefusal2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐConversionRefusal(ctx context.Context, sel ast.SelectionSet, v model.ConversionRefusal) graphql.Marshaler {
-	return enumValue(v)
+	return v
 }
 
 func (ec *executionContext) marshalNCorporation2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐCorporation(ctx context.Context, sel ast.SelectionSet, v *model.Corporation) graphql.Marshaler {
@@ -32569,7 +32783,7 @@ func (ec *executionContext) unmarshalNGender2githubᚗcomᚋfingraphᚋfingraph�
 }
 
 func (ec *executionContext) marshalNGender2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐGender(ctx context.Context, sel ast.SelectionSet, v model.Gender) graphql.Marshaler {
-	return enumValue(v)
+	return v
 }
 
 func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {
@@ -32630,7 +32844,7 @@ func (ec *executionContext) unmarshalNIndividualStatus2githubᚗcomᚋfingraph�
 }
 
 func (ec *executionContext) marshalNIndividualStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐIndividualStatus(ctx context.Context, sel ast.SelectionSet, v model.IndividualStatus) graphql.Marshaler {
-	return enumValue(v)
+	return v
 }
 
 func (ec *executionContext) unmarshalNInt2int64(ctx context.Context, v any) (int64, error) {
@@ -32686,7 +32900,7 @@ func (ec *executionContext) unmarshalNInvoiceType2githubᚗcomᚋfingraphᚋfing
 }
 
 func (ec *executionContext) marshalNInvoiceType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐInvoiceType(ctx context.Context, sel ast.SelectionSet, v model.InvoiceType) graphql.Marshaler {
-	return enumValue(v)
+	return v
 }
 
 func (ec *executionContext) unmarshalNIssueCardInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐIssueCardInput(ctx context.Context, v any) (model.IssueCardInput, error) {
@@ -32701,7 +32915,7 @@ func (ec *executionContext) unmarshalNItemsShape2githubᚗcomᚋfingraphᚋfingr
 }
 
 func (ec *executionContext) marshalNItemsShape2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐItemsShape(ctx context.Context, sel ast.SelectionSet, v model.ItemsShape) graphql.Marshaler {
-	return enumValue(v)
+	return v
 }
 
 func (ec *executionContext) unmarshalNJSON2map(ctx context.Context, v any) (map[string]any, error) {
@@ -32737,7 +32951,7 @@ func (ec *executionContext) unmarshalNKycDocumentStatus2githubᚗcomᚋfingraph�
 }
 
 func (ec *executionContext) marshalNKycDocumentStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐKycDocumentStatus(ctx context.Context, sel ast.SelectionSet, v model.KycDocumentStatus) graphql.Marshaler {
-	return enumValue(v)
+	return v
 }
 
 func (ec *executionContext) unmarshalNKycDocumentType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐKycDocumentType(ctx context.Context, v any) (model.KycDocumentType, error) {
@@ -32747,7 +32961,7 @@ func (ec *executionContext) unmarshalNKycDocumentType2githubᚗcomᚋfingraphᚋ
 }
 
 func (ec *executionContext) marshalNKycDocumentType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐKycDocumentType(ctx context.Context, sel ast.SelectionSet, v model.KycDocumentType) graphql.Marshaler {
-	return enumValue(v)
+	return v
 }
 
 func (ec *executionContext) marshalNLimit2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐLimit(ctx context.Context, sel ast.SelectionSet, v *model.Limit) graphql.Marshaler {
@@ -32935,7 +33149,7 @@ func (ec *executionContext) unmarshalNOrderStatus2githubᚗcomᚋfingraphᚋfing
 }
 
 func (ec *executionContext) marshalNOrderStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐOrderStatus(ctx context.Context, sel ast.SelectionSet, v model.OrderStatus) graphql.Marshaler {
-	return enumValue(v)
+	return v
 }
 
 func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
@@ -32990,7 +33204,7 @@ func (ec *executionContext) unmarshalNPendingActionStatus2githubᚗcomᚋfingrap
 }
 
 func (ec *executionContext) marshalNPendingActionStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPendingActionStatus(ctx context.Context, sel ast.SelectionSet, v model.PendingActionStatus) graphql.Marshaler {
-	return enumValue(v)
+	return v
 }
 
 func (ec *executionContext) marshalNPerson2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPerson(ctx context.Context, sel ast.SelectionSet, v *model.Person) graphql.Marshaler {
@@ -33037,7 +33251,7 @@ func (ec *executionContext) unmarshalNPersonType2githubᚗcomᚋfingraphᚋfingr
 }
 
 func (ec *executionContext) marshalNPersonType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonType(ctx context.Context, sel ast.SelectionSet, v model.PersonType) graphql.Marshaler {
-	return enumValue(v)
+	return v
 }
 
 func (ec *executionContext) unmarshalNPersonType2ᚕgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPersonTypeᚄ(ctx context.Context, v any) ([]model.PersonType, error) {
@@ -33077,7 +33291,7 @@ func (ec *executionContext) unmarshalNPrincipalKind2githubᚗcomᚋfingraphᚋfi
 }
 
 func (ec *executionContext) marshalNPrincipalKind2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐPrincipalKind(ctx context.Context, sel ast.SelectionSet, v model.PrincipalKind) graphql.Marshaler {
-	return enumValue(v)
+	return v
 }
 
 func (ec *executionContext) unmarshalNRecoverPasswordInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRecoverPasswordInput(ctx context.Context, v any) (model.RecoverPasswordInput, error) {
@@ -33128,7 +33342,7 @@ func (ec *executionContext) unmarshalNRequisitesType2githubᚗcomᚋfingraphᚋf
 }
 
 func (ec *executionContext) marshalNRequisitesType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRequisitesType(ctx context.Context, sel ast.SelectionSet, v model.RequisitesType) graphql.Marshaler {
-	return enumValue(v)
+	return v
 }
 
 func (ec *executionContext) unmarshalNRevealCardCredentialsInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRevealCardCredentialsInput(ctx context.Context, v any) (model.RevealCardCredentialsInput, error) {
@@ -33143,7 +33357,7 @@ func (ec *executionContext) unmarshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋ
 }
 
 func (ec *executionContext) marshalNRole2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐRole(ctx context.Context, sel ast.SelectionSet, v model.Role) graphql.Marshaler {
-	return enumValue(v)
+	return v
 }
 
 func (ec *executionContext) unmarshalNSendFeedbackInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSendFeedbackInput(ctx context.Context, v any) (model.SendFeedbackInput, error) {
@@ -33181,7 +33395,7 @@ func (ec *executionContext) unmarshalNSignInKind2githubᚗcomᚋfingraphᚋfingr
 }
 
 func (ec *executionContext) marshalNSignInKind2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSignInKind(ctx context.Context, sel ast.SelectionSet, v model.SignInKind) graphql.Marshaler {
-	return enumValue(v)
+	return v
 }
 
 func (ec *executionContext) marshalNSignInResult2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐSignInResult(ctx context.Context, sel ast.SelectionSet, v model.SignInResult) graphql.Marshaler {
@@ -33249,7 +33463,7 @@ func (ec *executionContext) unmarshalNStatementFormat2githubᚗcomᚋfingraphᚋ
 }
 
 func (ec *executionContext) marshalNStatementFormat2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐStatementFormat(ctx context.Context, sel ast.SelectionSet, v model.StatementFormat) graphql.Marshaler {
-	return enumValue(v)
+	return v
 }
 
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
@@ -33316,7 +33530,7 @@ func (ec *executionContext) unmarshalNTransactionDirection2githubᚗcomᚋfingra
 }
 
 func (ec *executionContext) marshalNTransactionDirection2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐTransactionDirection(ctx context.Context, sel ast.SelectionSet, v model.TransactionDirection) graphql.Marshaler {
-	return enumValue(v)
+	return v
 }
 
 func (ec *executionContext) unmarshalNTransactionStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐTransactionStatus(ctx context.Context, v any) (model.TransactionStatus, error) {
@@ -33326,7 +33540,7 @@ func (ec *executionContext) unmarshalNTransactionStatus2githubᚗcomᚋfingraph�
 }
 
 func (ec *executionContext) marshalNTransactionStatus2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐTransactionStatus(ctx context.Context, sel ast.SelectionSet, v model.TransactionStatus) graphql.Marshaler {
-	return enumValue(v)
+	return v
 }
 
 func (ec *executionContext) unmarshalNUpdateCorporationInput2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐUpdateCorporationInput(ctx context.Context, v any) (model.UpdateCorporationInput, error) {
@@ -33430,7 +33644,7 @@ func (ec *executionContext) unmarshalNWalletAdapter2githubᚗcomᚋfingraphᚋfi
 }
 
 func (ec *executionContext) marshalNWalletAdapter2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletAdapter(ctx context.Context, sel ast.SelectionSet, v model.WalletAdapter) graphql.Marshaler {
-	return enumValue(v)
+	return v
 }
 
 func (ec *executionContext) marshalNWalletRequisites2ᚕᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletRequisitesᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.WalletRequisites) graphql.Marshaler {
@@ -33496,7 +33710,7 @@ func (ec *executionContext) unmarshalNWalletType2githubᚗcomᚋfingraphᚋfingr
 }
 
 func (ec *executionContext) marshalNWalletType2githubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWalletType(ctx context.Context, sel ast.SelectionSet, v model.WalletType) graphql.Marshaler {
-	return enumValue(v)
+	return v
 }
 
 func (ec *executionContext) marshalNWebhook2ᚖgithubᚗcomᚋfingraphᚋfingraphᚋgraphᚋmodelᚐWebhook(ctx context.Context, sel ast.SelectionSet, v *model.Webhook) graphql.Marshaler {

@@ -1,12 +1,9 @@
 package graph
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"sync"
-	"sync/atomic"
-	"unsafe"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -158,30 +155,6 @@ func nonNullContextMarshaler(ctx context.Context, m graphql.ContextMarshaler) gr
 	return graphql.WrapContextMarshaler(ctx, m)
 }
 
-// dataSizes remember, for each operation (a slot per the address of its
-// parsed definition, which gqlgen's query cache keeps for the same
-// document), how large its last answer's data was.
-var dataSizes [256]atomic.Int32
-
-// maxDataHint is the largest buffer an answer starts with; a larger answer
-// grows from it.
-const maxDataHint = 1 << 20
-
-// marshalData is what internal/gqlinline puts in place of gqlgen's
-// marshalling of a query's or a mutation's data into an empty bytes.Buffer:
-// the buffer starts at the size of the operation's last answer and an
-// eighth more, so that an answer of a few KB is written into one
-// allocation instead of growing through seven or eight. Two operations
-// that share a slot only size each other's buffers.
-func marshalData(op *ast.OperationDefinition, data graphql.Marshaler) *bytes.Buffer {
-	slot := &dataSizes[uintptr(unsafe.Pointer(op))/64%uintptr(len(dataSizes))]
-	hint := int(slot.Load())
-	buf := bytes.NewBuffer(make([]byte, 0, hint+hint/8))
-	data.MarshalGQL(buf)
-	slot.Store(int32(min(buf.Len(), maxDataHint)))
-	return buf
-}
-
 type argsCacheKey struct{}
 
 // argsCache is an operation's arguments per field of its document.
@@ -226,50 +199,3 @@ func cachedArgs(ctx context.Context, ec *executionContext, field graphql.Collect
 	c.mu.Unlock()
 	return args, nil
 }
-
-// enumValue is what internal/gqlinline makes gqlgen's non-null enum
-// marshallers return in place of the value itself: the value as its type's
-// MarshalGQL writes it (gqlgen's template: strconv.Quote of the name),
-// from a table of the values written so far, so that answering one costs
-// neither fmt nor an allocation. A GraphQL name needs no escaping; a value
-// outside the enum is left to its type.
-func enumValue[E interface {
-	~string
-	IsValid() bool
-	graphql.Marshaler
-}](v E) graphql.Marshaler {
-	if !v.IsValid() {
-		return v
-	}
-	if m, ok := (*enumWritten.Load())[string(v)]; ok {
-		return m
-	}
-	enumMu.Lock()
-	defer enumMu.Unlock()
-	old := *enumWritten.Load()
-	if m, ok := old[string(v)]; ok {
-		return m
-	}
-	m := writtenEnum(`"` + string(v) + `"`)
-	next := make(map[string]graphql.Marshaler, len(old)+1)
-	for k, w := range old {
-		next[k] = w
-	}
-	next[string(v)] = m
-	enumWritten.Store(&next)
-	return m
-}
-
-// enumWritten is enumValue's table, replaced whole when a value is added
-// (the schema's enums bound it); enumMu orders the additions.
-var (
-	enumWritten atomic.Pointer[map[string]graphql.Marshaler]
-	enumMu      sync.Mutex
-)
-
-func init() { enumWritten.Store(&map[string]graphql.Marshaler{}) }
-
-// writtenEnum is an enum value as written, quotes included.
-type writtenEnum string
-
-func (w writtenEnum) MarshalGQL(wr io.Writer) { _, _ = io.WriteString(wr, string(w)) }

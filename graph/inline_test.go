@@ -7,8 +7,6 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
-
-	"github.com/fingraph/fingraph/graph/model"
 )
 
 // writeFields writes what gqlgen's FieldSet.MarshalGQL writes: every field
@@ -54,18 +52,4 @@ func manyAliases(n, k int) []string {
 		}
 	}
 	return out
-}
-
-// enumValue writes what the enum's own MarshalGQL writes, and leaves a
-// value outside the enum to it.
-func TestEnumValueWritesWhatTheEnumWrites(t *testing.T) {
-	for _, v := range append(model.AllOrderStatus, model.OrderStatus(`not "one"`)) {
-		var want, got, again bytes.Buffer
-		v.MarshalGQL(&want)
-		enumValue(v).MarshalGQL(&got)
-		enumValue(v).MarshalGQL(&again)
-		if got.String() != want.String() || again.String() != want.String() {
-			t.Errorf("%q: enumValue wrote %s then %s, the enum writes %s", v, got.String(), again.String(), want.String())
-		}
-	}
 }

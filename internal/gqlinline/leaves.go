@@ -20,8 +20,9 @@ import (
 //     ResolveField, whichever way it was made;
 //   - the field middleware sees a scalar, never a Node (the only field
 //     middleware, livequery.WatchFields, watches Nodes), and no extension in
-//     the gateway intercepts fields (gqlhttp adds none; the rewrite test
-//     keeps it so);
+//     the gateway intercepts fields (gqlhttp adds none, which no test
+//     enforces: an extension that must see every scalar field needs
+//     -skip leaves,guarded);
 //   - a leaf has no children to read the field context's Result.
 //
 // Such a field function is rewritten to call its marshaller directly.
@@ -131,6 +132,25 @@ func safeMarshaller(e ast.Expr, funcs map[string]*ast.FuncDecl) (string, bool) {
 	return name, ok && safeMarshal(name, funcs)
 }
 
+// marshallerOf reports whether e is func(ctx, selections, v T)
+// graphql.Marshaler { return ec.marshalX(ctx, selections, v) }, and
+// marshalX.
+func marshallerOf(e ast.Expr) (string, bool) {
+	lit, ok := e.(*ast.FuncLit)
+	if !ok || len(lit.Body.List) != 1 || len(lit.Type.Params.List) != 3 {
+		return "", false
+	}
+	ret, ok := lit.Body.List[0].(*ast.ReturnStmt)
+	if !ok || len(ret.Results) != 1 {
+		return "", false
+	}
+	call, ok := ret.Results[0].(*ast.CallExpr)
+	if !ok || len(call.Args) != 3 || !isIdent(call.Args[0], "ctx") || !isIdent(call.Args[1], "selections") || !isIdent(call.Args[2], "v") {
+		return "", false
+	}
+	return ecMethod(call.Fun)
+}
+
 // rewrittenLeaf reports whether fn is a plain leaf this command already
 // rewrote: return ec.marshalX(ctx, field.Selections, obj.F), marshalX safe.
 func rewrittenLeaf(fn *ast.FuncDecl, funcs map[string]*ast.FuncDecl) bool {
@@ -162,12 +182,11 @@ func safeMarshal(name string, funcs map[string]*ast.FuncDecl) bool {
 	}
 	body := fn.Body.List
 	if len(body) == 1 {
-		// An enum: return v (or enums.go's enumValue(v)), its type from
-		// the model package.
+		// An enum: return v, its type from the model package.
 		r, ok := body[0].(*ast.ReturnStmt)
 		ptype := fn.Type.Params.List[len(fn.Type.Params.List)-1].Type
 		sel, isSelType := ptype.(*ast.SelectorExpr)
-		return ok && len(r.Results) == 1 && (isIdent(r.Results[0], "v") || isEnumCall(r.Results[0])) && isSelType && isIdent(sel.X, "model")
+		return ok && len(r.Results) == 1 && isIdent(r.Results[0], "v") && isSelType && isIdent(sel.X, "model")
 	}
 	// A built-in scalar: blank uses of sel and ctx, a nil check of a
 	// pointer, res := graphql.MarshalX(v or *v), the null check that
