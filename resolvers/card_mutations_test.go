@@ -139,6 +139,8 @@ func TestIssueCardInputRules(t *testing.T) {
 			"input.company.address.street"},
 		{"company's bad e-mail", map[string]any{"company": map[string]any{"email": "@"}}, "input.company.email"},
 		{"company's blank name", map[string]any{"company": map[string]any{"name": ""}}, "input.company.name"},
+		{"empty key", map[string]any{"idempotencyKey": ""}, "input.idempotencyKey"},
+		{"long key", map[string]any{"idempotencyKey": strings.Repeat("k", 256)}, "input.idempotencyKey"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
