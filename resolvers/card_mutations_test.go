@@ -403,3 +403,31 @@ func TestSimulateCardTransactionInputsAndKeys(t *testing.T) {
 	assert.Equal(t, "OUTCOME_UNKNOWN", e.Code())
 	assert.Len(t, h.published(), 1)
 }
+
+// A simulation the upstream made stays made when the card cannot be read
+// back: the answer is its result with card null, as the schema says, and
+// it is announced; an error would invite a retry that authorises again.
+func TestSimulationStandsWhenTheCardCannotBeReadBack(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	withCards(h)
+	h.as(person)
+	h.banking.cards.failNext("Get", unavailable("banking"))
+	var got simulateAnswer
+	h.exec(simulate, simulateVars("card-a", 400, nil)).decode(t, &got)
+	s := got.SimulateCardTransaction
+	assert.Equal(t, "CardAuthorised", s.Typename)
+	assert.Equal(t, "00", s.Code)
+	assert.Nil(t, s.Card)
+	evs := h.published()
+	require.Len(t, evs, 1)
+	assert.Equal(t, demoCorp, evs[0].Payload["corporation_id"], "a person's card is of her corporation")
+	assert.Equal(t, cardID("card-a"), evs[0].Payload["subject"])
+
+	h.banking.cards.decline = "05"
+	h.banking.cards.failNext("Get", bankingRejection(http.StatusInternalServerError, 0, "", "boom"))
+	h.exec(simulate, simulateVars("card-a", 400, nil)).decode(t, &got)
+	assert.Equal(t, "CardDeclined", got.SimulateCardTransaction.Typename)
+	assert.Equal(t, cardID("card-a"), got.SimulateCardTransaction.CardID)
+	assert.Nil(t, got.SimulateCardTransaction.Card)
+}
