@@ -131,6 +131,8 @@ func TestIssueCardInputRules(t *testing.T) {
 		{"cardholder's bad e-mail", map[string]any{"cardholder": map[string]any{"email": "not-an-address"}}, "input.cardholder.email"},
 		{"cardholder's long phone", map[string]any{"cardholder": map[string]any{"phone": strings.Repeat("1", 21)}}, "input.cardholder.phone"},
 		{"cardholder's blank name", map[string]any{"cardholder": map[string]any{"firstName": ""}}, "input.cardholder.firstName"},
+		{"cardholder's long first name", map[string]any{"cardholder": map[string]any{"firstName": strings.Repeat("x", 256)}}, "input.cardholder.firstName"},
+		{"cardholder's long last name", map[string]any{"cardholder": map[string]any{"lastName": strings.Repeat("x", 256)}}, "input.cardholder.lastName"},
 		{"cardholder's lower-case country", map[string]any{"cardholder": map[string]any{"address": addr(func(a map[string]any) { a["country"] = "lv" })}},
 			"input.cardholder.address.country"},
 		{"cardholder's long post code", map[string]any{"cardholder": map[string]any{"address": addr(func(a map[string]any) { a["postCode"] = "12345678901" })}},
@@ -139,6 +141,7 @@ func TestIssueCardInputRules(t *testing.T) {
 			"input.company.address.street"},
 		{"company's bad e-mail", map[string]any{"company": map[string]any{"email": "@"}}, "input.company.email"},
 		{"company's blank name", map[string]any{"company": map[string]any{"name": ""}}, "input.company.name"},
+		{"company's long name", map[string]any{"company": map[string]any{"name": strings.Repeat("x", 256)}}, "input.company.name"},
 		{"empty key", map[string]any{"idempotencyKey": ""}, "input.idempotencyKey"},
 		{"long key", map[string]any{"idempotencyKey": strings.Repeat("k", 256)}, "input.idempotencyKey"},
 	} {
@@ -376,12 +379,17 @@ func TestSimulateCardTransactionInputsAndKeys(t *testing.T) {
 	h := newHarness(t)
 	withCards(h)
 	h.as(person)
-	for field, in := range map[string]map[string]any{
-		"input.amount":   {"cardId": "card-a", "amount": 0},
-		"input.currency": {"cardId": "card-a", "amount": 100, "currency": "USD"},
-		"input.cardId":   {"cardId": " ", "amount": 100},
+	for _, tc := range []struct {
+		field string
+		in    map[string]any
+	}{
+		{"input.amount", map[string]any{"cardId": "card-a", "amount": 0}},
+		// MinorUnits is bounded to what every client reads exactly.
+		{"input.amount", map[string]any{"cardId": "card-a", "amount": int64(1) << 62}},
+		{"input.currency", map[string]any{"cardId": "card-a", "amount": 100, "currency": "USD"}},
+		{"input.cardId", map[string]any{"cardId": " ", "amount": 100}},
 	} {
-		badInput(h, h.exec(simulate, map[string]any{"in": in}), field)
+		badInput(h, h.exec(simulate, map[string]any{"in": tc.in}), tc.field)
 	}
 	assert.Equal(t, "NOT_FOUND", h.exec(simulate, map[string]any{"in": map[string]any{"cardId": walletID(cardWallet), "amount": 1}}).code(t))
 	h.noCalls("refused simulations")

@@ -80,6 +80,7 @@ func TestCreateWalletInputRules(t *testing.T) {
 		{"cross-border off adapter B", map[string]any{"crossBorder": map[string]any{"accountNumber": "12345678", "bic": "SANDGB2L"}}, "input.crossBorder"},
 		{"currencies off adapter C", map[string]any{"adapter": "ADAPTER_A"}, "input.currencies"},
 		{"no currencies on adapter C", map[string]any{"currencies": []string{}}, "input.currencies"},
+		{"currencies left out on adapter C", map[string]any{"currencies": nil}, "input.currencies"},
 		{"unknown currency", map[string]any{"currencies": []string{"USD", "XAU"}}, "input.currencies"},
 		{"currency twice", map[string]any{"currencies": []string{"USD", "USD"}}, "input.currencies"},
 		{"adapter A sepa without manual mode", map[string]any{"adapter": "ADAPTER_A", "currencies": nil, "sepa": map[string]any{"iban": validIBAN}}, "input.sepa"},

@@ -27,6 +27,8 @@ func TestConversionInputRules(t *testing.T) {
 	}{
 		{"zero amount", func(in map[string]any) { in["amount"] = 0 }, "input.amount"},
 		{"negative amount", func(in map[string]any) { in["amount"] = -5 }, "input.amount"},
+		{"an amount past 2^53-1", func(in map[string]any) { in["amount"] = int64(1) << 62 }, "input.amount"},
+		{"an amount as a string", func(in map[string]any) { in["amount"] = "1000" }, "input.amount"},
 		{"unknown currency", func(in map[string]any) { in["currency"] = "XAU" }, "input.currency"},
 		{"lower-case currency", func(in map[string]any) { in["currency"] = "usd" }, "input.currency"},
 		{"blank source", func(in map[string]any) { in["sourceWalletId"] = blank }, "input.sourceWalletId"},
