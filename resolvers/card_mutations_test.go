@@ -29,8 +29,8 @@ func TestRevealCardCredentials(t *testing.T) {
 	h := newHarness(t)
 	withCards(h)
 	var got credentialsAnswer
-	h.as(person).exec(revealCredentials, map[string]any{"id": cardID("card-a")}).decode(t, &got)
-	assert.Equal(t, cardID("card-a"), got.RevealCardCredentials.CardID)
+	h.as(person).exec(revealCredentials, map[string]any{"id": walCardGID("card-a")}).decode(t, &got)
+	assert.Equal(t, walCardGID("card-a"), got.RevealCardCredentials.CardID)
 	assert.Equal(t, "5555444433331111", got.RevealCardCredentials.Pan)
 	assert.Equal(t, "123", got.RevealCardCredentials.Cvc)
 	assert.False(t, h.logged("5555444433331111"), "a PAN was logged")
@@ -41,14 +41,14 @@ func TestRevealCardCredentials(t *testing.T) {
 	h.exec(`{ card(id: "card-a") { credentials { pan } } }`, nil).decode(t, &field)
 	assert.Equal(t, "5555444433331111", field.Card.Credentials.Pan, "Card.credentials reads them the same way")
 
-	resp := h.exec(revealCredentials, map[string]any{"id": cardID("card-o")})
+	resp := h.exec(revealCredentials, map[string]any{"id": walCardGID("card-o")})
 	assert.Equal(t, "NOT_FOUND", resp.code(t))
-	badInput(h, h.exec(revealCredentials, map[string]any{"id": " "}), "cardId")
+	walBadInput(h, h.exec(revealCredentials, map[string]any{"id": " "}), "cardId")
 	calls := h.banking.cards.calls("Credentials")
 	assert.Equal(t, 3, calls)
 
 	for _, who := range []principal{staff, apiClient, introducer} {
-		resp := h.as(who).exec(revealCredentials, map[string]any{"id": cardID("card-a")})
+		resp := h.as(who).exec(revealCredentials, map[string]any{"id": walCardGID("card-a")})
 		assert.Equal(t, "FORBIDDEN", resp.code(t), "%s", who.kind)
 		assert.NotContains(t, resp.String(), "5555444433331111")
 	}
@@ -64,14 +64,14 @@ func TestCredentialReadsAreLimitedPerPerson(t *testing.T) {
 	withCards(h)
 	for range credentialReadsPerMinute {
 		h.as(person) // a new session each time: the allowance is the person's
-		h.exec(revealCredentials, map[string]any{"id": cardID("card-a")}).noErrors(t)
+		h.exec(revealCredentials, map[string]any{"id": walCardGID("card-a")}).noErrors(t)
 	}
-	e := h.as(person).exec(revealCredentials, map[string]any{"id": cardID("card-a")}).only(t)
+	e := h.as(person).exec(revealCredentials, map[string]any{"id": walCardGID("card-a")}).only(t)
 	assert.Equal(t, "RATE_LIMITED", e.Code())
 	assert.Equal(t, credentialReadsPerMinute, h.banking.cards.calls("Credentials"))
 
 	ben := principal{kind: session.Person, id: benPerson, personID: benPerson, corporationID: demoCorp}
-	h.as(ben).exec(revealCredentials, map[string]any{"id": cardID("card-a")}).noErrors(t)
+	h.as(ben).exec(revealCredentials, map[string]any{"id": walCardGID("card-a")}).noErrors(t)
 }
 
 const issueCard = `mutation($in: IssueCardInput!) { issueCard(input: $in) {
@@ -90,7 +90,7 @@ type issueAnswer struct {
 // issueVars issues a card of the demo corporation for Anna from its CARD
 // wallet, with fields changed.
 func issueVars(fields map[string]any) map[string]any {
-	in := map[string]any{"fundingWalletId": walletID(cardWallet), "cardholderId": relay.ID(relay.Person, demoPerson), "expiryMonth": 12, "expiryYear": 2030}
+	in := map[string]any{"fundingWalletId": walWalletGID(cardWallet), "cardholderId": relay.ID(relay.Person, demoPerson), "expiryMonth": 12, "expiryYear": 2030}
 	for k, v := range fields {
 		if v == nil {
 			delete(in, k)
@@ -148,8 +148,8 @@ func TestIssueCardInputRules(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t)
-			badInput(h, h.as(person).exec(issueCard, issueVars(tc.fields)), tc.field)
-			h.noCalls(tc.name)
+			walBadInput(h, h.as(person).exec(issueCard, issueVars(tc.fields)), tc.field)
+			h.walNoCalls(tc.name)
 		})
 	}
 }
@@ -167,11 +167,11 @@ func TestIssueCardActsOnOnesOwnCorporation(t *testing.T) {
 		field  string
 	}{
 		{"introducer", introducer, nil, "FORBIDDEN", ""},
-		{"person naming another corporation", person, map[string]any{"corporationId": corpID(otherCorp), "fundingWalletId": cardWallet}, "FORBIDDEN", ""},
+		{"person naming another corporation", person, map[string]any{"corporationId": walCorpGID(otherCorp), "fundingWalletId": cardWallet}, "FORBIDDEN", ""},
 		{"API client naming another corporation", apiClient, map[string]any{"corporationId": otherCorp, "fundingWalletId": cardWallet}, "FORBIDDEN", ""},
 		{"staff naming none", staff, nil, "BAD_USER_INPUT", "input.corporationId"},
 		{"payments customer", customer, nil, "FORBIDDEN", ""},
-		{"a wallet of another corporation", person, map[string]any{"corporationId": corpID(demoCorp),
+		{"a wallet of another corporation", person, map[string]any{"corporationId": walCorpGID(demoCorp),
 			"fundingWalletId": relay.ID(relay.Wallet, otherCorp, otherWallet)}, "NOT_FOUND", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -183,7 +183,7 @@ func TestIssueCardActsOnOnesOwnCorporation(t *testing.T) {
 			if tc.field != "" {
 				assert.Equal(t, tc.field, e.Extensions["field"])
 			}
-			h.noCalls(tc.name)
+			h.walNoCalls(tc.name)
 		})
 	}
 }
@@ -204,13 +204,13 @@ func TestIssueCard(t *testing.T) {
 	h.as(person).exec(issueCard, issueVars(map[string]any{"displayName": "Travel", "cardholder": map[string]any{"lastName": "Override"},
 		"company": map[string]any{"phone": "+37120000000"}})).decode(t, &got)
 	card := got.IssueCard
-	assert.Equal(t, cardID(card.UpstreamID), card.ID)
+	assert.Equal(t, walCardGID(card.UpstreamID), card.ID)
 	assert.Equal(t, "ACTIVE", card.Status)
 	assert.Equal(t, "Travel", *card.DisplayName)
-	assert.Equal(t, walletID(cardWallet), card.FundingWalletID)
-	assert.Equal(t, walletID(cardWallet), card.FundingWallet.ID)
+	assert.Equal(t, walWalletGID(cardWallet), card.FundingWalletID)
+	assert.Equal(t, walWalletGID(cardWallet), card.FundingWallet.ID)
 	assert.Equal(t, "Anna", card.Cardholder.FirstName)
-	assert.Equal(t, corpID(demoCorp), card.Corporation.ID)
+	assert.Equal(t, walCorpGID(demoCorp), card.Corporation.ID)
 	assert.Equal(t, "Anna Override", *card.EmbossedName)
 
 	require.Len(t, h.banking.cards.issued, 1)
@@ -221,7 +221,7 @@ func TestIssueCard(t *testing.T) {
 		Address: banking.CardAddress{Street: "Brivibas 1", Country: "LV"}}, req.Company)
 	assert.Equal(t, banking.IssueCardholder{ExternalID: demoPerson, Type: "PRIMARY", FirstName: "Anna", LastName: "Override", Email: "anna@demo.test"}, req.Cardholder)
 
-	evs := h.published()
+	evs := h.walPublished()
 	require.Len(t, evs, 1)
 	assert.Equal(t, events.CardIssued, evs[0].Name)
 	assert.Equal(t, card.ID, evs[0].Payload["subject"])
@@ -229,9 +229,9 @@ func TestIssueCard(t *testing.T) {
 
 	// Staff issue for the corporation they name.
 	var byStaff issueAnswer
-	h.as(staff).exec(issueCard, issueVars(map[string]any{"corporationId": corpID(otherCorp), "fundingWalletId": relay.ID(relay.Wallet, otherCorp, otherWallet),
+	h.as(staff).exec(issueCard, issueVars(map[string]any{"corporationId": walCorpGID(otherCorp), "fundingWalletId": relay.ID(relay.Wallet, otherCorp, otherWallet),
 		"cardholderId": olgaPerson})).decode(t, &byStaff)
-	assert.Equal(t, corpID(otherCorp), byStaff.IssueCard.Corporation.ID)
+	assert.Equal(t, walCorpGID(otherCorp), byStaff.IssueCard.Corporation.ID)
 	assert.Equal(t, otherCorp, h.banking.cards.issued[1].Company.ExternalID, "a corporation without an account id is named by its id")
 }
 
@@ -244,7 +244,7 @@ func TestIssueCardRefusals(t *testing.T) {
 	h := newHarness(t)
 	withCards(h)
 	h.as(person)
-	badInput(h, h.exec(issueCard, issueVars(map[string]any{"cardholderId": "person-ghost"})), "input.cardholderId")
+	walBadInput(h, h.exec(issueCard, issueVars(map[string]any{"cardholderId": "person-ghost"})), "input.cardholderId")
 	assert.Zero(t, h.banking.cards.calls("Issue"))
 
 	e := h.exec(issueCard, issueVars(map[string]any{"cardholderId": olgaPerson})).only(t)
@@ -261,7 +261,7 @@ func TestIssueCardRefusals(t *testing.T) {
 	e = h.exec(issueCard, issueVars(map[string]any{"fundingWalletId": demoWalletEUR})).only(t)
 	assert.Equal(t, "UPSTREAM_REJECTED", e.Code())
 	assert.Equal(t, "card.funding_source_id", e.Upstream()["field"])
-	assert.Empty(t, h.published())
+	assert.Empty(t, h.walPublished())
 	assert.Empty(t, h.banking.cards.issued)
 }
 
@@ -279,8 +279,8 @@ func TestIssueCardOnce(t *testing.T) {
 	h.exec(issueCard, issueVars(key)).decode(t, &retry)
 	assert.Equal(t, first, retry)
 	assert.Equal(t, 1, h.banking.cards.calls("Issue"))
-	assert.Len(t, h.published(), 1)
-	badInput(h, h.exec(issueCard, issueVars(map[string]any{"idempotencyKey": "card-1", "expiryYear": 2031})), "input.idempotencyKey")
+	assert.Len(t, h.walPublished(), 1)
+	walBadInput(h, h.exec(issueCard, issueVars(map[string]any{"idempotencyKey": "card-1", "expiryYear": 2031})), "input.idempotencyKey")
 
 	h.banking.cards.failNext("Issue", unavailable("banking"))
 	e := h.exec(issueCard, issueVars(nil)).only(t)
@@ -293,7 +293,7 @@ func TestIssueCardOnce(t *testing.T) {
 		assert.Equal(t, "input.idempotencyKey", e.Extensions["field"])
 	}
 	assert.Equal(t, 3, h.banking.cards.calls("Issue"), "the retry under the lost key sent nothing")
-	assert.Len(t, h.published(), 1)
+	assert.Len(t, h.walPublished(), 1)
 }
 
 const simulate = `mutation($in: SimulateCardTransactionInput!) { simulateCardTransaction(input: $in) {
@@ -319,7 +319,7 @@ type simulateAnswer struct {
 }
 
 func simulateVars(card string, amount int64, key any) map[string]any {
-	in := map[string]any{"cardId": cardID(card), "amount": amount}
+	in := map[string]any{"cardId": walCardGID(card), "amount": amount}
 	if key != nil {
 		in["idempotencyKey"] = key
 	}
@@ -344,12 +344,12 @@ func TestSimulateCardTransaction(t *testing.T) {
 	assert.Equal(t, int64(2_500), s.Amount.Amount)
 	assert.Equal(t, "EUR", s.Amount.Currency)
 	require.NotNil(t, s.Card)
-	assert.Equal(t, cardID("card-a"), s.Card.ID)
+	assert.Equal(t, walCardGID("card-a"), s.Card.ID)
 	assert.Equal(t, int64(10_000-2_500), s.Card.FundingWallet.Balance.Amount, "the funding wallet after the debit")
-	evs := h.published()
+	evs := h.walPublished()
 	require.Len(t, evs, 1)
 	assert.Equal(t, events.CardTransactionSimulated, evs[0].Name)
-	assert.Equal(t, cardID("card-a"), evs[0].Payload["subject"])
+	assert.Equal(t, walCardGID("card-a"), evs[0].Payload["subject"])
 	assert.Equal(t, demoCorp, evs[0].Payload["corporation_id"])
 	assert.Equal(t, true, evs[0].Payload["authorised"])
 
@@ -357,7 +357,7 @@ func TestSimulateCardTransaction(t *testing.T) {
 	h.exec(simulate, simulateVars("card-a", 1_000_000, nil)).decode(t, &poor)
 	d := poor.SimulateCardTransaction
 	assert.Equal(t, "CardDeclined", d.Typename)
-	assert.Equal(t, cardID("card-a"), d.CardID)
+	assert.Equal(t, walCardGID("card-a"), d.CardID)
 	assert.Equal(t, "51", d.Code)
 	assert.Equal(t, "NOT_SUFFICENT_FUNDS", d.Name, "the spec's own spelling")
 	assert.Equal(t, "ACTIVE", d.Card.Status)
@@ -367,7 +367,7 @@ func TestSimulateCardTransaction(t *testing.T) {
 	h.exec(simulate, simulateVars("card-a", 100, nil)).decode(t, &odd)
 	assert.Equal(t, "X9", odd.SimulateCardTransaction.Code)
 	assert.Equal(t, "UNKNOWN", odd.SimulateCardTransaction.Name)
-	assert.Len(t, h.published(), 3, "declines are announced too")
+	assert.Len(t, h.walPublished(), 3, "declines are announced too")
 }
 
 // simulateCardTransaction's inputs, keys and errors: bad input names its
@@ -389,10 +389,10 @@ func TestSimulateCardTransactionInputsAndKeys(t *testing.T) {
 		{"input.currency", map[string]any{"cardId": "card-a", "amount": 100, "currency": "USD"}},
 		{"input.cardId", map[string]any{"cardId": " ", "amount": 100}},
 	} {
-		badInput(h, h.exec(simulate, map[string]any{"in": tc.in}), tc.field)
+		walBadInput(h, h.exec(simulate, map[string]any{"in": tc.in}), tc.field)
 	}
-	assert.Equal(t, "NOT_FOUND", h.exec(simulate, map[string]any{"in": map[string]any{"cardId": walletID(cardWallet), "amount": 1}}).code(t))
-	h.noCalls("refused simulations")
+	assert.Equal(t, "NOT_FOUND", h.exec(simulate, map[string]any{"in": map[string]any{"cardId": walWalletGID(cardWallet), "amount": 1}}).code(t))
+	h.walNoCalls("refused simulations")
 
 	var first, retry simulateAnswer
 	h.exec(simulate, simulateVars("card-a", 1_000, "sim-1")).decode(t, &first)
@@ -401,15 +401,15 @@ func TestSimulateCardTransactionInputsAndKeys(t *testing.T) {
 	assert.Equal(t, 1, h.banking.cards.calls("Simulate"))
 	w, _ := h.banking.wallets.find(cardWallet)
 	assert.Equal(t, int64(9_000), w.Amount, "authorised once")
-	assert.Len(t, h.published(), 1)
-	badInput(h, h.exec(simulate, simulateVars("card-a", 2_000, "sim-1")), "input.idempotencyKey")
+	assert.Len(t, h.walPublished(), 1)
+	walBadInput(h, h.exec(simulate, simulateVars("card-a", 2_000, "sim-1")), "input.idempotencyKey")
 
 	assert.Equal(t, "NOT_FOUND", h.exec(simulate, simulateVars("card-o", 100, nil)).code(t), "another corporation's card")
 
 	h.banking.cards.failNext("Simulate", unavailable("banking"))
 	e := h.exec(simulate, simulateVars("card-a", 100, nil)).only(t)
 	assert.Equal(t, "OUTCOME_UNKNOWN", e.Code())
-	assert.Len(t, h.published(), 1)
+	assert.Len(t, h.walPublished(), 1)
 }
 
 // A simulation the upstream made stays made when the card cannot be read
@@ -427,15 +427,15 @@ func TestSimulationStandsWhenTheCardCannotBeReadBack(t *testing.T) {
 	assert.Equal(t, "CardAuthorised", s.Typename)
 	assert.Equal(t, "00", s.Code)
 	assert.Nil(t, s.Card)
-	evs := h.published()
+	evs := h.walPublished()
 	require.Len(t, evs, 1)
 	assert.Equal(t, demoCorp, evs[0].Payload["corporation_id"], "a person's card is of her corporation")
-	assert.Equal(t, cardID("card-a"), evs[0].Payload["subject"])
+	assert.Equal(t, walCardGID("card-a"), evs[0].Payload["subject"])
 
 	h.banking.cards.decline = "05"
 	h.banking.cards.failNext("Get", bankingRejection(http.StatusInternalServerError, 0, "", "boom"))
 	h.exec(simulate, simulateVars("card-a", 400, nil)).decode(t, &got)
 	assert.Equal(t, "CardDeclined", got.SimulateCardTransaction.Typename)
-	assert.Equal(t, cardID("card-a"), got.SimulateCardTransaction.CardID)
+	assert.Equal(t, walCardGID("card-a"), got.SimulateCardTransaction.CardID)
 	assert.Nil(t, got.SimulateCardTransaction.Card)
 }

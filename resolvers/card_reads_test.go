@@ -50,7 +50,7 @@ func withCards(h *harness) {
 		FundingSourceID: otherWallet, Cardholder: banking.CardholderRef{ExternalID: olgaPerson}})
 }
 
-func cardID(id string) string { return relay.ID(relay.Card, id) }
+func walCardGID(id string) string { return relay.ID(relay.Card, id) }
 
 type cardIDs struct {
 	Cards []struct{ UpstreamID string }
@@ -98,7 +98,7 @@ func TestCardsAreMapped(t *testing.T) {
 	  address { street city postCode country region } } }`, nil).decode(t, &got)
 	require.Len(t, got.Cards, 2)
 	a, b := got.Cards[0], got.Cards[1]
-	assert.Equal(t, cardID("card-a"), a.ID)
+	assert.Equal(t, walCardGID("card-a"), a.ID)
 	assert.Equal(t, "ACTIVE", a.Status)
 	assert.Equal(t, "Travel", *a.DisplayName)
 	assert.Equal(t, "Anna Demo", *a.EmbossedName)
@@ -109,10 +109,10 @@ func TestCardsAreMapped(t *testing.T) {
 	assert.Equal(t, int64(7_500), a.AvailableBalance.Amount)
 	assert.Equal(t, "4242", a.MaskedPan.LastFour)
 	assert.Equal(t, "2025-02-03T04:05:06Z", *a.UpdatedAt)
-	assert.Equal(t, walletID(cardWallet), a.FundingWalletID)
+	assert.Equal(t, walWalletGID(cardWallet), a.FundingWalletID)
 	assert.Equal(t, relay.ID(relay.Person, demoPerson), a.CardholderID)
 	require.NotNil(t, a.FundingWallet)
-	assert.Equal(t, walletID(cardWallet), a.FundingWallet.ID)
+	assert.Equal(t, walWalletGID(cardWallet), a.FundingWallet.ID)
 	assert.Equal(t, "Cards", a.FundingWallet.Name)
 	assert.Equal(t, "Anna", a.Cardholder.FirstName)
 	assert.Equal(t, "Demo Corp", a.Corporation.Name)
@@ -130,7 +130,7 @@ func TestCardsAreMapped(t *testing.T) {
 	assert.Nil(t, b.Address)
 	assert.Nil(t, b.CreatedAt)
 	assert.Equal(t, "Ben", b.Cardholder.FirstName)
-	assert.Equal(t, walletID(demoWalletEUR), b.FundingWalletID)
+	assert.Equal(t, walWalletGID(demoWalletEUR), b.FundingWalletID)
 
 	assert.Equal(t, 1, h.banking.cards.calls("List"))
 	assert.Equal(t, 1, h.banking.persons.calls("List"), "the cardholders come from one person listing")
@@ -158,16 +158,16 @@ func TestCardsAreScopedToTheViewer(t *testing.T) {
 
 	h.as(person)
 	var one struct{ Card *struct{ UpstreamID string } }
-	h.exec(`query($id: ID!) { card(id: $id) { upstreamId } }`, map[string]any{"id": cardID("card-o")}).decode(t, &one)
+	h.exec(`query($id: ID!) { card(id: $id) { upstreamId } }`, map[string]any{"id": walCardGID("card-o")}).decode(t, &one)
 	assert.Nil(t, one.Card, "another corporation's card is null")
 	h.exec(`query($id: ID!) { card(id: $id) { upstreamId } }`, map[string]any{"id": "card-a"}).decode(t, &one)
 	require.NotNil(t, one.Card, "a raw upstream id is accepted")
-	resp := h.exec(`query($id: ID!) { node(id: $id) { id } }`, map[string]any{"id": cardID("card-o")})
+	resp := h.exec(`query($id: ID!) { node(id: $id) { id } }`, map[string]any{"id": walCardGID("card-o")})
 	assert.Equal(t, "NOT_FOUND", resp.code(t))
 
 	byCorp := func(who principal, corp string) []string {
 		var got struct{ Corporation *cardIDs }
-		h.as(who).exec(`query($c: ID!) { corporation(id: $c) { cards { upstreamId } } }`, map[string]any{"c": corpID(corp)}).decode(t, &got)
+		h.as(who).exec(`query($c: ID!) { corporation(id: $c) { cards { upstreamId } } }`, map[string]any{"c": walCorpGID(corp)}).decode(t, &got)
 		if got.Corporation == nil {
 			return nil
 		}
@@ -191,7 +191,7 @@ func TestCardsAreScopedToTheViewer(t *testing.T) {
 		}
 	}
 	h.as(person).exec(`query($c: ID!, $w: ID!) { corporation(id: $c) { wallet(id: $w) { cards { upstreamId } } } }`,
-		map[string]any{"c": corpID(demoCorp), "w": walletID(cardWallet)}).decode(t, &w)
+		map[string]any{"c": walCorpGID(demoCorp), "w": walWalletGID(cardWallet)}).decode(t, &w)
 	require.Len(t, w.Corporation.Wallet.Cards, 1)
 	assert.Equal(t, "card-a", w.Corporation.Wallet.Cards[0].UpstreamID, "a wallet's cards are the cards it funds")
 }
@@ -210,7 +210,7 @@ func TestStaffSeeACardsOwnCorporation(t *testing.T) {
 		}
 	}
 	h.as(staff).exec(`query($id: ID!) { card(id: $id) { fundingWalletId fundingWallet { name } corporation { name } } }`,
-		map[string]any{"id": cardID("card-o")}).decode(t, &got)
+		map[string]any{"id": walCardGID("card-o")}).decode(t, &got)
 	assert.Equal(t, relay.ID(relay.Wallet, otherCorp, otherWallet), got.Card.FundingWalletID)
 	assert.Equal(t, "Theirs", got.Card.FundingWallet.Name)
 	assert.Equal(t, "Other Corp", got.Card.Corporation.Name)
@@ -223,8 +223,8 @@ func TestCardReadErrors(t *testing.T) {
 	h := newHarness(t)
 	withCards(h)
 	h.as(person)
-	badInput(h, h.exec(`{ card(id: " ") { id } }`, nil), "id")
-	assert.Equal(t, "NOT_FOUND", h.exec(`query($id: ID!) { card(id: $id) { id } }`, map[string]any{"id": walletID(cardWallet)}).code(t))
+	walBadInput(h, h.exec(`{ card(id: " ") { id } }`, nil), "id")
+	assert.Equal(t, "NOT_FOUND", h.exec(`query($id: ID!) { card(id: $id) { id } }`, map[string]any{"id": walWalletGID(cardWallet)}).code(t))
 	assert.Zero(t, h.banking.cards.calls("Get"))
 
 	h.banking.cards.failNext("List", bankingRejection(http.StatusBadGateway, 0, "", "upstream stack"))
@@ -290,7 +290,7 @@ func TestCardTransactions(t *testing.T) {
 	withCardTransactions(h)
 	h.as(person)
 	var p1, p2 cardTxAnswer
-	h.exec(cardTxPage, map[string]any{"id": cardID("card-a"), "first": 2}).decode(t, &p1)
+	h.exec(cardTxPage, map[string]any{"id": walCardGID("card-a"), "first": 2}).decode(t, &p1)
 	tx := p1.Card.Transactions
 	require.Len(t, tx.Edges, 2)
 	assert.Equal(t, 3, tx.TotalCount)
@@ -310,7 +310,7 @@ func TestCardTransactions(t *testing.T) {
 	assert.Equal(t, "Shop", *declined.Description)
 	assert.Equal(t, int64(200), declined.Amount.Amount)
 
-	h.exec(cardTxPage, map[string]any{"id": cardID("card-a"), "first": 2, "after": *tx.PageInfo.EndCursor}).decode(t, &p2)
+	h.exec(cardTxPage, map[string]any{"id": walCardGID("card-a"), "first": 2, "after": *tx.PageInfo.EndCursor}).decode(t, &p2)
 	require.Len(t, p2.Card.Transactions.Edges, 1)
 	last := p2.Card.Transactions.Edges[0].Node
 	assert.Equal(t, "ct-1", last.UpstreamID)
@@ -320,13 +320,13 @@ func TestCardTransactions(t *testing.T) {
 	assert.True(t, p2.Card.Transactions.PageInfo.HasPreviousPage)
 
 	var asc cardTxAnswer
-	h.exec(cardTxPage, map[string]any{"id": cardID("card-a"), "first": 1, "dir": "ASC"}).decode(t, &asc)
+	h.exec(cardTxPage, map[string]any{"id": walCardGID("card-a"), "first": 1, "dir": "ASC"}).decode(t, &asc)
 	assert.Equal(t, "ct-1", asc.Card.Transactions.Edges[0].Node.UpstreamID)
 
 	before := h.banking.cards.calls("Transactions")
-	badInput(h, h.exec(cardTxPage, map[string]any{"id": cardID("card-a"), "first": 2, "after": *asc.Card.Transactions.PageInfo.EndCursor}), "after")
-	badInput(h, h.exec(cardTxPage, map[string]any{"id": cardID("card-b"), "first": 2, "after": *tx.PageInfo.EndCursor}), "after")
-	badInput(h, h.exec(cardTxPage, map[string]any{"id": cardID("card-a"), "first": 101}), "first")
+	walBadInput(h, h.exec(cardTxPage, map[string]any{"id": walCardGID("card-a"), "first": 2, "after": *asc.Card.Transactions.PageInfo.EndCursor}), "after")
+	walBadInput(h, h.exec(cardTxPage, map[string]any{"id": walCardGID("card-b"), "first": 2, "after": *tx.PageInfo.EndCursor}), "after")
+	walBadInput(h, h.exec(cardTxPage, map[string]any{"id": walCardGID("card-a"), "first": 101}), "first")
 	assert.Equal(t, before, h.banking.cards.calls("Transactions"), "refused pages cost no call")
 
 	var node struct{ Node struct{ UpstreamID string } }
@@ -345,8 +345,8 @@ func TestCardTransactionsInStrictMode(t *testing.T) {
 	h.banking.specOnly = true
 	h.as(person)
 	var p1 cardTxAnswer
-	h.exec(cardTxPage, map[string]any{"id": cardID("card-a"), "first": 2}).decode(t, &p1)
+	h.exec(cardTxPage, map[string]any{"id": walCardGID("card-a"), "first": 2}).decode(t, &p1)
 	require.True(t, p1.Card.Transactions.PageInfo.HasNextPage)
-	badInput(h, h.exec(cardTxPage, map[string]any{"id": cardID("card-a"), "first": 2, "after": *p1.Card.Transactions.PageInfo.EndCursor}), "after")
+	walBadInput(h, h.exec(cardTxPage, map[string]any{"id": walCardGID("card-a"), "first": 2, "after": *p1.Card.Transactions.PageInfo.EndCursor}), "after")
 	assert.Equal(t, 1, h.banking.cards.calls("Transactions"))
 }

@@ -59,7 +59,7 @@ func TestPersonBackOfficeFieldsAreStaffOnly(t *testing.T) {
 }
 
 // A corporation's onboarding details, as the upstream has them.
-func TestCorporationDetails(t *testing.T) {
+func TestCorporationOnboardingDetails(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	by := "person-kyc"
@@ -77,7 +77,7 @@ func TestCorporationDetails(t *testing.T) {
 	}
 	h.as(staff).exec(`query($id: ID!) { corporation(id: $id) { accountId identityId kycDataProvidedById isInitialApplicationFilled
 	  hasAnotherBankAccount kycDataProvider { upstreamId firstName lastName } createdBy { kind } updatedBy { kind } } }`,
-		map[string]any{"id": corpID("corp-3")}).decode(t, &got)
+		map[string]any{"id": walCorpGID("corp-3")}).decode(t, &got)
 	c := got.Corporation
 	assert.Equal(t, "acc-3", *c.AccountID)
 	assert.Equal(t, "ident-3", *c.IdentityID)
@@ -108,11 +108,11 @@ func TestKycDocumentDetails(t *testing.T) {
 		}
 	}
 	h.as(person).exec(`query($id: ID!) { corporation(id: $id) { kycDocuments { id corporationId status createdBy { kind fullName }
-	  updatedBy { kind fullName } createdByLoginId updatedByLoginId } } }`, map[string]any{"id": corpID(demoCorp)}).decode(t, &got)
+	  updatedBy { kind fullName } createdByLoginId updatedByLoginId } } }`, map[string]any{"id": walCorpGID(demoCorp)}).decode(t, &got)
 	docs := got.Corporation.KycDocuments
 	require.Len(t, docs, 2)
 	assert.Equal(t, relay.ID(relay.KycDocument, demoCorp, "doc-1"), docs[0].ID)
-	assert.Equal(t, corpID(demoCorp), docs[0].CorporationID)
+	assert.Equal(t, walCorpGID(demoCorp), docs[0].CorporationID)
 	assert.Equal(t, "VERIFIED", docs[0].Status)
 	assert.Equal(t, "PERSON", docs[0].CreatedBy.Kind)
 	assert.Equal(t, "Sandra", docs[0].UpdatedBy.FullName)
@@ -185,7 +185,7 @@ func (a walletTxAnswer) ids() []string {
 }
 
 func walletTxVars(first int, after any, dir any) map[string]any {
-	return map[string]any{"c": corpID(demoCorp), "w": walletID(demoWalletEUR), "first": first, "after": after, "dir": dir}
+	return map[string]any{"c": walCorpGID(demoCorp), "w": walWalletGID(demoWalletEUR), "first": first, "after": after, "dir": dir}
 }
 
 // A wallet's transactions page on with their cursors, newest first unless
@@ -221,7 +221,7 @@ func TestWalletTransactionsPageOn(t *testing.T) {
 	assert.Equal(t, "OUTGOING", e[0].Node.Direction, "tx-5 leaves the wallet")
 	assert.Equal(t, "INCOMING", e[1].Node.Direction, "tx-4 reaches it")
 	assert.Equal(t, "APPROVED", e[0].Node.Status)
-	assert.Equal(t, walletID(demoWalletEUR), *e[0].Node.SourceWalletID)
+	assert.Equal(t, walWalletGID(demoWalletEUR), *e[0].Node.SourceWalletID)
 	assert.Equal(t, int64(500), e[0].Node.Source.Amount)
 	assert.Nil(t, e[0].Node.Score, "not staff")
 	assert.Nil(t, e[0].Node.ScoreRangeID)
@@ -252,15 +252,15 @@ func TestWalletTransactionsRefuseForeignCursors(t *testing.T) {
 	var asc walletTxAnswer
 	h.exec(walletTxPage, walletTxVars(1, nil, "ASC")).decode(t, &asc)
 	var usd walletTxAnswer
-	h.exec(walletTxPage, map[string]any{"c": corpID(demoCorp), "w": walletID(demoWalletUSD), "first": 1}).decode(t, &usd)
+	h.exec(walletTxPage, map[string]any{"c": walCorpGID(demoCorp), "w": walWalletGID(demoWalletUSD), "first": 1}).decode(t, &usd)
 	before := h.banking.transactions.calls("ListByWallet")
 	for _, cursor := range []string{*asc.Corporation.Wallet.Transactions.PageInfo.EndCursor, // another order
 		*usd.Corporation.Wallet.Transactions.PageInfo.EndCursor, // another wallet
 		"b2Zmc2V0OjI"} { // made up
-		badInput(h, h.exec(walletTxPage, walletTxVars(1, cursor, nil)), "after")
+		walBadInput(h, h.exec(walletTxPage, walletTxVars(1, cursor, nil)), "after")
 	}
 	for _, first := range []int{0, -1, 101} {
-		badInput(h, h.exec(walletTxPage, walletTxVars(first, nil, nil)), "first")
+		walBadInput(h, h.exec(walletTxPage, walletTxVars(first, nil, nil)), "first")
 	}
 	assert.Equal(t, before, h.banking.transactions.calls("ListByWallet"))
 }
@@ -305,6 +305,6 @@ func TestWalletTransactionsShareAPage(t *testing.T) {
 	h.as(person)
 	h.exec(`query($c: ID!, $w: ID!) { corporation(id: $c) { a: wallet(id: $w) { transactions(first: 2) { totalCount } }
 	  b: wallet(id: $w) { transactions(first: 2) { totalCount } } c: wallet(id: $w) { transactions(first: 1) { totalCount } } } }`,
-		map[string]any{"c": corpID(demoCorp), "w": walletID(demoWalletEUR)}).noErrors(t)
+		map[string]any{"c": walCorpGID(demoCorp), "w": walWalletGID(demoWalletEUR)}).noErrors(t)
 	assert.Equal(t, 2, h.banking.transactions.calls("ListByWallet"), "two distinct pages")
 }

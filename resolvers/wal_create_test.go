@@ -31,7 +31,7 @@ type createWalletAnswer struct {
 // walletInput is a createWallet input for the demo corporation, with
 // fields added over an adapter C wallet in USD.
 func walletInput(fields map[string]any) map[string]any {
-	in := map[string]any{"corporationId": corpID(demoCorp), "adapter": "ADAPTER_C", "currencies": []string{"USD"}}
+	in := map[string]any{"corporationId": walCorpGID(demoCorp), "adapter": "ADAPTER_C", "currencies": []string{"USD"}}
 	for k, v := range fields {
 		if v == nil {
 			delete(in, k)
@@ -42,7 +42,7 @@ func walletInput(fields map[string]any) map[string]any {
 	return map[string]any{"in": in}
 }
 
-const validIBAN = "LV80BANK0000435195001"
+const walValidIBAN = "LV80BANK0000435195001"
 
 // Only staff create wallets: anyone else is refused before any upstream
 // call.
@@ -55,8 +55,8 @@ func TestOnlyStaffCreateWallets(t *testing.T) {
 		h := newHarness(t)
 		resp := h.as(tc.who).exec(createWallet, walletInput(nil))
 		assert.Equal(t, tc.want, resp.code(t), "%s", tc.who.kind)
-		h.noCalls(string(tc.who.kind))
-		assert.Empty(t, h.published())
+		h.walNoCalls(string(tc.who.kind))
+		assert.Empty(t, h.walPublished())
 	}
 }
 
@@ -75,7 +75,7 @@ func TestCreateWalletInputRules(t *testing.T) {
 		{"long name", map[string]any{"name": strings.Repeat("n", 101)}, "input.name"},
 		{"purpose off adapter A", map[string]any{"purpose": "CARD"}, "input.purpose"},
 		{"requisites mode off adapter A", map[string]any{"requisitesMode": manual}, "input.requisitesMode"},
-		{"sepa on adapter C", map[string]any{"sepa": map[string]any{"iban": validIBAN}}, "input.sepa"},
+		{"sepa on adapter C", map[string]any{"sepa": map[string]any{"iban": walValidIBAN}}, "input.sepa"},
 		{"uk local off adapter B", map[string]any{"ukLocal": map[string]any{"accountNumber": "31926819", "sortCode": "601613"}}, "input.ukLocal"},
 		{"cross-border off adapter B", map[string]any{"crossBorder": map[string]any{"accountNumber": "12345678", "bic": "SANDGB2L"}}, "input.crossBorder"},
 		{"currencies off adapter C", map[string]any{"adapter": "ADAPTER_A"}, "input.currencies"},
@@ -83,13 +83,13 @@ func TestCreateWalletInputRules(t *testing.T) {
 		{"currencies left out on adapter C", map[string]any{"currencies": nil}, "input.currencies"},
 		{"unknown currency", map[string]any{"currencies": []string{"USD", "XAU"}}, "input.currencies"},
 		{"currency twice", map[string]any{"currencies": []string{"USD", "USD"}}, "input.currencies"},
-		{"adapter A sepa without manual mode", map[string]any{"adapter": "ADAPTER_A", "currencies": nil, "sepa": map[string]any{"iban": validIBAN}}, "input.sepa"},
+		{"adapter A sepa without manual mode", map[string]any{"adapter": "ADAPTER_A", "currencies": nil, "sepa": map[string]any{"iban": walValidIBAN}}, "input.sepa"},
 		{"adapter A sepa with a BIC", map[string]any{"adapter": "ADAPTER_A", "currencies": nil, "requisitesMode": manual,
-			"sepa": map[string]any{"iban": validIBAN, "bic": "SANDLV22"}}, "input.sepa.bic"},
+			"sepa": map[string]any{"iban": walValidIBAN, "bic": "SANDLV22"}}, "input.sepa.bic"},
 		{"adapter A sepa with a bad IBAN", map[string]any{"adapter": "ADAPTER_A", "currencies": nil, "requisitesMode": manual,
 			"sepa": map[string]any{"iban": "LV00BANK0000435195001"}}, "input.sepa.iban"},
-		{"adapter B sepa without a BIC", map[string]any{"adapter": "ADAPTER_B", "currencies": nil, "sepa": map[string]any{"iban": validIBAN}}, "input.sepa.bic"},
-		{"adapter B sepa with a bad BIC", map[string]any{"adapter": "ADAPTER_B", "currencies": nil, "sepa": map[string]any{"iban": validIBAN, "bic": "SAND"}}, "input.sepa.bic"},
+		{"adapter B sepa without a BIC", map[string]any{"adapter": "ADAPTER_B", "currencies": nil, "sepa": map[string]any{"iban": walValidIBAN}}, "input.sepa.bic"},
+		{"adapter B sepa with a bad BIC", map[string]any{"adapter": "ADAPTER_B", "currencies": nil, "sepa": map[string]any{"iban": walValidIBAN, "bic": "SAND"}}, "input.sepa.bic"},
 		{"uk account of 7 digits", map[string]any{"adapter": "ADAPTER_B", "currencies": nil,
 			"ukLocal": map[string]any{"accountNumber": "3192681", "sortCode": "601613"}}, "input.ukLocal.accountNumber"},
 		{"uk sort code of letters", map[string]any{"adapter": "ADAPTER_B", "currencies": nil,
@@ -104,9 +104,9 @@ func TestCreateWalletInputRules(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t)
-			badInput(h, h.as(staff).exec(createWallet, walletInput(tc.fields)), tc.field)
-			h.noCalls(tc.name)
-			assert.Empty(t, h.published())
+			walBadInput(h, h.as(staff).exec(createWallet, walletInput(tc.fields)), tc.field)
+			h.walNoCalls(tc.name)
+			assert.Empty(t, h.walPublished())
 		})
 	}
 }
@@ -129,12 +129,12 @@ func TestCreateWalletOnePerCurrency(t *testing.T) {
 		assert.Equal(t, "ADAPTER_C", *ws[i].Adapter)
 		assert.Equal(t, "REAL", ws[i].Type)
 		assert.Equal(t, "Ops", ws[i].Name, "the name is sent trimmed")
-		assert.Equal(t, corpID(demoCorp), ws[i].Corporation.ID)
+		assert.Equal(t, walCorpGID(demoCorp), ws[i].Corporation.ID)
 	}
 	require.Len(t, h.banking.wallets.asked, 1)
 	assert.Equal(t, banking.WalletCreateRequest{Adapter: "adapter_c", Currencies: []string{"GBP", "SEK"}, Name: "Ops"}, h.banking.wallets.asked[0])
 
-	evs := h.published()
+	evs := h.walPublished()
 	require.Len(t, evs, 1)
 	assert.Equal(t, events.WalletCreated, evs[0].Name)
 	assert.Equal(t, ws[0].ID, evs[0].Payload["subject"])
@@ -144,7 +144,7 @@ func TestCreateWalletOnePerCurrency(t *testing.T) {
 	var list struct {
 		Corporation struct{ Wallets []struct{ UpstreamID string } }
 	}
-	h.exec(`query($c: ID!) { corporation(id: $c) { wallets { upstreamId } } }`, map[string]any{"c": corpID(demoCorp)}).decode(t, &list)
+	h.exec(`query($c: ID!) { corporation(id: $c) { wallets { upstreamId } } }`, map[string]any{"c": walCorpGID(demoCorp)}).decode(t, &list)
 	assert.Len(t, list.Corporation.Wallets, 4)
 }
 
@@ -163,7 +163,7 @@ func TestCreateWalletSendsTheWireForm(t *testing.T) {
 	assert.Equal(t, "EUR", w.Currency)
 	assert.Equal(t, "CARD", *w.Purpose)
 	require.Len(t, w.Requisites, 1)
-	assert.Equal(t, validIBAN, w.Requisites[0].Number)
+	assert.Equal(t, walValidIBAN, w.Requisites[0].Number)
 	assert.Equal(t, "SEPA", w.Requisites[0].Type)
 
 	var b createWalletAnswer
@@ -174,7 +174,7 @@ func TestCreateWalletSendsTheWireForm(t *testing.T) {
 	asked := h.banking.wallets.asked
 	require.Len(t, asked, 2)
 	assert.Equal(t, banking.WalletCreateRequest{Adapter: "adapter_a", ManualOrAutomatic: "manual", Purpose: "CARD",
-		SEPA: &banking.RequisitesInput{Number: validIBAN}}, asked[0])
+		SEPA: &banking.RequisitesInput{Number: walValidIBAN}}, asked[0])
 	assert.Equal(t, banking.WalletCreateRequest{Adapter: "adapter_b", UKLocal: &banking.RequisitesInput{Number: "31926819", Code: "601613"},
 		CrossBorder: &banking.RequisitesInput{Number: "GB123456", Code: "SANDGB2L"}}, asked[1])
 }
@@ -193,9 +193,9 @@ func TestCreateWalletWithAKeyCreatesOnce(t *testing.T) {
 	h.exec(createWallet, walletInput(key)).decode(t, &retry)
 	assert.Equal(t, first, retry)
 	assert.Equal(t, 1, h.banking.wallets.calls("Create"))
-	assert.Len(t, h.published(), 1, "a replay is not announced again")
+	assert.Len(t, h.walPublished(), 1, "a replay is not announced again")
 
-	badInput(h, h.exec(createWallet, walletInput(map[string]any{"idempotencyKey": "w-1", "currencies": []string{"NOK"}})), "input.idempotencyKey")
+	walBadInput(h, h.exec(createWallet, walletInput(map[string]any{"idempotencyKey": "w-1", "currencies": []string{"NOK"}})), "input.idempotencyKey")
 	assert.Equal(t, 1, h.banking.wallets.calls("Create"))
 
 	var other createWalletAnswer
@@ -233,7 +233,7 @@ func TestCreateWalletErrors(t *testing.T) {
 
 	e = h.exec(createWallet, map[string]any{"in": map[string]any{"corporationId": "corp-none", "adapter": "ADAPTER_C", "currencies": []string{"USD"}}}).only(t)
 	assert.Equal(t, "NOT_FOUND", e.Code(), "a corporation the upstream does not have")
-	assert.Empty(t, h.published(), "nothing was created, nothing announced")
+	assert.Empty(t, h.walPublished(), "nothing was created, nothing announced")
 }
 
 const createRequisites = `mutation($in: CreateWalletRequisitesInput!) { createWalletRequisites(input: $in) { id upstreamId number code type } }`
@@ -247,7 +247,7 @@ type requisitesAnswer []struct{ ID, UpstreamID, Number, Code, Type string }
 // upstream call.
 func TestRequisitesInputRules(t *testing.T) {
 	t.Parallel()
-	sepa := map[string]any{"iban": validIBAN, "bic": "SANDLV22"}
+	sepa := map[string]any{"iban": walValidIBAN, "bic": "SANDLV22"}
 	for _, tc := range []struct {
 		name, query string
 		in          map[string]any
@@ -257,24 +257,24 @@ func TestRequisitesInputRules(t *testing.T) {
 		{"create: blank corporation", createRequisites, map[string]any{"corporationId": "", "adapter": "ADAPTER_A"}, "input.corporationId"},
 		{"create: manual without sepa", createRequisites, map[string]any{"adapter": "ADAPTER_A", "mode": "MANUAL"}, "input.sepa"},
 		{"create: automatic with sepa", createRequisites, map[string]any{"adapter": "ADAPTER_A", "sepa": sepa}, "input.sepa"},
-		{"create: manual without a BIC", createRequisites, map[string]any{"adapter": "ADAPTER_B", "mode": "MANUAL", "sepa": map[string]any{"iban": validIBAN}}, "input.sepa.bic"},
+		{"create: manual without a BIC", createRequisites, map[string]any{"adapter": "ADAPTER_B", "mode": "MANUAL", "sepa": map[string]any{"iban": walValidIBAN}}, "input.sepa.bic"},
 		{"create: manual with a bad IBAN", createRequisites, map[string]any{"adapter": "ADAPTER_B", "mode": "MANUAL",
 			"sepa": map[string]any{"iban": "LV80 BANK", "bic": "SANDLV22"}}, "input.sepa.iban"},
 		{"create: empty key", createRequisites, map[string]any{"adapter": "ADAPTER_A", "idempotencyKey": " "}, "input.idempotencyKey"},
 		{"attach: blank wallet", attachRequisites, map[string]any{"walletId": " "}, "input.walletId"},
 		{"attach: manual without sepa", attachRequisites, map[string]any{"walletId": demoWalletEUR, "mode": "MANUAL"}, "input.sepa"},
-		{"attach: bad BIC", attachRequisites, map[string]any{"walletId": demoWalletEUR, "mode": "MANUAL", "sepa": map[string]any{"iban": validIBAN, "bic": "12"}}, "input.sepa.bic"},
+		{"attach: bad BIC", attachRequisites, map[string]any{"walletId": demoWalletEUR, "mode": "MANUAL", "sepa": map[string]any{"iban": walValidIBAN, "bic": "12"}}, "input.sepa.bic"},
 		{"delete: blank id", deleteRequisites, map[string]any{"id": ""}, "input.id"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			in := map[string]any{"corporationId": corpID(demoCorp)}
+			in := map[string]any{"corporationId": walCorpGID(demoCorp)}
 			for k, v := range tc.in {
 				in[k] = v
 			}
 			h := newHarness(t)
-			badInput(h, h.as(staff).exec(tc.query, map[string]any{"in": in}), tc.field)
-			h.noCalls(tc.name)
+			walBadInput(h, h.as(staff).exec(tc.query, map[string]any{"in": in}), tc.field)
+			h.walNoCalls(tc.name)
 		})
 	}
 }
@@ -290,17 +290,17 @@ func TestRequisitesLifecycle(t *testing.T) {
 	h.as(person)
 
 	var made struct{ CreateWalletRequisites requisitesAnswer }
-	h.exec(createRequisites, map[string]any{"in": map[string]any{"corporationId": corpID(demoCorp), "adapter": "ADAPTER_B", "mode": "MANUAL",
+	h.exec(createRequisites, map[string]any{"in": map[string]any{"corporationId": walCorpGID(demoCorp), "adapter": "ADAPTER_B", "mode": "MANUAL",
 		"sepa": map[string]any{"iban": "lv80bank0000435195001", "bic": "sandlv22"}}}).decode(t, &made)
 	require.Len(t, made.CreateWalletRequisites, 1)
 	q := made.CreateWalletRequisites[0]
 	assert.Equal(t, relay.ID(relay.WalletRequisites, demoCorp, q.UpstreamID), q.ID)
-	assert.Equal(t, validIBAN, q.Number)
+	assert.Equal(t, walValidIBAN, q.Number)
 	assert.Equal(t, "SANDLV22", q.Code)
 	assert.Equal(t, "SEPA", q.Type)
 
 	var attached struct{ AttachWalletRequisites requisitesAnswer }
-	h.exec(attachRequisites, map[string]any{"in": map[string]any{"corporationId": corpID(demoCorp), "walletId": walletID("wallet-a")}}).decode(t, &attached)
+	h.exec(attachRequisites, map[string]any{"in": map[string]any{"corporationId": walCorpGID(demoCorp), "walletId": walWalletGID("wallet-a")}}).decode(t, &attached)
 	require.Len(t, attached.AttachWalletRequisites, 1)
 	auto := attached.AttachWalletRequisites[0]
 	assert.True(t, ibanChecksumOK(auto.Number), "the bank's IBAN %s", auto.Number)
@@ -311,22 +311,22 @@ func TestRequisitesLifecycle(t *testing.T) {
 		}
 	}
 	walletReqs := `query($c: ID!, $w: ID!) { corporation(id: $c) { wallet(id: $w) { requisites { id } } } }`
-	vars := map[string]any{"c": corpID(demoCorp), "w": walletID("wallet-a")}
+	vars := map[string]any{"c": walCorpGID(demoCorp), "w": walWalletGID("wallet-a")}
 	h.exec(walletReqs, vars).decode(t, &w)
 	require.Len(t, w.Corporation.Wallet.Requisites, 1)
 	assert.Equal(t, auto.ID, w.Corporation.Wallet.Requisites[0].ID)
 
 	var del struct{ DeleteWalletRequisites struct{ ID string } }
-	h.exec(deleteRequisites, map[string]any{"in": map[string]any{"corporationId": corpID(demoCorp), "id": auto.ID}}).decode(t, &del)
+	h.exec(deleteRequisites, map[string]any{"in": map[string]any{"corporationId": walCorpGID(demoCorp), "id": auto.ID}}).decode(t, &del)
 	assert.Equal(t, auto.ID, del.DeleteWalletRequisites.ID)
 	h.exec(walletReqs, vars).decode(t, &w)
 	assert.Empty(t, w.Corporation.Wallet.Requisites)
 
-	e := h.exec(deleteRequisites, map[string]any{"in": map[string]any{"corporationId": corpID(demoCorp), "id": auto.ID}}).only(t)
+	e := h.exec(deleteRequisites, map[string]any{"in": map[string]any{"corporationId": walCorpGID(demoCorp), "id": auto.ID}}).only(t)
 	assert.Equal(t, "NOT_FOUND", e.Code(), "deleted twice")
 
 	// The upstream's refusal of a wallet that is not adapter A.
-	e = h.exec(attachRequisites, map[string]any{"in": map[string]any{"corporationId": corpID(demoCorp), "walletId": walletID(demoWalletUSD)}}).only(t)
+	e = h.exec(attachRequisites, map[string]any{"in": map[string]any{"corporationId": walCorpGID(demoCorp), "walletId": walWalletGID(demoWalletUSD)}}).only(t)
 	assert.Equal(t, "UPSTREAM_REJECTED", e.Code())
 	assert.Equal(t, "wallet_id", e.Upstream()["field"])
 }
@@ -337,8 +337,8 @@ func TestRequisitesWithAKeyAreMadeOnce(t *testing.T) {
 	h := newHarness(t)
 	h.banking.wallets.add(demoCorp, &bankingWallet{ID: "wallet-a", Name: "A", Currency: "EUR", Type: "real", Adapter: "adapter_a"})
 	h.as(apiClient)
-	create := map[string]any{"in": map[string]any{"corporationId": corpID(demoCorp), "adapter": "ADAPTER_A", "idempotencyKey": "rq"}}
-	attach := map[string]any{"in": map[string]any{"corporationId": corpID(demoCorp), "walletId": walletID("wallet-a"), "idempotencyKey": "rq"}}
+	create := map[string]any{"in": map[string]any{"corporationId": walCorpGID(demoCorp), "adapter": "ADAPTER_A", "idempotencyKey": "rq"}}
+	attach := map[string]any{"in": map[string]any{"corporationId": walCorpGID(demoCorp), "walletId": walWalletGID("wallet-a"), "idempotencyKey": "rq"}}
 	var a1, a2 struct{ CreateWalletRequisites requisitesAnswer }
 	h.exec(createRequisites, create).decode(t, &a1)
 	h.exec(createRequisites, create).decode(t, &a2)
@@ -357,25 +357,25 @@ func TestRequisitesWithAKeyAreMadeOnce(t *testing.T) {
 func TestRequisitesOfAnotherCorporation(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.banking.requisites.add(otherCorp, &banking.Requisites{ID: "rq-other", Number: validIBAN, Type: "sepa"})
+	h.banking.requisites.add(otherCorp, &banking.Requisites{ID: "rq-other", Number: walValidIBAN, Type: "sepa"})
 	h.as(person)
 	for _, tc := range []struct {
 		query string
 		in    map[string]any
 	}{
-		{createRequisites, map[string]any{"corporationId": corpID(otherCorp), "adapter": "ADAPTER_A"}},
-		{deleteRequisites, map[string]any{"corporationId": corpID(otherCorp), "id": relay.ID(relay.WalletRequisites, otherCorp, "rq-other")}},
+		{createRequisites, map[string]any{"corporationId": walCorpGID(otherCorp), "adapter": "ADAPTER_A"}},
+		{deleteRequisites, map[string]any{"corporationId": walCorpGID(otherCorp), "id": relay.ID(relay.WalletRequisites, otherCorp, "rq-other")}},
 	} {
 		resp := h.exec(tc.query, map[string]any{"in": tc.in})
 		assert.Equal(t, "NOT_FOUND", resp.code(t))
-		assert.NotContains(t, resp.String(), validIBAN)
+		assert.NotContains(t, resp.String(), walValidIBAN)
 	}
 	h.banking.requisites.data.Lock()
 	assert.Len(t, h.banking.requisites.byCorp[otherCorp], 1, "their requisites stay")
 	h.banking.requisites.data.Unlock()
 
 	before := h.banking.total()
-	resp := h.exec(deleteRequisites, map[string]any{"in": map[string]any{"corporationId": corpID(demoCorp), "id": relay.ID(relay.WalletRequisites, otherCorp, "rq-other")}})
+	resp := h.exec(deleteRequisites, map[string]any{"in": map[string]any{"corporationId": walCorpGID(demoCorp), "id": relay.ID(relay.WalletRequisites, otherCorp, "rq-other")}})
 	assert.Equal(t, "NOT_FOUND", resp.code(t))
 	assert.Equal(t, before, h.banking.total(), "a mismatched id is refused before any call")
 }

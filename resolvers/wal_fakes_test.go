@@ -62,14 +62,14 @@ func walIBAN(country, bban string) string {
 }
 
 // walletID is the global id of a wallet of the demo corporation.
-func walletID(id string) string { return relay.ID(relay.Wallet, demoCorp, id) }
+func walWalletGID(id string) string { return relay.ID(relay.Wallet, demoCorp, id) }
 
 // corpID is a corporation's global id.
-func corpID(id string) string { return relay.ID(relay.Corporation, id) }
+func walCorpGID(id string) string { return relay.ID(relay.Corporation, id) }
 
 // noCalls fails the test when the banking upstream was called: a refused
 // call costs the upstream nothing.
-func (h *harness) noCalls(what string) {
+func (h *harness) walNoCalls(what string) {
 	h.t.Helper()
 	if n := h.banking.total(); n != 0 {
 		h.t.Fatalf("%s: %d banking calls, want none", what, n)
@@ -77,7 +77,7 @@ func (h *harness) noCalls(what string) {
 }
 
 // badInput fails the test unless resp is one BAD_USER_INPUT naming field.
-func badInput(h *harness, resp *response, field string) {
+func walBadInput(h *harness, resp *response, field string) {
 	h.t.Helper()
 	e := resp.only(h.t)
 	if e.Code() != "BAD_USER_INPUT" || e.Extensions["field"] != field {
@@ -92,7 +92,7 @@ type walEvent struct {
 }
 
 // published is what the resolvers published, in order.
-func (h *harness) published() []walEvent {
+func (h *harness) walPublished() []walEvent {
 	h.t.Helper()
 	h.events.mu.Lock()
 	defer h.events.mu.Unlock()

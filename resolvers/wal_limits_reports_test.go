@@ -43,7 +43,7 @@ func withLimit(h *harness) {
 }
 
 func limitVars(fields map[string]any, set map[string]any) map[string]any {
-	in := map[string]any{"corporationId": corpID(demoCorp), "id": relay.ID(relay.Limit, demoCorp, "lim-1"), "limitSet": set}
+	in := map[string]any{"corporationId": walCorpGID(demoCorp), "id": relay.ID(relay.Limit, demoCorp, "lim-1"), "limitSet": set}
 	for k, v := range fields {
 		in[k] = v
 	}
@@ -58,8 +58,8 @@ func TestOnlyStaffChangeLimits(t *testing.T) {
 		h := newHarness(t)
 		withLimit(h)
 		assert.Equal(t, "FORBIDDEN", h.as(who).exec(updateLimit, limitVars(nil, map[string]any{"dailySuccessfulVelocity": 1})).code(t))
-		assert.Equal(t, "FORBIDDEN", h.exec(deleteLimit, map[string]any{"in": map[string]any{"corporationId": corpID(demoCorp), "id": "lim-1"}}).code(t))
-		h.noCalls(string(who.kind))
+		assert.Equal(t, "FORBIDDEN", h.exec(deleteLimit, map[string]any{"in": map[string]any{"corporationId": walCorpGID(demoCorp), "id": "lim-1"}}).code(t))
+		h.walNoCalls(string(who.kind))
 	}
 }
 
@@ -82,14 +82,14 @@ func TestLimitInputRules(t *testing.T) {
 		{"blank corporation", map[string]any{"corporationId": ""}, map[string]any{}, "input.corporationId"},
 	} {
 		h := newHarness(t)
-		badInput(h, h.as(staff).exec(updateLimit, limitVars(tc.fields, tc.set)), tc.field)
-		h.noCalls(tc.name)
+		walBadInput(h, h.as(staff).exec(updateLimit, limitVars(tc.fields, tc.set)), tc.field)
+		h.walNoCalls(tc.name)
 	}
 	h := newHarness(t)
-	badInput(h, h.as(staff).exec(deleteLimit, map[string]any{"in": map[string]any{"corporationId": corpID(demoCorp), "id": ""}}), "input.id")
-	assert.Equal(t, "NOT_FOUND", h.exec(deleteLimit, map[string]any{"in": map[string]any{"corporationId": corpID(demoCorp),
+	walBadInput(h, h.as(staff).exec(deleteLimit, map[string]any{"in": map[string]any{"corporationId": walCorpGID(demoCorp), "id": ""}}), "input.id")
+	assert.Equal(t, "NOT_FOUND", h.exec(deleteLimit, map[string]any{"in": map[string]any{"corporationId": walCorpGID(demoCorp),
 		"id": relay.ID(relay.Limit, otherCorp, "lim-1")}}).code(t), "a limit id of another corporation")
-	h.noCalls("delete")
+	h.walNoCalls("delete")
 }
 
 // updateLimit changes what it is given and keeps the rest; its answer is
@@ -120,7 +120,7 @@ func TestUpdateAndDeleteALimit(t *testing.T) {
 	assert.Equal(t, l.ID, del.DeleteLimit.ID)
 	assert.Equal(t, int64(900_000), del.DeleteLimit.MaximumAmount.Amount)
 
-	evs := h.published()
+	evs := h.walPublished()
 	require.Len(t, evs, 2)
 	assert.Equal(t, events.LimitUpdated, evs[0].Name)
 	assert.Equal(t, events.LimitDeleted, evs[1].Name)
@@ -131,7 +131,7 @@ func TestUpdateAndDeleteALimit(t *testing.T) {
 
 	e := h.exec(deleteLimit, map[string]any{"in": map[string]any{"corporationId": demoCorp, "id": "lim-1"}}).only(t)
 	assert.Equal(t, "NOT_FOUND", e.Code(), "removed twice")
-	assert.Len(t, h.published(), 2)
+	assert.Len(t, h.walPublished(), 2)
 }
 
 // A limit changed upstream stays changed when its corporation cannot be
@@ -156,7 +156,7 @@ type reportAnswer struct {
 
 // openLink opens a download link the gateway signed: the upstream report it
 // leads to and the session it is for.
-func openLink(t *testing.T, h *harness, link string) (reportURL, sessionID string) {
+func walOpenLink(t *testing.T, h *harness, link string) (reportURL, sessionID string) {
 	t.Helper()
 	u, err := url.Parse(link)
 	require.NoError(t, err)
@@ -176,13 +176,13 @@ func TestRequestStatement(t *testing.T) {
 	h := newHarness(t)
 	h.as(person)
 	var pdf struct{ RequestStatement reportAnswer }
-	h.exec(requestStatement, map[string]any{"in": map[string]any{"format": "PDF", "walletIds": []string{walletID(demoWalletEUR)},
-		"from": "2025-01-01", "to": "2025-01-31", "timezone": "Europe/Riga", "corporationId": corpID(otherCorp)}}).decode(t, &pdf)
+	h.exec(requestStatement, map[string]any{"in": map[string]any{"format": "PDF", "walletIds": []string{walWalletGID(demoWalletEUR)},
+		"from": "2025-01-01", "to": "2025-01-31", "timezone": "Europe/Riga", "corporationId": walCorpGID(otherCorp)}}).decode(t, &pdf)
 	r := pdf.RequestStatement
 	assert.Equal(t, "statement-2025-01-01_2025-01-31.pdf", r.FileName)
 	assert.NotContains(t, r.URL, "banking.test", "the upstream's address is sealed in the link")
 	assert.True(t, r.ExpiresAt.After(time.Now()))
-	reportURL, sid := openLink(t, h, r.URL)
+	reportURL, sid := walOpenLink(t, h, r.URL)
 	assert.Equal(t, "https://banking.test/reports/1.pdf", reportURL)
 	s, err := h.store.Get(context.Background(), h.token)
 	require.NoError(t, err)
@@ -194,14 +194,14 @@ func TestRequestStatement(t *testing.T) {
 
 	h.as(apiClient)
 	var csv struct{ RequestStatement reportAnswer }
-	h.exec(requestStatement, map[string]any{"in": map[string]any{"format": "CSV", "walletIds": []string{walletID(demoWalletEUR), demoWalletUSD},
-		"corporationId": corpID(demoCorp)}}).decode(t, &csv)
+	h.exec(requestStatement, map[string]any{"in": map[string]any{"format": "CSV", "walletIds": []string{walWalletGID(demoWalletEUR), demoWalletUSD},
+		"corporationId": walCorpGID(demoCorp)}}).decode(t, &csv)
 	assert.Equal(t, "statement-all-"+time.Now().UTC().Format("2006-01-02")+".csv", csv.RequestStatement.FileName)
 	require.Len(t, h.banking.reports.asked, 2)
 	assert.Equal(t, reportAsked{kind: "csv", wallets: []string{demoWalletEUR, demoWalletUSD}, opts: banking.StatementOptions{CorporationID: demoCorp}},
 		h.banking.reports.asked[1])
 
-	badInput(h, h.exec(requestStatement, map[string]any{"in": map[string]any{"format": "CSV", "walletIds": []string{demoWalletEUR}}}), "input.corporationId")
+	walBadInput(h, h.exec(requestStatement, map[string]any{"in": map[string]any{"format": "CSV", "walletIds": []string{demoWalletEUR}}}), "input.corporationId")
 	assert.Len(t, h.banking.reports.asked, 2)
 
 	// Another corporation's wallet: the upstream's 404, nothing signed.
@@ -214,7 +214,7 @@ func TestRequestStatement(t *testing.T) {
 // Each bad statement input names its field, with no upstream call.
 func TestStatementInputRules(t *testing.T) {
 	t.Parallel()
-	w := walletID(demoWalletEUR)
+	w := walWalletGID(demoWalletEUR)
 	for _, tc := range []struct {
 		name  string
 		in    map[string]any
@@ -228,14 +228,14 @@ func TestStatementInputRules(t *testing.T) {
 		{"the host's time zone", map[string]any{"format": "PDF", "walletIds": []string{w}, "timezone": "Local"}, "input.timezone"},
 	} {
 		h := newHarness(t)
-		badInput(h, h.as(person).exec(requestStatement, map[string]any{"in": tc.in}), tc.field)
-		h.noCalls(tc.name)
+		walBadInput(h, h.as(person).exec(requestStatement, map[string]any{"in": tc.in}), tc.field)
+		h.walNoCalls(tc.name)
 	}
 	h := newHarness(t)
 	assert.Equal(t, "NOT_FOUND", h.as(person).exec(requestStatement, map[string]any{"in": map[string]any{"format": "PDF",
 		"walletIds": []string{relay.ID(relay.Card, "c")}}}).code(t), "a card id as a wallet")
 	assert.Equal(t, "FORBIDDEN", h.as(customer).exec(requestStatement, map[string]any{"in": map[string]any{"format": "PDF", "walletIds": []string{w}}}).code(t))
-	h.noCalls("refused")
+	h.walNoCalls("refused")
 }
 
 const feeReport = `mutation($in: RequestIntroducerFeeReportInput!) { requestIntroducerFeeReport(input: $in) { url fileName } }`
@@ -251,13 +251,13 @@ func TestIntroducerFeeReport(t *testing.T) {
 	for _, who := range []principal{person, apiClient} {
 		assert.Equal(t, "FORBIDDEN", h.as(who).exec(feeReport, map[string]any{"in": period}).code(t))
 	}
-	h.noCalls("refused")
+	h.walNoCalls("refused")
 
 	var got struct{ RequestIntroducerFeeReport reportAnswer }
 	h.as(introducer).exec(feeReport, map[string]any{"in": map[string]any{"from": "2025-01-01", "to": "2025-03-31",
-		"corporationIds": []string{corpID(demoCorp)}}}).decode(t, &got)
+		"corporationIds": []string{walCorpGID(demoCorp)}}}).decode(t, &got)
 	assert.Equal(t, "introducer-fee-2025-01-01_2025-03-31.csv", got.RequestIntroducerFeeReport.FileName)
-	reportURL, _ := openLink(t, h, got.RequestIntroducerFeeReport.URL)
+	reportURL, _ := walOpenLink(t, h, got.RequestIntroducerFeeReport.URL)
 	assert.Equal(t, "https://banking.test/reports/1.csv", reportURL)
 	require.Len(t, h.banking.reports.asked, 1)
 	a := h.banking.reports.asked[0]
@@ -268,9 +268,9 @@ func TestIntroducerFeeReport(t *testing.T) {
 	assert.Equal(t, "FORBIDDEN", h.exec(feeReport, map[string]any{"in": map[string]any{"introducerId": "intro-2", "from": "2025-01-01", "to": "2025-03-31"}}).code(t))
 
 	h.as(staff)
-	badInput(h, h.exec(feeReport, map[string]any{"in": period}), "input.introducerId")
-	badInput(h, h.exec(feeReport, map[string]any{"in": map[string]any{"introducerId": "intro-2", "from": "2025-04-01", "to": "2025-03-31"}}), "input.from")
-	badInput(h, h.exec(feeReport, map[string]any{"in": map[string]any{"introducerId": "intro-2", "from": "2025-01-01", "to": "2025-03-31", "corporationIds": []string{""}}}), "input.corporationIds")
+	walBadInput(h, h.exec(feeReport, map[string]any{"in": period}), "input.introducerId")
+	walBadInput(h, h.exec(feeReport, map[string]any{"in": map[string]any{"introducerId": "intro-2", "from": "2025-04-01", "to": "2025-03-31"}}), "input.from")
+	walBadInput(h, h.exec(feeReport, map[string]any{"in": map[string]any{"introducerId": "intro-2", "from": "2025-01-01", "to": "2025-03-31", "corporationIds": []string{""}}}), "input.corporationIds")
 	assert.Equal(t, 2, h.banking.reports.calls("IntroducerFee"), "no call for bad input")
 	h.exec(feeReport, map[string]any{"in": map[string]any{"introducerId": "intro-2", "from": "2025-01-01", "to": "2025-03-31"}}).noErrors(t)
 	assert.Equal(t, "intro-2", h.banking.reports.asked[1].intro)

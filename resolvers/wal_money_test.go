@@ -41,9 +41,9 @@ func TestConversionInputRules(t *testing.T) {
 			h := newHarness(t)
 			vars := conversionVars(100, "USD", nil)
 			tc.edit(vars["in"].(map[string]any))
-			badInput(h, h.as(person).exec(conversionMutation, vars), tc.field)
-			h.noCalls(tc.name)
-			assert.Empty(t, h.published())
+			walBadInput(h, h.as(person).exec(conversionMutation, vars), tc.field)
+			h.walNoCalls(tc.name)
+			assert.Empty(t, h.walPublished())
 		})
 	}
 }
@@ -59,13 +59,13 @@ func TestWhoConverts(t *testing.T) {
 	}{{introducer, "FORBIDDEN"}, {customer, "FORBIDDEN"}, {anonymous, "UNAUTHENTICATED"}} {
 		h := newHarness(t)
 		assert.Equal(t, tc.want, h.as(tc.who).exec(conversionMutation, conversionVars(100, "USD", nil)).code(t), "%s", tc.who.kind)
-		h.noCalls(string(tc.who.kind))
+		h.walNoCalls(string(tc.who.kind))
 	}
 	h := newHarness(t)
 	vars := conversionVars(100, "USD", nil)
 	vars["in"].(map[string]any)["targetWalletId"] = relay.ID(relay.Card, "card-1")
 	assert.Equal(t, "NOT_FOUND", h.as(person).exec(conversionMutation, vars).code(t))
-	h.noCalls("a card id as the target")
+	h.walNoCalls("a card id as the target")
 }
 
 // A conversion's answer carries both wallets it changed, read after the
@@ -94,7 +94,7 @@ func TestConversionAnswersBothWallets(t *testing.T) {
 		}
 	}
 	vars := conversionVars(1_500, "USD", nil)
-	vars["in"].(map[string]any)["targetWalletId"] = walletID(demoWalletUSD)
+	vars["in"].(map[string]any)["targetWalletId"] = walWalletGID(demoWalletUSD)
 	h.as(person).exec(`mutation($in: CreateConversionInput!) { createConversion(input: $in) { __typename ... on Conversion {
 	  id status statusCode source { amount currency } target { amount currency } charge { amount currency }
 	  amountEquivalents { currency } sourceWalletId targetWalletId createdAt
@@ -108,18 +108,18 @@ func TestConversionAnswersBothWallets(t *testing.T) {
 	assert.Equal(t, "USD", c.Target.Currency)
 	assert.Equal(t, "EUR", c.Charge.Currency, "the charge is in the source currency")
 	assert.Len(t, c.AmountEquivalents, 6)
-	assert.Equal(t, walletID(demoWalletEUR), c.SourceWalletID)
-	assert.Equal(t, walletID(demoWalletUSD), c.TargetWalletID)
-	assert.Equal(t, walletID(demoWalletEUR), c.SourceWallet.ID)
+	assert.Equal(t, walWalletGID(demoWalletEUR), c.SourceWalletID)
+	assert.Equal(t, walWalletGID(demoWalletUSD), c.TargetWalletID)
+	assert.Equal(t, walWalletGID(demoWalletEUR), c.SourceWallet.ID)
 	assert.Equal(t, int64(100_000-1_500), c.SourceWallet.Balance.Amount, "the source wallet as it is after the conversion")
-	assert.Equal(t, walletID(demoWalletUSD), c.TargetWallet.ID)
+	assert.Equal(t, walWalletGID(demoWalletUSD), c.TargetWallet.ID)
 	assert.Equal(t, int64(50_000+1_500), c.TargetWallet.Balance.Amount)
 	assert.NotNil(t, c.CreatedAt)
 
-	evs := h.published()
+	evs := h.walPublished()
 	require.Len(t, evs, 1)
 	assert.Equal(t, events.ConversionCreated, evs[0].Name)
-	assert.Equal(t, walletID(demoWalletEUR), evs[0].Payload["subject"])
+	assert.Equal(t, walWalletGID(demoWalletEUR), evs[0].Payload["subject"])
 	assert.Equal(t, c.ID, evs[0].Payload["transaction_id"])
 	assert.Equal(t, "APPROVED", evs[0].Payload["status"])
 	assert.Equal(t, string(session.Person), evs[0].Payload["by_kind"])
@@ -155,7 +155,7 @@ func TestConversionRefusals(t *testing.T) {
 		assert.NotEmpty(t, r.Name)
 		assert.Equal(t, "the conversion was refused", r.Message, "no message upstream: the gateway's own")
 	}
-	assert.Empty(t, h.published())
+	assert.Empty(t, h.walPublished())
 
 	for _, tc := range []struct {
 		name string
@@ -171,7 +171,7 @@ func TestConversionRefusals(t *testing.T) {
 		e := h.as(person).exec(conversionMutation, conversionVars(100, "USD", nil)).only(t)
 		assert.Equal(t, tc.want, e.Code(), tc.name)
 	}
-	assert.Empty(t, h.published())
+	assert.Empty(t, h.walPublished())
 	eur, _ := h.banking.wallets.find(demoWalletEUR)
 	assert.Equal(t, int64(100_000), eur.Amount, "nothing moved")
 
@@ -220,7 +220,7 @@ func TestLostConversionIsFoundByItsKey(t *testing.T) {
 	assert.Equal(t, true, e.Extensions["retryable"])
 	assert.Equal(t, "input.idempotencyKey", e.Extensions["field"])
 	assert.NotEmpty(t, e.Extensions["attemptedAt"])
-	assert.Empty(t, h.published(), "nothing known, nothing announced")
+	assert.Empty(t, h.walPublished(), "nothing known, nothing announced")
 
 	other := "other-key"
 	resp = h.exec(conversionMutation, conversionVars(700, "USD", &other))
@@ -246,7 +246,7 @@ func TestLostConversionIsFoundByItsKey(t *testing.T) {
 	assert.Equal(t, found, replay)
 	eur, _ := h.banking.wallets.find(demoWalletEUR)
 	assert.Equal(t, int64(100_000-700), eur.Amount, "money moved once")
-	evs := h.published()
+	evs := h.walPublished()
 	require.Len(t, evs, 1, "announced once, by the call that found it")
 	assert.Equal(t, "tx-1", evs[0].Payload["transaction_id"])
 }

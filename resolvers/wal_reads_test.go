@@ -89,13 +89,13 @@ func TestCorporationWalletsAreMappedFromOneListing(t *testing.T) {
 	  card: wallet(id: $w) { `+walletFields+` }
 	  pending: wallet(id: $p) { id type balance { amount currency } corporation { id } }
 	  missing: wallet(id: $m) { id } } }`,
-		map[string]any{"c": corpID(demoCorp), "w": walletID("wallet-card"), "p": walletID("wallet-card-pending"), "m": "no-such-wallet"}).decode(t, &got)
+		map[string]any{"c": walCorpGID(demoCorp), "w": walWalletGID("wallet-card"), "p": walWalletGID("wallet-card-pending"), "m": "no-such-wallet"}).decode(t, &got)
 
 	ws := got.Corporation.Wallets
 	require.Len(t, ws, 4)
 	assert.Equal(t, []string{demoWalletEUR, demoWalletUSD, "wallet-card", "wallet-odd"}, []string{ws[0].UpstreamID, ws[1].UpstreamID, ws[2].UpstreamID, ws[3].UpstreamID})
 	w := ws[2]
-	assert.Equal(t, walletID("wallet-card"), w.ID)
+	assert.Equal(t, walWalletGID("wallet-card"), w.ID)
 	assert.Equal(t, "Cards", w.Name)
 	assert.Equal(t, int64(12_345), w.Balance.Amount)
 	assert.Equal(t, "EUR", w.Balance.Currency)
@@ -110,7 +110,7 @@ func TestCorporationWalletsAreMappedFromOneListing(t *testing.T) {
 	assert.Equal(t, "STAFF", w.CreatedBy.Kind)
 	assert.Equal(t, "Sandra Staff", w.CreatedBy.FullName)
 	require.NotNil(t, w.Corporation)
-	assert.Equal(t, corpID(demoCorp), w.Corporation.ID)
+	assert.Equal(t, walCorpGID(demoCorp), w.Corporation.ID)
 
 	types := []string{}
 	for _, q := range w.Requisites {
@@ -124,7 +124,7 @@ func TestCorporationWalletsAreMappedFromOneListing(t *testing.T) {
 
 	p := w.Pending
 	require.NotNil(t, p, "a wallet with a pending wallet shows it")
-	assert.Equal(t, walletID("wallet-card-pending"), p.ID)
+	assert.Equal(t, walWalletGID("wallet-card-pending"), p.ID)
 	assert.Equal(t, "PENDING", p.Type)
 	assert.Equal(t, "Cards (pending)", p.Name)
 	assert.Equal(t, "EUR", p.Currency, "a pending wallet without a currency is in its real wallet's")
@@ -132,7 +132,7 @@ func TestCorporationWalletsAreMappedFromOneListing(t *testing.T) {
 	assert.Equal(t, "ADAPTER_A", *p.Adapter)
 	assert.Empty(t, p.Requisites)
 	require.NotNil(t, p.Corporation)
-	assert.Equal(t, corpID(demoCorp), p.Corporation.ID)
+	assert.Equal(t, walCorpGID(demoCorp), p.Corporation.ID)
 
 	odd := ws[3]
 	assert.Nil(t, odd.Adapter, "an adapter the gateway does not know is null")
@@ -147,7 +147,7 @@ func TestCorporationWalletsAreMappedFromOneListing(t *testing.T) {
 	assert.Equal(t, w, *got.Corporation.Card, "wallet(id) shows what wallets shows")
 	require.NotNil(t, got.Corporation.Pending)
 	assert.Equal(t, "PENDING", got.Corporation.Pending.Type)
-	assert.Equal(t, walletID("wallet-card-pending"), got.Corporation.Pending.ID)
+	assert.Equal(t, walWalletGID("wallet-card-pending"), got.Corporation.Pending.ID)
 	assert.Nil(t, got.Corporation.Missing, "a wallet the corporation does not have is null")
 	assert.Equal(t, 1, h.banking.wallets.calls("List"), "wallets and wallet(id) share one listing")
 }
@@ -208,7 +208,7 @@ func TestCorporationRequisitesInvoicesAndLimits(t *testing.T) {
 	    repayments { id amount { amount } type } createdAt }
 	  limits { id upstreamId paymentMethod transactionType dailySuccessfulVelocity weeklySuccessfulVelocity
 	    maximumAmount { amount currency } minimumAmount { amount } updatedAt } } }`,
-		map[string]any{"c": corpID(demoCorp)}).decode(t, &got)
+		map[string]any{"c": walCorpGID(demoCorp)}).decode(t, &got)
 	c := got.Corporation
 
 	require.Len(t, c.WalletRequisites, 1)
@@ -256,7 +256,7 @@ func TestAnotherCorporationsWalletsAreNeverRead(t *testing.T) {
 		h.as(who)
 		var got struct{ Corporation *struct{ ID string } }
 		h.exec(`query($c: ID!) { corporation(id: $c) { id wallets { id } wallet(id: "wallet-other") { id } walletRequisites { id } invoices { id } limits { id } } }`,
-			map[string]any{"c": corpID(otherCorp)}).decode(t, &got)
+			map[string]any{"c": walCorpGID(otherCorp)}).decode(t, &got)
 		assert.Nil(t, got.Corporation, "%s: another corporation is outside the scope", who.kind)
 
 		resp := h.exec(`query($id: ID!) { node(id: $id) { id ... on Wallet { balance { amount } } } }`, map[string]any{"id": relay.ID(relay.Wallet, otherCorp, "wallet-other")})
@@ -265,7 +265,7 @@ func TestAnotherCorporationsWalletsAreNeverRead(t *testing.T) {
 
 		// Another corporation's wallet id under one's own corporation.
 		resp = h.exec(`query($c: ID!, $w: ID!) { corporation(id: $c) { wallet(id: $w) { id } } }`,
-			map[string]any{"c": corpID(demoCorp), "w": relay.ID(relay.Wallet, otherCorp, "wallet-other")})
+			map[string]any{"c": walCorpGID(demoCorp), "w": relay.ID(relay.Wallet, otherCorp, "wallet-other")})
 		assert.Equal(t, "NOT_FOUND", resp.code(t), "%s: %s", who.kind, resp)
 	}
 	for _, svc := range []*fakeService{&h.banking.wallets.fakeService, &h.banking.requisites.fakeService, &h.banking.invoices.fakeService, &h.banking.limits.fakeService} {
@@ -297,7 +297,7 @@ func TestStaffReadEveryCorporationsWallets(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{relay.ID(relay.Wallet, otherCorp, "wallet-other")}, byCorp[otherCorp])
-	assert.Equal(t, []string{walletID(demoWalletEUR), walletID(demoWalletUSD)}, byCorp[demoCorp])
+	assert.Equal(t, []string{walWalletGID(demoWalletEUR), walWalletGID(demoWalletUSD)}, byCorp[demoCorp])
 	assert.Equal(t, 2, h.banking.wallets.calls("List"), "one listing per corporation")
 }
 
@@ -321,7 +321,7 @@ func TestWalletListingErrors(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t)
 			h.banking.wallets.failNext("List", tc.err)
-			resp := h.as(person).exec(`query($c: ID!) { corporation(id: $c) { name wallets { id } } }`, map[string]any{"c": corpID(demoCorp)})
+			resp := h.as(person).exec(`query($c: ID!) { corporation(id: $c) { name wallets { id } } }`, map[string]any{"c": walCorpGID(demoCorp)})
 			e := resp.only(t)
 			assert.Equal(t, tc.want, e.Code(), resp.String())
 			assert.Equal(t, []any{"corporation", "wallets"}, e.Path)
@@ -345,7 +345,7 @@ func TestWalletCorporationEdge(t *testing.T) {
 		}
 	}
 	h.as(apiClient).exec(`query($id: ID!) { node(id: $id) { ... on Wallet { name corporation { name } pending { id } } } }`,
-		map[string]any{"id": walletID(demoWalletUSD)}).decode(t, &got)
+		map[string]any{"id": walWalletGID(demoWalletUSD)}).decode(t, &got)
 	assert.Equal(t, "Main USD", got.Node.Name)
 	assert.Equal(t, "Demo Corp", got.Node.Corporation.Name)
 	assert.Nil(t, got.Node.Pending, "no pending wallet before the first movement")
@@ -361,7 +361,7 @@ func TestWalletArgumentsTakeWalletIDs(t *testing.T) {
 	q := `query($w: ID!) { sepaEnabled(sourceWalletId: $w, iban: "LV80BANK0000435195001") }`
 	resp := h.exec(q, map[string]any{"w": relay.ID(relay.Card, "card-1")})
 	assert.Equal(t, "NOT_FOUND", resp.code(t))
-	h.noCalls("a card id as a wallet")
+	h.walNoCalls("a card id as a wallet")
 	h.exec(q, map[string]any{"w": demoWalletEUR}).noErrors(t)
 	assert.Equal(t, 1, h.banking.lookup.calls("IsSEPAEnabled"))
 }
@@ -373,22 +373,22 @@ func TestSepaEnabledChecksTheIBANFirst(t *testing.T) {
 	q := `query($w: ID!, $iban: String!) { sepaEnabled(sourceWalletId: $w, iban: $iban) }`
 	for _, bad := range []string{"", "   ", "LV80", "1234BANK0000435195001", "LV81BANK0000435195001"} {
 		h := newHarness(t)
-		badInput(h, h.as(person).exec(q, map[string]any{"w": walletID(demoWalletEUR), "iban": bad}), "iban")
-		h.noCalls("iban " + bad)
+		walBadInput(h, h.as(person).exec(q, map[string]any{"w": walWalletGID(demoWalletEUR), "iban": bad}), "iban")
+		h.walNoCalls("iban " + bad)
 	}
 	h := newHarness(t)
-	badInput(h, h.as(person).exec(q, map[string]any{"w": " ", "iban": "LV80BANK0000435195001"}), "sourceWalletId")
-	h.noCalls("blank wallet")
+	walBadInput(h, h.as(person).exec(q, map[string]any{"w": " ", "iban": "LV80BANK0000435195001"}), "sourceWalletId")
+	h.walNoCalls("blank wallet")
 
 	h.banking.lookup.sepa["LV80BANK0000435195001"] = true
 	var got struct{ SepaEnabled bool }
-	h.exec(q, map[string]any{"w": walletID(demoWalletEUR), "iban": "lv80 bank 0000 4351 9500 1"}).decode(t, &got)
+	h.exec(q, map[string]any{"w": walWalletGID(demoWalletEUR), "iban": "lv80 bank 0000 4351 9500 1"}).decode(t, &got)
 	assert.True(t, got.SepaEnabled, "the printed, lower-case form is asked normalised")
-	h.exec(q, map[string]any{"w": walletID(demoWalletEUR), "iban": "DE89370400440532013000"}).decode(t, &got)
+	h.exec(q, map[string]any{"w": walWalletGID(demoWalletEUR), "iban": "DE89370400440532013000"}).decode(t, &got)
 	assert.False(t, got.SepaEnabled)
 
 	h.banking.lookup.failNext("IsSEPAEnabled", bankingRejection(http.StatusBadRequest, banking.CodeInvalidValue, "iban", "iban length is wrong for LV"))
-	e := h.exec(q, map[string]any{"w": walletID(demoWalletEUR), "iban": "LV80BANK0000435195001"}).only(t)
+	e := h.exec(q, map[string]any{"w": walWalletGID(demoWalletEUR), "iban": "LV80BANK0000435195001"}).only(t)
 	assert.Equal(t, "UPSTREAM_REJECTED", e.Code())
 	assert.Equal(t, "iban", e.Upstream()["field"])
 	assert.True(t, strings.Contains(e.Message, "length"), e.Message)
