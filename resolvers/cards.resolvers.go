@@ -104,6 +104,11 @@ func (r *mutationResolver) IssueCard(ctx context.Context, input model.IssueCardI
 	if err := upstreamIDs(arg(relay.Corporation, input.CorporationID), childArg(relay.Wallet, &input.FundingWalletID, input.CorporationID), arg(relay.Person, &input.CardholderID)); err != nil {
 		return nil, err
 	}
+	// The key is input too: a bad one is refused before issueRequest reads
+	// the corporation and the cardholder.
+	if _, err := idempotencyKey(input.IdempotencyKey); err != nil {
+		return nil, err
+	}
 	req, corpID, err := r.issueRequest(ctx, input)
 	if err != nil {
 		return nil, err

@@ -67,12 +67,12 @@ func newFakeBanking() *fakeBanking {
 	b.kyc = &fakeKYC{newFakeCorpList[banking.KYCDocument]("banking.KYC")}
 	b.feedback = &fakeFeedback{fakeService: newFakeService("banking.Feedback")}
 	b.lookup = &fakeLookup{fakeService: newFakeService("banking.Lookup"), sepa: map[string]bool{}}
-	b.wallets = &fakeWallets{fakeCorpList: newFakeCorpList[banking.Wallet]("banking.Wallets")}
-	b.requisites = &fakeRequisites{newFakeCorpList[banking.Requisites]("banking.Requisites")}
+	b.wallets = &fakeWallets{fakeCorpList: newFakeCorpList[banking.Wallet]("banking.Wallets"), b: b}
+	b.requisites = &fakeRequisites{fakeCorpList: newFakeCorpList[banking.Requisites]("banking.Requisites"), b: b}
 	b.transactions = &fakeTransactions{fakeService: newFakeService("banking.Transactions"), b: b, byWallet: map[string][]*banking.Transaction{}}
 	b.invoices = newFakeCorpList[banking.Invoice]("banking.Invoices")
-	b.limits = &fakeLimits{newFakeCorpList[banking.Limit]("banking.Limits")}
-	b.reports = &fakeReports{fakeService: newFakeService("banking.Reports")}
+	b.limits = &fakeLimits{fakeCorpList: newFakeCorpList[banking.Limit]("banking.Limits"), b: b}
+	b.reports = &fakeReports{fakeService: newFakeService("banking.Reports"), b: b}
 	return b
 }
 
@@ -573,54 +573,247 @@ func (f *fakeKYC) Delete(context.Context, string, string) (string, error) {
 	return "", f.notFaked("Delete")
 }
 
-// fakeRequisites holds wallet requisites per corporation; it changes none.
+// fakeRequisites holds wallet requisites per corporation, each attached
+// to at most one wallet (whose Requisites it is then among), as the
+// sandbox keeps them.
 type fakeRequisites struct {
 	*fakeCorpList[banking.Requisites]
+	b   *fakeBanking
+	seq int
 }
 
-func (f *fakeRequisites) Create(context.Context, string, *banking.RequisitesCreateRequest) ([]*banking.Requisites, error) {
+// List is the corporation's requisites, to a caller who sees it.
+func (f *fakeRequisites) List(ctx context.Context, corpID string) ([]*banking.Requisites, error) {
+	if err := f.enter("List"); err != nil {
+		return nil, err
+	}
+	if err := f.b.walSees(ctx, corpID); err != nil {
+		return nil, err
+	}
+	return f.walList(corpID), nil
+}
+
+// newRequisites makes one SEPA record of in (an IBAN of the bank's for
+// automatic ones) and stores it under the corporation.
+func (f *fakeRequisites) newRequisites(corpID string, in *banking.RequisitesCreateRequest) *banking.Requisites {
+	f.data.Lock()
+	f.seq++
+	q := &banking.Requisites{ID: fmt.Sprintf("req-new-%d", f.seq), Type: "sepa", CreatedAt: banking.Timestamp{Time: time.Now().UTC()}}
+	if in.SEPA != nil && in.ManualOrAutomatic == "manual" {
+		q.Number, q.Code = in.SEPA.Number, in.SEPA.Code
+	} else {
+		q.Number, q.Code = walIBAN("LV", fmt.Sprintf("SAND%013d", f.seq)), "SANDLV22"
+	}
+	f.data.Unlock()
+	f.add(corpID, q)
+	return q
+}
+
+// requisitesRefusal is what the sandbox refuses of a requisites body.
+func requisitesRefusal(in *banking.RequisitesCreateRequest, adapters ...string) error {
+	switch {
+	case !slices.Contains(adapters, in.Adapter):
+		return bankingRejection(http.StatusBadRequest, banking.CodeInvalidValue, "adapter", "adapter is not allowed here")
+	case in.ManualOrAutomatic == "manual" && in.SEPA == nil:
+		return bankingRejection(http.StatusBadRequest, banking.CodeRequired, "sepa.number", "sepa.number is required")
+	case in.ManualOrAutomatic != "manual" && in.SEPA != nil:
+		return bankingRejection(http.StatusBadRequest, banking.CodeInvalidValue, "sepa", "sepa is for manual requisites only")
+	}
+	return nil
+}
+
+// Create makes one unattached record (adapter_a or adapter_b) and answers
+// it in an array.
+func (f *fakeRequisites) Create(ctx context.Context, corpID string, in *banking.RequisitesCreateRequest) ([]*banking.Requisites, error) {
 	if err := f.enter("Create"); err != nil {
 		return nil, err
 	}
-	return nil, f.notFaked("Create")
+	if err := f.b.walSees(ctx, corpID); err != nil {
+		return nil, err
+	}
+	if err := requisitesRefusal(in, "adapter_a", "adapter_b"); err != nil {
+		return nil, err
+	}
+	q := *f.newRequisites(corpID, in)
+	return []*banking.Requisites{&q}, nil
 }
 
-func (f *fakeRequisites) Attach(context.Context, string, *banking.RequisitesCreateRequest) ([]*banking.Requisites, error) {
+// Attach makes a record and attaches it to a real adapter_a wallet of the
+// corporation; it answers the wallet's requisites.
+func (f *fakeRequisites) Attach(ctx context.Context, corpID string, in *banking.RequisitesCreateRequest) ([]*banking.Requisites, error) {
 	if err := f.enter("Attach"); err != nil {
 		return nil, err
 	}
-	return nil, f.notFaked("Attach")
+	if err := f.b.walSees(ctx, corpID); err != nil {
+		return nil, err
+	}
+	if err := requisitesRefusal(in, "adapter_a"); err != nil {
+		return nil, err
+	}
+	w := f.b.wallets
+	w.data.Lock()
+	wl, owner := w.find(in.WalletID)
+	switch {
+	case wl == nil || owner != corpID:
+		w.data.Unlock()
+		return nil, bankingRejection(http.StatusBadRequest, banking.CodeInvalidValue, "wallet_id", "wallet not found in this corporation")
+	case wl.Adapter != "adapter_a":
+		w.data.Unlock()
+		return nil, bankingRejection(http.StatusBadRequest, banking.CodeInvalidValue, "wallet_id", "requisites attach to adapter_a wallets only")
+	}
+	w.data.Unlock()
+	q := f.newRequisites(corpID, in)
+	w.data.Lock()
+	defer w.data.Unlock()
+	c := *q
+	wl.Requisites = append(wl.Requisites, &c)
+	out := make([]*banking.Requisites, len(wl.Requisites))
+	for i, r := range wl.Requisites {
+		o := *r
+		out[i] = &o
+	}
+	return out, nil
 }
 
-func (f *fakeRequisites) Delete(context.Context, string, string) (string, error) {
+// Delete removes a record of the corporation and detaches it from its
+// wallet; it answers the record's id.
+func (f *fakeRequisites) Delete(ctx context.Context, corpID, id string) (string, error) {
 	if err := f.enter("Delete"); err != nil {
 		return "", err
 	}
-	return "", f.notFaked("Delete")
+	if err := f.b.walSees(ctx, corpID); err != nil {
+		return "", err
+	}
+	f.data.Lock()
+	n := len(f.byCorp[corpID])
+	f.byCorp[corpID] = slices.DeleteFunc(f.byCorp[corpID], func(q *banking.Requisites) bool { return q.ID == id })
+	gone := len(f.byCorp[corpID]) < n
+	f.data.Unlock()
+	if !gone {
+		return "", bankingNotFound()
+	}
+	w := f.b.wallets
+	w.data.Lock()
+	defer w.data.Unlock()
+	for _, wl := range w.byCorp[corpID] {
+		wl.Requisites = slices.DeleteFunc(wl.Requisites, func(q *banking.Requisites) bool { return q.ID == id })
+	}
+	return id, nil
 }
 
-// fakeLimits holds limits per corporation; it changes none.
+// fakeLimits holds limits per corporation; staff change them.
 type fakeLimits struct {
 	*fakeCorpList[banking.Limit]
+	b *fakeBanking
 }
 
-func (f *fakeLimits) Update(context.Context, string, string, *banking.LimitUpdate) (*banking.Limit, error) {
+// List is the corporation's limits, to a caller who sees it.
+func (f *fakeLimits) List(ctx context.Context, corpID string) ([]*banking.Limit, error) {
+	if err := f.enter("List"); err != nil {
+		return nil, err
+	}
+	if err := f.b.walSees(ctx, corpID); err != nil {
+		return nil, err
+	}
+	return f.walList(corpID), nil
+}
+
+// limitOf is limit id of the corporation, for a staff caller: 403 for
+// anyone else, 404 for a limit the corporation does not have. Called with
+// f.data held.
+func (f *fakeLimits) limitOf(ctx context.Context, corpID, id string) (*banking.Limit, error) {
+	who, err := f.b.caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if who.kind != session.Staff {
+		return nil, bankingRejection(http.StatusForbidden, 0, "", "limits are changed by staff only")
+	}
+	for _, l := range f.byCorp[corpID] {
+		if l.ID == id {
+			return l, nil
+		}
+	}
+	return nil, bankingNotFound()
+}
+
+// Update changes the given fields of the limit's set (absent ones stay)
+// and its payment method and transaction type when given.
+func (f *fakeLimits) Update(ctx context.Context, corpID, id string, in *banking.LimitUpdate) (*banking.Limit, error) {
 	if err := f.enter("Update"); err != nil {
 		return nil, err
 	}
-	return nil, f.notFaked("Update")
+	f.data.Lock()
+	defer f.data.Unlock()
+	l, err := f.limitOf(ctx, corpID, id)
+	if err != nil {
+		return nil, err
+	}
+	next := l.LimitSet
+	if s := in.LimitSet; s != nil {
+		for _, p := range []struct {
+			dst **int64
+			v   *int64
+		}{
+			{&next.DailySuccessfulVelocity, s.DailySuccessfulVelocity}, {&next.WeeklySuccessfulVelocity, s.WeeklySuccessfulVelocity},
+			{&next.MonthlySuccessfulVelocity, s.MonthlySuccessfulVelocity}, {&next.AttemptVelocityPerHour, s.AttemptVelocityPerHour},
+			{&next.MinimumAmount, s.MinimumAmount}, {&next.MaximumAmount, s.MaximumAmount}, {&next.DailyLimitAmount, s.DailyLimitAmount},
+			{&next.WeeklyLimitAmount, s.WeeklyLimitAmount}, {&next.MonthlyLimitAmount, s.MonthlyLimitAmount},
+		} {
+			if p.v != nil {
+				v := *p.v
+				*p.dst = &v
+			}
+		}
+	}
+	if next.MinimumAmount != nil && next.MaximumAmount != nil && *next.MinimumAmount > *next.MaximumAmount {
+		return nil, bankingRejection(http.StatusBadRequest, banking.CodeInvalidValue, "limitSet.minimumAmount", "minimumAmount must not exceed maximumAmount")
+	}
+	if in.PaymentMethod != "" {
+		l.PaymentMethod = in.PaymentMethod
+	}
+	if in.TransactionType != "" {
+		l.TransactionType = in.TransactionType
+	}
+	l.LimitSet, l.UpdatedAt = next, banking.Timestamp{Time: time.Now().UTC()}
+	c := *l
+	return &c, nil
 }
 
-func (f *fakeLimits) Delete(context.Context, string, string) (*banking.Limit, error) {
+// Delete removes the limit and answers it.
+func (f *fakeLimits) Delete(ctx context.Context, corpID, id string) (*banking.Limit, error) {
 	if err := f.enter("Delete"); err != nil {
 		return nil, err
 	}
-	return nil, f.notFaked("Delete")
+	f.data.Lock()
+	defer f.data.Unlock()
+	l, err := f.limitOf(ctx, corpID, id)
+	if err != nil {
+		return nil, err
+	}
+	f.byCorp[corpID] = slices.DeleteFunc(f.byCorp[corpID], func(x *banking.Limit) bool { return x == l })
+	c := *l
+	return &c, nil
 }
 
 // fakeWallets holds wallets per corporation.
 type fakeWallets struct {
 	*fakeCorpList[banking.Wallet]
+	b   *fakeBanking
+	seq int
+	// asked holds what each Create was asked, in order.
+	asked []banking.WalletCreateRequest
+}
+
+// List is the corporation's wallets, to a caller who sees it.
+func (f *fakeWallets) List(ctx context.Context, corpID string) ([]*banking.Wallet, error) {
+	if err := f.enter("List"); err != nil {
+		return nil, err
+	}
+	if err := f.b.walSees(ctx, corpID); err != nil {
+		return nil, err
+	}
+	return f.walList(corpID), nil
 }
 
 // find is wallet id of any corporation, and its corporation.
@@ -635,89 +828,322 @@ func (f *fakeWallets) find(id string) (*banking.Wallet, string) {
 	return nil, ""
 }
 
-func (f *fakeWallets) Create(context.Context, string, *banking.WalletCreateRequest) ([]*banking.Wallet, error) {
+// Create makes wallets as the sandbox does (staff only): adapter_a one EUR
+// wallet with SEPA requisites (the bank's IBAN unless manual), adapter_b one
+// GBP wallet with ukLocal or EUR otherwise, adapter_c one per currency.
+func (f *fakeWallets) Create(ctx context.Context, corpID string, in *banking.WalletCreateRequest) ([]*banking.Wallet, error) {
 	if err := f.enter("Create"); err != nil {
 		return nil, err
 	}
-	return nil, f.notFaked("Create")
+	who, err := f.b.caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if who.kind != session.Staff {
+		return nil, bankingRejection(http.StatusForbidden, 0, "", "wallet creation is for staff only")
+	}
+	if err := f.b.walSees(ctx, corpID); err != nil {
+		return nil, err
+	}
+	f.data.Lock()
+	f.asked = append(f.asked, *in)
+	f.data.Unlock()
+	var currencies []string
+	switch in.Adapter {
+	case "adapter_a":
+		currencies = []string{"EUR"}
+	case "adapter_b":
+		currencies = []string{"EUR"}
+		if in.UKLocal != nil {
+			currencies = []string{"GBP"}
+		}
+	case "adapter_c":
+		currencies = in.Currencies
+		if len(currencies) == 0 {
+			return nil, bankingRejection(http.StatusBadRequest, banking.CodeRequired, "currencies", "currencies is required")
+		}
+	default:
+		return nil, bankingRejection(http.StatusBadRequest, banking.CodeInvalidValue, "adapter", "adapter must be one of adapter_a, adapter_b, adapter_c")
+	}
+	var out []*banking.Wallet
+	for _, cur := range currencies {
+		f.data.Lock()
+		f.seq++
+		name := in.Name
+		if name == "" {
+			name = cur + " wallet"
+		}
+		w := &banking.Wallet{ID: fmt.Sprintf("wallet-new-%d", f.seq), Name: name, Currency: cur, Type: "real", Adapter: in.Adapter,
+			CreatedAt: banking.Timestamp{Time: time.Now().UTC()}}
+		if in.Purpose != "" {
+			p := in.Purpose
+			w.Purpose = &p
+		}
+		f.data.Unlock()
+		if in.Adapter == "adapter_a" && (in.ManualOrAutomatic != "manual" || in.SEPA != nil) {
+			req := &banking.RequisitesCreateRequest{Adapter: in.Adapter, ManualOrAutomatic: in.ManualOrAutomatic, SEPA: in.SEPA}
+			q := *f.b.requisites.newRequisites(corpID, req)
+			w.Requisites = []*banking.Requisites{&q}
+		}
+		f.add(corpID, w)
+		c := *w
+		out = append(out, &c)
+	}
+	return out, nil
 }
 
-// fakeCards holds cards; every caller sees all of them.
+// fakeCards holds cards of corporations, scoped as the sandbox scopes
+// them: staff see every card, persons and API clients their corporation's,
+// introducers none (403).
 type fakeCards struct {
 	fakeService
 	b            *fakeBanking
 	list         []*banking.Card
 	transactions map[string][]*banking.CardTransaction
+	// corp is each card's corporation, creds its PAN and CVC (the
+	// sandbox's own, never in a listing); seq numbers issued cards.
+	corp  map[string]string
+	creds map[string]banking.CardCredentials
+	seq   int
+	// issued holds what each Issue was asked, in order.
+	issued []banking.IssueCardRequest
+	// decline, when set, is the code the next simulations on an ACTIVE
+	// card are declined with (an issuer's own reasons).
+	decline string
 }
 
-// add stores c as the upstream's.
-func (f *fakeCards) add(c *banking.Card) {
+// add stores c as a card of the demo corporation.
+func (f *fakeCards) add(c *banking.Card) { f.addTo(demoCorp, c) }
+
+// addTo stores c as a card of corporation corpID.
+func (f *fakeCards) addTo(corpID string, c *banking.Card) {
 	f.data.Lock()
 	defer f.data.Unlock()
+	if f.corp == nil {
+		f.corp, f.creds = map[string]string{}, map[string]banking.CardCredentials{}
+	}
+	f.corp[c.ID] = corpID
+	f.creds[c.ID] = banking.CardCredentials{PAN: banking.Secret("5555444433331111"), CVC2: banking.Secret("123")}
 	f.list = append(f.list, c)
 }
 
-func (f *fakeCards) List(context.Context) ([]*banking.Card, error) {
-	if err := f.enter("List"); err != nil {
-		return nil, err
+// viewer is the caller, refused (403) when an introducer.
+func (f *fakeCards) viewer(ctx context.Context) (principal, error) {
+	who, err := f.b.caller(ctx)
+	if err != nil {
+		return who, err
 	}
-	f.data.Lock()
-	defer f.data.Unlock()
-	out := make([]*banking.Card, len(f.list))
-	for i, c := range f.list {
-		o := *c
-		out[i] = &o
+	if who.kind == session.Introducer {
+		return who, bankingRejection(http.StatusForbidden, 0, "", "introducers cannot use cards")
 	}
-	return out, nil
+	return who, nil
 }
 
-func (f *fakeCards) Get(_ context.Context, id string) (*banking.Card, error) {
-	if err := f.enter("Get"); err != nil {
-		return nil, err
-	}
-	f.data.Lock()
-	defer f.data.Unlock()
+// sees reports whether who may see card id. Called with f.data held.
+func (f *fakeCards) sees(who principal, id string) bool {
+	corp, ok := f.corp[id]
+	return ok && (who.kind == session.Staff || corp == who.corporationID)
+}
+
+// scoped is card id as who sees it (404 when not). Called with f.data held.
+func (f *fakeCards) scoped(who principal, id string) (*banking.Card, error) {
 	for _, c := range f.list {
-		if c.ID == id {
-			o := *c
-			return &o, nil
+		if c.ID == id && f.sees(who, id) {
+			return c, nil
 		}
 	}
 	return nil, bankingNotFound()
 }
 
-func (f *fakeCards) Transactions(_ context.Context, id string, opts *banking.ListOptions) (*banking.CardTransactionList, error) {
+func (f *fakeCards) List(ctx context.Context) ([]*banking.Card, error) {
+	if err := f.enter("List"); err != nil {
+		return nil, err
+	}
+	who, err := f.viewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f.data.Lock()
+	defer f.data.Unlock()
+	out := []*banking.Card{}
+	for _, c := range f.list {
+		if f.sees(who, c.ID) {
+			o := *c
+			out = append(out, &o)
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeCards) Get(ctx context.Context, id string) (*banking.Card, error) {
+	if err := f.enter("Get"); err != nil {
+		return nil, err
+	}
+	who, err := f.viewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f.data.Lock()
+	defer f.data.Unlock()
+	c, err := f.scoped(who, id)
+	if err != nil {
+		return nil, err
+	}
+	o := *c
+	return &o, nil
+}
+
+// Transactions pages a card's transactions, newest first unless SortType
+// is ASC.
+func (f *fakeCards) Transactions(ctx context.Context, id string, opts *banking.ListOptions) (*banking.CardTransactionList, error) {
 	if err := f.enter("Transactions"); err != nil {
 		return nil, err
 	}
 	if err := f.b.offset(opts); err != nil {
 		return nil, err
 	}
+	who, err := f.viewer(ctx)
+	if err != nil {
+		return nil, err
+	}
 	f.data.Lock()
 	defer f.data.Unlock()
-	list, meta := page(f.transactions[id], opts)
+	if _, err := f.scoped(who, id); err != nil {
+		return nil, err
+	}
+	all := slices.Clone(f.transactions[id])
+	if opts != nil && opts.SortType == banking.SortAsc {
+		slices.Reverse(all)
+	}
+	list, meta := page(all, opts)
 	return &banking.CardTransactionList{List: list, Meta: meta}, nil
 }
 
-func (f *fakeCards) Credentials(context.Context, string) (*banking.CardCredentials, error) {
+// Credentials answers PAN and CVC to the card's own corporation only:
+// staff see the card, not its secrets.
+func (f *fakeCards) Credentials(ctx context.Context, id string) (*banking.CardCredentials, error) {
 	if err := f.enter("Credentials"); err != nil {
 		return nil, err
 	}
-	return nil, f.notFaked("Credentials")
+	who, err := f.viewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f.data.Lock()
+	defer f.data.Unlock()
+	if _, err := f.scoped(who, id); err != nil {
+		return nil, err
+	}
+	if f.corp[id] != who.corporationID {
+		return nil, bankingRejection(http.StatusForbidden, 0, "", "card credentials are shown to the card's corporation only")
+	}
+	c := f.creds[id]
+	return &c, nil
 }
 
-func (f *fakeCards) Issue(context.Context, *banking.IssueCardRequest) (string, error) {
+// Issue checks what the sandbox checks against its state (the company is
+// the caller's, the funding wallet a CARD wallet of it, the cardholder a
+// person of it, not blocked) and makes an ACTIVE card.
+func (f *fakeCards) Issue(ctx context.Context, in *banking.IssueCardRequest) (string, error) {
 	if err := f.enter("Issue"); err != nil {
 		return "", err
 	}
-	return "", f.notFaked("Issue")
+	who, err := f.viewer(ctx)
+	if err != nil {
+		return "", err
+	}
+	invalid := func(field, msg string) (string, error) {
+		return "", bankingRejection(http.StatusBadRequest, banking.CodeInvalidValue, field, msg)
+	}
+	corp := ""
+	f.b.corporations.data.Lock()
+	for _, c := range f.b.corporations.list {
+		if c.ID == in.Company.ExternalID || (c.AccountID != "" && c.AccountID == in.Company.ExternalID) {
+			corp = c.ID
+		}
+	}
+	f.b.corporations.data.Unlock()
+	if corp == "" || (who.kind != session.Staff && corp != who.corporationID) {
+		return invalid("company.external_id", "company.external_id is not your corporate account")
+	}
+	f.b.wallets.data.Lock()
+	w, owner := f.b.wallets.find(in.Card.FundingSourceID)
+	cardWallet := w != nil && owner == corp && w.Purpose != nil && *w.Purpose == "CARD"
+	f.b.wallets.data.Unlock()
+	if !cardWallet {
+		return invalid("card.funding_source_id", "card.funding_source_id is not a CARD wallet of the corporation")
+	}
+	f.b.persons.data.Lock()
+	p := f.b.persons.find(in.Cardholder.ExternalID)
+	holderOK := p != nil && p.Account.Corporation() == corp
+	blocked := p != nil && p.IsBlocked
+	f.b.persons.data.Unlock()
+	switch {
+	case !holderOK:
+		return invalid("cardholder.external_id", "cardholder.external_id is not a person of the corporation")
+	case blocked:
+		return invalid("cardholder.external_id", "cardholder.external_id is a blocked person")
+	}
+	f.data.Lock()
+	f.seq++
+	id := fmt.Sprintf("card-new-%d", f.seq)
+	f.issued = append(f.issued, *in)
+	f.data.Unlock()
+	now := banking.Timestamp{Time: time.Now().UTC()}
+	f.addTo(corp, &banking.Card{ID: id, Status: "ACTIVE", Expiry: in.Card.Expiry, DisplayName: in.Card.DisplayName,
+		FundingSourceID: in.Card.FundingSourceID, Type: in.Card.Type, Brand: in.Card.Brand, Region: in.Card.Region,
+		Currency: in.Card.Currency, Cardholder: banking.CardholderRef{ExternalID: in.Cardholder.ExternalID, ID: "holder-" + id},
+		EmbossedData: &banking.EmbossedData{FirstName: in.Cardholder.FirstName, LastName: in.Cardholder.LastName, CompanyName: in.Company.Name},
+		PAN:          banking.MaskedPAN{BIN: "555544", LastFour: "1111"}, CreatedAt: now, ModifiedAt: now})
+	return id, nil
 }
 
-func (f *fakeCards) Simulate(context.Context, *banking.SimulateCardRequest) (*banking.Authorisation, error) {
+// Simulate authorises an amount on an ACTIVE card within its funding
+// wallet's balance (debiting it and listing the transaction), and declines
+// otherwise with the sandbox's codes.
+func (f *fakeCards) Simulate(ctx context.Context, in *banking.SimulateCardRequest) (*banking.Authorisation, error) {
 	if err := f.enter("Simulate"); err != nil {
 		return nil, err
 	}
-	return nil, f.notFaked("Simulate")
+	who, err := f.viewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f.data.Lock()
+	defer f.data.Unlock()
+	c, err := f.scoped(who, in.CardID)
+	if err != nil {
+		return nil, bankingRejection(http.StatusNotFound, 0, "card_id", "card not found")
+	}
+	switch c.Status {
+	case "ACTIVE":
+	case "LOST":
+		return &banking.Authorisation{Code: "41"}, nil
+	case "STOLEN":
+		return &banking.Authorisation{Code: "43"}, nil
+	default:
+		return &banking.Authorisation{Code: "62"}, nil
+	}
+	if f.decline != "" {
+		return &banking.Authorisation{Code: f.decline}, nil
+	}
+	if in.Amount <= 0 {
+		return &banking.Authorisation{Code: "13"}, nil
+	}
+	w := f.b.wallets
+	w.data.Lock()
+	defer w.data.Unlock()
+	wl, _ := w.find(c.FundingSourceID)
+	if wl == nil || wl.Amount < in.Amount {
+		return &banking.Authorisation{Code: "51"}, nil
+	}
+	wl.Amount -= in.Amount
+	now := banking.Timestamp{Time: time.Now().UTC()}
+	tx := &banking.CardTransaction{ID: fmt.Sprintf("ctx-%s-%d", c.ID, len(f.transactions[c.ID])+1), Type: "card-transaction",
+		SourceAmount: in.Amount, SourceCurrency: in.Currency, Status: []byte(`{"code":0,"name":"APPROVED"}`),
+		Meta: []byte(`{"description":"Sandbox card simulation","authorisation_code":"00"}`), CreatedAt: now, UpdatedAt: now}
+	f.transactions[c.ID] = append([]*banking.CardTransaction{tx}, f.transactions[c.ID]...)
+	return &banking.Authorisation{Authorised: true, Code: "00"}, nil
 }
 
 // fakeFeedback records what was sent.
@@ -758,6 +1184,9 @@ type fakeTransactions struct {
 	b        *fakeBanking
 	byWallet map[string][]*banking.Transaction
 	seq      int
+	// lose is how many of the next conversions are made and then answered
+	// as unavailable: the answer lost after the upstream acted.
+	lose int
 }
 
 // CreateConversion moves amount from the source wallet into the target
@@ -803,43 +1232,120 @@ func (f *fakeTransactions) CreateConversion(_ context.Context, in *banking.Conve
 	for _, id := range []string{src.ID, dst.ID} {
 		f.byWallet[id] = append([]*banking.Transaction{t}, f.byWallet[id]...)
 	}
+	if f.lose > 0 {
+		f.lose--
+		return nil, unavailable("banking")
+	}
 	c := *t
 	return &c, nil
 }
 
-func (f *fakeTransactions) ListByWallet(_ context.Context, _ string, walletID string, opts *banking.ListOptions) (*banking.TransactionList, error) {
+// ListByWallet pages a wallet of a corporation the caller sees, newest
+// first unless SortType is ASC; 404 for a wallet not of the corporation.
+func (f *fakeTransactions) ListByWallet(ctx context.Context, corpID string, walletID string, opts *banking.ListOptions) (*banking.TransactionList, error) {
 	if err := f.enter("ListByWallet"); err != nil {
 		return nil, err
 	}
 	if f.b.specOnly {
 		return nil, bankingNotFound() // the spec shows no such route
 	}
+	if err := f.b.walSees(ctx, corpID); err != nil {
+		return nil, err
+	}
+	f.b.wallets.data.Lock()
+	_, owner := f.b.wallets.find(walletID)
+	f.b.wallets.data.Unlock()
+	if owner != corpID {
+		return nil, bankingNotFound()
+	}
 	f.data.Lock()
 	defer f.data.Unlock()
-	list, meta := page(f.byWallet[walletID], opts)
+	all := slices.Clone(f.byWallet[walletID])
+	if opts != nil && opts.SortType == banking.SortAsc {
+		slices.Reverse(all)
+	}
+	list, meta := page(all, opts)
 	return &banking.TransactionList{List: list, Meta: meta}, nil
 }
 
-// fakeReports makes no reports.
-type fakeReports struct{ fakeService }
+// fakeReports answers the path of a report built for what it was asked,
+// which it records, with the sandbox's checks of who may ask.
+type fakeReports struct {
+	fakeService
+	b *fakeBanking
+	// asked holds each report's upstream arguments, in order.
+	asked []reportAsked
+}
 
-func (f *fakeReports) StatementPDF(context.Context, string, *banking.StatementOptions) (string, error) {
+// reportAsked is one report request as the upstream received it.
+type reportAsked struct {
+	kind    string
+	wallets []string
+	opts    banking.StatementOptions
+	from    time.Time
+	to      time.Time
+	corps   []string
+	intro   string
+}
+
+// statement checks a statement of wallets: a person's own corporation,
+// corporationId for anyone else; each wallet of that corporation.
+func (f *fakeReports) statement(ctx context.Context, kind string, wallets []string, opts *banking.StatementOptions) (string, error) {
+	who, err := f.b.caller(ctx)
+	if err != nil {
+		return "", err
+	}
+	corp := opts.CorporationID
+	if who.kind == session.Person {
+		corp = who.corporationID
+	} else if corp == "" {
+		return "", bankingRejection(http.StatusBadRequest, banking.CodeRequired, "corporationId", "corporationId is required")
+	}
+	if err := f.b.walSees(ctx, corp); err != nil {
+		return "", err
+	}
+	f.b.wallets.data.Lock()
+	for _, id := range wallets {
+		if _, owner := f.b.wallets.find(id); owner != corp {
+			f.b.wallets.data.Unlock()
+			return "", bankingNotFound()
+		}
+	}
+	f.b.wallets.data.Unlock()
+	f.data.Lock()
+	defer f.data.Unlock()
+	f.asked = append(f.asked, reportAsked{kind: kind, wallets: slices.Clone(wallets), opts: *opts})
+	return fmt.Sprintf("https://banking.test/reports/%d.%s", len(f.asked), kind), nil
+}
+
+func (f *fakeReports) StatementPDF(ctx context.Context, walletID string, opts *banking.StatementOptions) (string, error) {
 	if err := f.enter("StatementPDF"); err != nil {
 		return "", err
 	}
-	return "", f.notFaked("StatementPDF")
+	return f.statement(ctx, "pdf", []string{walletID}, opts)
 }
 
-func (f *fakeReports) StatementCSV(context.Context, []string, *banking.StatementOptions) (string, error) {
+func (f *fakeReports) StatementCSV(ctx context.Context, walletIDs []string, opts *banking.StatementOptions) (string, error) {
 	if err := f.enter("StatementCSV"); err != nil {
 		return "", err
 	}
-	return "", f.notFaked("StatementCSV")
+	return f.statement(ctx, "csv", walletIDs, opts)
 }
 
-func (f *fakeReports) IntroducerFee(context.Context, string, time.Time, time.Time, []string) (string, error) {
+// IntroducerFee is for staff and the introducer itself.
+func (f *fakeReports) IntroducerFee(ctx context.Context, introducerID string, from, to time.Time, corps []string) (string, error) {
 	if err := f.enter("IntroducerFee"); err != nil {
 		return "", err
 	}
-	return "", f.notFaked("IntroducerFee")
+	who, err := f.b.caller(ctx)
+	if err != nil {
+		return "", err
+	}
+	if who.kind != session.Staff && (who.kind != session.Introducer || who.id != introducerID) {
+		return "", bankingRejection(http.StatusForbidden, 0, "", "the fee report is for staff and the introducer itself")
+	}
+	f.data.Lock()
+	defer f.data.Unlock()
+	f.asked = append(f.asked, reportAsked{kind: "fee", intro: introducerID, from: from, to: to, corps: slices.Clone(corps)})
+	return fmt.Sprintf("https://banking.test/reports/%d.csv", len(f.asked)), nil
 }
