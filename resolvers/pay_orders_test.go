@@ -224,6 +224,40 @@ func TestCreateOrderWithStoredCards(t *testing.T) {
 	})), "BAD_USER_INPUT")
 }
 
+// A customer session orders for itself only: it may name no customer,
+// "me" or its own id, and its saved cards are read as `me`; naming another
+// customer is FORBIDDEN without an upstream call.
+func TestCustomerSessionOrdersForItself(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.payments.customers.list = nil
+	addCustomerWithCards(h, demoCustomer, "pm-own")
+	addCustomerWithCards(h, "cus-2", "pm-theirs")
+	h.as(customer)
+	for _, id := range []any{nil, "me", demoCustomer} {
+		got := createOrder(t, h, orderInput(func(in map[string]any) {
+			in["customerId"] = id
+			in["payment"] = map[string]any{"savedCard": map[string]any{"methodToken": "pm-own"}}
+		})).CreateOrder
+		if got.Typename != "Order" {
+			t.Fatalf("customer %v: %+v", id, got)
+		}
+	}
+	for _, s := range h.payments.orders.sent() {
+		if s.Customer != demoCustomer {
+			t.Fatalf("a customer session's order was sent for %q", s.Customer)
+		}
+	}
+	before := h.payments.total()
+	wantErrorCode(t, h.exec(createOrderMutation, orderInput(func(in map[string]any) { in["customerId"] = "cus-2" })), "FORBIDDEN")
+	if h.payments.total() != before {
+		t.Fatal("a customer session's order for another customer reached the upstream")
+	}
+	wantFieldError(t, h.exec(createOrderMutation, orderInput(func(in map[string]any) {
+		in["payment"] = map[string]any{"savedCard": map[string]any{"methodToken": "pm-theirs"}}
+	})), "input.payment.savedCard.methodToken")
+}
+
 // 3-D Secure and a declined card are typed results naming the attempt's
 // order (its global id), not errors. A retry with the key sends that order
 // id back (the spec's rule 3) and completes the same order; without a key
