@@ -22,7 +22,8 @@ func TestWebhooksRegisterListDelete(t *testing.T) {
 	h := newHarness(t)
 	h.as(staff)
 	register := `mutation($u: String!) { registerWebhook(input: {url: $u}) { webhook { id url createdAt } } }`
-	for _, bad := range []string{"http://hooks.example/p", "/relative", "https://user:pw@hooks.example/p", "https://" + strings.Repeat("h", 2050)} {
+	for _, bad := range []string{"http://hooks.example/p", "ftp://hooks.example/x", "not a url", "/relative", "https://user:pw@hooks.example/p",
+		"https://" + strings.Repeat("h", 2050)} {
 		wantFieldError(t, h.exec(register, map[string]any{"u": bad}), "input.url")
 	}
 	assertNoUpstreamCalls(t, h)
@@ -197,6 +198,24 @@ func TestPendingActionsByEventOrIndividual(t *testing.T) {
 		t.Fatalf("a pending action's event: %+v", ev.Event.PendingActions)
 	}
 
+	// Several events in one query cost one read of each distinct
+	// pending-action event, and none for the others.
+	h.payments.pendingActions.add(payments.PendingAction{ID: "pa-3", IndividualID: "ind-2", EventID: "ev-pa2", Type: "consent", Status: "pending"})
+	h.payments.events.add(payments.Event{ID: "ev-pa2", Name: "PendingActionCreated", Payload: json.RawMessage(`{"individual_id":"ind-2"}`)})
+	before := h.payments.pendingActions.calls("ByEvent")
+	var many map[string]struct{ PendingActions []struct{ ID string } }
+	h.exec(`query($a: ID!, $b: ID!, $c: ID!) {
+	  a: event(id: $a) { pendingActions { id } }
+	  b: event(id: $b) { pendingActions { id } }
+	  c: event(id: $c) { pendingActions { id } }
+	  again: event(id: $a) { pendingActions { id } } }`, map[string]any{"a": "ev-pa", "b": "ev-pa2", "c": "ev-act"}).decode(t, &many)
+	if len(many["a"].PendingActions) != 1 || len(many["b"].PendingActions) != 1 || len(many["c"].PendingActions) != 0 || len(many["again"].PendingActions) != 1 {
+		t.Fatalf("pending actions per event: %+v", many)
+	}
+	if n := h.payments.pendingActions.calls("ByEvent") - before; n != 2 {
+		t.Fatalf("two distinct pending-action events and another cost %d reads, want 2", n)
+	}
+
 	h.payments.pendingActions.failNext("ByIndividual", paymentsRejection(http.StatusTooManyRequests, "rate_limited", "", "slow down"))
 	wantErrorCode(t, h.exec(query, map[string]any{"i": "ind-1"}), "RATE_LIMITED")
 }
@@ -265,4 +284,29 @@ func TestPersonsNeverSeePaymentsEvents(t *testing.T) {
 		t.Fatalf("a person's scope %+v lets payments events through", sc)
 	}
 	assertNoUpstreamCalls(t, h)
+}
+
+// The merchant's event operations are a payments operator's: signed out
+// they are UNAUTHENTICATED, for a person FORBIDDEN, without an upstream
+// call; reading an event or the stream's cursor is open to a person (its
+// own scope).
+func TestEventOperationsNeedAPaymentsOperator(t *testing.T) {
+	t.Parallel()
+	for _, q := range []string{
+		`{ webhooks { id } }`,
+		`{ pendingActions(individualId: "x") { id } }`,
+		`{ individuals { id } }`,
+		`mutation { registerWebhook(input: {url: "https://127.0.0.1:1/h"}) { webhook { id } } }`,
+		`mutation { deleteWebhook(input: {id: "wh-1"}) { deletedId } }`,
+		`mutation { onboardIndividual(input: {individualId: "x"}) { individual { id } } }`,
+	} {
+		for who, code := range map[principal]string{anonymous: "UNAUTHENTICATED", person: "FORBIDDEN"} {
+			h := newHarness(t)
+			wantErrorCode(t, h.as(who).exec(q, nil), code)
+			assertNoUpstreamCalls(t, h)
+		}
+	}
+	h := newHarness(t)
+	useStream(h)
+	h.as(person).exec(`{ event(id: "x") { id } eventsCursor }`, nil).noErrors(t)
 }

@@ -252,13 +252,25 @@ func TestOrdersReadTheirCustomersOnce(t *testing.T) {
 				h.payments.orders.add(payments.Order{ID: "ord-" + string(rune('a'+i)), Created: time.Now().UTC().Add(-time.Hour),
 					Customer: payments.OrderCustomer{ID: c}, Currency: "EUR", Amount: 100, Status: "authorized"})
 			}
-			var got struct{ Orders []json.RawMessage }
+			var got struct {
+				Orders []struct {
+					Customer *struct{ Number string }
+				}
+			}
 			h.as(staff).exec(tc.query, nil).decode(t, &got)
 			if len(got.Orders) != len(tc.customers) {
 				t.Fatalf("%d orders, want %d", len(got.Orders), len(tc.customers))
 			}
+			for i, o := range got.Orders {
+				if tc.list+tc.gets > 0 && (o.Customer == nil || o.Customer.Number != map[string]string{demoCustomer: "C-1", "cus-2": "C-2"}[tc.customers[i]]) {
+					t.Fatalf("order %d has customer %+v, want %s's", i, o.Customer, tc.customers[i])
+				}
+			}
 			if l, g := h.payments.customers.calls("List"), h.payments.customers.calls("Get"); l != tc.list || g != tc.gets {
 				t.Fatalf("%d listings and %d reads by id, want %d and %d", l, g, tc.list, tc.gets)
+			}
+			if n := h.payments.orders.calls("List"); n != 1 {
+				t.Fatalf("%d order listings, want 1", n)
 			}
 		})
 	}

@@ -11,12 +11,12 @@ import (
 // relay_* files).
 
 // wantFieldError fails the test unless resp has exactly one error, a
-// BAD_USER_INPUT naming field in extensions.field.
+// BAD_USER_INPUT naming field in extensions.field, with a message.
 func wantFieldError(t *testing.T, resp *response, field string) {
 	t.Helper()
 	e := resp.only(t)
-	if e.Code() != "BAD_USER_INPUT" || e.Extensions["field"] != field {
-		t.Fatalf("want BAD_USER_INPUT on %s, got %s", field, resp)
+	if e.Code() != "BAD_USER_INPUT" || e.Extensions["field"] != field || e.Message == "" {
+		t.Fatalf("want BAD_USER_INPUT on %s with a message, got %s", field, resp)
 	}
 }
 

@@ -118,8 +118,34 @@ func TestCreateOrderRefusesBadInput(t *testing.T) {
 		})
 	}
 
+	// What the schema itself refuses (two item forms or payment shapes of
+	// a @oneOf input, a missing payment, an unknown field) is
+	// BAD_USER_INPUT too, and reaches no resolver.
+	for _, tc := range []struct {
+		name, query string
+		vars        map[string]any
+	}{
+		{"two item forms", createOrderMutation, orderInput(func(in map[string]any) {
+			in["items"] = map[string]any{"amount": 5, "list": []any{item("x", 5, 1)}}
+		})},
+		{"two payment shapes", createOrderMutation, orderInput(func(in map[string]any) {
+			in["payment"] = map[string]any{"card": map[string]any{"token": "tok_ok_x"}, "customer": map[string]any{}}
+		})},
+		{"missing payment", createOrderMutation, orderInput(func(in map[string]any) { delete(in, "payment") })},
+		{"an unknown field", `{ customers { id cardNumber } }`, nil},
+	} {
+		h := newHarness(t)
+		resp := h.as(staff).exec(tc.query, tc.vars)
+		if e := wantErrorCode(t, resp, "BAD_USER_INPUT"); e.Message == "" {
+			t.Fatalf("%s: an error without a message", tc.name)
+		}
+		assertNoUpstreamCalls(t, h)
+	}
+
 	h := newHarness(t)
 	h.as(staff)
+	wantFieldError(t, h.exec(createOrderMutation, orderInput(func(in map[string]any) { in["items"] = map[string]any{"item": item("a", 5, 0)} })),
+		"input.items.item.quantity")
 	wantErrorCode(t, h.exec(createOrderMutation, orderInput(func(in map[string]any) { in["customerId"] = globalOrder("ord-1") })), "NOT_FOUND")
 	resp := h.exec(`mutation { createOrder(input: {items: {amount: 5}, currency: "EUR", payment: {card: {token: "tok_ok_inline"}}}) { __typename } }`, nil)
 	wantFieldError(t, resp, "input.payment.card.token")
@@ -306,6 +332,12 @@ func TestCreateOrderRefusalsAreTypedAndRetriedUnderTheirOrderID(t *testing.T) {
 	if last := sent[len(sent)-1]; last.ID != "" {
 		t.Fatalf("a retry without a key sent the earlier order id %q", last.ID)
 	}
+	again = createOrder(t, h, orderInput(func(in map[string]any) {
+		in["payment"] = map[string]any{"card": map[string]any{"token": "tok_fail_2"}}
+	})).CreateOrder
+	if again.Typename != "OrderFailed" || again.OrderID == failed.OrderID {
+		t.Fatalf("two attempts without a key: %s and %s, want two orders", failed.OrderID, again.OrderID)
+	}
 }
 
 // An order under a key is placed once: the retry answers the same order
@@ -336,6 +368,23 @@ func TestCreateOrderWithAKeyPlacesOnce(t *testing.T) {
 	if n := h.payments.orders.calls("Create"); n != 2 {
 		t.Fatalf("%d orders placed, want 2", n)
 	}
+
+	// So are the declined attempts of two principals under one key: each
+	// its own order, never a retry of the other's.
+	declined := func(who principal) string {
+		got := createOrder(t, h.as(who), orderInput(func(in map[string]any) {
+			in["idempotencyKey"] = "shared"
+			in["payment"] = map[string]any{"card": map[string]any{"token": "tok_fail_" + string(who.kind)}}
+		})).CreateOrder
+		if got.Typename != "OrderFailed" {
+			t.Fatalf("%s: %+v, want OrderFailed", who.kind, got)
+		}
+		return got.OrderID
+	}
+	if a, b := declined(apiClient), declined(staff); a == b {
+		t.Fatalf("two principals' attempts under one key share the order %s", a)
+	}
+	h.as(staff)
 
 	// A refusal the client can fix releases the key: the retry sends.
 	h.payments.orders.failNext("Create", paymentsRejection(http.StatusBadRequest, "invalid_request", "currency", "unsupported currency"))
@@ -646,6 +695,7 @@ func TestOrdersWindowRules(t *testing.T) {
 	wantFieldError(t, h.exec(ordersQuery, map[string]any{"s": "2025-03-02", "e": "2025-03-01"}), "end")
 	wantFieldError(t, h.exec(ordersQuery, map[string]any{"s": "2024-01-01", "e": "2025-03-01"}), "start")
 	wantErrorCode(t, h.exec(ordersQuery, map[string]any{"s": "yesterday"}), "BAD_USER_INPUT")
+	wantErrorCode(t, h.exec(ordersQuery, map[string]any{"s": "2024-13-45"}), "BAD_USER_INPUT")
 	assertNoUpstreamCalls(t, h)
 
 	var got struct {
