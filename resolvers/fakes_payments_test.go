@@ -3,7 +3,10 @@ package resolvers
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/fingraph/fingraph/resolvers/loaders"
@@ -35,7 +38,7 @@ type fakePayments struct {
 func newFakePayments() *fakePayments {
 	p := &fakePayments{customerKeys: map[string]string{}}
 	p.customers = &fakeCustomers{fakeService: newFakeService("payments.Customers"), p: p}
-	p.orders = &fakeOrders{fakeService: newFakeService("payments.Orders")}
+	p.orders = &fakeOrders{fakeService: newFakeService("payments.Orders"), p: p, pending: map[string]string{}}
 	p.orderTokens = &fakeOrderTokens{fakeService: newFakeService("payments.OrderTokens"), orders: p.orders}
 	p.webhooks = &fakeWebhooks{fakeService: newFakeService("payments.Webhooks")}
 	p.events = &fakePaymentEvents{fakeService: newFakeService("payments.Events"), byID: map[string]*payments.Event{}}
@@ -64,12 +67,18 @@ func (p *fakePayments) total() int {
 		p.events.total() + p.individuals.total() + p.pendingActions.total()
 }
 
-// fakeCustomers holds customers in creation order.
+// fakeCustomers holds customers in creation order. As the sandbox, it
+// stores a card token as a method "pm-<n>" and consumes the token (a used
+// one is refused with 409 card_token_used), and authorises the orders of a
+// creation with the customer's first method, answering each as a signed
+// token "token:<order id>" (what fakeOrderTokens reads).
 type fakeCustomers struct {
 	fakeService
+	lostAnswers
 	p    *fakePayments
 	list []payments.Customer
 	seq  int
+	used map[string]bool
 }
 
 // add stores c as the upstream's.
@@ -88,23 +97,33 @@ func (f *fakeCustomers) find(id string) *payments.Customer {
 	return nil
 }
 
-// Get reads a customer; "me" is the customer of the context's customer key.
-func (f *fakeCustomers) Get(ctx context.Context, id string) (*payments.Customer, error) {
-	if err := f.enter("Get"); err != nil {
-		return nil, err
+// target is the customer id a call names: "me", or any id, with a customer
+// key in ctx is the key's customer (the client sends "me" then).
+func (f *fakeCustomers) target(ctx context.Context, id string) string {
+	if key, ok := payments.CustomerKey(ctx); ok {
+		return f.p.customerKeys[key]
 	}
+	return id
+}
+
+// get is a copy of customer id, as a read answers it.
+func (f *fakeCustomers) get(id string) (*payments.Customer, error) {
 	f.data.Lock()
 	defer f.data.Unlock()
-	if id == "me" {
-		key, _ := payments.CustomerKey(ctx)
-		id = f.p.customerKeys[key]
-	}
 	c := f.find(id)
 	if c == nil {
 		return nil, paymentsNotFound()
 	}
 	out := *c
 	return &out, nil
+}
+
+// Get reads a customer; "me" is the customer of the context's customer key.
+func (f *fakeCustomers) Get(ctx context.Context, id string) (*payments.Customer, error) {
+	if err := f.enter("Get"); err != nil {
+		return nil, err
+	}
+	return f.get(f.target(ctx, id))
 }
 
 func (f *fakeCustomers) List(context.Context) ([]payments.Customer, error) {
@@ -121,20 +140,59 @@ func (f *fakeCustomers) Create(_ context.Context, c payments.CustomerCreatable) 
 		return nil, err
 	}
 	f.data.Lock()
-	defer f.data.Unlock()
+	if err := f.takeTokens(c.Method...); err != nil {
+		f.data.Unlock()
+		return nil, err
+	}
 	f.seq++
 	out := payments.Customer{ID: fmt.Sprintf("cus-new-%d", f.seq), Number: c.Number, Contact: c.Contact, Status: "active"}
+	methods := f.newMethods(c.Method...)
+	out.Method = deferred(methods)
 	f.list = append(f.list, out)
-	return &out, nil
+	f.data.Unlock()
+	if c.Order != nil {
+		out.Order = f.p.orders.authorise(out.ID, methods[0], c.Order)
+	}
+	return &out, f.lose("Create")
 }
 
-func (f *fakeCustomers) UpdateContact(_ context.Context, id string, c payments.Contact) (*payments.Contact, error) {
+// takeTokens consumes single-use card tokens, refusing a used one.
+// Call with data held.
+func (f *fakeCustomers) takeTokens(ms ...payments.PaymentMethodCreatable) error {
+	if f.used == nil {
+		f.used = map[string]bool{}
+	}
+	for i, m := range ms {
+		if f.used[m.Card] {
+			return &payments.ErrorResponse{StatusCode: http.StatusConflict, Code: "card_token_used",
+				Field: fmt.Sprintf("method[%d].card", i), Message: "the card token was already used"}
+		}
+	}
+	for _, m := range ms {
+		f.used[m.Card] = true
+	}
+	return nil
+}
+
+// newMethods are the stored methods of card tokens. Call with data held.
+func (f *fakeCustomers) newMethods(ms ...payments.PaymentMethodCreatable) []payments.PaymentMethod {
+	out := make([]payments.PaymentMethod, 0, len(ms))
+	for range ms {
+		f.seq++
+		out = append(out, payments.PaymentMethod{
+			CardDetails: payments.CardDetails{Type: "card", Scheme: "visa", IIN: "424242", Last4: "4242", Expires: []int{12, 30}, Acquirer: "sandbox-acquirer"},
+			Created:     "2025-03-01T10:00:00Z", Token: fmt.Sprintf("pm-%d", f.seq)})
+	}
+	return out
+}
+
+func (f *fakeCustomers) UpdateContact(ctx context.Context, id string, c payments.Contact) (*payments.Contact, error) {
 	if err := f.enter("UpdateContact"); err != nil {
 		return nil, err
 	}
 	f.data.Lock()
 	defer f.data.Unlock()
-	cu := f.find(id)
+	cu := f.find(f.target(ctx, id))
 	if cu == nil {
 		return nil, paymentsNotFound()
 	}
@@ -143,40 +201,124 @@ func (f *fakeCustomers) UpdateContact(_ context.Context, id string, c payments.C
 	return &out, nil
 }
 
-func (f *fakeCustomers) AddMethod(context.Context, string, payments.PaymentMethodCreatable) (*payments.PaymentMethod, error) {
+// AddMethod stores a card on the customer (public key: a customer key
+// plays no part).
+func (f *fakeCustomers) AddMethod(_ context.Context, id string, m payments.PaymentMethodCreatable) (*payments.PaymentMethod, error) {
 	if err := f.enter("AddMethod"); err != nil {
 		return nil, err
 	}
-	return nil, f.notFaked("AddMethod")
+	pm, err := f.addMethod(id, m)
+	if err != nil {
+		return nil, err
+	}
+	return pm, f.lose("AddMethod")
 }
 
-func (f *fakeCustomers) AddMethodWithOrder(context.Context, string, payments.MethodWithOrder) (*payments.MethodWithOrderResult, error) {
+// AddMethodWithOrder stores a card and authorises the order(s) with it.
+func (f *fakeCustomers) AddMethodWithOrder(_ context.Context, id string, m payments.MethodWithOrder) (*payments.MethodWithOrderResult, error) {
 	if err := f.enter("AddMethodWithOrder"); err != nil {
 		return nil, err
 	}
-	return nil, f.notFaked("AddMethodWithOrder")
-}
-
-func (f *fakeCustomers) SetMethods(_ context.Context, id string, methods []payments.PaymentMethod) (*payments.Customer, error) {
-	if err := f.enter("SetMethods"); err != nil {
+	pm, err := f.addMethod(id, m.Method)
+	if err != nil {
 		return nil, err
 	}
+	res := &payments.MethodWithOrderResult{Method: *pm, Order: f.p.orders.authorise(id, *pm, m.Order)}
+	return res, f.lose("AddMethodWithOrder")
+}
+
+func (f *fakeCustomers) addMethod(id string, m payments.PaymentMethodCreatable) (*payments.PaymentMethod, error) {
 	f.data.Lock()
 	defer f.data.Unlock()
 	cu := f.find(id)
 	if cu == nil {
 		return nil, paymentsNotFound()
 	}
+	if err := f.takeTokens(m); err != nil {
+		return nil, err
+	}
+	methods, err := cu.Method.Decode()
+	if err != nil {
+		return nil, err
+	}
+	pm := f.newMethods(m)[0]
+	cu.Method = deferred(append(methods, pm))
+	return &pm, nil
+}
+
+// SetMethods replaces the customer's methods; as the sandbox, each must be
+// one of its current methods, sent unchanged.
+func (f *fakeCustomers) SetMethods(ctx context.Context, id string, methods []payments.PaymentMethod) (*payments.Customer, error) {
+	if err := f.enter("SetMethods"); err != nil {
+		return nil, err
+	}
+	f.data.Lock()
+	defer f.data.Unlock()
+	cu := f.find(f.target(ctx, id))
+	if cu == nil {
+		return nil, paymentsNotFound()
+	}
+	current, err := cu.Method.Decode()
+	if err != nil {
+		return nil, err
+	}
+	for i, m := range methods {
+		if !slices.ContainsFunc(current, func(c payments.PaymentMethod) bool { return fmt.Sprint(c) == fmt.Sprint(m) }) {
+			return nil, &payments.ErrorResponse{StatusCode: http.StatusBadRequest, Code: "method_changed",
+				Field: fmt.Sprintf("[%d]", i), Message: "a method must be sent unchanged"}
+		}
+	}
 	cu.Method = deferred(methods)
 	out := *cu
 	return &out, nil
 }
 
-// fakeOrders holds orders in creation order.
+// lostAnswers makes a call act and then lose its answer, as a connection
+// cut after the upstream acted: the caller gets the transport's error.
+type lostAnswers struct {
+	mu   sync.Mutex
+	next map[string]int
+}
+
+// loseNext makes the next call of method act, then answer as unavailable.
+func (l *lostAnswers) loseNext(method string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.next == nil {
+		l.next = map[string]int{}
+	}
+	l.next[method]++
+}
+
+// lose is the answer of a call of method that has acted: nil, or the
+// transport's error when its answer is to be lost.
+func (l *lostAnswers) lose(method string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.next[method] == 0 {
+		return nil
+	}
+	l.next[method]--
+	return unavailable("payments")
+}
+
+// fakeOrders holds orders in creation order. Create follows the sandbox:
+// a card token "tok_3ds_..." answers 402 verification_required and
+// "tok_fail_..." 402 card_declined, both naming the attempt's order id,
+// which a retry sends back (the spec's rule 3; another id is 400
+// invalid_order_id); a 3-D Secure attempt succeeds once verify(id) was
+// called. Apply moves orders as the sandbox does, all changes or none.
 type fakeOrders struct {
 	fakeService
+	lostAnswers
+	p       *fakePayments
 	list    []payments.Order
 	applied [][]payments.OrderChange
+	// created are the requests Create took, in order.
+	created []payments.OrderCreatable
+	// pending maps the order id of a refused attempt to its state:
+	// "3ds", "verified" or "failed".
+	pending map[string]string
 	seq     int
 }
 
@@ -185,6 +327,30 @@ func (f *fakeOrders) add(o payments.Order) {
 	f.data.Lock()
 	defer f.data.Unlock()
 	f.list = append(f.list, o)
+}
+
+// find is the stored order id. Call with data held.
+func (f *fakeOrders) find(id string) *payments.Order {
+	for i := range f.list {
+		if f.list[i].ID == id {
+			return &f.list[i]
+		}
+	}
+	return nil
+}
+
+// verify completes 3-D Secure of a refused attempt.
+func (f *fakeOrders) verify(id string) {
+	f.data.Lock()
+	defer f.data.Unlock()
+	f.pending[id] = "verified"
+}
+
+// sent is what Create was asked, in order.
+func (f *fakeOrders) sent() []payments.OrderCreatable {
+	f.data.Lock()
+	defer f.data.Unlock()
+	return slices.Clone(f.created)
 }
 
 // List lists the orders created on the days from start to end.
@@ -203,28 +369,154 @@ func (f *fakeOrders) List(_ context.Context, start, end time.Time) ([]payments.O
 	return out, nil
 }
 
-func (f *fakeOrders) Create(_ context.Context, o payments.OrderCreatable) (*payments.Order, error) {
+func (f *fakeOrders) Create(ctx context.Context, o payments.OrderCreatable) (*payments.Order, error) {
 	if err := f.enter("Create"); err != nil {
 		return nil, err
 	}
 	f.data.Lock()
-	defer f.data.Unlock()
-	f.seq++
-	out := payments.Order{ID: fmt.Sprintf("ord-new-%d", f.seq), Created: time.Now().UTC(), Number: o.Number,
-		Customer: payments.OrderCustomer{ID: o.Customer}, Items: deferred(o.Items), Currency: o.Currency, Status: "authorized"}
-	f.list = append(f.list, out)
-	return &out, nil
+	f.created = append(f.created, o)
+	if key, ok := payments.CustomerKey(ctx); ok {
+		o.Customer = f.p.customerKeys[key]
+	}
+	state, retry := f.pending[o.ID]
+	if o.ID != "" && !retry {
+		f.data.Unlock()
+		return nil, &payments.ErrorResponse{StatusCode: http.StatusBadRequest, Code: "invalid_order_id", Field: "id",
+			Message: "id is not the id of an earlier failed attempt of this order"}
+	}
+	id := o.ID
+	if id == "" {
+		f.seq++
+		id = fmt.Sprintf("ord-new-%d", f.seq)
+	}
+	card := ""
+	if o.Payment != nil {
+		card = o.Payment.Card
+	}
+	switch {
+	case strings.HasPrefix(card, "tok_3ds_") && state != "verified":
+		f.pending[id] = "3ds"
+		f.data.Unlock()
+		return nil, &payments.ErrorResponse{StatusCode: http.StatusPaymentRequired, Code: "verification_required",
+			Message: "verification required", OrderID: id, VerificationURL: "https://payments.test/3ds/" + id}
+	case strings.HasPrefix(card, "tok_fail_"):
+		f.pending[id] = "failed"
+		f.data.Unlock()
+		return nil, &payments.ErrorResponse{StatusCode: http.StatusPaymentRequired, Code: "card_declined", Message: "card declined", OrderID: id}
+	}
+	delete(f.pending, id)
+	out := f.newOrder(id, o, payments.CardDetails{Type: "card", Scheme: "visa", IIN: "424242", Last4: "4242", Expires: []int{12, 30}})
+	f.data.Unlock()
+	return &out, f.lose("Create")
 }
 
-// Apply records the changes and answers them as applied.
+// newOrder stores an authorised (or, charged, captured) order. Call with
+// data held.
+func (f *fakeOrders) newOrder(id string, o payments.OrderCreatable, card payments.CardDetails) payments.Order {
+	out := payments.Order{ID: id, Created: time.Now().UTC(), Number: o.Number, Customer: payments.OrderCustomer{ID: o.Customer},
+		Items: deferred(o.Items), Currency: o.Currency, Charge: o.Charge, Payment: deferred(card),
+		Status: "authorized", Amount: o.Items.Total()}
+	if o.Charge == "auto" {
+		out.Status, out.CapturedAmount = "captured", out.Amount
+	}
+	f.list = append(f.list, out)
+	return out
+}
+
+// authorise creates the orders of a customer or method creation (one
+// OrderCreatable, or a slice) paid with m, and answers their signed
+// tokens in the shape they were sent.
+func (f *fakeOrders) authorise(customerID string, m payments.PaymentMethod, order any) payments.OrderTokens {
+	var list []payments.OrderCreatable
+	single := false
+	switch o := order.(type) {
+	case payments.OrderCreatable:
+		list, single = []payments.OrderCreatable{o}, true
+	case []payments.OrderCreatable:
+		list = o
+	}
+	f.data.Lock()
+	defer f.data.Unlock()
+	out := payments.OrderTokens{Single: single}
+	for _, o := range list {
+		f.seq++
+		o.Customer = customerID
+		made := f.newOrder(fmt.Sprintf("ord-new-%d", f.seq), o, m.CardDetails)
+		out.Tokens = append(out.Tokens, "token:"+made.ID)
+	}
+	return out
+}
+
+// Apply applies every change, or none: an unknown order is 404, a
+// transition the order's state refuses 409 invalid_transition.
 func (f *fakeOrders) Apply(_ context.Context, changes []payments.OrderChange) ([]payments.OrderChange, error) {
 	if err := f.enter("Apply"); err != nil {
 		return nil, err
 	}
 	f.data.Lock()
-	defer f.data.Unlock()
+	work := map[string]payments.Order{}
+	for _, ch := range changes {
+		o, ok := work[ch.ID]
+		if !ok {
+			stored := f.find(ch.ID)
+			if stored == nil {
+				f.data.Unlock()
+				return nil, paymentsNotFound()
+			}
+			o = *stored
+		}
+		for _, ev := range ch.Event {
+			if msg := applyOrderEvent(&o, ev); msg != "" {
+				f.data.Unlock()
+				return nil, &payments.ErrorResponse{StatusCode: http.StatusConflict, Code: "invalid_transition", Field: "[0].event[0]", Message: msg}
+			}
+		}
+		work[ch.ID] = o
+	}
+	for id, o := range work {
+		*f.find(id) = o
+	}
 	f.applied = append(f.applied, slices.Clone(changes))
-	return slices.Clone(changes), nil
+	f.data.Unlock()
+	return slices.Clone(changes), f.lose("Apply")
+}
+
+// applyOrderEvent moves o by ev as the sandbox does; the message says why
+// a transition is refused.
+func applyOrderEvent(o *payments.Order, ev payments.OrderEvent) string {
+	switch ev.Type {
+	case payments.EventCapture:
+		left := o.Amount - o.CapturedAmount
+		amt := left
+		if ev.Amount != nil {
+			amt = *ev.Amount
+		}
+		if o.Status != "authorized" || amt <= 0 || amt > left {
+			return "capture needs an authorized order and an amount up to what is left, it is " + o.Status
+		}
+		o.CapturedAmount += amt
+		o.Status = "captured"
+	case payments.EventRefund:
+		left := o.CapturedAmount - o.RefundedAmount
+		amt := left
+		if ev.Amount != nil {
+			amt = *ev.Amount
+		}
+		if (o.Status != "captured" && o.Status != "partially_refunded") || amt <= 0 || amt > left {
+			return "refund needs a captured order and an amount up to what is left, it is " + o.Status
+		}
+		o.RefundedAmount += amt
+		o.Status = "partially_refunded"
+		if o.RefundedAmount == o.CapturedAmount {
+			o.Status = "refunded"
+		}
+	default:
+		if o.Status != "authorized" {
+			return "cancel needs an authorized order, it is " + o.Status
+		}
+		o.Status = "cancelled"
+	}
+	return ""
 }
 
 // fakeOrderTokens reads a token "token:<order id>" as that order, signed

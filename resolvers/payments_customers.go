@@ -89,7 +89,9 @@ func orderBody(orders []payments.OrderCreatable) any {
 func (r *Resolver) savedCardPayment(ctx context.Context, req *payments.OrderCreatable, in *model.SavedCardPaymentInput) error {
 	var c *payments.Customer
 	var err error
-	if req.Customer == "" {
+	if req.Customer == "" || inCustomerSession(ctx) {
+		// A customer session's order is its own customer's, however it
+		// names it (none, "me" or its id: orderCustomer refused others).
 		c, err = r.Payments.Customers.Get(ctx, "me")
 	} else {
 		c, err = loaders.For(ctx).Customer.Get(ctx, req.Customer)
