@@ -84,9 +84,11 @@ func TestWhoMayCallTheIdentityFields(t *testing.T) {
 		{"updateCorporationSettings/another corporation's", updateSettings, in(map[string]any{"corporationId": demo, "allowedPersonTypes": []string{"CONSUMER"}}), outsider, "NOT_FOUND", true},
 		{"updateCorporationSettings/customer", updateSettings, in(map[string]any{"corporationId": demo, "allowedPersonTypes": []string{}}), customer, "FORBIDDEN", false},
 		{"createApiKey/staff", createKey, in(map[string]any{"corporationId": demo, "name": "ci"}), staff, "", false},
+		{"createApiKey/person", createKey, in(map[string]any{"corporationId": demo, "name": "ci"}), person, "FORBIDDEN", false},
 		{"createApiKey/API client", createKey, in(map[string]any{"corporationId": demo, "name": "ci"}), apiClient, "FORBIDDEN", false},
 		{"createApiKey/introducer", createKey, in(map[string]any{"corporationId": demo, "name": "ci"}), introducer, "FORBIDDEN", false},
 		{"Corporation.apiKeys/person", apiKeys, nil, person, "FORBIDDEN", true},
+		{"Corporation.apiKeys/person's own", `{ currentCorporation { apiKeys { id } } }`, nil, person, "FORBIDDEN", true},
 		{"Corporation.overallScreeningInfo/API client", screening, nil, apiClient, "FORBIDDEN", true},
 
 		{"updateKycDocument/introducer", updateKYC, kyc, introducer, "FORBIDDEN", false},
@@ -95,6 +97,7 @@ func TestWhoMayCallTheIdentityFields(t *testing.T) {
 		{"deleteKycDocument/customer", deleteKYC, kyc, customer, "FORBIDDEN", false},
 		{"deleteKycDocument/another corporation's", deleteKYC, in(map[string]any{"id": "kyc-1", "corporationId": other}), apiClient, "FORBIDDEN", false},
 		{"deleteKycDocument/introducer", deleteKYC, kyc, introducer, "FORBIDDEN", false},
+		{"deleteKycDocument/staff without the corporation", deleteKYC, kyc, staff, "BAD_USER_INPUT", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
