@@ -386,3 +386,47 @@ func TestKycDocumentsMapFromTheUpstream(t *testing.T) {
 		t.Fatalf("documents\n got %v\nwant %v", lines, want)
 	}
 }
+
+// A rename keeps the document's type, as an upload's name must agree with
+// its content: a PDF/HTML polyglot uploaded as a PDF is not renamed to
+// .html afterwards. The type is the one the current name gives (any
+// spelling of it is fine); a document of a type the gateway does not name
+// keeps its extension. A refused rename is BAD_USER_INPUT on input.name
+// and changes nothing.
+func TestRenamingAKycDocumentKeepsItsType(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	for id, name := range map[string]string{"k-pdf": "statutes.pdf", "k-jpg": "scan.jpg", "k-tiff": "legacy.tiff"} {
+		h.banking.kyc.add(demoCorp, &banking.KYCDocument{ID: id, Name: name, VerifyingStatus: banking.KYCNoMark})
+	}
+	h.as(person)
+	for _, tc := range []struct {
+		id, name string
+		ok       bool
+	}{
+		{"k-pdf", "statutes.html", false},
+		{"k-pdf", "statutes.pdf.exe", false},
+		{"k-pdf", "statutes.png", false},
+		{"k-pdf", "statutes", false},
+		{"k-pdf", "Statutes-2025.PDF", true},
+		{"k-jpg", "scan.png", false},
+		{"k-jpg", "scan 2.jpeg", true},
+		{"k-tiff", "legacy.pdf", false},
+		{"k-tiff", "legacy-2.TIFF", true},
+	} {
+		before := h.banking.kyc.calls("Update")
+		resp := h.exec(updateKYCMutation, map[string]any{"in": map[string]any{"id": tc.id, "name": tc.name}})
+		if !tc.ok {
+			refused(t, resp, "BAD_USER_INPUT", "input.name")
+			if h.banking.kyc.calls("Update") != before {
+				t.Fatalf("the refused name %q was sent", tc.name)
+			}
+			continue
+		}
+		var got kycUpdated
+		resp.decode(t, &got)
+		if got.UpdateKycDocument.Name != tc.name {
+			t.Fatalf("renamed to %q, answered %+v", tc.name, got.UpdateKycDocument)
+		}
+	}
+}
