@@ -142,20 +142,70 @@ func (b *fakeBanking) offset(opts *banking.ListOptions) error {
 	return nil
 }
 
-// fakeAuth signs in the accounts of fakeBanking.accounts with
-// demoPassword, with no two-factor step.
+// fakeAuth signs in the accounts of fakeBanking.accounts with their
+// password (demoPassword until changed), with an SMS step for the accounts
+// a test gives a challenge (requireTwoFactor), answered by fakeSMSCode.
 type fakeAuth struct {
 	fakeService
 	b      *fakeBanking
 	forgot []string
+	// twoFactor holds the challenge of each account (by e-mail) that
+	// signs in with an SMS code.
+	twoFactor map[string]*banking.TwoFactor
+	// recoveries maps an unused recovery token to its e-mail, as the
+	// upstream e-mails them on ForgotPassword.
+	recoveries map[string]string
 }
 
-func (f *fakeAuth) signIn(ctx context.Context, kind session.Kind, in banking.SignInRequest) (*banking.SignInResult, error) {
+// fakeSMSCode is the code every fake two-factor challenge accepts.
+const fakeSMSCode = "123456"
+
+// requireTwoFactor makes the account of email answer its sign-in with tf
+// until the code is given.
+func (f *fakeAuth) requireTwoFactor(email string, tf banking.TwoFactor) {
+	f.data.Lock()
+	defer f.data.Unlock()
+	if f.twoFactor == nil {
+		f.twoFactor = map[string]*banking.TwoFactor{}
+	}
+	f.twoFactor[email] = &tf
+}
+
+// recoveryToken is the token the last ForgotPassword for email sent, "" if
+// none.
+func (f *fakeAuth) recoveryToken(email string) string {
+	f.data.Lock()
+	defer f.data.Unlock()
+	for tok, e := range f.recoveries {
+		if e == email {
+			return tok
+		}
+	}
+	return ""
+}
+
+// signIn checks the credentials as the upstream does: an unknown account or
+// a wrong password is its 401 naming field; a right one of an account with
+// a challenge is the challenge until the code comes (a wrong code or
+// challenge id is a 400 on code).
+func (f *fakeAuth) signIn(ctx context.Context, kind session.Kind, in banking.SignInRequest, field string) (*banking.SignInResult, error) {
 	f.b.mu.Lock()
 	p, ok := f.b.accounts[in.Email]
 	f.b.mu.Unlock()
-	if !ok || p.kind != kind || in.Password != demoPassword {
-		return nil, bankingRejection(http.StatusUnauthorized, banking.CodeInvalidValue, "password", "wrong e-mail or password")
+	if !ok || p.kind != kind || in.Password != f.b.persons.passwordOf(p.id) {
+		return nil, bankingRejection(http.StatusUnauthorized, banking.CodeInvalidValue, field, "wrong credentials")
+	}
+	f.data.Lock()
+	tf := f.twoFactor[in.Email]
+	f.data.Unlock()
+	if tf != nil {
+		switch {
+		case in.TwoFactorCode == "":
+			c := *tf
+			return &banking.SignInResult{TwoFactor: &c}, nil
+		case in.TwoFactorCode != fakeSMSCode || in.ChallengeID != tf.ChallengeID:
+			return nil, bankingRejection(http.StatusBadRequest, banking.CodeInvalidValue, "code", "invalid code")
+		}
 	}
 	tok := f.b.tokenFor(p)
 	if ts := banking.TokenSourceFrom(ctx); ts != nil {
@@ -170,59 +220,94 @@ func (f *fakeAuth) SignInStaff(ctx context.Context, in banking.SignInRequest) (*
 	if err := f.enter("SignInStaff"); err != nil {
 		return nil, err
 	}
-	return f.signIn(ctx, session.Staff, in)
+	return f.signIn(ctx, session.Staff, in, "password")
 }
 
 func (f *fakeAuth) SignInPerson(ctx context.Context, in banking.SignInRequest) (*banking.SignInResult, error) {
 	if err := f.enter("SignInPerson"); err != nil {
 		return nil, err
 	}
-	return f.signIn(ctx, session.Person, in)
+	return f.signIn(ctx, session.Person, in, "password")
 }
 
 func (f *fakeAuth) SignInIntroducer(ctx context.Context, in banking.SignInRequest) (*banking.SignInResult, error) {
 	if err := f.enter("SignInIntroducer"); err != nil {
 		return nil, err
 	}
-	return f.signIn(ctx, session.Introducer, in)
+	return f.signIn(ctx, session.Introducer, in, "password")
 }
 
 func (f *fakeAuth) SignInAPIKey(ctx context.Context, key banking.Secret) (*banking.SignInResult, error) {
 	if err := f.enter("SignInAPIKey"); err != nil {
 		return nil, err
 	}
-	return f.signIn(ctx, session.APIClient, banking.SignInRequest{Email: "key:" + string(key), Password: demoPassword})
+	return f.signIn(ctx, session.APIClient, banking.SignInRequest{Email: "key:" + string(key), Password: demoPassword}, "apiKey")
 }
 
+// ForgotPassword answers the same whether the e-mail is known or not; a
+// known one gets a recovery token.
 func (f *fakeAuth) ForgotPassword(_ context.Context, email string) error {
 	if err := f.enter("ForgotPassword"); err != nil {
 		return err
 	}
+	f.b.mu.Lock()
+	_, known := f.b.accounts[email]
+	f.b.mu.Unlock()
 	f.data.Lock()
 	defer f.data.Unlock()
 	f.forgot = append(f.forgot, email)
+	if known {
+		if f.recoveries == nil {
+			f.recoveries = map[string]string{}
+		}
+		f.recoveries[fmt.Sprintf("rec-%d", len(f.forgot))] = email
+	}
 	return nil
 }
 
-func (f *fakeAuth) RecoverPassword(context.Context, banking.Secret, string) error {
+// RecoverPassword sets the password of the token's account; each token
+// works once, and an unknown or used one is the upstream's 400 on token.
+func (f *fakeAuth) RecoverPassword(_ context.Context, token banking.Secret, password string) error {
 	if err := f.enter("RecoverPassword"); err != nil {
 		return err
 	}
-	return f.notFaked("RecoverPassword")
+	f.data.Lock()
+	email, ok := f.recoveries[string(token)]
+	delete(f.recoveries, string(token))
+	f.data.Unlock()
+	if !ok {
+		return bankingRejection(http.StatusBadRequest, banking.CodeInvalidValue, "token", "invalid or used token")
+	}
+	f.b.mu.Lock()
+	p := f.b.accounts[email]
+	f.b.mu.Unlock()
+	f.b.persons.setPassword(p.id, password)
+	return nil
 }
 
-// fakePersons holds persons in creation order.
+// fakePersons holds persons in creation order, scoped as the upstream
+// scopes them: staff see every person, persons and API clients those of
+// their corporation (anyone else's is a 404), introducers none (403).
 type fakePersons struct {
 	fakeService
 	b    *fakeBanking
 	list []*banking.Person
 	seq  int
+	// passwords are the persons' (and other accounts') passwords that
+	// are no longer demoPassword, by principal id.
+	passwords map[string]string
+	// phones are the phone changes waiting for their code, by person id.
+	phones map[string]string
 }
 
 // add stores p as a person of corporation corpID.
 func (f *fakePersons) add(corpID string, p *banking.Person) {
 	f.data.Lock()
 	defer f.data.Unlock()
+	f.addLocked(corpID, p)
+}
+
+func (f *fakePersons) addLocked(corpID string, p *banking.Person) {
 	p.Account = banking.Account{ID: corpID, CorporationID: corpID, Raw: []byte(`{"corporation_id":"` + corpID + `"}`)}
 	f.list = append(f.list, p)
 }
@@ -236,33 +321,104 @@ func (f *fakePersons) find(id string) *banking.Person {
 	return nil
 }
 
+// passwordOf is the password of the account with principal id.
+func (f *fakePersons) passwordOf(id string) string {
+	f.data.Lock()
+	defer f.data.Unlock()
+	if pw, ok := f.passwords[id]; ok {
+		return pw
+	}
+	return demoPassword
+}
+
+// setPassword changes the password of the account with principal id.
+func (f *fakePersons) setPassword(id, pw string) {
+	f.data.Lock()
+	defer f.data.Unlock()
+	f.setPasswordLocked(id, pw)
+}
+
+func (f *fakePersons) setPasswordLocked(id, pw string) {
+	if f.passwords == nil {
+		f.passwords = map[string]string{}
+	}
+	f.passwords[id] = pw
+}
+
+// checkCurrentLocked is the upstream's check of a current password: wrong
+// is a 400 on current_password.
+func (f *fakePersons) checkCurrentLocked(id string, current *string) error {
+	want, ok := f.passwords[id]
+	if !ok {
+		want = demoPassword
+	}
+	if current == nil || *current != want {
+		return bankingRejection(http.StatusBadRequest, banking.CodeInvalidValue, "current_password", "current password is wrong")
+	}
+	return nil
+}
+
 func clonePerson(p *banking.Person) *banking.Person { c := *p; return &c }
 
-func (f *fakePersons) Get(_ context.Context, id string) (*banking.Person, error) {
+// sees reports whether who may see p, and the upstream's refusal if not.
+func sees(who principal, p *banking.Person) error {
+	switch {
+	case who.kind == session.Introducer:
+		return bankingRejection(http.StatusForbidden, 0, "", "introducers cannot manage persons")
+	case p == nil || (who.kind != session.Staff && p.Account.CorporationID != who.corporationID):
+		return bankingNotFound()
+	}
+	return nil
+}
+
+// scopedLocked is person id as the caller may see it.
+func (f *fakePersons) scopedLocked(ctx context.Context, id string) (principal, *banking.Person, error) {
+	who, err := f.b.caller(ctx)
+	if err != nil {
+		return who, nil, err
+	}
+	p := f.find(id)
+	if err := sees(who, p); err != nil {
+		return who, nil, err
+	}
+	return who, p, nil
+}
+
+func (f *fakePersons) Get(ctx context.Context, id string) (*banking.Person, error) {
 	if err := f.enter("Get"); err != nil {
 		return nil, err
 	}
 	f.data.Lock()
 	defer f.data.Unlock()
-	if p := f.find(id); p != nil {
-		return clonePerson(p), nil
+	_, p, err := f.scopedLocked(ctx, id)
+	if err != nil {
+		return nil, err
 	}
-	return nil, bankingNotFound()
+	return clonePerson(p), nil
 }
 
-// List pages every person, in creation order.
-func (f *fakePersons) List(_ context.Context, opts *banking.ListOptions) (*banking.PersonList, error) {
+// List pages the persons the caller sees, in creation order.
+func (f *fakePersons) List(ctx context.Context, opts *banking.ListOptions) (*banking.PersonList, error) {
 	if err := f.enter("List"); err != nil {
 		return nil, err
+	}
+	who, err := f.b.caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if who.kind == session.Introducer {
+		return nil, bankingRejection(http.StatusForbidden, 0, "", "introducers cannot manage persons")
 	}
 	if err := f.b.offset(opts); err != nil {
 		return nil, err
 	}
 	f.data.Lock()
 	defer f.data.Unlock()
-	all := make([]*banking.Person, len(f.list))
-	for i, p := range f.list {
-		all[i] = clonePerson(p)
+	var all []*banking.Person
+	for _, p := range f.list {
+		if sees(who, p) == nil {
+			all = append(all, clonePerson(p))
+		}
 	}
 	list, meta := page(all, opts)
 	return &banking.PersonList{List: list, Meta: meta}, nil
@@ -282,10 +438,11 @@ func (f *fakePersons) Me(ctx context.Context) (*banking.Person, error) {
 	if p := f.find(who.personID); p != nil {
 		return clonePerson(p), nil
 	}
-	return nil, bankingRejection(http.StatusForbidden, 0, "", "not a person")
+	return nil, bankingRejection(http.StatusForbidden, 0, "", "only persons have a profile here")
 }
 
-// Create adds a person to the caller's corporation.
+// Create adds a person to the caller's corporation, or for staff to the
+// one the request names; an e-mail already taken is the upstream's 409.
 func (f *fakePersons) Create(ctx context.Context, in *banking.PersonCreateRequest) (*banking.Person, error) {
 	if err := f.enter("Create"); err != nil {
 		return nil, err
@@ -294,79 +451,197 @@ func (f *fakePersons) Create(ctx context.Context, in *banking.PersonCreateReques
 	if err != nil {
 		return nil, err
 	}
+	corp := who.corporationID
+	switch {
+	case who.kind == session.Introducer:
+		return nil, bankingRejection(http.StatusForbidden, 0, "", "introducers cannot manage persons")
+	case who.kind == session.Staff && in.AccountID == "":
+		return nil, bankingRejection(http.StatusBadRequest, banking.CodeRequired, "account_id", "account_id is required")
+	case who.kind == session.Staff:
+		corp = in.AccountID
+	}
 	f.data.Lock()
+	defer f.data.Unlock()
+	for _, p := range f.list {
+		if in.Email != "" && p.Email == in.Email {
+			return nil, bankingRejection(http.StatusConflict, banking.CodeInvalidValue, "email", "e-mail is already taken")
+		}
+	}
 	f.seq++
-	p := &banking.Person{ID: fmt.Sprintf("person-new-%d", f.seq), FirstName: in.FirstName, LastName: in.LastName, Email: in.Email}
-	f.data.Unlock()
-	f.add(who.corporationID, p)
+	p := &banking.Person{ID: fmt.Sprintf("person-new-%d", f.seq), FirstName: in.FirstName, LastName: in.LastName, Email: in.Email,
+		Gender: in.Gender, IsUBO: in.IsUBO, IsDirector: in.IsDirector, Type: in.Type, PersonContact: in.PersonContact}
+	f.addLocked(corp, p)
 	return clonePerson(p), nil
 }
 
-func (f *fakePersons) Update(_ context.Context, id string, in *banking.PersonUpdateRequest) (*banking.Person, error) {
+// Update changes the fields it is sent of a person the caller sees; a
+// password changed by the person themselves needs the current one.
+func (f *fakePersons) Update(ctx context.Context, id string, in *banking.PersonUpdateRequest) (*banking.Person, error) {
 	if err := f.enter("Update"); err != nil {
 		return nil, err
 	}
 	f.data.Lock()
 	defer f.data.Unlock()
-	p := f.find(id)
-	if p == nil {
-		return nil, bankingNotFound()
+	who, p, err := f.scopedLocked(ctx, id)
+	if err != nil {
+		return nil, err
 	}
-	if in.FirstName != nil {
-		p.FirstName = *in.FirstName
+	self := who.kind == session.Person && who.personID == id
+	switch {
+	case who.kind != session.Staff && (in.Email != nil || in.Phone != nil || in.Is2FAEnabled != nil):
+		return nil, bankingRejection(http.StatusForbidden, 0, "", "can be changed by staff only")
+	case in.Password != nil && who.kind != session.Staff && !self:
+		return nil, bankingRejection(http.StatusForbidden, 0, "password", "only staff or the person themselves can change a password")
+	case in.Password != nil && self:
+		if err := f.checkCurrentLocked(id, in.CurrentPassword); err != nil {
+			return nil, err
+		}
 	}
-	if in.LastName != nil {
-		p.LastName = *in.LastName
+	set(&p.FirstName, in.FirstName)
+	set(&p.LastName, in.LastName)
+	set(&p.City, in.City)
+	set(&p.Email, in.Email)
+	set(&p.Phone, in.Phone)
+	if in.Ownership != nil {
+		o := *in.Ownership
+		p.Ownership = &o
+	}
+	if in.Roles != nil {
+		p.Roles = rawRoles(*in.Roles)
+	}
+	if in.Password != nil {
+		f.setPasswordLocked(id, *in.Password)
 	}
 	return clonePerson(p), nil
 }
 
-func (f *fakePersons) UpdateMe(context.Context, *banking.MeUpdateRequest) (*banking.Person, error) {
+// UpdateMe changes the calling person (persons only).
+func (f *fakePersons) UpdateMe(ctx context.Context, in *banking.MeUpdateRequest) (*banking.Person, error) {
 	if err := f.enter("UpdateMe"); err != nil {
 		return nil, err
 	}
-	return nil, f.notFaked("UpdateMe")
-}
-
-func (f *fakePersons) setBlocked(id string, blocked bool) (string, error) {
+	who, err := f.b.caller(ctx)
+	if err != nil {
+		return nil, err
+	}
 	f.data.Lock()
 	defer f.data.Unlock()
-	p := f.find(id)
+	p := f.find(who.personID)
 	if p == nil {
-		return "", bankingNotFound()
+		return nil, bankingRejection(http.StatusForbidden, 0, "", "only persons have a profile here")
 	}
-	p.IsBlocked = blocked
+	if in.Password != nil {
+		if err := f.checkCurrentLocked(p.ID, in.CurrentPassword); err != nil {
+			return nil, err
+		}
+		f.setPasswordLocked(p.ID, *in.Password)
+	}
+	set(&p.Gender, in.Gender)
+	set(&p.OtherPhone, in.OtherPhone)
+	if in.IsUBO != nil {
+		p.IsUBO = *in.IsUBO
+	}
+	if in.Roles != nil {
+		p.Roles = rawRoles(*in.Roles)
+	}
+	return clonePerson(p), nil
+}
+
+// set sets *dst to *v when v is given.
+func set(dst *string, v *string) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
+// setBlocked moves a person between active and blocked (deleted_at set),
+// as the caller may: a person never blocks themselves.
+func (f *fakePersons) setBlocked(ctx context.Context, id string, blocked bool) (string, error) {
+	f.data.Lock()
+	defer f.data.Unlock()
+	who, p, err := f.scopedLocked(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	if blocked && who.kind == session.Person && who.personID == id {
+		return "", bankingRejection(http.StatusForbidden, 0, "", "a person cannot block themselves")
+	}
+	p.IsBlocked, p.DeletedAt = blocked, nil
+	if blocked {
+		p.DeletedAt = &banking.Timestamp{Time: time.Now().UTC()}
+	}
 	return id, nil
 }
 
-func (f *fakePersons) Block(_ context.Context, id string) (string, error) {
+func (f *fakePersons) Block(ctx context.Context, id string) (string, error) {
 	if err := f.enter("Block"); err != nil {
 		return "", err
 	}
-	return f.setBlocked(id, true)
+	return f.setBlocked(ctx, id, true)
 }
 
-func (f *fakePersons) Restore(_ context.Context, id string) (string, error) {
+func (f *fakePersons) Restore(ctx context.Context, id string) (string, error) {
 	if err := f.enter("Restore"); err != nil {
 		return "", err
 	}
-	return f.setBlocked(id, false)
+	return f.setBlocked(ctx, id, false)
 }
 
-func (f *fakePersons) ChangeMyPhone(context.Context, banking.PhoneChange) (*banking.PhoneChangeResult, error) {
+// ChangeMyPhone is the upstream's two steps: the phone and the right
+// current password give a challenge for the new phone; fakeSMSCode then
+// moves the phone.
+func (f *fakePersons) ChangeMyPhone(ctx context.Context, in banking.PhoneChange) (*banking.PhoneChangeResult, error) {
 	if err := f.enter("ChangeMyPhone"); err != nil {
 		return nil, err
 	}
-	return nil, f.notFaked("ChangeMyPhone")
+	who, err := f.b.caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f.data.Lock()
+	defer f.data.Unlock()
+	p := f.find(who.personID)
+	if p == nil {
+		return nil, bankingRejection(http.StatusForbidden, 0, "", "only persons have a profile here")
+	}
+	if in.TwoFactorCode == "" {
+		if err := f.checkCurrentLocked(p.ID, &in.CurrentPassword); err != nil {
+			return nil, err
+		}
+		if f.phones == nil {
+			f.phones = map[string]string{}
+		}
+		f.phones[p.ID] = in.Phone
+		return &banking.PhoneChangeResult{TwoFactor: &banking.TwoFactor{TruncatedPhone: in.Phone[:min(5, len(in.Phone))] + "*****"}}, nil
+	}
+	phone, ok := f.phones[p.ID]
+	if !ok || in.TwoFactorCode != fakeSMSCode {
+		return nil, bankingRejection(http.StatusBadRequest, banking.CodeInvalidValue, "two_fa_code", "invalid code")
+	}
+	delete(f.phones, p.ID)
+	p.Phone = phone
+	return &banking.PhoneChangeResult{Person: clonePerson(p)}, nil
 }
 
-// fakeCorporations holds corporations in creation order.
+// fakeCorporations holds corporations in creation order, scoped as the
+// upstream scopes them: staff and introducers see all of them, persons
+// and API clients their own (anyone else's is a 404).
 type fakeCorporations struct {
 	fakeService
 	b        *fakeBanking
 	list     []*banking.Corporation
 	settings map[string]*banking.CorporationSettings
+	// settingsAnswerEmpty makes UpdateSettings answer no settings, which
+	// the spec leaves open.
+	settingsAnswerEmpty bool
+	seq                 int
+	// listed are the options of each List call, in order.
+	listed []banking.ListOptions
 }
+
+// fakeCaptcha is the one captcha response the fake accepts, as the
+// sandbox accepts its test token.
+const fakeCaptcha = "sandbox-captcha-ok"
 
 // add stores c as the upstream's.
 func (f *fakeCorporations) add(c *banking.Corporation) {
@@ -384,10 +659,27 @@ func (f *fakeCorporations) find(id string) *banking.Corporation {
 	return nil
 }
 
+// seesCorporation reports whether who sees corporation id.
+func seesCorporation(who principal, id string) bool {
+	return who.kind == session.Staff || who.kind == session.Introducer || id == who.corporationID
+}
+
+// scopedLocked is corporation id as the caller may see it.
+func (f *fakeCorporations) scopedLocked(ctx context.Context, id string) (principal, *banking.Corporation, error) {
+	who, err := f.b.caller(ctx)
+	if err != nil {
+		return who, nil, err
+	}
+	c := f.find(id)
+	if c == nil || !seesCorporation(who, id) {
+		return who, nil, bankingNotFound()
+	}
+	return who, c, nil
+}
+
 func cloneCorporation(c *banking.Corporation) *banking.Corporation { o := *c; return &o }
 
-// List pages the corporations the caller sees: staff and introducers all
-// of them, anyone else their own.
+// List pages the corporations the caller sees.
 func (f *fakeCorporations) List(ctx context.Context, opts *banking.ListOptions) (*banking.CorporationList, error) {
 	if err := f.enter("List"); err != nil {
 		return nil, err
@@ -401,9 +693,12 @@ func (f *fakeCorporations) List(ctx context.Context, opts *banking.ListOptions) 
 	}
 	f.data.Lock()
 	defer f.data.Unlock()
+	if opts != nil {
+		f.listed = append(f.listed, *opts)
+	}
 	var seen []*banking.Corporation
 	for _, c := range f.list {
-		if who.kind == session.Staff || who.kind == session.Introducer || c.ID == who.corporationID {
+		if seesCorporation(who, c.ID) {
 			seen = append(seen, cloneCorporation(c))
 		}
 	}
@@ -411,7 +706,8 @@ func (f *fakeCorporations) List(ctx context.Context, opts *banking.ListOptions) 
 	return &banking.CorporationList{List: list, Meta: meta}, nil
 }
 
-// Current is the caller's corporation.
+// Current is the caller's corporation; only persons and API clients have
+// one (403).
 func (f *fakeCorporations) Current(ctx context.Context) (*banking.Corporation, error) {
 	if err := f.enter("Current"); err != nil {
 		return nil, err
@@ -419,6 +715,9 @@ func (f *fakeCorporations) Current(ctx context.Context) (*banking.Corporation, e
 	who, err := f.b.caller(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if who.corporationID == "" {
+		return nil, bankingRejection(http.StatusForbidden, 0, "", "only persons and API clients have a current corporation")
 	}
 	f.data.Lock()
 	defer f.data.Unlock()
@@ -428,57 +727,110 @@ func (f *fakeCorporations) Current(ctx context.Context) (*banking.Corporation, e
 	return nil, bankingNotFound()
 }
 
-func (f *fakeCorporations) Settings(_ context.Context, id string) (*banking.CorporationSettings, error) {
+// Settings are a corporation's the caller sees; EMPLOYEE only until
+// changed.
+func (f *fakeCorporations) Settings(ctx context.Context, id string) (*banking.CorporationSettings, error) {
 	if err := f.enter("Settings"); err != nil {
 		return nil, err
 	}
 	f.data.Lock()
 	defer f.data.Unlock()
+	if _, _, err := f.scopedLocked(ctx, id); err != nil {
+		return nil, err
+	}
 	if s, ok := f.settings[id]; ok {
 		c := *s
+		c.AllowedPersonTypes = slices.Clone(s.AllowedPersonTypes)
 		return &c, nil
-	}
-	if f.find(id) == nil {
-		return nil, bankingNotFound()
 	}
 	return &banking.CorporationSettings{ID: id, AllowedPersonTypes: []string{"employee"}}, nil
 }
 
-func (f *fakeCorporations) SignUp(context.Context, *banking.CorporationSignUpRequest) (string, error) {
+// SignUp registers a corporation with the captcha test token; an e-mail
+// already signed in with is the upstream's 409.
+func (f *fakeCorporations) SignUp(_ context.Context, in *banking.CorporationSignUpRequest) (string, error) {
 	if err := f.enter("SignUp"); err != nil {
 		return "", err
 	}
-	return "", f.notFaked("SignUp")
+	if in.Captcha != fakeCaptcha {
+		return "", bankingRejection(http.StatusBadRequest, banking.CodeInvalidValue, "recaptcha", "captcha verification failed")
+	}
+	f.b.mu.Lock()
+	_, taken := f.b.accounts[in.Email]
+	f.b.mu.Unlock()
+	if taken {
+		return "", bankingRejection(http.StatusConflict, banking.CodeInvalidValue, "email", "e-mail is already taken")
+	}
+	f.data.Lock()
+	defer f.data.Unlock()
+	f.seq++
+	c := &banking.Corporation{ID: fmt.Sprintf("corp-new-%d", f.seq), Name: in.CompanyName, Email: in.Email, Country: in.Country, Currency: "EUR"}
+	f.list = append(f.list, c)
+	return c.ID, nil
 }
 
-func (f *fakeCorporations) Update(_ context.Context, id string, in *banking.CorporationUpdateRequest) (*banking.Corporation, error) {
+// Update changes a corporation (staff only).
+func (f *fakeCorporations) Update(ctx context.Context, id string, in *banking.CorporationUpdateRequest) (*banking.Corporation, error) {
 	if err := f.enter("Update"); err != nil {
 		return nil, err
 	}
 	f.data.Lock()
 	defer f.data.Unlock()
-	c := f.find(id)
-	if c == nil {
-		return nil, bankingNotFound()
+	who, c, err := f.scopedLocked(ctx, id)
+	if err != nil {
+		return nil, err
 	}
-	if in.Name != nil {
-		c.Name = *in.Name
+	if who.kind != session.Staff {
+		return nil, bankingRejection(http.StatusForbidden, 0, "", "corporation update is for staff only")
 	}
-	if in.Email != nil {
-		c.Email = *in.Email
+	set(&c.Name, in.Name)
+	set(&c.Email, in.Email)
+	set(&c.Country, in.Country)
+	if in.City != nil {
+		city := *in.City
+		c.City = &city
+	}
+	if in.IsOnboarded != nil {
+		if *in.IsOnboarded && !c.IsOnboarded {
+			c.OnboardedAt = banking.Timestamp{Time: time.Now().UTC()}
+		}
+		c.IsOnboarded = *in.IsOnboarded
 	}
 	return cloneCorporation(c), nil
 }
 
-func (f *fakeCorporations) UpdateSettings(_ context.Context, id string, in *banking.CorporationSettingsUpdate) (*banking.CorporationSettings, error) {
+// UpdateSettings sets the allowed person types of a corporation the
+// caller sees (not introducers); employee is always kept.
+func (f *fakeCorporations) UpdateSettings(ctx context.Context, id string, in *banking.CorporationSettingsUpdate) (*banking.CorporationSettings, error) {
 	if err := f.enter("UpdateSettings"); err != nil {
 		return nil, err
 	}
 	f.data.Lock()
 	defer f.data.Unlock()
-	s := &banking.CorporationSettings{ID: id, AllowedPersonTypes: slices.Clone(in.AllowedPersonTypes)}
+	who, _, err := f.scopedLocked(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if who.kind == session.Introducer {
+		return nil, bankingRejection(http.StatusForbidden, 0, "", "permission persons_management.write is required")
+	}
+	types := []string{"employee"}
+	for _, t := range in.AllowedPersonTypes {
+		switch t {
+		case "employee":
+		case "consumer":
+			types = append(types, t)
+		default:
+			return nil, bankingRejection(http.StatusBadRequest, banking.CodeInvalidValue, "allowed_person_types", "allowed_person_types holds employee or consumer")
+		}
+	}
+	s := &banking.CorporationSettings{ID: id, AllowedPersonTypes: types}
 	f.settings[id] = s
+	if f.settingsAnswerEmpty {
+		return nil, nil
+	}
 	c := *s
+	c.AllowedPersonTypes = slices.Clone(types)
 	return &c, nil
 }
 
@@ -547,30 +899,96 @@ func (f *fakeAPIKeys) Delete(_ context.Context, corpID, keyID string) (bool, err
 	return true, nil
 }
 
-// fakeKYC holds KYC documents per corporation; it changes none.
+// fakeKYC holds KYC documents per corporation. It knows no callers: the
+// gateway's own checks (the acting corporation, staff-only verification)
+// come first, and a document of another corporation is not found in the
+// one named. An upload is recognised by its first bytes, as the upstream
+// recognises it by its content, never by its name or declared type.
 type fakeKYC struct {
 	*fakeCorpList[banking.KYCDocument]
 }
 
-func (f *fakeKYC) Upload(context.Context, string, *banking.KYCUpload) (*banking.KYCDocument, error) {
+// findLocked is document id of corporation corpID.
+func (f *fakeKYC) findLocked(corpID, id string) *banking.KYCDocument {
+	for _, d := range f.byCorp[corpID] {
+		if d.ID == id {
+			return d
+		}
+	}
+	return nil
+}
+
+// Upload stores the document: the file read to its end, recognised by its
+// content, of type corporate.
+func (f *fakeKYC) Upload(_ context.Context, corpID string, in *banking.KYCUpload) (*banking.KYCDocument, error) {
 	if err := f.enter("Upload"); err != nil {
 		return nil, err
 	}
-	return nil, f.notFaked("Upload")
+	data, err := readUpload(in.File)
+	if err != nil {
+		return nil, err
+	}
+	format := kycSniff(data)
+	switch {
+	case format == "":
+		return nil, bankingRejection(http.StatusBadRequest, banking.CodeInvalidValue, "file", "file must be JPEG, PNG, PDF, DOC, DOCX, XLS or XLSX")
+	case in.Type != "corporate":
+		return nil, bankingRejection(http.StatusBadRequest, banking.CodeInvalidValue, "type", "type must be corporate")
+	}
+	f.data.Lock()
+	defer f.data.Unlock()
+	n := 1
+	for _, docs := range f.byCorp {
+		n += len(docs)
+	}
+	for f.findLocked(corpID, fmt.Sprintf("kyc-new-%d", n)) != nil {
+		n++
+	}
+	now := banking.Timestamp{Time: time.Now().UTC()}
+	d := &banking.KYCDocument{ID: fmt.Sprintf("kyc-new-%d", n), Name: in.Filename, VerifyingStatus: banking.KYCNoMark, Type: in.Type,
+		Path: fmt.Sprintf("kyc-documents/%s/kyc-new-%d.%s", corpID, n, format), CreatedAt: now, UpdatedAt: now}
+	f.byCorp[corpID] = append(f.byCorp[corpID], d)
+	c := *d
+	return &c, nil
 }
 
-func (f *fakeKYC) Update(context.Context, string, string, *banking.KYCUpdateRequest) (*banking.KYCDocument, error) {
+// Update changes a document's name, expiry and verification.
+func (f *fakeKYC) Update(_ context.Context, corpID, id string, in *banking.KYCUpdateRequest) (*banking.KYCDocument, error) {
 	if err := f.enter("Update"); err != nil {
 		return nil, err
 	}
-	return nil, f.notFaked("Update")
+	f.data.Lock()
+	defer f.data.Unlock()
+	d := f.findLocked(corpID, id)
+	if d == nil {
+		return nil, bankingNotFound()
+	}
+	if s := in.VerifyingStatus; s != nil && *s != banking.KYCNoMark && *s != banking.KYCVerified && *s != banking.KYCNotVerified {
+		return nil, bankingRejection(http.StatusBadRequest, banking.CodeInvalidValue, "verifying_status", "unknown status")
+	}
+	set(&d.Name, in.Name)
+	set(&d.VerifyingStatus, in.VerifyingStatus)
+	if in.ExpirationAt != nil {
+		e := *in.ExpirationAt
+		d.ExpirationAt = &e
+	}
+	d.UpdatedAt = banking.Timestamp{Time: time.Now().UTC()}
+	c := *d
+	return &c, nil
 }
 
-func (f *fakeKYC) Delete(context.Context, string, string) (string, error) {
+// Delete removes a document and answers its id.
+func (f *fakeKYC) Delete(_ context.Context, corpID, id string) (string, error) {
 	if err := f.enter("Delete"); err != nil {
 		return "", err
 	}
-	return "", f.notFaked("Delete")
+	f.data.Lock()
+	defer f.data.Unlock()
+	if f.findLocked(corpID, id) == nil {
+		return "", bankingNotFound()
+	}
+	f.byCorp[corpID] = slices.DeleteFunc(f.byCorp[corpID], func(d *banking.KYCDocument) bool { return d.ID == id })
+	return id, nil
 }
 
 // fakeRequisites holds wallet requisites per corporation, each attached
@@ -1146,7 +1564,7 @@ func (f *fakeCards) Simulate(ctx context.Context, in *banking.SimulateCardReques
 	return &banking.Authorisation{Authorised: true, Code: "00"}, nil
 }
 
-// fakeFeedback records what was sent.
+// fakeFeedback records what was sent with the captcha test token.
 type fakeFeedback struct {
 	fakeService
 	sent []banking.FeedbackRequest
@@ -1155,6 +1573,9 @@ type fakeFeedback struct {
 func (f *fakeFeedback) Send(_ context.Context, in *banking.FeedbackRequest) error {
 	if err := f.enter("Send"); err != nil {
 		return err
+	}
+	if in.Captcha != fakeCaptcha {
+		return bankingRejection(http.StatusBadRequest, banking.CodeInvalidValue, "recaptcha", "captcha verification failed")
 	}
 	f.data.Lock()
 	defer f.data.Unlock()

@@ -3,12 +3,15 @@ package resolvers
 import (
 	"context"
 	"io"
+	"path"
+	"slices"
 	"strings"
 
 	"github.com/fingraph/fingraph/events"
 	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/graph/model"
 	"github.com/fingraph/fingraph/relay"
+	"github.com/fingraph/fingraph/resolvers/loaders"
 	"github.com/fingraph/fingraph/session"
 	"github.com/fingraph/fingraph/upstream/banking"
 )
@@ -126,6 +129,11 @@ func (r *Resolver) updateKYC(ctx context.Context, in model.UpdateKycDocumentInpu
 		w := kycStatusWire[*in.Status]
 		req.VerifyingStatus = &w
 	}
+	if in.Name != nil {
+		if err := keepsKYCType(ctx, corpID, in.ID, *in.Name); err != nil {
+			return nil, err
+		}
+	}
 	doc, err := r.Banking.KYC.Update(ctx, corpID, in.ID, req)
 	if err != nil {
 		return nil, err
@@ -135,4 +143,33 @@ func (r *Resolver) updateKYC(ctx context.Context, in model.UpdateKycDocumentInpu
 			map[string]any{"document_id": doc.ID, "status": doc.VerifyingStatus})
 	}
 	return toKYCDocument(doc, corpID), nil
+}
+
+// keepsKYCType refuses a new name of document id whose extension is not of
+// the document's type: an upload's name must agree with its content, and a
+// rename must not undo that (a PDF/HTML polyglot uploaded as ".pdf",
+// renamed ".html"). The type is the one the current name gives, as its
+// upload was checked against it; a document of a type the gateway does not
+// name keeps its extension. A document the corporation's listing does not
+// hold is left to the upstream's answer.
+func keepsKYCType(ctx context.Context, corpID, id, name string) error {
+	docs, err := loaders.For(ctx).CorporationKYC.Get(ctx, corpID)
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(docs, func(d *banking.KYCDocument) bool { return d.ID == id })
+	if i < 0 {
+		return nil
+	}
+	current := strings.ToLower(path.Ext(docs[i].Name))
+	exts := []string{current}
+	for _, f := range []kycFormat{kycJPEG, kycPNG, kycPDF, kycDOC, kycXLS, kycDOCX, kycXLSX} {
+		if slices.Contains(f.exts, current) {
+			exts = f.exts
+		}
+	}
+	if !slices.Contains(exts, strings.ToLower(path.Ext(name))) {
+		return gqlerr.BadInput("input.name", "input.name must keep the document's type: end it in %s", strings.Join(exts, " or "))
+	}
+	return nil
 }
