@@ -236,9 +236,10 @@ func TestIssueCard(t *testing.T) {
 }
 
 // What the gateway cannot tell on its own is the upstream's to refuse: a
-// cardholder the viewer cannot see is refused on input.cardholderId before
-// the issue; one of another corporation, a blocked one or a wallet that
-// funds no cards by the upstream, naming its field; nothing is announced.
+// cardholder the viewer cannot see (unknown, or of another corporation) is
+// refused on input.cardholderId before the issue; a blocked one or a wallet
+// that funds no cards by the upstream, naming its field; nothing is
+// announced.
 func TestIssueCardRefusals(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -247,14 +248,15 @@ func TestIssueCardRefusals(t *testing.T) {
 	walBadInput(h, h.exec(issueCard, issueVars(map[string]any{"cardholderId": "person-ghost"})), "input.cardholderId")
 	assert.Zero(t, h.banking.cards.calls("Issue"))
 
-	e := h.exec(issueCard, issueVars(map[string]any{"cardholderId": olgaPerson})).only(t)
-	assert.Equal(t, "UPSTREAM_REJECTED", e.Code())
-	assert.Equal(t, "cardholder.external_id", e.Upstream()["field"])
+	// Another corporation's person is not visible to this person, as the
+	// upstream scopes persons: refused on input too, before the issue.
+	walBadInput(h, h.exec(issueCard, issueVars(map[string]any{"cardholderId": olgaPerson})), "input.cardholderId")
+	assert.Zero(t, h.banking.cards.calls("Issue"))
 
 	h.banking.persons.data.Lock()
 	h.banking.persons.find(benPerson).IsBlocked = true
 	h.banking.persons.data.Unlock()
-	e = h.exec(issueCard, issueVars(map[string]any{"cardholderId": benPerson})).only(t)
+	e := h.exec(issueCard, issueVars(map[string]any{"cardholderId": benPerson})).only(t)
 	assert.Equal(t, "UPSTREAM_REJECTED", e.Code())
 	assert.Equal(t, "cardholder.external_id", e.Upstream()["field"])
 

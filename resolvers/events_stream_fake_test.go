@@ -3,8 +3,6 @@ package resolvers
 import (
 	"context"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"slices"
 	"sync"
 	"testing"
@@ -191,22 +189,4 @@ func bankingEvent(t *testing.T, source, id, name, corp, subject string) *events.
 	}
 	e.Cursor = "c-" + id
 	return &e
-}
-
-// inSession runs fn with the context of a request of h's current
-// principal (h.as), as its resolvers get it, outside any operation.
-func (h *harness) inSession(fn func(ctx context.Context)) {
-	h.t.Helper()
-	req := httptest.NewRequest(http.MethodPost, "/graphql", nil)
-	if h.token != "" {
-		req.Header.Set("Authorization", "Bearer "+h.token)
-	}
-	ran := false
-	h.sessions.Middleware(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
-		ran = true
-		fn(r.Context())
-	})).ServeHTTP(httptest.NewRecorder(), req)
-	if !ran {
-		h.t.Fatal("the session middleware did not run the request")
-	}
 }

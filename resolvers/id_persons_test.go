@@ -18,12 +18,12 @@ import (
 // More principals of the persons tests: Ben, a person of the other
 // corporation, and Dace, Anna's colleague.
 const (
-	benPerson  = "person-ben"
-	dacePerson = "person-dace"
+	benOtherPerson = "person-ben-other"
+	dacePerson     = "person-dace"
 )
 
 var (
-	ben  = principal{kind: session.Person, id: benPerson, personID: benPerson, corporationID: otherCorp}
+	ben  = principal{kind: session.Person, id: benOtherPerson, personID: benOtherPerson, corporationID: otherCorp}
 	dace = principal{kind: session.Person, id: dacePerson, personID: dacePerson, corporationID: demoCorp}
 )
 
@@ -31,7 +31,7 @@ var (
 // one, with their sign-in accounts.
 func withColleagues(h *harness) {
 	h.banking.persons.add(demoCorp, &bankingPerson{ID: dacePerson, FirstName: "Dace", LastName: "Demo", Email: "dace@demo.test"})
-	h.banking.persons.add(otherCorp, &bankingPerson{ID: benPerson, FirstName: "Ben", LastName: "Other", Email: "ben@other.test"})
+	h.banking.persons.add(otherCorp, &bankingPerson{ID: benOtherPerson, FirstName: "Ben", LastName: "Other", Email: "ben@other.test"})
 	h.banking.accounts["dace@demo.test"] = dace
 	h.banking.accounts["ben@other.test"] = ben
 }
