@@ -95,11 +95,11 @@ func TestTracesCarryNoCardCredentials(t *testing.T) {
 		add := func(kvs []attribute.KeyValue) {
 			for _, kv := range kvs {
 				if kv.Value.Type() == attribute.STRING || kv.Value.Type() == attribute.STRINGSLICE {
-					texts = append(texts, kv.Value.Emit())
+					texts = append(texts, kv.Value.String())
 				} else {
-					numbers = append(numbers, kv.Value.Emit())
+					numbers = append(numbers, kv.Value.String())
 				}
-				if strings.Contains(kv.Value.Emit(), "/credentials") {
+				if strings.Contains(kv.Value.String(), "/credentials") {
 					sawCredentialsCall = true
 				}
 			}

@@ -3,7 +3,6 @@ package resolvers
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"sync"
 
@@ -79,12 +78,6 @@ func (f *fakeService) failAlways(method string, err error) {
 		return
 	}
 	f.always[method] = err
-}
-
-// notFaked is the answer of a method the fake does not implement: the test
-// that reaches it must give the fake what it needs (a hook or records).
-func (f *fakeService) notFaked(method string) error {
-	return fmt.Errorf("fake %s.%s is not implemented: extend resolvers/fakes_*_test.go", f.name, method)
 }
 
 // Errors a test injects, shaped as the clients return them.
