@@ -173,26 +173,45 @@ func (h *harness) as(p principal) *harness {
 	return h
 }
 
-// exec runs one GraphQL operation as the current principal (as) and
-// returns its response. vars travel as JSON, as a transport decodes them.
-func (h *harness) exec(query string, vars map[string]any) *response {
+// inSession runs fn with the context of a request of h's current principal
+// (as), as the session middleware makes it.
+func (h *harness) inSession(fn func(ctx context.Context)) {
 	h.t.Helper()
-	params := &graphql.RawParams{Query: query, Variables: jsonVars(h.t, vars)}
-	var out *graphql.Response
 	req := httptest.NewRequest(http.MethodPost, "/graphql", nil)
 	req.RemoteAddr = "192.0.2.10:40000"
 	if h.token != "" {
 		req.Header.Set("Authorization", "Bearer "+h.token)
 	}
+	ran := false
 	rec := httptest.NewRecorder()
 	h.sessions.Middleware(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
+		ran = true
+		fn(r.Context())
+	})).ServeHTTP(rec, req)
+	if !ran {
+		h.t.Fatalf("the session middleware answered %d without running the request: %s", rec.Code, rec.Body)
+	}
+}
+
+// exec runs one GraphQL operation as the current principal (as) and
+// returns its response. vars travel as JSON, as a transport decodes them.
+func (h *harness) exec(query string, vars map[string]any) *response {
+	h.t.Helper()
+	return h.execRaw(query, jsonVars(h.t, vars))
+}
+
+// execRaw is exec with variables passed as they are, not through JSON: an
+// upload's graphql.Upload, as the multipart transport puts it in the
+// variables.
+func (h *harness) execRaw(query string, vars map[string]any) *response {
+	h.t.Helper()
+	params := &graphql.RawParams{Query: query, Variables: vars}
+	var out *graphql.Response
+	h.inSession(func(ctx context.Context) {
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
 		out = h.run(ctx, params)
-	})).ServeHTTP(rec, req)
-	if out == nil {
-		h.t.Fatalf("the session middleware answered %d without running the operation: %s", rec.Code, rec.Body)
-	}
+	})
 	raw, err := json.Marshal(out)
 	if err != nil {
 		h.t.Fatal(err)

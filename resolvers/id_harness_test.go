@@ -7,49 +7,12 @@ package resolvers
 import (
 	"context"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"slices"
 	"sync"
 	"testing"
-	"time"
-
-	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/fingraph/fingraph/session"
 )
-
-// execRaw is exec with variables passed as they are, not through JSON: an
-// upload's graphql.Upload, as the multipart transport puts it in the
-// variables.
-func (h *harness) execRaw(query string, vars map[string]any) *response {
-	h.t.Helper()
-	params := &graphql.RawParams{Query: query, Variables: vars}
-	var out *graphql.Response
-	req := httptest.NewRequest(http.MethodPost, "/graphql", nil)
-	req.RemoteAddr = "192.0.2.10:40000"
-	if h.token != "" {
-		req.Header.Set("Authorization", "Bearer "+h.token)
-	}
-	rec := httptest.NewRecorder()
-	h.sessions.Middleware(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
-		defer cancel()
-		out = h.run(ctx, params)
-	})).ServeHTTP(rec, req)
-	if out == nil {
-		h.t.Fatalf("the session middleware answered %d without running the operation: %s", rec.Code, rec.Body)
-	}
-	raw, err := json.Marshal(out)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	resp := &response{raw: raw}
-	if err := json.Unmarshal(raw, resp); err != nil {
-		h.t.Fatal(err)
-	}
-	return resp
-}
 
 // refused fails the test unless the response's one error has code and,
 // when field is not "", names field in extensions.field.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -17,25 +16,6 @@ import (
 	"github.com/fingraph/fingraph/ratelimit"
 	"github.com/fingraph/fingraph/upstream/banking"
 )
-
-// inSession runs fn with the context of a request of h's current principal
-// (as), as the session middleware makes it.
-func (h *harness) inSession(fn func(ctx context.Context)) {
-	h.t.Helper()
-	req := httptest.NewRequest(http.MethodPost, "/graphql", nil)
-	req.RemoteAddr = "192.0.2.10:40000"
-	if h.token != "" {
-		req.Header.Set("Authorization", "Bearer "+h.token)
-	}
-	ran := false
-	h.sessions.Middleware(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
-		ran = true
-		fn(r.Context())
-	})).ServeHTTP(httptest.NewRecorder(), req)
-	if !ran {
-		h.t.Fatal("the session middleware did not run the handler")
-	}
-}
 
 // A transport that must refuse a request before reading the rest of it (an
 // upload's files) asks the policy about the whole operation: every root
