@@ -22,6 +22,19 @@ func testShare() (*operationShare, chan time.Time) {
 	return s, fire
 }
 
+// inDemand starts an execution of k that runs until the returned func is
+// called: identical queries arriving meanwhile are in demand.
+func inDemand(s *operationShare, k [32]byte) (release func()) {
+	started, done := make(chan struct{}), make(chan struct{})
+	go s.do(context.Background(), k, func(context.Context) (*graphql.Response, bool) {
+		close(started)
+		<-done
+		return &graphql.Response{}, false
+	})
+	<-started
+	return func() { close(done) }
+}
+
 // pendingWaiters counts the requests waiting for k's execution that has not
 // started.
 func pendingWaiters(s *operationShare, k [32]byte) int {
@@ -100,14 +113,7 @@ func TestIdenticalQueriesInDemandShareOneExecution(t *testing.T) {
 func TestAnAnswerWithCardDataIsNeverShared(t *testing.T) {
 	s, fire := testShare()
 	var k [32]byte
-	started, release := make(chan struct{}), make(chan struct{})
-	go s.do(context.Background(), k, func(context.Context) (*graphql.Response, bool) {
-		close(started)
-		<-release
-		return &graphql.Response{}, false
-	})
-	<-started
-	defer close(release)
+	defer inDemand(s, k)()
 
 	const n = 4
 	var runs atomic.Int32
@@ -134,14 +140,7 @@ func TestAnAnswerWithCardDataIsNeverShared(t *testing.T) {
 func TestAQueryNeverJoinsAnExecutionThatHasStarted(t *testing.T) {
 	s, fire := testShare()
 	var k [32]byte
-	started, release := make(chan struct{}), make(chan struct{})
-	go s.do(context.Background(), k, func(context.Context) (*graphql.Response, bool) {
-		close(started)
-		<-release
-		return &graphql.Response{}, false
-	})
-	<-started
-	defer close(release)
+	defer inDemand(s, k)()
 	// In demand: this one waits its window, then runs on its own.
 	var ran atomic.Bool
 	done := make(chan struct{})
@@ -163,14 +162,7 @@ func TestASharedExecutionEndsOnlyWhenNoRequestWaits(t *testing.T) {
 	s, fire := testShare()
 	var k [32]byte
 	// Make the key in demand.
-	started, release := make(chan struct{}), make(chan struct{})
-	go s.do(context.Background(), k, func(context.Context) (*graphql.Response, bool) {
-		close(started)
-		<-release
-		return &graphql.Response{}, false
-	})
-	<-started
-	defer close(release)
+	defer inDemand(s, k)()
 
 	leaderCtx, leaderLeaves := context.WithCancel(context.Background())
 	running := make(chan context.Context)
