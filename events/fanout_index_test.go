@@ -17,7 +17,7 @@ import (
 // no other subscriber is even checked. Checking every subscriber for every
 // event made the fan-out's work grow with corporations × subscribers: at
 // 10,000 persons of 1,000 corporations it fell tens of seconds behind
-// (docs/performance.md, "Live events at scale").
+// (docs/performance-events.md, "Live events at scale").
 func TestFanoutChecksOnlyTheCorporationsSubscribers(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -1,7 +1,7 @@
 // Command idlesubs holds many idle, authenticated websocket subscriptions
 // against a running gateway, then reads the gateway's goroutines and memory
 // from its /metrics, and measures how long one event takes to reach every
-// subscriber. It is a measuring tool, run by hand (docs/performance.md).
+// subscriber. It is a measuring tool, run by hand (docs/performance-events.md, "Live events").
 // It opens every socket on one session, so the gateway's socket caps (20
 // per session by default) must be raised for a large -n:
 //

@@ -1,7 +1,7 @@
 // Command livescale records live events at scale: persons of many
 // corporations subscribed to their corporation's events, changes made in
 // the sandbox outside the gateway, and what the gateway costs for it. It is
-// a recorded run, not a test (docs/performance.md, "Live events at scale";
+// a recorded run, not a test (docs/performance-events.md, "Live events at scale";
 // bench/README.md says how to run it).
 //
 // -mode scale targets one running gateway in sandbox mode: it bulk-seeds

@@ -6,7 +6,7 @@
 // gateway's "restart": each client subscribes again with after: its last
 // cursor), events lost or repeated per subscriber, and the latency tail in
 // the restart windows against the steady one. It is a recorded run, not a
-// test: figures depend on the machine (docs/performance.md, "Rolling
+// test: figures depend on the machine (docs/performance-events.md, "Rolling
 // restart").
 //
 //	go run ./bench/rolling -d 5s -c 8 -subs 20

@@ -1,7 +1,7 @@
 // Command webhooks loads a running gateway's webhook intake
 // (/webhooks/payments) and reports acknowledgements per second and the
 // acknowledgement latency (p50/p95/p99). It is a measuring tool, run by hand
-// (docs/performance.md, "Webhook intake"):
+// (docs/performance-events.md, "Webhook intake"):
 //
 //	go build -o /tmp/fingraph . && /tmp/fingraph -addr 127.0.0.1:18491 \
 //	  -sandbox-addr 127.0.0.1:18492 -data-dir /tmp/fg-webhooks -log-level warn \
