@@ -110,6 +110,11 @@ type Config struct {
 	// call of its own and every query an execution of its own.
 	ShareWindow time.Duration
 	NoSharing   bool
+	// ShareQueries lets identical queries share an execution within the
+	// share window; false keeps the shared reads (identical upstream calls
+	// in flight) and runs every query on its own, which is how Tailcall's
+	// batch window shares when its operation dedupe is off.
+	ShareQueries bool
 	// OutcomeSettle is how long after a money movement whose answer was
 	// lost its absence upstream proves it had no effect; zero is
 	// resolvers.DefaultOutcomeSettle. Tests whose faults never delay the
@@ -325,6 +330,8 @@ func (c *Config) settings() []*setting {
 			usage: "how long the customer loader gathers ids before it calls the upstream (100us to 50ms)"},
 		{flag: "share-window", env: "FINGRAPH_SHARE_WINDOW", def: "1ms", value: shareWindowValue{&c.ShareWindow, &c.NoSharing},
 			usage: "how long a payments read that other queries are sending at the same moment waits for more of them to share its call, and a query its session is already running waits for identical ones to share its execution: 0 to 10ms (0 sends it at once), or off to share no call and no execution"},
+		{flag: "share-queries", env: "FINGRAPH_SHARE_QUERIES", def: "true", value: boolValue{&c.ShareQueries},
+			usage: "whether identical queries of one session sent at the same moment share one execution; false shares upstream reads only (see share-window)"},
 		{flag: "upstream-timeout", env: "FINGRAPH_UPSTREAM_TIMEOUT", def: "10s", value: upstreamTimeout(&c.UpstreamTimeout),
 			usage: "deadline of one upstream call, retries included"},
 		{flag: "payments-timeout", env: "FINGRAPH_PAYMENTS_TIMEOUT", value: upstreamTimeout(&c.PaymentsTimeout),

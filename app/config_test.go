@@ -52,6 +52,7 @@ func TestParseConfigDefaults(t *testing.T) {
 	assert.Equal(t, 10*time.Second, c.UpstreamTimeout)
 	assert.Equal(t, time.Millisecond, c.ShareWindow)
 	assert.False(t, c.NoSharing, "queries share concurrent reads unless told not to")
+	assert.True(t, c.ShareQueries, "identical queries share an execution unless told not to")
 	assert.True(t, c.RegisterWebhook, "sandbox mode registers its own webhook")
 	assert.True(t, c.SandboxAnonymous, "sandbox mode answers a first query without sign-in")
 	assert.Empty(t, c.AllowedOrigins)
@@ -115,6 +116,7 @@ func TestParseConfigReadsEveryVariable(t *testing.T) {
 		"FINGRAPH_UPSTREAM_TIMEOUT":      {c.UpstreamTimeout, 7 * time.Second},
 		"FINGRAPH_LOADER_WAIT":           {c.LoaderWait, 250 * time.Microsecond},
 		"FINGRAPH_SHARE_WINDOW":          {c.ShareWindow, 3 * time.Millisecond},
+		"FINGRAPH_SHARE_QUERIES":         {c.ShareQueries, false},
 		"FINGRAPH_PAYMENTS_TIMEOUT":      {c.PaymentsTimeout, 8 * time.Second},
 		"FINGRAPH_DOWNLOAD_KEY":          {c.DownloadKey, "download-secret"},
 		"FINGRAPH_METRICS_ADDR":          {c.MetricsAddr, "127.0.0.1:9100"},
@@ -190,6 +192,7 @@ func everyVariable() map[string]string {
 		"FINGRAPH_UPSTREAM_TIMEOUT":      "7s",
 		"FINGRAPH_LOADER_WAIT":           "250us",
 		"FINGRAPH_SHARE_WINDOW":          "3ms",
+		"FINGRAPH_SHARE_QUERIES":         "false",
 		"FINGRAPH_BANKING_TIMEOUT":       "9s",
 		"FINGRAPH_PAYMENTS_TIMEOUT":      "8s",
 		"FINGRAPH_DOWNLOAD_KEY":          "download-secret",
@@ -253,6 +256,12 @@ func TestSharingTurnsOff(t *testing.T) {
 	c, err := ParseConfig([]string{"-share-window", "off"}, env(nil), io.Discard)
 	require.NoError(t, err)
 	assert.True(t, c.NoSharing)
+
+	c, err = ParseConfig([]string{"-share-queries=false"}, env(nil), io.Discard)
+	require.NoError(t, err)
+	assert.False(t, c.ShareQueries, "queries run on their own")
+	assert.False(t, c.NoSharing, "while reads still share")
+	assert.Equal(t, time.Millisecond, c.ShareWindow)
 }
 
 func TestInvalidValuesAreRefusedNamingTheSetting(t *testing.T) {

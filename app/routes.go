@@ -159,7 +159,7 @@ func newRouter(d routeDeps) (http.Handler, *gqlhttp.Handler) {
 		UploadDir:       d.spoolDir,
 		AuthorizeUpload: policy.AllowsOperation,
 		SessionID:       session.IDOf,
-		ShareQueries:    !d.cfg.NoSharing,
+		ShareQueries:    d.cfg.ShareQueries && !d.cfg.NoSharing,
 		ShareWindow:     d.cfg.ShareWindow,
 		UploadTenant: func(r *http.Request) string {
 			if s := session.From(r.Context()); s != nil {
