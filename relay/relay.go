@@ -124,6 +124,19 @@ func (r Ref) Parent() string {
 	return r.Parts[0]
 }
 
+// Corporation is the banking corporation the id names: its own id for a
+// Corporation, its parent for the kinds that live under one (a wallet, its
+// requisites, a KYC document, an invoice, a limit); "" for any other kind.
+func (r Ref) Corporation() string {
+	switch r.Kind {
+	case Corporation:
+		return r.Upstream()
+	case Wallet, WalletRequisites, KycDocument, Invoice, Limit:
+		return r.Parent()
+	}
+	return ""
+}
+
 // Decode reads a global id of any kind. Every failure is the same
 // NOT_FOUND error.
 func Decode(id string) (Ref, error) {

@@ -101,7 +101,7 @@ func (r *kycDocumentResolver) CorporationID(ctx context.Context, obj *model.KycD
 }
 
 func (r *mutationResolver) IssueCard(ctx context.Context, input model.IssueCardInput) (*model.Card, error) {
-	if err := upstreamIDs(arg(relay.Corporation, input.CorporationID), childArg(relay.Wallet, &input.FundingWalletID, input.CorporationID), arg(relay.Person, &input.CardholderID)); err != nil {
+	if err := upstreamIDs(ctx, arg(relay.Corporation, input.CorporationID), childArg(relay.Wallet, &input.FundingWalletID, input.CorporationID), arg(relay.Person, &input.CardholderID)); err != nil {
 		return nil, err
 	}
 	// The key is input too: a bad one is refused before issueRequest reads
@@ -135,35 +135,35 @@ func (r *mutationResolver) IssueCard(ctx context.Context, input model.IssueCardI
 }
 
 func (r *mutationResolver) SimulateCardTransaction(ctx context.Context, input model.SimulateCardTransactionInput) (model.CardSimulationResult, error) {
-	if err := upstreamIDs(arg(relay.Card, &input.CardID)); err != nil {
+	if err := upstreamIDs(ctx, arg(relay.Card, &input.CardID)); err != nil {
 		return nil, err
 	}
 	return r.simulate(ctx, input)
 }
 
 func (r *mutationResolver) RevealCardCredentials(ctx context.Context, input model.RevealCardCredentialsInput) (*model.CardCredentials, error) {
-	if err := upstreamIDs(arg(relay.Card, &input.CardID)); err != nil {
+	if err := upstreamIDs(ctx, arg(relay.Card, &input.CardID)); err != nil {
 		return nil, err
 	}
 	return r.revealCredentials(ctx, input.CardID)
 }
 
 func (r *mutationResolver) UploadKycDocument(ctx context.Context, input model.UploadKycDocumentInput) (*model.KycDocument, error) {
-	if err := upstreamIDs(arg(relay.Corporation, input.CorporationID)); err != nil {
+	if err := upstreamIDs(ctx, arg(relay.Corporation, input.CorporationID)); err != nil {
 		return nil, err
 	}
 	return r.uploadKYC(ctx, input)
 }
 
 func (r *mutationResolver) UpdateKycDocument(ctx context.Context, input model.UpdateKycDocumentInput) (*model.KycDocument, error) {
-	if err := upstreamIDs(arg(relay.Corporation, input.CorporationID), childArg(relay.KycDocument, &input.ID, input.CorporationID)); err != nil {
+	if err := upstreamIDs(ctx, arg(relay.Corporation, input.CorporationID), childArg(relay.KycDocument, &input.ID, input.CorporationID)); err != nil {
 		return nil, err
 	}
 	return r.updateKYC(ctx, input)
 }
 
 func (r *mutationResolver) DeleteKycDocument(ctx context.Context, input model.DeleteKycDocumentInput) (*model.DeleteKycDocumentPayload, error) {
-	if err := upstreamIDs(arg(relay.Corporation, input.CorporationID), childArg(relay.KycDocument, &input.ID, input.CorporationID)); err != nil {
+	if err := upstreamIDs(ctx, arg(relay.Corporation, input.CorporationID), childArg(relay.KycDocument, &input.ID, input.CorporationID)); err != nil {
 		return nil, err
 	}
 	corpID, err := actingCorporation(ctx, input.CorporationID)
@@ -203,7 +203,7 @@ func (r *queryResolver) Cards(ctx context.Context) ([]*model.Card, error) {
 }
 
 func (r *queryResolver) Card(ctx context.Context, id string) (*model.Card, error) {
-	if err := upstreamIDs(arg(relay.Card, &id)); err != nil {
+	if err := upstreamIDs(ctx, arg(relay.Card, &id)); err != nil {
 		return nil, err
 	}
 	var v validator

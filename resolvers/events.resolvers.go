@@ -86,7 +86,7 @@ func (r *queryResolver) Webhooks(ctx context.Context) ([]*model.Webhook, error) 
 }
 
 func (r *queryResolver) Event(ctx context.Context, id string) (*model.Event, error) {
-	if err := upstreamIDs(arg(relay.Event, &id)); err != nil {
+	if err := upstreamIDs(ctx, arg(relay.Event, &id)); err != nil {
 		return nil, err
 	}
 	if err := checkText("id", id, true); err != nil {
@@ -111,7 +111,7 @@ func (r *queryResolver) Event(ctx context.Context, id string) (*model.Event, err
 }
 
 func (r *queryResolver) PendingActions(ctx context.Context, eventID *string, individualID *string) ([]*model.PendingAction, error) {
-	if err := upstreamIDs(arg(relay.Event, eventID)); err != nil {
+	if err := upstreamIDs(ctx, arg(relay.Event, eventID)); err != nil {
 		return nil, err
 	}
 	if (eventID == nil) == (individualID == nil) {
@@ -186,7 +186,7 @@ func (r *subscriptionResolver) Events(ctx context.Context, names []string, after
 }
 
 func (r *subscriptionResolver) OrderUpdates(ctx context.Context, orderID string, after *string) (<-chan *model.LiveEvent, error) {
-	if err := upstreamIDs(arg(relay.Order, &orderID)); err != nil {
+	if err := upstreamIDs(ctx, arg(relay.Order, &orderID)); err != nil {
 		return nil, err
 	}
 	if err := checkText("orderId", orderID, true); err != nil {

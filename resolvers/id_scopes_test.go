@@ -9,9 +9,10 @@ import (
 // Who may call each identity and KYC field: the schema's @requires role and
 // the resolvers' own refusals (introducers manage no persons, only persons
 // have a profile, persons and API clients act on their own corporation).
-// The gateway refuses before any upstream call; where only the upstream can
-// tell (another corporation's data), its refusal reaches the client with
-// the upstream's meaning and nothing changes.
+// The gateway refuses before any upstream call, another corporation named
+// by a person or an API client included; where only the upstream can tell
+// (an introducer's corporations), its refusal reaches the client with the
+// upstream's meaning and nothing changes.
 func TestWhoMayCallTheIdentityFields(t *testing.T) {
 	t.Parallel()
 	demo, other := relay.ID(relay.Corporation, demoCorp), relay.ID(relay.Corporation, otherCorp)
@@ -81,7 +82,7 @@ func TestWhoMayCallTheIdentityFields(t *testing.T) {
 		{"updateCorporation/person", updateCorp, in(map[string]any{"id": demo, "name": "Mine"}), person, "FORBIDDEN", false},
 		{"updateCorporation/API client", updateCorp, in(map[string]any{"id": demo, "name": "Mine"}), apiClient, "FORBIDDEN", false},
 		{"updateCorporationSettings/own", updateSettings, in(map[string]any{"corporationId": demo, "allowedPersonTypes": []string{"CONSUMER"}}), apiClient, "", false},
-		{"updateCorporationSettings/another corporation's", updateSettings, in(map[string]any{"corporationId": demo, "allowedPersonTypes": []string{"CONSUMER"}}), outsider, "NOT_FOUND", true},
+		{"updateCorporationSettings/another corporation's", updateSettings, in(map[string]any{"corporationId": demo, "allowedPersonTypes": []string{"CONSUMER"}}), outsider, "FORBIDDEN", false},
 		{"updateCorporationSettings/customer", updateSettings, in(map[string]any{"corporationId": demo, "allowedPersonTypes": []string{}}), customer, "FORBIDDEN", false},
 		{"createApiKey/staff", createKey, in(map[string]any{"corporationId": demo, "name": "ci"}), staff, "", false},
 		{"createApiKey/person", createKey, in(map[string]any{"corporationId": demo, "name": "ci"}), person, "FORBIDDEN", false},

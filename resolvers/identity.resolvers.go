@@ -7,6 +7,7 @@ package resolvers
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/fingraph/fingraph/events"
@@ -117,7 +118,7 @@ func (r *mutationResolver) RecoverPassword(ctx context.Context, input model.Reco
 
 // CreatePerson is the resolver for the createPerson field.
 func (r *mutationResolver) CreatePerson(ctx context.Context, input model.CreatePersonInput) (*model.Person, error) {
-	if err := upstreamIDs(arg(relay.Corporation, input.CorporationID)); err != nil {
+	if err := upstreamIDs(ctx, arg(relay.Corporation, input.CorporationID)); err != nil {
 		return nil, err
 	}
 	s, err := mustSession(ctx)
@@ -158,7 +159,7 @@ func (r *mutationResolver) CreatePerson(ctx context.Context, input model.CreateP
 
 // UpdatePerson is the resolver for the updatePerson field.
 func (r *mutationResolver) UpdatePerson(ctx context.Context, input model.UpdatePersonInput) (*model.Person, error) {
-	if err := upstreamIDs(arg(relay.Person, &input.ID)); err != nil {
+	if err := upstreamIDs(ctx, arg(relay.Person, &input.ID)); err != nil {
 		return nil, err
 	}
 	s, err := mustSession(ctx)
@@ -195,7 +196,7 @@ func (r *mutationResolver) UpdatePerson(ctx context.Context, input model.UpdateP
 
 // BlockPerson is the resolver for the blockPerson field.
 func (r *mutationResolver) BlockPerson(ctx context.Context, input model.PersonIDInput) (*model.Person, error) {
-	if err := upstreamIDs(arg(relay.Person, &input.ID)); err != nil {
+	if err := upstreamIDs(ctx, arg(relay.Person, &input.ID)); err != nil {
 		return nil, err
 	}
 	return r.personTransition(ctx, input.ID, events.PersonBlocked, r.Banking.Persons.Block, session.ReasonBlocked)
@@ -203,7 +204,7 @@ func (r *mutationResolver) BlockPerson(ctx context.Context, input model.PersonID
 
 // RestorePerson is the resolver for the restorePerson field.
 func (r *mutationResolver) RestorePerson(ctx context.Context, input model.PersonIDInput) (*model.Person, error) {
-	if err := upstreamIDs(arg(relay.Person, &input.ID)); err != nil {
+	if err := upstreamIDs(ctx, arg(relay.Person, &input.ID)); err != nil {
 		return nil, err
 	}
 	return r.personTransition(ctx, input.ID, events.PersonRestored, r.Banking.Persons.Restore, "")
@@ -291,7 +292,7 @@ func (r *mutationResolver) SignUpCorporation(ctx context.Context, input model.Si
 
 // UpdateCorporation is the resolver for the updateCorporation field.
 func (r *mutationResolver) UpdateCorporation(ctx context.Context, input model.UpdateCorporationInput) (*model.Corporation, error) {
-	if err := upstreamIDs(arg(relay.Corporation, &input.ID)); err != nil {
+	if err := upstreamIDs(ctx, arg(relay.Corporation, &input.ID)); err != nil {
 		return nil, err
 	}
 	req, err := corporationUpdateRequest(input)
@@ -307,7 +308,7 @@ func (r *mutationResolver) UpdateCorporation(ctx context.Context, input model.Up
 
 // UpdateCorporationSettings is the resolver for the updateCorporationSettings field.
 func (r *mutationResolver) UpdateCorporationSettings(ctx context.Context, input model.UpdateCorporationSettingsInput) (*model.CorporationSettings, error) {
-	if err := upstreamIDs(arg(relay.Corporation, &input.CorporationID)); err != nil {
+	if err := upstreamIDs(ctx, arg(relay.Corporation, &input.CorporationID)); err != nil {
 		return nil, err
 	}
 	var v validator
@@ -334,7 +335,7 @@ func (r *mutationResolver) UpdateCorporationSettings(ctx context.Context, input 
 
 // CreateAPIKey is the resolver for the createApiKey field.
 func (r *mutationResolver) CreateAPIKey(ctx context.Context, input model.CreateAPIKeyInput) (*model.CreatedAPIKey, error) {
-	if err := upstreamIDs(arg(relay.Corporation, &input.CorporationID)); err != nil {
+	if err := upstreamIDs(ctx, arg(relay.Corporation, &input.CorporationID)); err != nil {
 		return nil, err
 	}
 	var v validator
@@ -369,7 +370,7 @@ func (r *mutationResolver) CreateAPIKey(ctx context.Context, input model.CreateA
 
 // DeleteAPIKey is the resolver for the deleteApiKey field.
 func (r *mutationResolver) DeleteAPIKey(ctx context.Context, input model.DeleteAPIKeyInput) (bool, error) {
-	if err := upstreamIDs(arg(relay.Corporation, &input.CorporationID)); err != nil {
+	if err := upstreamIDs(ctx, arg(relay.Corporation, &input.CorporationID)); err != nil {
 		return false, err
 	}
 	var v validator
@@ -434,7 +435,7 @@ func (r *queryResolver) Viewer(ctx context.Context) (*model.Viewer, error) {
 
 // Person is the resolver for the person field.
 func (r *queryResolver) Person(ctx context.Context, id string) (*model.Person, error) {
-	if err := upstreamIDs(arg(relay.Person, &id)); err != nil {
+	if err := upstreamIDs(ctx, arg(relay.Person, &id)); err != nil {
 		return nil, err
 	}
 	var v validator
@@ -483,7 +484,9 @@ func (r *queryResolver) Persons(ctx context.Context, first *int64, after *string
 
 // Corporation is the resolver for the corporation field.
 func (r *queryResolver) Corporation(ctx context.Context, id string) (*model.Corporation, error) {
-	if err := upstreamIDs(arg(relay.Corporation, &id)); err != nil {
+	if err := upstreamIDs(ctx, arg(relay.Corporation, &id)); errors.Is(err, errOtherCorporation) {
+		return nil, nil // null, as for a corporation the viewer does not see
+	} else if err != nil {
 		return nil, err
 	}
 	var v validator

@@ -88,7 +88,7 @@ func (r *mutationResolver) CreateCustomer(ctx context.Context, input model.Creat
 
 // CreateOrder is the resolver for the createOrder field.
 func (r *mutationResolver) CreateOrder(ctx context.Context, input model.CreateOrderInput) (model.CreateOrderResult, error) {
-	if err := upstreamIDs(arg(relay.Customer, input.CustomerID)); err != nil {
+	if err := upstreamIDs(ctx, arg(relay.Customer, input.CustomerID)); err != nil {
 		return nil, err
 	}
 	return r.createOrder(ctx, input)
@@ -96,7 +96,7 @@ func (r *mutationResolver) CreateOrder(ctx context.Context, input model.CreateOr
 
 // CaptureOrder is the resolver for the captureOrder field.
 func (r *mutationResolver) CaptureOrder(ctx context.Context, input model.CaptureOrderInput) (*model.OrderChangePayload, error) {
-	if err := upstreamIDs(arg(relay.Order, &input.OrderID)); err != nil {
+	if err := upstreamIDs(ctx, arg(relay.Order, &input.OrderID)); err != nil {
 		return nil, err
 	}
 	return r.applyOrderEvent(ctx, input.OrderID, payments.EventCapture, input.Amount, input.IdempotencyKey)
@@ -104,7 +104,7 @@ func (r *mutationResolver) CaptureOrder(ctx context.Context, input model.Capture
 
 // RefundOrder is the resolver for the refundOrder field.
 func (r *mutationResolver) RefundOrder(ctx context.Context, input model.RefundOrderInput) (*model.OrderChangePayload, error) {
-	if err := upstreamIDs(arg(relay.Order, &input.OrderID)); err != nil {
+	if err := upstreamIDs(ctx, arg(relay.Order, &input.OrderID)); err != nil {
 		return nil, err
 	}
 	return r.applyOrderEvent(ctx, input.OrderID, payments.EventRefund, input.Amount, input.IdempotencyKey)
@@ -112,14 +112,14 @@ func (r *mutationResolver) RefundOrder(ctx context.Context, input model.RefundOr
 
 // CancelOrder is the resolver for the cancelOrder field.
 func (r *mutationResolver) CancelOrder(ctx context.Context, input model.CancelOrderInput) (*model.OrderChangePayload, error) {
-	if err := upstreamIDs(arg(relay.Order, &input.OrderID)); err != nil {
+	if err := upstreamIDs(ctx, arg(relay.Order, &input.OrderID)); err != nil {
 		return nil, err
 	}
 	return r.applyOrderEvent(ctx, input.OrderID, payments.EventCancel, nil, input.IdempotencyKey)
 }
 
 func (r *mutationResolver) UpdateCustomerContact(ctx context.Context, input model.UpdateCustomerContactInput) (*model.UpdateCustomerContactPayload, error) {
-	if err := upstreamIDs(arg(relay.Customer, input.CustomerID)); err != nil {
+	if err := upstreamIDs(ctx, arg(relay.Customer, input.CustomerID)); err != nil {
 		return nil, err
 	}
 	id, err := customerTarget(ctx, "input.customerId", input.CustomerID)
@@ -138,7 +138,7 @@ func (r *mutationResolver) UpdateCustomerContact(ctx context.Context, input mode
 }
 
 func (r *mutationResolver) AddPaymentMethod(ctx context.Context, input model.AddPaymentMethodInput) (*model.AddPaymentMethodPayload, error) {
-	if err := upstreamIDs(arg(relay.Customer, &input.CustomerID)); err != nil {
+	if err := upstreamIDs(ctx, arg(relay.Customer, &input.CustomerID)); err != nil {
 		return nil, err
 	}
 	if err := checkText("input.customerId", input.CustomerID, true); err != nil {
@@ -192,7 +192,7 @@ func (r *mutationResolver) AddPaymentMethod(ctx context.Context, input model.Add
 }
 
 func (r *mutationResolver) SetPaymentMethods(ctx context.Context, input model.SetPaymentMethodsInput) (*model.SetPaymentMethodsPayload, error) {
-	if err := upstreamIDs(arg(relay.Customer, input.CustomerID)); err != nil {
+	if err := upstreamIDs(ctx, arg(relay.Customer, input.CustomerID)); err != nil {
 		return nil, err
 	}
 	id, err := customerTarget(ctx, "input.customerId", input.CustomerID)
@@ -267,7 +267,7 @@ func (r *queryResolver) Customers(ctx context.Context) ([]*model.Customer, error
 
 // Customer is the resolver for the customer field.
 func (r *queryResolver) Customer(ctx context.Context, id string) (*model.Customer, error) {
-	if err := upstreamIDs(arg(relay.Customer, &id)); err != nil {
+	if err := upstreamIDs(ctx, arg(relay.Customer, &id)); err != nil {
 		return nil, err
 	}
 	if err := checkText("id", id, true); err != nil {

@@ -1,7 +1,12 @@
 package resolvers
 
 import (
+	"context"
+	"errors"
+
+	"github.com/fingraph/fingraph/gqlerr"
 	"github.com/fingraph/fingraph/relay"
+	"github.com/fingraph/fingraph/session"
 )
 
 // idArg is one ID argument a resolver reads, and the node type it names.
@@ -29,19 +34,25 @@ func childArg(k relay.Kind, p, parent *string) idArg { return idArg{kind: k, p: 
 //   - anything else is left as it is: a raw upstream id, still accepted for
 //     compatibility (docs/relay.md), checked by the resolver's own rules.
 //
+// Every corporation an argument names (a corporation id, or the parent of
+// a wallet, requisites, KYC document, invoice or limit id) is then held to
+// the caller's scope (ownScope): a person or an API client names its own
+// corporation only, and any other is FORBIDDEN here, before any upstream
+// call, whether it exists or not.
+//
 // Parents are rewritten before their children, so a child compares with
 // the parent's upstream id.
-func upstreamIDs(args ...idArg) error {
+func upstreamIDs(ctx context.Context, args ...idArg) error {
 	for _, a := range args {
 		if a.parent == nil {
-			if err := toUpstream(a.kind, a.p, ""); err != nil {
+			if err := toUpstream(ctx, a.kind, a.p, ""); err != nil {
 				return err
 			}
 		}
 	}
 	for _, a := range args {
 		if a.parent != nil {
-			if err := toUpstream(a.kind, a.p, *a.parent); err != nil {
+			if err := toUpstream(ctx, a.kind, a.p, *a.parent); err != nil {
 				return err
 			}
 		}
@@ -49,13 +60,18 @@ func upstreamIDs(args ...idArg) error {
 	return nil
 }
 
-func toUpstream(k relay.Kind, p *string, parent string) error {
+func toUpstream(ctx context.Context, k relay.Kind, p *string, parent string) error {
 	if p == nil {
 		return nil
 	}
 	ref, err := relay.Decode(*p)
 	if err != nil {
-		return nil // not a global id: a raw upstream id, left to the resolver's rules
+		// Not a global id: a raw upstream id, left to the resolver's
+		// rules, but for the scope of a corporation it names.
+		if k == relay.Corporation {
+			return ownScope(ctx, *p)
+		}
+		return nil
 	}
 	if ref.Kind != k {
 		return notFoundNode()
@@ -63,17 +79,47 @@ func toUpstream(k relay.Kind, p *string, parent string) error {
 	if parent != "" && ref.Parent() != "" && ref.Parent() != parent {
 		return notFoundNode()
 	}
+	if corp := ref.Corporation(); corp != "" {
+		if err := ownScope(ctx, corp); err != nil {
+			return err
+		}
+	}
 	*p = ref.Upstream()
 	return nil
 }
 
 // upstreamIDList rewrites a list argument of ids of kind k in place, as
 // upstreamIDs does.
-func upstreamIDList(k relay.Kind, ids []string) error {
+func upstreamIDList(ctx context.Context, k relay.Kind, ids []string) error {
 	for i := range ids {
-		if err := toUpstream(k, &ids[i], ""); err != nil {
+		if err := toUpstream(ctx, k, &ids[i], ""); err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// ownScope refuses a corporation a person or an API client does not belong
+// to: each acts on its own corporation only (the banking upstream would
+// refuse the call; the gateway refuses it without one). Staff name any
+// corporation, and introducers those they introduced, which only the
+// upstream knows. An empty id is left to the resolver's own rules.
+func ownScope(ctx context.Context, corporationID string) error {
+	if inScope(ctx, corporationID) {
+		return nil
+	}
+	return &gqlerr.Error{Code: gqlerr.Forbidden, Message: "you act on your own corporation only", Cause: errOtherCorporation}
+}
+
+// inScope is whether the caller may name corporationID (see ownScope).
+func inScope(ctx context.Context, corporationID string) bool {
+	s := session.From(ctx)
+	if s == nil || corporationID == "" || s.CorporationID == "" {
+		return true
+	}
+	return (s.Kind != session.Person && s.Kind != session.APIClient) || corporationID == s.CorporationID
+}
+
+// errOtherCorporation is the cause of ownScope's refusal, for the readers
+// that answer null instead (corporation(id)).
+var errOtherCorporation = errors.New("resolvers: a corporation outside the caller's scope")

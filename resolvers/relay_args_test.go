@@ -1,6 +1,7 @@
 package resolvers
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -15,7 +16,7 @@ func TestUpstreamIDsRewritesGlobalIDsAndKeepsRawOnes(t *testing.T) {
 	wallet := relay.ID(relay.Wallet, "corp-1", "w-1")
 	raw := "w-raw"
 	var none *string
-	require.NoError(t, upstreamIDs(arg(relay.Corporation, &corp), childArg(relay.Wallet, &wallet, &corp),
+	require.NoError(t, upstreamIDs(context.Background(), arg(relay.Corporation, &corp), childArg(relay.Wallet, &wallet, &corp),
 		arg(relay.Wallet, &raw), arg(relay.Card, none)))
 	assert.Equal(t, "corp-1", corp)
 	assert.Equal(t, "w-1", wallet)
@@ -24,24 +25,24 @@ func TestUpstreamIDsRewritesGlobalIDsAndKeepsRawOnes(t *testing.T) {
 	// Empty and malformed values are left to the resolver's own rules
 	// (BAD_USER_INPUT for an empty id), as before global ids.
 	empty := ""
-	require.NoError(t, upstreamIDs(arg(relay.Card, &empty)))
+	require.NoError(t, upstreamIDs(context.Background(), arg(relay.Card, &empty)))
 	assert.Empty(t, empty)
 }
 
 func TestUpstreamIDsRefusesAnotherTypeOrAnotherCorporation(t *testing.T) {
 	person := relay.ID(relay.Person, "p-1")
-	err := upstreamIDs(arg(relay.Card, &person))
+	err := upstreamIDs(context.Background(), arg(relay.Card, &person))
 	e, ok := gqlerr.As(err)
 	require.True(t, ok)
 	assert.Equal(t, gqlerr.NotFound, e.Code)
 
 	corp := "corp-2"
 	limit := relay.ID(relay.Limit, "corp-1", "l-1")
-	e, ok = gqlerr.As(upstreamIDs(arg(relay.Corporation, &corp), childArg(relay.Limit, &limit, &corp)))
+	e, ok = gqlerr.As(upstreamIDs(context.Background(), arg(relay.Corporation, &corp), childArg(relay.Limit, &limit, &corp)))
 	require.True(t, ok, "a limit of corp-1 named with corp-2")
 	assert.Equal(t, gqlerr.NotFound, e.Code)
 
 	ids := []string{relay.ID(relay.Wallet, "c", "a"), "b", relay.ID(relay.Card, "x")}
-	assert.Error(t, upstreamIDList(relay.Wallet, ids))
+	assert.Error(t, upstreamIDList(context.Background(), relay.Wallet, ids))
 	assert.Equal(t, []string{"a", "b"}, ids[:2])
 }

@@ -51,6 +51,9 @@ func (r *Resolver) node(ctx context.Context, id string) (model.Node, error) {
 	if r.Policy != nil && r.Policy.Allows(ctx, nodeRoles[ref.Kind]) != nil {
 		return nil, notFoundNode()
 	}
+	if !inScope(ctx, ref.Corporation()) {
+		return nil, notFoundNode() // another corporation's, read by nobody
+	}
 	n, err := r.loadNode(ctx, ref)
 	if hidesExistence(err) {
 		return nil, notFoundNode()

@@ -351,9 +351,9 @@ func TestRequisitesWithAKeyAreMadeOnce(t *testing.T) {
 	assert.Equal(t, 1, h.banking.requisites.calls("Attach"), "a key of create and one of attach are apart")
 }
 
-// A principal acts on its own corporation's requisites only: the upstream
-// hides another's (404, NOT_FOUND, nothing of it shown), and a requisites
-// id of another corporation under one's own is NOT_FOUND before any call.
+// A principal acts on its own corporation's requisites only: naming another
+// corporation is FORBIDDEN and a requisites id of another corporation under
+// one's own is NOT_FOUND, both before any call, nothing of theirs shown.
 func TestRequisitesOfAnotherCorporation(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -366,9 +366,11 @@ func TestRequisitesOfAnotherCorporation(t *testing.T) {
 		{createRequisites, map[string]any{"corporationId": walCorpGID(otherCorp), "adapter": "ADAPTER_A"}},
 		{deleteRequisites, map[string]any{"corporationId": walCorpGID(otherCorp), "id": relay.ID(relay.WalletRequisites, otherCorp, "rq-other")}},
 	} {
+		before := h.banking.total()
 		resp := h.exec(tc.query, map[string]any{"in": tc.in})
-		assert.Equal(t, "NOT_FOUND", resp.code(t))
+		assert.Equal(t, "FORBIDDEN", resp.code(t))
 		assert.NotContains(t, resp.String(), walValidIBAN)
+		assert.Equal(t, before, h.banking.total(), "another corporation is refused before any call")
 	}
 	h.banking.requisites.data.Lock()
 	assert.Len(t, h.banking.requisites.byCorp[otherCorp], 1, "their requisites stay")

@@ -60,7 +60,7 @@ func (r *corporationResolver) Wallets(ctx context.Context, obj *model.Corporatio
 }
 
 func (r *corporationResolver) Wallet(ctx context.Context, obj *model.Corporation, id string) (*model.Wallet, error) {
-	if err := upstreamIDs(childArg(relay.Wallet, &id, &obj.ID)); err != nil {
+	if err := upstreamIDs(ctx, childArg(relay.Wallet, &id, &obj.ID)); err != nil {
 		return nil, err
 	}
 	real, pendingOwner, err := loaders.For(ctx).CorporationWallet(ctx, obj.ID, id)
@@ -110,7 +110,7 @@ func (r *corporationResolver) Limits(ctx context.Context, obj *model.Corporation
 }
 
 func (r *mutationResolver) CreateWallet(ctx context.Context, input model.CreateWalletInput) (*model.CreateWalletPayload, error) {
-	if err := upstreamIDs(arg(relay.Corporation, &input.CorporationID)); err != nil {
+	if err := upstreamIDs(ctx, arg(relay.Corporation, &input.CorporationID)); err != nil {
 		return nil, err
 	}
 	req, err := walletCreateRequest(input)
@@ -144,7 +144,7 @@ func (r *mutationResolver) CreateWallet(ctx context.Context, input model.CreateW
 }
 
 func (r *mutationResolver) CreateWalletRequisites(ctx context.Context, input model.CreateWalletRequisitesInput) ([]*model.WalletRequisites, error) {
-	if err := upstreamIDs(arg(relay.Corporation, &input.CorporationID)); err != nil {
+	if err := upstreamIDs(ctx, arg(relay.Corporation, &input.CorporationID)); err != nil {
 		return nil, err
 	}
 	var v validator
@@ -174,7 +174,7 @@ func (r *mutationResolver) CreateWalletRequisites(ctx context.Context, input mod
 }
 
 func (r *mutationResolver) AttachWalletRequisites(ctx context.Context, input model.AttachWalletRequisitesInput) ([]*model.WalletRequisites, error) {
-	if err := upstreamIDs(arg(relay.Corporation, &input.CorporationID), childArg(relay.Wallet, &input.WalletID, &input.CorporationID)); err != nil {
+	if err := upstreamIDs(ctx, arg(relay.Corporation, &input.CorporationID), childArg(relay.Wallet, &input.WalletID, &input.CorporationID)); err != nil {
 		return nil, err
 	}
 	var v validator
@@ -204,7 +204,7 @@ func (r *mutationResolver) AttachWalletRequisites(ctx context.Context, input mod
 }
 
 func (r *mutationResolver) DeleteWalletRequisites(ctx context.Context, input model.DeleteWalletRequisitesInput) (*model.DeletedWalletRequisites, error) {
-	if err := upstreamIDs(arg(relay.Corporation, &input.CorporationID), childArg(relay.WalletRequisites, &input.ID, &input.CorporationID)); err != nil {
+	if err := upstreamIDs(ctx, arg(relay.Corporation, &input.CorporationID), childArg(relay.WalletRequisites, &input.ID, &input.CorporationID)); err != nil {
 		return nil, err
 	}
 	var v validator
@@ -224,7 +224,7 @@ func (r *mutationResolver) DeleteWalletRequisites(ctx context.Context, input mod
 }
 
 func (r *mutationResolver) CreateConversion(ctx context.Context, input model.CreateConversionInput) (model.CreateConversionResult, error) {
-	if err := upstreamIDs(arg(relay.Wallet, &input.SourceWalletID), arg(relay.Wallet, input.TargetWalletID)); err != nil {
+	if err := upstreamIDs(ctx, arg(relay.Wallet, &input.SourceWalletID), arg(relay.Wallet, input.TargetWalletID)); err != nil {
 		return nil, err
 	}
 	s, err := mustSession(ctx)
@@ -262,7 +262,7 @@ func (r *mutationResolver) CreateConversion(ctx context.Context, input model.Cre
 }
 
 func (r *mutationResolver) UpdateLimit(ctx context.Context, input model.UpdateLimitInput) (*model.Limit, error) {
-	if err := upstreamIDs(arg(relay.Corporation, &input.CorporationID), childArg(relay.Limit, &input.ID, &input.CorporationID)); err != nil {
+	if err := upstreamIDs(ctx, arg(relay.Corporation, &input.CorporationID), childArg(relay.Limit, &input.ID, &input.CorporationID)); err != nil {
 		return nil, err
 	}
 	req, err := limitUpdate(input)
@@ -279,7 +279,7 @@ func (r *mutationResolver) UpdateLimit(ctx context.Context, input model.UpdateLi
 }
 
 func (r *mutationResolver) DeleteLimit(ctx context.Context, input model.DeleteLimitInput) (*model.Limit, error) {
-	if err := upstreamIDs(arg(relay.Corporation, &input.CorporationID), childArg(relay.Limit, &input.ID, &input.CorporationID)); err != nil {
+	if err := upstreamIDs(ctx, arg(relay.Corporation, &input.CorporationID), childArg(relay.Limit, &input.ID, &input.CorporationID)); err != nil {
 		return nil, err
 	}
 	var v validator
@@ -297,24 +297,27 @@ func (r *mutationResolver) DeleteLimit(ctx context.Context, input model.DeleteLi
 }
 
 func (r *mutationResolver) RequestStatement(ctx context.Context, input model.RequestStatementInput) (*model.ReportFile, error) {
-	if err := upstreamIDList(relay.Wallet, input.WalletIds); err != nil {
+	if s := session.From(ctx); s != nil && s.Kind == session.Person {
+		input.CorporationID = nil // ignored for persons: their own corporation's
+	}
+	if err := upstreamIDList(ctx, relay.Wallet, input.WalletIds); err != nil {
 		return nil, err
 	}
-	if err := upstreamIDs(arg(relay.Corporation, input.CorporationID)); err != nil {
+	if err := upstreamIDs(ctx, arg(relay.Corporation, input.CorporationID)); err != nil {
 		return nil, err
 	}
 	return r.requestStatement(ctx, input)
 }
 
 func (r *mutationResolver) RequestIntroducerFeeReport(ctx context.Context, input model.RequestIntroducerFeeReportInput) (*model.ReportFile, error) {
-	if err := upstreamIDList(relay.Corporation, input.CorporationIds); err != nil {
+	if err := upstreamIDList(ctx, relay.Corporation, input.CorporationIds); err != nil {
 		return nil, err
 	}
 	return r.requestIntroducerFeeReport(ctx, input)
 }
 
 func (r *queryResolver) SepaEnabled(ctx context.Context, sourceWalletID string, iban string) (bool, error) {
-	if err := upstreamIDs(arg(relay.Wallet, &sourceWalletID)); err != nil {
+	if err := upstreamIDs(ctx, arg(relay.Wallet, &sourceWalletID)); err != nil {
 		return false, err
 	}
 	var v validator
