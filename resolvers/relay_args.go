@@ -34,11 +34,12 @@ func childArg(k relay.Kind, p, parent *string) idArg { return idArg{kind: k, p: 
 //   - anything else is left as it is: a raw upstream id, still accepted for
 //     compatibility (docs/relay.md), checked by the resolver's own rules.
 //
-// Every corporation an argument names (a corporation id, or the parent of
-// a wallet, requisites, KYC document, invoice or limit id) is then held to
-// the caller's scope (ownScope): a person or an API client names its own
-// corporation only, and any other is FORBIDDEN here, before any upstream
-// call, whether it exists or not.
+// Every corporation an argument names is then held to the caller's scope,
+// before any upstream call and whether it exists or not: a person or an
+// API client names its own corporation only. Another corporation's id is
+// FORBIDDEN (ownScope); the id of an object under another corporation (a
+// wallet, requisites, a KYC document, an invoice, a limit) is NOT_FOUND,
+// as node answers it.
 //
 // Parents are rewritten before their children, so a child compares with
 // the parent's upstream id.
@@ -79,10 +80,12 @@ func toUpstream(ctx context.Context, k relay.Kind, p *string, parent string) err
 	if parent != "" && ref.Parent() != "" && ref.Parent() != parent {
 		return notFoundNode()
 	}
-	if corp := ref.Corporation(); corp != "" {
+	if corp := ref.Corporation(); k == relay.Corporation {
 		if err := ownScope(ctx, corp); err != nil {
 			return err
 		}
+	} else if !inScope(ctx, corp) {
+		return notFoundNode() // an object of another corporation, as node says
 	}
 	*p = ref.Upstream()
 	return nil
