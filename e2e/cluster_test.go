@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -399,12 +401,17 @@ func TestClusterLosesANodeWithoutLoss(t *testing.T) {
 			firedMu.Unlock()
 		}
 	}
-	// Sign-ins keep running on both replicas throughout.
+	// Sign-ins keep running on both replicas throughout. One may wait out
+	// the election of a new leader, longer on a busy machine; each must be
+	// answered within the operation timeout (30 s), never left hanging.
 	stopSignIns := make(chan struct{})
 	var signIns sync.WaitGroup
+	var signedIn, unanswered atomic.Int64
+	signer := &http.Client{Timeout: 40 * time.Second}
 	signIns.Add(1)
 	go func() {
 		defer signIns.Done()
+		body := []byte(`{"query":"mutation { signIn(input: {kind: API_KEY, apiKey: \"demo-api-key\"}) { __typename } }"}`)
 		for i := 0; ; i++ {
 			select {
 			case <-stopSignIns:
@@ -415,7 +422,14 @@ func TestClusterLosesANodeWithoutLoss(t *testing.T) {
 			if i%2 == 1 {
 				g = b
 			}
-			_, _ = g.post(t, nil, `mutation { signIn(input: {kind: API_KEY, apiKey: "demo-api-key"}) { __typename } }`, nil)
+			resp, err := signer.Post(g.URL+"/graphql", "application/json", bytes.NewReader(body))
+			if err != nil {
+				unanswered.Add(1)
+				continue
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+			signedIn.Add(1)
 		}
 	}()
 
@@ -462,6 +476,9 @@ func TestClusterLosesANodeWithoutLoss(t *testing.T) {
 	t.Logf("%v: every subscriber has every event", time.Since(began).Round(time.Millisecond))
 	close(stopSignIns)
 	signIns.Wait()
+	if n := unanswered.Load(); n > 0 {
+		t.Errorf("%d sign-ins during the loss had no answer within 40 s (%d answered)", n, signedIn.Load())
+	}
 	for i, s := range subs {
 		s.mu.Lock()
 		for id, n := range s.seen {
