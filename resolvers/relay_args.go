@@ -80,11 +80,12 @@ func toUpstream(ctx context.Context, k relay.Kind, p *string, parent string) err
 	if parent != "" && ref.Parent() != "" && ref.Parent() != parent {
 		return notFoundNode()
 	}
-	if corp := ref.Corporation(); k == relay.Corporation {
+	switch corp := ref.Corporation(); {
+	case k == relay.Corporation:
 		if err := ownScope(ctx, corp); err != nil {
 			return err
 		}
-	} else if !inScope(ctx, corp) {
+	case !inScope(ctx, corp):
 		return notFoundNode() // an object of another corporation, as node says
 	}
 	*p = ref.Upstream()

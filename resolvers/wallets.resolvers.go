@@ -298,7 +298,9 @@ func (r *mutationResolver) DeleteLimit(ctx context.Context, input model.DeleteLi
 
 func (r *mutationResolver) RequestStatement(ctx context.Context, input model.RequestStatementInput) (*model.ReportFile, error) {
 	if s := session.From(ctx); s != nil && s.Kind == session.Person {
-		input.CorporationID = nil // ignored for persons: their own corporation's
+		// Ignored for persons (their own corporation's statement): not
+		// read, not scoped, not sent, so it cannot mislead.
+		input.CorporationID = nil
 	}
 	if err := upstreamIDList(ctx, relay.Wallet, input.WalletIds); err != nil {
 		return nil, err

@@ -58,14 +58,9 @@ func (r *Resolver) requestStatement(ctx context.Context, in model.RequestStateme
 	if err != nil {
 		return nil, err
 	}
-	switch s.Kind {
-	case session.Person:
-		// Ignored upstream for persons; not sent, so it cannot mislead.
-		opts.CorporationID = ""
-	default:
-		if opts.CorporationID == "" {
-			return nil, gqlerr.BadInput("input.corporationId", "input.corporationId is required for staff, introducers and API clients")
-		}
+	// A person's corporationId was dropped by RequestStatement.
+	if s.Kind != session.Person && opts.CorporationID == "" {
+		return nil, gqlerr.BadInput("input.corporationId", "input.corporationId is required for staff, introducers and API clients")
 	}
 	span := "all-" + time.Now().UTC().Format(model.DateLayout)
 	if opts.From != "" || opts.To != "" {
