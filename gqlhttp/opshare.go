@@ -146,17 +146,23 @@ func (s *operationShare) do(ctx context.Context, k [sha256.Size]byte, run func(c
 	s.mu.Unlock()
 	stop := context.AfterFunc(ctx, func() { s.leave(f) })
 
-	resp, noStore := run(run0)
-
-	s.mu.Lock()
-	if s.running[k] == f {
-		delete(s.running, k)
-	}
-	f.resp, f.noStore = resp, noStore
-	s.mu.Unlock()
-	close(f.done)
-	stop()
-	cancel()
+	// The answer is published however run ends: a run that panics (the
+	// handler recovers it) leaves no entry behind, and its joiners, told
+	// noStore, run their own rather than wait for nothing.
+	var resp *graphql.Response
+	noStore := true
+	defer func() {
+		s.mu.Lock()
+		if s.running[k] == f {
+			delete(s.running, k)
+		}
+		f.resp, f.noStore = resp, noStore
+		s.mu.Unlock()
+		close(f.done)
+		stop()
+		cancel()
+	}()
+	resp, noStore = run(run0)
 	return resp, noStore
 }
 

@@ -222,6 +222,16 @@ func TestOnlyQueriesOfAViewAreShared(t *testing.T) {
 	if b, _ := s.key(req("bob"), op(ast.Query, nil, map[string]any{"x": 1, "y": 2})); b == a {
 		t.Fatal("two views share a key")
 	}
+	other := op(ast.Query, nil, map[string]any{"x": 1, "y": 2})
+	other.RawQuery = "{ customers { id number } }"
+	if b, _ := s.key(req("alice"), other); b == a {
+		t.Fatal("two documents share a key")
+	}
+	named := op(ast.Query, nil, map[string]any{"x": 1, "y": 2})
+	named.OperationName = "Screen"
+	if b, _ := s.key(req("alice"), named); b == a {
+		t.Fatal("two operations of a document share a key")
+	}
 	for name, oc := range map[string]*graphql.OperationContext{
 		"a mutation":           op(ast.Mutation, nil, nil),
 		"a subscription":       op(ast.Subscription, nil, nil),
@@ -242,3 +252,39 @@ func TestOnlyQueriesOfAViewAreShared(t *testing.T) {
 }
 
 type viewKey struct{}
+
+// An execution that panics (gqlgen's handler recovers it) frees the
+// requests that joined it, which then run their own, and leaves nothing
+// behind: the next identical query is not held as in demand.
+func TestASharedExecutionThatPanicsFreesItsJoiners(t *testing.T) {
+	s, fire := testShare()
+	var k [32]byte
+	release := inDemand(s, k)
+	// A second request waits its window; a third joins it.
+	panicked := make(chan any)
+	go func() {
+		defer func() { panicked <- recover() }()
+		s.do(context.Background(), k, func(context.Context) (*graphql.Response, bool) { panic("resolver bug") })
+	}()
+	yieldUntil(t, func() bool { return pendingWaiters(s, k) == 1 })
+	own := &graphql.Response{Data: []byte(`{"own":true}`)}
+	joined := make(chan *graphql.Response)
+	go func() {
+		resp, _ := s.do(context.Background(), k, func(context.Context) (*graphql.Response, bool) { return own, false })
+		joined <- resp
+	}()
+	yieldUntil(t, func() bool { return pendingWaiters(s, k) == 2 })
+	fire <- time.Time{}
+	if p := <-panicked; p != "resolver bug" {
+		t.Fatalf("the panic was %v, want it passed on", p)
+	}
+	if resp := <-joined; resp != own {
+		t.Fatalf("the joiner got %+v, want its own run", resp)
+	}
+	release()
+	yieldUntil(t, func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return len(s.running) == 0 && len(s.pending) == 0
+	})
+}
