@@ -146,10 +146,10 @@ type Config struct {
 	// post per second (with a burst of twice as many).
 	WebhookRateLimit float64
 	// EnricherWorkers bounds the upstream event reads in flight behind the
-	// webhook intake (events.Enricher.Workers).
+	// webhook intake (paymentsfeed.Enricher.Workers).
 	EnricherWorkers int
 	// EnricherBusyWorkers bounds them during a burst of webhooks
-	// (events.Enricher.BusyWorkers); EnricherWorkers turns that off.
+	// (paymentsfeed.Enricher.BusyWorkers); EnricherWorkers turns that off.
 	EnricherBusyWorkers int
 	// SandboxTokenGrace is how long the in-process sandbox keeps accepting a
 	// superseded banking token; tests shrink it.
@@ -335,9 +335,9 @@ func (c *Config) settings() []*setting {
 		{flag: "upstream-timeout", env: "FINGRAPH_UPSTREAM_TIMEOUT", def: "10s", value: upstreamTimeout(&c.UpstreamTimeout),
 			usage: "deadline of one upstream call, retries included"},
 		{flag: "payments-timeout", env: "FINGRAPH_PAYMENTS_TIMEOUT", value: upstreamTimeout(&c.PaymentsTimeout),
-			usage: "deadline of one payments call; empty uses the upstream timeout"},
+			usage: "deadline of one payments call; unset uses the upstream timeout"},
 		{flag: "banking-timeout", env: "FINGRAPH_BANKING_TIMEOUT", value: upstreamTimeout(&c.BankingTimeout),
-			usage: "deadline of one banking call; empty uses the upstream timeout"},
+			usage: "deadline of one banking call; unset uses the upstream timeout"},
 		{flag: "shutdown-drain", env: "FINGRAPH_SHUTDOWN_DRAIN", def: "0s", value: durationValue{p: &c.ShutdownDrain, max: 5 * time.Minute, example: "2s"},
 			usage: "on SIGTERM, how long to answer /readyz with 503 while still serving, before closing: longer than the load balancer's health-check interval (e.g. 2s); 0 stops at once"},
 		{flag: "pprof-addr", env: "FINGRAPH_PPROF_ADDR", value: stringValue{&c.PprofAddr, checkPprofAddr},
@@ -345,7 +345,7 @@ func (c *Config) settings() []*setting {
 		{flag: "bank-poll-interval", env: "FINGRAPH_BANK_POLL_INTERVAL", def: "10s", value: bankPoll,
 			usage: "how often the banking poller reads the listings of each corporation with a live subscriber for changes made outside the gateway, 1s to 1h"},
 		{flag: "live-poll-interval", env: "FINGRAPH_LIVE_POLL_INTERVAL", value: bankPoll, renamed: "bank-poll-interval",
-			usage: "old name of -bank-poll-interval (and of FINGRAPH_BANK_POLL_INTERVAL), still read; the new name wins, and start-up warns"},
+			usage: "old name of -bank-poll-interval (and of FINGRAPH_BANK_POLL_INTERVAL), still read, and start-up warns; of the two variables the new one wins, and a flag of either name beats a variable"},
 		{flag: "upload-dir", env: "FINGRAPH_UPLOAD_DIR", value: stringValue{p: &c.UploadDir},
 			usage: "where file uploads beyond 1 MiB are kept while they are read (bounded by the uploadSpoolBytes limit): a directory of each gateway's own under it, removed when it stops; default: uploads/ in the data directory, emptied at start, else the system's temporary directory"},
 		{flag: "register-webhook", env: "FINGRAPH_REGISTER_WEBHOOK", value: boolValue{&c.RegisterWebhook},

@@ -105,7 +105,7 @@ func (f Fault) Validate() error {
 }
 
 // SetFault installs f (or removes the fault of its route when f is idle);
-// the control API and the -sandbox-fault setting both use it.
+// the control API and the -sandbox-faults setting both use it.
 func (s *Sandbox) SetFault(f Fault) error {
 	f.Route = strings.TrimSpace(f.Route)
 	if msg := f.check(); msg != "" {
