@@ -89,6 +89,10 @@ func TestAnotherCorporationIsRefusedBeforeAnyCall(t *testing.T) {
 		},
 	}
 
+	// Fields of a role these callers lack are refused by @requires first.
+	byRole := map[string]bool{"createApiKey": true, "deleteApiKey": true, "createWallet": true,
+		"updateLimit": true, "deleteLimit": true, "requestIntroducerFeeReport": true}
+
 	var named []string
 	s := graph.NewExecutableSchema(graph.Config{Resolvers: &Resolver{}}).Schema()
 	for _, root := range []string{"Query", "Mutation", "Subscription"} {
@@ -139,9 +143,32 @@ func TestAnotherCorporationIsRefusedBeforeAnyCall(t *testing.T) {
 				}
 				resp := h.execRaw(query, vars)
 				assert.Equal(t, "FORBIDDEN", resp.code(t), resp.String())
+				if !byRole[name] {
+					assert.Equal(t, "you act on your own corporation only", resp.only(t).Message, "refused for its corporation")
+				}
 				assert.Zero(t, h.banking.total()+h.payments.total(), "refused before any upstream call")
 			})
 		}
+	}
+
+	// An object under another corporation, named by its global id, is
+	// NOT_FOUND, as node answers it, and is not read either.
+	for name, q := range map[string]struct {
+		query string
+		vars  map[string]any
+	}{
+		"sepaEnabled": {`query($w: ID!) { sepaEnabled(sourceWalletId: $w, iban: "LV80BANK0000435195001") }`,
+			map[string]any{"w": relay.ID(relay.Wallet, otherCorp, "wallet-other")}},
+		"requestStatement": {`mutation($in: RequestStatementInput!) { requestStatement(input: $in) { url } }`,
+			in(map[string]any{"format": "PDF", "walletIds": []string{relay.ID(relay.Wallet, otherCorp, "wallet-other")}})},
+	} {
+		t.Run("an object of another corporation/"+name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			resp := h.as(person).exec(q.query, q.vars)
+			assert.Equal(t, "NOT_FOUND", resp.code(t), resp.String())
+			assert.Zero(t, h.banking.total()+h.payments.total(), "refused before any upstream call")
+		})
 	}
 
 	h := newHarness(t)
