@@ -12,17 +12,18 @@ import (
 // service satisfies as it is (UpstreamOf); tests give fakes. Every call
 // carries the credentials of a subscriber's session in its context.
 type Upstream struct {
-	Wallets WalletLister
+	Wallets CorporationLister[banking.Wallet]
 	// Transactions is nil when the upstream shows no transaction listing
 	// (the spec shows none: the strict sandbox); wallet transactions are
 	// then not polled.
 	Transactions TransactionLister
 	Cards        CardLister
-	KYC          KYCLister
-	Limits       LimitLister
-	Invoices     InvoiceLister
+	KYC          CorporationLister[banking.KYCDocument]
+	Limits       CorporationLister[banking.Limit]
+	Invoices     CorporationLister[banking.Invoice]
 	Persons      PersonLister
-	Breaker      Breaker
+	// Breaker is required: every poll asks it first.
+	Breaker Breaker
 }
 
 // UpstreamOf is the poller's view of a banking client.
@@ -35,9 +36,11 @@ func UpstreamOf(c *banking.Client) Upstream {
 	return u
 }
 
-// WalletLister lists a corporation's wallets (banking.Client.Wallets).
-type WalletLister interface {
-	List(ctx context.Context, corporationID string) ([]*banking.Wallet, error)
+// CorporationLister lists one kind of a corporation's records: its wallets,
+// KYC documents, limits or invoices (banking.Client.Wallets, .KYC, .Limits,
+// .Invoices).
+type CorporationLister[T any] interface {
+	List(ctx context.Context, corporationID string) ([]*T, error)
 }
 
 // TransactionLister lists a wallet's transactions, newest first
@@ -53,21 +56,6 @@ type CardLister interface {
 	Transactions(ctx context.Context, id string, opts *banking.ListOptions) (*banking.CardTransactionList, error)
 }
 
-// KYCLister lists a corporation's KYC documents (banking.Client.KYC).
-type KYCLister interface {
-	List(ctx context.Context, corporationID string) ([]*banking.KYCDocument, error)
-}
-
-// LimitLister lists a corporation's limits (banking.Client.Limits).
-type LimitLister interface {
-	List(ctx context.Context, corporationID string) ([]*banking.Limit, error)
-}
-
-// InvoiceLister lists a corporation's invoices (banking.Client.Invoices).
-type InvoiceLister interface {
-	List(ctx context.Context, corporationID string) ([]*banking.Invoice, error)
-}
-
 // PersonLister lists the persons the credentials see
 // (banking.Client.Persons).
 type PersonLister interface {
@@ -81,12 +69,12 @@ type Breaker interface {
 }
 
 var (
-	_ WalletLister      = (*banking.WalletsService)(nil)
-	_ TransactionLister = (*banking.TransactionsService)(nil)
-	_ CardLister        = (*banking.CardsService)(nil)
-	_ KYCLister         = (*banking.KYCService)(nil)
-	_ LimitLister       = (*banking.LimitsService)(nil)
-	_ InvoiceLister     = (*banking.InvoicesService)(nil)
-	_ PersonLister      = (*banking.PersonsService)(nil)
-	_ Breaker           = (*banking.Client)(nil)
+	_ CorporationLister[banking.Wallet]      = (*banking.WalletsService)(nil)
+	_ TransactionLister                      = (*banking.TransactionsService)(nil)
+	_ CardLister                             = (*banking.CardsService)(nil)
+	_ CorporationLister[banking.KYCDocument] = (*banking.KYCService)(nil)
+	_ CorporationLister[banking.Limit]       = (*banking.LimitsService)(nil)
+	_ CorporationLister[banking.Invoice]     = (*banking.InvoicesService)(nil)
+	_ PersonLister                           = (*banking.PersonsService)(nil)
+	_ Breaker                                = (*banking.Client)(nil)
 )
