@@ -252,6 +252,19 @@ func TestFlagWinsOverVariable(t *testing.T) {
 	assert.Equal(t, []string{"https://b.example"}, c.AllowedOrigins)
 }
 
+// The sandbox's own settings are read, not only derived: in sandbox mode
+// each is set against the value the mode would give it. (Every variable's
+// test runs in upstreams mode, where they equal what the mode derives.)
+func TestSandboxSettingsAreReadInSandboxMode(t *testing.T) {
+	c, err := ParseConfig(nil, env(map[string]string{"FINGRAPH_SANDBOX_ANONYMOUS": "false",
+		"FINGRAPH_SANDBOX_STRICT": "true", "FINGRAPH_REGISTER_WEBHOOK": "false"}), io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, ModeSandbox, c.Mode)
+	assert.False(t, c.SandboxAnonymous)
+	assert.True(t, c.SandboxStrict)
+	assert.False(t, c.RegisterWebhook)
+}
+
 func TestSharingTurnsOff(t *testing.T) {
 	c, err := ParseConfig([]string{"-share-window", "off"}, env(nil), io.Discard)
 	require.NoError(t, err)
