@@ -43,7 +43,7 @@ func TestRevealCardCredentials(t *testing.T) {
 
 	resp := h.exec(revealCredentials, map[string]any{"id": walCardGID("card-o")})
 	assert.Equal(t, "NOT_FOUND", resp.code(t))
-	walBadInput(h, h.exec(revealCredentials, map[string]any{"id": " "}), "cardId")
+	refused(t, h.exec(revealCredentials, map[string]any{"id": " "}), "BAD_USER_INPUT", "cardId")
 	calls := h.banking.cards.calls("Credentials")
 	assert.Equal(t, 3, calls)
 
@@ -148,7 +148,7 @@ func TestIssueCardInputRules(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t)
-			walBadInput(h, h.as(person).exec(issueCard, issueVars(tc.fields)), tc.field)
+			refused(t, h.as(person).exec(issueCard, issueVars(tc.fields)), "BAD_USER_INPUT", tc.field)
 			h.walNoCalls(tc.name)
 		})
 	}
@@ -245,12 +245,12 @@ func TestIssueCardRefusals(t *testing.T) {
 	h := newHarness(t)
 	withCards(h)
 	h.as(person)
-	walBadInput(h, h.exec(issueCard, issueVars(map[string]any{"cardholderId": "person-ghost"})), "input.cardholderId")
+	refused(t, h.exec(issueCard, issueVars(map[string]any{"cardholderId": "person-ghost"})), "BAD_USER_INPUT", "input.cardholderId")
 	assert.Zero(t, h.banking.cards.calls("Issue"))
 
 	// Another corporation's person is not visible to this person, as the
 	// upstream scopes persons: refused on input too, before the issue.
-	walBadInput(h, h.exec(issueCard, issueVars(map[string]any{"cardholderId": olgaPerson})), "input.cardholderId")
+	refused(t, h.exec(issueCard, issueVars(map[string]any{"cardholderId": olgaPerson})), "BAD_USER_INPUT", "input.cardholderId")
 	assert.Zero(t, h.banking.cards.calls("Issue"))
 
 	h.banking.persons.data.Lock()
@@ -282,7 +282,7 @@ func TestIssueCardOnce(t *testing.T) {
 	assert.Equal(t, first, retry)
 	assert.Equal(t, 1, h.banking.cards.calls("Issue"))
 	assert.Len(t, h.walPublished(), 1)
-	walBadInput(h, h.exec(issueCard, issueVars(map[string]any{"idempotencyKey": "card-1", "expiryYear": 2031})), "input.idempotencyKey")
+	refused(t, h.exec(issueCard, issueVars(map[string]any{"idempotencyKey": "card-1", "expiryYear": 2031})), "BAD_USER_INPUT", "input.idempotencyKey")
 
 	h.banking.cards.failNext("Issue", unavailable("banking"))
 	e := h.exec(issueCard, issueVars(nil)).only(t)
@@ -391,7 +391,7 @@ func TestSimulateCardTransactionInputsAndKeys(t *testing.T) {
 		{"input.currency", map[string]any{"cardId": "card-a", "amount": 100, "currency": "USD"}},
 		{"input.cardId", map[string]any{"cardId": " ", "amount": 100}},
 	} {
-		walBadInput(h, h.exec(simulate, map[string]any{"in": tc.in}), tc.field)
+		refused(t, h.exec(simulate, map[string]any{"in": tc.in}), "BAD_USER_INPUT", tc.field)
 	}
 	assert.Equal(t, "NOT_FOUND", h.exec(simulate, map[string]any{"in": map[string]any{"cardId": walWalletGID(cardWallet), "amount": 1}}).code(t))
 	h.walNoCalls("refused simulations")
@@ -404,7 +404,7 @@ func TestSimulateCardTransactionInputsAndKeys(t *testing.T) {
 	w, _ := h.banking.wallets.find(cardWallet)
 	assert.Equal(t, int64(9_000), w.Amount, "authorised once")
 	assert.Len(t, h.walPublished(), 1)
-	walBadInput(h, h.exec(simulate, simulateVars("card-a", 2_000, "sim-1")), "input.idempotencyKey")
+	refused(t, h.exec(simulate, simulateVars("card-a", 2_000, "sim-1")), "BAD_USER_INPUT", "input.idempotencyKey")
 
 	assert.Equal(t, "NOT_FOUND", h.exec(simulate, simulateVars("card-o", 100, nil)).code(t), "another corporation's card")
 

@@ -223,7 +223,7 @@ func TestCardReadErrors(t *testing.T) {
 	h := newHarness(t)
 	withCards(h)
 	h.as(person)
-	walBadInput(h, h.exec(`{ card(id: " ") { id } }`, nil), "id")
+	refused(t, h.exec(`{ card(id: " ") { id } }`, nil), "BAD_USER_INPUT", "id")
 	assert.Equal(t, "NOT_FOUND", h.exec(`query($id: ID!) { card(id: $id) { id } }`, map[string]any{"id": walWalletGID(cardWallet)}).code(t))
 	assert.Zero(t, h.banking.cards.calls("Get"))
 
@@ -324,9 +324,9 @@ func TestCardTransactions(t *testing.T) {
 	assert.Equal(t, "ct-1", asc.Card.Transactions.Edges[0].Node.UpstreamID)
 
 	before := h.banking.cards.calls("Transactions")
-	walBadInput(h, h.exec(cardTxPage, map[string]any{"id": walCardGID("card-a"), "first": 2, "after": *asc.Card.Transactions.PageInfo.EndCursor}), "after")
-	walBadInput(h, h.exec(cardTxPage, map[string]any{"id": walCardGID("card-b"), "first": 2, "after": *tx.PageInfo.EndCursor}), "after")
-	walBadInput(h, h.exec(cardTxPage, map[string]any{"id": walCardGID("card-a"), "first": 101}), "first")
+	refused(t, h.exec(cardTxPage, map[string]any{"id": walCardGID("card-a"), "first": 2, "after": *asc.Card.Transactions.PageInfo.EndCursor}), "BAD_USER_INPUT", "after")
+	refused(t, h.exec(cardTxPage, map[string]any{"id": walCardGID("card-b"), "first": 2, "after": *tx.PageInfo.EndCursor}), "BAD_USER_INPUT", "after")
+	refused(t, h.exec(cardTxPage, map[string]any{"id": walCardGID("card-a"), "first": 101}), "BAD_USER_INPUT", "first")
 	assert.Equal(t, before, h.banking.cards.calls("Transactions"), "refused pages cost no call")
 
 	var node struct{ Node struct{ UpstreamID string } }
@@ -347,6 +347,6 @@ func TestCardTransactionsInStrictMode(t *testing.T) {
 	var p1 cardTxAnswer
 	h.exec(cardTxPage, map[string]any{"id": walCardGID("card-a"), "first": 2}).decode(t, &p1)
 	require.True(t, p1.Card.Transactions.PageInfo.HasNextPage)
-	walBadInput(h, h.exec(cardTxPage, map[string]any{"id": walCardGID("card-a"), "first": 2, "after": *p1.Card.Transactions.PageInfo.EndCursor}), "after")
+	refused(t, h.exec(cardTxPage, map[string]any{"id": walCardGID("card-a"), "first": 2, "after": *p1.Card.Transactions.PageInfo.EndCursor}), "BAD_USER_INPUT", "after")
 	assert.Equal(t, 1, h.banking.cards.calls("Transactions"))
 }

@@ -257,10 +257,10 @@ func TestWalletTransactionsRefuseForeignCursors(t *testing.T) {
 	for _, cursor := range []string{*asc.Corporation.Wallet.Transactions.PageInfo.EndCursor, // another order
 		*usd.Corporation.Wallet.Transactions.PageInfo.EndCursor, // another wallet
 		"b2Zmc2V0OjI"} { // made up
-		walBadInput(h, h.exec(walletTxPage, walletTxVars(1, cursor, nil)), "after")
+		refused(t, h.exec(walletTxPage, walletTxVars(1, cursor, nil)), "BAD_USER_INPUT", "after")
 	}
 	for _, first := range []int{0, -1, 101} {
-		walBadInput(h, h.exec(walletTxPage, walletTxVars(first, nil, nil)), "first")
+		refused(t, h.exec(walletTxPage, walletTxVars(first, nil, nil)), "BAD_USER_INPUT", "first")
 	}
 	assert.Equal(t, before, h.banking.transactions.calls("ListByWallet"))
 }

@@ -42,7 +42,7 @@ func TestWebhooksRegisterListDelete(t *testing.T) {
 		t.Fatalf("registered %+v", w)
 	}
 	h.payments.webhooks.failNext("Create", paymentsRejection(http.StatusConflict, "webhook_exists", "url", "the company has a webhook"))
-	e := wantErrorCode(t, h.exec(register, map[string]any{"u": "https://hooks.example/q"}), "UPSTREAM_REJECTED")
+	e := refused(t, h.exec(register, map[string]any{"u": "https://hooks.example/q"}), "UPSTREAM_REJECTED", "")
 	if e.Upstream()["code"] != "webhook_exists" {
 		t.Fatalf("a second webhook: %+v", e)
 	}
@@ -62,14 +62,14 @@ func TestWebhooksRegisterListDelete(t *testing.T) {
 	if deleted.DeleteWebhook.DeletedID != w.ID {
 		t.Fatalf("deleted %+v", deleted)
 	}
-	wantErrorCode(t, h.exec(del, map[string]any{"id": w.ID}), "NOT_FOUND")
+	refused(t, h.exec(del, map[string]any{"id": w.ID}), "NOT_FOUND", "")
 	h.payments.webhooks.failNext("List", unavailable("payments"))
-	wantErrorCode(t, h.exec(`{ webhooks { id } }`, nil), "UPSTREAM_UNAVAILABLE")
+	refused(t, h.exec(`{ webhooks { id } }`, nil), "UPSTREAM_UNAVAILABLE", "")
 
 	for _, who := range []principal{person, outsider, customer} {
 		h := newHarness(t)
-		wantErrorCode(t, h.as(who).exec(register, map[string]any{"u": "https://hooks.example/p"}), "FORBIDDEN")
-		wantErrorCode(t, h.exec(`{ webhooks { id } }`, nil), "FORBIDDEN")
+		refused(t, h.as(who).exec(register, map[string]any{"u": "https://hooks.example/p"}), "FORBIDDEN", "")
+		refused(t, h.exec(`{ webhooks { id } }`, nil), "FORBIDDEN", "")
 		assertNoUpstreamCalls(t, h)
 	}
 }
@@ -118,7 +118,7 @@ func TestEventIsReadForPaymentsOperatorsOnly(t *testing.T) {
 		if got.Event != nil {
 			t.Fatalf("%s: an event the upstream does not have: %+v, want null", who.kind, got.Event)
 		}
-		wantErrorCode(t, h.exec(eventQuery, map[string]any{"id": "ev-bad"}), "INTERNAL")
+		refused(t, h.exec(eventQuery, map[string]any{"id": "ev-bad"}), "INTERNAL", "")
 	}
 
 	for _, who := range []principal{person, introducer, outsider} {
@@ -132,13 +132,13 @@ func TestEventIsReadForPaymentsOperatorsOnly(t *testing.T) {
 		assertNoUpstreamCalls(t, h)
 	}
 	h := newHarness(t)
-	wantErrorCode(t, h.as(customer).exec(eventQuery, map[string]any{"id": "ev-1"}), "FORBIDDEN")
-	wantErrorCode(t, h.exec(eventQuery, map[string]any{"id": globalOrder("ord-1")}), "NOT_FOUND")
-	wantErrorCode(t, h.as(anonymous).exec(eventQuery, map[string]any{"id": "ev-1"}), "UNAUTHENTICATED")
+	refused(t, h.as(customer).exec(eventQuery, map[string]any{"id": "ev-1"}), "FORBIDDEN", "")
+	refused(t, h.exec(eventQuery, map[string]any{"id": globalOrder("ord-1")}), "NOT_FOUND", "")
+	refused(t, h.as(anonymous).exec(eventQuery, map[string]any{"id": "ev-1"}), "UNAUTHENTICATED", "")
 	wantFieldError(t, h.as(staff).exec(eventQuery, map[string]any{"id": ""}), "id")
 	assertNoUpstreamCalls(t, h)
 	h.payments.events.failNext("Get", unavailable("payments"))
-	wantErrorCode(t, h.exec(eventQuery, map[string]any{"id": "ev-1"}), "UPSTREAM_UNAVAILABLE")
+	refused(t, h.exec(eventQuery, map[string]any{"id": "ev-1"}), "UPSTREAM_UNAVAILABLE", "")
 }
 
 // pendingActions takes exactly one of eventId and individualId; by event
@@ -183,7 +183,7 @@ func TestPendingActionsByEventOrIndividual(t *testing.T) {
 	}
 	wantFieldError(t, h.exec(query, map[string]any{"i": " "}), "individualId")
 	wantFieldError(t, h.exec(query, map[string]any{"e": ""}), "eventId")
-	wantErrorCode(t, h.exec(query, map[string]any{"e": globalOrder("o")}), "NOT_FOUND")
+	refused(t, h.exec(query, map[string]any{"e": globalOrder("o")}), "NOT_FOUND", "")
 	calls := h.payments.pendingActions.total()
 
 	var ev struct {
@@ -217,7 +217,7 @@ func TestPendingActionsByEventOrIndividual(t *testing.T) {
 	}
 
 	h.payments.pendingActions.failNext("ByIndividual", paymentsRejection(http.StatusTooManyRequests, "rate_limited", "", "slow down"))
-	wantErrorCode(t, h.exec(query, map[string]any{"i": "ind-1"}), "RATE_LIMITED")
+	refused(t, h.exec(query, map[string]any{"i": "ind-1"}), "RATE_LIMITED", "")
 }
 
 // Individuals are listed by status (UNKNOWN is not one to list by) and
@@ -259,9 +259,9 @@ func TestIndividualsListedAndOnboarded(t *testing.T) {
 	if h.payments.individuals.calls("Onboard") != calls {
 		t.Fatal("an empty id was sent")
 	}
-	wantErrorCode(t, h.exec(onboard, map[string]any{"id": "ind-none"}), "NOT_FOUND")
+	refused(t, h.exec(onboard, map[string]any{"id": "ind-none"}), "NOT_FOUND", "")
 	h.payments.individuals.failNext("Onboard", paymentsRejection(http.StatusConflict, "invalid_state", "", "the individual is active"))
-	if e := wantErrorCode(t, h.exec(onboard, map[string]any{"id": "ind-1"}), "UPSTREAM_REJECTED"); e.Message != "the individual is active" {
+	if e := refused(t, h.exec(onboard, map[string]any{"id": "ind-1"}), "UPSTREAM_REJECTED", ""); e.Message != "the individual is active" {
 		t.Fatalf("refusal %+v", e)
 	}
 }
@@ -302,7 +302,7 @@ func TestEventOperationsNeedAPaymentsOperator(t *testing.T) {
 	} {
 		for who, code := range map[principal]string{anonymous: "UNAUTHENTICATED", person: "FORBIDDEN"} {
 			h := newHarness(t)
-			wantErrorCode(t, h.as(who).exec(q, nil), code)
+			refused(t, h.as(who).exec(q, nil), code, "")
 			assertNoUpstreamCalls(t, h)
 		}
 	}

@@ -59,7 +59,7 @@ func TestEventScopeFollowsTheSession(t *testing.T) {
 	for who, code := range map[principal]string{customer: "FORBIDDEN", anonymous: "UNAUTHENTICATED"} {
 		h := newHarness(t)
 		stream := useStream(h)
-		wantErrorCode(t, h.as(who).exec(`{ eventsCursor }`, nil), code)
+		refused(t, h.as(who).exec(`{ eventsCursor }`, nil), code, "")
 		if stream.reads() != 0 {
 			t.Fatalf("%s: a refused session read the stream", who.kind)
 		}
@@ -87,7 +87,7 @@ func TestIntroducerScopeReadsItsCorporationsByPage(t *testing.T) {
 	h := newHarness(t)
 	stream := useStream(h)
 	h.banking.corporations.failNext("List", unavailable("banking"))
-	wantErrorCode(t, h.as(introducer).exec(`{ eventsCursor }`, nil), "UPSTREAM_UNAVAILABLE")
+	refused(t, h.as(introducer).exec(`{ eventsCursor }`, nil), "UPSTREAM_UNAVAILABLE", "")
 	if stream.reads() != 0 {
 		t.Fatal("a scope that could not be read read the stream")
 	}
@@ -139,7 +139,7 @@ func TestEventHistoryPages(t *testing.T) {
 		wantFieldError(t, h.exec(historyQuery, map[string]any{"after": "x"}), field)
 	}
 	stream.err = unavailable("events")
-	wantErrorCode(t, h.exec(historyQuery, nil), "UPSTREAM_UNAVAILABLE")
+	refused(t, h.exec(historyQuery, nil), "UPSTREAM_UNAVAILABLE", "")
 	stream.err = nil
 
 	var got historyAnswer
@@ -310,7 +310,7 @@ func TestEventsSubscriptionRefusals(t *testing.T) {
 	if watched, _ := poll.asked(); len(watched) != 0 {
 		t.Fatalf("a refused subscription was watched for %v", watched)
 	}
-	wantErrorCode(t, h.as(customer).exec(eventsSubscription, nil), "FORBIDDEN")
+	refused(t, h.as(customer).exec(eventsSubscription, nil), "FORBIDDEN", "")
 }
 
 // orderUpdates and onboarding follow the merchant's payments events of one
@@ -341,11 +341,11 @@ func TestOrderAndOnboardingSubscriptions(t *testing.T) {
 
 	reads := stream.reads()
 	wantFieldError(t, h.exec(orders, map[string]any{"id": ""}), "orderId")
-	wantErrorCode(t, h.exec(orders, map[string]any{"id": globalCustomer(demoCustomer)}), "NOT_FOUND")
+	refused(t, h.exec(orders, map[string]any{"id": globalCustomer(demoCustomer)}), "NOT_FOUND", "")
 	wantFieldError(t, h.exec(onboarding, map[string]any{"id": " "}), "individualId")
 	for _, who := range []principal{person, introducer, outsider} {
-		wantErrorCode(t, h.as(who).exec(orders, map[string]any{"id": "ord-1"}), "FORBIDDEN")
-		wantErrorCode(t, h.exec(onboarding, map[string]any{"id": "ind-1"}), "FORBIDDEN")
+		refused(t, h.as(who).exec(orders, map[string]any{"id": "ord-1"}), "FORBIDDEN", "")
+		refused(t, h.exec(onboarding, map[string]any{"id": "ind-1"}), "FORBIDDEN", "")
 	}
 	if stream.reads() != reads {
 		t.Fatal("a refused subscription read the stream")
@@ -429,7 +429,7 @@ func TestEventSubjectIsReadWithTheCallersScope(t *testing.T) {
 	stream := useStream(h)
 	stream.live = []*events.Event{paymentsEvent("ev-1", "OrderCaptured", `{"order_id":"ord-1"}`)}
 	h.payments.orders.failNext("List", unavailable("payments"))
-	wantErrorCode(t, h.as(staff).exec(subject, nil), "UPSTREAM_UNAVAILABLE")
+	refused(t, h.as(staff).exec(subject, nil), "UPSTREAM_UNAVAILABLE", "")
 }
 
 // A banking-side event is read back by its id (its stream position) by the
@@ -464,7 +464,7 @@ func TestGatewayEventIsReadBackByItsID(t *testing.T) {
 	}
 	h := newHarness(t)
 	useStream(h).byID[e.ID] = e
-	wantErrorCode(t, h.as(customer).exec(eventQuery, map[string]any{"id": id}), "FORBIDDEN")
+	refused(t, h.as(customer).exec(eventQuery, map[string]any{"id": id}), "FORBIDDEN", "")
 }
 
 // A streamed event that cannot be decoded is skipped: the subscription

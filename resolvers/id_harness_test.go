@@ -28,6 +28,17 @@ func refused(t *testing.T, resp *response, code, field string) gqlError {
 	return e
 }
 
+// wantFieldError is refused with a BAD_USER_INPUT naming field, which
+// must also carry a message.
+func wantFieldError(t *testing.T, resp *response, field string) gqlError {
+	t.Helper()
+	e := refused(t, resp, "BAD_USER_INPUT", field)
+	if e.Message == "" {
+		t.Fatalf("BAD_USER_INPUT on %s without a message: %s", field, resp)
+	}
+	return e
+}
+
 // upstreamCalls is how many calls both fake upstreams got.
 func (h *harness) upstreamCalls() int { return h.payments.total() + h.banking.total() }
 

@@ -132,7 +132,7 @@ func TestCustomerWithUnreadableCardsIsAnErrorAtThatField(t *testing.T) {
 	}
 	h.payments.customers.add(bad)
 	resp := h.as(staff).exec(`query($id: ID!) { customer(id: $id) { number paymentMethods { token } } }`, map[string]any{"id": globalCustomer("cus-bad")})
-	e := wantErrorCode(t, resp, "INTERNAL")
+	e := refused(t, resp, "INTERNAL", "")
 	if len(e.Path) != 2 || e.Path[1] != "paymentMethods" || strings.Contains(e.Message, "decode") {
 		t.Fatalf("error %+v, want INTERNAL at customer.paymentMethods without its cause", e)
 	}
@@ -176,7 +176,7 @@ func TestCustomerByIDRules(t *testing.T) {
 					t.Fatalf("got %s, want null", resp)
 				}
 			default:
-				wantErrorCode(t, resp, tc.want)
+				refused(t, resp, tc.want, "")
 			}
 			if n := h.payments.total(); n != tc.calls {
 				t.Fatalf("%d payments calls, want %d", n, tc.calls)
@@ -209,7 +209,7 @@ func TestCustomerReadErrorsMapToCodes(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t)
 			h.payments.customers.failNext("Get", tc.err)
-			e := wantErrorCode(t, h.as(staff).exec(query, map[string]any{"id": globalCustomer(demoCustomer)}), tc.want)
+			e := refused(t, h.as(staff).exec(query, map[string]any{"id": globalCustomer(demoCustomer)}), tc.want, "")
 			if strings.Contains(e.Message, "stack trace") {
 				t.Fatalf("a server error's body reached the client: %q", e.Message)
 			}
@@ -223,7 +223,7 @@ func TestCurrentCustomerNeedsACustomerSession(t *testing.T) {
 	t.Parallel()
 	for _, who := range []principal{staff, person, anonymous} {
 		h := newHarness(t)
-		wantErrorCode(t, h.as(who).exec(`{ currentCustomer { number } }`, nil), "UNAUTHENTICATED")
+		refused(t, h.as(who).exec(`{ currentCustomer { number } }`, nil), "UNAUTHENTICATED", "")
 		assertNoUpstreamCalls(t, h)
 	}
 }
@@ -485,7 +485,7 @@ func TestCreateCustomerVerifiesTheSignedOrders(t *testing.T) {
 	h := newHarness(t)
 	h.payments.orderTokens.failNext("VerifyAll", payments.ErrInvalidOrderToken)
 	resp := h.as(anonymous).exec(createCustomerMutation, in)
-	e := wantErrorCode(t, resp, "INTERNAL")
+	e := refused(t, resp, "INTERNAL", "")
 	if strings.Contains(resp.String(), "token:") {
 		t.Fatalf("an unverified token reached the client: %s (%s)", resp, e.Message)
 	}
@@ -557,7 +557,7 @@ func TestCreateCustomerWhoseAnswerWasLost(t *testing.T) {
 	h.payments.customers.loseNext("Create")
 	in := newCustomerInput(func(in map[string]any) { in["idempotencyKey"] = "k-lost" })
 	for range 2 {
-		e := wantErrorCode(t, h.exec(createCustomerMutation, in), "OUTCOME_UNKNOWN")
+		e := refused(t, h.exec(createCustomerMutation, in), "OUTCOME_UNKNOWN", "")
 		if e.Extensions["field"] != "input.idempotencyKey" || e.Extensions["retryable"] != false {
 			t.Fatalf("lost answer: %+v, want OUTCOME_UNKNOWN on the key, not retryable", e)
 		}
@@ -567,10 +567,10 @@ func TestCreateCustomerWhoseAnswerWasLost(t *testing.T) {
 	}
 
 	h.payments.customers.loseNext("Create")
-	wantErrorCode(t, h.exec(createCustomerMutation, newCustomerInput(func(in map[string]any) { in["cardTokens"] = []any{"tok_ok_2"} })), "UPSTREAM_UNAVAILABLE")
+	refused(t, h.exec(createCustomerMutation, newCustomerInput(func(in map[string]any) { in["cardTokens"] = []any{"tok_ok_2"} })), "UPSTREAM_UNAVAILABLE", "")
 
 	// The token was used by the lost creation: the upstream refuses it.
-	e := wantErrorCode(t, h.exec(createCustomerMutation, newCustomerInput(func(in map[string]any) { in["cardTokens"] = []any{"tok_ok_2"} })), "UPSTREAM_REJECTED")
+	e := refused(t, h.exec(createCustomerMutation, newCustomerInput(func(in map[string]any) { in["cardTokens"] = []any{"tok_ok_2"} })), "UPSTREAM_REJECTED", "")
 	if up := e.Upstream(); up["code"] != "card_token_used" || up["status"] != 409.0 {
 		t.Fatalf("a used token: %v, want the upstream's 409 card_token_used", up)
 	}
@@ -666,7 +666,7 @@ func TestAddPaymentMethodRefusesBadInput(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t)
-			e := wantErrorCode(t, h.as(anonymous).exec(tc.query, tc.vars), tc.want)
+			e := refused(t, h.as(anonymous).exec(tc.query, tc.vars), tc.want, "")
 			if tc.field != "" && e.Extensions["field"] != tc.field {
 				t.Fatalf("field %v, want %s", e.Extensions["field"], tc.field)
 			}
@@ -698,7 +698,7 @@ func TestAddPaymentMethodWithAKeyStoresOnce(t *testing.T) {
 
 	h.exec(`mutation($in: SetPaymentMethodsInput!) { setPaymentMethods(input: $in) { customer { upstreamId } } }`,
 		map[string]any{"in": map[string]any{"customerId": "cus-m", "methodTokens": []any{}}}).noErrors(t)
-	wantErrorCode(t, h.exec(addMethodMutation, in), "NOT_FOUND")
+	refused(t, h.exec(addMethodMutation, in), "NOT_FOUND", "")
 	if n := h.payments.customers.calls("AddMethod"); n != 1 {
 		t.Fatalf("the retry of a card since removed stored it again: %d calls", n)
 	}
@@ -757,11 +757,11 @@ func TestSetPaymentMethodsReordersTheStoredCards(t *testing.T) {
 	}
 	wantFieldError(t, set("cus-m", many...), "input.methodTokens")
 	wantFieldError(t, set(nil, "pm-a"), "input.customerId")
-	wantErrorCode(t, set(globalOrder("o"), "pm-a"), "NOT_FOUND")
+	refused(t, set(globalOrder("o"), "pm-a"), "NOT_FOUND", "")
 	if h.payments.customers.calls("Get") != reads {
 		t.Fatal("a refused input read the customer")
 	}
-	wantErrorCode(t, set("cus-none", "pm-a"), "NOT_FOUND")
+	refused(t, set("cus-none", "pm-a"), "NOT_FOUND", "")
 }
 
 const updateContactMutation = `mutation($in: UpdateCustomerContactInput!) { updateCustomerContact(input: $in) {
@@ -797,7 +797,7 @@ func TestUpdateCustomerContactAddressesOneCustomer(t *testing.T) {
 		t.Fatalf("got %+v", u)
 	}
 	wantFieldError(t, h.exec(updateContactMutation, map[string]any{"in": map[string]any{"contact": contact}}), "input.customerId")
-	wantErrorCode(t, h.exec(updateContactMutation, map[string]any{"in": map[string]any{"customerId": "cus-none", "contact": contact}}), "NOT_FOUND")
+	refused(t, h.exec(updateContactMutation, map[string]any{"in": map[string]any{"customerId": "cus-none", "contact": contact}}), "NOT_FOUND", "")
 	wantFieldError(t, h.exec(updateContactMutation, map[string]any{"in": map[string]any{"customerId": demoCustomer,
 		"contact": map[string]any{"name": "X", "email": "x@example.test", "identityNumber": strings.Repeat("9", 300)}}}), "input.contact.identityNumber")
 
@@ -815,7 +815,7 @@ func TestUpdateCustomerContactAddressesOneCustomer(t *testing.T) {
 	}
 
 	h = newHarness(t)
-	wantErrorCode(t, h.as(person).exec(updateContactMutation, map[string]any{"in": map[string]any{"customerId": demoCustomer, "contact": contact}}), "FORBIDDEN")
+	refused(t, h.as(person).exec(updateContactMutation, map[string]any{"in": map[string]any{"customerId": demoCustomer, "contact": contact}}), "FORBIDDEN", "")
 	assertNoUpstreamCalls(t, h)
 }
 

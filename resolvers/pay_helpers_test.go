@@ -10,26 +10,6 @@ import (
 // Helpers of the payments, events and relay tests (pay_*, events_*,
 // relay_* files).
 
-// wantFieldError fails the test unless resp has exactly one error, a
-// BAD_USER_INPUT naming field in extensions.field, with a message.
-func wantFieldError(t *testing.T, resp *response, field string) {
-	t.Helper()
-	e := resp.only(t)
-	if e.Code() != "BAD_USER_INPUT" || e.Extensions["field"] != field || e.Message == "" {
-		t.Fatalf("want BAD_USER_INPUT on %s with a message, got %s", field, resp)
-	}
-}
-
-// wantErrorCode fails the test unless resp has exactly one error, of code.
-func wantErrorCode(t *testing.T, resp *response, code string) gqlError {
-	t.Helper()
-	e := resp.only(t)
-	if e.Code() != code {
-		t.Fatalf("want %s, got %s", code, resp)
-	}
-	return e
-}
-
 // assertNoUpstreamCalls fails the test when either upstream was called.
 func assertNoUpstreamCalls(t *testing.T, h *harness) {
 	t.Helper()

@@ -136,7 +136,7 @@ func TestCreateOrderRefusesBadInput(t *testing.T) {
 	} {
 		h := newHarness(t)
 		resp := h.as(staff).exec(tc.query, tc.vars)
-		if e := wantErrorCode(t, resp, "BAD_USER_INPUT"); e.Message == "" {
+		if e := refused(t, resp, "BAD_USER_INPUT", ""); e.Message == "" {
 			t.Fatalf("%s: an error without a message", tc.name)
 		}
 		assertNoUpstreamCalls(t, h)
@@ -146,7 +146,7 @@ func TestCreateOrderRefusesBadInput(t *testing.T) {
 	h.as(staff)
 	wantFieldError(t, h.exec(createOrderMutation, orderInput(func(in map[string]any) { in["items"] = map[string]any{"item": item("a", 5, 0)} })),
 		"input.items.item.quantity")
-	wantErrorCode(t, h.exec(createOrderMutation, orderInput(func(in map[string]any) { in["customerId"] = globalOrder("ord-1") })), "NOT_FOUND")
+	refused(t, h.exec(createOrderMutation, orderInput(func(in map[string]any) { in["customerId"] = globalOrder("ord-1") })), "NOT_FOUND", "")
 	resp := h.exec(`mutation { createOrder(input: {items: {amount: 5}, currency: "EUR", payment: {card: {token: "tok_ok_inline"}}}) { __typename } }`, nil)
 	wantFieldError(t, resp, "input.payment.card.token")
 	assertNoUpstreamCalls(t, h)
@@ -244,10 +244,10 @@ func TestCreateOrderWithStoredCards(t *testing.T) {
 		t.Fatalf("customer payment sent %+v", p.Payment)
 	}
 
-	wantErrorCode(t, h.exec(createOrderMutation, orderInput(func(in map[string]any) {
+	refused(t, h.exec(createOrderMutation, orderInput(func(in map[string]any) {
 		in["customerId"] = "cus-none"
 		in["payment"] = map[string]any{"savedCard": map[string]any{"methodToken": "pm-a"}}
-	})), "BAD_USER_INPUT")
+	})), "BAD_USER_INPUT", "")
 }
 
 // A customer session orders for itself only: it may name no customer,
@@ -275,7 +275,7 @@ func TestCustomerSessionOrdersForItself(t *testing.T) {
 		}
 	}
 	before := h.payments.total()
-	wantErrorCode(t, h.exec(createOrderMutation, orderInput(func(in map[string]any) { in["customerId"] = "cus-2" })), "FORBIDDEN")
+	refused(t, h.exec(createOrderMutation, orderInput(func(in map[string]any) { in["customerId"] = "cus-2" })), "FORBIDDEN", "")
 	if h.payments.total() != before {
 		t.Fatal("a customer session's order for another customer reached the upstream")
 	}
@@ -388,7 +388,7 @@ func TestCreateOrderWithAKeyPlacesOnce(t *testing.T) {
 
 	// A refusal the client can fix releases the key: the retry sends.
 	h.payments.orders.failNext("Create", paymentsRejection(http.StatusBadRequest, "invalid_request", "currency", "unsupported currency"))
-	e := wantErrorCode(t, h.exec(createOrderMutation, key("o-2", 500)), "UPSTREAM_REJECTED")
+	e := refused(t, h.exec(createOrderMutation, key("o-2", 500)), "UPSTREAM_REJECTED", "")
 	if up := e.Upstream(); up["code"] != "invalid_request" || up["field"] != "currency" || e.Message != "unsupported currency" {
 		t.Fatalf("refusal %+v", e)
 	}
@@ -408,7 +408,7 @@ func TestCreateOrderWhoseAnswerWasLost(t *testing.T) {
 	h.as(staff)
 	in := orderInput(func(in map[string]any) { in["idempotencyKey"] = "o-lost" })
 	h.payments.orders.loseNext("Create")
-	e := wantErrorCode(t, h.exec(createOrderMutation, in), "OUTCOME_UNKNOWN")
+	e := refused(t, h.exec(createOrderMutation, in), "OUTCOME_UNKNOWN", "")
 	if e.Extensions["retryable"] != true || e.Extensions["field"] != "input.idempotencyKey" || e.Extensions["attemptedAt"] == nil {
 		t.Fatalf("lost answer: %+v, want a retryable OUTCOME_UNKNOWN with attemptedAt", e)
 	}
@@ -421,15 +421,15 @@ func TestCreateOrderWhoseAnswerWasLost(t *testing.T) {
 	}
 
 	h.payments.orders.loseNext("Create")
-	e = wantErrorCode(t, h.exec(createOrderMutation, orderInput(nil)), "OUTCOME_UNKNOWN")
+	e = refused(t, h.exec(createOrderMutation, orderInput(nil)), "OUTCOME_UNKNOWN", "")
 	if e.Extensions["retryable"] != false || e.Extensions["field"] != nil {
 		t.Fatalf("lost answer without a key: %+v, want OUTCOME_UNKNOWN, not retryable", e)
 	}
 
 	own := orderInput(func(in map[string]any) { in["idempotencyKey"], in["number"] = "o-own-number", "CLIENT-1" })
 	h.payments.orders.loseNext("Create")
-	wantErrorCode(t, h.exec(createOrderMutation, own), "OUTCOME_UNKNOWN")
-	e = wantErrorCode(t, h.exec(createOrderMutation, own), "OUTCOME_UNKNOWN")
+	refused(t, h.exec(createOrderMutation, own), "OUTCOME_UNKNOWN", "")
+	e = refused(t, h.exec(createOrderMutation, own), "OUTCOME_UNKNOWN", "")
 	if e.Extensions["retryable"] != false {
 		t.Fatalf("an order found only by the client's number: %+v, want it unprovable", e)
 	}
@@ -447,8 +447,8 @@ func TestCreateOrderLostBeforeTheUpstreamActedIsSentOnceSettled(t *testing.T) {
 
 	h := newHarness(t)
 	h.payments.orders.failNext("Create", unavailable("payments"))
-	wantErrorCode(t, h.as(staff).exec(createOrderMutation, in), "OUTCOME_UNKNOWN")
-	e := wantErrorCode(t, h.exec(createOrderMutation, in), "OUTCOME_UNKNOWN")
+	refused(t, h.as(staff).exec(createOrderMutation, in), "OUTCOME_UNKNOWN", "")
+	e := refused(t, h.exec(createOrderMutation, in), "OUTCOME_UNKNOWN", "")
 	if e.Extensions["retryable"] != true || h.payments.orders.calls("Create") != 1 {
 		t.Fatalf("before it settled: %+v after %d sends, want retryable and nothing sent again", e, h.payments.orders.calls("Create"))
 	}
@@ -456,7 +456,7 @@ func TestCreateOrderLostBeforeTheUpstreamActedIsSentOnceSettled(t *testing.T) {
 	h = newHarness(t)
 	h.r.OutcomeSettle = time.Nanosecond
 	h.payments.orders.failNext("Create", unavailable("payments"))
-	wantErrorCode(t, h.as(staff).exec(createOrderMutation, in), "OUTCOME_UNKNOWN")
+	refused(t, h.as(staff).exec(createOrderMutation, in), "OUTCOME_UNKNOWN", "")
 	if got := createOrder(t, h, in).CreateOrder; got.Typename != "Order" {
 		t.Fatalf("after it settled: %+v", got)
 	}
@@ -528,11 +528,11 @@ func TestOrderChangesApplyOneEvent(t *testing.T) {
 		t.Fatalf("applied %+v", applied)
 	}
 
-	e := wantErrorCode(t, h.exec(captureMutation, map[string]any{"in": map[string]any{"orderId": "ord-2"}}), "UPSTREAM_REJECTED")
+	e := refused(t, h.exec(captureMutation, map[string]any{"in": map[string]any{"orderId": "ord-2"}}), "UPSTREAM_REJECTED", "")
 	if up := e.Upstream(); up["code"] != "invalid_transition" || up["status"] != 409.0 || !strings.Contains(e.Message, "cancelled") {
 		t.Fatalf("capture of a cancelled order: %+v", e)
 	}
-	wantErrorCode(t, h.exec(cancelMutation, map[string]any{"in": map[string]any{"orderId": "ord-none"}}), "NOT_FOUND")
+	refused(t, h.exec(cancelMutation, map[string]any{"in": map[string]any{"orderId": "ord-none"}}), "NOT_FOUND", "")
 
 	// An order older than the 90 days the listing reads is changed, and
 	// read back as null.
@@ -566,7 +566,7 @@ func TestOrderChangesRefuseBadInputAndOtherPrincipals(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t)
 			withOrder(h, "ord-1")
-			e := wantErrorCode(t, h.as(tc.who).exec(tc.mutation, map[string]any{"in": tc.in}), tc.want)
+			e := refused(t, h.as(tc.who).exec(tc.mutation, map[string]any{"in": tc.in}), tc.want, "")
 			if tc.field != "" && e.Extensions["field"] != tc.field {
 				t.Fatalf("field %v, want %s", e.Extensions["field"], tc.field)
 			}
@@ -621,7 +621,7 @@ func TestOrderChangeWhoseAnswerWasLost(t *testing.T) {
 			h.as(staff)
 			tc.in["idempotencyKey"] = "lost-" + tc.name
 			h.payments.orders.loseNext("Apply")
-			e := wantErrorCode(t, h.exec(tc.mutation, map[string]any{"in": tc.in}), "OUTCOME_UNKNOWN")
+			e := refused(t, h.exec(tc.mutation, map[string]any{"in": tc.in}), "OUTCOME_UNKNOWN", "")
 			if e.Extensions["retryable"] != true {
 				t.Fatalf("lost answer: %+v, want retryable", e)
 			}
@@ -640,9 +640,9 @@ func TestOrderChangeWhoseAnswerWasLost(t *testing.T) {
 	h.as(staff)
 	in := map[string]any{"in": map[string]any{"orderId": "ord-1", "amount": 400, "idempotencyKey": "cap-x"}}
 	h.payments.orders.loseNext("Apply")
-	wantErrorCode(t, h.exec(captureMutation, in), "OUTCOME_UNKNOWN")
+	refused(t, h.exec(captureMutation, in), "OUTCOME_UNKNOWN", "")
 	h.payments.orders.list[0].CapturedAmount = 900 // moved by more than the capture
-	e := wantErrorCode(t, h.exec(captureMutation, in), "OUTCOME_UNKNOWN")
+	e := refused(t, h.exec(captureMutation, in), "OUTCOME_UNKNOWN", "")
 	if e.Extensions["retryable"] != false || h.payments.orders.calls("Apply") != 1 {
 		t.Fatalf("an order that moved otherwise: %+v, want OUTCOME_UNKNOWN, not retryable, nothing sent", e)
 	}
@@ -657,8 +657,8 @@ func TestOrderChangeLostBeforeTheUpstreamActed(t *testing.T) {
 	withOrder(h, "ord-1")
 	h.as(staff)
 	h.payments.orders.failNext("Apply", unavailable("payments"))
-	wantErrorCode(t, h.exec(cancelMutation, map[string]any{"in": map[string]any{"orderId": "ord-1"}}), "OUTCOME_UNKNOWN")
-	e := wantErrorCode(t, h.exec(captureMutation, map[string]any{"in": map[string]any{"orderId": "ord-1"}}), "RATE_LIMITED")
+	refused(t, h.exec(cancelMutation, map[string]any{"in": map[string]any{"orderId": "ord-1"}}), "OUTCOME_UNKNOWN", "")
+	e := refused(t, h.exec(captureMutation, map[string]any{"in": map[string]any{"orderId": "ord-1"}}), "RATE_LIMITED", "")
 	if after, _ := e.Extensions["retryAfter"].(float64); after < 1 {
 		t.Fatalf("a busy order: %+v, want retryAfter", e)
 	}
@@ -672,7 +672,7 @@ func TestOrderChangeLostBeforeTheUpstreamActed(t *testing.T) {
 	h.as(staff)
 	in := map[string]any{"orderId": "ord-1", "amount": 250, "idempotencyKey": "cap-1"}
 	h.payments.orders.failNext("Apply", unavailable("payments"))
-	wantErrorCode(t, h.exec(captureMutation, map[string]any{"in": in}), "OUTCOME_UNKNOWN")
+	refused(t, h.exec(captureMutation, map[string]any{"in": in}), "OUTCOME_UNKNOWN", "")
 	got := changeOrder(t, h, captureMutation, in)
 	if got.Order.CapturedAmount.Amount != 250 || h.payments.orders.calls("Apply") != 2 {
 		t.Fatalf("after it settled: %+v after %d sends, want one capture of 250 sent again", got, h.payments.orders.calls("Apply"))
@@ -694,8 +694,8 @@ func TestOrdersWindowRules(t *testing.T) {
 	h.as(staff)
 	wantFieldError(t, h.exec(ordersQuery, map[string]any{"s": "2025-03-02", "e": "2025-03-01"}), "end")
 	wantFieldError(t, h.exec(ordersQuery, map[string]any{"s": "2024-01-01", "e": "2025-03-01"}), "start")
-	wantErrorCode(t, h.exec(ordersQuery, map[string]any{"s": "yesterday"}), "BAD_USER_INPUT")
-	wantErrorCode(t, h.exec(ordersQuery, map[string]any{"s": "2024-13-45"}), "BAD_USER_INPUT")
+	refused(t, h.exec(ordersQuery, map[string]any{"s": "yesterday"}), "BAD_USER_INPUT", "")
+	refused(t, h.exec(ordersQuery, map[string]any{"s": "2024-13-45"}), "BAD_USER_INPUT", "")
 	assertNoUpstreamCalls(t, h)
 
 	var got struct {
@@ -756,18 +756,18 @@ func TestOrderByID(t *testing.T) {
 		}
 	}
 	calls := h.payments.total()
-	wantErrorCode(t, h.exec(query, map[string]any{"id": globalCustomer(demoCustomer)}), "NOT_FOUND")
+	refused(t, h.exec(query, map[string]any{"id": globalCustomer(demoCustomer)}), "NOT_FOUND", "")
 	if h.payments.total() != calls {
 		t.Fatal("an id of another type was looked up")
 	}
 
 	// Items and payment that cannot be read fail their own fields.
 	resp := h.exec(`query($id: ID!) { order(id: $id) { upstreamId items { total } } }`, map[string]any{"id": "ord-bad"})
-	if e := wantErrorCode(t, resp, "INTERNAL"); e.Path[len(e.Path)-1] != "items" {
+	if e := refused(t, resp, "INTERNAL", ""); e.Path[len(e.Path)-1] != "items" {
 		t.Fatalf("unreadable items: %+v", e)
 	}
 	resp = h.exec(`query($id: ID!) { order(id: $id) { upstreamId payment { type } } }`, map[string]any{"id": "ord-bad"})
-	if e := wantErrorCode(t, resp, "INTERNAL"); e.Path[len(e.Path)-1] != "payment" {
+	if e := refused(t, resp, "INTERNAL", ""); e.Path[len(e.Path)-1] != "payment" {
 		t.Fatalf("unreadable payment: %+v", e)
 	}
 }

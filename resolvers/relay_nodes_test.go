@@ -120,7 +120,7 @@ func TestNodeHidesWhatTheCallerMayNotSee(t *testing.T) {
 				tc.fail(h)
 			}
 			resp := h.as(tc.who).exec(nodeQuery, map[string]any{"id": tc.id})
-			e := wantErrorCode(t, resp, tc.want)
+			e := refused(t, resp, tc.want, "")
 			if tc.want == "NOT_FOUND" && e.Message != "no object has this id" {
 				t.Fatalf("message %q tells more than that nothing is there", e.Message)
 			}
@@ -167,7 +167,7 @@ func TestCardTransactionNodeReadsFurtherPages(t *testing.T) {
 		h.banking.cards.transactions["card-1"] = list
 		resp := h.as(person).exec(nodeQuery, map[string]any{"id": relay.ID(relay.CardTransaction, "card-1", "ctx-120")})
 		if specOnly {
-			wantErrorCode(t, resp, "NOT_FOUND")
+			refused(t, resp, "NOT_FOUND", "")
 		} else {
 			resp.noErrors(t)
 		}
@@ -268,5 +268,5 @@ func TestCardNamesItsFundingWalletByGlobalID(t *testing.T) {
 	h := newHarness(t)
 	h.banking.cards.add(&banking.Card{ID: "card-1", FundingSourceID: demoWalletEUR, Cardholder: banking.CardholderRef{ExternalID: demoPerson}})
 	h.banking.persons.failNext("List", unavailable("banking"))
-	wantErrorCode(t, h.as(staff).exec(query, map[string]any{"id": relay.ID(relay.Card, "card-1")}), "UPSTREAM_UNAVAILABLE")
+	refused(t, h.as(staff).exec(query, map[string]any{"id": relay.ID(relay.Card, "card-1")}), "UPSTREAM_UNAVAILABLE", "")
 }

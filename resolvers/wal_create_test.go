@@ -104,7 +104,7 @@ func TestCreateWalletInputRules(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t)
-			walBadInput(h, h.as(staff).exec(createWallet, walletInput(tc.fields)), tc.field)
+			refused(t, h.as(staff).exec(createWallet, walletInput(tc.fields)), "BAD_USER_INPUT", tc.field)
 			h.walNoCalls(tc.name)
 			assert.Empty(t, h.walPublished())
 		})
@@ -195,7 +195,7 @@ func TestCreateWalletWithAKeyCreatesOnce(t *testing.T) {
 	assert.Equal(t, 1, h.banking.wallets.calls("Create"))
 	assert.Len(t, h.walPublished(), 1, "a replay is not announced again")
 
-	walBadInput(h, h.exec(createWallet, walletInput(map[string]any{"idempotencyKey": "w-1", "currencies": []string{"NOK"}})), "input.idempotencyKey")
+	refused(t, h.exec(createWallet, walletInput(map[string]any{"idempotencyKey": "w-1", "currencies": []string{"NOK"}})), "BAD_USER_INPUT", "input.idempotencyKey")
 	assert.Equal(t, 1, h.banking.wallets.calls("Create"))
 
 	var other createWalletAnswer
@@ -273,7 +273,7 @@ func TestRequisitesInputRules(t *testing.T) {
 				in[k] = v
 			}
 			h := newHarness(t)
-			walBadInput(h, h.as(staff).exec(tc.query, map[string]any{"in": in}), tc.field)
+			refused(t, h.as(staff).exec(tc.query, map[string]any{"in": in}), "BAD_USER_INPUT", tc.field)
 			h.walNoCalls(tc.name)
 		})
 	}

@@ -76,15 +76,6 @@ func (h *harness) walNoCalls(what string) {
 	}
 }
 
-// badInput fails the test unless resp is one BAD_USER_INPUT naming field.
-func walBadInput(h *harness, resp *response, field string) {
-	h.t.Helper()
-	e := resp.only(h.t)
-	if e.Code() != "BAD_USER_INPUT" || e.Extensions["field"] != field {
-		h.t.Fatalf("want BAD_USER_INPUT on %s, got %s", field, resp)
-	}
-}
-
 // walEvent is a published event as a subscriber reads it.
 type walEvent struct {
 	Name    string

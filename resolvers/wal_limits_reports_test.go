@@ -82,11 +82,11 @@ func TestLimitInputRules(t *testing.T) {
 		{"blank corporation", map[string]any{"corporationId": ""}, map[string]any{}, "input.corporationId"},
 	} {
 		h := newHarness(t)
-		walBadInput(h, h.as(staff).exec(updateLimit, limitVars(tc.fields, tc.set)), tc.field)
+		refused(t, h.as(staff).exec(updateLimit, limitVars(tc.fields, tc.set)), "BAD_USER_INPUT", tc.field)
 		h.walNoCalls(tc.name)
 	}
 	h := newHarness(t)
-	walBadInput(h, h.as(staff).exec(deleteLimit, map[string]any{"in": map[string]any{"corporationId": walCorpGID(demoCorp), "id": ""}}), "input.id")
+	refused(t, h.as(staff).exec(deleteLimit, map[string]any{"in": map[string]any{"corporationId": walCorpGID(demoCorp), "id": ""}}), "BAD_USER_INPUT", "input.id")
 	assert.Equal(t, "NOT_FOUND", h.exec(deleteLimit, map[string]any{"in": map[string]any{"corporationId": walCorpGID(demoCorp),
 		"id": relay.ID(relay.Limit, otherCorp, "lim-1")}}).code(t), "a limit id of another corporation")
 	h.walNoCalls("delete")
@@ -201,7 +201,7 @@ func TestRequestStatement(t *testing.T) {
 	assert.Equal(t, reportAsked{kind: "csv", wallets: []string{demoWalletEUR, demoWalletUSD}, opts: banking.StatementOptions{CorporationID: demoCorp}},
 		h.banking.reports.asked[1])
 
-	walBadInput(h, h.exec(requestStatement, map[string]any{"in": map[string]any{"format": "CSV", "walletIds": []string{demoWalletEUR}}}), "input.corporationId")
+	refused(t, h.exec(requestStatement, map[string]any{"in": map[string]any{"format": "CSV", "walletIds": []string{demoWalletEUR}}}), "BAD_USER_INPUT", "input.corporationId")
 	assert.Len(t, h.banking.reports.asked, 2)
 
 	// Another corporation's wallet: the upstream's 404, nothing signed.
@@ -228,7 +228,7 @@ func TestStatementInputRules(t *testing.T) {
 		{"the host's time zone", map[string]any{"format": "PDF", "walletIds": []string{w}, "timezone": "Local"}, "input.timezone"},
 	} {
 		h := newHarness(t)
-		walBadInput(h, h.as(person).exec(requestStatement, map[string]any{"in": tc.in}), tc.field)
+		refused(t, h.as(person).exec(requestStatement, map[string]any{"in": tc.in}), "BAD_USER_INPUT", tc.field)
 		h.walNoCalls(tc.name)
 	}
 	h := newHarness(t)
@@ -268,9 +268,9 @@ func TestIntroducerFeeReport(t *testing.T) {
 	assert.Equal(t, "FORBIDDEN", h.exec(feeReport, map[string]any{"in": map[string]any{"introducerId": "intro-2", "from": "2025-01-01", "to": "2025-03-31"}}).code(t))
 
 	h.as(staff)
-	walBadInput(h, h.exec(feeReport, map[string]any{"in": period}), "input.introducerId")
-	walBadInput(h, h.exec(feeReport, map[string]any{"in": map[string]any{"introducerId": "intro-2", "from": "2025-04-01", "to": "2025-03-31"}}), "input.from")
-	walBadInput(h, h.exec(feeReport, map[string]any{"in": map[string]any{"introducerId": "intro-2", "from": "2025-01-01", "to": "2025-03-31", "corporationIds": []string{""}}}), "input.corporationIds")
+	refused(t, h.exec(feeReport, map[string]any{"in": period}), "BAD_USER_INPUT", "input.introducerId")
+	refused(t, h.exec(feeReport, map[string]any{"in": map[string]any{"introducerId": "intro-2", "from": "2025-04-01", "to": "2025-03-31"}}), "BAD_USER_INPUT", "input.from")
+	refused(t, h.exec(feeReport, map[string]any{"in": map[string]any{"introducerId": "intro-2", "from": "2025-01-01", "to": "2025-03-31", "corporationIds": []string{""}}}), "BAD_USER_INPUT", "input.corporationIds")
 	assert.Equal(t, 2, h.banking.reports.calls("IntroducerFee"), "no call for bad input")
 	h.exec(feeReport, map[string]any{"in": map[string]any{"introducerId": "intro-2", "from": "2025-01-01", "to": "2025-03-31"}}).noErrors(t)
 	assert.Equal(t, "intro-2", h.banking.reports.asked[1].intro)

@@ -41,7 +41,7 @@ func TestConversionInputRules(t *testing.T) {
 			h := newHarness(t)
 			vars := conversionVars(100, "USD", nil)
 			tc.edit(vars["in"].(map[string]any))
-			walBadInput(h, h.as(person).exec(conversionMutation, vars), tc.field)
+			refused(t, h.as(person).exec(conversionMutation, vars), "BAD_USER_INPUT", tc.field)
 			h.walNoCalls(tc.name)
 			assert.Empty(t, h.walPublished())
 		})

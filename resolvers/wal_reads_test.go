@@ -373,11 +373,11 @@ func TestSepaEnabledChecksTheIBANFirst(t *testing.T) {
 	q := `query($w: ID!, $iban: String!) { sepaEnabled(sourceWalletId: $w, iban: $iban) }`
 	for _, bad := range []string{"", "   ", "LV80", "1234BANK0000435195001", "LV81BANK0000435195001"} {
 		h := newHarness(t)
-		walBadInput(h, h.as(person).exec(q, map[string]any{"w": walWalletGID(demoWalletEUR), "iban": bad}), "iban")
+		refused(t, h.as(person).exec(q, map[string]any{"w": walWalletGID(demoWalletEUR), "iban": bad}), "BAD_USER_INPUT", "iban")
 		h.walNoCalls("iban " + bad)
 	}
 	h := newHarness(t)
-	walBadInput(h, h.as(person).exec(q, map[string]any{"w": " ", "iban": "LV80BANK0000435195001"}), "sourceWalletId")
+	refused(t, h.as(person).exec(q, map[string]any{"w": " ", "iban": "LV80BANK0000435195001"}), "BAD_USER_INPUT", "sourceWalletId")
 	h.walNoCalls("blank wallet")
 
 	h.banking.lookup.sepa["LV80BANK0000435195001"] = true
