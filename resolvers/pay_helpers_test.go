@@ -1,22 +1,12 @@
 package resolvers
 
 import (
-	"testing"
-
 	"github.com/fingraph/fingraph/relay"
 	"github.com/fingraph/fingraph/upstream/payments"
 )
 
 // Helpers of the payments, events and relay tests (pay_*, events_*,
 // relay_* files).
-
-// assertNoUpstreamCalls fails the test when either upstream was called.
-func assertNoUpstreamCalls(t *testing.T, h *harness) {
-	t.Helper()
-	if n := h.payments.total() + h.banking.total(); n != 0 {
-		t.Fatalf("%d upstream calls, want none", n)
-	}
-}
 
 // globalCustomer and globalOrder are global ids.
 func globalCustomer(raw string) string { return relay.ID(relay.Customer, raw) }
