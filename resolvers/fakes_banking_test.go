@@ -856,14 +856,7 @@ func (f *fakeCorpList[T]) List(_ context.Context, corpID string) ([]*T, error) {
 	if err := f.enter("List"); err != nil {
 		return nil, err
 	}
-	f.data.Lock()
-	defer f.data.Unlock()
-	out := make([]*T, 0, len(f.byCorp[corpID]))
-	for _, v := range f.byCorp[corpID] {
-		c := *v
-		out = append(out, &c)
-	}
-	return out, nil
+	return f.walList(corpID), nil
 }
 
 // fakeAPIKeys holds API keys per corporation.

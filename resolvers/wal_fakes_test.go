@@ -61,13 +61,13 @@ func walIBAN(country, bban string) string {
 	return fmt.Sprintf("%s%02d%s", country, check, bban)
 }
 
-// walletID is the global id of a wallet of the demo corporation.
+// walWalletGID is the global id of a wallet of the demo corporation.
 func walWalletGID(id string) string { return relay.ID(relay.Wallet, demoCorp, id) }
 
-// corpID is a corporation's global id.
+// walCorpGID is a corporation's global id.
 func walCorpGID(id string) string { return relay.ID(relay.Corporation, id) }
 
-// noCalls fails the test when the banking upstream was called: a refused
+// walNoCalls fails the test when the banking upstream was called: a refused
 // call costs the upstream nothing.
 func (h *harness) walNoCalls(what string) {
 	h.t.Helper()
@@ -82,7 +82,7 @@ type walEvent struct {
 	Payload map[string]any
 }
 
-// published is what the resolvers published, in order.
+// walPublished is what the resolvers published, in order.
 func (h *harness) walPublished() []walEvent {
 	h.t.Helper()
 	h.events.mu.Lock()

@@ -154,7 +154,7 @@ type reportAnswer struct {
 	ExpiresAt     time.Time
 }
 
-// openLink opens a download link the gateway signed: the upstream report it
+// walOpenLink opens a download link the gateway signed: the upstream report it
 // leads to and the session it is for.
 func walOpenLink(t *testing.T, h *harness, link string) (reportURL, sessionID string) {
 	t.Helper()
