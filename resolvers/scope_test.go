@@ -142,11 +142,11 @@ func TestAnotherCorporationIsRefusedBeforeAnyCall(t *testing.T) {
 					vars["in"].(map[string]any)["file"] = file // as the multipart transport puts it
 				}
 				resp := h.execRaw(query, vars)
-				assert.Equal(t, "FORBIDDEN", resp.code(t), resp.String())
+				e := refused(t, resp, "FORBIDDEN", "")
 				if !byRole[name] {
-					assert.Equal(t, "you act on your own corporation only", resp.only(t).Message, "refused for its corporation")
+					assert.Equal(t, "you act on your own corporation only", e.Message, "refused for its corporation")
 				}
-				assert.Zero(t, h.banking.total()+h.payments.total(), "refused before any upstream call")
+				h.noUpstreamCall(t, 0, name)
 			})
 		}
 	}
@@ -166,8 +166,8 @@ func TestAnotherCorporationIsRefusedBeforeAnyCall(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t)
 			resp := h.as(person).exec(q.query, q.vars)
-			assert.Equal(t, "NOT_FOUND", resp.code(t), resp.String())
-			assert.Zero(t, h.banking.total()+h.payments.total(), "refused before any upstream call")
+			refused(t, resp, "NOT_FOUND", "")
+			h.noUpstreamCall(t, 0, name)
 		})
 	}
 
@@ -175,5 +175,5 @@ func TestAnotherCorporationIsRefusedBeforeAnyCall(t *testing.T) {
 	var got struct{ Corporation *struct{ Name string } }
 	h.as(outsider).exec(`query($id: ID!) { corporation(id: $id) { name } }`, map[string]any{"id": demo}).noErrors(t).decode(t, &got)
 	assert.Nil(t, got.Corporation, "another corporation reads as null")
-	assert.Zero(t, h.banking.total(), "and is not read")
+	h.noUpstreamCall(t, 0, "corporation(id) of another")
 }
