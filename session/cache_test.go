@@ -362,3 +362,41 @@ func TestConcurrentUpdatesOfOneSessionOnAReplicaDoNotConflict(t *testing.T) {
 		t.Errorf("%d updates: %d compare-and-sets and %d bucket reads, want %d and 0", n, u, g, n)
 	}
 }
+
+// A session a request holds is its own: an update of the same session (a
+// proof recording its grants, a token written back) never changes the
+// map or the slice of a copy read before. They were shared with the
+// cache's entry, and a request iterating its grants raced the write.
+func TestAnUpdateLeavesTheSessionsAlreadyReadAsTheyWere(t *testing.T) {
+	a, _, _, _ := twoStores(t)
+	ctx := context.Background()
+	tok, err := a.Create(ctx, &session.Session{Kind: session.APIClient, Grants: map[string]uint64{"key:k1": 1},
+		BankingCandidates: make([]session.Secret, 1, 4)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := a.Get(ctx, tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held2, err := a.Get(ctx, tok) // served by the cache, as a request's read is
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Update(ctx, tok, func(s *session.Session) error {
+		s.Grants["key:k1"] = 2
+		s.BankingCandidates[0] = "written"
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []*session.Session{held, held2} {
+		if h.Grants["key:k1"] != 1 || h.BankingCandidates[0] != "" {
+			t.Fatalf("a session read before the update changed under its reader: grants %v, candidates %d", h.Grants, len(h.BankingCandidates))
+		}
+	}
+	got, err := a.Get(ctx, tok)
+	if err != nil || got.Grants["key:k1"] != 2 {
+		t.Fatalf("the update itself: %+v, %v", got, err)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -179,6 +181,10 @@ func (s *JetStreamStore) Update(ctx context.Context, token string, fn func(*Sess
 		if err != nil {
 			return nil, err
 		}
+		// A session from the cache is a copy of the entry that shares its
+		// map and slice with every request holding one: fn writes its own.
+		sess.Grants = maps.Clone(sess.Grants)
+		sess.BankingCandidates = slices.Clone(sess.BankingCandidates)
 		if err := fn(sess); err != nil {
 			if errors.Is(err, ErrNoChange) {
 				return sess, nil
